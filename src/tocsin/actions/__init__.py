@@ -1,0 +1,3 @@
+"""tocsin.actions."""
+
+from __future__ import annotations

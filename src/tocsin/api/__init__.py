@@ -1,0 +1,3 @@
+"""tocsin.api."""
+
+from __future__ import annotations

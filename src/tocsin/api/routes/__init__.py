@@ -1,0 +1,3 @@
+"""tocsin.api.routes."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""tocsin.cli."""
+
+from __future__ import annotations

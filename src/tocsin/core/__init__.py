@@ -1,0 +1,3 @@
+"""tocsin.core."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""tocsin.core.cron."""
+
+from __future__ import annotations

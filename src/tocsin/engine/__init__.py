@@ -1,0 +1,3 @@
+"""tocsin.engine."""
+
+from __future__ import annotations

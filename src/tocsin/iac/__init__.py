@@ -1,0 +1,3 @@
+"""tocsin.iac."""
+
+from __future__ import annotations

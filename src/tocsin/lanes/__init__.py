@@ -1,0 +1,3 @@
+"""tocsin.lanes."""
+
+from __future__ import annotations

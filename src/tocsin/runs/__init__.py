@@ -1,0 +1,3 @@
+"""tocsin.runs."""
+
+from __future__ import annotations

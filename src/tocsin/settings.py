@@ -1,0 +1,37 @@
+"""Settings read once from an injected environ mapping (DESIGN §4). Stdlib only."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+def _split(value: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settings:
+    """What a tocsin process is configured with.
+
+    ``Settings.from_environ()`` reads ``os.environ``; tests pass ``environ={...}`` instead of
+    patching the process environment.
+    """
+
+    database_url: str = "sqlite:///tocsin.db"
+    admin_token: str | None = None
+    outbound_allow: tuple[str, ...] = field(default_factory=tuple)
+    stuck_after_s: int = 300
+    tick_every_s: float = 30.0
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+        return cls(
+            database_url=env.get("TOCSIN_DATABASE_URL", "sqlite:///tocsin.db"),
+            admin_token=env.get("TOCSIN_ADMIN_TOKEN") or None,
+            outbound_allow=_split(env.get("TOCSIN_OUTBOUND_ALLOW", "")),
+            stuck_after_s=int(env.get("TOCSIN_STUCK_AFTER_S", "300")),
+            tick_every_s=float(env.get("TOCSIN_TICK_EVERY_S", "30")),
+        )

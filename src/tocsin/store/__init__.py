@@ -1,0 +1,3 @@
+"""tocsin.store."""
+
+from __future__ import annotations

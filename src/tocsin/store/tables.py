@@ -1,0 +1,219 @@
+"""The one MetaData of tocsin: every table the store reads or writes (DESIGN §3, §5).
+
+All instants are stored as naive UTC in ``UTCDateTime`` columns and come back aware (UTC).
+JSON columns hold plain JSON values (never pickles).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    DateTime,
+    Dialect,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    PrimaryKeyConstraint,
+    String,
+    Table,
+    Text,
+    text,
+)
+from sqlalchemy.types import TypeDecorator
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+metadata = MetaData(naming_convention=NAMING)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Aware UTC in Python, naive UTC in the database (the same on SQLite and PostgreSQL)."""
+
+    impl = DateTime
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"naive datetime refused by the store: {value!r}")
+        return value.astimezone(UTC).replace(tzinfo=None)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if isinstance(value, str):  # defensive: SQLite text
+            value = datetime.fromisoformat(value)
+        assert isinstance(value, datetime)
+        return value.replace(tzinfo=UTC)
+
+
+ACTIVE_STATUSES = ("pending", "running")
+
+# §1 tables: scope + typed columns + triggers config + SCP rules, trashable.
+tables = Table(
+    "tables",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("scope", String(16), nullable=False),
+    Column("scope_id", String(36), nullable=False),
+    Column("name", String(200), nullable=False),
+    Column("columns", JSON, nullable=False),  # {"Due": "datetime", ...} in authored order
+    Column("triggers", JSON, nullable=True),  # normalized triggers config or null
+    Column("scp_rules", JSON, nullable=True),
+    Column("requires_approval", Boolean, nullable=False, server_default=text("false")),
+    Column("trashed", Boolean, nullable=False, server_default=text("false")),
+    # earliest instant any clock trigger of this table may be due; null = nothing scheduled
+    Column("next_due_at", UTCDateTime, nullable=True),
+    # rotation cursor: the tick visits candidate tables in order of last_ticked_at
+    Column("last_ticked_at", UTCDateTime, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Index("ix_tables_scope", "scope", "scope_id"),
+    Index("ix_tables_candidates", "trashed", "last_ticked_at"),
+)
+
+# §2 records
+records = Table(
+    "records",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("table_id", String(36), ForeignKey("tables.id", ondelete="CASCADE"), nullable=False),
+    Column("data", JSON, nullable=False),
+    Column("trashed", Boolean, nullable=False, server_default=text("false")),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Index("ix_records_page", "table_id", "trashed", "created_at", "id"),
+)
+
+# §5.1 one durable row per schedule trigger id
+trigger_state = Table(
+    "trigger_state",
+    metadata,
+    Column("trigger_id", String(64), primary_key=True),
+    Column("table_id", String(36), ForeignKey("tables.id", ondelete="CASCADE"), nullable=False),
+    Column("kind", String(32), nullable=False),
+    Column("anchor", UTCDateTime, nullable=True),  # clock kinds: windows start here
+    Column("last_consumed", UTCDateTime, nullable=True),  # clock kinds: last window claimed
+    Column("cursor_created_at", UTCDateTime, nullable=True),  # date kind: rotating cursor
+    Column("cursor_id", String(36), nullable=True),
+    Column("schedule_hash", String(64), nullable=True),  # detects re-anchoring edits
+    Column("retired", Boolean, nullable=False, server_default=text("false")),
+    Column("next_due_at", UTCDateTime, nullable=True),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Index("ix_trigger_state_table", "table_id"),
+)
+
+# §5 the occurrence ledger: the durable fence, (trigger, identity) claimed at most once
+occurrence_ledger = Table(
+    "occurrence_ledger",
+    metadata,
+    Column("trigger_id", String(64), nullable=False),
+    Column("identity", String(200), nullable=False),
+    Column("table_id", String(36), nullable=False),
+    Column("run_id", String(36), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    PrimaryKeyConstraint("trigger_id", "identity"),
+)
+
+# §8 runs
+runs = Table(
+    "runs",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("table_id", String(36), nullable=False),  # no FK: a run outlives its table (§8)
+    Column("trigger_id", String(64), nullable=False),
+    Column("record_id", String(36), nullable=True),
+    Column("source", String(16), nullable=False),  # created|updated|deleted|restored|schedule
+    Column("clock", Boolean, nullable=False, server_default=text("false")),
+    Column("status", String(16), nullable=False),  # pending → running → done | failed
+    Column("attempts", Integer, nullable=False, server_default=text("0")),
+    Column("error", Text, nullable=True),
+    Column("action_results", JSON, nullable=False),
+    Column("payload", JSON, nullable=False),
+    Column("definition", JSON, nullable=True),  # frozen trigger definition (schedule runs)
+    Column("identity", String(200), nullable=True),
+    Column("scheduled_for", UTCDateTime, nullable=True),
+    Column("enqueued_at", UTCDateTime, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Column("started_at", UTCDateTime, nullable=True),
+    Column("finished_at", UTCDateTime, nullable=True),
+    Index("ix_runs_table_created", "table_id", "created_at"),
+    Index("ix_runs_status_updated", "status", "updated_at"),
+    # §5.3 one active run per clock trigger
+    Index(
+        "uq_runs_one_active_clock",
+        "trigger_id",
+        unique=True,
+        postgresql_where=text("clock AND status IN ('pending', 'running')"),
+        sqlite_where=text("clock AND status IN ('pending', 'running')"),
+    ),
+)
+
+# §10 notify's chatroom message feed
+chat_messages = Table(
+    "chat_messages",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("chatroom_id", String(36), nullable=False),
+    Column("table_id", String(36), nullable=True),
+    Column("run_id", String(36), nullable=True),
+    Column("text", Text, nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Index("ix_chat_messages_room", "chatroom_id", "created_at"),
+)
+
+# §9.6 approval gate
+staged_changes = Table(
+    "staged_changes",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("table_id", String(36), nullable=False),
+    Column("run_id", String(36), nullable=True),
+    Column("action_id", String(64), nullable=True),
+    Column("operation", String(16), nullable=False),  # create|update|delete
+    Column("record_id", String(36), nullable=True),
+    Column("values", JSON, nullable=False),
+    Column("status", String(16), nullable=False),  # staged → approved → applied | rejected
+    Column("error", Text, nullable=True),
+    Column("decided_at", UTCDateTime, nullable=True),
+    Column("applied_at", UTCDateTime, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Index("ix_staged_changes_table", "table_id", "status"),
+)
+
+# §9.5 invoke_command idempotency: one row per key, reserved then completed
+command_results = Table(
+    "command_results",
+    metadata,
+    Column("idempotency_key", String(200), primary_key=True),
+    Column("command", String(200), nullable=False),
+    Column("status", String(16), nullable=False),  # reserved | succeeded
+    Column("result", JSON, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+# §15 API tokens, stored hashed
+api_tokens = Table(
+    "api_tokens",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("token_hash", String(64), nullable=False, unique=True),
+    Column("scope", String(16), nullable=False),
+    Column("scope_id", String(36), nullable=False),
+    Column("role", String(16), nullable=False),  # member | moderator
+    Column("created_at", UTCDateTime, nullable=False),
+)

@@ -1,0 +1,62 @@
+"""``Store`` and ``Tx``: what upper layers hold instead of SQLAlchemy objects (DESIGN §2).
+
+``store.begin()`` is a read-write transaction; ``store.begin_immediate()`` takes SQLite's write
+lock at BEGIN (claims, the tick); on PostgreSQL both are plain transactions. ``store.read()`` is
+a transaction whose ``Tx.readonly`` is true: store write functions refuse it (the preview).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, Engine
+
+
+@dataclass(slots=True)
+class Tx:
+    """One open transaction. ``conn`` is for tocsin.store only."""
+
+    conn: Connection
+    is_postgres: bool
+    readonly: bool = False
+
+    def require_writable(self) -> None:
+        if self.readonly:
+            raise RuntimeError("write attempted in a read-only transaction")
+
+
+class Store:
+    """Owns the Engine; hands out transactions."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.is_postgres = engine.dialect.name == "postgresql"
+        self.is_sqlite = engine.dialect.name == "sqlite"
+
+    @contextmanager
+    def _tx(self, *, immediate: bool, readonly: bool) -> Iterator[Tx]:
+        with self.engine.connect() as conn:
+            if self.is_sqlite and immediate:
+                conn.info["tocsin_begin"] = "BEGIN IMMEDIATE"
+            with conn.begin():
+                yield Tx(conn=conn, is_postgres=self.is_postgres, readonly=readonly)
+
+    @contextmanager
+    def begin(self) -> Iterator[Tx]:
+        with self._tx(immediate=False, readonly=False) as tx:
+            yield tx
+
+    @contextmanager
+    def begin_immediate(self) -> Iterator[Tx]:
+        with self._tx(immediate=True, readonly=False) as tx:
+            yield tx
+
+    @contextmanager
+    def read(self) -> Iterator[Tx]:
+        with self._tx(immediate=False, readonly=True) as tx:
+            yield tx
+
+    def dispose(self) -> None:
+        self.engine.dispose()

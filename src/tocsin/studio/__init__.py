@@ -1,0 +1,3 @@
+"""tocsin.studio."""
+
+from __future__ import annotations

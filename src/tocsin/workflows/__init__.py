@@ -1,0 +1,3 @@
+"""tocsin.workflows."""
+
+from __future__ import annotations
