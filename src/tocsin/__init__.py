@@ -1,0 +1,9 @@
+"""tocsin: a durable trigger and schedule engine. Every occurrence fires at most once."""
+
+from __future__ import annotations
+
+from tocsin import errors
+from tocsin.errors import ConfigError, Conflict, NotFound, PermissionDenied, TocsinError
+from tocsin.service import Tocsin
+
+__all__ = ["ConfigError", "Conflict", "NotFound", "PermissionDenied", "Tocsin", "TocsinError", "errors"]

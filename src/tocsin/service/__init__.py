@@ -1,0 +1,21 @@
+"""The facade: ``tocsin.Tocsin``, the one object users embed (DESIGN §4).
+
+The class is assembled from mixins by concern so each stays under the module budget:
+
+- :mod:`tocsin.service.base`: opening the store, settings, ids, the clock default at the edge
+- :mod:`tocsin.service.data`: tables, records, row events, triggers config, tick, preview, runs listing
+- :mod:`tocsin.service.execution`: work, retry, requeue, staged changes, messages, commands
+"""
+
+from __future__ import annotations
+
+from tocsin.service.base import TocsinBase
+from tocsin.service.data import DataMixin
+from tocsin.service.execution import ExecutionMixin
+
+
+class Tocsin(DataMixin, ExecutionMixin, TocsinBase):
+    """A durable trigger and schedule engine on one database. See DESIGN §4."""
+
+
+__all__ = ["Tocsin"]
