@@ -69,11 +69,13 @@ tables = Table(
     Column("scope_id", String(36), nullable=False),
     Column("name", String(200), nullable=False),
     Column("columns", JSON, nullable=False),  # {"Due": "datetime", ...} in authored order
-    Column("triggers", JSON, nullable=True),  # normalized triggers config or null
-    Column("scp_rules", JSON, nullable=True),
+    # none_as_null: Python None is SQL NULL (not JSON 'null'), so "IS NOT NULL" finds candidates
+    Column("triggers", JSON(none_as_null=True), nullable=True),  # normalized config or null
+    Column("scp_rules", JSON(none_as_null=True), nullable=True),
     Column("requires_approval", Boolean, nullable=False, server_default=text("false")),
     Column("trashed", Boolean, nullable=False, server_default=text("false")),
-    # earliest instant any clock trigger of this table may be due; null = nothing scheduled
+    # earliest instant this table may have due work; null = unknown, evaluate at every tick
+    # (the engine writes it after each evaluation so idle tables are skipped, DESIGN §5)
     Column("next_due_at", UTCDateTime, nullable=True),
     # rotation cursor: the tick visits candidate tables in order of last_ticked_at
     Column("last_ticked_at", UTCDateTime, nullable=True),
@@ -141,7 +143,8 @@ runs = Table(
     Column("error", Text, nullable=True),
     Column("action_results", JSON, nullable=False),
     Column("payload", JSON, nullable=False),
-    Column("definition", JSON, nullable=True),  # frozen trigger definition (schedule runs)
+    # frozen trigger definition (schedule runs)
+    Column("definition", JSON(none_as_null=True), nullable=True),
     Column("identity", String(200), nullable=True),
     Column("scheduled_for", UTCDateTime, nullable=True),
     Column("enqueued_at", UTCDateTime, nullable=True),

@@ -1,0 +1,81 @@
+"""Alembic, run programmatically: ``upgrade_to_head(store)`` (DESIGN §5).
+
+The Alembic ``Config`` is built in code (no ``alembic.ini``); ``script_location`` is the
+``migrations`` directory beside this module and the open connection travels to ``env.py``
+through ``config.attributes["connection"]``. That works for SQLite files and PostgreSQL alike.
+
+Concurrency: several processes may open the same database at once (``tocsin serve`` next to
+``tocsin worker``). The whole upgrade runs in one transaction that first serialises migrators:
+
+- PostgreSQL: ``pg_advisory_xact_lock`` keyed by the current schema (released at commit); DDL is
+  transactional, so the second process finds the version table at head and does nothing.
+- SQLite: ``BEGIN IMMEDIATE`` takes the write lock up front (the connection's busy_timeout waits
+  for it); a lock that still times out is retried a few times.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, text
+
+from tocsin.store.errors import is_transient
+from tocsin.store.tx import Store
+
+MIGRATIONS_DIR = Path(__file__).resolve().with_name("migrations")
+MIGRATE_ATTEMPTS = 3
+_PG_LOCK = text(
+    "SELECT pg_advisory_xact_lock(hashtextextended('tocsin-migrate:' || current_schema(), 0))"
+)
+
+
+def alembic_config(connection: Connection | None = None) -> Config:
+    """An Alembic Config for tocsin's migrations, optionally bound to ``connection``."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.set_main_option("path_separator", "os")
+    if connection is not None:
+        config.attributes["connection"] = connection
+    return config
+
+
+def head_revision() -> str | None:
+    """The newest revision shipped with this package."""
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+def current_revision(store: Store) -> str | None:
+    """The revision the database is at (None before the first migration)."""
+    with store.engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def _upgrade_once(store: Store) -> None:
+    with store.begin_immediate() as tx:
+        if tx.is_postgres:
+            tx.conn.execute(_PG_LOCK)
+        command.upgrade(alembic_config(tx.conn), "head")
+
+
+def upgrade_to_head(store: Store) -> None:
+    """Migrate ``store`` to head; safe when several processes do it at once."""
+    for attempt in range(1, MIGRATE_ATTEMPTS + 1):
+        try:
+            _upgrade_once(store)
+            return
+        except Exception as exc:
+            if store.is_postgres or attempt == MIGRATE_ATTEMPTS or not is_transient(exc):
+                raise
+
+
+__all__ = [
+    "MIGRATIONS_DIR",
+    "alembic_config",
+    "current_revision",
+    "head_revision",
+    "upgrade_to_head",
+]

@@ -1,0 +1,55 @@
+"""Alembic upgrade-head equals ``tables.metadata`` on both backends (DESIGN §5, STYLE R12)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import inspect
+
+from tocsin.store import Store, open_store
+from tocsin.store.migrate import current_revision, head_revision
+from tocsin.store.tables import metadata
+
+VERSION_TABLE = "alembic_version"
+
+
+def _include_name(name: str | None, type_: str, _parent: Any) -> bool:
+    return not (type_ == "table" and name == VERSION_TABLE)
+
+
+def test_upgrade_head_matches_metadata(store: Store) -> None:
+    with store.engine.connect() as conn:
+        context = MigrationContext.configure(
+            conn, opts={"compare_type": True, "include_name": _include_name}
+        )
+        diffs = compare_metadata(context, metadata)
+    assert diffs == []
+
+
+def test_every_table_and_index_exists(store: Store) -> None:
+    inspector = inspect(store.engine)
+    assert set(inspector.get_table_names()) == set(metadata.tables) | {VERSION_TABLE}
+    for table in metadata.tables.values():
+        found = {index["name"] for index in inspector.get_indexes(table.name)}
+        assert {index.name for index in table.indexes} <= found, table.name
+
+
+def test_one_active_run_index_is_partial_with_its_predicate(store: Store) -> None:
+    indexes = {ix["name"]: ix for ix in inspect(store.engine).get_indexes("runs")}
+    index = indexes["uq_runs_one_active_clock"]
+    assert index["unique"]
+    assert index["column_names"] == ["trigger_id"]
+    where = str(index["dialect_options"][f"{store.engine.dialect.name}_where"])
+    assert "clock" in where
+    assert "pending" in where and "running" in where
+
+
+def test_database_is_at_head_and_reopening_is_a_noop(store: Store, store_url: str) -> None:
+    assert current_revision(store) == head_revision() == "0001"
+    again = open_store(store_url)
+    try:
+        assert current_revision(again) == "0001"
+    finally:
+        again.dispose()
