@@ -89,3 +89,91 @@ RETRY_ANOTHER_ACTIVE = "another run is active for this schedule trigger; retry a
 TABLE_NOT_FOUND = "table not found"
 RECORD_NOT_FOUND = "record not found"
 RUN_NOT_FOUND = "trigger run not found"
+
+
+# ---- core: schedules, when predicates, triggers and actions (texts the SPEC leaves to us) ----
+SCHEDULE_OBJECT_MISSING = "schedule triggers need a 'schedule' object (on: 'schedule')"
+
+
+def schedule_not_object(value: object) -> str:
+    return f"schedule must be a JSON object with a 'type', got {type(value).__name__}"
+
+
+def schedule_unknown_keys(kind: str, keys: list[str], allowed: list[str]) -> str:
+    return (
+        f"{kind} schedule has unknown key(s) {', '.join(repr(k) for k in keys)}. "
+        f"allowed keys: {', '.join(allowed)}"
+    )
+
+
+def schedule_column_missing(column: object) -> str:
+    return f"date_column_reached column '{column}' does not exist on this table"
+
+
+def schedule_column_wrong_type(column: str, column_type: str) -> str:
+    return (
+        f"date_column_reached column '{column}' is a {column_type} column; "
+        "it must be a date or datetime column"
+    )
+
+
+INTERVAL_SECONDS_INVALID = (
+    "interval every_seconds must be an integer in [60, 2592000] (1 minute to 30 days)"
+)
+
+
+def daily_time_invalid(value: object) -> str:
+    return f"daily schedule at must be a 24-hour 'HH:MM' string like '01:30' (got {value!r})"
+
+
+CRON_EXPRESSION_NOT_STRING = "expression must be a string of five fields"
+
+
+def when_column_missing(column: object) -> str:
+    return f"when predicate column '{column}' does not exist on this table"
+
+
+def when_predicate_invalid(reason: str) -> str:
+    return f"when predicate invalid: {reason}"
+
+
+def trigger_invalid(reason: str) -> str:
+    return f"trigger invalid: {reason}"
+
+
+def trigger_id_duplicate(trigger_id: str) -> str:
+    return f"trigger id '{trigger_id}' appears more than once in the triggers list"
+
+
+def action_invalid(reason: str) -> str:
+    return f"action invalid: {reason}"
+
+
+MATERIALIZE_SLOTS_DAILY_ONLY = "materialize_slots actions are allowed only on daily schedules"
+
+
+def naive_datetime(name: str) -> str:
+    return f"{name} must be a timezone-aware datetime (naive datetimes are refused)"
+
+
+# ---- edges: HTTP auth and tokens (SPEC §15; texts the SPEC leaves to us) ----
+TOKEN_INVALID = "Invalid or missing bearer token"
+SCOPE_FORBIDDEN = "this token does not grant access to this scope"
+
+
+def role_required(role: str) -> str:
+    return f"this route requires the {role} role in this scope"
+
+
+def token_scope_invalid(text: str) -> str:
+    return (
+        f"token scope '{text}' is invalid: use <chatroom|workspace|user>:<uuid>, "
+        "e.g. chatroom:6f1c2a9e-0b7d-4c1e-9a53-2f0e8d7c4b11"
+    )
+
+
+def token_role_invalid(role: str) -> str:
+    return f"token role '{role}' is invalid: use member or moderator"
+
+
+INTERNAL_ERROR = "internal server error"

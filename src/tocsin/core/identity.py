@@ -1,0 +1,59 @@
+"""Occurrence identities and enqueue dedup keys (SPEC §4.1, §5.4).
+
+- date_column_reached: ``(trigger, record, normalised value)``; the value is ``YYYY-MM-DD`` for
+  a ``date`` column and ``YYYY-MM-DD HH:MM`` for a ``datetime`` column, read with the naive-UTC
+  cell rules (so ``2026-09-01T09:00:59+08:00`` is ``2026-09-01 09:00``). The offset is not part
+  of it. The ledger stores ``date_identity(record_id, value)`` under the trigger id.
+- clock kinds: ``(trigger, window start)``; ``clock_identity(window)`` is the window in UTC.
+
+Dedup keys (the transport-level guard; the ledger is the durable one): a daily schedule with a
+timezone uses its local date ``%Y%m%d`` in that zone, a UTC daily the UTC date; interval and cron
+use the UTC minute ``%Y%m%dT%H%M``. Years below 1000 are zero-padded (``strftime`` is not used).
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+from tocsin.core.instants import classify_cell, require_aware, to_iso
+from tocsin.core.schedules import Daily, Schedule, zone_name
+from tocsin.core.zones import get_zone, local_date
+
+
+def normalize_value(column_type: str, cell: object) -> str | None:
+    """The identity value of a cell, or None when it is missing/invalid (or the type is not
+    ``date``/``datetime``)."""
+    status, instant = classify_cell(cell)
+    if status != "ok" or instant is None:
+        return None
+    if column_type == "date":
+        return instant.date().isoformat()
+    if column_type == "datetime":
+        return f"{instant.date().isoformat()} {instant.hour:02d}:{instant.minute:02d}"
+    return None
+
+
+def date_identity(record_id: str, value: str) -> str:
+    """The ledger identity of one record value: ``record:<record_id>:<value>``."""
+    return f"record:{record_id}:{value}"
+
+
+def clock_identity(window: datetime) -> str:
+    """The ledger identity of one clock window: ``window:<YYYY-MM-DDTHH:MM:SS>`` (UTC)."""
+    return f"window:{to_iso(window)}"
+
+
+def dedup_key(s: Schedule, window: datetime) -> str:
+    """The §5.4 enqueue dedup key of a window (without the trigger id)."""
+    instant = require_aware(window, "window")
+    if isinstance(s, Daily):
+        day = local_date(instant, get_zone(zone_name(s))) if s.timezone else instant.date()
+        return _compact_date(day)
+    return f"{_compact_date(instant.date())}T{instant.hour:02d}{instant.minute:02d}"
+
+
+def _compact_date(day: date) -> str:
+    return f"{day.year:04d}{day.month:02d}{day.day:02d}"
+
+
+__all__ = ["clock_identity", "date_identity", "dedup_key", "normalize_value"]

@@ -1,0 +1,80 @@
+"""Per-action receipts and where a retry resumes (SPEC §8, §9.2).
+
+A receipt is ``{"action_id", "type", "ok", "detail"}``. Retry resumes at the first action
+without a successful receipt, matched by ``action_id`` (never by position, so reordering or
+inserting actions cannot skip one). Only legacy receipts without an ``action_id`` fall back to
+position: receipt *i* speaks for action *i*.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+RECEIPT_DETAIL_LIMIT = 300
+RUN_ERROR_LIMIT = 1000
+
+
+def truncate(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters."""
+    return text if len(text) <= limit else text[:limit]
+
+
+def truncate_error(msg: object) -> str:
+    """A run's top-level error: the message cut to 1000 characters (SPEC §8)."""
+    return truncate(str(msg), RUN_ERROR_LIMIT)
+
+
+def make_receipt(
+    action_id: str | None, type: str, ok: bool, detail: object = None
+) -> dict[str, Any]:
+    """One action's receipt; ``detail`` is stringified and cut to 300 characters (or None)."""
+    text = None if detail is None else truncate(str(detail), RECEIPT_DETAIL_LIMIT)
+    return {"action_id": action_id, "type": type, "ok": ok, "detail": text}
+
+
+def upsert_receipt(
+    receipts: Sequence[Mapping[str, Any]], receipt: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """A new list with ``receipt`` replacing the one of the same ``action_id`` (or appended)."""
+    out = [dict(r) for r in receipts if isinstance(r, Mapping)]
+    action_id = receipt.get("action_id")
+    for index, existing in enumerate(out):
+        if action_id is not None and existing.get("action_id") == action_id:
+            out[index] = dict(receipt)
+            return out
+    out.append(dict(receipt))
+    return out
+
+
+def resume_index(actions: Sequence[Mapping[str, Any]], receipts: Sequence[object]) -> int:
+    """Index of the first action without a successful receipt (``len(actions)`` when all done)."""
+    done_ids = {
+        r["action_id"]
+        for r in receipts
+        if isinstance(r, Mapping) and r.get("ok") is True and r.get("action_id") is not None
+    }
+    legacy_done = {
+        position
+        for position, r in enumerate(receipts)
+        if isinstance(r, Mapping) and r.get("action_id") is None and r.get("ok") is True
+    }
+    for index, action in enumerate(actions):
+        action_id = action.get("id") if isinstance(action, Mapping) else None
+        if action_id is not None and action_id in done_ids:
+            continue
+        if index in legacy_done:
+            continue
+        return index
+    return len(actions)
+
+
+__all__ = [
+    "RECEIPT_DETAIL_LIMIT",
+    "RUN_ERROR_LIMIT",
+    "make_receipt",
+    "resume_index",
+    "truncate",
+    "truncate_error",
+    "upsert_receipt",
+]

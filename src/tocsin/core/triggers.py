@@ -1,0 +1,289 @@
+"""Triggers config: full validation (SPEC §3–§5.2) and the preview's invalid-arm codes (§7).
+
+``validate_triggers`` returns the normalised config: every trigger and action has an id (kept
+when sent, else ``new_id("trg")`` / ``new_id("act")``), schedules are omit-when-default, and
+unknown keys anywhere are refused. Errors are ``ConfigError`` with a stable ``code``: the §7
+codes where one applies, plus ``trigger_invalid``, ``action_invalid``, ``cron_row_tokens`` and
+``schedule_kind_change_requires_new_trigger_id`` for problems the preview never shows.
+
+``classify_stored`` never raises: it lists the §7 codes that make a *stored* schedule trigger
+unusable. ``when`` is checked only where it is evaluated (date_column_reached) or forbidden
+(cron); on interval/daily it is ignored (the preview warns instead).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from tocsin import messages
+from tocsin.core.predicates import validate_when
+from tocsin.core.schedules import (
+    Cron,
+    Daily,
+    Schedule,
+    parse_schedule,
+    schedule_problems,
+    schedule_to_dict,
+)
+from tocsin.core.templates import has_row_tokens
+from tocsin.errors import ConfigError
+
+EVENTS = ("created", "updated", "deleted", "restored", "schedule")
+ACTION_TYPES = (
+    "notify",
+    "webhook",
+    "api_call",
+    "create_record",
+    "update_record",
+    "delete_record",
+    "invoke_command",
+    "materialize_slots",
+    "start_workflow",
+)
+HTTP_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"})
+MAX_HORIZON_DAYS = 366
+_TRIGGER_KEYS = ("id", "name", "on", "when", "schedule", "actions")
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}", re.ASCII)
+
+_SLOT_COLUMNS = ("weekday_column", "start_column", "end_column", "slot_minutes_column")
+# type -> (required fields, optional fields); a field maps to the name of its check
+_ACTION_FIELDS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
+    "notify": ({"message": "text"}, {"chatroom_id": "text"}),
+    "webhook": ({"url": "text"}, {"payload": "json", "headers": "headers"}),
+    "api_call": ({"method": "method", "url": "text"}, {"headers": "headers", "body": "json"}),
+    "create_record": ({"values": "object"}, {"table_id": "text"}),
+    "update_record": ({"record": "text", "values": "object"}, {"table_id": "text"}),
+    "delete_record": ({"record": "text"}, {"table_id": "text"}),
+    "invoke_command": ({"command": "text"}, {"inputs": "object"}),
+    "materialize_slots": (
+        {"source_table_id": "text", "horizon_days": "days"},
+        {"target_table_id": "text", "capacity_column": "text"}
+        | dict.fromkeys(_SLOT_COLUMNS, "text"),
+    ),
+    "start_workflow": ({"workflow_id": "text"}, {"input": "json"}),
+}
+_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "text": (lambda v: isinstance(v, str) and bool(v.strip()), "a non-empty string"),
+    "json": (lambda v: True, "any JSON value"),
+    "object": (lambda v: isinstance(v, Mapping), "an object"),
+    "headers": (
+        lambda v: isinstance(v, Mapping) and all(isinstance(x, str) for x in v.values()),
+        "an object of string header values",
+    ),
+    "method": (lambda v: isinstance(v, str) and v.upper() in HTTP_METHODS, "an HTTP method"),
+    "days": (
+        lambda v: type(v) is int and 1 <= v <= MAX_HORIZON_DAYS,
+        f"an integer in [1, {MAX_HORIZON_DAYS}]",
+    ),
+}
+
+NewId = Callable[[str], str]
+
+
+def validate_triggers(
+    raw: object,
+    columns: Mapping[str, str],
+    *,
+    new_id: NewId,
+    previous: list[dict[str, Any]] | None,
+) -> list[dict[str, Any]]:
+    """The normalised triggers config, or ``ConfigError`` for the first problem."""
+    if not isinstance(raw, list):
+        raise _trigger_error("triggers must be a list of trigger objects")
+    old_kinds = {
+        t.get("id"): stored_schedule_type(t) for t in previous or [] if isinstance(t, Mapping)
+    }
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for item in raw:
+        trigger = _validate_trigger(item, columns, new_id)
+        trigger_id = trigger["id"]
+        if trigger_id in seen:
+            detail = messages.trigger_id_duplicate(trigger_id)
+            raise ConfigError(detail, code="trigger_id_duplicate")
+        seen.add(trigger_id)
+        old, new = old_kinds.get(trigger_id), stored_schedule_type(trigger)
+        if old is not None and new is not None and old != new:
+            raise ConfigError(
+                messages.schedule_kind_change(trigger_id),
+                code="schedule_kind_change_requires_new_trigger_id",
+            )
+        out.append(trigger)
+    return out
+
+
+def _validate_trigger(item: object, columns: Mapping[str, str], new_id: NewId) -> dict[str, Any]:
+    if not isinstance(item, Mapping):
+        raise _trigger_error("each trigger must be an object")
+    _refuse_unknown(item, _TRIGGER_KEYS, "trigger", _trigger_error)
+    trigger_id = _given_or_new_id(item.get("id"), "trg", new_id, _trigger_error)
+    if "name" in item and not isinstance(item["name"], str):
+        raise _trigger_error("name must be a string")
+    on = item.get("on")
+    if on not in EVENTS:
+        raise _trigger_error(f"on must be one of {', '.join(EVENTS)} (got {on!r})")
+    schedule: Schedule | None = None
+    if on == "schedule":
+        schedule = parse_schedule(item.get("schedule"), columns)
+    elif item.get("schedule") is not None:
+        raise _trigger_error("a schedule is only allowed with on: 'schedule'")
+    if isinstance(schedule, Cron) and item.get("when"):
+        raise ConfigError(messages.CRON_WHEN_NOT_ALLOWED, code="cron_when_not_allowed")
+    when = validate_when(item.get("when"), columns)
+    actions = _validate_actions(item.get("actions"), new_id)
+    _check_schedule_actions(schedule, actions)
+    out: dict[str, Any] = {"id": trigger_id}
+    if "name" in item:
+        out["name"] = item["name"]
+    out["on"] = on
+    if "when" in item and item["when"] is not None:
+        out["when"] = when
+    if schedule is not None:
+        out["schedule"] = schedule_to_dict(schedule)
+    out["actions"] = actions
+    return out
+
+
+def _check_schedule_actions(schedule: Schedule | None, actions: list[dict[str, Any]]) -> None:
+    if isinstance(schedule, Cron) and has_row_tokens(actions):
+        raise ConfigError(messages.CRON_ROW_TOKENS, code="cron_row_tokens")
+    slots = any(a["type"] == "materialize_slots" for a in actions)
+    if slots and not isinstance(schedule, Daily):
+        raise ConfigError(messages.MATERIALIZE_SLOTS_DAILY_ONLY, code="action_invalid")
+
+
+def _validate_actions(raw: object, new_id: NewId) -> list[dict[str, Any]]:
+    if not isinstance(raw, list):
+        raise _action_error("actions must be a list of action objects")
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for item in raw:
+        action = _validate_action(item, new_id)
+        if action["id"] in seen:
+            raise _action_error(f"action id '{action['id']}' appears more than once")
+        seen.add(action["id"])
+        out.append(action)
+    return out
+
+
+def _validate_action(item: object, new_id: NewId) -> dict[str, Any]:
+    if not isinstance(item, Mapping):
+        raise _action_error("each action must be an object")
+    kind = item.get("type")
+    if not isinstance(kind, str) or kind not in _ACTION_FIELDS:
+        raise _action_error(f"unknown action type {kind!r}. valid types: {', '.join(ACTION_TYPES)}")
+    required, optional = _ACTION_FIELDS[kind]
+    _refuse_unknown(item, ("id", "type", *required, *optional), f"{kind} action", _action_error)
+    out: dict[str, Any] = {"id": _given_or_new_id(item.get("id"), "act", new_id, _action_error)}
+    out["type"] = kind
+    for field, check in {**required, **optional}.items():
+        if field not in item:
+            if field in required:
+                raise _action_error(f"{kind} action needs '{field}'")
+            continue
+        ok, expected = _CHECKS[check]
+        if not ok(item[field]):
+            raise _action_error(f"{kind} action '{field}' must be {expected}")
+        out[field] = item[field]
+    return out
+
+
+def _given_or_new_id(
+    value: object, prefix: str, new_id: NewId, error: Callable[[str], ConfigError]
+) -> str:
+    if value is None or value == "":
+        return new_id(prefix)
+    if not isinstance(value, str) or _ID.fullmatch(value) is None:
+        raise error(
+            f"id {value!r} must be 1-64 letters, digits, '_', '-', '.' or ':' "
+            "(omit it to get a new one)"
+        )
+    return value
+
+
+def _refuse_unknown(
+    item: Mapping[Any, Any],
+    allowed: tuple[str, ...],
+    what: str,
+    error: Callable[[str], ConfigError],
+) -> None:
+    unknown = sorted(str(k) for k in item if k not in allowed)
+    if unknown:
+        keys = ", ".join(repr(k) for k in unknown)
+        raise error(f"{what} has unknown key(s) {keys}. allowed keys: {', '.join(allowed)}")
+
+
+def _trigger_error(reason: str) -> ConfigError:
+    return ConfigError(messages.trigger_invalid(reason), code="trigger_invalid")
+
+
+def _action_error(reason: str) -> ConfigError:
+    return ConfigError(messages.action_invalid(reason), code="action_invalid")
+
+
+def is_schedule_trigger(trigger: object) -> bool:
+    """A stored trigger the scheduler looks at (``on: "schedule"``)."""
+    return isinstance(trigger, Mapping) and trigger.get("on") == "schedule"
+
+
+def stored_schedule_type(trigger: object) -> str | None:
+    """The ``schedule.type`` of a stored trigger as written (any string), else None."""
+    if not isinstance(trigger, Mapping):
+        return None
+    schedule = trigger.get("schedule")
+    if not isinstance(schedule, Mapping):
+        return None
+    kind = schedule.get("type")
+    return kind if isinstance(kind, str) else None
+
+
+def classify_stored(trigger: object, columns: Mapping[str, str]) -> list[str]:
+    """The §7 error codes of one stored schedule trigger (empty when usable); never raises."""
+    if not isinstance(trigger, Mapping):
+        return ["stored_schedule_invalid"]
+    codes: list[str] = []
+    trigger_id = trigger.get("id")
+    if not isinstance(trigger_id, str) or _ID.fullmatch(trigger_id) is None:
+        codes.append("trigger_id_missing")
+    codes.extend(p.code for p in schedule_problems(trigger.get("schedule"), columns))
+    kind, when = stored_schedule_type(trigger), trigger.get("when")
+    if kind == "cron" and when:
+        codes.append("cron_when_not_allowed")
+    elif kind == "date_column_reached":
+        try:
+            validate_when(when, columns)
+        except ConfigError as exc:
+            codes.append(exc.code)
+    return list(dict.fromkeys(codes))
+
+
+def classify_stored_config(triggers: object, columns: Mapping[str, str]) -> list[list[str]]:
+    """``classify_stored`` for each stored trigger, plus ``trigger_id_duplicate`` on every
+    trigger whose id is shared with another one (any ``on``)."""
+    if not isinstance(triggers, list):
+        return []
+    ids = [t.get("id") if isinstance(t, Mapping) else None for t in triggers]
+    counts: dict[str, int] = {}
+    for trigger_id in ids:
+        if isinstance(trigger_id, str):
+            counts[trigger_id] = counts.get(trigger_id, 0) + 1
+    result = []
+    for trigger, trigger_id in zip(triggers, ids, strict=True):
+        codes = classify_stored(trigger, columns)
+        if isinstance(trigger_id, str) and counts[trigger_id] > 1:
+            codes.append("trigger_id_duplicate")
+        result.append(codes)
+    return result
+
+
+__all__ = [
+    "ACTION_TYPES",
+    "EVENTS",
+    "classify_stored",
+    "classify_stored_config",
+    "is_schedule_trigger",
+    "stored_schedule_type",
+    "validate_triggers",
+]

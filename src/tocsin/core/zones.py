@@ -1,0 +1,78 @@
+"""IANA zones and local wall time → instant.
+
+Fold policy (SPEC §4.3): a local wall time is turned into an instant with ``fold=0``, the
+pre-transition offset, in every case:
+
+- a *nonexistent* wall time (spring forward gap, e.g. 02:30 on 2024-03-10 in America/New_York)
+  is read with the offset in force before the gap (EST, -05:00) → 07:30 UTC, i.e. 03:30 EDT;
+- a *repeated* wall time (fall back, e.g. 01:30 on 2024-11-03 in America/New_York) resolves to
+  its first occurrence (EDT, -04:00) → 05:30 UTC.
+
+So a daily slot is neither skipped nor doubled. (Cron has its own rule: a nonexistent minute
+never fires; see ``tocsin.core.cron``.)
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, time
+from functools import lru_cache
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from tocsin import messages
+from tocsin.core.instants import MAX_UTC, MIN_UTC
+from tocsin.errors import ConfigError
+
+TIMEZONE_INVALID = "timezone_invalid"
+
+# IANA keys are path-like words; refuse absolute paths, '..', backslashes, NULs and blanks early.
+_ZONE_KEY = re.compile(r"[A-Za-z0-9_+\-]+(?:/[A-Za-z0-9_+\-]+)*", re.ASCII)
+_MAX_KEY_LENGTH = 64
+
+
+def get_zone(name: object) -> ZoneInfo:
+    """The ``ZoneInfo`` for an IANA name, or ``ConfigError`` (code ``timezone_invalid``)."""
+    if not isinstance(name, str):
+        raise ConfigError(messages.DAILY_TIMEZONE_NOT_STRING, code=TIMEZONE_INVALID)
+    zone = _load(name)
+    if zone is None:
+        raise ConfigError(messages.daily_timezone_unknown(name), code=TIMEZONE_INVALID)
+    return zone
+
+
+def is_known_zone(name: object) -> bool:
+    """True when ``get_zone(name)`` would succeed."""
+    return isinstance(name, str) and _load(name) is not None
+
+
+@lru_cache(maxsize=1024)
+def _load(name: str) -> ZoneInfo | None:
+    if len(name) > _MAX_KEY_LENGTH or _ZONE_KEY.fullmatch(name) is None:
+        return None
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        return None
+
+
+def wall_to_instant(d: date, t: time, zone: ZoneInfo) -> datetime:
+    """The aware UTC instant of local wall time ``d t`` in ``zone`` under the fold=0 rule.
+
+    Saturates at ``MIN_UTC``/``MAX_UTC`` when the conversion would leave the datetime range.
+    """
+    local = datetime.combine(d, t.replace(tzinfo=None, fold=0), tzinfo=zone)
+    try:
+        return local.astimezone(UTC)
+    except OverflowError:
+        return MIN_UTC if d.year == 1 else MAX_UTC
+
+
+def local_date(instant: datetime, zone: ZoneInfo) -> date:
+    """The calendar date of an aware instant in ``zone`` (saturating at the range ends)."""
+    try:
+        return instant.astimezone(zone).date()
+    except OverflowError:
+        return date.min if instant.year == 1 else date.max
+
+
+__all__ = ["TIMEZONE_INVALID", "get_zone", "is_known_zone", "local_date", "wall_to_instant"]
