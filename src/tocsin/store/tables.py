@@ -59,6 +59,9 @@ class UTCDateTime(TypeDecorator[datetime]):
 
 
 ACTIVE_STATUSES = ("pending", "running")
+# the predicate of uq_runs_one_active_clock; runs.insert_run repeats it verbatim in ON CONFLICT so
+# both dialects infer the partial index (SQLite requires the WHERE to imply the index's own)
+ONE_ACTIVE_CLOCK_WHERE = "clock AND status IN ('pending', 'running')"
 
 # §1 tables: scope + typed columns + triggers config + SCP rules, trashable.
 tables = Table(
@@ -159,8 +162,8 @@ runs = Table(
         "uq_runs_one_active_clock",
         "trigger_id",
         unique=True,
-        postgresql_where=text("clock AND status IN ('pending', 'running')"),
-        sqlite_where=text("clock AND status IN ('pending', 'running')"),
+        postgresql_where=text(ONE_ACTIVE_CLOCK_WHERE),
+        sqlite_where=text(ONE_ACTIVE_CLOCK_WHERE),
     ),
 )
 

@@ -1,0 +1,61 @@
+"""The occurrence ledger: the durable fence (SPEC §1, §5, §6; DESIGN §5; STYLE F3, R5).
+
+An identity ``(trigger_id, identity)`` is inserted at most once, in the same transaction as its
+run. The claim is ``INSERT … ON CONFLICT DO NOTHING RETURNING``, never a caught IntegrityError: on
+PostgreSQL a failed INSERT would abort the whole transaction, and a duplicate claim must be an
+idempotent no-op that does not roll back the other runs the same tick inserted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from sqlalchemy import select
+
+from tocsin.store.dialects import upsert_insert
+from tocsin.store.tables import occurrence_ledger
+from tocsin.store.tx import Tx
+
+IN_CHUNK = 500  # identities per IN (...) list: well under SQLite's bound-parameter limit
+
+
+def claim_occurrence(
+    tx: Tx, *, trigger_id: str, identity: str, table_id: str, run_id: str, now: datetime
+) -> bool:
+    """Claim one occurrence; True when this transaction got it, False when already claimed.
+
+    Eligibility: no ledger row with the same ``(trigger_id, identity)`` exists or is being
+    inserted by a concurrent transaction (PostgreSQL waits for that one to end, then skips).
+    """
+    tx.require_writable()
+    stmt = (
+        upsert_insert(tx, occurrence_ledger)
+        .values(
+            trigger_id=trigger_id,
+            identity=identity,
+            table_id=table_id,
+            run_id=run_id,
+            created_at=now,
+        )
+        .on_conflict_do_nothing(index_elements=["trigger_id", "identity"])
+        .returning(occurrence_ledger.c.identity)
+    )
+    return tx.conn.execute(stmt).scalar_one_or_none() is not None
+
+
+def fired_identities(tx: Tx, *, trigger_id: str, identities: Iterable[str]) -> set[str]:
+    """Which of ``identities`` the ledger already holds for ``trigger_id`` (chunked IN)."""
+    wanted = sorted(set(identities))
+    found: set[str] = set()
+    for start in range(0, len(wanted), IN_CHUNK):
+        chunk = wanted[start : start + IN_CHUNK]
+        stmt = select(occurrence_ledger.c.identity).where(
+            occurrence_ledger.c.trigger_id == trigger_id,
+            occurrence_ledger.c.identity.in_(chunk),
+        )
+        found.update(tx.conn.execute(stmt).scalars())
+    return found
+
+
+__all__ = ["claim_occurrence", "fired_identities"]

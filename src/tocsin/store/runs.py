@@ -1,0 +1,188 @@
+"""Runs, creation side and reading (SPEC §5.3, §8; DESIGN §5; STYLE F4, R4).
+
+Status machine (stored in ``runs.status``)::
+
+    pending → running → done | failed          (retry: failed | pending | stale running → pending)
+
+``stuck`` is a filter, not a status: failed, or running with ``updated_at`` older than
+``stuck_after_s``. Claiming, receipts, finishing and retry live in ``store/execution.py``.
+
+Run dicts: ``id, table_id, trigger_id, record_id, source, clock, status, attempts, error,
+action_results (list), payload, definition, identity, scheduled_for, enqueued_at, created_at,
+updated_at, started_at, finished_at``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import ColumnElement, RowMapping, and_, func, null, or_, select, text
+
+from tocsin.store.dialects import upsert_insert
+from tocsin.store.tables import ACTIVE_STATUSES, ONE_ACTIVE_CLOCK_WHERE, runs
+from tocsin.store.tx import Tx
+
+RUN_STATUSES = ("pending", "running", "done", "failed")
+RUN_FILTERS = (*RUN_STATUSES, "stuck")
+IN_CHUNK = 500
+
+RUN_FIELDS = (
+    "id",
+    "table_id",
+    "trigger_id",
+    "record_id",
+    "source",
+    "clock",
+    "status",
+    "attempts",
+    "error",
+    "action_results",
+    "payload",
+    "definition",
+    "identity",
+    "scheduled_for",
+    "enqueued_at",
+    "created_at",
+    "updated_at",
+    "started_at",
+    "finished_at",
+)
+
+
+def run_dict(row: RowMapping) -> dict[str, Any]:
+    """A ``runs`` row as a plain dict (``action_results`` always a list)."""
+    out = {name: row[name] for name in RUN_FIELDS}
+    out["action_results"] = list(out["action_results"] or [])
+    return out
+
+
+def insert_run(
+    tx: Tx,
+    *,
+    id: str,
+    table_id: str,
+    trigger_id: str,
+    record_id: str | None,
+    source: str,
+    clock: bool,
+    payload: Mapping[str, Any],
+    definition: Mapping[str, Any] | None,
+    identity: str | None,
+    scheduled_for: datetime | None,
+    now: datetime,
+) -> dict[str, Any] | None:
+    """Insert a pending run; None when a clock trigger already has an active run (SPEC §5.3).
+
+    Clock runs go through ``ON CONFLICT (trigger_id) WHERE <uq_runs_one_active_clock predicate>
+    DO NOTHING``: the refusal does not abort a PostgreSQL transaction.
+    """
+    tx.require_writable()
+    stmt = upsert_insert(tx, runs).values(
+        id=id,
+        table_id=table_id,
+        trigger_id=trigger_id,
+        record_id=record_id,
+        source=source,
+        clock=clock,
+        status="pending",
+        attempts=0,
+        error=None,
+        action_results=[],
+        payload=dict(payload),
+        definition=null() if definition is None else dict(definition),
+        identity=identity,
+        scheduled_for=scheduled_for,
+        created_at=now,
+        updated_at=now,
+    )
+    if clock:
+        stmt = stmt.on_conflict_do_nothing(
+            index_elements=["trigger_id"], index_where=text(ONE_ACTIVE_CLOCK_WHERE)
+        )
+    row = tx.conn.execute(stmt.returning(*runs.c)).mappings().one_or_none()
+    return None if row is None else run_dict(row)
+
+
+def get_run(tx: Tx, *, run_id: str) -> dict[str, Any] | None:
+    """One run by id, or None."""
+    row = tx.conn.execute(select(runs).where(runs.c.id == run_id)).mappings().one_or_none()
+    return None if row is None else run_dict(row)
+
+
+def stuck_condition(*, now: datetime, stuck_after_s: float) -> ColumnElement[bool]:
+    """failed, or running with ``updated_at`` older than ``now - stuck_after_s`` (SPEC §8)."""
+    stale_before = now - timedelta(seconds=stuck_after_s)
+    return or_(
+        runs.c.status == "failed",
+        and_(runs.c.status == "running", runs.c.updated_at < stale_before),
+    )
+
+
+def list_runs(
+    tx: Tx,
+    *,
+    table_id: str,
+    status: str | None,
+    skip: int,
+    limit: int,
+    now: datetime,
+    stuck_after_s: float,
+) -> tuple[list[dict[str, Any]], int]:
+    """A table's runs, newest first, optionally filtered by status or ``stuck``; and the total."""
+    if status is not None and status not in RUN_FILTERS:
+        raise ValueError(f"unknown run status filter {status!r}; expected one of {RUN_FILTERS}")
+    where: list[ColumnElement[bool]] = [runs.c.table_id == table_id]
+    if status == "stuck":
+        where.append(stuck_condition(now=now, stuck_after_s=stuck_after_s))
+    elif status is not None:
+        where.append(runs.c.status == status)
+    total = tx.conn.execute(select(func.count()).select_from(runs).where(*where)).scalar_one()
+    stmt = (
+        select(runs)
+        .where(*where)
+        .order_by(runs.c.created_at.desc(), runs.c.id.desc())
+        .offset(skip)
+        .limit(limit)
+    )
+    items = [run_dict(row) for row in tx.conn.execute(stmt).mappings()]
+    return items, int(total)
+
+
+def has_active_run(tx: Tx, *, trigger_id: str) -> bool:
+    """True while a run of ``trigger_id`` is pending or running."""
+    stmt = select(runs.c.id).where(
+        runs.c.trigger_id == trigger_id, runs.c.status.in_(ACTIVE_STATUSES)
+    )
+    return tx.conn.execute(stmt.limit(1)).first() is not None
+
+
+def active_trigger_ids(tx: Tx, *, trigger_ids: Iterable[str]) -> set[str]:
+    """Which of ``trigger_ids`` have a pending or running run (chunked IN)."""
+    wanted = sorted(set(trigger_ids))
+    found: set[str] = set()
+    for start in range(0, len(wanted), IN_CHUNK):
+        stmt = (
+            select(runs.c.trigger_id)
+            .where(
+                runs.c.trigger_id.in_(wanted[start : start + IN_CHUNK]),
+                runs.c.status.in_(ACTIVE_STATUSES),
+            )
+            .distinct()
+        )
+        found.update(tx.conn.execute(stmt).scalars())
+    return found
+
+
+__all__ = [
+    "RUN_FILTERS",
+    "RUN_STATUSES",
+    "active_trigger_ids",
+    "get_run",
+    "has_active_run",
+    "insert_run",
+    "list_runs",
+    "run_dict",
+    "stuck_condition",
+]
