@@ -1,8 +1,34 @@
-"""The ``tocsin`` command (SPEC §16)."""
+"""The ``tocsin`` command (SPEC §16, DESIGN §4b): a Typer app; every command reads Settings.
+
+- ``tocsin serve``: API + embedded ticker + in-process worker
+- ``tocsin worker`` / ``tocsin tick``: the parts, separately
+- ``tocsin runs list|retry``, ``tocsin preview``: operate on one table
+- ``tocsin tokens create``: a bearer token for one scope and role
+- ``tocsin demo``: seed a demo database and serve it (``make run``)
+"""
 
 from __future__ import annotations
 
+import typer
+
+from . import demo, processes, tables, tokens
+
+app = typer.Typer(
+    name="tocsin",
+    help="A durable trigger & schedule engine: every occurrence fires at most once.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+processes.register(app)
+tables.register(app)
+app.add_typer(tables.runs_app, name="runs")
+app.add_typer(tokens.app, name="tokens")
+demo.register(app)
+
 
 def main() -> None:
-    """Entry point of the console script (filled in by the CLI work)."""
-    raise SystemExit("tocsin: the command line is not built yet")
+    """Entry point of the ``tocsin`` console script."""
+    app()
+
+
+__all__ = ["app", "main"]

@@ -5,16 +5,18 @@ The class is assembled from mixins by concern so each stays under the module bud
 - :mod:`tocsin.service.base`: opening the store, settings, ids, the clock default at the edge
 - :mod:`tocsin.service.data`: tables, records, row events, triggers config, tick, preview, runs listing
 - :mod:`tocsin.service.execution`: work, retry, requeue, staged changes, messages, commands
+- :mod:`tocsin.service.auth`: API tokens and per-scope roles
 """
 
 from __future__ import annotations
 
+from tocsin.service.auth import AuthMixin
 from tocsin.service.base import TocsinBase
 from tocsin.service.data import DataMixin
 from tocsin.service.execution import ExecutionMixin
 
 
-class Tocsin(DataMixin, ExecutionMixin, TocsinBase):
+class Tocsin(DataMixin, ExecutionMixin, AuthMixin, TocsinBase):
     """A durable trigger and schedule engine on one database. See DESIGN §4."""
 
 

@@ -1,0 +1,101 @@
+"""``create_app``: the FastAPI application of tocsin (SPEC §15, DESIGN §4b).
+
+``create_app(settings, tocsin=…)`` serves a facade the caller owns (tests, embedding);
+without one it opens ``settings.database_url`` and closes it on shutdown. With
+``run_background=True`` the lifespan also runs the embedded ticker and an in-process worker
+(``tocsin serve``). :func:`create_served_app` and :func:`create_demo_app` are the uvicorn
+factories the CLI starts by name.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+
+from fastapi import FastAPI
+
+from tocsin.service import Tocsin
+from tocsin.settings import Settings
+from tocsin.store.execution import count_runs
+
+from . import demo
+from .background import Background
+from .errors import install_error_handlers
+from .metrics import RUN_STATUSES, Metrics
+from .routes import messages, ops, root, runs, staged, tables, triggers
+
+log = logging.getLogger("tocsin.api")
+
+DESCRIPTION = """A durable trigger and schedule engine.
+
+Tenant routes take `Authorization: Bearer <token>` (create one with `tocsin tokens create`);
+root routes take `X-ADMIN-TOKEN`. Errors are JSON `{"detail": …}`."""
+
+
+def run_counter(tocsin: Tocsin) -> dict[str, int]:
+    """Runs per stored status for the metrics gauges (read at scrape time)."""
+    with tocsin.store.read() as tx:
+        counts = {status: count_runs(tx, status=status) for status in RUN_STATUSES}
+    counts["stuck"] = counts["failed"]
+    return counts
+
+
+def _lifespan(
+    background: bool, owned: bool
+) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        tasks = Background(app.state.tocsin, app.state.metrics) if background else None
+        if tasks is not None:
+            tasks.start()
+        try:
+            yield
+        finally:
+            if tasks is not None:
+                tasks.stop()
+            if owned:
+                app.state.tocsin.close()
+
+    return lifespan
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    tocsin: Tocsin | None = None,
+    run_background: bool = False,
+    demo_routes: bool = False,
+) -> FastAPI:
+    """The API over ``tocsin`` (or a facade opened from ``settings``)."""
+    settings = settings or (tocsin.settings if tocsin is not None else Settings.from_environ())
+    owned = tocsin is None
+    facade = tocsin if tocsin is not None else Tocsin.open(settings=settings)
+    app = FastAPI(
+        title="tocsin",
+        version="0.1.0",
+        description=DESCRIPTION,
+        lifespan=_lifespan(run_background, owned),
+    )
+    app.state.settings = settings
+    app.state.tocsin = facade
+    app.state.metrics = Metrics(lambda: run_counter(facade))
+    install_error_handlers(app)
+    for module in (tables, triggers, runs, staged, messages, root, ops):
+        app.include_router(module.router)
+    if demo_routes:
+        app.include_router(demo.router)
+    return app
+
+
+def create_served_app() -> FastAPI:
+    """uvicorn factory of ``tocsin serve``: settings from the environment, background on."""
+    return create_app(Settings.from_environ(), run_background=True)
+
+
+def create_demo_app() -> FastAPI:
+    """uvicorn factory of ``tocsin demo``: as ``serve`` plus the demo echo endpoint."""
+    return create_app(Settings.from_environ(), run_background=True, demo_routes=True)
+
+
+__all__ = ["create_app", "create_demo_app", "create_served_app"]

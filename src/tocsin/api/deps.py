@@ -1,0 +1,116 @@
+"""FastAPI dependencies: the facade, the clock, bearer auth, table ownership, the admin token.
+
+These are the "authorise" step of every route (STYLE R9). Tests override :func:`get_now`
+instead of patching the clock.
+"""
+
+from __future__ import annotations
+
+import hmac
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from fastapi import Depends, Header, Path, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from tocsin import messages
+from tocsin.errors import NotFound, PermissionDenied
+from tocsin.service import Tocsin
+from tocsin.service.auth import Principal
+from tocsin.settings import Settings
+
+from .models import Scope
+
+bearer = HTTPBearer(auto_error=False, description="A token from `tocsin tokens create`.")
+
+
+def get_tocsin(request: Request) -> Tocsin:
+    """The facade this app serves."""
+    tocsin: Tocsin = request.app.state.tocsin
+    return tocsin
+
+
+def get_settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+def get_now() -> datetime:
+    """The request's instant: the real clock at the edge; tests override this dependency."""
+    return datetime.now(UTC)
+
+
+TocsinDep = Annotated[Tocsin, Depends(get_tocsin)]
+NowDep = Annotated[datetime, Depends(get_now)]
+ScopePath = Annotated[Scope, Path(description="chatroom, workspace or user")]
+ScopeIdPath = Annotated[uuid.UUID, Path(description="the scope's UUID")]
+Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+
+
+def require(role: str) -> Callable[..., Principal]:
+    """A dependency: the bearer token may act as ``role`` in the path's scope."""
+
+    def dependency(
+        scope: ScopePath, scope_id: ScopeIdPath, creds: Credentials, tocsin: TocsinDep
+    ) -> Principal:
+        token = creds.credentials if creds is not None else None
+        return tocsin.authorize(token, scope=scope, scope_id=str(scope_id), role=role)
+
+    return dependency
+
+
+Member = Annotated[Principal, Depends(require("member"))]
+Moderator = Annotated[Principal, Depends(require("moderator"))]
+
+
+def _owned_table(
+    tocsin: Tocsin, principal: Principal, table_id: str, *, allow_trashed: bool
+) -> dict[str, Any]:
+    """The table if the principal's scope owns it (404 otherwise, or when trashed)."""
+    try:
+        table = tocsin.get_table(table_id)
+    except NotFound:
+        raise NotFound(messages.TABLE_NOT_FOUND) from None
+    owner = (table["scope"], str(table["scope_id"]))
+    if owner != (principal.scope, principal.scope_id):
+        raise NotFound(messages.TABLE_NOT_FOUND)
+    if table.get("trashed") and not allow_trashed:
+        raise NotFound(messages.TABLE_NOT_FOUND)
+    return table
+
+
+def member_table(principal: Member, table_id: str, tocsin: TocsinDep) -> dict[str, Any]:
+    """A live table of the path's scope, readable by a member."""
+    return _owned_table(tocsin, principal, table_id, allow_trashed=False)
+
+
+def moderator_table(principal: Moderator, table_id: str, tocsin: TocsinDep) -> dict[str, Any]:
+    """A live table of the path's scope, for a moderator."""
+    return _owned_table(tocsin, principal, table_id, allow_trashed=False)
+
+
+def moderator_any_table(principal: Moderator, table_id: str, tocsin: TocsinDep) -> dict[str, Any]:
+    """A live or trashed table of the path's scope (restore), for a moderator."""
+    return _owned_table(tocsin, principal, table_id, allow_trashed=True)
+
+
+MemberTable = Annotated[dict[str, Any], Depends(member_table)]
+ModeratorTable = Annotated[dict[str, Any], Depends(moderator_table)]
+ModeratorAnyTable = Annotated[dict[str, Any], Depends(moderator_any_table)]
+
+
+def require_admin(
+    settings: Annotated[Settings, Depends(get_settings)],
+    x_admin_token: Annotated[str | None, Header(alias="X-ADMIN-TOKEN")] = None,
+) -> None:
+    """Root routes: ``X-ADMIN-TOKEN`` must equal ``Settings.admin_token`` (constant time)."""
+    expected = settings.admin_token
+    if not expected or x_admin_token is None:
+        raise PermissionDenied(messages.ADMIN_DENIED)
+    if not hmac.compare_digest(x_admin_token.encode("utf-8"), expected.encode("utf-8")):
+        raise PermissionDenied(messages.ADMIN_DENIED)
+
+
+Admin = Depends(require_admin)

@@ -1,0 +1,67 @@
+"""Prometheus metrics of one app (SPEC §16): one registry per app, so tests can build many.
+
+- ``tocsin_tick_duration_seconds`` (histogram): embedded ticks and root-route ticks
+- ``tocsin_runs_created_total`` (counter): runs inserted by ticks of this process
+- ``tocsin_runs`` (gauge, label ``status``): runs per stored status, read at scrape time
+- ``tocsin_runs_stuck`` (gauge): failed runs plus running runs not updated for
+  ``stuck_after_s`` (SPEC §8's ``stuck`` filter), read at scrape time
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator, Mapping
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+log = logging.getLogger("tocsin.metrics")
+
+RUN_STATUSES = ("pending", "running", "done", "failed")
+
+RunCounter = Callable[[], Mapping[str, int]]
+
+
+class RunGauges(Collector):
+    """Reads run counts through ``count`` on every scrape; a failed read yields no samples."""
+
+    def __init__(self, count: RunCounter) -> None:
+        self.count = count
+
+    def collect(self) -> Iterator[Metric]:
+        try:
+            counts = self.count()
+        except Exception:
+            log.exception("metrics: counting runs failed")
+            return
+        by_status = GaugeMetricFamily("tocsin_runs", "Runs per stored status", labels=["status"])
+        for status in RUN_STATUSES:
+            by_status.add_metric([status], counts.get(status, 0))
+        yield by_status
+        yield GaugeMetricFamily(
+            "tocsin_runs_stuck", "Failed or stale running runs", value=counts.get("stuck", 0)
+        )
+
+
+class Metrics:
+    """The metrics of one app, in their own registry."""
+
+    def __init__(self, count_runs: RunCounter) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.tick_duration = Histogram(
+            "tocsin_tick_duration_seconds",
+            "Duration of one tick (run_due_triggers)",
+            registry=self.registry,
+        )
+        self.runs_created = Counter(
+            "tocsin_runs_created", "Runs created by ticks", registry=self.registry
+        )
+        self.registry.register(RunGauges(count_runs))
+
+    def observe_tick(self, counts: Mapping[str, int], duration_s: float) -> None:
+        self.tick_duration.observe(duration_s)
+        self.runs_created.inc(counts.get("runs_created", 0))
+
+
+__all__ = ["RUN_STATUSES", "Metrics", "RunGauges"]

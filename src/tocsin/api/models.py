@@ -1,0 +1,122 @@
+"""Request bodies and response shapes of the HTTP API (DESIGN §4b).
+
+Bodies forbid unknown fields (SPEC §15: unknown fields are 400/422, never 500). Responses allow
+extra keys so the facade may grow fields without breaking the published schema.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ColumnType = Literal["text", "number", "boolean", "date", "datetime", "select", "json"]
+RunStatus = Literal["pending", "running", "done", "failed", "stuck"]
+Scope = Literal["chatroom", "workspace", "user"]
+
+
+class Body(BaseModel):
+    """A request body: unknown fields are refused."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class TableCreate(Body):
+    name: str = Field(min_length=1, max_length=200)
+    columns: dict[str, ColumnType] = Field(default_factory=dict)
+
+
+class RecordWrite(Body):
+    data: dict[str, Any]
+
+
+class TriggersPut(Body):
+    triggers: list[dict[str, Any]]
+
+
+class Out(BaseModel):
+    """A response object: documented keys, extra keys allowed."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class TableOut(Out):
+    id: str
+    scope: str
+    scope_id: str
+    name: str
+    columns: dict[str, str]
+    trashed: bool
+
+
+class RecordOut(Out):
+    id: str
+    table_id: str
+    data: dict[str, Any]
+    trashed: bool
+    created_at: datetime
+    updated_at: datetime
+
+
+class RunOut(Out):
+    id: str
+    table_id: str
+    trigger_id: str
+    record_id: str | None
+    source: str
+    status: str
+    attempts: int
+    error: str | None
+    action_results: list[Any]
+    scheduled_for: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class TriggersOut(Out):
+    triggers: list[dict[str, Any]]
+
+
+class Page(BaseModel):
+    """Every list answers ``{"items", "total", "skip", "limit"}``."""
+
+    items: list[dict[str, Any]]
+    total: int
+    skip: int
+    limit: int
+
+
+class TickCounts(Out):
+    tables_scanned: int
+    tables_with_schedules: int
+    runs_created: int
+    trigger_runs_requeued: int
+    staged_changes_requeued: int
+
+
+class ErrorOut(BaseModel):
+    detail: Any
+
+
+def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` entries for the error statuses a route may answer."""
+    return {code: {"model": ErrorOut} for code in codes}
+
+
+__all__ = [
+    "ColumnType",
+    "ErrorOut",
+    "Page",
+    "RecordOut",
+    "RecordWrite",
+    "RunOut",
+    "RunStatus",
+    "Scope",
+    "TableCreate",
+    "TableOut",
+    "TickCounts",
+    "TriggersOut",
+    "TriggersPut",
+    "error_responses",
+]

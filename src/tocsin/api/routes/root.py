@@ -1,0 +1,45 @@
+"""Root routes behind ``X-ADMIN-TOKEN`` (SPEC §6, §9.7)."""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+
+from ..deps import Admin, NowDep, TocsinDep
+from ..models import TickCounts, error_responses
+
+router = APIRouter(prefix="/root/custom-tables", tags=["root"], dependencies=[Admin])
+
+TableLimit = Annotated[int, Query(ge=1, le=2000)]
+RecordLimit = Annotated[int, Query(ge=1, le=10000)]
+RequeueStatus = Annotated[str | None, Query(pattern="^(pending|running|failed|stuck)$")]
+OlderThan = Annotated[int | None, Query(ge=0, le=31_536_000)]
+
+
+@router.post("/run-due-triggers", response_model=TickCounts, responses=error_responses(403))
+def run_due_triggers(
+    request: Request,
+    tocsin: TocsinDep,
+    now: NowDep,
+    table_limit: TableLimit = 200,
+    record_limit: RecordLimit = 1000,
+) -> dict[str, Any]:
+    """One tick: claim due occurrences, insert pending runs and enqueue them (SPEC §6)."""
+    started = time.perf_counter()
+    counts = tocsin.tick(now=now, table_limit=table_limit, record_limit=record_limit)
+    request.app.state.metrics.observe_tick(counts, time.perf_counter() - started)
+    return counts
+
+
+@router.post("/trigger-runs/requeue", response_model=dict[str, Any], responses=error_responses(403))
+def requeue_runs(
+    tocsin: TocsinDep,
+    now: NowDep,
+    table_id: str | None = None,
+    status: RequeueStatus = None,
+    older_than_s: OlderThan = None,
+) -> dict[str, Any]:
+    """Re-enqueue lost or stale runs in bulk; answers counts (SPEC §9.7)."""
+    return tocsin.requeue(now=now, table_id=table_id, status=status, older_than_s=older_than_s)

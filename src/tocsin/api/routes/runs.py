@@ -1,0 +1,44 @@
+"""Trigger runs of a table: list, get, retry (SPEC §8, §9.4). Moderator only."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+
+from ..deps import ModeratorTable, NowDep, TocsinDep
+from ..models import Page, RunOut, RunStatus, error_responses
+
+PREFIX = "/private/module/custom_tables/{scope}/{scope_id}/tables/{table_id}/trigger-runs"
+router = APIRouter(prefix=PREFIX, tags=["runs"])
+
+Skip = Annotated[int, Query(ge=0, le=1_000_000)]
+Limit = Annotated[int, Query(ge=1, le=500)]
+Json = dict[str, Any]
+
+
+@router.get("", response_model=Page, responses=error_responses(401, 403, 404))
+def list_runs(
+    table: ModeratorTable,
+    tocsin: TocsinDep,
+    now: NowDep,
+    status: RunStatus | None = None,
+    skip: Skip = 0,
+    limit: Limit = 50,
+) -> Json:
+    """Runs, newest first; ``status=stuck`` is failed or stale running (SPEC §8)."""
+    return tocsin.list_runs(table["id"], status=status, skip=skip, limit=limit, now=now)
+
+
+@router.get("/{run_id}", response_model=RunOut, responses=error_responses(401, 403, 404))
+def get_run(run_id: str, table: ModeratorTable, tocsin: TocsinDep) -> Json:
+    """One run with its receipts."""
+    return tocsin.get_run(table["id"], run_id)
+
+
+@router.post(
+    "/{run_id}/retry", response_model=RunOut, responses=error_responses(401, 403, 404, 409)
+)
+def retry_run(run_id: str, table: ModeratorTable, tocsin: TocsinDep, now: NowDep) -> Json:
+    """Reset a failed, pending or stale running run to pending (SPEC §9.4)."""
+    return tocsin.retry_run(table["id"], run_id, now=now)

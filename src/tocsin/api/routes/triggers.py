@@ -1,0 +1,37 @@
+"""A table's triggers config and its schedule preview (SPEC §3–§5, §7). Moderator only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from ..deps import ModeratorTable, NowDep, TocsinDep
+from ..models import TriggersOut, TriggersPut, error_responses
+
+PREFIX = "/private/module/custom_tables/{scope}/{scope_id}/tables/{table_id}"
+router = APIRouter(prefix=PREFIX, tags=["triggers"])
+
+Json = dict[str, Any]
+
+
+@router.get("/triggers", response_model=TriggersOut, responses=error_responses(401, 403, 404))
+def get_triggers(table: ModeratorTable, tocsin: TocsinDep) -> Json:
+    """The normalized triggers config, every trigger and action with its id."""
+    return {"triggers": tocsin.get_triggers(table["id"])}
+
+
+@router.put("/triggers", response_model=TriggersOut, responses=error_responses(400, 401, 403, 404))
+def put_triggers(body: TriggersPut, table: ModeratorTable, tocsin: TocsinDep, now: NowDep) -> Json:
+    """Replace the whole triggers list; answers the normalized config with ids assigned."""
+    return {"triggers": tocsin.set_triggers(table["id"], body.triggers, now=now)}
+
+
+@router.get(
+    "/triggers/schedule-preview",
+    response_model=dict[str, Any],
+    responses=error_responses(401, 403, 404),
+)
+def schedule_preview(table: ModeratorTable, tocsin: TocsinDep, now: NowDep) -> Json:
+    """What the scheduler would do at this instant; creates nothing (SPEC §7)."""
+    return tocsin.preview(table["id"], now=now)

@@ -1,0 +1,143 @@
+"""``tocsin demo`` (``make run``): a newcomer's first minute.
+
+Creates a fresh SQLite database, seeds one chatroom with a table of cases and four schedule
+triggers (a due-date reminder, an interval webhook to tocsin's own ``/demo/echo``, a daily and
+a cron trigger), prints the URL and two tokens, writes them to ``tocsin-demo.env`` for the
+README's curl examples, and serves with a 5-second tick so runs appear within a minute.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from tocsin.service import Tocsin
+from tocsin.settings import Settings
+
+from .processes import Host, Port, run_server
+
+DEMO_APP = "tocsin.api.app:create_demo_app"
+DEMO_DB = Path("tocsin-demo.db")
+ENV_FILE = Path("tocsin-demo.env")
+DEMO_CHATROOM = "6f1c2a9e-0b7d-4c1e-9a53-2f0e8d7c4b11"
+DEMO_TICK_EVERY_S = 5.0
+
+# fixed dates, so the demo needs no clock: one overdue (fires at the first tick), one far ahead
+CASES = [
+    {"Title": "Renew the office lease", "Due": "2020-01-15", "Status": "Open"},
+    {"Title": "Send the quarterly report", "Due": "2099-03-31", "Status": "Open"},
+    {"Title": "Archive 2019 invoices", "Due": "2020-02-01", "Status": "Done"},
+]
+COLUMNS = {"Title": "text", "Due": "date", "Status": "text"}
+
+
+def demo_triggers(base_url: str) -> list[dict[str, Any]]:
+    """The four schedule kinds of SPEC §4, each with a harmless action."""
+    remind = {"type": "notify", "message": "Reminder: '$row.Title' is due $row.Due"}
+    return [
+        {
+            "name": "Remind a day before the due date",
+            "on": "schedule",
+            "when": [{"column": "Status", "op": "neq", "value": "Done"}],
+            "schedule": {"type": "date_column_reached", "column": "Due", "offset_minutes": -1440},
+            "actions": [remind],
+        },
+        {
+            "name": "Ping the echo endpoint every minute",
+            "on": "schedule",
+            "schedule": {"type": "interval", "every_seconds": 60},
+            "actions": [{"type": "webhook", "url": f"{base_url}/demo/echo"}],
+        },
+        {
+            "name": "Daily digest at midnight UTC",
+            "on": "schedule",
+            "schedule": {"type": "daily", "at": "00:00"},
+            "actions": [{"type": "notify", "message": "Daily digest ($run.scheduled_for)"}],
+        },
+        {
+            "name": "Every minute on weekdays and weekends",
+            "on": "schedule",
+            "schedule": {"type": "cron", "expression": "* * * * *"},
+            "actions": [{"type": "notify", "message": "Cron says hi ($run.scheduled_for)"}],
+        },
+    ]
+
+
+def demo_settings() -> Settings:
+    """Environment settings, overridden for the demo (fresh SQLite file, short tick)."""
+    env = Settings.from_environ()
+    return replace(
+        env,
+        database_url=f"sqlite:///{DEMO_DB}",
+        admin_token=env.admin_token or secrets.token_urlsafe(24),
+        outbound_allow=(*env.outbound_allow, "127.0.0.1"),
+        tick_every_s=DEMO_TICK_EVERY_S,
+    )
+
+
+def fresh_database() -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{DEMO_DB}{suffix}").unlink(missing_ok=True)
+
+
+def seed(tocsin: Tocsin, base_url: str) -> dict[str, str]:
+    """Create the demo table, its records and triggers, and a moderator token."""
+    table = tocsin.create_table(
+        scope="chatroom", scope_id=DEMO_CHATROOM, name="Cases", columns=COLUMNS
+    )
+    for case in CASES:
+        tocsin.insert_record(table["id"], case)
+    tocsin.set_triggers(table["id"], demo_triggers(base_url))
+    token = tocsin.create_token(scope="chatroom", scope_id=DEMO_CHATROOM, role="moderator")
+    return {"TABLE": table["id"], "TOKEN": token}
+
+
+def environment(settings: Settings, base_url: str, seeded: dict[str, str]) -> dict[str, str]:
+    """The shell variables the README's curl examples use."""
+    return {
+        "TOCSIN": base_url,
+        "ADMIN": settings.admin_token or "",
+        "CHAT": DEMO_CHATROOM,
+        "P": f"{base_url}/private/module/custom_tables/chatroom/{DEMO_CHATROOM}",
+        **seeded,
+    }
+
+
+def announce(env: dict[str, str]) -> None:
+    lines = [f"export {key}='{value}'" for key, value in env.items()]
+    ENV_FILE.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    typer.echo(f"\ntocsin demo: {env['TOCSIN']}  (OpenAPI docs at {env['TOCSIN']}/docs)")
+    typer.echo(f"  admin token (X-ADMIN-TOKEN):  {env['ADMIN']}")
+    typer.echo(f"  moderator token (Bearer):     {env['TOKEN']}")
+    typer.echo(f"  demo table:                   {env['TABLE']}")
+    typer.echo(f"  in another shell: source {ENV_FILE}  (then try the README's curl examples)")
+    typer.echo("  runs appear within a minute; Ctrl-C stops the demo.\n")
+
+
+def demo(host: Host = "127.0.0.1", port: Port = 8000) -> None:
+    """Seed a fresh demo database and serve it with a 5-second tick."""
+    base_url = f"http://{host}:{port}"
+    settings = demo_settings()
+    fresh_database()
+    tocsin = Tocsin.open(settings=settings)
+    try:
+        env = environment(settings, base_url, seed(tocsin, base_url))
+    finally:
+        tocsin.close()
+    announce(env)
+    os.environ.update(
+        TOCSIN_DATABASE_URL=settings.database_url,
+        TOCSIN_ADMIN_TOKEN=env["ADMIN"],
+        TOCSIN_OUTBOUND_ALLOW=",".join(settings.outbound_allow),
+        TOCSIN_TICK_EVERY_S=str(settings.tick_every_s),
+    )
+    run_server(DEMO_APP, host, port)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(demo)

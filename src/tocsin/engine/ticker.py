@@ -1,0 +1,64 @@
+"""The embedded ticker: the one loop of ``tocsin serve`` that reads the clock (SPEC §16, R1).
+
+Each iteration reads the wall clock exactly once, hands that instant to ``tick(now)`` and then
+waits ``every_s`` seconds or until ``stop`` is set. A tick that raises is logged and the loop
+goes on: the next iteration is a fresh tick (SPEC §6: a tick never waits for actions, and a
+broken tick must not stop the schedule).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+log = logging.getLogger("tocsin.ticker")
+
+TickFn = Callable[[datetime], Mapping[str, int]]
+TickObserver = Callable[[Mapping[str, int], float], None]
+
+
+def wall_clock() -> datetime:
+    """The real clock, aware UTC. Only loops like this one may call it."""
+    return datetime.now(UTC)
+
+
+@dataclass(slots=True)
+class Ticker:
+    """Calls ``tick(now)`` every ``every_s`` seconds until ``stop`` is set.
+
+    ``on_tick(counts, duration_s)`` observes each successful tick (metrics); ``clock`` is
+    injectable so tests drive the loop with fixed instants.
+    """
+
+    tick: TickFn
+    every_s: float
+    clock: Callable[[], datetime] = wall_clock
+    on_tick: TickObserver | None = None
+
+    def run_once(self) -> Mapping[str, int] | None:
+        """One iteration: read the clock once, tick at that instant; None if the tick raised."""
+        now = self.clock()
+        started = time.perf_counter()
+        try:
+            counts = self.tick(now)
+        except Exception:
+            log.exception("tick failed", extra={"now": now.isoformat()})
+            return None
+        duration = time.perf_counter() - started
+        log.info("tick", extra={"now": now.isoformat(), "duration_s": duration, **counts})
+        if self.on_tick is not None:
+            self.on_tick(counts, duration)
+        return counts
+
+    def run(self, stop: threading.Event) -> None:
+        """Tick until ``stop`` is set; a stop request interrupts the wait at once."""
+        while not stop.is_set():
+            self.run_once()
+            stop.wait(self.every_s)
+
+
+__all__ = ["TickFn", "TickObserver", "Ticker", "wall_clock"]
