@@ -177,3 +177,22 @@ def token_role_invalid(role: str) -> str:
 
 
 INTERNAL_ERROR = "internal server error"
+
+
+# ---- execution: actions, staged changes, commands (texts the SPEC leaves to us) ----
+UPDATE_RECORD_NEEDS_ROW = (
+    "update_record requires record context — interval/daily schedule triggers fire with no record"
+)
+STAGED_CHANGE_NOT_FOUND = "staged change not found"
+
+
+def staged_change_decided(status: str) -> str:
+    return f"staged change is {status}; only staged changes can be approved or rejected"
+
+
+def command_not_registered(name: str) -> str:
+    return f"invoke_command: no command named '{name}' is registered"
+
+
+def unknown_action_type(kind: object) -> str:
+    return f"unknown action type '{kind}'"

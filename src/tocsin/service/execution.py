@@ -2,8 +2,222 @@
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol, cast
+
+import httpx
+
+from tocsin import messages as texts
+from tocsin.actions.base import ActionEnv, CommandFn, Resolver, WorkflowStarter
+from tocsin.engine.sweeps import requeue_staged_changes
+from tocsin.errors import NotFound, ValidationError
+from tocsin.runs.approvals import apply_approved, decide
+from tocsin.runs.retry import TransientPolicy, retry_run
+from tocsin.runs.worker import Worker, drain
 from tocsin.service.base import TocsinBase
+from tocsin.store.approvals import CHANGE_TRANSITIONS, list_changes
+from tocsin.store.execution import requeue_runs
+from tocsin.store.messages import list_messages
+from tocsin.store.records import get_table
+
+REQUEUE_STATUSES = ("pending", "running")
+
+
+class _DataSide(Protocol):
+    """The record writes of ``DataMixin`` that actions reach through :class:`FacadeRecords`."""
+
+    def insert_records(
+        self, table_id: str, rows: list[dict[str, Any]], *, now: datetime
+    ) -> Any: ...
+
+    def update_record(
+        self, table_id: str, record_id: str, data: dict[str, Any], *, now: datetime
+    ) -> Any: ...
+
+    def trash_record(self, table_id: str, record_id: str, *, now: datetime) -> Any: ...
+
+
+@dataclass(slots=True)
+class FacadeRecords:
+    """``RecordWriter`` over the facade: row events, validation and triggers apply as usual."""
+
+    facade: _DataSide
+
+    def create_record(self, table_id: str, data: dict[str, Any], *, now: datetime) -> str:
+        created = self.facade.insert_records(table_id, [data], now=now)
+        first = created[0] if isinstance(created, list | tuple) and created else created
+        return str(first["id"] if isinstance(first, dict) else first)
+
+    def update_record(
+        self, table_id: str, record_id: str, data: dict[str, Any], *, now: datetime
+    ) -> None:
+        self.facade.update_record(table_id, record_id, data, now=now)
+
+    def delete_record(self, table_id: str, record_id: str, *, now: datetime) -> None:
+        self.facade.trash_record(table_id, record_id, now=now)
+
+
+@dataclass(slots=True)
+class ExecutionState:
+    """Per-facade execution configuration (commands, outbound HTTP, retry policy)."""
+
+    commands: dict[str, CommandFn] = field(default_factory=dict)
+    transport: httpx.BaseTransport | None = None
+    resolve: Resolver | None = None
+    workflows: WorkflowStarter | None = None
+    policy: TransientPolicy = field(default_factory=TransientPolicy)
 
 
 class ExecutionMixin(TocsinBase):
-    """Owned by the execution work (issue 4)."""
+    """Executing runs and everything around it (issue 4)."""
+
+    @property
+    def execution(self) -> ExecutionState:
+        state = self.__dict__.get("_execution")
+        if state is None:
+            state = self.__dict__["_execution"] = ExecutionState()
+        return cast(ExecutionState, state)
+
+    # ── configuration ──────────────────────────────────────────────────────────────────────
+    def register_command(self, name: str, fn: CommandFn) -> None:
+        """Make ``fn(inputs) -> JSON-able`` callable by ``invoke_command`` actions as ``name``."""
+        if not name:
+            raise ValidationError("command name must be a non-empty string")
+        self.execution.commands[name] = fn
+
+    def configure_outbound(
+        self, *, transport: httpx.BaseTransport | None = None, resolve: Resolver | None = None
+    ) -> None:
+        """Inject an httpx transport and/or a host resolver (tests; proxies)."""
+        self.execution.transport = transport
+        self.execution.resolve = resolve
+
+    def configure_retries(
+        self, *, sleep: Callable[[float], None], jitter: Callable[[float, float], float]
+    ) -> None:
+        """Inject the backoff's sleep and jitter functions (tests never wait)."""
+        self.execution.policy = TransientPolicy(sleep=sleep, jitter=jitter)
+
+    def action_env(self) -> ActionEnv:
+        state = self.execution
+        return ActionEnv(
+            store=self.store,
+            records=FacadeRecords(cast(_DataSide, self)),
+            commands=state.commands,
+            outbound_allow=self.settings.outbound_allow,
+            stale_after_s=self.settings.stuck_after_s,
+            http_transport=state.transport,
+            resolve=state.resolve,
+            workflows=state.workflows,
+            new_id=lambda: str(uuid.uuid4()),
+        )
+
+    # ── execution ──────────────────────────────────────────────────────────────────────────
+    def work(
+        self,
+        now: datetime | None = None,
+        limit: int | None = None,
+        *,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> int:
+        """Apply approved staged changes, then execute pending runs; returns runs executed."""
+        at = self._now(now)
+        env = self.action_env()
+        apply_approved(env, now=at, policy=self.execution.policy, limit=limit)
+        worker = Worker(env=env, policy=self.execution.policy)
+        if should_stop is not None:
+            worker.should_stop = should_stop
+        return drain(worker, now=at, limit=limit)
+
+    def retry_run(self, table_id: str, run_id: str, now: datetime | None = None) -> dict[str, Any]:
+        """SPEC §9.4: reset a failed / pending / stale running run to pending."""
+        return retry_run(
+            self.store,
+            table_id=table_id,
+            run_id=run_id,
+            now=self._now(now),
+            stuck_after_s=self.settings.stuck_after_s,
+        )
+
+    def requeue(
+        self,
+        now: datetime | None = None,
+        table_id: str | None = None,
+        status: str | None = None,
+        older_than_s: float | None = None,
+    ) -> dict[str, int]:
+        """SPEC §9.7 operator requeue: ``{"pending", "running", "staged_changes", "requeued"}``.
+
+        ``status`` pending (lost deliveries) or running (dead workers), both when omitted;
+        ``older_than_s`` defaults to the stale window (``stuck_after_s``).
+        """
+        if status is not None and status not in REQUEUE_STATUSES:
+            raise ValidationError(f"requeue status must be one of {', '.join(REQUEUE_STATUSES)}")
+        age = self.settings.stuck_after_s if older_than_s is None else older_than_s
+        if age < 0:
+            raise ValidationError("older_than_s must be >= 0")
+        at = self._now(now)
+        counts = {"pending": 0, "running": 0, "staged_changes": 0}
+        with self.store.begin_immediate() as tx:
+            for which in [status] if status else REQUEUE_STATUSES:
+                counts[which] = requeue_runs(
+                    tx, now=at, status=which, older_than_s=age, table_id=table_id
+                )
+            if table_id is None:
+                counts["staged_changes"] = requeue_staged_changes(tx, now=at, stale_after_s=age)
+        return {**counts, "requeued": counts["pending"] + counts["running"]}
+
+    # ── chatroom feed ──────────────────────────────────────────────────────────────────────
+    def messages(self, chatroom_id: str, skip: int = 0, limit: int = 50) -> dict[str, Any]:
+        """notify's feed of one chatroom, oldest first: ``{"items", "total", "skip", "limit"}``."""
+        _check_page(skip, limit)
+        with self.store.read() as tx:
+            return list_messages(tx, chatroom_id=chatroom_id, skip=skip, limit=limit)
+
+    # ── approval gate ──────────────────────────────────────────────────────────────────────
+    def list_staged_changes(
+        self, table_id: str, status: str | None = None, skip: int = 0, limit: int = 50
+    ) -> dict[str, Any]:
+        """A table's staged changes (SPEC §9.6): ``{"items", "total", "skip", "limit"}``."""
+        _check_page(skip, limit)
+        if status is not None and status not in CHANGE_TRANSITIONS:
+            raise ValidationError(f"status must be one of {', '.join(CHANGE_TRANSITIONS)}")
+        with self.store.read() as tx:
+            if get_table(tx, table_id=table_id) is None:
+                raise NotFound(texts.TABLE_NOT_FOUND)
+            return list_changes(tx, table_id=table_id, status=status, skip=skip, limit=limit)
+
+    def approve_change(
+        self, table_id: str, change_id: str, now: datetime | None = None
+    ) -> dict[str, Any]:
+        """``staged → approved``; a worker then applies it (``work``)."""
+        return decide(
+            self.store,
+            table_id=table_id,
+            change_id=change_id,
+            status="approved",
+            now=self._now(now),
+        )
+
+    def reject_change(
+        self, table_id: str, change_id: str, now: datetime | None = None
+    ) -> dict[str, Any]:
+        """``staged → rejected``; nothing is written."""
+        return decide(
+            self.store,
+            table_id=table_id,
+            change_id=change_id,
+            status="rejected",
+            now=self._now(now),
+        )
+
+
+MAX_PAGE = 1000
+
+
+def _check_page(skip: int, limit: int) -> None:
+    if skip < 0 or not 1 <= limit <= MAX_PAGE:
+        raise ValidationError(f"skip must be >= 0 and limit in [1, {MAX_PAGE}]")

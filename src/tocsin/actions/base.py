@@ -1,0 +1,123 @@
+"""The one shape every action has (SPEC §10): an ``Action`` and what it is given.
+
+An action's ``execute(ctx, config)`` does its effect and returns a short detail for the
+receipt, or raises :class:`ActionError` (or :class:`tocsin.errors.TransientStoreError` for a lock
+conflict, which the worker retries in place, SPEC §9.5). Actions never import the facade: record
+writes go through the :class:`RecordWriter` port the service passes in, so row events, validation
+and the approval gate apply exactly as for a user's write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+import httpx
+
+from tocsin.core.templates import TemplateContext, render
+from tocsin.store.tx import Store
+
+CommandFn = Callable[[dict[str, Any]], Any]
+"""A registered command: called with its rendered inputs; returns a JSON-able result."""
+
+Resolver = Callable[[str], list[str]]
+"""Host name → its IP addresses (the outbound guard resolves before connecting)."""
+
+
+class ActionError(Exception):
+    """An action failed. ``permanent=False`` asks the worker to retry it in place (SPEC §9.5)."""
+
+    def __init__(self, detail: str, *, permanent: bool = True) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.permanent = permanent
+
+    def __str__(self) -> str:
+        return self.detail
+
+
+class RecordWriter(Protocol):
+    """Record writes with row events and validation: implemented by the facade."""
+
+    def create_record(self, table_id: str, data: dict[str, Any], *, now: datetime) -> str: ...
+
+    def update_record(
+        self, table_id: str, record_id: str, data: dict[str, Any], *, now: datetime
+    ) -> None: ...
+
+    def delete_record(self, table_id: str, record_id: str, *, now: datetime) -> None: ...
+
+
+class WorkflowStarter(Protocol):
+    """Starts a registered workflow (SPEC §12) and answers its run id."""
+
+    def __call__(self, workflow_id: str, input: Any, *, now: datetime) -> str: ...
+
+
+@dataclass(slots=True, kw_only=True)
+class ActionEnv:
+    """What lives as long as the facade: store, ports, registries, outbound HTTP settings."""
+
+    store: Store
+    records: RecordWriter
+    commands: Mapping[str, CommandFn]
+    outbound_allow: tuple[str, ...] = ()
+    stale_after_s: float = 300.0
+    http_transport: httpx.BaseTransport | None = None
+    resolve: Resolver | None = None
+    http_timeout_s: float = 10.0
+    workflows: WorkflowStarter | None = None
+    new_id: Callable[[], str] = field(default=lambda: "")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ActionContext:
+    """One action of one run: the run, its table, the row snapshot and the clock value."""
+
+    env: ActionEnv
+    run: Mapping[str, Any]
+    table: Mapping[str, Any]
+    trigger: Mapping[str, Any]
+    action_id: str
+    row: Mapping[str, Any] | None
+    now: datetime
+
+    @property
+    def recordless(self) -> bool:
+        return self.row is None
+
+    @property
+    def idempotency_key(self) -> str:
+        """Stable across attempts of this run's action: ``tocsin-<run id>-<action id>``."""
+        return f"tocsin-{self.run['id']}-{self.action_id}"
+
+    def render(self, value: Any) -> Any:
+        """``value`` with ``$row`` / ``$trigger`` / ``$run`` tokens substituted (SPEC §10)."""
+        return render(value, self.templates())
+
+    def templates(self) -> TemplateContext:
+        return TemplateContext(
+            row=self.row,
+            record_id=self.run.get("record_id"),
+            trigger_id=self.run.get("trigger_id"),
+            run_id=self.run.get("id"),
+            scheduled_for=self.run.get("scheduled_for"),
+        )
+
+
+class Action(Protocol):
+    """One action type. ``execute`` returns the receipt detail or raises ``ActionError``."""
+
+    type: str
+
+    def execute(self, ctx: ActionContext, config: Mapping[str, Any]) -> str: ...
+
+
+def require_str(config: Mapping[str, Any], key: str, action_type: str) -> str:
+    """``config[key]`` as a non-empty string, else a permanent ActionError naming it."""
+    value = config.get(key)
+    if not isinstance(value, str) or not value:
+        raise ActionError(f"{action_type} action needs a non-empty '{key}' string")
+    return value

@@ -1,0 +1,110 @@
+"""Outbound HTTP for ``webhook`` and ``api_call``: the private-address guard (SPEC §10).
+
+A URL may be fetched only when every address its host resolves to is public. Loopback, private
+(RFC 1918, ULA), link-local, unspecified, multicast and reserved addresses are refused unless the
+host name, the literal IP, or a CIDR that contains the address is listed in
+``Settings.outbound_allow`` (``TOCSIN_OUTBOUND_ALLOW``).
+
+Redirects are not followed (a public URL must not bounce a request onto a private address).
+The check resolves the name before httpx connects, so a DNS answer that changes between the two
+(rebinding) is not covered; pin such hosts with the allow list or a proxy.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from tocsin.actions.base import ActionEnv, ActionError, Resolver
+
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def system_resolve(host: str) -> list[str]:
+    """Every address ``host`` resolves to (``socket.getaddrinfo``)."""
+    try:
+        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+    except socket.gaierror as exc:
+        raise ActionError(f"cannot resolve host '{host}': {exc}") from exc
+    return sorted({str(info[4][0]) for info in infos})
+
+
+def is_blocked(address: IPAddress) -> bool:
+    """True for loopback, private, link-local, unspecified, multicast or reserved addresses."""
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return (
+        address.is_loopback
+        or address.is_private
+        or address.is_link_local
+        or address.is_unspecified
+        or address.is_multicast
+        or address.is_reserved
+    )
+
+
+def _allowed(address: IPAddress, allow: Iterable[str]) -> bool:
+    for entry in allow:
+        try:
+            if address in ipaddress.ip_network(entry, strict=False):
+                return True
+        except ValueError:
+            continue  # a host name entry: matched by name in check_url
+    return False
+
+
+def check_url(url: str, *, allow: tuple[str, ...], resolve: Resolver | None = None) -> None:
+    """Refuse ``url`` unless it is http(s) and its host is public or allow-listed."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    if parts.scheme not in ("http", "https") or not host:
+        raise ActionError(f"outbound URL must be http(s) with a host: '{url}'")
+    if host in {entry.lower() for entry in allow}:
+        return
+    try:
+        addresses = [ipaddress.ip_address(host)]
+    except ValueError:
+        addresses = [ipaddress.ip_address(a) for a in (resolve or system_resolve)(host)]
+    if not addresses:
+        raise ActionError(f"cannot resolve host '{host}'")
+    for address in addresses:
+        if is_blocked(address) and not _allowed(address, allow):
+            raise ActionError(
+                f"outbound request to '{host}' refused: {address} is a loopback, private or "
+                "link-local address (allow it with TOCSIN_OUTBOUND_ALLOW)"
+            )
+
+
+def send(
+    env: ActionEnv,
+    *,
+    method: str,
+    url: str,
+    headers: Mapping[str, str],
+    json_body: Any = None,
+    content: str | None = None,
+    timeout_s: float | None = None,
+) -> httpx.Response:
+    """One guarded request; transport errors and non-2xx answers raise ActionError."""
+    check_url(url, allow=env.outbound_allow, resolve=env.resolve)
+    timeout = env.http_timeout_s if timeout_s is None else timeout_s
+    kwargs: dict[str, Any] = {"headers": dict(headers)}
+    if content is not None:
+        kwargs["content"] = content
+    elif json_body is not None:
+        kwargs["json"] = json_body
+    try:
+        with httpx.Client(
+            transport=env.http_transport, timeout=timeout, follow_redirects=False
+        ) as client:
+            response = client.request(method, url, **kwargs)
+    except httpx.HTTPError as exc:
+        raise ActionError(f"{method} {url} failed: {type(exc).__name__}: {exc}") from exc
+    if not 200 <= response.status_code < 300:
+        raise ActionError(f"{method} {url} answered {response.status_code}: {response.text[:200]}")
+    return response

@@ -1,0 +1,36 @@
+"""Recovery sweeps the tick runs on every pass (SPEC §6, §9.6, §9.7).
+
+Both take the tick's transaction and ``now``; the tick wraps each in ``try/except`` and reports 0
+for a sweep that raised.
+
+- :func:`requeue_lost_runs` → ``trigger_runs_requeued``: pending runs not picked up within the
+  stale window are re-stamped (their delivery was lost), and running runs whose ``updated_at`` is
+  older than the stale window (their worker crashed) go back to pending; a worker then resumes
+  each from its first unfinished action (receipts are kept).
+- :func:`requeue_staged_changes` → ``staged_changes_requeued``: approved changes whose
+  application was lost (``applying`` for longer than the stale window) go back to ``approved``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from tocsin.store.approvals import requeue_changes
+from tocsin.store.execution import requeue_runs
+from tocsin.store.tx import Tx
+
+DEFAULT_STALE_AFTER_S = 300
+
+
+def requeue_lost_runs(tx: Tx, *, now: datetime, stuck_after_s: float) -> int:
+    """Requeue pending runs never picked up and running runs whose worker died; the count."""
+    pending = requeue_runs(tx, now=now, status="pending", older_than_s=stuck_after_s)
+    running = requeue_runs(tx, now=now, status="running", older_than_s=stuck_after_s)
+    return pending + running
+
+
+def requeue_staged_changes(
+    tx: Tx, *, now: datetime, stale_after_s: float = DEFAULT_STALE_AFTER_S
+) -> int:
+    """Hand approved changes whose application was lost back to ``approved``; the count."""
+    return requeue_changes(tx, now=now, stale_after_s=stale_after_s)

@@ -1,0 +1,60 @@
+"""Which trigger definition a run executes, and with which row (SPEC §8, §9.3).
+
+- Row-event runs (``created|updated|deleted|restored``) re-read the *current* trigger config of
+  their table at every attempt, by trigger id: editing the trigger changes what a retry does.
+- Schedule runs execute the definition frozen into the run at creation: editing or deleting the
+  live trigger does not change or fail them. Schedule runs without a frozen definition (legacy)
+  behave like row-event runs.
+- Either way the table must still exist and be live: a missing or trashed table (or, for live
+  definitions, a trigger id no longer in the config) fails the run with exactly
+  ``trigger config no longer exists``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+RecordSnapshot = Mapping[str, Any]
+
+
+def live_trigger(table: Mapping[str, Any], trigger_id: str) -> dict[str, Any] | None:
+    """The trigger ``trigger_id`` of the table's current config, or None."""
+    for trigger in table.get("triggers") or []:
+        if isinstance(trigger, Mapping) and trigger.get("id") == trigger_id:
+            return dict(trigger)
+    return None
+
+
+def resolve_definition(
+    run: Mapping[str, Any], table: Mapping[str, Any] | None
+) -> dict[str, Any] | None:
+    """The trigger definition ``run`` executes now; None when its config no longer exists."""
+    if table is None or table.get("trashed"):
+        return None
+    frozen = run.get("definition")
+    if run.get("source") == "schedule" and isinstance(frozen, Mapping):
+        return dict(frozen)
+    return live_trigger(table, str(run.get("trigger_id")))
+
+
+def row_snapshot(run: Mapping[str, Any]) -> RecordSnapshot | None:
+    """The record's column values the run was created with; None for recordless runs.
+
+    The payload is either the cells themselves or a record dict holding them under ``data``.
+    """
+    if run.get("record_id") is None:
+        return None
+    payload = run.get("payload") or {}
+    if not isinstance(payload, Mapping):
+        return {}
+    data = payload.get("data")
+    return dict(data) if isinstance(data, Mapping) else dict(payload)
+
+
+def action_list(definition: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The definition's actions (non-object entries become empty actions, which then fail)."""
+    actions = definition.get("actions") or []
+    if not isinstance(actions, list):
+        return []
+    return [dict(a) if isinstance(a, Mapping) else {} for a in actions]

@@ -1,0 +1,237 @@
+"""The worker: claim a pending run, run its actions in order, store each receipt (SPEC §8, §9).
+
+One run, step by step:
+
+1. **Claim** atomically, ``pending → running`` (``store.execution.claim_next_run``, under
+   ``BEGIN IMMEDIATE`` on SQLite and ``SKIP LOCKED`` on PostgreSQL). A duplicate delivery that
+   loses the claim gets nothing and does nothing.
+2. **Resolve** the definition (``runs.definition``): gone → ``failed`` with exactly
+   ``trigger config no longer exists``.
+3. **Execute** every action that has no successful receipt yet (matched by ``action_id``; legacy
+   receipts without ids by position), in order. Transient lock conflicts are retried in place
+   (``runs.retry.TransientPolicy``). After each action its receipt
+   ``{"action_id", "type", "ok", "detail"}`` (detail ≤ 300 characters) is stored in its own short
+   transaction, so a crash loses at most the action in flight.
+4. **Finish**: ``done`` after the last action, or ``failed`` at the first failing action with the
+   error (≤ 1000 characters). Later actions wait for a retry, which resumes at the failed one.
+
+Every write after the claim is fenced by ``attempts``: if the run was requeued as stale and
+claimed again meanwhile, this worker stops writing and walks away.
+
+The worker never raises because of a run: any exception fails that run and the loop goes on.
+
+Graceful stop (``should_stop``): the action in flight finishes and its receipt is stored; the run
+then goes back to ``pending`` (receipts kept) instead of staying ``running``, so the next worker
+resumes it at once from the first unfinished action.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from tocsin import messages
+from tocsin.actions.base import ActionContext, ActionEnv, ActionError
+from tocsin.actions.registry import get_action
+from tocsin.core.receipts import make_receipt, truncate_error, upsert_receipt
+from tocsin.runs.definition import action_list, resolve_definition, row_snapshot
+from tocsin.runs.retry import TransientPolicy, call_with_retries
+from tocsin.store.execution import claim_next_run, finish_run, release_run, save_receipt
+from tocsin.store.records import get_table
+
+log = logging.getLogger(__name__)
+
+
+def _never() -> bool:
+    return False
+
+
+@dataclass(slots=True, kw_only=True)
+class Worker:
+    """Executes runs with ``env`` under ``policy``; ``should_stop`` is polled between actions."""
+
+    env: ActionEnv
+    policy: TransientPolicy = field(default_factory=TransientPolicy)
+    should_stop: Callable[[], bool] = _never
+
+    def claim(self, *, now: datetime) -> dict[str, Any] | None:
+        with self.env.store.begin_immediate() as tx:
+            return claim_next_run(tx, now=now)
+
+    def execute(self, run: dict[str, Any], *, now: datetime) -> str:
+        """Run a claimed run to its outcome: ``done|failed|released|lost``. Never raises."""
+        try:
+            return self._execute(run, now=now)
+        except Exception as exc:  # the worker itself never dies on a run
+            log.exception("run %s failed unexpectedly", run.get("id"))
+            return self._finish(run, "failed", _error_text(exc), None, now=now)
+
+    def _execute(self, run: dict[str, Any], *, now: datetime) -> str:
+        with self.env.store.read() as tx:
+            table = get_table(tx, table_id=run["table_id"], include_trashed=True)
+        definition = resolve_definition(run, table)
+        if table is None or definition is None:
+            return self._finish(run, "failed", messages.TRIGGER_CONFIG_GONE, None, now=now)
+        receipts: list[dict[str, Any]] = list(run["action_results"])
+        todo = pending_actions(action_list(definition), receipts)
+        for index, (position, action) in enumerate(todo):
+            if self.should_stop():
+                return self._release(run, now=now)
+            ctx = self._context(run, table, definition, action, position, now=now)
+            receipt, error = self.run_action(ctx, action)
+            receipts = upsert_receipt(receipts, receipt)
+            if error is not None:
+                return self._finish(run, "failed", error, receipts, now=now)
+            if index < len(todo) - 1 and not self._save(run, receipts, now=now):
+                return "lost"
+        return self._finish(run, "done", None, receipts, now=now)
+
+    def _context(
+        self,
+        run: dict[str, Any],
+        table: Mapping[str, Any],
+        definition: Mapping[str, Any],
+        action: Mapping[str, Any],
+        position: int,
+        *,
+        now: datetime,
+    ) -> ActionContext:
+        return ActionContext(
+            env=self.env,
+            run=run,
+            table=table,
+            trigger=definition,
+            action_id=str(action.get("id") or f"position-{position}"),
+            row=row_snapshot(run),
+            now=now,
+        )
+
+    def run_action(
+        self, ctx: ActionContext, action: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], str | None]:
+        """Execute one action: its receipt, and the run's error text when it failed."""
+        kind = action.get("type")
+        action_id = action.get("id")
+        try:
+            handler = get_action(kind)
+            detail = call_with_retries(lambda: handler.execute(ctx, action), self.policy)
+        except Exception as exc:
+            text = _error_text(exc)
+            return make_receipt(action_id, str(kind), False, text), truncate_error(text)
+        return make_receipt(action_id, str(kind), True, detail), None
+
+    def _save(self, run: dict[str, Any], receipts: list[dict[str, Any]], *, now: datetime) -> bool:
+        with self.env.store.begin() as tx:
+            return save_receipt(
+                tx, run_id=run["id"], attempts=run["attempts"], receipts=receipts, now=now
+            )
+
+    def _finish(
+        self,
+        run: dict[str, Any],
+        status: str,
+        error: str | None,
+        receipts: list[dict[str, Any]] | None,
+        *,
+        now: datetime,
+    ) -> str:
+        with self.env.store.begin() as tx:
+            ok = finish_run(
+                tx,
+                run_id=run["id"],
+                attempts=run["attempts"],
+                status=status,
+                error=None if error is None else truncate_error(error),
+                receipts=receipts,
+                now=now,
+            )
+        return status if ok else "lost"
+
+    def _release(self, run: dict[str, Any], *, now: datetime) -> str:
+        with self.env.store.begin() as tx:
+            ok = release_run(tx, run_id=run["id"], attempts=run["attempts"], now=now)
+        return "released" if ok else "lost"
+
+
+def pending_actions(
+    actions: list[dict[str, Any]], receipts: list[dict[str, Any]]
+) -> list[tuple[int, dict[str, Any]]]:
+    """``(position, action)`` of every action without a successful receipt, in order.
+
+    Matched by ``action_id``; a legacy receipt without an id speaks for the action at its position.
+    """
+    done_ids = {r.get("action_id") for r in receipts if r.get("ok") is True and r.get("action_id")}
+    legacy = {i for i, r in enumerate(receipts) if r.get("ok") is True and not r.get("action_id")}
+    return [
+        (position, action)
+        for position, action in enumerate(actions)
+        if not (action.get("id") in done_ids and action.get("id")) and position not in legacy
+    ]
+
+
+def _error_text(exc: BaseException) -> str:
+    if isinstance(exc, ActionError):
+        return exc.detail
+    return str(exc) or type(exc).__name__
+
+
+def drain(worker: Worker, *, now: datetime, limit: int | None = None) -> int:
+    """Claim and execute runs until none is pending, ``limit`` runs ran, or a stop is asked.
+
+    Returns how many runs were claimed (whatever their outcome).
+    """
+    count = 0
+    while (limit is None or count < limit) and not worker.should_stop():
+        run = worker.claim(now=now)
+        if run is None:
+            break
+        worker.execute(run, now=now)
+        count += 1
+    return count
+
+
+class WorkSource(Protocol):
+    """What the loop drives: ``Tocsin.work``."""
+
+    def work(
+        self,
+        now: datetime | None = None,
+        limit: int | None = None,
+        *,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> int: ...
+
+
+BATCH = 50
+
+
+def serve_worker(
+    tocsin: WorkSource,
+    *,
+    stop_event: threading.Event,
+    poll_interval: float = 1.0,
+    batch: int = BATCH,
+    clock: Callable[[], datetime] | None = None,
+) -> None:
+    """``tocsin worker``: work until ``stop_event`` is set; reads the clock once per iteration.
+
+    Sleeps ``poll_interval`` only when a pass found nothing to do. On stop, the action in flight
+    finishes and its run goes back to pending (see the module docstring). A pass that raises (the
+    database is down) is logged and retried after ``poll_interval``.
+    """
+    read_clock = clock or (lambda: datetime.now(UTC))
+    while not stop_event.is_set():
+        try:
+            done = tocsin.work(now=read_clock(), limit=batch, should_stop=stop_event.is_set)
+        except Exception:
+            log.exception("worker pass failed; retrying in %.1fs", poll_interval)
+            done = 0
+        if done == 0:
+            stop_event.wait(poll_interval)
+
+
+run_worker_loop = serve_worker

@@ -1,0 +1,243 @@
+"""Run execution statements: claim, receipts, finish, retry reset, requeue (SPEC §8, §9).
+
+``runs.status`` state machine (STYLE R6)::
+
+    pending ──claim──▶ running ──finish──▶ done | failed
+       ▲                  │
+       ├── release ───────┘   (graceful stop: the worker hands the run back)
+       ├── requeue ───────┘   (stale running: updated_at older than the stale window)
+       └── reset_for_retry ◀── failed | pending | stale running
+
+Every write a worker makes after its claim is *fenced* by ``(status='running', attempts=n)``: a
+worker whose run was requeued and claimed again (``attempts`` moved on) writes nothing.
+
+The PostgreSQL and SQLite claim variants live side by side (STYLE R5):
+
+- PostgreSQL: ``UPDATE … WHERE id = (SELECT id … FOR UPDATE SKIP LOCKED)``: concurrent workers
+  skip each other's rows instead of queueing on them.
+- SQLite: the same conditional ``UPDATE … WHERE status='pending' … RETURNING`` inside a
+  ``BEGIN IMMEDIATE`` transaction (``Store.begin_immediate``): one writer at a time, and the
+  ``status='pending'`` predicate is the fence.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, exists, func, or_, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.sql.elements import ColumnElement
+
+from tocsin.store.errors import map_db_errors
+from tocsin.store.runs import run_dict
+from tocsin.store.tables import ACTIVE_STATUSES, runs
+from tocsin.store.tx import Tx
+
+RUN_TRANSITIONS: dict[str, frozenset[str]] = {
+    "pending": frozenset({"running", "pending"}),
+    "running": frozenset({"done", "failed", "pending"}),
+    "failed": frozenset({"pending"}),
+    "done": frozenset(),
+}
+
+
+def _run_dict(row: Any) -> dict[str, Any]:
+    return run_dict(row._mapping)
+
+
+def _claim_values(now: datetime) -> dict[str, Any]:
+    return {
+        "status": "running",
+        "attempts": runs.c.attempts + 1,
+        "started_at": func.coalesce(runs.c.started_at, now),
+        "updated_at": now,
+        "finished_at": None,
+    }
+
+
+def claim_next_run(tx: Tx, *, now: datetime) -> dict[str, Any] | None:
+    """Claim the oldest pending run: ``pending → running``, ``attempts + 1``.
+
+    Eligible: ``status = 'pending'``, oldest ``updated_at`` first; on PostgreSQL rows locked by
+    another claimer are skipped. Returns the claimed run, or None when none is pending.
+    """
+    tx.require_writable()
+    pick = (
+        select(runs.c.id)
+        .where(runs.c.status == "pending")
+        .order_by(runs.c.updated_at, runs.c.id)
+        .limit(1)
+    )
+    if tx.is_postgres:
+        pick = pick.with_for_update(skip_locked=True)
+    stmt = (
+        update(runs)
+        .where(runs.c.id == pick.scalar_subquery(), runs.c.status == "pending")
+        .values(**_claim_values(now))
+        .returning(*runs.c)
+    )
+    with map_db_errors():
+        row = tx.conn.execute(stmt).first()
+    return None if row is None else _run_dict(row)
+
+
+def claim_run(tx: Tx, *, run_id: str, now: datetime) -> dict[str, Any] | None:
+    """Claim one run by id: ``pending → running`` only if it is still pending (else None)."""
+    tx.require_writable()
+    stmt = (
+        update(runs)
+        .where(runs.c.id == run_id, runs.c.status == "pending")
+        .values(**_claim_values(now))
+        .returning(*runs.c)
+    )
+    with map_db_errors():
+        row = tx.conn.execute(stmt).first()
+    return None if row is None else _run_dict(row)
+
+
+def _fence(run_id: str, attempts: int) -> ColumnElement[bool]:
+    return and_(runs.c.id == run_id, runs.c.status == "running", runs.c.attempts == attempts)
+
+
+def save_receipt(
+    tx: Tx, *, run_id: str, attempts: int, receipts: list[dict[str, Any]], now: datetime
+) -> bool:
+    """Store the run's whole receipt list (replacing it); False when the claim was lost."""
+    tx.require_writable()
+    stmt = (
+        update(runs).where(_fence(run_id, attempts)).values(action_results=receipts, updated_at=now)
+    )
+    with map_db_errors():
+        return tx.conn.execute(stmt).rowcount == 1
+
+
+def finish_run(
+    tx: Tx,
+    *,
+    run_id: str,
+    attempts: int,
+    status: str,
+    error: str | None,
+    now: datetime,
+    receipts: list[dict[str, Any]] | None = None,
+) -> bool:
+    """``running → done | failed`` (optionally with the final receipts); False if fenced out."""
+    tx.require_writable()
+    if status not in RUN_TRANSITIONS["running"] - {"pending"}:
+        raise ValueError(f"finish_run: not a terminal status: {status!r}")
+    values: dict[str, Any] = {
+        "status": status,
+        "error": error,
+        "updated_at": now,
+        "finished_at": now,
+    }
+    if receipts is not None:
+        values["action_results"] = receipts
+    with map_db_errors():
+        return (
+            tx.conn.execute(update(runs).where(_fence(run_id, attempts)).values(**values)).rowcount
+            == 1
+        )
+
+
+def release_run(tx: Tx, *, run_id: str, attempts: int, now: datetime) -> bool:
+    """``running → pending`` for a worker that was asked to stop; receipts are kept."""
+    tx.require_writable()
+    stmt = (
+        update(runs)
+        .where(_fence(run_id, attempts))
+        .values(status="pending", updated_at=now, enqueued_at=now)
+    )
+    with map_db_errors():
+        return tx.conn.execute(stmt).rowcount == 1
+
+
+def reset_for_retry(
+    tx: Tx, *, run_id: str, expected_status: str, expected_updated_at: datetime, now: datetime
+) -> dict[str, Any] | None:
+    """``failed | pending | stale running → pending``, clearing the top-level error.
+
+    Compare-and-set on (status, updated_at) so a worker that moved the run meanwhile wins. A clock
+    run is not reset while another run of its trigger is pending or running (the one-active-run
+    fence); then None is returned. Receipts are kept: the next attempt resumes after them.
+    """
+    tx.require_writable()
+    other = runs.alias("other")
+    another_active = exists().where(
+        other.c.trigger_id == runs.c.trigger_id,
+        other.c.id != runs.c.id,
+        other.c.clock.is_(True),
+        other.c.status.in_(ACTIVE_STATUSES),
+    )
+    stmt = (
+        update(runs)
+        .where(
+            runs.c.id == run_id,
+            runs.c.status == expected_status,
+            runs.c.updated_at == expected_updated_at,
+            or_(runs.c.clock.is_(False), ~another_active),
+        )
+        .values(status="pending", error=None, updated_at=now, enqueued_at=now, finished_at=None)
+        .returning(*runs.c)
+    )
+    try:
+        with map_db_errors():
+            row = tx.conn.execute(stmt).first()
+    except IntegrityError:  # the one-active-run index refused: a racing run became active
+        return None
+    return None if row is None else _run_dict(row)
+
+
+def has_other_active_run(tx: Tx, *, trigger_id: str, run_id: str) -> bool:
+    """True when another clock run of ``trigger_id`` is pending or running."""
+    stmt = select(runs.c.id).where(
+        runs.c.trigger_id == trigger_id,
+        runs.c.id != run_id,
+        runs.c.clock.is_(True),
+        runs.c.status.in_(ACTIVE_STATUSES),
+    )
+    with map_db_errors():
+        return tx.conn.execute(stmt.limit(1)).first() is not None
+
+
+def requeue_runs(
+    tx: Tx,
+    *,
+    now: datetime,
+    status: str,
+    older_than_s: float,
+    table_id: str | None = None,
+) -> int:
+    """Hand lost work back to the workers; returns how many runs moved.
+
+    - ``status='pending'``: pending runs last (re-)enqueued longer than ``older_than_s`` ago
+      (their delivery was lost): re-stamped ``enqueued_at = now``, still pending.
+    - ``status='running'``: running runs whose ``updated_at`` is older than ``older_than_s``
+      (their worker died): ``running → pending``; receipts kept so a worker resumes them.
+    """
+    tx.require_writable()
+    if status not in ("pending", "running"):
+        raise ValueError(f"requeue_runs: status must be pending or running, not {status!r}")
+    cutoff = now - timedelta(seconds=older_than_s)
+    conds: list[ColumnElement[bool]] = [runs.c.status == status]
+    if status == "running":
+        conds.append(runs.c.updated_at < cutoff)
+        values: dict[str, Any] = {"status": "pending", "updated_at": now, "enqueued_at": now}
+    else:  # keep updated_at: a re-stamped pending run keeps its place in the claim order
+        conds.append(func.coalesce(runs.c.enqueued_at, runs.c.updated_at) < cutoff)
+        values = {"enqueued_at": now}
+    if table_id is not None:
+        conds.append(runs.c.table_id == table_id)
+    stmt = update(runs).where(*conds).values(**values)
+    with map_db_errors():
+        return int(tx.conn.execute(stmt).rowcount)
+
+
+def count_runs(tx: Tx, *, status: str | None = None) -> int:
+    """How many runs exist (with ``status``, when given): benches and drain tests read this."""
+    stmt = select(func.count()).select_from(runs)
+    if status is not None:
+        stmt = stmt.where(runs.c.status == status)
+    with map_db_errors():
+        return int(tx.conn.execute(stmt).scalar_one())

@@ -1,0 +1,53 @@
+"""The chatroom message feed that ``notify`` writes (SPEC §10)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, insert, select
+
+from tocsin.store.errors import map_db_errors
+from tocsin.store.tables import chat_messages
+from tocsin.store.tx import Tx
+
+
+def insert_message(
+    tx: Tx,
+    *,
+    message_id: str,
+    chatroom_id: str,
+    text: str,
+    now: datetime,
+    table_id: str | None = None,
+    run_id: str | None = None,
+) -> dict[str, Any]:
+    """Append one message to a chatroom's feed; returns it."""
+    tx.require_writable()
+    row = {
+        "id": message_id,
+        "chatroom_id": chatroom_id,
+        "table_id": table_id,
+        "run_id": run_id,
+        "text": text,
+        "created_at": now,
+    }
+    with map_db_errors():
+        tx.conn.execute(insert(chat_messages).values(**row))
+    return row
+
+
+def list_messages(tx: Tx, *, chatroom_id: str, skip: int, limit: int) -> dict[str, Any]:
+    """One page of a chatroom's feed, oldest first: ``{"items", "total", "skip", "limit"}``."""
+    where = chat_messages.c.chatroom_id == chatroom_id
+    page = (
+        select(chat_messages)
+        .where(where)
+        .order_by(chat_messages.c.created_at, chat_messages.c.id)
+        .offset(skip)
+        .limit(limit)
+    )
+    with map_db_errors():
+        items = [dict(r._mapping) for r in tx.conn.execute(page)]
+        total = tx.conn.execute(select(func.count()).where(where)).scalar_one()
+    return {"items": items, "total": int(total), "skip": skip, "limit": limit}
