@@ -23,7 +23,7 @@ evaluator for one previous/next instant). Results at the datetime bounds saturat
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, time, timedelta
 
 from tocsin.core import cron
 from tocsin.core.instants import MAX_UTC, MIN_UTC, require_aware
@@ -36,7 +36,7 @@ def initial_anchor(s: Schedule, saved_at: datetime) -> datetime:
     saved = require_aware(saved_at, "saved_at")
     if isinstance(s, Daily):
         zone = get_zone(zone_name(s))
-        midnight = wall_to_instant(local_date(saved, zone), s.at.replace(hour=0, minute=0), zone)
+        midnight = wall_to_instant(local_date(saved, zone), time(0), zone)
         return min(midnight, saved)
     return saved
 
@@ -48,11 +48,11 @@ def due_window(
     ``w > last_consumed``; None when there is none (or for date_column_reached)."""
     anchor = require_aware(anchor, "anchor")
     now = require_aware(now, "now")
-    floor = MIN_UTC if last_consumed is None else require_aware(last_consumed, "last_consumed")
+    floor = None if last_consumed is None else require_aware(last_consumed, "last_consumed")
     if isinstance(s, DateColumnReached) or now < anchor:
         return None
     window = _latest_at_or_before(s, anchor, now)
-    if window is None or window <= floor:
+    if window is None or (floor is not None and window <= floor):
         return None
     return window
 
