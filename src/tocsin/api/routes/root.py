@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 
@@ -14,8 +14,8 @@ router = APIRouter(prefix="/root/custom-tables", tags=["root"], dependencies=[Ad
 
 TableLimit = Annotated[int, Query(ge=1, le=2000)]
 RecordLimit = Annotated[int, Query(ge=1, le=10000)]
-RequeueStatus = Annotated[str | None, Query(pattern="^(pending|running|failed|stuck)$")]
-OlderThan = Annotated[int | None, Query(ge=0, le=31_536_000)]
+RequeueStatus = Annotated[Literal["pending", "running"] | None, Query()]
+OlderThan = Annotated[float | None, Query(ge=0, le=31_536_000)]
 
 
 @router.post("/run-due-triggers", response_model=TickCounts, responses=error_responses(403))
@@ -41,5 +41,8 @@ def requeue_runs(
     status: RequeueStatus = None,
     older_than_s: OlderThan = None,
 ) -> dict[str, Any]:
-    """Re-enqueue lost or stale runs in bulk; answers counts (SPEC §9.7)."""
+    """Re-enqueue lost (pending) or stale (running) runs in bulk; answers counts (SPEC §9.7).
+
+    ``older_than_s`` defaults to ``TOCSIN_STUCK_AFTER_S``; without ``status`` both are swept.
+    """
     return tocsin.requeue(now=now, table_id=table_id, status=status, older_than_s=older_than_s)

@@ -1,0 +1,182 @@
+"""Auth on every route (SPEC §15, §6): bearer tokens per scope and role; X-ADMIN-TOKEN on root.
+
+- no token or an unknown token → 401 with ``WWW-Authenticate: Bearer``
+- another tenant's token → 403; a member on a moderator route → 403
+- a table of another scope under my scope's path → 404 (my scope owns no such table)
+- root routes: missing, wrong or unconfigured admin token → 403 with the SPEC text
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from api_support import ADMIN, Tenant, table_url
+from fastapi.testclient import TestClient
+
+from tocsin import messages
+from tocsin.api.app import create_app
+from tocsin.service import Tocsin
+from tocsin.settings import Settings
+
+RUN = "00000000-0000-4000-8000-000000000000"
+
+# (method, suffix under the table, body); every one is a moderator route
+MODERATOR_TABLE_ROUTES: list[tuple[str, str, Any]] = [
+    ("POST", "/trash", None),
+    ("POST", "/restore", None),
+    ("POST", "/records", {"data": {"Title": "x"}}),
+    ("PATCH", f"/records/{RUN}", {"data": {"Title": "x"}}),
+    ("POST", f"/records/{RUN}/trash", None),
+    ("POST", f"/records/{RUN}/restore", None),
+    ("GET", "/triggers", None),
+    ("PUT", "/triggers", {"triggers": []}),
+    ("GET", "/triggers/schedule-preview", None),
+    ("GET", "/trigger-runs", None),
+    ("GET", f"/trigger-runs/{RUN}", None),
+    ("POST", f"/trigger-runs/{RUN}/retry", None),
+    ("GET", "/staged-changes", None),
+    ("POST", f"/staged-changes/{RUN}/approve", None),
+    ("POST", f"/staged-changes/{RUN}/reject", None),
+]
+MEMBER_TABLE_ROUTES: list[tuple[str, str, Any]] = [("GET", "", None), ("GET", "/records", None)]
+ALL_TABLE_ROUTES = MODERATOR_TABLE_ROUTES + MEMBER_TABLE_ROUTES
+
+
+def call(client: TestClient, method: str, url: str, body: Any, headers: dict[str, str]) -> Any:
+    return client.request(method, url, json=body, headers=headers)
+
+
+@pytest.mark.parametrize(("method", "suffix", "body"), ALL_TABLE_ROUTES)
+def test_missing_and_unknown_tokens_are_401(
+    client: TestClient, tenant: Tenant, table: dict[str, Any], method: str, suffix: str, body: Any
+) -> None:
+    url = table_url(tenant, table, suffix)
+    for headers in ({}, {"Authorization": "Bearer not-a-token"}, {"Authorization": "Basic eA=="}):
+        resp = call(client, method, url, body, headers)
+        assert resp.status_code == 401, (headers, resp.text)
+        assert resp.json() == {"detail": messages.TOKEN_INVALID}
+        assert resp.headers["WWW-Authenticate"] == "Bearer"
+
+
+@pytest.mark.parametrize(("method", "suffix", "body"), ALL_TABLE_ROUTES)
+def test_another_tenants_token_is_403(
+    client: TestClient,
+    tenant: Tenant,
+    other: Tenant,
+    table: dict[str, Any],
+    method: str,
+    suffix: str,
+    body: Any,
+) -> None:
+    resp = call(client, method, table_url(tenant, table, suffix), body, other.moderator)
+    assert resp.status_code == 403
+    assert resp.json() == {"detail": messages.SCOPE_FORBIDDEN}
+
+
+@pytest.mark.parametrize(("method", "suffix", "body"), MODERATOR_TABLE_ROUTES)
+def test_a_member_on_a_moderator_route_is_403(
+    client: TestClient, tenant: Tenant, table: dict[str, Any], method: str, suffix: str, body: Any
+) -> None:
+    resp = call(client, method, table_url(tenant, table, suffix), body, tenant.member)
+    assert resp.status_code == 403
+    assert resp.json() == {"detail": messages.role_required("moderator")}
+
+
+@pytest.mark.parametrize(("method", "suffix", "body"), MEMBER_TABLE_ROUTES)
+def test_a_member_may_read(
+    client: TestClient, tenant: Tenant, table: dict[str, Any], method: str, suffix: str, body: Any
+) -> None:
+    resp = call(client, method, table_url(tenant, table, suffix), body, tenant.member)
+    assert resp.status_code == 200, resp.text
+
+
+def test_a_member_may_not_create_tables(client: TestClient, tenant: Tenant) -> None:
+    resp = client.post(
+        f"{tenant.prefix}/tables", json={"name": "T", "columns": {}}, headers=tenant.member
+    )
+    assert resp.status_code == 403
+
+
+@pytest.mark.parametrize(("method", "suffix", "body"), ALL_TABLE_ROUTES)
+def test_a_table_of_another_scope_under_my_path_is_404(
+    client: TestClient,
+    tenant: Tenant,
+    other: Tenant,
+    table: dict[str, Any],
+    method: str,
+    suffix: str,
+    body: Any,
+) -> None:
+    url = f"{other.prefix}/tables/{table['id']}{suffix}"
+    resp = call(client, method, url, body, other.moderator)
+    assert resp.status_code == 404
+    assert resp.json() == {"detail": messages.TABLE_NOT_FOUND}
+
+
+def test_messages_need_a_token_of_that_chatroom(
+    client: TestClient, tenant: Tenant, other: Tenant
+) -> None:
+    url = f"{tenant.prefix}/messages"
+    assert client.get(url).status_code == 401
+    assert client.get(url, headers=other.member).status_code == 403
+    assert client.get(url, headers=tenant.member).status_code == 200
+    assert client.get(url, headers=tenant.moderator).status_code == 200
+
+
+def test_a_token_for_one_scope_kind_does_not_open_another(
+    client: TestClient, tocsin: Tocsin, tenant: Tenant
+) -> None:
+    token = tocsin.create_token(scope="workspace", scope_id=tenant.scope_id, role="moderator")
+    resp = client.get(f"{tenant.prefix}/messages", headers={"Authorization": f"Bearer {token}"})
+    assert resp.status_code == 403
+
+
+def test_tokens_are_stored_hashed(tocsin: Tocsin) -> None:
+    from tocsin.service.auth import token_digest
+
+    token = tocsin.create_token(
+        scope="user", scope_id="6f1c2a9e-0b7d-4c1e-9a53-2f0e8d7c4b11", role="member"
+    )
+    principal = tocsin.verify_token(token)
+    assert principal is not None and principal.role == "member"
+    assert len(token_digest(token)) == 64 and token_digest(token) != token
+    assert tocsin.verify_token(token + "x") is None
+
+
+ROOT_ROUTES = ["/root/custom-tables/run-due-triggers", "/root/custom-tables/trigger-runs/requeue"]
+
+
+@pytest.mark.parametrize("path", ROOT_ROUTES)
+@pytest.mark.parametrize(
+    "headers",
+    [{}, {"X-ADMIN-TOKEN": "wrong"}, {"X-ADMIN-TOKEN": ""}],
+    ids=["none", "wrong", "empty"],
+)
+def test_root_routes_refuse_a_missing_or_wrong_admin_token(
+    client: TestClient, path: str, headers: dict[str, str]
+) -> None:
+    resp = client.post(path, headers=headers)
+    assert resp.status_code == 403
+    assert resp.json() == {"detail": "BaseRoot access denied: Invalid X-ADMIN-TOKEN"}
+
+
+@pytest.mark.parametrize("path", ROOT_ROUTES)
+def test_root_routes_accept_the_admin_token(client: TestClient, path: str) -> None:
+    assert client.post(path, headers=ADMIN).status_code == 200
+
+
+@pytest.mark.parametrize("path", ROOT_ROUTES)
+def test_root_routes_refuse_everything_without_a_configured_admin_token(
+    tocsin: Tocsin, path: str
+) -> None:
+    app = create_app(Settings(database_url="sqlite://"), tocsin=tocsin)
+    with TestClient(app) as client:
+        resp = client.post(path, headers=ADMIN)
+    assert resp.status_code == 403
+    assert resp.json() == {"detail": messages.ADMIN_DENIED}
+
+
+def test_bearer_tokens_do_not_open_root_routes(client: TestClient, tenant: Tenant) -> None:
+    resp = client.post(ROOT_ROUTES[0], headers=tenant.moderator)
+    assert resp.status_code == 403

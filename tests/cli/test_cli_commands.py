@@ -1,0 +1,122 @@
+"""The ``tocsin`` command line (SPEC §16, DESIGN §4b CLI shapes), through Typer's runner.
+
+Every command reads ``TOCSIN_DATABASE_URL``; here it points at the conftest database.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from tocsin.cli import app
+from tocsin.service import Tocsin
+
+runner = CliRunner()
+
+INTERVAL = {
+    "name": "hourly",
+    "on": "schedule",
+    "schedule": {"type": "interval", "every_seconds": 3600},
+    "actions": [{"type": "notify", "message": "hi"}],
+}
+
+
+@pytest.fixture
+def env(store_url: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    monkeypatch.setenv("TOCSIN_DATABASE_URL", store_url)
+    monkeypatch.setenv("TOCSIN_ADMIN_TOKEN", "admin-secret")
+    return {"TOCSIN_DATABASE_URL": store_url}
+
+
+def invoke(*args: str) -> Any:
+    return runner.invoke(app, list(args), catch_exceptions=False)
+
+
+def scheduled_table(tocsin: Tocsin) -> str:
+    table = tocsin.create_table(
+        scope="chatroom", scope_id=str(uuid.uuid4()), name="Cases", columns={"Due": "date"}
+    )
+    tocsin.set_triggers(table["id"], [INTERVAL])
+    table_id: str = table["id"]
+    return table_id
+
+
+def test_tokens_create_prints_the_token_alone_on_its_last_line(
+    env: dict[str, str], tocsin: Tocsin
+) -> None:
+    scope_id = str(uuid.uuid4())
+    result = invoke("tokens", "create", "--scope", f"chatroom:{scope_id}", "--role", "moderator")
+    assert result.exit_code == 0, result.output
+    token = result.output.strip().splitlines()[-1]
+    assert " " not in token and len(token) >= 32
+    principal = tocsin.verify_token(token)
+    assert principal is not None
+    assert (principal.scope, principal.scope_id, principal.role) == (
+        "chatroom",
+        scope_id,
+        "moderator",
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--scope", "team:6f1c2a9e-0b7d-4c1e-9a53-2f0e8d7c4b11"],
+        ["--scope", "chatroom:not-a-uuid"],
+        ["--scope", "chatroom:6f1c2a9e-0b7d-4c1e-9a53-2f0e8d7c4b11", "--role", "owner"],
+    ],
+    ids=["scope-kind", "scope-id", "role"],
+)
+def test_tokens_create_refuses_bad_scopes_and_roles(env: dict[str, str], args: list[str]) -> None:
+    result = runner.invoke(app, ["tokens", "create", *args])
+    assert result.exit_code == 2
+    assert "invalid" in result.output
+
+
+def test_tick_prints_its_counts_as_json(env: dict[str, str], tocsin: Tocsin) -> None:
+    scheduled_table(tocsin)
+    result = invoke("tick", "--table-limit", "10", "--record-limit", "10")
+    assert result.exit_code == 0, result.output
+    counts = json.loads(result.output)
+    assert counts["runs_created"] == 1 and counts["tables_with_schedules"] == 1
+
+
+def test_tick_limits_are_bounded(env: dict[str, str]) -> None:
+    assert runner.invoke(app, ["tick", "--table-limit", "0"]).exit_code == 2
+    assert runner.invoke(app, ["tick", "--record-limit", "10001"]).exit_code == 2
+
+
+def test_runs_list_and_retry(env: dict[str, str], tocsin: Tocsin) -> None:
+    table_id = scheduled_table(tocsin)
+    invoke("tick")
+    listed = invoke("runs", "list", "--table", table_id, "--json")
+    assert listed.exit_code == 0, listed.output
+    page = json.loads(listed.output)
+    assert page["total"] == 1
+    run_id = page["items"][0]["id"]
+    assert invoke("runs", "list", "--table", table_id, "--status", "pending").exit_code == 0
+    retried = invoke("runs", "retry", "--table", table_id, run_id)
+    assert retried.exit_code == 0, retried.output
+    assert json.loads(retried.output)["status"] == "pending"
+    missing = runner.invoke(app, ["runs", "retry", "--table", table_id, str(uuid.uuid4())])
+    assert missing.exit_code == 1
+    assert "404" in missing.output
+
+
+def test_preview_prints_the_document(env: dict[str, str], tocsin: Tocsin) -> None:
+    table_id = scheduled_table(tocsin)
+    result = invoke("preview", "--table", table_id)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert doc["table_id"] == table_id and doc["triggers"][0]["kind"] == "interval"
+    assert json.loads(invoke("runs", "list", "--table", table_id, "--json").output)["total"] == 0
+
+
+def test_an_unknown_table_is_an_error_not_a_traceback(env: dict[str, str]) -> None:
+    result = runner.invoke(app, ["preview", "--table", "nope"])
+    assert result.exit_code == 1
+    assert "404" in result.output

@@ -1,0 +1,186 @@
+"""``tocsin serve`` and ``tocsin demo`` as real processes (SPEC §16).
+
+A temporary SQLite database, a free port and a half-second tick: a token from
+``tocsin tokens create``, a table and triggers over HTTP, runs completed by the embedded ticker
+and worker, then SIGTERM: the process exits 0 and leaves no run ``running``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tocsin.service import Tocsin
+from tocsin.settings import Settings
+
+pytestmark = pytest.mark.slow
+
+TOCSIN = str(Path(sys.executable).parent / "tocsin")
+WAIT_S = 45.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait_for(what: str, probe: Callable[[], Any], timeout: float = WAIT_S) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            value = probe()
+        except httpx.TransportError:
+            value = None
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def stop(proc: subprocess.Popen[bytes]) -> int:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "TOCSIN_DATABASE_URL": f"sqlite:///{tmp_path}/e2e.db",
+        "TOCSIN_TICK_EVERY_S": "0.5",
+        "TOCSIN_ADMIN_TOKEN": "e2e-admin",
+        "TOCSIN_OUTBOUND_ALLOW": "127.0.0.1",
+    }
+
+
+@pytest.fixture
+def served(env: dict[str, str], tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    port = free_port()
+    log = (tmp_path / "serve.log").open("wb")
+    proc = subprocess.Popen(
+        [TOCSIN, "serve", "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for("the server", lambda: httpx.get(f"{base}/healthz").status_code == 200)
+        yield proc, base
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        log.close()
+
+
+def create_token(env: dict[str, str], chatroom: str) -> str:
+    out = subprocess.run(
+        [TOCSIN, "tokens", "create", "--scope", f"chatroom:{chatroom}", "--role", "moderator"],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return out.stdout.strip().splitlines()[-1]
+
+
+TRIGGERS = [
+    {
+        "name": "interval notify",
+        "on": "schedule",
+        "schedule": {"type": "interval", "every_seconds": 60},
+        "actions": [{"type": "notify", "message": "interval fired"}],
+    },
+    {
+        "name": "overdue reminder",
+        "on": "schedule",
+        "schedule": {"type": "date_column_reached", "column": "Due", "offset_minutes": -1440},
+        "actions": [{"type": "notify", "message": "due: $row.Title"}],
+    },
+]
+
+
+def test_serve_runs_schedules_and_stops_cleanly_on_sigterm(
+    env: dict[str, str], served: tuple[subprocess.Popen[bytes], str]
+) -> None:
+    proc, base = served
+    chatroom = str(uuid.uuid4())
+    headers = {"Authorization": f"Bearer {create_token(env, chatroom)}"}
+    prefix = f"{base}/private/module/custom_tables/chatroom/{chatroom}"
+    with httpx.Client(headers=headers, timeout=10) as http:
+        table = http.post(
+            f"{prefix}/tables", json={"name": "Cases", "columns": {"Title": "text", "Due": "date"}}
+        ).json()
+        url = f"{prefix}/tables/{table['id']}"
+        record = {"data": {"Title": "Lease", "Due": "2020-01-01"}}
+        created = http.post(f"{url}/records", json=record)
+        assert created.status_code == 201, created.text
+        assert http.put(f"{url}/triggers", json={"triggers": TRIGGERS}).status_code == 200
+
+        def all_done() -> list[dict[str, Any]] | None:
+            items: list[dict[str, Any]] = http.get(f"{url}/trigger-runs").json()["items"]
+            return items if len(items) == 2 and all(r["status"] == "done" for r in items) else None
+
+        runs = wait_for("two completed runs", all_done)
+        assert {r["record_id"] is None for r in runs} == {True, False}
+        feed = http.get(f"{prefix}/messages").json()
+        assert {m["text"] for m in feed["items"]} == {"interval fired", "due: Lease"}
+        metrics = http.get(f"{base}/metrics").text
+        assert "tocsin_tick_duration_seconds_count" in metrics
+        assert 'tocsin_runs{status="done"} 2.0' in metrics
+    assert stop(proc) == 0
+    tocsin = Tocsin.open(settings=Settings.from_environ(env))
+    try:
+        assert tocsin.list_runs(table["id"], status="running")["total"] == 0
+    finally:
+        tocsin.close()
+
+
+def test_demo_seeds_serves_and_completes_runs(tmp_path: Path, env: dict[str, str]) -> None:
+    port = free_port()
+    log = (tmp_path / "demo.log").open("wb")
+    proc = subprocess.Popen(
+        [TOCSIN, "demo", "--port", str(port)],
+        env=env,
+        cwd=tmp_path,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_for("the demo server", lambda: httpx.get(f"{base}/healthz").status_code == 200)
+        shell = dict(
+            line.removeprefix("export ").split("=", 1)
+            for line in (tmp_path / "tocsin-demo.env").read_text().splitlines()
+        )
+        values = {k: v.strip("'") for k, v in shell.items()}
+        headers = {"Authorization": f"Bearer {values['TOKEN']}"}
+        runs_url = f"{values['P']}/tables/{values['TABLE']}/trigger-runs"
+
+        def webhook_done() -> bool:
+            page = httpx.get(runs_url, headers=headers, params={"status": "done"}).json()
+            return page["total"] >= 3 and httpx.get(f"{base}/demo/echo").json()["received"] >= 1
+
+        wait_for("the demo's first runs", webhook_done, timeout=60)
+        admin = {"X-ADMIN-TOKEN": values["ADMIN"]}
+        tick = httpx.post(f"{base}/root/custom-tables/run-due-triggers", headers=admin)
+        assert tick.status_code == 200
+        assert stop(proc) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        log.close()
