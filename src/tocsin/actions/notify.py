@@ -6,11 +6,26 @@ in a chatroom scope. Recordless runs render ``$row.*`` as ``""`` (SPEC §4.5).
 
 from __future__ import annotations
 
+import itertools
+import uuid
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from tocsin.actions.base import ActionContext, ActionError
 from tocsin.store.messages import insert_message
+
+
+_SEQUENCE = itertools.count()
+
+
+def sortable_id(now: datetime) -> str:
+    """36 hex characters ordered by ``now``, then by this process's write order.
+
+    The feed lists by ``(created_at, id)``; the messages of one run share ``created_at``.
+    """
+    micros = int(now.timestamp() * 1_000_000)
+    return f"{micros:016x}{next(_SEQUENCE) % 2**32:08x}{uuid.uuid4().hex[:12]}"
 
 
 class Notify:
@@ -27,7 +42,7 @@ class Notify:
         with ctx.env.store.begin() as tx:
             insert_message(
                 tx,
-                message_id=ctx.env.new_id(),
+                message_id=sortable_id(ctx.now),
                 chatroom_id=chatroom_id,
                 text=text,
                 now=ctx.now,
