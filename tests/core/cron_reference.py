@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import calendar
 from datetime import UTC, datetime, timedelta
-from functools import lru_cache
+from functools import cache
 from zoneinfo import ZoneInfo
 
 from tocsin.core.cron import CronSpec
@@ -87,7 +87,7 @@ def ref_prev(
     return None
 
 
-@lru_cache(maxsize=None)
+@cache
 def transitions(
     zone_name: str, first_year: int = 2024, last_year: int = 2027
 ) -> tuple[datetime, ...]:
