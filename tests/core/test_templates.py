@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from tocsin import messages
 from tocsin.core.templates import TemplateContext, has_row_tokens, render
 
 WHEN = datetime(2026, 8, 27, 5, 0, tzinfo=UTC)
@@ -72,3 +73,22 @@ def test_has_row_tokens() -> None:
     assert not has_row_tokens("$rows and $trigger.id")
     assert not has_row_tokens({"$row.Name": "static"})
     assert not has_row_tokens(["plain", 3, None])
+
+
+def test_scheduled_for_of_any_shape_never_raises() -> None:
+    naive = TemplateContext(row=None, scheduled_for=datetime(2026, 8, 27, 5))
+    assert render("$run.scheduled_for", naive) == "2026-08-27T05:00:00"
+    text = TemplateContext(row=None, scheduled_for="2026-08-27T05:00:00+00:00")  # type: ignore[arg-type]
+    assert render("$run.scheduled_for", text) == "2026-08-27T05:00:00+00:00"
+
+
+def test_recordless_action_texts_are_verbatim() -> None:
+    """The §4.5 runtime texts the actions raise for interval/daily runs."""
+    assert messages.invoke_command_row_input("case") == (
+        "invoke_command input 'case': \"$row\" tokens require record context — "
+        "interval/daily schedule triggers fire with no record"
+    )
+    assert messages.DELETE_RECORD_NEEDS_ROW == (
+        "delete_record requires record context — "
+        "interval/daily schedule triggers fire with no record"
+    )

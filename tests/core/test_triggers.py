@@ -399,3 +399,51 @@ def test_helpers() -> None:
     assert stored_schedule_type({"schedule": {"type": "monthly"}}) == "monthly"
     assert stored_schedule_type({"schedule": "x"}) is None
     assert stored_schedule_type([]) is None
+
+
+PREVIEW_CODES = {
+    "trigger_id_missing",
+    "trigger_id_duplicate",
+    "schedule_object_missing",
+    "stored_schedule_invalid",
+    "unsupported_schedule_type",
+    "schedule_column_missing",
+    "schedule_column_wrong_type",
+    "offset_minutes_invalid",
+    "interval_seconds_invalid",
+    "daily_time_invalid",
+    "cron_expression_invalid",
+    "cron_when_not_allowed",
+    "when_column_missing",
+    "when_predicate_invalid",
+    "timezone_invalid",
+}  # fmt: skip  (schedule_state_missing is the engine's: it needs the state row)
+
+
+@needs_cron
+def test_every_preview_code_is_reachable() -> None:
+    dcr = {"type": "date_column_reached", "column": "Due"}
+    stored: list[object] = [
+        {"on": "schedule", "schedule": {"type": "interval", "every_seconds": 60}},
+        {"id": "a", "on": "schedule"},
+        {"id": "b", "on": "schedule", "schedule": ["interval"]},
+        {"id": "c", "on": "schedule", "schedule": {"type": "monthly"}},
+        {"id": "d", "on": "schedule", "schedule": {**dcr, "column": "Gone"}},
+        {"id": "e", "on": "schedule", "schedule": {**dcr, "column": "Name"}},
+        {"id": "f", "on": "schedule", "schedule": {**dcr, "offset_minutes": True}},
+        {"id": "g", "on": "schedule", "schedule": {"type": "interval", "every_seconds": True}},
+        {"id": "h", "on": "schedule", "schedule": {"type": "daily", "at": "1:30"}},
+        {"id": "i", "on": "schedule", "schedule": {"type": "cron", "expression": "@daily"}},
+        {
+            "id": "j",
+            "on": "schedule",
+            "schedule": {"type": "cron", "expression": "0 9 * * *"},
+            "when": [{"column": "Status", "op": "eq", "value": "x"}],
+        },
+        {"id": "k", "on": "schedule", "schedule": dcr, "when": [{"column": "X", "op": "eq"}]},
+        {"id": "l", "on": "schedule", "schedule": dcr, "when": [{"column": "Due", "op": "x"}]},
+        {"id": "m", "on": "schedule", "schedule": {"type": "daily", "at": "01:30", "timezone": 1}},
+        {"id": "m", "on": "schedule", "schedule": {"type": "interval", "every_seconds": 60}},
+    ]
+    seen = {code for codes in classify_stored_config(stored, COLUMNS) for code in codes}
+    assert seen == PREVIEW_CODES

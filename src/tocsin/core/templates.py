@@ -98,8 +98,7 @@ def _resolve(text: str, match: re.Match[str], ctx: TemplateContext) -> tuple[Any
     if ns == "run" and name == "id":
         return ctx.run_id or "", start + 2
     if ns == "run" and name == "scheduled_for":
-        stamp = to_rfc3339(ctx.scheduled_for) if ctx.scheduled_for is not None else ""
-        return stamp, start + len(name)
+        return _stamp(ctx.scheduled_for), start + len(name)
     return match.group(0), start  # not a token we know: left as written
 
 
@@ -112,6 +111,15 @@ def _row_name(text: str, start: int, ctx: TemplateContext) -> str:
     if word_name == "id" and best in ("", "id"):
         return "id"
     return best or word_name
+
+
+def _stamp(value: object) -> str:
+    """RFC 3339 for an aware datetime; anything else as text (rendering never raises)."""
+    if isinstance(value, datetime) and value.tzinfo is not None:
+        return to_rfc3339(value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return "" if value is None else str(value)
 
 
 def _record_id(ctx: TemplateContext) -> str:

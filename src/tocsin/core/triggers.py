@@ -241,6 +241,13 @@ def stored_schedule_type(trigger: object) -> str | None:
 
 def classify_stored(trigger: object, columns: Mapping[str, str]) -> list[str]:
     """The §7 error codes of one stored schedule trigger (empty when usable); never raises."""
+    try:
+        return _classify(trigger, columns)
+    except Exception:  # a stored config must never break a tick or a preview
+        return ["stored_schedule_invalid"]
+
+
+def _classify(trigger: object, columns: Mapping[str, str]) -> list[str]:
     if not isinstance(trigger, Mapping):
         return ["stored_schedule_invalid"]
     codes: list[str] = []
