@@ -42,7 +42,10 @@ def test_retry_resumes_at_the_first_unsuccessful_action(tocsin: Tocsin) -> None:
     run = make_run(tocsin, table, trg)
     tocsin.work(now=LATER)
     failed = read_run(tocsin, run["id"])
-    assert failed["status"] == "failed" and failed["error"] == "command b failed: RuntimeError: b failed #1"
+    assert (
+        failed["status"] == "failed"
+        and failed["error"] == "command b failed: RuntimeError: b failed #1"
+    )
     reset = tocsin.retry_run(table["id"], run["id"], now=LATER)
     assert reset["status"] == "pending" and reset["error"] is None
     tocsin.work(now=LATER)

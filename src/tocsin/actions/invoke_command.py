@@ -22,6 +22,7 @@ from tocsin.actions.base import ActionContext, ActionError, CommandFn, require_s
 from tocsin.core.templates import has_row_tokens
 from tocsin.errors import TransientStoreError
 from tocsin.store.commands import complete_command, release_command, reserve_command
+from tocsin.store.errors import is_transient
 
 
 def rendered_inputs(ctx: ActionContext, config: Mapping[str, Any]) -> dict[str, Any]:
@@ -82,6 +83,8 @@ class InvokeCommand:
                 release_command(tx, key=key)
             if isinstance(exc, ActionError | TransientStoreError) or not isinstance(exc, Exception):
                 raise
+            if is_transient(exc):  # a lock conflict inside the command: retried, same key
+                raise TransientStoreError(f"command {name}: {exc}") from exc
             raise ActionError(f"command {name} failed: {type(exc).__name__}: {exc}") from exc
         with ctx.env.store.begin() as tx:
             complete_command(tx, key=key, result=result, now=ctx.now)
