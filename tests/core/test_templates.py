@@ -92,3 +92,8 @@ def test_recordless_action_texts_are_verbatim() -> None:
         "delete_record requires record context — "
         "interval/daily schedule triggers fire with no record"
     )
+
+
+def test_braced_id_is_the_record_id() -> None:
+    ctx = TemplateContext(row={"id": "column value"}, record_id="rec-9")
+    assert render("${row.id} $row.id", ctx) == "rec-9 rec-9"

@@ -15,6 +15,7 @@ from tocsin.core.triggers import (
     classify_stored,
     classify_stored_config,
     is_schedule_trigger,
+    normalize_trigger,
     stored_schedule_type,
     validate_triggers,
 )
@@ -447,3 +448,16 @@ def test_every_preview_code_is_reachable() -> None:
     ]
     seen = {code for codes in classify_stored_config(stored, COLUMNS) for code in codes}
     assert seen == PREVIEW_CODES
+
+
+def test_normalize_trigger_only_drops_defaults() -> None:
+    raw = {
+        "name": "n",
+        "on": "schedule",
+        "schedule": {"type": "date_column_reached", "column": "Due", "offset_minutes": 0},
+        "actions": [NOTIFY],
+    }
+    out = normalize_trigger(raw)
+    assert out == {**raw, "schedule": {"type": "date_column_reached", "column": "Due"}}
+    assert normalize_trigger(out) == out
+    assert normalize_trigger({"on": "created"}) == {"on": "created"}

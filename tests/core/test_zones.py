@@ -16,7 +16,13 @@ from datetime import date, time
 import pytest
 
 from tocsin import messages
-from tocsin.core.zones import get_zone, is_known_zone, wall_to_instant
+from tocsin.core.zones import (
+    get_zone,
+    is_ambiguous,
+    is_known_zone,
+    is_nonexistent,
+    wall_to_instant,
+)
 from tocsin.errors import ConfigError
 
 NOT_STRING = "daily schedule timezone must be an IANA name string (e.g. 'Asia/Taipei')"
@@ -108,3 +114,16 @@ def test_wall_to_instant_saturates_at_the_range_ends() -> None:
     new_york = get_zone("America/New_York")
     assert wall_to_instant(date.min, time(0), taipei).year == 1
     assert wall_to_instant(date.max, time(23, 59), new_york).year == 9999
+
+
+def test_gap_and_fold_detection() -> None:
+    ny = get_zone("America/New_York")
+    assert is_nonexistent(date(2024, 3, 10), time(2, 30), ny)
+    assert not is_nonexistent(date(2024, 3, 10), time(3, 30), ny)
+    assert not is_ambiguous(date(2024, 3, 10), time(2, 30), ny)
+    assert is_ambiguous(date(2024, 11, 3), time(1, 30), ny)
+    assert not is_ambiguous(date(2024, 11, 3), time(2, 30), ny)
+    assert not is_nonexistent(date(2024, 11, 3), time(1, 30), ny)
+    taipei = get_zone("Asia/Taipei")
+    assert not is_nonexistent(date(2026, 3, 8), time(2, 30), taipei)
+    assert not is_ambiguous(date(2026, 11, 1), time(1, 30), taipei)

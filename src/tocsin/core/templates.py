@@ -2,8 +2,9 @@
 
 Tokens:
 
-- ``$row.id`` — the record id; ``$trigger.id``, ``$run.id``; ``$run.scheduled_for`` (RFC 3339,
-  empty when the run has no scheduled instant);
+- ``$row.id`` (or ``${row.id}``) — the record id, even when a column is named ``id``;
+- ``$trigger.id``, ``$run.id``; ``$run.scheduled_for`` (RFC 3339, empty when the run has no
+  scheduled instant);
 - ``${row.<column>}`` — any column name, spaces and punctuation included (up to the ``}``);
 - ``$row.<column>`` — the *longest* column name of the row snapshot that follows ``$row.``, so
   ``$row.Due Date`` works when the row has a ``Due Date`` column and ``$row.案件名稱`` works
@@ -85,8 +86,9 @@ def _render_str(text: str, ctx: TemplateContext) -> Any:
 
 def _resolve(text: str, match: re.Match[str], ctx: TemplateContext) -> tuple[Any, int]:
     """The value of the token at ``match`` and the index just after it."""
-    if match.group("braced") is not None:
-        return _cell(ctx, match.group("braced")), match.end()
+    braced = match.group("braced")
+    if braced is not None:
+        return (_record_id(ctx) if braced == "id" else _cell(ctx, braced)), match.end()
     ns, start = match.group("ns"), match.end()
     if ns == "row":
         name = _row_name(text, start, ctx)

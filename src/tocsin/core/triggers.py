@@ -23,6 +23,7 @@ from tocsin.core.schedules import (
     Cron,
     Daily,
     Schedule,
+    normalize_schedule,
     parse_schedule,
     schedule_problems,
     schedule_to_dict,
@@ -31,17 +32,6 @@ from tocsin.core.templates import has_row_tokens
 from tocsin.errors import ConfigError
 
 EVENTS = ("created", "updated", "deleted", "restored", "schedule")
-ACTION_TYPES = (
-    "notify",
-    "webhook",
-    "api_call",
-    "create_record",
-    "update_record",
-    "delete_record",
-    "invoke_command",
-    "materialize_slots",
-    "start_workflow",
-)
 HTTP_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"})
 MAX_HORIZON_DAYS = 366
 _TRIGGER_KEYS = ("id", "name", "on", "when", "schedule", "actions")
@@ -64,6 +54,7 @@ _ACTION_FIELDS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     ),
     "start_workflow": ({"workflow_id": "text"}, {"input": "json"}),
 }
+ACTION_TYPES = tuple(_ACTION_FIELDS)
 _CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "text": (lambda v: isinstance(v, str) and bool(v.strip()), "a non-empty string"),
     "json": (lambda v: True, "any JSON value"),
@@ -223,6 +214,15 @@ def _action_error(reason: str) -> ConfigError:
     return ConfigError(messages.action_invalid(reason), code="action_invalid")
 
 
+def normalize_trigger(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """Omit-when-default on one authored trigger, nothing else (no ids, no validation): what
+    IaC compares so that explicit defaults plan as noop (SPEC §11)."""
+    out = dict(raw)
+    if isinstance(out.get("schedule"), Mapping):
+        out["schedule"] = normalize_schedule(out["schedule"])
+    return out
+
+
 def is_schedule_trigger(trigger: object) -> bool:
     """A stored trigger the scheduler looks at (``on: "schedule"``)."""
     return isinstance(trigger, Mapping) and trigger.get("on") == "schedule"
@@ -291,6 +291,7 @@ __all__ = [
     "classify_stored",
     "classify_stored_config",
     "is_schedule_trigger",
+    "normalize_trigger",
     "stored_schedule_type",
     "validate_triggers",
 ]

@@ -14,6 +14,9 @@ it is saved or its timing changes) and a *last consumed* window (None until it f
   ``0 9 * * *`` the first window is tomorrow 09:00. A save at exactly 09:00:00 does not own the
   09:00 window either (the minute is already under way); the first window is the next day's.
 
+Re-timing a trigger (§5.2: every_seconds, at, expression or timezone changed) re-anchors it with
+``initial_anchor(new_spec, changed_at)``: the same rule as a first save.
+
 ``due_window`` is the *latest* window ``<= now`` that is after ``last_consumed``: five missed
 hourly windows coalesce into one, the latest (§5.3). Every computation is O(1) in the distance
 between anchor and now (interval is arithmetic, daily looks at a few local dates, cron asks the

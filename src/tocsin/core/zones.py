@@ -67,6 +67,23 @@ def wall_to_instant(d: date, t: time, zone: ZoneInfo) -> datetime:
         return MIN_UTC if d.year == 1 else MAX_UTC
 
 
+def is_nonexistent(d: date, t: time, zone: ZoneInfo) -> bool:
+    """True when wall time ``d t`` is skipped in ``zone`` (a spring-forward gap)."""
+    local = datetime.combine(d, t.replace(tzinfo=None, fold=0), tzinfo=zone)
+    try:
+        back = local.astimezone(UTC).astimezone(zone)
+    except OverflowError:
+        return False
+    return back.replace(tzinfo=None) != local.replace(tzinfo=None)
+
+
+def is_ambiguous(d: date, t: time, zone: ZoneInfo) -> bool:
+    """True when wall time ``d t`` happens twice in ``zone`` (a fall-back fold)."""
+    first = datetime.combine(d, t.replace(tzinfo=None, fold=0), tzinfo=zone)
+    second = first.replace(fold=1)
+    return first.utcoffset() != second.utcoffset() and not is_nonexistent(d, t, zone)
+
+
 def local_date(instant: datetime, zone: ZoneInfo) -> date:
     """The calendar date of an aware instant in ``zone`` (saturating at the range ends)."""
     try:
@@ -75,4 +92,12 @@ def local_date(instant: datetime, zone: ZoneInfo) -> date:
         return date.min if instant.year == 1 else date.max
 
 
-__all__ = ["TIMEZONE_INVALID", "get_zone", "is_known_zone", "local_date", "wall_to_instant"]
+__all__ = [
+    "TIMEZONE_INVALID",
+    "get_zone",
+    "is_ambiguous",
+    "is_known_zone",
+    "is_nonexistent",
+    "local_date",
+    "wall_to_instant",
+]
