@@ -1,0 +1,119 @@
+"""Candidate tables for the tick (SPEC §6; DESIGN §5; STYLE F2, R5): filter, rotation, locks."""
+
+from __future__ import annotations
+
+import threading
+from contextlib import ExitStack
+from datetime import timedelta
+from typing import Any
+
+from tocsin.store import Store
+from tocsin.store import records as rec
+from tocsin.store.claims import (
+    claim_candidate_tables,
+    count_candidate_tables,
+    mark_tables_ticked,
+)
+
+from .helpers import NOW, PG_ONLY, make_table
+
+TRIGGERS = [{"id": "trg_0123456789ab", "on": "schedule", "schedule": {"type": "interval"}}]
+
+
+def _candidate(store: Store, **table_fields: Any) -> str:
+    table = make_table(store, **table_fields)
+    with store.begin() as tx:
+        rec.set_table_triggers(tx, table_id=table["id"], triggers=TRIGGERS, now=NOW)
+    return str(table["id"])
+
+
+def _claim_ids(store: Store, *, now: Any = NOW, limit: int = 100) -> list[str]:
+    with store.begin_immediate() as tx:
+        return [t["id"] for t in claim_candidate_tables(tx, now=now, limit=limit)]
+
+
+def test_only_live_tables_with_triggers_and_due_work_are_candidates(store: Store) -> None:
+    never_evaluated = _candidate(store)
+    due = _candidate(store)
+    idle = _candidate(store)
+    trashed = _candidate(store)
+    make_table(store)  # no triggers: SQL NULL
+    cleared = _candidate(store)
+    with store.begin() as tx:
+        rec.set_table_next_due(tx, table_id=due, next_due_at=NOW)
+        rec.set_table_next_due(tx, table_id=idle, next_due_at=NOW + timedelta(seconds=1))
+        rec.set_table_trashed(tx, table_id=trashed, trashed=True, now=NOW)
+        rec.set_table_triggers(tx, table_id=cleared, triggers=None, now=NOW)
+        assert count_candidate_tables(tx) == 3
+    assert sorted(_claim_ids(store)) == sorted([never_evaluated, due])
+    assert idle in _claim_ids(store, now=NOW + timedelta(seconds=1))
+
+
+def test_claimed_tables_come_back_as_table_dicts(store: Store) -> None:
+    table_id = _candidate(store)
+    with store.begin_immediate() as tx:
+        [claimed] = claim_candidate_tables(tx, now=NOW, limit=10)
+    assert claimed["id"] == table_id and claimed["triggers"] == TRIGGERS
+
+
+def test_rotation_reaches_every_table_in_turn(store: Store) -> None:
+    ids = sorted(_candidate(store) for _ in range(5))
+    seen: list[list[str]] = []
+    for tick in range(4):
+        now = NOW + timedelta(minutes=tick)
+        with store.begin_immediate() as tx:
+            claimed = [t["id"] for t in claim_candidate_tables(tx, now=now, limit=2)]
+            mark_tables_ticked(tx, table_ids=claimed, now=now)
+        seen.append(claimed)
+    # never ticked first (by id), then least recently ticked
+    assert seen[0] == ids[0:2] and seen[1] == ids[2:4]
+    assert seen[2] == [ids[4], ids[0]] and seen[3] == ids[1:3]
+    with store.read() as tx:
+        stamped = rec.get_table(tx, table_id=ids[4])
+    assert stamped is not None and stamped["last_ticked_at"] == NOW + timedelta(minutes=2)
+
+
+def test_mark_tables_ticked_accepts_nothing(store: Store) -> None:
+    with store.begin() as tx:
+        mark_tables_ticked(tx, table_ids=[], now=NOW)
+
+
+@PG_ONLY
+def test_overlapping_pg_ticks_skip_locked_tables(store: Store) -> None:
+    ids = {_candidate(store) for _ in range(5)}
+    with ExitStack() as stack:
+        first = stack.enter_context(store.begin())
+        second = stack.enter_context(store.begin())
+        got_first = {t["id"] for t in claim_candidate_tables(first, now=NOW, limit=2)}
+        got_second = {t["id"] for t in claim_candidate_tables(second, now=NOW, limit=10)}
+    assert len(got_first) == 2 and len(got_second) == 3
+    assert got_first.isdisjoint(got_second) and got_first | got_second == ids
+
+
+def test_concurrent_ticks_claim_disjoint_sets(store: Store) -> None:
+    """Two ticks at once: PG by SKIP LOCKED, SQLite by BEGIN IMMEDIATE + rotation."""
+    ids = {_candidate(store) for _ in range(4)}
+    results: list[set[str]] = []
+    first_claimed = threading.Event()
+    release_first = threading.Event()
+
+    def tick(hold: bool) -> None:
+        with store.begin_immediate() as tx:
+            claimed = {t["id"] for t in claim_candidate_tables(tx, now=NOW, limit=2)}
+            mark_tables_ticked(tx, table_ids=claimed, now=NOW)
+            results.append(claimed)
+            if hold:
+                first_claimed.set()
+                release_first.wait(10)
+
+    holder = threading.Thread(target=tick, args=(True,))
+    holder.start()
+    assert first_claimed.wait(10)
+    other = threading.Thread(target=tick, args=(False,))
+    other.start()
+    other.join(0.3 if store.is_postgres else 0.1)
+    release_first.set()
+    holder.join(10)
+    other.join(10)
+    assert len(results) == 2
+    assert results[0].isdisjoint(results[1]) and results[0] | results[1] == ids

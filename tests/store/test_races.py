@@ -1,0 +1,110 @@
+"""Real concurrency against the store (DESIGN §6): ledger races and concurrent migration."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from tocsin.store import Store, open_store
+from tocsin.store.ledger import claim_occurrence, fired_identities
+from tocsin.store.migrate import current_revision, head_revision
+from tocsin.store.tx import Tx
+
+from .helpers import NOW, PG_ONLY, new_id
+
+RACERS = 4
+
+
+def _claim(store: Store, identity: str) -> bool:
+    with store.begin_immediate() as tx:
+        return claim_occurrence(
+            tx, trigger_id="trg_race", identity=identity, table_id="t", run_id=new_id(), now=NOW
+        )
+
+
+def test_racing_claims_of_one_identity_give_exactly_one_winner(store: Store) -> None:
+    barrier = threading.Barrier(RACERS)
+    results: list[bool] = []
+    errors: list[BaseException] = []
+
+    def racer() -> None:
+        try:
+            barrier.wait(10)
+            results.append(_claim(store, "rec|2026-08-27"))
+        except BaseException as exc:  # reported below, not swallowed
+            errors.append(exc)
+
+    threads = [threading.Thread(target=racer) for _ in range(RACERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert errors == []
+    assert sorted(results) == [False] * (RACERS - 1) + [True]
+
+
+def _wait_until_blocked(store: Store, timeout_s: float = 10.0) -> None:
+    """Until some other backend of this database waits on a lock (PostgreSQL)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with store.engine.connect() as conn:
+            waiting = conn.exec_driver_sql(
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE wait_event_type = 'Lock' AND datname = current_database()"
+            ).scalar_one()
+        if waiting:
+            return
+        time.sleep(0.02)
+    raise AssertionError("the second claim never waited for the first")
+
+
+@PG_ONLY
+@pytest.mark.parametrize(("first_commits", "second_wins"), [(True, False), (False, True)])
+def test_pg_second_claim_waits_for_the_first_transaction(
+    store: Store, first_commits: bool, second_wins: bool
+) -> None:
+    outcome: dict[str, Any] = {}
+    with store.engine.connect() as conn:
+        first = conn.begin()
+        tx = Tx(conn=conn, is_postgres=True)
+        assert claim_occurrence(
+            tx, trigger_id="trg_race", identity="w", table_id="t", run_id=new_id(), now=NOW
+        )
+        thread = threading.Thread(target=lambda: outcome.update(won=_claim(store, "w")))
+        thread.start()
+        _wait_until_blocked(store)
+        if first_commits:
+            first.commit()
+        else:
+            first.rollback()
+        thread.join(10)
+    assert outcome == {"won": second_wins}
+    with store.read() as tx2:
+        assert fired_identities(tx2, trigger_id="trg_race", identities=["w"]) == {"w"}
+
+
+def test_processes_opening_one_database_at_once_migrate_once(store_url: str) -> None:
+    code = "import sys; from tocsin.store import open_store; open_store(sys.argv[1]).dispose()"
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-W", "error", "-c", code, store_url],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(3)
+    ]
+    outputs = [proc.communicate(timeout=120) for proc in procs]
+    failures = [
+        err.decode() for proc, (_, err) in zip(procs, outputs, strict=True) if proc.returncode
+    ]
+    assert failures == []
+    store = open_store(store_url)
+    try:
+        assert current_revision(store) == head_revision()
+    finally:
+        store.dispose()

@@ -1,0 +1,171 @@
+"""Runs: creation, the one-active-run fence, reading and the stuck filter (SPEC §5.3, §8)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import update
+
+from tocsin.store import Store
+from tocsin.store.runs import (
+    active_trigger_ids,
+    get_run,
+    has_active_run,
+    insert_run,
+    list_runs,
+)
+from tocsin.store.tables import runs
+
+from .helpers import NOW, new_id
+
+STUCK_AFTER_S = 300
+
+
+def _insert(tx: Any, table_id: str, **overrides: Any) -> dict[str, Any] | None:
+    fields: dict[str, Any] = {
+        "id": new_id(),
+        "table_id": table_id,
+        "trigger_id": "trg_clock",
+        "record_id": None,
+        "source": "schedule",
+        "clock": True,
+        "payload": {},
+        "definition": {"id": "trg_clock", "actions": []},
+        "identity": "2026-08-27T05:00",
+        "scheduled_for": NOW,
+        "now": NOW,
+    }
+    fields.update(overrides)
+    return insert_run(tx, **fields)
+
+
+def _set(tx: Any, run_id: str, **values: Any) -> None:
+    tx.conn.execute(update(runs).where(runs.c.id == run_id).values(**values))
+
+
+def test_insert_run_returns_the_documented_shape(store: Store) -> None:
+    with store.begin() as tx:
+        run = _insert(tx, "tbl", clock=False, record_id="rec", payload={"Status": "Open"})
+    assert run is not None
+    assert set(run) >= {
+        "id", "table_id", "trigger_id", "record_id", "source", "status", "attempts", "error",
+        "action_results", "payload", "definition", "identity", "scheduled_for", "created_at",
+        "updated_at", "started_at", "finished_at",
+    }  # fmt: skip
+    assert run["status"] == "pending" and run["attempts"] == 0 and run["error"] is None
+    assert run["action_results"] == [] and run["payload"] == {"Status": "Open"}
+    assert run["created_at"] == NOW == run["scheduled_for"] and run["started_at"] is None
+    with store.read() as tx:
+        assert get_run(tx, run_id=run["id"]) == run
+        assert get_run(tx, run_id=new_id()) is None
+
+
+def test_definition_none_is_sql_null(store: Store) -> None:
+    with store.begin() as tx:
+        run = _insert(tx, "tbl", clock=False, definition=None)
+        assert run is not None and run["definition"] is None
+        nulls = tx.conn.exec_driver_sql(
+            "SELECT count(*) FROM runs WHERE definition IS NULL"
+        ).scalar_one()
+    assert nulls == 1
+
+
+def test_second_active_clock_run_is_refused_without_aborting(store: Store) -> None:
+    with store.begin() as tx:
+        first = _insert(tx, "tbl")
+        assert first is not None
+        assert _insert(tx, "tbl", identity="2026-08-27T06:00") is None
+        other = _insert(tx, "tbl", trigger_id="trg_other")  # the transaction still works
+        assert other is not None
+    with store.read() as tx:
+        assert has_active_run(tx, trigger_id="trg_clock")
+        assert active_trigger_ids(tx, trigger_ids=["trg_clock", "trg_other", "trg_none"]) == {
+            "trg_clock",
+            "trg_other",
+        }
+
+
+def test_running_run_also_fences(store: Store) -> None:
+    with store.begin() as tx:
+        first = _insert(tx, "tbl")
+        assert first is not None
+        _set(tx, first["id"], status="running")
+        assert _insert(tx, "tbl") is None
+
+
+@pytest.mark.parametrize("status", ["done", "failed"])
+def test_a_terminal_run_releases_the_fence(store: Store, status: str) -> None:
+    with store.begin() as tx:
+        first = _insert(tx, "tbl")
+        assert first is not None
+        _set(tx, first["id"], status=status)
+    with store.begin() as tx:
+        assert not has_active_run(tx, trigger_id="trg_clock")
+        assert _insert(tx, "tbl", identity="next") is not None
+
+
+def test_date_and_row_event_runs_may_overlap(store: Store) -> None:
+    with store.begin() as tx:
+        for record in ("r1", "r2", "r3"):
+            made = _insert(tx, "tbl", clock=False, trigger_id="trg_date", record_id=record)
+            assert made is not None
+
+
+def _seed_statuses(store: Store, table_id: str) -> dict[str, str]:
+    """One run per situation; returns name → run id."""
+    ids: dict[str, str] = {}
+    plan = [
+        ("pending", "pending", NOW),
+        ("fresh_running", "running", NOW - timedelta(seconds=STUCK_AFTER_S - 1)),
+        ("stale_running", "running", NOW - timedelta(seconds=STUCK_AFTER_S + 1)),
+        ("done", "done", NOW - timedelta(hours=1)),
+        ("failed", "failed", NOW),
+    ]
+    with store.begin() as tx:
+        for offset, (name, status, updated_at) in enumerate(plan):
+            run = _insert(
+                tx, table_id, clock=False, trigger_id=f"trg_{name}",
+                now=NOW + timedelta(seconds=offset),
+            )  # fmt: skip
+            assert run is not None
+            _set(tx, run["id"], status=status, updated_at=updated_at)
+            ids[name] = run["id"]
+        _insert(tx, "other-table", clock=False)
+    return ids
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [
+        (None, ["failed", "done", "stale_running", "fresh_running", "pending"]),
+        ("stuck", ["failed", "stale_running"]),
+        ("running", ["stale_running", "fresh_running"]),
+        ("pending", ["pending"]),
+        ("done", ["done"]),
+        ("failed", ["failed"]),
+    ],
+)
+def test_list_runs_filters_newest_first(
+    store: Store, status: str | None, expected: list[str]
+) -> None:
+    ids = _seed_statuses(store, "tbl")
+    with store.read() as tx:
+        items, total = list_runs(
+            tx, table_id="tbl", status=status, skip=0, limit=50, now=NOW,
+            stuck_after_s=STUCK_AFTER_S,
+        )  # fmt: skip
+    assert [item["id"] for item in items] == [ids[name] for name in expected]
+    assert total == len(expected)
+
+
+def test_list_runs_pages_and_rejects_unknown_filters(store: Store) -> None:
+    ids = _seed_statuses(store, "tbl")
+    with store.read() as tx:
+        items, total = list_runs(
+            tx, table_id="tbl", status=None, skip=1, limit=2, now=NOW, stuck_after_s=300
+        )
+        assert total == 5 and [i["id"] for i in items] == [ids["done"], ids["stale_running"]]
+        with pytest.raises(ValueError, match="unknown run status"):
+            list_runs(tx, table_id="tbl", status="bogus", skip=0, limit=1, now=NOW, stuck_after_s=1)
