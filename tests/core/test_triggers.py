@@ -7,6 +7,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tocsin import messages
 from tocsin.core import cron
@@ -461,3 +463,36 @@ def test_normalize_trigger_only_drops_defaults() -> None:
     assert out == {**raw, "schedule": {"type": "date_column_reached", "column": "Due"}}
     assert normalize_trigger(out) == out
     assert normalize_trigger({"on": "created"}) == {"on": "created"}
+
+
+WORDS = (
+    "schedule", "created", "interval", "daily", "cron", "date_column_reached", "Due", "Status",
+    "01:30", "UTC", "Asia/Taipei", "0 9 * * *", "$row", "$row.Name", "notify", "webhook", "eq",
+    "neq", "in", "trg_a", "id", "type", "on", "when", "actions",
+)  # fmt: skip
+KEYS = (
+    "id", "type", "on", "when", "schedule", "actions", "column", "op", "value", "every_seconds",
+    "at", "timezone", "expression", "message", "url", "offset_minutes", "record", "values", "x",
+)  # fmt: skip
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-100000, 3000000) | st.sampled_from(WORDS),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(KEYS), inner, max_size=6)
+    ),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(raw=json_values, previous=json_values)
+def test_validation_is_total(raw: object, previous: object) -> None:
+    """Any JSON is either a valid config or a ConfigError (400), never another exception."""
+    prev = previous if isinstance(previous, list) else None
+    try:
+        out = validate_triggers(raw, COLUMNS, new_id=ids(), previous=prev)
+    except ConfigError:
+        pass
+    else:
+        assert validate_triggers(out, COLUMNS, new_id=ids(), previous=out) == out
+    codes = classify_stored_config(raw, COLUMNS)
+    assert all(isinstance(c, str) for cs in codes for c in cs)

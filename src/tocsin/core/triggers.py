@@ -84,7 +84,9 @@ def validate_triggers(
     if not isinstance(raw, list):
         raise _trigger_error("triggers must be a list of trigger objects")
     old_kinds = {
-        t.get("id"): stored_schedule_type(t) for t in previous or [] if isinstance(t, Mapping)
+        t["id"]: stored_schedule_type(t)
+        for t in previous or []
+        if isinstance(t, Mapping) and isinstance(t.get("id"), str)
     }
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
