@@ -1,0 +1,97 @@
+"""SPEC §8, §9.2, §9.7 with real processes: a worker SIGKILLed between receipts loses nothing and
+repeats nothing that has a receipt.
+
+Each round: a run of three webhook actions to a real local HTTP server; a worker *process* runs
+it; the receiver holds the request of action ``k+1`` (k random in 1..2), the test checks that the
+receipts of actions 1..k are stored, and SIGKILLs the worker. After the stale window (``now`` is
+driven forward explicitly), recovery — the moderator retry on even rounds, the tick's requeue
+sweep on odd ones — hands the run to a worker that completes it. The receiver must have seen each
+action exactly once: nothing with a stored receipt ran twice.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tocsin.engine.sweeps import requeue_lost_runs
+from tocsin.service import Tocsin
+
+from .helpers import NOW, STALE, make_run, make_table, read_run, trigger
+from .receiver import Receiver
+
+ROUNDS = 20
+WORKER = Path(__file__).with_name("crash_worker.py")
+DEADLINE_S = 15.0
+
+
+def spawn_worker(url: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, str(WORKER), url, NOW.isoformat()],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+
+
+def wait_for(predicate: Any, what: str) -> None:
+    end = time.monotonic() + DEADLINE_S
+    while not predicate():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.01)
+
+
+def ok_receipts(t: Tocsin, run_id: str) -> list[str]:
+    return [r["action_id"] for r in read_run(t, run_id)["action_results"] if r["ok"]]
+
+
+def recover(t: Tocsin, run: dict[str, Any], round_no: int) -> None:
+    if round_no % 2 == 0:
+        t.retry_run(run["table_id"], run["id"], now=STALE)
+    else:
+        with t.store.begin() as tx:
+            assert requeue_lost_runs(tx, now=STALE, stuck_after_s=300) >= 1
+    assert t.work(now=STALE) == 1
+
+
+def crash_round(t: Tocsin, url: str, rx: Receiver, table: dict[str, Any], round_no: int) -> None:
+    trg = table["triggers"][0]
+    run = make_run(t, table, trg)
+    keys = [f"tocsin-{run['id']}-{a['id']}" for a in trg["actions"]]
+    k = random.randint(1, 2)
+    rx.gate(keys[k])
+    worker = spawn_worker(url)
+    try:
+        if not rx.arrived.wait(DEADLINE_S):
+            raise AssertionError(f"worker never reached action {k + 1} (exit {worker.poll()})")
+        assert ok_receipts(t, run["id"]) == [a["id"] for a in trg["actions"][:k]]
+        worker.send_signal(signal.SIGKILL)
+        worker.wait(DEADLINE_S)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait(DEADLINE_S)
+        rx.release.set()
+        rx.gate(None)
+    assert read_run(t, run["id"])["status"] == "running"  # the crash left it running
+    recover(t, run, round_no)
+    done = read_run(t, run["id"])
+    assert done["status"] == "done", done
+    assert [rx.deliveries[key] for key in keys] == [1, 1, 1], (k, rx.deliveries)
+
+
+def test_sigkilled_worker_resumes_without_repeating_receipted_actions(
+    tocsin: Tocsin, store_url: str
+) -> None:
+    with Receiver() as rx:
+        hooks = [{"type": "webhook", "url": rx.url} for _ in range(3)]
+        table = make_table(tocsin, trigger(*hooks))
+        for round_no in range(ROUNDS):
+            crash_round(tocsin, store_url, rx, table, round_no)
