@@ -19,13 +19,16 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
 
-from tocsin.service import Tocsin
 from tocsin.settings import Settings
 from tocsin.store import Store, open_store
+
+if TYPE_CHECKING:  # imported lazily below: a broken facade must not break store-only tests
+    from tocsin.service import Tocsin
 
 PG_ENV = "TOCSIN_TEST_PG_URL"
 ADMIN_TOKEN = "admin-secret"
@@ -96,6 +99,8 @@ def settings(store_url: str) -> Settings:
 @pytest.fixture
 def tocsin(store_url: str, settings: Settings) -> Iterator[Tocsin]:
     """The facade on a fresh database, closed after the test."""
+    from tocsin.service import Tocsin
+
     opened = Tocsin.open(store_url, settings=settings)
     try:
         yield opened

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect
 
 from tocsin.store import Store, open_store
-from tocsin.store.migrate import current_revision, head_revision
+from tocsin.store.migrate import alembic_config, current_revision, head_revision, upgrade_to_head
 from tocsin.store.tables import metadata
 
 VERSION_TABLE = "alembic_version"
@@ -53,3 +54,11 @@ def test_database_is_at_head_and_reopening_is_a_noop(store: Store, store_url: st
         assert current_revision(again) == "0001"
     finally:
         again.dispose()
+
+
+def test_downgrade_to_base_and_back(store: Store) -> None:
+    with store.begin() as tx:
+        command.downgrade(alembic_config(tx.conn), "base")
+    assert set(inspect(store.engine).get_table_names()) <= {VERSION_TABLE}
+    upgrade_to_head(store)
+    assert set(inspect(store.engine).get_table_names()) == set(metadata.tables) | {VERSION_TABLE}
