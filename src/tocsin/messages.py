@@ -196,3 +196,61 @@ def command_not_registered(name: str) -> str:
 
 def unknown_action_type(kind: object) -> str:
     return f"unknown action type '{kind}'"
+
+
+# ---- data plane: tables, columns, records, triggers ownership (texts the SPEC leaves to us) ----
+def scope_invalid(scope: object) -> str:
+    return f"scope '{scope}' is invalid: use chatroom, workspace or user"
+
+
+def scope_id_invalid(scope_id: object) -> str:
+    return f"scope_id '{scope_id}' is invalid: it must be a UUID"
+
+
+TABLE_NAME_INVALID = "table name must be a non-empty string of at most 200 characters"
+COLUMNS_NOT_OBJECT = "columns must be an object mapping column names to types"
+ROWS_NOT_LIST = "records must be a list of objects mapping column names to values"
+SCP_RULES_NOT_LIST = "scp_rules must be a list of rules or null"
+
+
+def column_type_invalid(column: object, column_type: object) -> str:
+    return (
+        f"column '{column}' has invalid type '{column_type}'. valid types: "
+        "text, number, boolean, date, datetime, select, json"
+    )
+
+
+def column_unknown(column: object) -> str:
+    return f"column '{column}' does not exist on this table"
+
+
+def cell_invalid(column: str, column_type: str) -> str:
+    expected = {
+        "text": "a string",
+        "number": "a number (int or float, not a boolean)",
+        "boolean": "true or false",
+        "date": "a date string 'YYYY-MM-DD'",
+        "datetime": "an ISO 8601 datetime string",
+        "select": "a string",
+        "json": "any JSON value",
+    }.get(column_type, column_type)
+    return f"column '{column}' ({column_type}) expects {expected}"
+
+
+def trigger_id_taken(trigger_id: str) -> str:
+    return f"trigger id '{trigger_id}' belongs to another table; omit it to get a new id"
+
+
+def page_invalid(skip: object, limit: object) -> str:
+    return f"invalid page: skip must be >= 0 and limit in [1, 500] (got skip={skip}, limit={limit})"
+
+
+def tick_limit_invalid(name: str, low: int, high: int, value: object) -> str:
+    return f"{name} must be an integer in [{low}, {high}] (got {value!r})"
+
+
+RECORD_DATA_NOT_OBJECT = "record data must be an object mapping column names to values"
+
+
+def run_status_invalid(status: object) -> str:
+    return f"run status filter '{status}' is invalid: use pending, running, done, failed or stuck"

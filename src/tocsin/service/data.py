@@ -1,9 +1,415 @@
-"""Tables, records, row events, triggers config, tick, preview and runs listing (SPEC §2–§8)."""
+"""Tables, records, row events, triggers config, tick, preview and runs listing (SPEC §2–§8).
+
+Every method validates its input before anything is written, then does its work in one store
+transaction. Record writes evaluate the table's row-event triggers in that same transaction
+(SPEC §3): each matching trigger gets one pending run with the row snapshot. Time comes in as
+``now`` (aware UTC); only when omitted does the facade read the clock (``TocsinBase._now``).
+"""
 
 from __future__ import annotations
 
+import json
+import math
+import re
+import uuid
+from collections.abc import Mapping
+from datetime import date, datetime
+from typing import Any
+
+from tocsin import messages
+from tocsin.core.instants import classify_cell
+from tocsin.engine import configs
+from tocsin.engine.evaluate import row_event_triggers
+from tocsin.engine.preview import schedule_preview
+from tocsin.engine.tick import row_payload, run_due_triggers
+from tocsin.errors import NotFound, ValidationError
 from tocsin.service.base import TocsinBase
+from tocsin.store import records as store_records
+from tocsin.store import runs as store_runs
+from tocsin.store.tx import Tx
+
+SCOPES = ("chatroom", "workspace", "user")
+COLUMN_TYPES = ("text", "number", "boolean", "date", "datetime", "select", "json")
+TABLE_PUBLIC = (
+    "id",
+    "scope",
+    "scope_id",
+    "name",
+    "columns",
+    "trashed",
+    "requires_approval",
+    "scp_rules",
+    "created_at",
+    "updated_at",
+)
+MAX_NAME = 200
+MAX_PAGE = 500
+TABLE_LIMIT = (1, 2000)
+RECORD_LIMIT = (1, 10000)
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
+
+
+# --- input validation (pure; raises ValidationError naming the column) -------------------------
+
+
+def validate_columns(columns: object) -> dict[str, str]:
+    """``{name: type}`` with types from SPEC §2."""
+    if not isinstance(columns, Mapping):
+        raise ValidationError(messages.COLUMNS_NOT_OBJECT)
+    out: dict[str, str] = {}
+    for name, kind in columns.items():
+        if not isinstance(name, str) or not name.strip():
+            raise ValidationError(messages.column_type_invalid(name, kind))
+        if kind not in COLUMN_TYPES:
+            raise ValidationError(messages.column_type_invalid(name, kind))
+        out[name] = str(kind)
+    return out
+
+
+def _is_date(value: object) -> bool:
+    if not isinstance(value, str) or _DATE.fullmatch(value) is None:
+        return False
+    try:
+        date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_json(value: object) -> bool:
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def cell_ok(column_type: str, value: object) -> bool:
+    """Does ``value`` fit a column of ``column_type``? ``None`` (an empty cell) always does."""
+    if value is None:
+        return True
+    if column_type in ("text", "select"):
+        return isinstance(value, str)
+    if column_type == "number":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return False
+        return not isinstance(value, float) or math.isfinite(value)
+    if column_type == "boolean":
+        return isinstance(value, bool)
+    if column_type == "date":
+        return _is_date(value)
+    if column_type == "datetime":
+        return classify_cell(value)[0] == "ok"
+    return _is_json(value)
+
+
+def validate_cells(columns: Mapping[str, str], data: object) -> dict[str, Any]:
+    """A record's (partial) data checked against the column types (SPEC §2)."""
+    if not isinstance(data, Mapping):
+        raise ValidationError(messages.RECORD_DATA_NOT_OBJECT)
+    for name, value in data.items():
+        if name not in columns:
+            raise ValidationError(messages.column_unknown(name))
+        if not cell_ok(columns[name], value):
+            raise ValidationError(messages.cell_invalid(name, columns[name]))
+    return dict(data)
+
+
+def _check_page(skip: int, limit: int) -> None:
+    ok = isinstance(skip, int) and isinstance(limit, int) and skip >= 0
+    if not ok or not 1 <= limit <= MAX_PAGE:
+        raise ValidationError(messages.page_invalid(skip, limit))
+
+
+def _check_limit(name: str, value: object, bounds: tuple[int, int]) -> int:
+    low, high = bounds
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ValidationError(messages.tick_limit_invalid(name, low, high, value))
+    return value
+
+
+def public_table(table: Mapping[str, Any]) -> dict[str, Any]:
+    """A table as callers see it (no scheduler bookkeeping)."""
+    return {name: table[name] for name in TABLE_PUBLIC}
+
+
+def _table(tx: Tx, table_id: str, *, include_trashed: bool = False) -> dict[str, Any]:
+    table = store_records.get_table(tx, table_id=table_id, include_trashed=include_trashed)
+    if table is None:
+        raise NotFound(messages.TABLE_NOT_FOUND)
+    return table
+
+
+def emit_row_event(
+    tx: Tx, table: Mapping[str, Any], event: str, record: Mapping[str, Any], now: datetime
+) -> int:
+    """Insert one pending run per row-event trigger that ``event`` on ``record`` fires (§3)."""
+    data = record.get("data")
+    row = dict(data) if isinstance(data, Mapping) else {}
+    created = 0
+    for trigger in row_event_triggers(table.get("triggers"), event, row):
+        store_runs.insert_run(
+            tx,
+            id=str(uuid.uuid4()),
+            table_id=str(table["id"]),
+            trigger_id=str(trigger["id"]),
+            record_id=str(record["id"]),
+            source=event,
+            clock=False,
+            payload=row_payload(record),
+            definition=trigger,
+            identity=None,
+            scheduled_for=None,
+            now=now,
+        )
+        created += 1
+    return created
 
 
 class DataMixin(TocsinBase):
-    """Owned by the store/tick/preview work (issue 3)."""
+    """Tables, records and their triggers (issue 3). See DESIGN §4."""
+
+    # --- tables --------------------------------------------------------------------------------
+
+    def create_table(
+        self,
+        scope: str,
+        scope_id: str,
+        name: str,
+        columns: Mapping[str, str],
+        *,
+        requires_approval: bool = False,
+        scp_rules: list[Any] | None = None,
+        now: datetime | None = None,
+    ) -> dict[str, Any]:
+        """Create a live table with typed columns in a scope (SPEC §1–§2)."""
+        at = self._now(now)
+        if scope not in SCOPES:
+            raise ValidationError(messages.scope_invalid(scope))
+        try:
+            canonical_scope_id = str(uuid.UUID(str(scope_id)))
+        except ValueError:
+            raise ValidationError(messages.scope_id_invalid(scope_id)) from None
+        if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME:
+            raise ValidationError(messages.TABLE_NAME_INVALID)
+        checked = validate_columns(columns)
+        if scp_rules is not None and not isinstance(scp_rules, list):
+            raise ValidationError(messages.SCP_RULES_NOT_LIST)
+        with self.store.begin() as tx:
+            table = store_records.insert_table(
+                tx,
+                id=str(uuid.uuid4()),
+                scope=scope,
+                scope_id=canonical_scope_id,
+                name=name,
+                columns=checked,
+                now=at,
+                requires_approval=bool(requires_approval),
+                scp_rules=scp_rules or None,
+            )
+        return public_table(table)
+
+    def get_table(self, table_id: str, *, include_trashed: bool = True) -> dict[str, Any]:
+        """A table (trashed ones carry ``trashed: true``); 404 when missing."""
+        with self.store.read() as tx:
+            return public_table(_table(tx, table_id, include_trashed=include_trashed))
+
+    def trash_table(self, table_id: str, now: datetime | None = None) -> dict[str, Any]:
+        """Trash a table: its schedules fall silent, its writes answer 404 (SPEC §2)."""
+        return self._set_table_trashed(table_id, True, self._now(now))
+
+    def restore_table(self, table_id: str, now: datetime | None = None) -> dict[str, Any]:
+        """Restore a trashed table."""
+        return self._set_table_trashed(table_id, False, self._now(now))
+
+    def _set_table_trashed(self, table_id: str, trashed: bool, at: datetime) -> dict[str, Any]:
+        with self.store.begin() as tx:
+            _table(tx, table_id, include_trashed=True)
+            store_records.set_table_trashed(tx, table_id=table_id, trashed=trashed, now=at)
+            return public_table(_table(tx, table_id, include_trashed=True))
+
+    def set_scp_rules(
+        self, table_id: str, rules: list[Any] | None, now: datetime | None = None
+    ) -> dict[str, Any]:
+        """Replace the channel SCP rules; 400 while the table has triggers (SPEC §2)."""
+        at = self._now(now)
+        with self.store.begin() as tx:
+            table = _table(tx, table_id)
+            configs.set_scp_rules(tx, table=table, rules=rules, now=at)
+            return public_table(_table(tx, table_id))
+
+    # --- records -------------------------------------------------------------------------------
+
+    def insert_records(
+        self, table_id: str, rows: list[Mapping[str, Any]], now: datetime | None = None
+    ) -> list[str]:
+        """Insert live records (all validated first); each emits ``created``. Returns the ids."""
+        return [r["id"] for r in self._insert(table_id, rows, self._now(now))]
+
+    def insert_record(
+        self, table_id: str, data: Mapping[str, Any], now: datetime | None = None
+    ) -> dict[str, Any]:
+        """Insert one record and return its dict (the HTTP ``POST …/records``)."""
+        return self._insert(table_id, [data], self._now(now))[0]
+
+    def _insert(
+        self, table_id: str, rows: list[Mapping[str, Any]], at: datetime
+    ) -> list[dict[str, Any]]:
+        if not isinstance(rows, list):
+            raise ValidationError(messages.ROWS_NOT_LIST)
+        with self.store.begin() as tx:
+            table = _table(tx, table_id)
+            checked = [validate_cells(table["columns"], row) for row in rows]
+            values = [{"id": str(uuid.uuid4()), "data": data} for data in checked]
+            created = store_records.insert_records(tx, table_id=table_id, rows=values, now=at)
+            for record in created:
+                emit_row_event(tx, table, "created", record, at)
+        return created
+
+    def update_record(
+        self,
+        table_id: str,
+        record_id: str,
+        data: Mapping[str, Any],
+        now: datetime | None = None,
+    ) -> dict[str, Any]:
+        """Partial update: only the given columns change; emits ``updated``."""
+        at = self._now(now)
+        with self.store.begin() as tx:
+            table = _table(tx, table_id)
+            patch = validate_cells(table["columns"], data)
+            record = store_records.get_record(tx, table_id=table_id, record_id=record_id)
+            if record is None:
+                raise NotFound(messages.RECORD_NOT_FOUND)
+            merged = {**record["data"], **patch}
+            updated = store_records.update_record_data(
+                tx, table_id=table_id, record_id=record_id, data=merged, now=at
+            )
+            if updated is None:
+                raise NotFound(messages.RECORD_NOT_FOUND)
+            emit_row_event(tx, table, "updated", updated, at)
+        return updated
+
+    def trash_record(
+        self, table_id: str, record_id: str, now: datetime | None = None
+    ) -> dict[str, Any]:
+        """Trash a record; emits ``deleted`` (a record already trashed is returned as is)."""
+        return self._set_record_trashed(table_id, record_id, True, self._now(now))
+
+    def restore_record(
+        self, table_id: str, record_id: str, now: datetime | None = None
+    ) -> dict[str, Any]:
+        """Restore a trashed record; emits ``restored`` (a live record is returned as is)."""
+        return self._set_record_trashed(table_id, record_id, False, self._now(now))
+
+    def _set_record_trashed(
+        self, table_id: str, record_id: str, trashed: bool, at: datetime
+    ) -> dict[str, Any]:
+        with self.store.begin() as tx:
+            table = _table(tx, table_id)
+            changed = store_records.set_record_trashed(
+                tx, table_id=table_id, record_id=record_id, trashed=trashed, now=at
+            )
+            if changed is not None:
+                emit_row_event(tx, table, "deleted" if trashed else "restored", changed, at)
+                return changed
+            record = store_records.get_record(
+                tx, table_id=table_id, record_id=record_id, include_trashed=True
+            )
+            if record is None:
+                raise NotFound(messages.RECORD_NOT_FOUND)
+            return record
+
+    def list_records(self, table_id: str, skip: int = 0, limit: int = 50) -> dict[str, Any]:
+        """Live records oldest first: ``{"items", "total", "skip", "limit"}``."""
+        _check_page(skip, limit)
+        with self.store.read() as tx:
+            _table(tx, table_id)
+            items, total = store_records.list_records(tx, table_id=table_id, skip=skip, limit=limit)
+        return {"items": items, "total": total, "skip": skip, "limit": limit}
+
+    def get_record(self, table_id: str, record_id: str) -> dict[str, Any]:
+        """One live record; 404 when missing or trashed."""
+        with self.store.read() as tx:
+            _table(tx, table_id)
+            record = store_records.get_record(tx, table_id=table_id, record_id=record_id)
+        if record is None:
+            raise NotFound(messages.RECORD_NOT_FOUND)
+        return record
+
+    # --- triggers, tick, preview ---------------------------------------------------------------
+
+    def set_triggers(
+        self, table_id: str, triggers: object, now: datetime | None = None
+    ) -> list[dict[str, Any]]:
+        """Full replace of the triggers config; returns it normalized, with every id (§3–§5.2)."""
+        at = self._now(now)
+        with self.store.begin() as tx:
+            table = _table(tx, table_id)
+            return configs.set_triggers_config(
+                tx, table=table, raw=triggers, now=at, new_id=self._new_id
+            )
+
+    def get_triggers(self, table_id: str) -> list[dict[str, Any]]:
+        """The stored triggers config (``[]`` when none)."""
+        with self.store.read() as tx:
+            stored = _table(tx, table_id)["triggers"]
+        return list(stored) if isinstance(stored, list) else []
+
+    def tick(
+        self, now: datetime | None = None, table_limit: int = 200, record_limit: int = 1000
+    ) -> dict[str, int]:
+        """One scheduler pass (``run_due_triggers``, SPEC §6)."""
+        at = self._now(now)
+        return run_due_triggers(
+            self.store,
+            now=at,
+            table_limit=_check_limit("table_limit", table_limit, TABLE_LIMIT),
+            record_limit=_check_limit("record_limit", record_limit, RECORD_LIMIT),
+            stuck_after_s=self.settings.stuck_after_s,
+        )
+
+    def preview(
+        self, table_id: str, now: datetime | None = None, record_limit: int = 1000
+    ) -> dict[str, Any]:
+        """The schedule preview of a live table (SPEC §7); read-only."""
+        at = self._now(now)
+        limit = _check_limit("record_limit", record_limit, RECORD_LIMIT)
+        return schedule_preview(self.store, table_id=table_id, now=at, record_limit=limit)
+
+    # --- runs ----------------------------------------------------------------------------------
+
+    def list_runs(
+        self,
+        table_id: str,
+        status: str | None = None,
+        skip: int = 0,
+        limit: int = 50,
+        now: datetime | None = None,
+    ) -> dict[str, Any]:
+        """A table's runs, newest first; ``status`` may be ``stuck`` (a filter, SPEC §8)."""
+        at = self._now(now)
+        _check_page(skip, limit)
+        if status is not None and status not in store_runs.RUN_FILTERS:
+            raise ValidationError(messages.run_status_invalid(status))
+        with self.store.read() as tx:
+            _table(tx, table_id)
+            items, total = store_runs.list_runs(
+                tx,
+                table_id=table_id,
+                status=status,
+                skip=skip,
+                limit=limit,
+                now=at,
+                stuck_after_s=self.settings.stuck_after_s,
+            )
+        return {"items": items, "total": total, "skip": skip, "limit": limit}
+
+    def get_run(self, table_id: str, run_id: str) -> dict[str, Any]:
+        """One run of this table; 404 for an unknown run or another table's."""
+        with self.store.read() as tx:
+            _table(tx, table_id)
+            run = store_runs.get_run(tx, run_id=run_id)
+        if run is None or run["table_id"] != table_id:
+            raise NotFound(messages.RUN_NOT_FOUND)
+        return run

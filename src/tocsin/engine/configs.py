@@ -1,0 +1,197 @@
+"""``triggers.set``: persist a validated config and keep trigger state in step (SPEC §2–§5.2).
+
+A full replace, validated before anything is written (``core.triggers.validate_triggers``: ids,
+omit-when-default, the kind-change guard). Then each schedule trigger's durable state row:
+
+====================================================  ==========================================
+change                                                effect on the state row
+====================================================  ==========================================
+new schedule trigger                                  created; clock kinds anchored at ``now``
+name, when, actions only                              untouched
+clock kind: every_seconds, at, expression, timezone   re-anchored from ``now`` (history kept)
+date kind: column or offset_minutes                   cursor restarts (the ledger is kept)
+trigger removed                                       retired (state and ledger kept)
+removed id added again                                revived with its ledger
+====================================================  ==========================================
+
+``next_due_at`` is kept current per trigger and per table (DESIGN §5): clock triggers store their
+next window, date triggers are always candidates, and a table with nothing scheduled is never
+loaded by the tick.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from tocsin import messages
+from tocsin.core import windows
+from tocsin.core.schedules import CLOCK_KINDS, Schedule, parse_schedule, schedule_to_dict
+from tocsin.core.triggers import validate_triggers
+from tocsin.engine.evaluate import clock_next_due
+from tocsin.errors import ConfigError, ValidationError
+from tocsin.store import records as store_records
+from tocsin.store import state as store_state
+from tocsin.store.tx import Tx
+
+# A date trigger may have due rows at any time: its table stays a tick candidate.
+ALWAYS_DUE = datetime(1970, 1, 1, tzinfo=UTC)
+# A table with nothing scheduled (row events only, or only broken triggers): never loaded.
+NEVER_DUE = datetime(9999, 12, 31, tzinfo=UTC)
+
+
+def schedule_hash(spec: Schedule) -> str:
+    """A digest of the timing fields; a different digest means a re-anchoring edit (§5.2)."""
+    canonical = json.dumps(schedule_to_dict(spec), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def has_triggers(table: Mapping[str, Any]) -> bool:
+    """True when the table carries at least one trigger."""
+    return bool(table.get("triggers"))
+
+
+def has_scp_rules(table: Mapping[str, Any]) -> bool:
+    """True when the table carries channel SCP rules (§2)."""
+    return bool(table.get("scp_rules"))
+
+
+def initial_next_due(spec: Schedule, anchor: datetime | None, last: datetime | None) -> datetime:
+    """The state's ``next_due_at``: the next window for clock kinds, always for date triggers."""
+    if spec.kind not in CLOCK_KINDS or anchor is None:
+        return ALWAYS_DUE
+    return clock_next_due(spec, anchor=anchor, last_consumed=last) or NEVER_DUE
+
+
+def set_triggers_config(
+    tx: Tx,
+    *,
+    table: Mapping[str, Any],
+    raw: object,
+    now: datetime,
+    new_id: Callable[[str], str],
+) -> list[dict[str, Any]]:
+    """Validate, persist and re-sync trigger state; returns the normalized config with ids."""
+    columns: dict[str, str] = dict(table["columns"])
+    previous = table.get("triggers")
+    config = validate_triggers(
+        raw, columns, new_id=new_id, previous=previous if isinstance(previous, list) else None
+    )
+    if config and has_scp_rules(table):
+        raise ValidationError(messages.SCP_WITH_TRIGGERS)
+    table_id = str(table["id"])
+    specs = {t["id"]: parse_schedule(t["schedule"], columns) for t in config if _is_schedule(t)}
+    _refuse_foreign_or_kind_change(tx, table_id=table_id, specs=specs)
+    store_records.set_table_triggers(tx, table_id=table_id, triggers=config or None, now=now)
+    sync_states(tx, table_id=table_id, specs=specs, now=now)
+    refresh_table_next_due(tx, table_id=table_id)
+    return config
+
+
+def _is_schedule(trigger: Mapping[str, Any]) -> bool:
+    return trigger.get("on") == "schedule" and isinstance(trigger.get("schedule"), Mapping)
+
+
+def _refuse_foreign_or_kind_change(tx: Tx, *, table_id: str, specs: Mapping[str, Schedule]) -> None:
+    """400 when an id's state belongs to another table, or a retired id comes back as a new kind.
+
+    (A kind change against the *current* config is refused by ``validate_triggers``.)
+    """
+    for trigger_id, spec in specs.items():
+        state = store_state.get_state(tx, trigger_id=trigger_id)
+        if state is None:
+            continue
+        if state["table_id"] != table_id:
+            raise ConfigError(messages.trigger_id_taken(trigger_id), code="trigger_id_taken")
+        if state["kind"] != spec.kind:
+            raise ConfigError(
+                messages.schedule_kind_change(trigger_id),
+                code="schedule_kind_change_requires_new_trigger_id",
+            )
+
+
+def sync_states(tx: Tx, *, table_id: str, specs: Mapping[str, Schedule], now: datetime) -> None:
+    """Create, keep, re-anchor, revive or retire each state row after a config change (§5.2)."""
+    states = store_state.get_states(tx, table_id=table_id)
+    for trigger_id, spec in specs.items():
+        _sync_one(tx, table_id, trigger_id, spec, states.get(trigger_id), now)
+    store_state.retire_states(tx, table_id=table_id, keep_ids=specs.keys(), now=now)
+
+
+def _sync_one(
+    tx: Tx,
+    table_id: str,
+    trigger_id: str,
+    spec: Schedule,
+    state: Mapping[str, Any] | None,
+    now: datetime,
+) -> None:
+    digest = schedule_hash(spec)
+    clock = spec.kind in CLOCK_KINDS
+    if state is None:
+        anchor = windows.initial_anchor(spec, now) if clock else None
+        store_state.upsert_state(
+            tx,
+            trigger_id=trigger_id,
+            table_id=table_id,
+            kind=spec.kind,
+            anchor=anchor,
+            schedule_hash=digest,
+            now=now,
+            next_due_at=initial_next_due(spec, anchor, None),
+        )
+        return
+    if state["retired"]:
+        store_state.revive_state(tx, trigger_id=trigger_id, now=now)
+    last = state["last_consumed"]
+    if state["schedule_hash"] != digest:
+        anchor = windows.initial_anchor(spec, now) if clock else None
+        store_state.reanchor_state(
+            tx,
+            trigger_id=trigger_id,
+            anchor=anchor,
+            schedule_hash=digest,
+            now=now,
+            next_due_at=initial_next_due(spec, anchor, last),
+        )
+    elif state["retired"]:
+        next_due = initial_next_due(spec, state["anchor"], last)
+        store_state.set_next_due(tx, trigger_id=trigger_id, next_due_at=next_due)
+
+
+def refresh_table_next_due(tx: Tx, *, table_id: str) -> datetime:
+    """The table's ``next_due_at`` = the earliest of its live states' (NEVER_DUE when none)."""
+    states = store_state.get_states(tx, table_id=table_id).values()
+    dues = [s["next_due_at"] for s in states if not s["retired"] and s["next_due_at"] is not None]
+    next_due = min(dues, default=NEVER_DUE)
+    store_records.set_table_next_due(tx, table_id=table_id, next_due_at=next_due)
+    return next_due
+
+
+def set_scp_rules(
+    tx: Tx, *, table: Mapping[str, Any], rules: object, now: datetime
+) -> list[Any] | None:
+    """Replace the table's channel SCP rules; 400 while the table has triggers (§2)."""
+    if rules is not None and not isinstance(rules, list):
+        raise ValidationError(messages.SCP_RULES_NOT_LIST)
+    if rules and has_triggers(table):
+        raise ValidationError(messages.SCP_WITH_TRIGGERS)
+    stored = list(rules) if rules else None
+    store_records.set_table_scp_rules(tx, table_id=str(table["id"]), scp_rules=stored, now=now)
+    return stored
+
+
+__all__ = [
+    "ALWAYS_DUE",
+    "NEVER_DUE",
+    "has_scp_rules",
+    "has_triggers",
+    "refresh_table_next_due",
+    "schedule_hash",
+    "set_scp_rules",
+    "set_triggers_config",
+    "sync_states",
+]

@@ -1,0 +1,341 @@
+"""THE evaluator: what is due at ``now``, and why not (DESIGN §1, STYLE R3).
+
+The tick acts on these verdicts, the preview only counts them; neither re-derives anything, so
+they can never disagree. Every function here is pure: the caller reads the store (states, a page
+of records, fired identities, active runs) and passes what it read, with ``now``.
+
+- :func:`inspect_stored` turns a stored triggers config into one :class:`StoredTrigger` per
+  schedule trigger: a parsed schedule, or the stable SPEC §7 error codes that make the scheduler
+  skip it. A broken trigger never hides the others.
+- :func:`classify_clock` decides an interval/daily/cron trigger: its due window (coalesced:
+  only the latest unconsumed window ``<= now``), or why none is due (SPEC §5.3).
+- :func:`page_identities` + :func:`classify_date_page` decide a page of records for a
+  date_column_reached trigger, in the scheduler order of SPEC §7.
+- :func:`row_event_triggers` picks the row-event triggers a write fires (SPEC §3).
+
+Nothing here raises on a bad cell or a bad stored trigger (SPEC §4.1, §6).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from tocsin.core import identity, instants, predicates, triggers, windows
+from tocsin.core.schedules import DateColumnReached, Schedule, parse_schedule
+
+# The six date-arm verdicts, in the scheduler's order (SPEC §7).
+MISSING = "missing_schedule_value"
+INVALID = "invalid_schedule_value"
+ALREADY_FIRED = "already_fired"
+FUTURE = "scheduled_for_future"
+WHEN_MISMATCH = "when_filter_mismatch"
+DUE_NOW = "due_now"
+DATE_VERDICTS = (MISSING, INVALID, ALREADY_FIRED, FUTURE, WHEN_MISMATCH, DUE_NOW)
+
+ROW_EVENTS = ("created", "updated", "deleted", "restored")
+STATE_MISSING = "schedule_state_missing"
+ID_MISSING = "trigger_id_missing"
+ID_DUPLICATE = "trigger_id_duplicate"
+SCHEDULE_INVALID = "stored_schedule_invalid"
+
+# Windows are at least minute-aligned instants; "just before the anchor" for "the first window
+# at or after the anchor" queries.
+_EPSILON = timedelta(microseconds=1)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoredTrigger:
+    """One stored schedule trigger as the scheduler sees it: valid (``spec``) or skipped (codes)."""
+
+    trigger_id: str | None
+    raw: Any
+    spec: Schedule | None
+    when: list[Any]
+    stored_schedule_type: str | None
+    error_codes: tuple[str, ...]
+
+    @property
+    def valid(self) -> bool:
+        return self.spec is not None and not self.error_codes
+
+    @property
+    def kind(self) -> str:
+        """``date_column_reached | interval | daily | cron`` when valid, else ``invalid``."""
+        return schedule_kind(self.spec) if self.valid and self.spec is not None else "invalid"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClockVerdict:
+    """An interval/daily/cron trigger at ``now``: the due window, or why there is none."""
+
+    due_at: datetime | None  # latest unconsumed window <= now (coalesced), None when none
+    due_now: bool  # due_at is set and no run of the trigger is pending/running
+    active_run: bool
+    last_consumed: datetime | None
+    next_due_at: datetime | None  # the earliest instant this trigger may be due
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RowVerdict:
+    """One record of a date trigger's page: its verdict, identity and fire instant."""
+
+    record: Mapping[str, Any]
+    verdict: str
+    identity: str | None
+    fire_at: datetime | None
+
+
+def schedule_kind(spec: Schedule) -> str:
+    """The SPEC §4 type name of a parsed schedule."""
+    return str(spec.kind)
+
+
+def is_schedule_trigger(trigger: object) -> bool:
+    """A stored entry the scheduler owns: ``on: schedule``, or anything that is no row event."""
+    if not isinstance(trigger, Mapping):
+        return True
+    return trigger.get("on") not in ROW_EVENTS
+
+
+def _stored_type(trigger: object) -> str | None:
+    if isinstance(trigger, Mapping):
+        schedule = trigger.get("schedule")
+        if isinstance(schedule, Mapping):
+            kind = schedule.get("type")
+            return kind if isinstance(kind, str) else None
+    return None
+
+
+def _trigger_id(trigger: object) -> str | None:
+    if isinstance(trigger, Mapping):
+        tid = trigger.get("id")
+        if isinstance(tid, str) and tid:
+            return tid
+    return None
+
+
+def _codes_for(
+    trigger: object,
+    columns: Mapping[str, str],
+    duplicate: bool,
+) -> tuple[list[str], Schedule | None]:
+    try:
+        codes = list(triggers.classify_stored(trigger, columns))
+    except Exception:  # a classifier bug must not hide the other triggers
+        codes = [SCHEDULE_INVALID]
+    if isinstance(trigger, Mapping) and trigger.get("on") != "schedule":
+        codes.append(SCHEDULE_INVALID)
+    if _trigger_id(trigger) is None and ID_MISSING not in codes:
+        codes.insert(0, ID_MISSING)
+    if duplicate and ID_DUPLICATE not in codes:
+        codes.append(ID_DUPLICATE)
+    spec: Schedule | None = None
+    if not codes and isinstance(trigger, Mapping):
+        try:
+            spec = parse_schedule(trigger.get("schedule"), columns)
+        except Exception:
+            codes.append(SCHEDULE_INVALID)
+    return codes, spec
+
+
+def inspect_stored(
+    stored: object,
+    columns: Mapping[str, str],
+    live_state_ids: Iterable[str],
+) -> list[StoredTrigger]:
+    """Each stored schedule trigger, parsed or with its SPEC §7 error codes, in config order.
+
+    ``live_state_ids`` are the trigger ids with a non-retired state row; a valid schedule
+    trigger without one is skipped with ``schedule_state_missing``.
+    """
+    entries = stored if isinstance(stored, list) else []
+    counts = Counter(_trigger_id(t) for t in entries)
+    has_state = set(live_state_ids)
+    out: list[StoredTrigger] = []
+    for trigger in entries:
+        if not is_schedule_trigger(trigger):
+            continue
+        tid = _trigger_id(trigger)
+        codes, spec = _codes_for(trigger, columns, tid is not None and counts[tid] > 1)
+        if not codes and tid not in has_state:
+            codes.append(STATE_MISSING)
+        when = trigger.get("when") if isinstance(trigger, Mapping) else None
+        out.append(
+            StoredTrigger(
+                trigger_id=tid,
+                raw=trigger,
+                spec=spec if not codes else None,
+                when=list(when) if isinstance(when, list) else [],
+                stored_schedule_type=_stored_type(trigger),
+                error_codes=tuple(codes),
+            )
+        )
+    return out
+
+
+# --- clock triggers (interval, daily, cron) -------------------------------------------------
+
+
+def clock_next_due(
+    spec: Schedule, *, anchor: datetime, last_consumed: datetime | None
+) -> datetime | None:
+    """The first window at or after ``anchor`` that is later than ``last_consumed``."""
+    after = anchor - _EPSILON
+    if last_consumed is not None and last_consumed > after:
+        after = last_consumed
+    return windows.next_window_after(spec, anchor, after)
+
+
+def classify_clock(
+    spec: Schedule,
+    *,
+    anchor: datetime,
+    last_consumed: datetime | None,
+    active_run: bool,
+    now: datetime,
+) -> ClockVerdict:
+    """The due window of a clock trigger at ``now`` (SPEC §4.2–4.4, §5.3).
+
+    Coalescing: only the latest window ``<= now`` that is later than ``last_consumed`` (and not
+    before ``anchor``) is due; the missed ones before it are never run. A pending or running run
+    of the trigger forces ``due_now`` false (one active run).
+    """
+    due_at = windows.due_window(spec, anchor, last_consumed, now)
+    if due_at is not None:
+        next_due: datetime | None = due_at
+    else:
+        next_due = clock_next_due(spec, anchor=anchor, last_consumed=last_consumed)
+    return ClockVerdict(
+        due_at=due_at,
+        due_now=due_at is not None and not active_run,
+        active_run=active_run,
+        last_consumed=last_consumed,
+        next_due_at=next_due,
+    )
+
+
+# --- date triggers (date_column_reached) ----------------------------------------------------
+
+
+def _cell(record: Mapping[str, Any], column: str) -> Any:
+    data = record.get("data")
+    return data.get(column) if isinstance(data, Mapping) else None
+
+
+def record_identity(
+    spec: DateColumnReached, column_type: str, record: Mapping[str, Any]
+) -> str | None:
+    """The occurrence identity of ``record``'s current value, or None for a missing/bad cell."""
+    try:
+        value = identity.normalize_value(column_type, _cell(record, spec.column))
+    except Exception:
+        return None
+    if value is None:
+        return None
+    return identity.date_identity(str(record["id"]), value)
+
+
+def page_identities(
+    spec: DateColumnReached, column_type: str, page: Sequence[Mapping[str, Any]]
+) -> list[str]:
+    """The identities of a page's valid cells: what to ask the ledger about."""
+    found = (record_identity(spec, column_type, r) for r in page)
+    return [i for i in found if i is not None]
+
+
+def _fire_at(spec: DateColumnReached, record: Mapping[str, Any]) -> tuple[str, datetime | None]:
+    try:
+        status, instant = instants.classify_cell(_cell(record, spec.column))
+    except Exception:
+        return INVALID, None
+    if status == "missing":
+        return MISSING, None
+    if status != "ok" or instant is None:
+        return INVALID, None
+    return "ok", instants.add_minutes_saturating(instant, spec.offset_minutes)
+
+
+def _when_matches(when: list[Any], record: Mapping[str, Any]) -> bool:
+    data = record.get("data")
+    row = dict(data) if isinstance(data, Mapping) else {}
+    try:
+        return bool(predicates.matches(when, row))
+    except Exception:
+        return False
+
+
+def classify_record(
+    spec: DateColumnReached,
+    column_type: str,
+    when: list[Any],
+    record: Mapping[str, Any],
+    fired: set[str],
+    now: datetime,
+) -> RowVerdict:
+    """One record's verdict, in the scheduler order of SPEC §7."""
+    status, fire_at = _fire_at(spec, record)
+    ident = record_identity(spec, column_type, record) if status == "ok" else None
+    if status != "ok" or fire_at is None:
+        return RowVerdict(record=record, verdict=status, identity=None, fire_at=None)
+    if ident is None:
+        verdict = INVALID
+    elif ident in fired:
+        verdict = ALREADY_FIRED
+    elif fire_at > now:
+        verdict = FUTURE
+    elif not _when_matches(when, record):
+        verdict = WHEN_MISMATCH
+    else:
+        verdict = DUE_NOW
+    return RowVerdict(record=record, verdict=verdict, identity=ident, fire_at=fire_at)
+
+
+def classify_date_page(
+    spec: DateColumnReached,
+    column_type: str,
+    when: list[Any],
+    page: Sequence[Mapping[str, Any]],
+    fired: set[str],
+    now: datetime,
+) -> list[RowVerdict]:
+    """Per-record verdicts for a page, given the identities the ledger already holds."""
+    return [classify_record(spec, column_type, when, r, fired, now) for r in page]
+
+
+def count_verdicts(verdicts: Iterable[RowVerdict]) -> dict[str, int]:
+    """The six mutually exclusive counts of the preview's date arm."""
+    counts = dict.fromkeys(DATE_VERDICTS, 0)
+    for v in verdicts:
+        counts[v.verdict] += 1
+    return counts
+
+
+# --- row events ------------------------------------------------------------------------------
+
+
+def row_event_triggers(stored: object, event: str, row: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The row-event triggers a write fires: ``on == event`` and ``when`` matches (SPEC §3).
+
+    A broken stored entry (no id, bad ``when``) is skipped, never raised.
+    """
+    entries = stored if isinstance(stored, list) else []
+    fired: list[dict[str, Any]] = []
+    for trigger in entries:
+        if not isinstance(trigger, Mapping) or trigger.get("on") != event:
+            continue
+        if _trigger_id(trigger) is None:
+            continue
+        when = trigger.get("when") or []
+        if not isinstance(when, list):
+            continue
+        try:
+            ok = bool(predicates.matches(when, dict(row)))
+        except Exception:
+            ok = False
+        if ok:
+            fired.append(dict(trigger))
+    return fired

@@ -1,0 +1,195 @@
+"""The schedule preview: the scheduler's own verdicts at ``now``, reported, never acted on (§7).
+
+Read-only by construction: :func:`schedule_preview` opens ``store.read()`` (a ``Tx`` whose
+``readonly`` flag makes every store write refuse) and calls only read functions. It never creates
+runs, claims occurrences, moves cursors or dispatches work, and never returns record ids or cell
+values: only stable English codes and counts.
+
+Arms (a discriminated union on ``kind``), one per stored schedule trigger, in config order:
+
+- ``date_column_reached``: six mutually exclusive counts over the page the next tick reads first
+  (the same cursor page, the same classification order); ``records_scanned`` is their sum,
+  ``live_records = records_scanned + unscanned``, ``truncated = unscanned > 0``.
+- ``interval | daily | cron``: ``last_consumed_window_at``, ``due_at`` (the tick's due-window
+  computation), ``due_now``, ``active_run`` (true forces ``due_now`` false).
+- ``invalid``: what the tick skips, with every stable error code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from tocsin import messages
+from tocsin.core.instants import to_iso
+from tocsin.core.schedules import DateColumnReached
+from tocsin.engine.evaluate import (
+    DATE_VERDICTS,
+    DUE_NOW,
+    StoredTrigger,
+    classify_clock,
+    classify_date_page,
+    count_verdicts,
+    inspect_stored,
+    page_identities,
+)
+from tocsin.engine.tick import read_cursor_page, state_cursor
+from tocsin.errors import NotFound
+from tocsin.store import ledger
+from tocsin.store import records as store_records
+from tocsin.store import runs as store_runs
+from tocsin.store import state as store_state
+from tocsin.store.tx import Store, Tx
+
+WHEN_IGNORED = "when_ignored_for_recordless_schedule"
+# No skip-if-overdue (SPEC §4.1): the next tick fires every due row of this page, however old.
+OVERDUE_WILL_FIRE = "overdue_records_will_fire"
+# The six counts in the order SPEC §7 prints them.
+ARM_COUNT_ORDER = (
+    "already_fired",
+    "missing_schedule_value",
+    "invalid_schedule_value",
+    "scheduled_for_future",
+    "when_filter_mismatch",
+    "due_now",
+)
+
+
+def schedule_preview(
+    store: Store, *, table_id: str, now: datetime, record_limit: int
+) -> dict[str, Any]:
+    """The SPEC §7 document for a live table; ``NotFound`` when missing or trashed."""
+    with store.read() as tx:
+        table = store_records.get_table(tx, table_id=table_id)
+        if table is None:
+            raise NotFound(messages.TABLE_NOT_FOUND)
+        live = store_records.count_live_records(tx, table_id=table_id)
+        states = store_state.get_states(tx, table_id=table_id)
+        live_ids = [tid for tid, s in states.items() if not s["retired"]]
+        stored = inspect_stored(table["triggers"], table["columns"], live_ids)
+        clock_ids = [
+            str(t.trigger_id)
+            for t in stored
+            if t.valid and t.spec is not None and not isinstance(t.spec, DateColumnReached)
+        ]
+        active = store_runs.active_trigger_ids(tx, trigger_ids=clock_ids)
+        arms = [
+            _arm(tx, table, t, states, active, live=live, now=now, record_limit=record_limit)
+            for t in stored
+        ]
+    return {
+        "table_id": str(table["id"]),
+        "evaluated_at": to_iso(now),
+        "live_records": live,
+        "record_limit": record_limit,
+        "triggers": arms,
+    }
+
+
+def _arm(
+    tx: Tx,
+    table: Mapping[str, Any],
+    trigger: StoredTrigger,
+    states: Mapping[str, Mapping[str, Any]],
+    active: set[str],
+    *,
+    live: int,
+    now: datetime,
+    record_limit: int,
+) -> dict[str, Any]:
+    if not trigger.valid or trigger.trigger_id is None:
+        return invalid_arm(trigger)
+    state = states[trigger.trigger_id]
+    if isinstance(trigger.spec, DateColumnReached):
+        return date_arm(tx, table, trigger, state, live=live, now=now, record_limit=record_limit)
+    return clock_arm(trigger, state, active_run=trigger.trigger_id in active, now=now)
+
+
+def invalid_arm(trigger: StoredTrigger) -> dict[str, Any]:
+    """A stored trigger the scheduler skips, with its stable codes."""
+    return {
+        "kind": "invalid",
+        "trigger_id": trigger.trigger_id,
+        "stored_schedule_type": trigger.stored_schedule_type,
+        "config_status": "invalid",
+        "error_codes": list(trigger.error_codes),
+        "warnings": [],
+    }
+
+
+def clock_arm(
+    trigger: StoredTrigger, state: Mapping[str, Any], *, active_run: bool, now: datetime
+) -> dict[str, Any]:
+    """An interval/daily/cron trigger: its due window as the tick computes it."""
+    spec = trigger.spec
+    if spec is None or isinstance(spec, DateColumnReached):
+        return invalid_arm(trigger)
+    verdict = classify_clock(
+        spec,
+        anchor=state["anchor"],
+        last_consumed=state["last_consumed"],
+        active_run=active_run,
+        now=now,
+    )
+    warnings = [WHEN_IGNORED] if trigger.when and spec.kind in ("interval", "daily") else []
+    return {
+        "kind": spec.kind,
+        "trigger_id": trigger.trigger_id,
+        "config_status": "valid",
+        "last_consumed_window_at": _iso_or_none(verdict.last_consumed),
+        "due_at": _iso_or_none(verdict.due_at),
+        "due_now": verdict.due_now,
+        "active_run": verdict.active_run,
+        "warnings": warnings,
+    }
+
+
+def date_arm(
+    tx: Tx,
+    table: Mapping[str, Any],
+    trigger: StoredTrigger,
+    state: Mapping[str, Any],
+    *,
+    live: int,
+    now: datetime,
+    record_limit: int,
+) -> dict[str, Any]:
+    """A date trigger: the verdict counts over the page the next tick reads first."""
+    spec = trigger.spec
+    if not isinstance(spec, DateColumnReached):
+        return invalid_arm(trigger)
+    column_type = str(table["columns"][spec.column])
+    start = state_cursor(state)
+    page, _ = read_cursor_page(
+        tx, table_id=str(table["id"]), cursor=start, start=start, wrapped=False, limit=record_limit
+    )
+    ids = page_identities(spec, column_type, page)
+    fired = ledger.fired_identities(tx, trigger_id=str(trigger.trigger_id), identities=ids)
+    counts = count_verdicts(classify_date_page(spec, column_type, trigger.when, page, fired, now))
+    scanned = sum(counts[name] for name in DATE_VERDICTS)
+    unscanned = max(live - scanned, 0)
+    return {
+        "kind": spec.kind,
+        "trigger_id": trigger.trigger_id,
+        "config_status": "valid",
+        "records_scanned": scanned,
+        **{name: counts[name] for name in ARM_COUNT_ORDER},
+        "unscanned": unscanned,
+        "truncated": unscanned > 0,
+        "warnings": [OVERDUE_WILL_FIRE] if counts[DUE_NOW] else [],
+    }
+
+
+def _iso_or_none(value: datetime | None) -> str | None:
+    return None if value is None else to_iso(value)
+
+
+__all__ = [
+    "OVERDUE_WILL_FIRE",
+    "WHEN_IGNORED",
+    "clock_arm",
+    "date_arm",
+    "invalid_arm",
+    "schedule_preview",
+]
