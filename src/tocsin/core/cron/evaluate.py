@@ -11,6 +11,12 @@ DST policy (SPEC §4.4, §13):
   (fold=0), under ``repeated="first"``; under ``repeated="both"`` it fires at both occurrences,
   in chronological order.
 
+How: the zone's UTC timeline is cut into segments of constant offset (``timeline``); inside a
+segment wall = UTC + offset, so the field cascade runs on wall times and its answer is mapped
+back by subtracting the offset. Gap wall times belong to no segment; under ``"first"`` the walls
+a segment shares with the one before it (a fall back) are skipped. Wall times are carried as
+datetimes tagged UTC so that offsets apply with plain arithmetic.
+
 The search is bounded: without a year field it looks :data:`MAX_SEARCH_YEARS` ahead (behind)
 and returns None when nothing fires in that horizon; with a year field, up to the last (first)
 listed year. The core never reads the clock: ``after`` and ``at`` are arguments.
@@ -23,7 +29,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Literal
 from zoneinfo import ZoneInfo
 
-from tocsin.core.cron.cascade import Wall, next_wall, prev_wall, wall_datetime
+from tocsin.core.cron.cascade import Wall, next_wall, prev_wall
 from tocsin.core.cron.spec import CronSpec
 from tocsin.core.cron.timeline import Timeline, resolve
 
@@ -50,17 +56,17 @@ def next_after(
     Gap wall times never fire; fold wall times fire once (``"first"``) or twice (``"both"``).
     None when nothing fires within the search horizon.
     """
-    first = _first_only(repeated)
-    start = _utc_naive(after)
-    if start.year >= LAST_YEAR:
+    if repeated != "first" and repeated != "both":
+        raise ValueError(f"repeated must be 'first' or 'both', got {repeated!r}")
+    after = _as_utc(after)
+    if after.year >= LAST_YEAR:
         return None
-    begin = start.replace(microsecond=0) + ONE_SECOND
-    last_year = min(spec.years[-1] if spec.years else begin.year + MAX_SEARCH_YEARS, LAST_YEAR)
+    last_year = min(spec.years[-1] if spec.years else after.year + MAX_SEARCH_YEARS, LAST_YEAR)
     zone = resolve(tz)
-    if isinstance(zone, timedelta):
-        wall = next_wall(spec, _fields(begin + zone), last_year)
-        return None if wall is None else datetime(*wall, tzinfo=UTC) - zone
-    return _next_zoned(spec, begin, zone, first, last_year)
+    if isinstance(zone, Timeline):
+        return _next_zoned(spec, after, zone, repeated == "first", last_year)
+    wall = next_wall(spec, _successor(spec, after + zone), last_year)
+    return None if wall is None else datetime(*wall, tzinfo=UTC) - zone
 
 
 def prev_at_or_before(
@@ -70,64 +76,65 @@ def prev_at_or_before(
 
     None when nothing fired within the search horizon before ``at``.
     """
-    first = _first_only(repeated)
-    end = _utc_naive(at).replace(microsecond=0)
-    if end.year <= FIRST_YEAR:
+    if repeated != "first" and repeated != "both":
+        raise ValueError(f"repeated must be 'first' or 'both', got {repeated!r}")
+    at = _as_utc(at)
+    if at.year <= FIRST_YEAR:
         return None
-    first_year = max(spec.years[0] if spec.years else end.year - MAX_SEARCH_YEARS, FIRST_YEAR)
+    first_year = max(spec.years[0] if spec.years else at.year - MAX_SEARCH_YEARS, FIRST_YEAR)
     zone = resolve(tz)
-    if isinstance(zone, timedelta):
-        wall = prev_wall(spec, _fields(end + zone), first_year)
-        return None if wall is None else datetime(*wall, tzinfo=UTC) - zone
-    return _prev_zoned(spec, end, zone, first, first_year)
+    if isinstance(zone, Timeline):
+        return _prev_zoned(spec, at, zone, repeated == "first", first_year)
+    wall = prev_wall(spec, _fields(at + zone), first_year)
+    return None if wall is None else datetime(*wall, tzinfo=UTC) - zone
 
 
 def iter_after(
     spec: CronSpec, after: datetime, *, tz: str | ZoneInfo = "UTC", repeated: Repeated = "first"
 ) -> Iterator[datetime]:
     """Successive fires strictly after ``after`` (see :func:`next_after`), until the horizon."""
-    _first_only(repeated)
-    _utc_naive(after)
-    resolve(tz)
-    return _iterate(spec, after, tz, repeated)
+    first = next_after(spec, after, tz=tz, repeated=repeated)  # validates eagerly
+    return _iterate(spec, first, tz, repeated)
 
 
 def _iterate(
-    spec: CronSpec, after: datetime, tz: str | ZoneInfo, repeated: Repeated
+    spec: CronSpec, fire: datetime | None, tz: str | ZoneInfo, repeated: Repeated
 ) -> Iterator[datetime]:
-    fire = next_after(spec, after, tz=tz, repeated=repeated)
     while fire is not None:
         yield fire
         fire = next_after(spec, fire, tz=tz, repeated=repeated)
 
 
 def _next_zoned(
-    spec: CronSpec, begin: datetime, timeline: Timeline, first: bool, last_year: int
+    spec: CronSpec, after: datetime, timeline: Timeline, first: bool, last_year: int
 ) -> datetime | None:
-    """Walk the zone's offset segments forward from ``begin`` (naive UTC, inclusive)."""
-    instant = begin
+    """Walk the zone's offset segments forward from ``after`` (exclusive)."""
+    instant = after
     for step in range(MAX_SEGMENTS):
         if instant.year > last_year:
             return None
         start, end, offset, before = timeline.segment(instant)
         low = instant + offset
         if first and before > offset and low < start + before:
-            low = start + before  # walls already seen before the fall back: their fold=1 copy
-        wall = next_wall(spec, _fields(low), last_year)
+            low = start + before  # walls seen before the fall back: skip their fold=1 copy
+            begin = _fields(low)
+        else:
+            begin = _successor(spec, low) if step == 0 else _fields(low)
+        wall = next_wall(spec, begin, last_year)
         if wall is None:
             return None
-        found = wall_datetime(wall)
+        found = datetime(*wall, tzinfo=UTC)
         if found < end + offset:
-            return (found - offset).replace(tzinfo=UTC)
+            return found - offset
         instant = end if step == 0 else max(end, found - JUMP_MARGIN)
     return None
 
 
 def _prev_zoned(
-    spec: CronSpec, last: datetime, timeline: Timeline, first: bool, first_year: int
+    spec: CronSpec, at: datetime, timeline: Timeline, first: bool, first_year: int
 ) -> datetime | None:
-    """Walk the zone's offset segments backward from ``last`` (naive UTC, inclusive)."""
-    instant = last
+    """Walk the zone's offset segments backward from ``at`` (inclusive)."""
+    instant = at
     for step in range(MAX_SEGMENTS):
         if instant.year < first_year:
             return None
@@ -136,9 +143,9 @@ def _prev_zoned(
         wall = prev_wall(spec, _fields(instant + offset), first_year)
         if wall is None:
             return None
-        found = wall_datetime(wall)
+        found = datetime(*wall, tzinfo=UTC)
         if found >= low:
-            return (found - offset).replace(tzinfo=UTC)
+            return found - offset
         instant = start - ONE_SECOND if step == 0 else min(start - ONE_SECOND, found + JUMP_MARGIN)
     return None
 
@@ -147,16 +154,17 @@ def _fields(wall: datetime) -> Wall:
     return wall.year, wall.month, wall.day, wall.hour, wall.minute, wall.second
 
 
-def _utc_naive(instant: datetime) -> datetime:
-    """``instant`` as naive UTC; a naive input is refused (SPEC: never silently localised)."""
+def _successor(spec: CronSpec, wall: datetime) -> Wall:
+    """The first candidate wall time strictly after ``wall`` (whose sub-unit part is dropped)."""
+    if spec.has_seconds:
+        return wall.year, wall.month, wall.day, wall.hour, wall.minute, wall.second + 1
+    return wall.year, wall.month, wall.day, wall.hour, wall.minute + 1, 0
+
+
+def _as_utc(instant: datetime) -> datetime:
+    """``instant`` in UTC; a naive input is refused (never silently localised)."""
+    if instant.tzinfo is UTC:
+        return instant
     if instant.tzinfo is None or instant.utcoffset() is None:
         raise ValueError(f"cron evaluation needs an aware datetime, got naive {instant!r}")
-    if instant.tzinfo is not UTC:
-        instant = instant.astimezone(UTC)
-    return instant.replace(tzinfo=None)
-
-
-def _first_only(repeated: str) -> bool:
-    if repeated not in ("first", "both"):
-        raise ValueError(f"repeated must be 'first' or 'both', got {repeated!r}")
-    return repeated == "first"
+    return instant.astimezone(UTC)

@@ -9,8 +9,6 @@ Both reject an expression that can never fire. Every failure is a :class:`CronEr
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from tocsin.core.cron import reasons
 from tocsin.core.cron.fields import FIVE_FIELDS, SEVEN_FIELDS, SIX_FIELDS, YEAR, Field
 from tocsin.core.cron.items import FieldParser, FieldValues
@@ -36,7 +34,6 @@ def parse(expr: str, *, dialect: Dialect = "strict") -> CronSpec:
     return _parse_text(" ".join(expr.split()), dialect)
 
 
-@lru_cache(maxsize=1024)
 def _parse_text(text: str, dialect: Dialect) -> CronSpec:
     parts = text.split(" ") if text else []
     if not parts:

@@ -1,18 +1,18 @@
 """A zone's UTC offsets as segments of the UTC timeline, for the cron evaluator.
 
-Within a segment ``[start, end)`` (naive UTC) the offset is constant, so wall time = UTC +
-offset there and the cron cascade can run on wall times with plain arithmetic. Transitions are
-found by probing the zone (``ZoneInfo.fromutc``) every :data:`PROBE_STEP` and bisecting each
-change to the second; they are found a year at a time and remembered per zone, so that in
-steady state a lookup is one ``bisect``. Offset changes that undo themselves within one probe
-step would be missed; tzdata has none in the years tocsin schedules.
+Within a segment ``[start, end)`` the offset is constant, so wall time = UTC + offset there
+and the cron cascade can run on wall times with plain arithmetic. Transitions are found by
+probing the zone (``ZoneInfo.fromutc``) every :data:`PROBE_STEP` and bisecting each change to
+the second. They are found a year at a time and remembered per zone, so that in steady state
+a lookup is one ``bisect``. An offset change that undoes itself within one probe step would be
+missed; tzdata has none in the years tocsin schedules.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 PROBE_STEP = timedelta(hours=6)
@@ -26,12 +26,12 @@ Segment = tuple[datetime, datetime, timedelta, timedelta]
 
 
 def year_start(year: int) -> datetime:
-    """January 1st 00:00 of ``year``, naive UTC (the timeline's unit of scanning)."""
-    return datetime(year, 1, 1)  # noqa: DTZ001 - naive UTC by design, see module docstring
+    """January 1st 00:00 UTC of ``year`` (the timeline's unit of scanning)."""
+    return datetime(year, 1, 1, tzinfo=UTC)
 
 
 def offset_at(zone: ZoneInfo, instant: datetime) -> timedelta:
-    """The UTC offset of ``zone`` at the naive-UTC ``instant``."""
+    """The UTC offset of ``zone`` at the aware-UTC ``instant``."""
     offset = zone.fromutc(instant.replace(tzinfo=zone)).utcoffset()
     if offset is None:  # pragma: no cover - ZoneInfo always answers an offset
         raise ValueError(f"zone {zone} has no UTC offset")
@@ -96,7 +96,7 @@ class Timeline:
         self.scanned: Scanned | None = None
 
     def segment(self, instant: datetime) -> Segment:
-        """``(start, end, offset, offset_before)`` of the segment holding naive-UTC ``instant``.
+        """``(start, end, offset, offset_before)`` of the segment holding aware-UTC ``instant``.
 
         ``offset_before`` is the offset of the segment that ends at ``start``; ``start``/``end``
         may be scan boundaries (same offset on both sides) rather than real transitions.
