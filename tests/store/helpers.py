@@ -17,6 +17,7 @@ NOW = datetime(2026, 8, 27, 5, 2, 13, tzinfo=UTC)
 PG_ONLY = pytest.mark.parametrize(
     "backend", [pytest.param("postgresql", marks=pytest.mark.pg)], indirect=True
 )
+SQLITE_ONLY = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
 
 
 def new_id() -> str:

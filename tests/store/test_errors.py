@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, event, text
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from tocsin.errors import TransientStoreError
@@ -15,7 +15,7 @@ from tocsin.store import Store
 from tocsin.store.errors import is_transient, map_db_errors
 from tocsin.store.records import insert_table
 
-from .helpers import NOW, PG_ONLY, new_id
+from .helpers import NOW, PG_ONLY, SQLITE_ONLY, new_id
 
 
 class _PgLike(Exception):
@@ -104,3 +104,23 @@ def test_a_real_pg_lock_not_available_becomes_transient(store: Store) -> None:
             )
     assert getattr(caught.value.__cause__, "orig", None) is not None
     assert caught.value.__cause__.orig.sqlstate == "55P03"  # type: ignore[union-attr]
+
+
+@SQLITE_ONLY
+def test_store_transactions_map_a_busy_begin(store: Store) -> None:
+    """A lock conflict at BEGIN IMMEDIATE (outside any statement) is transient too."""
+
+    @event.listens_for(store.engine, "connect")
+    def _no_wait(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.execute("PRAGMA busy_timeout = 0")
+
+    store.engine.dispose()
+    holder = sqlite3.connect(str(store.engine.url.database), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(TransientStoreError), store.begin_immediate():
+            pass
+    finally:
+        holder.close()
+    with store.begin_immediate() as tx:  # and the store works again
+        assert tx.conn.exec_driver_sql("SELECT 1").scalar_one() == 1

@@ -3,6 +3,9 @@
 ``store.begin()`` is a read-write transaction; ``store.begin_immediate()`` takes SQLite's write
 lock at BEGIN (claims, the tick); on PostgreSQL both are plain transactions. ``store.read()`` is
 a transaction whose ``Tx.readonly`` is true: store write functions refuse it (the preview).
+
+Every transaction runs under ``map_db_errors()``: a lock conflict at BEGIN, in a statement or at
+COMMIT surfaces as ``tocsin.errors.TransientStoreError`` (SPEC §9.5); other errors pass through.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, Engine
+
+from tocsin.store.errors import map_db_errors
 
 
 @dataclass(slots=True)
@@ -37,7 +42,7 @@ class Store:
 
     @contextmanager
     def _tx(self, *, immediate: bool, readonly: bool) -> Iterator[Tx]:
-        with self.engine.connect() as conn:
+        with map_db_errors(), self.engine.connect() as conn:
             if self.is_sqlite and immediate:
                 conn.info["tocsin_begin"] = "BEGIN IMMEDIATE"
             with conn.begin():
