@@ -310,3 +310,55 @@ def test_daily_one_window_per_local_date(s: Daily, day: date) -> None:
     second = next_window_after(s, anchor, first)
     assert second is not None
     assert timedelta(hours=22, minutes=30) <= second - first <= timedelta(hours=25, minutes=30)
+
+
+@needs_cron
+def test_cron_fall_back_minute_fires_once() -> None:
+    s = parse_schedule(
+        {"type": "cron", "expression": "30 * * * *", "timezone": "America/New_York"}, {}
+    )
+    anchor = utc(2024, 11, 3, 4)
+    out, after = [], anchor
+    for _ in range(4):
+        window = next_window_after(s, anchor, after)
+        assert window is not None
+        out.append(window.isoformat())
+        after = window
+    assert out == [
+        "2024-11-03T04:30:00+00:00",  # 00:30 EDT
+        "2024-11-03T05:30:00+00:00",  # 01:30 EDT (first occurrence)
+        "2024-11-03T07:30:00+00:00",  # 02:30 EST: the repeated 01:30 EST never fires
+        "2024-11-03T08:30:00+00:00",
+    ]
+    consumed = utc(2024, 11, 3, 5, 30)
+    assert due_window(s, anchor, consumed, utc(2024, 11, 3, 6, 45)) is None
+
+
+CRON_CASES = [
+    ("*/15 * * * *", "UTC"),
+    ("30 1 * * *", "America/New_York"),
+    ("0 2 * * *", "America/New_York"),
+    ("0 9 * * 1-5", "Asia/Taipei"),
+]
+
+
+@needs_cron
+@settings(max_examples=60, deadline=None)
+@given(case=st.sampled_from(CRON_CASES), saved=instants, gap=st.integers(0, 3 * 86400))
+def test_cron_due_window_is_the_last_window_walked(
+    case: tuple[str, str], saved: datetime, gap: int
+) -> None:
+    expression, zone = case
+    s = parse_schedule({"type": "cron", "expression": expression, "timezone": zone}, {})
+    anchor = initial_anchor(s, saved)
+    now = saved + timedelta(seconds=gap)
+    walked: list[datetime] = []
+    window = next_window_after(s, anchor, anchor)
+    while window is not None and window <= now:
+        walked.append(window)
+        window = next_window_after(s, anchor, window)
+    assert all(w > anchor for w in walked)
+    assert due_window(s, anchor, None, now) == (walked[-1] if walked else None)
+    if len(walked) > 1:
+        assert due_window(s, anchor, walked[-2], now) == walked[-1]
+        assert due_window(s, anchor, walked[-1], now) is None
