@@ -86,6 +86,7 @@ tables = Table(
     Column("updated_at", UTCDateTime, nullable=False),
     Index("ix_tables_scope", "scope", "scope_id"),
     Index("ix_tables_candidates", "trashed", "last_ticked_at"),
+    Index("ix_tables_next_due", "next_due_at"),  # finds the few due tables among many idle ones
 )
 
 # §2 records

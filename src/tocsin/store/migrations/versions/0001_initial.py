@@ -71,6 +71,7 @@ def _create_tables() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_tables")),
     )
     op.create_index("ix_tables_candidates", "tables", ["trashed", "last_ticked_at"], unique=False)
+    op.create_index("ix_tables_next_due", "tables", ["next_due_at"], unique=False)
     op.create_index("ix_tables_scope", "tables", ["scope", "scope_id"], unique=False)
 
 
