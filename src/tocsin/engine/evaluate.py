@@ -127,10 +127,11 @@ def _codes_for(
         codes = list(triggers.classify_stored(trigger, columns))
     except Exception:  # a classifier bug must not hide the other triggers
         codes = [SCHEDULE_INVALID]
-    if isinstance(trigger, Mapping) and trigger.get("on") != "schedule":
-        codes.append(SCHEDULE_INVALID)
-    if _trigger_id(trigger) is None and ID_MISSING not in codes:
-        codes.insert(0, ID_MISSING)
+    if isinstance(trigger, Mapping):
+        if trigger.get("on") != "schedule" and SCHEDULE_INVALID not in codes:
+            codes.append(SCHEDULE_INVALID)
+        if _trigger_id(trigger) is None and ID_MISSING not in codes:
+            codes.insert(0, ID_MISSING)
     if duplicate and ID_DUPLICATE not in codes:
         codes.append(ID_DUPLICATE)
     spec: Schedule | None = None
