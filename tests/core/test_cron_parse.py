@@ -74,7 +74,8 @@ STRICT_REJECTIONS = [
     ("empty list item", "0 0 * * 1,", ["day-of-week list '1,' has an empty item"]),
     ("garbage", "x * * * *", ["minute value 'x' is not a number"]),
     ("garbage", "¹ * * * *", ["minute value '¹' is not a number"]),
-    ("garbage", "-1 * * * *", ["minute value '' is not a number"]),
+    ("garbage", "-1 * * * *", ["minute value '-1' is not a number"]),
+    ("garbage", "1- * * * *", ["minute value '1-' is not a number"]),
     ("garbage", "*/x * * * *", ["minute value '*/x' is not a number"]),
     ("garbage", "0 0 1-2-3 * *", ["day-of-month value '2-3' is not a number"]),
 ]
@@ -215,6 +216,7 @@ def test_extended_day_tokens_are_restricted_for_the_or_rule() -> None:
         ("L * * * *", ["minute 'L' in 'L'"]),
         ("0 0 1#2 * *", ["day-of-month '#' in '1#2'"]),
         ("? * * * *", ["minute '?'"]),
+        ("0 0 1,? * *", ["day-of-month '?' must stand alone, not in the list '1,?'"]),
         ("0 0 1 * MAR", ["day-of-week value 'MAR' is a name that day-of-week does not accept"]),
         ("0 0 * FRI *", ["month value 'FRI'"]),
         ("0 0 0 * * * 1969", ["year value '1969' out of range 1970-2199"]),
@@ -290,3 +292,4 @@ def test_other_tz_forms_are_equivalent() -> None:
     assert by_name == next_after(spec, local, tz=ZoneInfo("Asia/Taipei"))
     assert by_name is not None and by_name.isoformat() == "2026-08-28T01:00:00+00:00"
     assert next_after(spec, NOW, tz="Etc/UTC") == next_after(spec, NOW, tz=ZoneInfo("UTC"))
+    assert next_after(spec, NOW, tz=None) == next_after(spec, NOW) == next_after(spec, local)

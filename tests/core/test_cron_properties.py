@@ -134,3 +134,22 @@ def test_next_and_prev_are_inverse(expr: str, zone: str, after: datetime, repeat
     assert before is None or before <= after
     if before is not None:
         assert next_after(spec, before, **kw) == fire  # type: ignore[arg-type]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    strict_expressions() | extended_expressions() | seconds_expressions(),
+    st.sampled_from(ZONES),
+    st.datetimes(datetime(1, 1, 2), datetime(9999, 12, 30), timezones=st.just(UTC)),
+    POLICIES,
+)
+def test_evaluation_is_total_over_the_datetime_range(
+    expr: str, zone: str, moment: datetime, repeated: str
+) -> None:
+    """Any aware instant: a result on the right side of it, or None — never an exception."""
+    spec = parsed(expr, "extended")
+    kw = {"tz": zone, "repeated": repeated}
+    fire = next_after(spec, moment, **kw)  # type: ignore[arg-type]
+    assert fire is None or fire > moment
+    before = prev_at_or_before(spec, moment, **kw)  # type: ignore[arg-type]
+    assert before is None or before <= moment

@@ -1,7 +1,8 @@
 """When a :class:`CronSpec` fires: ``next_after``, ``prev_at_or_before`` and ``iter_after``.
 
-Fires are instants (aware UTC) whose wall-clock time in ``tz`` matches the spec, at minute
-precision for 5 fields (second 0) and second precision for 6/7 fields.
+Fires are instants (aware UTC) whose wall-clock time in ``tz`` (an IANA name or ``ZoneInfo``;
+None means UTC) matches the spec, at minute precision for 5 fields (second 0) and second
+precision for 6/7 fields.
 
 DST policy (SPEC §4.4, §13):
 
@@ -49,7 +50,11 @@ ONE_SECOND = timedelta(seconds=1)
 
 
 def next_after(
-    spec: CronSpec, after: datetime, *, tz: str | ZoneInfo = "UTC", repeated: Repeated = "first"
+    spec: CronSpec,
+    after: datetime,
+    *,
+    tz: str | ZoneInfo | None = "UTC",
+    repeated: Repeated = "first",
 ) -> datetime | None:
     """The first fire strictly after ``after`` (aware; naive raises ValueError), as aware UTC.
 
@@ -70,7 +75,7 @@ def next_after(
 
 
 def prev_at_or_before(
-    spec: CronSpec, at: datetime, *, tz: str | ZoneInfo = "UTC", repeated: Repeated = "first"
+    spec: CronSpec, at: datetime, *, tz: str | ZoneInfo | None = "UTC", repeated: Repeated = "first"
 ) -> datetime | None:
     """The last fire at or before ``at`` (aware), as aware UTC; same DST policy as next_after.
 
@@ -90,7 +95,11 @@ def prev_at_or_before(
 
 
 def iter_after(
-    spec: CronSpec, after: datetime, *, tz: str | ZoneInfo = "UTC", repeated: Repeated = "first"
+    spec: CronSpec,
+    after: datetime,
+    *,
+    tz: str | ZoneInfo | None = "UTC",
+    repeated: Repeated = "first",
 ) -> Iterator[datetime]:
     """Successive fires strictly after ``after`` (see :func:`next_after`), until the horizon."""
     first = next_after(spec, after, tz=tz, repeated=repeated)  # validates eagerly
@@ -98,7 +107,7 @@ def iter_after(
 
 
 def _iterate(
-    spec: CronSpec, fire: datetime | None, tz: str | ZoneInfo, repeated: Repeated
+    spec: CronSpec, fire: datetime | None, tz: str | ZoneInfo | None, repeated: Repeated
 ) -> Iterator[datetime]:
     while fire is not None:
         yield fire

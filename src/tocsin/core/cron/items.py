@@ -78,6 +78,8 @@ class FieldParser:
     def parse(self, text: str) -> FieldValues:
         """All items of the comma list ``text``."""
         result = FieldValues(star=text.startswith("*") or (self.extended and text.startswith("?")))
+        if self.extended and "?" in text.split(",") and text != "?":
+            raise self.fail(reasons.question_not_alone(self.field.name, text, self.expr))
         for item in text.split(","):
             if not item:
                 raise self.fail(reasons.empty_item(self.field.name, text, self.expr))
@@ -126,6 +128,8 @@ class FieldParser:
             start, stop = low, high
         elif "-" in base:
             first, _, last = base.partition("-")
+            if not first or not last:
+                raise self.fail(reasons.not_a_number(self.field.name, item, self.expr))
             start, stop = self.value(first), self.value(last)
             if start > stop:
                 raise self.fail(reasons.reversed_range(self.field.name, item, self.expr))

@@ -55,6 +55,10 @@ def symbol_not_allowed(field: str, symbol: str, token: str, dialect: str, expr: 
     return f"{field} '{symbol}' in '{token}' is not allowed in the {dialect} dialect in '{expr}'"
 
 
+def question_not_alone(field: str, text: str, expr: str) -> str:
+    return f"{field} '?' must stand alone, not in the list '{text}' in '{expr}'"
+
+
 def reversed_range(field: str, token: str, expr: str) -> str:
     return f"{field} range '{token}' is reversed (start > end) in '{expr}'"
 

@@ -144,22 +144,26 @@ UTC_KEYS = frozenset(
 RESOLVED_CACHE_SIZE = 512
 
 Zone = timedelta | Timeline
+UTC_OFFSET = timedelta(0)
 _RESOLVED: dict[str | ZoneInfo, Zone] = {}
 _TIMELINES: dict[ZoneInfo, Timeline] = {}
 
 
-def resolve(tz: str | ZoneInfo) -> Zone:
+def resolve(tz: str | ZoneInfo | None) -> Zone:
     """A fixed UTC offset (``timedelta``) for UTC, else the zone's :class:`Timeline`.
 
-    Raises ValueError for a name that is not a known IANA zone.
+    None means UTC (a schedule whose timezone was omitted). Raises ValueError for a name that
+    is not a known IANA zone.
     """
+    if tz is None:
+        return UTC_OFFSET
     hit = _RESOLVED.get(tz)
     if hit is not None:
         return hit
     zone = _zone(tz)
     resolved: Zone
     if zone.key in UTC_KEYS:
-        resolved = timedelta(0)
+        resolved = UTC_OFFSET
     else:
         resolved = _TIMELINES.get(zone) or Timeline(zone)
         _TIMELINES[zone] = resolved
