@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import httpx
 
 from tocsin.core.templates import TemplateContext, render
-from tocsin.store.tx import Store
+from tocsin.store.tx import Store, Tx
 
 CommandFn = Callable[[dict[str, Any]], Any]
 """A registered command: called with its rendered inputs; returns a JSON-able result."""
@@ -113,6 +113,18 @@ class Action(Protocol):
     type: str
 
     def execute(self, ctx: ActionContext, config: Mapping[str, Any]) -> str: ...
+
+
+@runtime_checkable
+class TransactionalAction(Action, Protocol):
+    """An action whose whole effect is a write to tocsin's own database.
+
+    The worker calls ``execute_in(tx, …)`` inside the transaction that also stores the action's
+    receipt (and finishes the run after the last action), so effect and receipt commit together:
+    such an action is never repeated after a crash, and a run costs one transaction per action.
+    """
+
+    def execute_in(self, tx: Tx, ctx: ActionContext, config: Mapping[str, Any]) -> str: ...
 
 
 def require_str(config: Mapping[str, Any], key: str, action_type: str) -> str:

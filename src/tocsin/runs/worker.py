@@ -2,17 +2,20 @@
 
 One run, step by step:
 
-1. **Claim** atomically, ``pending → running`` (``store.execution.claim_next_run``, under
-   ``BEGIN IMMEDIATE`` on SQLite and ``SKIP LOCKED`` on PostgreSQL). A duplicate delivery that
-   loses the claim gets nothing and does nothing.
+1. **Claim** atomically, ``pending → running`` (``store.execution.claim_next_runs``, under
+   ``BEGIN IMMEDIATE`` on SQLite and ``SKIP LOCKED`` on PostgreSQL), a few runs at a time, each
+   with its table read in the same transaction. A duplicate delivery that loses the claim gets
+   nothing and does nothing.
 2. **Resolve** the definition (``runs.definition``): gone → ``failed`` with exactly
    ``trigger config no longer exists``.
 3. **Execute** every action that has no successful receipt yet (matched by ``action_id``; legacy
    receipts without ids by position), in order. Transient lock conflicts are retried in place
    (``runs.retry.TransientPolicy``). After each action its receipt
    ``{"action_id", "type", "ok", "detail"}`` (detail ≤ 300 characters) is stored in its own short
-   transaction, so a crash loses at most the action in flight.
-4. **Finish**: ``done`` after the last action, or ``failed`` at the first failing action with the
+   transaction, so a crash loses at most the action in flight. An action whose effect is a write
+   to tocsin's own database (``TransactionalAction``, e.g. ``notify``) commits effect and receipt
+   in one transaction: it is never repeated.
+4. **Finish**: ``done`` with the last receipt, or ``failed`` at the first failing action with the
    error (≤ 1000 characters). Later actions wait for a retry, which resumes at the failed one.
 
 Every write after the claim is fenced by ``attempts``: if the run was requeued as stale and
@@ -22,7 +25,7 @@ The worker never raises because of a run: any exception fails that run and the l
 
 Graceful stop (``should_stop``): the action in flight finishes and its receipt is stored; the run
 then goes back to ``pending`` (receipts kept) instead of staying ``running``, so the next worker
-resumes it at once from the first unfinished action.
+resumes it at once from the first unfinished action. Claimed runs not started yet go back too.
 """
 
 from __future__ import annotations
@@ -32,18 +35,27 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any, Protocol
 
 from tocsin import messages
-from tocsin.actions.base import ActionContext, ActionEnv, ActionError
+from tocsin.actions.base import ActionContext, ActionEnv, ActionError, TransactionalAction
 from tocsin.actions.registry import get_action
 from tocsin.core.receipts import make_receipt, truncate_error, upsert_receipt
 from tocsin.runs.definition import action_list, resolve_definition, row_snapshot
 from tocsin.runs.retry import TransientPolicy, call_with_retries
-from tocsin.store.execution import claim_next_run, finish_run, release_run, save_receipt
+from tocsin.store.execution import claim_next_runs, finish_run, release_run, save_receipt
 from tocsin.store.records import get_table
+from tocsin.store.tx import Tx
 
 log = logging.getLogger(__name__)
+
+Table = dict[str, Any] | None
+Receipts = list[dict[str, Any]]
+
+
+class _LostClaim(Exception):
+    """The run was requeued and claimed again meanwhile: this worker must write nothing more."""
 
 
 def _never() -> bool:
@@ -58,37 +70,41 @@ class Worker:
     policy: TransientPolicy = field(default_factory=TransientPolicy)
     should_stop: Callable[[], bool] = _never
 
-    def claim(self, *, now: datetime) -> dict[str, Any] | None:
+    def claim(self, *, now: datetime, limit: int = 1) -> list[tuple[dict[str, Any], Table]]:
+        """Claim up to ``limit`` pending runs, each with its table read in the same transaction."""
+        tables: dict[str, Table] = {}
         with self.env.store.begin_immediate() as tx:
-            return claim_next_run(tx, now=now)
+            runs = claim_next_runs(tx, now=now, limit=limit)
+            for table_id in {run["table_id"] for run in runs}:
+                tables[table_id] = get_table(tx, table_id=table_id, include_trashed=True)
+        return [(run, tables[run["table_id"]]) for run in runs]
 
-    def execute(self, run: dict[str, Any], *, now: datetime) -> str:
+    def execute(self, run: dict[str, Any], table: Table, *, now: datetime) -> str:
         """Run a claimed run to its outcome: ``done|failed|released|lost``. Never raises."""
         try:
-            return self._execute(run, now=now)
+            return self._execute(run, table, now=now)
         except Exception as exc:  # the worker itself never dies on a run
             log.exception("run %s failed unexpectedly", run.get("id"))
             return self._finish(run, "failed", _error_text(exc), None, now=now)
 
-    def _execute(self, run: dict[str, Any], *, now: datetime) -> str:
-        with self.env.store.read() as tx:
-            table = get_table(tx, table_id=run["table_id"], include_trashed=True)
+    def _execute(self, run: dict[str, Any], table: Table, *, now: datetime) -> str:
         definition = resolve_definition(run, table)
         if table is None or definition is None:
             return self._finish(run, "failed", messages.TRIGGER_CONFIG_GONE, None, now=now)
-        receipts: list[dict[str, Any]] = list(run["action_results"])
+        receipts: Receipts = list(run["action_results"])
         todo = pending_actions(action_list(definition), receipts)
+        if not todo:
+            return self._finish(run, "done", None, receipts, now=now)
+        outcome = "next"
         for index, (position, action) in enumerate(todo):
             if self.should_stop():
-                return self._release(run, now=now)
+                return self.release(run, now=now)
             ctx = self._context(run, table, definition, action, position, now=now)
-            receipt, error = self.run_action(ctx, action)
-            receipts = upsert_receipt(receipts, receipt)
-            if error is not None:
-                return self._finish(run, "failed", error, receipts, now=now)
-            if index < len(todo) - 1 and not self._save(run, receipts, now=now):
-                return "lost"
-        return self._finish(run, "done", None, receipts, now=now)
+            last = index == len(todo) - 1
+            receipts, outcome = self.step(run, ctx, action, receipts, last=last)
+            if outcome != "next":
+                break
+        return outcome
 
     def _context(
         self,
@@ -110,25 +126,76 @@ class Worker:
             now=now,
         )
 
-    def run_action(
-        self, ctx: ActionContext, action: Mapping[str, Any]
-    ) -> tuple[dict[str, Any], str | None]:
-        """Execute one action: its receipt, and the run's error text when it failed."""
-        kind = action.get("type")
-        action_id = action.get("id")
+    def step(
+        self,
+        run: dict[str, Any],
+        ctx: ActionContext,
+        action: Mapping[str, Any],
+        receipts: Receipts,
+        *,
+        last: bool,
+    ) -> tuple[Receipts, str]:
+        """Execute one action and store its receipt: the receipts and ``next|done|failed|lost``.
+
+        A transactional action's effect commits with its receipt (and the run's finish when it is
+        the last); any other action's receipt is stored right after its effect.
+        """
+        kind, action_id = action.get("type"), action.get("id")
         try:
             handler = get_action(kind)
-            detail = call_with_retries(lambda: handler.execute(ctx, action), self.policy)
+            if isinstance(handler, TransactionalAction):
+                commit = partial(self._in_tx, handler, run, ctx, action, receipts, last=last)
+                return call_with_retries(commit, self.policy)
+            detail = call_with_retries(partial(handler.execute, ctx, action), self.policy)
+        except _LostClaim:
+            return receipts, "lost"
         except Exception as exc:
             text = _error_text(exc)
-            return make_receipt(action_id, str(kind), False, text), truncate_error(text)
-        return make_receipt(action_id, str(kind), True, detail), None
-
-    def _save(self, run: dict[str, Any], receipts: list[dict[str, Any]], *, now: datetime) -> bool:
+            receipts = upsert_receipt(receipts, make_receipt(action_id, str(kind), False, text))
+            return receipts, self._finish(run, "failed", text, receipts, now=ctx.now)
+        receipts = upsert_receipt(receipts, make_receipt(action_id, str(kind), True, detail))
         with self.env.store.begin() as tx:
-            return save_receipt(
-                tx, run_id=run["id"], attempts=run["attempts"], receipts=receipts, now=now
+            stored = self._record(tx, run, receipts, last=last, now=ctx.now)
+        if not stored:
+            return receipts, "lost"
+        return receipts, "done" if last else "next"
+
+    def _in_tx(
+        self,
+        handler: TransactionalAction,
+        run: dict[str, Any],
+        ctx: ActionContext,
+        action: Mapping[str, Any],
+        receipts: Receipts,
+        *,
+        last: bool,
+    ) -> tuple[Receipts, str]:
+        with self.env.store.begin() as tx:
+            detail = handler.execute_in(tx, ctx, action)
+            receipt = make_receipt(action.get("id"), handler.type, True, detail)
+            receipts = upsert_receipt(receipts, receipt)
+            if not self._record(tx, run, receipts, last=last, now=ctx.now):
+                raise _LostClaim  # rolls the effect back with the receipt
+        return receipts, "done" if last else "next"
+
+    @staticmethod
+    def _record(
+        tx: Tx, run: dict[str, Any], receipts: Receipts, *, last: bool, now: datetime
+    ) -> bool:
+        """Store the receipts; after the last action also finish the run ``done``."""
+        if last:
+            return finish_run(
+                tx,
+                run_id=run["id"],
+                attempts=run["attempts"],
+                status="done",
+                error=None,
+                receipts=receipts,
+                now=now,
             )
+        return save_receipt(
+            tx, run_id=run["id"], attempts=run["attempts"], receipts=receipts, now=now
+        )
 
     def _finish(
         self,
@@ -151,15 +218,13 @@ class Worker:
             )
         return status if ok else "lost"
 
-    def _release(self, run: dict[str, Any], *, now: datetime) -> str:
+    def release(self, run: dict[str, Any], *, now: datetime) -> str:
         with self.env.store.begin() as tx:
             ok = release_run(tx, run_id=run["id"], attempts=run["attempts"], now=now)
         return "released" if ok else "lost"
 
 
-def pending_actions(
-    actions: list[dict[str, Any]], receipts: list[dict[str, Any]]
-) -> list[tuple[int, dict[str, Any]]]:
+def pending_actions(actions: Receipts, receipts: Receipts) -> list[tuple[int, dict[str, Any]]]:
     """``(position, action)`` of every action without a successful receipt, in order.
 
     Matched by ``action_id``; a legacy receipt without an id speaks for the action at its position.
@@ -169,7 +234,7 @@ def pending_actions(
     return [
         (position, action)
         for position, action in enumerate(actions)
-        if not (action.get("id") in done_ids and action.get("id")) and position not in legacy
+        if not (action.get("id") and action.get("id") in done_ids) and position not in legacy
     ]
 
 
@@ -179,18 +244,28 @@ def _error_text(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
+CLAIM_BATCH = 10
+
+
 def drain(worker: Worker, *, now: datetime, limit: int | None = None) -> int:
     """Claim and execute runs until none is pending, ``limit`` runs ran, or a stop is asked.
 
-    Returns how many runs were claimed (whatever their outcome).
+    Runs are claimed ``CLAIM_BATCH`` at a time; on a stop, claimed runs not started yet go back
+    to pending. Returns how many runs were executed (whatever their outcome).
     """
     count = 0
-    while (limit is None or count < limit) and not worker.should_stop():
-        run = worker.claim(now=now)
-        if run is None:
+    while limit is None or count < limit:
+        want = CLAIM_BATCH if limit is None else min(CLAIM_BATCH, limit - count)
+        batch = [] if worker.should_stop() else worker.claim(now=now, limit=want)
+        if not batch:
             break
-        worker.execute(run, now=now)
-        count += 1
+        for index, (run, table) in enumerate(batch):
+            if worker.should_stop():
+                for unstarted, _table in batch[index:]:
+                    worker.release(unstarted, now=now)
+                return count
+            worker.execute(run, table, now=now)
+            count += 1
     return count
 
 

@@ -56,30 +56,38 @@ def _claim_values(now: datetime) -> dict[str, Any]:
     }
 
 
-def claim_next_run(tx: Tx, *, now: datetime) -> dict[str, Any] | None:
-    """Claim the oldest pending run: ``pending → running``, ``attempts + 1``.
+def claim_next_runs(tx: Tx, *, now: datetime, limit: int = 1) -> list[dict[str, Any]]:
+    """Claim up to ``limit`` of the oldest pending runs: ``pending → running``, ``attempts + 1``.
 
     Eligible: ``status = 'pending'``, oldest ``updated_at`` first; on PostgreSQL rows locked by
-    another claimer are skipped. Returns the claimed run, or None when none is pending.
+    another claimer are skipped (``FOR UPDATE SKIP LOCKED``), on SQLite the caller holds
+    ``BEGIN IMMEDIATE``. The outer ``status = 'pending'`` predicate is the fence either way.
+    Returns the claimed runs in creation order (empty when none is pending).
     """
     tx.require_writable()
     pick = (
         select(runs.c.id)
         .where(runs.c.status == "pending")
         .order_by(runs.c.updated_at, runs.c.id)
-        .limit(1)
+        .limit(limit)
     )
     if tx.is_postgres:
         pick = pick.with_for_update(skip_locked=True)
     stmt = (
         update(runs)
-        .where(runs.c.id == pick.scalar_subquery(), runs.c.status == "pending")
+        .where(runs.c.id.in_(pick.scalar_subquery()), runs.c.status == "pending")
         .values(**_claim_values(now))
         .returning(*runs.c)
     )
     with map_db_errors():
-        row = tx.conn.execute(stmt).first()
-    return None if row is None else _run_dict(row)
+        claimed = [_run_dict(row) for row in tx.conn.execute(stmt)]
+    return sorted(claimed, key=lambda run: (run["created_at"], run["id"]))
+
+
+def claim_next_run(tx: Tx, *, now: datetime) -> dict[str, Any] | None:
+    """Claim the oldest pending run (see :func:`claim_next_runs`); None when none is pending."""
+    claimed = claim_next_runs(tx, now=now, limit=1)
+    return claimed[0] if claimed else None
 
 
 def claim_run(tx: Tx, *, run_id: str, now: datetime) -> dict[str, Any] | None:

@@ -1,0 +1,227 @@
+"""Worker throughput: runs executed per second, tocsin beside procrastinate (``make bench``).
+
+Every tocsin run has one ``notify`` action (one message row). Every procrastinate job is a no-op
+task. Each measurement starts N worker *processes* that open their connections, wait on a common
+start signal, and drain the queue; the clock runs from the signal until the last one exits.
+
+- tocsin on SQLite (a fresh file) and on PostgreSQL (a fresh schema), 1 and 4 workers;
+- procrastinate 3.x on the same PostgreSQL (a fresh schema, ``PsycopgConnector``), 1 and 4
+  workers with ``wait=False`` and ``listen_notify=False``.
+
+Environment: ``BENCH_RUNS`` (default 2000), ``BENCH_PG_URL`` (default
+``postgresql://postgres@127.0.0.1:5432/test``). PostgreSQL legs are skipped when it does not answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing as mp
+import os
+import tempfile
+import time
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+
+from tocsin.service import Tocsin
+from tocsin.settings import Settings
+from tocsin.store.execution import count_runs
+from tocsin.store.records import insert_table, set_table_triggers
+from tocsin.store.runs import insert_run
+
+RUNS = int(os.environ.get("BENCH_RUNS", "2000"))
+PG_URL = os.environ.get("BENCH_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
+NOW = datetime(2026, 8, 27, 5, 2, 13, tzinfo=UTC)
+CTX = mp.get_context("spawn")
+
+
+# ── PostgreSQL schemas ─────────────────────────────────────────────────────────────────────
+def pg_available() -> bool:
+    try:
+        psycopg.connect(PG_URL, connect_timeout=3).close()
+    except psycopg.Error:
+        return False
+    return True
+
+
+def new_schema(prefix: str) -> tuple[str, str]:
+    schema = f"{prefix}_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    sep = "&" if "?" in PG_URL else "?"
+    return schema, f"{PG_URL}{sep}options=-csearch_path%3D{schema}"
+
+
+def drop_schema(schema: str) -> None:
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+# ── tocsin ─────────────────────────────────────────────────────────────────────────────────
+def seed_runs(url: str, n: int) -> None:
+    tocsin = Tocsin.open(url, settings=Settings(database_url=url))
+    trg = {"id": "trg_bench", "on": "created", "actions": [{"id": "act_1", "type": "notify"}]}
+    try:
+        with tocsin.store.begin() as tx:
+            table = insert_table(
+                tx,
+                id=str(uuid.uuid4()),
+                scope="chatroom",
+                scope_id=str(uuid.uuid4()),
+                name="bench",
+                columns={"Title": "text"},
+                now=NOW,
+            )
+            set_table_triggers(tx, table_id=table["id"], triggers=[trg], now=NOW)
+            for _ in range(n):
+                insert_run(
+                    tx,
+                    id=str(uuid.uuid4()),
+                    table_id=table["id"],
+                    trigger_id="trg_bench",
+                    record_id=None,
+                    source="created",
+                    clock=False,
+                    payload={},
+                    definition=None,
+                    identity=None,
+                    scheduled_for=None,
+                    now=NOW,
+                )
+    finally:
+        tocsin.close()
+
+
+def tocsin_child(url: str, ready: Any, go: Any) -> None:
+    tocsin = Tocsin.open(url, settings=Settings(database_url=url))
+    ready.put(True)
+    go.wait()
+    tocsin.work(now=NOW)
+    tocsin.close()
+
+
+def count_done(url: str) -> int:
+    tocsin = Tocsin.open(url, settings=Settings(database_url=url))
+    try:
+        with tocsin.store.read() as tx:
+            return count_runs(tx, status="done")
+    finally:
+        tocsin.close()
+
+
+def timed(target: Any, args: tuple[Any, ...], workers: int) -> float:
+    """Start ``workers`` processes, release them together, return the seconds until all exit."""
+    ready, go = CTX.Queue(), CTX.Event()
+    procs = [CTX.Process(target=target, args=(*args, ready, go)) for _ in range(workers)]
+    for proc in procs:
+        proc.start()
+    for _ in procs:
+        ready.get(timeout=60)
+    start = time.perf_counter()
+    go.set()
+    for proc in procs:
+        proc.join(600)
+    return time.perf_counter() - start
+
+
+def bench_tocsin(url: str, workers: int) -> float:
+    seed_runs(url, RUNS)
+    seconds = timed(tocsin_child, (url,), workers)
+    done = count_done(url)
+    if done != RUNS:
+        raise SystemExit(f"tocsin: {done} of {RUNS} runs done")
+    return RUNS / seconds
+
+
+def tocsin_sqlite(workers: int) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        return bench_tocsin(f"sqlite:///{tmp}/bench.db", workers)
+
+
+def tocsin_pg(workers: int) -> float:
+    schema, url = new_schema("bench_tocsin")
+    try:
+        return bench_tocsin(url, workers)
+    finally:
+        drop_schema(schema)
+
+
+# ── procrastinate ──────────────────────────────────────────────────────────────────────────
+def noop() -> None:
+    return None
+
+
+def make_app(url: str) -> Any:
+    import procrastinate
+
+    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=url))
+    app.task(name="noop")(noop)
+    return app
+
+
+async def _prepare(url: str, n: int) -> None:
+    app = make_app(url)
+    async with app.open_async():
+        await app.schema_manager.apply_schema_async()
+        task = app.tasks["noop"]
+        for start in range(0, n, 500):
+            await task.batch_defer_async(*({} for _ in range(min(500, n - start))))
+
+
+async def _work(url: str, ready: Any, go: Any) -> None:
+    app = make_app(url)
+    async with app.open_async():
+        ready.put(True)
+        await asyncio.to_thread(go.wait)
+        await app.run_worker_async(
+            wait=False, listen_notify=False, install_signal_handlers=False, concurrency=1
+        )
+
+
+def procrastinate_child(url: str, ready: Any, go: Any) -> None:
+    asyncio.run(_work(url, ready, go))
+
+
+def procrastinate_pg(workers: int) -> float:
+    schema, url = new_schema("bench_procr")
+    try:
+        asyncio.run(_prepare(url, RUNS))
+        seconds = timed(procrastinate_child, (url,), workers)
+        with psycopg.connect(url) as conn:
+            row = conn.execute("SELECT count(*) FROM procrastinate_jobs WHERE status='succeeded'")
+            done = row.fetchone()
+        if done is None or done[0] != RUNS:
+            raise SystemExit(f"procrastinate: {done} of {RUNS} jobs succeeded")
+        return RUNS / seconds
+    finally:
+        drop_schema(schema)
+
+
+# ── report ─────────────────────────────────────────────────────────────────────────────────
+def main() -> None:
+    print(f"worker throughput, {RUNS} runs/jobs with one no-op action, runs per second")
+    results: dict[tuple[str, int], float] = {}
+    legs = [("tocsin sqlite", tocsin_sqlite)]
+    if pg_available():
+        legs += [("tocsin postgresql", tocsin_pg), ("procrastinate postgresql", procrastinate_pg)]
+    else:
+        print(f"PostgreSQL at {PG_URL} does not answer: PostgreSQL legs skipped")
+    for name, fn in legs:
+        for workers in (1, 4):
+            results[(name, workers)] = rate = fn(workers)
+            print(f"  {name:<26} {workers} worker(s): {rate:8.0f} runs/s")
+    for workers in (1, 4):
+        ours, theirs = (
+            results.get(("tocsin postgresql", workers)),
+            results.get(("procrastinate postgresql", workers)),
+        )
+        if ours and theirs:
+            print(
+                f"  tocsin/procrastinate on PostgreSQL, {workers} worker(s): {ours / theirs:.2f}x"
+            )
+
+
+if __name__ == "__main__":
+    main()
