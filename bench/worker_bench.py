@@ -8,13 +8,15 @@ start signal, and drain the queue; the clock runs from the signal until the last
 - procrastinate 3.x on the same PostgreSQL (a fresh schema, ``PsycopgConnector``), 1 and 4
   workers with ``wait=False`` and ``listen_notify=False``.
 
-Environment: ``BENCH_RUNS`` (default 2000), ``BENCH_PG_URL`` (default
-``postgresql://postgres@127.0.0.1:5432/test``). PostgreSQL legs are skipped when it does not answer.
+Environment: ``BENCH_RUNS`` (default 2000), ``BENCH_REPEAT`` (default 2, best of),
+``BENCH_PG_URL`` (default ``postgresql://postgres@127.0.0.1:5432/test``). PostgreSQL legs are
+skipped when it does not answer.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import multiprocessing as mp
 import os
 import tempfile
@@ -200,23 +202,34 @@ def procrastinate_pg(workers: int) -> float:
 
 
 # ── report ─────────────────────────────────────────────────────────────────────────────────
+REPEAT = int(os.environ.get("BENCH_REPEAT", "2"))
+
+
+def measure(legs: list[tuple[str, Any]]) -> dict[tuple[str, int], float]:
+    """Best of ``REPEAT`` rounds per leg; legs alternate within a round (the host is shared)."""
+    best: dict[tuple[str, int], float] = {}
+    for _ in range(REPEAT):
+        for workers in (1, 4):
+            for name, fn in legs:
+                rate = fn(workers)
+                best[(name, workers)] = max(rate, best.get((name, workers), 0.0))
+    return best
+
+
 def main() -> None:
-    print(f"worker throughput, {RUNS} runs/jobs with one no-op action, runs per second")
-    results: dict[tuple[str, int], float] = {}
-    legs = [("tocsin sqlite", tocsin_sqlite)]
+    logging.getLogger("procrastinate").setLevel(logging.ERROR)
+    print(f"worker throughput: {RUNS} runs/jobs, one no-op action each; runs/s, best of {REPEAT}")
+    legs: list[tuple[str, Any]] = [("tocsin sqlite", tocsin_sqlite)]
     if pg_available():
         legs += [("tocsin postgresql", tocsin_pg), ("procrastinate postgresql", procrastinate_pg)]
     else:
         print(f"PostgreSQL at {PG_URL} does not answer: PostgreSQL legs skipped")
-    for name, fn in legs:
-        for workers in (1, 4):
-            results[(name, workers)] = rate = fn(workers)
-            print(f"  {name:<26} {workers} worker(s): {rate:8.0f} runs/s")
+    results = measure(legs)
+    for (name, workers), rate in sorted(results.items()):
+        print(f"  {name:<26} {workers} worker(s): {rate:8.0f} runs/s")
     for workers in (1, 4):
-        ours, theirs = (
-            results.get(("tocsin postgresql", workers)),
-            results.get(("procrastinate postgresql", workers)),
-        )
+        ours = results.get(("tocsin postgresql", workers))
+        theirs = results.get(("procrastinate postgresql", workers))
         if ours and theirs:
             print(
                 f"  tocsin/procrastinate on PostgreSQL, {workers} worker(s): {ours / theirs:.2f}x"
