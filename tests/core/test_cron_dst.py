@@ -37,7 +37,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from tocsin.core.cron import iter_after, parse, prev_at_or_before
+from tocsin.core.cron import CronSpec, iter_after, parse, prev_at_or_before
 
 BOTH_POLICIES = ("first", "both")
 
@@ -162,3 +162,34 @@ def test_sao_paulo_has_no_transition(year: int) -> None:
     found = list(islice(iter_after(parse("0 0 * * *"), start, tz=zone), 365))
     assert [f.astimezone(zone).isoformat()[10:] for f in found] == ["T00:00:00-03:00"] * 365
     assert all(b - a == timedelta(days=1) for a, b in pairwise(found))
+
+
+# (zone, expression, after (UTC), the next fire, the fire before it) — rare fires, found across
+# many transitions (the search skips the segments in between).
+RARE = [
+    ("America/New_York", "30 2 29 2 *", "2025-01-01T00:00:00+00:00",
+     "2028-02-29T02:30:00-05:00", "2024-02-29T02:30:00-05:00"),
+    ("Europe/London", "0 0 0 1 1 ? 2150", "2026-08-27T05:02:13+00:00",
+     "2150-01-01T00:00:00+00:00", None),
+    ("Australia/Lord_Howe", "0 0 * 2 1#5", "2026-08-27T05:02:13+00:00",
+     "2044-02-29T00:00:00+11:00", "2016-02-29T00:00:00+11:00"),
+    ("Pacific/Chatham", "15 3 * * 0#1", "2025-09-07T12:00:00+00:00",
+     "2025-10-05T03:15:00+13:45", "2025-09-07T03:15:00+12:45"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("zone", "expr", "after", "following", "preceding"), RARE)
+def test_rare_fires_are_found_across_many_transitions(
+    zone: str, expr: str, after: str, following: str, preceding: str | None
+) -> None:
+    spec = parse(expr, dialect="extended")
+    moment, tz = datetime.fromisoformat(after), ZoneInfo(zone)
+    fire = next_after_in(spec, moment, zone)
+    assert fire is not None and fire.astimezone(tz).isoformat() == following
+    before = prev_at_or_before(spec, fire - timedelta(seconds=1), tz=zone)
+    assert (before and before.astimezone(tz).isoformat()) == preceding
+    assert prev_at_or_before(spec, fire, tz=zone) == fire
+
+
+def next_after_in(spec: CronSpec, moment: datetime, zone: str) -> datetime | None:
+    return next(iter_after(spec, moment, tz=zone), None)
