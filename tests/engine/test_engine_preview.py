@@ -27,22 +27,9 @@ from tocsin.store import state as store_state
 AT_FIVE = datetime(2026, 8, 27, 5, 0, tzinfo=UTC)
 
 
-def test_the_section_7_document(tocsin: Tocsin) -> None:
-    table_id = make_table(tocsin, now=AT_FIVE)
-    tocsin.insert_records(
-        table_id,
-        [{"Due": "2026-08-27T04:00", "Status": "Open"}, {"Due": "2026-09-01T09:00"}],
-        now=AT_FIVE,
-    )
-    when = [{"column": "Status", "op": "neq", "value": "Done"}]
-    dated, hourly = tocsin.set_triggers(
-        table_id, [date_trigger(when=when), interval(3600, when=when)], now=AT_FIVE
-    )
-    tocsin.tick(now=AT_FIVE)
-    finish_all(tocsin, table_id, now=AT_FIVE)
-    monthly = clock_trigger({"type": "monthly"}, id="trg_888888888888")
-    write_raw_triggers(tocsin, table_id, [dated, hourly, monthly], now=AT_FIVE)
-    assert tocsin.preview(table_id, now=NOW) == {
+def _expected(table_id: str, dated_id: str, hourly_id: str) -> dict[str, Any]:
+    """The SPEC §7 example document, for this table's ids."""
+    return {
         "table_id": table_id,
         "evaluated_at": "2026-08-27T05:02:13",
         "live_records": 2,
@@ -50,7 +37,7 @@ def test_the_section_7_document(tocsin: Tocsin) -> None:
         "triggers": [
             {
                 "kind": "date_column_reached",
-                "trigger_id": dated["id"],
+                "trigger_id": dated_id,
                 "config_status": "valid",
                 "records_scanned": 2,
                 "already_fired": 1,
@@ -65,7 +52,7 @@ def test_the_section_7_document(tocsin: Tocsin) -> None:
             },
             {
                 "kind": "interval",
-                "trigger_id": hourly["id"],
+                "trigger_id": hourly_id,
                 "config_status": "valid",
                 "last_consumed_window_at": "2026-08-27T05:00:00",
                 "due_at": None,
@@ -83,6 +70,24 @@ def test_the_section_7_document(tocsin: Tocsin) -> None:
             },
         ],
     }
+
+
+def test_the_section_7_document(tocsin: Tocsin) -> None:
+    table_id = make_table(tocsin, now=AT_FIVE)
+    tocsin.insert_records(
+        table_id,
+        [{"Due": "2026-08-27T04:00", "Status": "Open"}, {"Due": "2026-09-01T09:00"}],
+        now=AT_FIVE,
+    )
+    when = [{"column": "Status", "op": "neq", "value": "Done"}]
+    dated, hourly = tocsin.set_triggers(
+        table_id, [date_trigger(when=when), interval(3600, when=when)], now=AT_FIVE
+    )
+    tocsin.tick(now=AT_FIVE)
+    finish_all(tocsin, table_id, now=AT_FIVE)
+    monthly = clock_trigger({"type": "monthly"}, id="trg_888888888888")
+    write_raw_triggers(tocsin, table_id, [dated, hourly, monthly], now=AT_FIVE)
+    assert tocsin.preview(table_id, now=NOW) == _expected(table_id, dated["id"], hourly["id"])
 
 
 def test_clock_arms_for_daily_and_cron(tocsin: Tocsin) -> None:

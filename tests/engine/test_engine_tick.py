@@ -17,7 +17,7 @@ from engine_support import (
     write_raw_triggers,
 )
 
-from tocsin.engine import sweeps, tick
+from tocsin.engine import configs, sweeps, tick
 from tocsin.service import Tocsin
 
 PAST = "2026-08-27T01:00"
@@ -165,7 +165,7 @@ def test_a_table_that_raises_does_not_roll_back_the_others(
     tables = [make_table(tocsin) for _ in range(3)]
     for table_id in tables:
         tocsin.set_triggers(table_id, [interval()], now=NOW)
-    real = tick.refresh_table_next_due
+    real = configs.refresh_table_next_due
 
     def flaky(tx: Any, *, table_id: str) -> Any:
         if table_id == tables[1]:
