@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
-from api_support import COLUMNS, Tenant, table_url
+from api_support import COLUMNS, Clock, Tenant, table_url
 from fastapi.testclient import TestClient
 
 from tocsin import messages
@@ -109,8 +110,11 @@ def test_records_create_patch_trash_restore(
     assert restored.status_code == 200 and restored.json()["trashed"] is False
 
 
-def test_records_list_pages(client: TestClient, tenant: Tenant, table: dict[str, Any]) -> None:
+def test_records_list_pages(
+    client: TestClient, clock: Clock, tenant: Tenant, table: dict[str, Any]
+) -> None:
     for n in range(5):
+        clock.now += timedelta(seconds=1)  # records list in (created_at, id) order
         assert create_record(client, tenant, table, {"Points": n}).status_code == 201
     url = table_url(tenant, table, "/records")
     page = client.get(url, params={"skip": 1, "limit": 2}, headers=tenant.member).json()
