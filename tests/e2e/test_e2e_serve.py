@@ -28,6 +28,7 @@ pytestmark = pytest.mark.slow
 
 TOCSIN = str(Path(sys.executable).parent / "tocsin")
 WAIT_S = 45.0
+TRANSIENT_TRIES = 5
 
 
 def free_port() -> int:
@@ -98,6 +99,16 @@ def create_token(env: dict[str, str], chatroom: str) -> str:
     return out.stdout.strip().splitlines()[-1]
 
 
+def send(http: httpx.Client, method: str, url: str, **kwargs: Any) -> httpx.Response:
+    """One request; a 503 (a transient SQLite lock conflict, retryable by contract) is retried."""
+    for _ in range(TRANSIENT_TRIES):
+        resp = http.request(method, url, **kwargs)
+        if resp.status_code != 503:
+            return resp
+        time.sleep(0.1)
+    return resp
+
+
 TRIGGERS = [
     {
         "name": "interval notify",
@@ -122,14 +133,16 @@ def test_serve_runs_schedules_and_stops_cleanly_on_sigterm(
     headers = {"Authorization": f"Bearer {create_token(env, chatroom)}"}
     prefix = f"{base}/private/module/custom_tables/chatroom/{chatroom}"
     with httpx.Client(headers=headers, timeout=10) as http:
-        table = http.post(
-            f"{prefix}/tables", json={"name": "Cases", "columns": {"Title": "text", "Due": "date"}}
-        ).json()
-        url = f"{prefix}/tables/{table['id']}"
+        columns = {"Title": "text", "Due": "date"}
+        table = send(http, "POST", f"{prefix}/tables", json={"name": "Cases", "columns": columns})
+        assert table.status_code == 201, table.text
+        table_id = table.json()["id"]
+        url = f"{prefix}/tables/{table_id}"
         record = {"data": {"Title": "Lease", "Due": "2020-01-01"}}
-        created = http.post(f"{url}/records", json=record)
+        created = send(http, "POST", f"{url}/records", json=record)
         assert created.status_code == 201, created.text
-        assert http.put(f"{url}/triggers", json={"triggers": TRIGGERS}).status_code == 200
+        saved = send(http, "PUT", f"{url}/triggers", json={"triggers": TRIGGERS})
+        assert saved.status_code == 200, saved.text
 
         def all_done() -> list[dict[str, Any]] | None:
             items: list[dict[str, Any]] = http.get(f"{url}/trigger-runs").json()["items"]
@@ -145,7 +158,7 @@ def test_serve_runs_schedules_and_stops_cleanly_on_sigterm(
     assert stop(proc) == 0
     tocsin = Tocsin.open(settings=Settings.from_environ(env))
     try:
-        assert tocsin.list_runs(table["id"], status="running")["total"] == 0
+        assert tocsin.list_runs(table_id, status="running")["total"] == 0
     finally:
         tocsin.close()
 

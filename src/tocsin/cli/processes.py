@@ -32,9 +32,17 @@ def open_tocsin() -> Tocsin:
     return Tocsin.open(settings=Settings.from_environ())
 
 
+def _after_shutdown(signum: int, _frame: FrameType | None) -> None:
+    """uvicorn re-raises the signal that stopped it once shutdown is complete; by then the
+    lifespan has stopped the ticker and the worker, so the process exits 0 instead of dying."""
+    log.info("stopped", extra={"signal": signal.Signals(signum).name})
+
+
 def run_server(app_factory: str, host: str, port: int) -> None:
     """uvicorn with JSON logs; SIGTERM/SIGINT shut down gracefully through the lifespan."""
     configure_logging()
+    signal.signal(signal.SIGTERM, _after_shutdown)
+    signal.signal(signal.SIGINT, _after_shutdown)
     uvicorn.run(app_factory, factory=True, host=host, port=port, log_config=None)
 
 
