@@ -11,6 +11,8 @@ of records, fired identities, active runs) and passes what it read, with ``now``
   only the latest unconsumed window ``<= now``), or why none is due (SPEC §5.3).
 - :func:`page_identities` + :func:`classify_date_page` decide a page of records for a
   date_column_reached trigger, in the scheduler order of SPEC §7.
+- :func:`classify` is the single entry point over both families (tick, preview and any
+  "next fire" display call it or the family member it dispatches to).
 - :func:`row_event_triggers` picks the row-event triggers a write fires (SPEC §3).
 
 Nothing here raises on a bad cell or a bad stored trigger (SPEC §4.1, §6).
@@ -313,6 +315,40 @@ def count_verdicts(verdicts: Iterable[RowVerdict]) -> dict[str, int]:
     for v in verdicts:
         counts[v.verdict] += 1
     return counts
+
+
+# --- the one entry point ----------------------------------------------------------------------
+
+
+def classify(
+    trigger: StoredTrigger,
+    state: Mapping[str, Any],
+    *,
+    now: datetime,
+    active_run: bool = False,
+    column_type: str = "",
+    page: Sequence[Mapping[str, Any]] = (),
+    fired: Iterable[str] = (),
+) -> ClockVerdict | list[RowVerdict]:
+    """THE evaluator (DESIGN §1): a valid stored trigger and its state at ``now``.
+
+    Clock kinds → :class:`ClockVerdict` (``active_run`` is whether a run is pending/running);
+    date kind → one :class:`RowVerdict` per record of ``page`` (``fired``: the identities the
+    ledger holds, ``column_type``: the schedule column's type). An invalid trigger has no
+    verdict (its ``error_codes`` say why): ``ValueError``.
+    """
+    spec = trigger.spec
+    if spec is None or not trigger.valid:
+        raise ValueError(f"trigger {trigger.trigger_id!r} is invalid: {trigger.error_codes}")
+    if isinstance(spec, DateColumnReached):
+        return classify_date_page(spec, column_type, trigger.when, page, set(fired), now)
+    return classify_clock(
+        spec,
+        anchor=state["anchor"],
+        last_consumed=state["last_consumed"],
+        active_run=active_run,
+        now=now,
+    )
 
 
 # --- row events ------------------------------------------------------------------------------

@@ -27,9 +27,9 @@ from tocsin.core.schedules import DateColumnReached
 from tocsin.engine.evaluate import (
     DATE_VERDICTS,
     DUE_NOW,
+    ClockVerdict,
     StoredTrigger,
-    classify_clock,
-    classify_date_page,
+    classify,
     count_verdicts,
     inspect_stored,
     page_identities,
@@ -125,13 +125,9 @@ def clock_arm(
     spec = trigger.spec
     if spec is None or isinstance(spec, DateColumnReached):
         return invalid_arm(trigger)
-    verdict = classify_clock(
-        spec,
-        anchor=state["anchor"],
-        last_consumed=state["last_consumed"],
-        active_run=active_run,
-        now=now,
-    )
+    verdict = classify(trigger, state, now=now, active_run=active_run)
+    if not isinstance(verdict, ClockVerdict):
+        return invalid_arm(trigger)
     warnings = [WHEN_IGNORED] if trigger.when and spec.kind in ("interval", "daily") else []
     return {
         "kind": spec.kind,
@@ -166,7 +162,8 @@ def date_arm(
     )
     ids = page_identities(spec, column_type, page)
     fired = ledger.fired_identities(tx, trigger_id=str(trigger.trigger_id), identities=ids)
-    counts = count_verdicts(classify_date_page(spec, column_type, trigger.when, page, fired, now))
+    verdicts = classify(trigger, state, now=now, column_type=column_type, page=page, fired=fired)
+    counts = count_verdicts(verdicts if isinstance(verdicts, list) else [])
     scanned = sum(counts[name] for name in DATE_VERDICTS)
     unscanned = max(live - scanned, 0)
     return {

@@ -35,10 +35,10 @@ from tocsin.core.schedules import DateColumnReached
 from tocsin.engine.configs import refresh_table_next_due
 from tocsin.engine.evaluate import (
     DUE_NOW,
+    ClockVerdict,
     RowVerdict,
     StoredTrigger,
-    classify_clock,
-    classify_date_page,
+    classify,
     clock_next_due,
     inspect_stored,
     page_identities,
@@ -171,9 +171,11 @@ def tick_clock_trigger(
     spec, trigger_id = trigger.spec, str(trigger.trigger_id)
     if spec is None or isinstance(spec, DateColumnReached):
         return 0
-    anchor, last = state["anchor"], state["last_consumed"]
+    anchor = state["anchor"]
     active = store_runs.has_active_run(tx, trigger_id=trigger_id)
-    verdict = classify_clock(spec, anchor=anchor, last_consumed=last, active_run=active, now=now)
+    verdict = classify(trigger, state, now=now, active_run=active)
+    if not isinstance(verdict, ClockVerdict):
+        return 0
     if not verdict.due_now or verdict.due_at is None:
         if verdict.next_due_at != state["next_due_at"]:
             store_state.set_next_due(tx, trigger_id=trigger_id, next_due_at=verdict.next_due_at)
@@ -303,8 +305,11 @@ def tick_date_trigger(
             break
         ids = page_identities(spec, column_type, page)
         fired = ledger.fired_identities(tx, trigger_id=trigger_id, identities=ids)
-        verdicts = classify_date_page(spec, column_type, trigger.when, page, fired, now)
-        due = [v for v in verdicts if v.verdict == DUE_NOW]
+        verdicts = classify(
+            trigger, state, now=now, column_type=column_type, page=page, fired=fired
+        )
+        rows = verdicts if isinstance(verdicts, list) else []
+        due = [v for v in rows if v.verdict == DUE_NOW]
         created += _fire_rows(tx, table, trigger, due, now)
         cursor = record_key(page[-1])
         if due or (wrapped and start is not None and cursor >= start):

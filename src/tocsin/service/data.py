@@ -26,6 +26,7 @@ from tocsin.errors import NotFound, ValidationError
 from tocsin.service.base import TocsinBase
 from tocsin.store import records as store_records
 from tocsin.store import runs as store_runs
+from tocsin.store.engine_queries import lock_table
 from tocsin.store.tx import Tx
 
 SCOPES = ("chatroom", "workspace", "user")
@@ -140,6 +141,14 @@ def _table(tx: Tx, table_id: str, *, include_trashed: bool = False) -> dict[str,
     return table
 
 
+def _locked_table(tx: Tx, table_id: str) -> dict[str, Any]:
+    """The live table, locked for a config write (triggers, SCP rules)."""
+    table = lock_table(tx, table_id=table_id)
+    if table is None:
+        raise NotFound(messages.TABLE_NOT_FOUND)
+    return table
+
+
 def emit_row_event(
     tx: Tx, table: Mapping[str, Any], event: str, record: Mapping[str, Any], now: datetime
 ) -> int:
@@ -223,7 +232,7 @@ class DataMixin(TocsinBase):
         return self._set_table_trashed(table_id, False, self._now(now))
 
     def _set_table_trashed(self, table_id: str, trashed: bool, at: datetime) -> dict[str, Any]:
-        with self.store.begin() as tx:
+        with self.store.begin_immediate() as tx:
             _table(tx, table_id, include_trashed=True)
             store_records.set_table_trashed(tx, table_id=table_id, trashed=trashed, now=at)
             return public_table(_table(tx, table_id, include_trashed=True))
@@ -233,8 +242,8 @@ class DataMixin(TocsinBase):
     ) -> dict[str, Any]:
         """Replace the channel SCP rules; 400 while the table has triggers (SPEC §2)."""
         at = self._now(now)
-        with self.store.begin() as tx:
-            table = _table(tx, table_id)
+        with self.store.begin_immediate() as tx:
+            table = _locked_table(tx, table_id)
             configs.set_scp_rules(tx, table=table, rules=rules, now=at)
             return public_table(_table(tx, table_id))
 
@@ -257,7 +266,7 @@ class DataMixin(TocsinBase):
     ) -> list[dict[str, Any]]:
         if not isinstance(rows, list):
             raise ValidationError(messages.ROWS_NOT_LIST)
-        with self.store.begin() as tx:
+        with self.store.begin_immediate() as tx:
             table = _table(tx, table_id)
             checked = [validate_cells(table["columns"], row) for row in rows]
             values = [{"id": str(uuid.uuid4()), "data": data} for data in checked]
@@ -275,7 +284,7 @@ class DataMixin(TocsinBase):
     ) -> dict[str, Any]:
         """Partial update: only the given columns change; emits ``updated``."""
         at = self._now(now)
-        with self.store.begin() as tx:
+        with self.store.begin_immediate() as tx:
             table = _table(tx, table_id)
             patch = validate_cells(table["columns"], data)
             record = store_records.get_record(tx, table_id=table_id, record_id=record_id)
@@ -305,7 +314,7 @@ class DataMixin(TocsinBase):
     def _set_record_trashed(
         self, table_id: str, record_id: str, trashed: bool, at: datetime
     ) -> dict[str, Any]:
-        with self.store.begin() as tx:
+        with self.store.begin_immediate() as tx:
             table = _table(tx, table_id)
             changed = store_records.set_record_trashed(
                 tx, table_id=table_id, record_id=record_id, trashed=trashed, now=at
@@ -344,8 +353,8 @@ class DataMixin(TocsinBase):
     ) -> list[dict[str, Any]]:
         """Full replace of the triggers config; returns it normalized, with every id (§3–§5.2)."""
         at = self._now(now)
-        with self.store.begin() as tx:
-            table = _table(tx, table_id)
+        with self.store.begin_immediate() as tx:
+            table = _locked_table(tx, table_id)
             return configs.set_triggers_config(
                 tx, table=table, raw=triggers, now=at, new_id=self._new_id
             )

@@ -2,6 +2,8 @@
 
 - :func:`lock_candidate_table`: the tick's per-table claim, so each table's work is its own
   transaction (one broken table never rolls back another's runs).
+- :func:`lock_table`: serialises config writes (triggers, SCP rules) with each other and with
+  the tick, so the §2 exclusivity and the kind-change guard read the config they replace.
 - :func:`savepoint`: per-trigger isolation inside that transaction (a statement that fails on
   PostgreSQL must not abort the other triggers' work).
 """
@@ -43,6 +45,20 @@ def lock_candidate_table(tx: Tx, *, table_id: str, now: datetime) -> dict[str, A
     return None if row is None else table_dict(row)
 
 
+def lock_table(tx: Tx, *, table_id: str) -> dict[str, Any] | None:
+    """Lock one live table row for a config write and return it; None when missing or trashed.
+
+    PostgreSQL: ``SELECT … FOR UPDATE`` (waits for a tick or another config write holding it).
+    SQLite: call inside ``store.begin_immediate()`` (one writer at a time).
+    """
+    tx.require_writable()
+    stmt = select(tables).where(tables.c.id == table_id, tables.c.trashed == false())
+    if tx.is_postgres:
+        stmt = stmt.with_for_update(of=tables)
+    row = tx.conn.execute(stmt).mappings().one_or_none()
+    return None if row is None else table_dict(row)
+
+
 @contextmanager
 def savepoint(tx: Tx) -> Iterator[None]:
     """A SAVEPOINT around a block: an exception rolls back the block only, then propagates."""
@@ -55,4 +71,4 @@ def savepoint(tx: Tx) -> Iterator[None]:
     nested.commit()
 
 
-__all__ = ["lock_candidate_table", "savepoint"]
+__all__ = ["lock_candidate_table", "lock_table", "savepoint"]
