@@ -1,3 +1,11 @@
-"""tocsin.engine."""
+"""tocsin.engine: orchestration of core decisions and store writes, always given ``now``.
+
+- :mod:`~tocsin.engine.evaluate`: THE evaluator (``classify``), shared by tick and preview
+- :mod:`~tocsin.engine.tick`: ``run_due_triggers`` (SPEC §6)
+- :mod:`~tocsin.engine.preview`: ``schedule_preview``, read-only (SPEC §7)
+- :mod:`~tocsin.engine.configs`: ``triggers.set`` and trigger state upkeep (SPEC §3–§5.2)
+- :mod:`~tocsin.engine.sweeps`: the tick's recovery sweeps (SPEC §6, §9)
+- :mod:`~tocsin.engine.ticker`: the embedded loop, the one reader of the clock here (SPEC §16)
+"""
 
 from __future__ import annotations
