@@ -39,23 +39,17 @@ class FieldValues:
     star: bool = False
 
 
-@dataclass(frozen=True, slots=True)
 class FieldParser:
     """Parses the text of ``field`` within ``expr`` under ``dialect``."""
 
-    field: Field
-    dialect: str
-    expr: str
+    __slots__ = ("bounds", "dialect", "expr", "extended", "field")
 
-    @property
-    def extended(self) -> bool:
-        return self.dialect == "extended"
-
-    @property
-    def bounds(self) -> Field:
-        if self.extended and self.field is DAY_OF_WEEK:
-            return DAY_OF_WEEK_EXTENDED
-        return self.field
+    def __init__(self, field: Field, dialect: str, expr: str) -> None:
+        self.field, self.dialect, self.expr = field, dialect, expr
+        self.extended = dialect == "extended"
+        extended_dow = self.extended and field is DAY_OF_WEEK
+        #: the accepted numbers: day-of-week takes 7 (Sunday) in the extended dialect
+        self.bounds = DAY_OF_WEEK_EXTENDED if extended_dow else field
 
     def fail(self, reason: str) -> CronError:
         return CronError(reason)
@@ -77,6 +71,8 @@ class FieldParser:
 
     def parse(self, text: str) -> FieldValues:
         """All items of the comma list ``text``."""
+        if text == "*":
+            return FieldValues(values=set(range(self.field.low, self.field.high + 1)), star=True)
         result = FieldValues(star=text.startswith("*") or (self.extended and text.startswith("?")))
         if self.extended and "?" in text.split(",") and text != "?":
             raise self.fail(reasons.question_not_alone(self.field.name, text, self.expr))

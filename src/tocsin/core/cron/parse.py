@@ -9,6 +9,8 @@ Both reject an expression that can never fire. Every failure is a :class:`CronEr
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from tocsin.core.cron import reasons
 from tocsin.core.cron.fields import FIVE_FIELDS, SEVEN_FIELDS, SIX_FIELDS, YEAR, Field
 from tocsin.core.cron.items import FieldParser, FieldValues
@@ -19,6 +21,7 @@ from tocsin.core.cron.spec import CronError, CronSpec, Dialect, matching_days
 CALENDAR_CYCLE = range(2000, 2028)
 
 DIALECTS = ("strict", "extended")
+PARSE_CACHE_SIZE = 1024
 DAY_FIELDS = ("day-of-month", "month", "day-of-week", "year")
 
 
@@ -31,10 +34,11 @@ def parse(expr: str, *, dialect: Dialect = "strict") -> CronSpec:
         raise ValueError(f"unknown cron dialect {dialect!r}; expected 'strict' or 'extended'")
     if not isinstance(expr, str):
         raise CronError(reasons.not_text(expr))
-    return _parse_text(" ".join(expr.split()), dialect)
+    return _remembered(" ".join(expr.split()), dialect)
 
 
-def _parse_text(text: str, dialect: Dialect) -> CronSpec:
+def build_spec(text: str, dialect: Dialect) -> CronSpec:
+    """Parse whitespace-collapsed ``text`` (uncached; :func:`parse` remembers recent results)."""
     parts = text.split(" ") if text else []
     if not parts:
         raise CronError(reasons.empty_expression())
@@ -51,6 +55,10 @@ def _parse_text(text: str, dialect: Dialect) -> CronSpec:
         day_fields = {name: named[name] for name in DAY_FIELDS if name in named}
         raise CronError(reasons.never_fires(text, day_fields))
     return spec
+
+
+#: Specs are immutable, and schedules re-parse the same few expressions on every tick.
+_remembered = lru_cache(maxsize=PARSE_CACHE_SIZE)(build_spec)
 
 
 def _layout(count: int, dialect: Dialect, text: str) -> tuple[Field, ...]:

@@ -17,6 +17,9 @@ from tocsin.errors import ConfigError
 
 Dialect = Literal["strict", "extended"]
 
+#: WEEKLY_DAYS[k]: the days 1..31 that fall k days after a month's first weekday, weekly.
+WEEKLY_DAYS = tuple(sum(1 << day for day in range(1 + k, 32, 7)) for k in range(7))
+ALL_DAYS = (1 << 32) - 2
 #: How many (year, month) day masks a spec remembers before it starts over.
 DAY_CACHE_SIZE = 1024
 
@@ -30,7 +33,9 @@ class CronError(ConfigError):
 
 
 def mask_of(values: tuple[int, ...]) -> int:
-    """The bitmask with bit ``v`` set for every ``v`` in ``values``."""
+    """The bitmask with bit ``v`` set for every ``v`` in the sorted, distinct ``values``."""
+    if values and values[-1] - values[0] + 1 == len(values):  # a run: no loop needed
+        return (1 << (values[-1] + 1)) - (1 << values[0])
     mask = 0
     for value in values:
         mask |= 1 << value
@@ -85,12 +90,11 @@ class CronSpec:
 
     def _weekday_mask(self, first: int) -> int:
         """Days 1..35 matching ``weekdays`` and ``nth_weekdays`` when day 1 is weekday ``first``."""
+        if len(self.weekdays) == 7:
+            return ALL_DAYS
         mask = 0
         for weekday in self.weekdays:
-            day = 1 + (weekday - first) % 7
-            while day <= 31:
-                mask |= 1 << day
-                day += 7
+            mask |= WEEKLY_DAYS[(weekday - first) % 7]
         for weekday, nth in self.nth_weekdays:
             mask |= 1 << (1 + (weekday - first) % 7 + 7 * (nth - 1))
         return mask
