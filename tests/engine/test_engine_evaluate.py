@@ -24,14 +24,14 @@ from tocsin.engine.evaluate import (
 
 NOW = datetime(2026, 8, 27, 5, 2, 13, tzinfo=UTC)
 COLUMNS = {"Due": "datetime", "Status": "text"}
-DATE = {
+DATE: dict[str, Any] = {
     "id": "trg_000000000001",
     "on": "schedule",
     "schedule": {"type": "date_column_reached", "column": "Due"},
     "when": [{"column": "Status", "op": "eq", "value": "Open"}],
     "actions": [],
 }
-HOURLY = {
+HOURLY: dict[str, Any] = {
     "id": "trg_000000000002",
     "on": "schedule",
     "schedule": {"type": "interval", "every_seconds": 3600},
@@ -87,7 +87,7 @@ def test_inspect_stored_reports_state_missing_and_skips_row_events() -> None:
 
 
 def test_row_event_triggers_match_event_and_when() -> None:
-    updated = {
+    updated: dict[str, Any] = {
         "id": "trg_000000000004",
         "on": "updated",
         "when": [{"column": "Status", "op": "eq", "value": "Done"}],
