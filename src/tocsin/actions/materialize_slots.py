@@ -2,19 +2,19 @@
 
 Config (column names are configurable, defaults shown)::
 
-    {"type": "materialize_slots", "target_table_id": "<uuid>", "source_table_id": "<uuid>",
-     "horizon_days": 14,
-     "source_columns": {"weekday": "weekday", "start": "start", "end": "end",
-                        "slot_minutes": "slot_minutes", "capacity": "capacity"},
-     "target_columns": {"start": "start", "end": "end", "capacity": "capacity"}}
+    {"type": "materialize_slots", "source_table_id": "<uuid>", "horizon_days": 14,
+     "target_table_id": "<uuid>",              # default: the run's own table
+     "weekday_column": "weekday", "start_column": "start", "end_column": "end",
+     "slot_minutes_column": "slot_minutes", "capacity_column": "capacity"}
 
-- ``source_table_id`` defaults to the run's table. Each live roster row names a weekday
+- Each live roster row of the source table names a weekday
   (0–6 with Sunday = 0 as in cron, 7 = Sunday, or a name like ``Mon``/``monday``), a local
   ``HH:MM`` start and end, a slot length in minutes and a capacity.
 - The horizon is ``horizon_days`` local dates (1..366) starting at the local date of the run's
   ``scheduled_for`` in the daily schedule's timezone (UTC when it has none).
-- Each slot is a record ``{start, end, capacity}`` with naive *local* wall times
-  ``YYYY-MM-DDTHH:MM`` (what a booking page shows). Slots end at or before the row's end.
+- Each slot is a target record with the same start, end and capacity column names as the
+  roster, holding naive *local* wall times ``YYYY-MM-DDTHH:MM`` (what a booking page shows) and
+  the row's capacity. Slots end at or before the row's end.
 - Idempotent per slot: a slot whose ``(start, end)`` already exists in the target table (live or
   trashed, so a cancelled slot is not resurrected) is not created again.
 - Writes go through the facade, so row events and validation apply; the approval gate is not
@@ -32,16 +32,16 @@ from tocsin import messages
 from tocsin.actions.base import ActionContext, ActionError
 from tocsin.store.records import list_records
 
-SOURCE_DEFAULTS = {
+COLUMN_DEFAULTS = {
     "weekday": "weekday",
     "start": "start",
     "end": "end",
     "slot_minutes": "slot_minutes",
     "capacity": "capacity",
 }
-TARGET_DEFAULTS = {"start": "start", "end": "end", "capacity": "capacity"}
 MAX_HORIZON_DAYS = 366
 PAGE = 1000
+SLOT_FORMAT = "%Y-%m-%dT%H:%M"
 DAY_NAMES = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
 
 
@@ -87,11 +87,14 @@ def roster_slots(
         cursor += step
 
 
-def _columns(config: Mapping[str, Any], key: str, defaults: dict[str, str]) -> dict[str, str]:
-    given = config.get(key) or {}
-    if not isinstance(given, Mapping):
-        raise ActionError(f"materialize_slots '{key}' must be an object")
-    return {**defaults, **{k: str(v) for k, v in given.items() if k in defaults}}
+def column_names(config: Mapping[str, Any]) -> dict[str, str]:
+    """Roster column names (``<role>_column`` keys), defaulting to the role names."""
+    names = dict(COLUMN_DEFAULTS)
+    for role in COLUMN_DEFAULTS:
+        given = config.get(f"{role}_column")
+        if isinstance(given, str) and given:
+            names[role] = given
+    return names
 
 
 def all_rows(ctx: ActionContext, table_id: str, *, include_trashed: bool) -> list[dict[str, Any]]:
@@ -129,35 +132,25 @@ class MaterializeSlots:
 
     def execute(self, ctx: ActionContext, config: Mapping[str, Any]) -> str:
         start_day, days = first_day(ctx), horizon(config)
-        target_id = config.get("target_table_id")
-        if not isinstance(target_id, str) or not target_id:
-            raise ActionError("materialize_slots needs a 'target_table_id'")
-        source_id = str(config.get("source_table_id") or ctx.run["table_id"])
-        src, dst = (
-            _columns(config, "source_columns", SOURCE_DEFAULTS),
-            _columns(config, "target_columns", TARGET_DEFAULTS),
-        )
+        source_id = config.get("source_table_id")
+        if not isinstance(source_id, str) or not source_id:
+            raise ActionError("materialize_slots needs a 'source_table_id'")
+        target_id = str(config.get("target_table_id") or ctx.run["table_id"])
+        cols = column_names(config)
         roster = [r["data"] for r in all_rows(ctx, source_id, include_trashed=False)]
         existing = {
-            (str(r["data"].get(dst["start"])), str(r["data"].get(dst["end"])))
+            (str(r["data"].get(cols["start"])), str(r["data"].get(cols["end"])))
             for r in all_rows(ctx, target_id, include_trashed=True)
         }
         created = 0
         for offset in range(days):
-            day = start_day + timedelta(days=offset)
             for row in roster:
-                for slot in roster_slots(row, src, day):
-                    key = (
-                        slot["start"].strftime("%Y-%m-%dT%H:%M"),
-                        slot["end"].strftime("%Y-%m-%dT%H:%M"),
-                    )
+                for slot in roster_slots(row, cols, start_day + timedelta(days=offset)):
+                    key = (slot["start"].strftime(SLOT_FORMAT), slot["end"].strftime(SLOT_FORMAT))
                     if key in existing:
                         continue
-                    data = {
-                        dst["start"]: key[0],
-                        dst["end"]: key[1],
-                        dst["capacity"]: slot["capacity"],
-                    }
+                    data = {cols["start"]: key[0], cols["end"]: key[1]}
+                    data[cols["capacity"]] = slot["capacity"]
                     ctx.env.records.create_record(target_id, data, now=ctx.now)
                     existing.add(key)
                     created += 1

@@ -6,7 +6,7 @@ target table marked ``requires_approval`` gets a *staged change* instead of the 
 succeeds with the change id in its receipt, and the write happens when a moderator approves and a
 worker applies it (``tocsin.runs.approvals``).
 
-``record_id`` is ``"$row"`` (the default for update/delete: the run's record) or a templated id.
+``record`` is ``"$row"`` (the run's record; also the default) or a templated record id.
 Recordless runs (interval/daily) have no ``$row``: delete fails with the SPEC §4.5 text, update
 with its counterpart.
 """
@@ -41,7 +41,7 @@ def record_values(
 
 
 def target_record(ctx: ActionContext, config: Mapping[str, Any], needs_row: str) -> str:
-    raw = config.get("record_id", "$row")
+    raw = config.get("record", config.get("record_id", "$row"))
     if raw == "$row":
         if ctx.recordless or not ctx.run.get("record_id"):
             raise ActionError(needs_row)

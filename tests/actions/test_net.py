@@ -1,0 +1,62 @@
+"""SPEC §10: outbound HTTP refuses loopback, private and link-local addresses unless allowed."""
+
+from __future__ import annotations
+
+import pytest
+
+from tocsin.actions.base import ActionError
+from tocsin.actions.net import check_url
+
+
+def public(host: str) -> list[str]:
+    return ["93.184.216.34"]
+
+
+def resolves_to(address: str):  # type: ignore[no-untyped-def]
+    return lambda host: [address]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1/x",
+        "http://[::1]/x",
+        "http://10.1.2.3/x",
+        "http://172.16.0.1/x",
+        "http://192.168.1.1/x",
+        "http://169.254.169.254/latest/meta-data",
+        "http://0.0.0.0/x",
+        "http://[fe80::1]/x",
+        "http://[fd00::1]/x",
+        "http://[::ffff:127.0.0.1]/x",
+    ],
+)
+def test_private_literal_addresses_are_refused(url: str) -> None:
+    with pytest.raises(ActionError, match="refused"):
+        check_url(url, allow=(), resolve=public)
+
+
+def test_names_are_resolved_before_deciding() -> None:
+    with pytest.raises(ActionError, match=r"refused: 127\.0\.0\.1"):
+        check_url("https://localhost:8443/x", allow=(), resolve=resolves_to("127.0.0.1"))
+    with pytest.raises(ActionError, match=r"refused: 10\.0\.0\.7"):
+        check_url("https://internal.example/x", allow=(), resolve=resolves_to("10.0.0.7"))
+    check_url("https://hooks.example/x", allow=(), resolve=public)
+
+
+def test_allow_list_by_host_ip_or_cidr() -> None:
+    check_url("http://127.0.0.1:9/x", allow=("127.0.0.1",), resolve=public)
+    check_url(
+        "http://internal.example/x", allow=("internal.example",), resolve=resolves_to("10.0.0.7")
+    )
+    check_url("http://internal.example/x", allow=("10.0.0.0/8",), resolve=resolves_to("10.0.0.7"))
+    with pytest.raises(ActionError):
+        check_url(
+            "http://internal.example/x", allow=("192.168.0.0/16",), resolve=resolves_to("10.0.0.7")
+        )
+
+
+def test_only_http_urls_with_a_host() -> None:
+    for url in ("file:///etc/passwd", "ftp://hooks.example/", "http:///nohost"):
+        with pytest.raises(ActionError, match="http"):
+            check_url(url, allow=(), resolve=public)

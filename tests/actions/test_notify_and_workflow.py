@@ -1,0 +1,55 @@
+"""SPEC §10 notify (the chatroom feed) and start_workflow (a pending request until §12)."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from runs.helpers import LATER, make_run, make_table, read_run, trigger
+from tocsin.errors import ValidationError
+from tocsin.service import Tocsin
+
+
+def test_notify_posts_to_the_given_chatroom(tocsin: Tocsin) -> None:
+    room = str(uuid.uuid4())
+    trg = trigger({"type": "notify", "chatroom_id": room, "message": "hello from $trigger.id"})
+    table = make_table(tocsin, trg, scope="workspace")
+    run = make_run(tocsin, table, trg)
+    tocsin.work(now=LATER)
+    assert read_run(tocsin, run["id"])["action_results"][0]["detail"] == f"notified chatroom {room}"
+    (message,) = tocsin.messages(room)["items"]
+    assert message["text"] == f"hello from {trg['id']}"
+    assert message["run_id"] == run["id"] and message["created_at"] == LATER
+
+
+def test_notify_without_chatroom_outside_a_chatroom_scope_fails(tocsin: Tocsin) -> None:
+    trg = trigger({"type": "notify", "message": "x"})
+    run = make_run(tocsin, make_table(tocsin, trg, scope="user"), trg)
+    tocsin.work(now=LATER)
+    assert "chatroom_id" in read_run(tocsin, run["id"])["error"]
+
+
+def test_messages_are_paged(tocsin: Tocsin) -> None:
+    trg = trigger(*({"type": "notify", "message": f"m{i}"} for i in range(5)))
+    table = make_table(tocsin, trg)
+    make_run(tocsin, table, trg)
+    tocsin.work(now=LATER)
+    page = tocsin.messages(table["scope_id"], skip=1, limit=2)
+    assert [m["text"] for m in page["items"]] == ["m1", "m2"]
+    assert (page["total"], page["skip"], page["limit"]) == (5, 1, 2)
+    with pytest.raises(ValidationError):
+        tocsin.messages(table["scope_id"], limit=0)
+
+
+def test_start_workflow_records_a_pending_request(tocsin: Tocsin) -> None:
+    trg = trigger(
+        {"type": "start_workflow", "workflow_id": "daily-report", "input": {"run": "$run.id"}}
+    )
+    run = make_run(tocsin, make_table(tocsin, trg), trg)
+    tocsin.work(now=LATER)
+    done = read_run(tocsin, run["id"])
+    assert done["status"] == "done"
+    assert done["action_results"][0]["detail"] == (
+        f'workflow start requested (pending): daily-report input={{"run": "{run["id"]}"}}'
+    )
