@@ -9,6 +9,8 @@ and the approval gate apply exactly as for a user's write.
 
 from __future__ import annotations
 
+import itertools
+import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -125,6 +127,19 @@ class TransactionalAction(Action, Protocol):
     """
 
     def execute_in(self, tx: Tx, ctx: ActionContext, config: Mapping[str, Any]) -> str: ...
+
+
+_SEQUENCE = itertools.count()
+
+
+def sortable_id(now: datetime) -> str:
+    """36 hex characters ordered by ``now``, then by this process's write order.
+
+    Feeds list by ``(created_at, id)``; the rows one run writes share ``created_at``, so their ids
+    keep the order they were written in.
+    """
+    micros = int(now.timestamp() * 1_000_000)
+    return f"{micros:016x}{next(_SEQUENCE) % 2**32:08x}{uuid.uuid4().hex[:12]}"
 
 
 def require_str(config: Mapping[str, Any], key: str, action_type: str) -> str:

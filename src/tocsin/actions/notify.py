@@ -8,26 +8,12 @@ written in the same transaction as the action's receipt (a
 
 from __future__ import annotations
 
-import itertools
-import uuid
 from collections.abc import Mapping
-from datetime import datetime
 from typing import Any
 
-from tocsin.actions.base import ActionContext, ActionError
+from tocsin.actions.base import ActionContext, ActionError, sortable_id
 from tocsin.store.messages import insert_message
 from tocsin.store.tx import Tx
-
-_SEQUENCE = itertools.count()
-
-
-def sortable_id(now: datetime) -> str:
-    """36 hex characters ordered by ``now``, then by this process's write order.
-
-    The feed lists by ``(created_at, id)``; the messages of one run share ``created_at``.
-    """
-    micros = int(now.timestamp() * 1_000_000)
-    return f"{micros:016x}{next(_SEQUENCE) % 2**32:08x}{uuid.uuid4().hex[:12]}"
 
 
 class Notify:

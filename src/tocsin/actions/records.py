@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tocsin import messages
-from tocsin.actions.base import ActionContext, ActionError
+from tocsin.actions.base import ActionContext, ActionError, sortable_id
 from tocsin.store.approvals import stage_change
 from tocsin.store.records import get_table
 
@@ -60,7 +60,7 @@ def staged(
     values: dict[str, Any],
 ) -> str:
     change = {
-        "id": ctx.env.new_id(),
+        "id": sortable_id(ctx.now),
         "table_id": table["id"],
         "run_id": ctx.run["id"],
         "action_id": ctx.action_id,

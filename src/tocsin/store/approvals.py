@@ -106,7 +106,9 @@ def decide_change(
 
 
 def claim_approved_change(tx: Tx, *, now: datetime) -> dict[str, Any] | None:
-    """Claim the oldest approved change: ``approved → applying`` (None when there is none).
+    """Claim the earliest staged approved change: ``approved → applying`` (None when none).
+
+    Changes apply in the order their actions staged them (``created_at, id``).
 
     Eligible: ``status = 'approved'``; on PostgreSQL rows locked by another worker are skipped.
     """
@@ -114,7 +116,7 @@ def claim_approved_change(tx: Tx, *, now: datetime) -> dict[str, Any] | None:
     pick = (
         select(staged_changes.c.id)
         .where(staged_changes.c.status == "approved")
-        .order_by(staged_changes.c.updated_at, staged_changes.c.id)
+        .order_by(staged_changes.c.created_at, staged_changes.c.id)
         .limit(1)
     )
     if tx.is_postgres:
