@@ -83,15 +83,17 @@ class CronSpec:
         setter(self, "minute_mask", mask_of(self.minutes))
         setter(self, "hour_mask", mask_of(self.hours))
         setter(self, "month_mask", mask_of(self.months))
-        setter(self, "year_mask", mask_of(tuple(y - YEAR.low for y in self.years)))
+        setter(self, "year_mask", mask_of(self.years) >> YEAR.low)
         setter(self, "day_mask", mask_of(self.days))
-        setter(self, "weekday_masks", tuple(self._weekday_mask(first) for first in range(7)))
+        if len(self.weekdays) == 7:
+            weekday_masks: tuple[int, ...] = (ALL_DAYS,) * 7
+        else:
+            weekday_masks = tuple([self._weekday_mask(first) for first in range(7)])
+        setter(self, "weekday_masks", weekday_masks)
         setter(self, "day_cache", {})
 
     def _weekday_mask(self, first: int) -> int:
         """Days 1..35 matching ``weekdays`` and ``nth_weekdays`` when day 1 is weekday ``first``."""
-        if len(self.weekdays) == 7:
-            return ALL_DAYS
         mask = 0
         for weekday in self.weekdays:
             mask |= WEEKLY_DAYS[(weekday - first) % 7]
