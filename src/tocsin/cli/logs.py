@@ -40,3 +40,4 @@ def configure_logging(level: int = logging.INFO) -> None:
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         logging.getLogger(name).handlers[:] = []
         logging.getLogger(name).propagate = True
+    logging.getLogger("alembic").setLevel(logging.WARNING)  # migrations log every plugin
