@@ -18,6 +18,9 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 PROBE_STEP = timedelta(hours=6)
 #: Years scanned on each side of a looked-up instant, so that segment ends are real or far.
 MARGIN_YEARS = 1
+#: A lookup this close to the scanned years extends them (scanning the years in between);
+#: a farther one starts a fresh scan, so that alternating lookups do not rescan each time.
+BRIDGE_YEARS = 100
 #: The scannable years (``datetime`` must hold every probe with its offset).
 FIRST_SCAN_YEAR = 2
 LAST_SCAN_YEAR = 9998
@@ -120,7 +123,10 @@ class Timeline:
         low = max(year - MARGIN_YEARS, FIRST_SCAN_YEAR)
         high = min(year + MARGIN_YEARS, LAST_SCAN_YEAR)
         old = self.scanned
-        if old is None or high < old.first_year - 1 or low > old.last_year + 1:
+        far = old is None or not (
+            old.first_year - BRIDGE_YEARS <= year <= old.last_year + BRIDGE_YEARS
+        )
+        if old is None or far:
             pairs = scan(self.zone, low, high)
             base = offset_at(self.zone, year_start(low))
         else:
