@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tocsin.engine.sweeps import requeue_lost_runs
 from tocsin.service import Tocsin
 
 from .helpers import NOW, STALE, make_run, make_table, read_run, trigger
@@ -56,8 +55,7 @@ def recover(t: Tocsin, run: dict[str, Any], round_no: int) -> None:
     if round_no % 2 == 0:
         t.retry_run(run["table_id"], run["id"], now=STALE)
     else:
-        with t.store.begin() as tx:
-            assert requeue_lost_runs(tx, now=STALE, stuck_after_s=300) >= 1
+        assert t.tick(now=STALE)["trigger_runs_requeued"] == 1
     assert t.work(now=STALE) == 1
 
 
