@@ -22,9 +22,9 @@ WORKER = Path(__file__).with_name("crash_worker.py")
 
 
 @pytest.mark.pg
+@pytest.mark.parametrize("backend", ["postgresql"])  # PostgreSQL only: overrides the matrix
 def test_four_processes_drain_2000_runs_exactly_once(tocsin: Tocsin, store_url: str) -> None:
-    if not tocsin.store.is_postgres:
-        pytest.skip("the multi-process drain is a PostgreSQL test")
+    assert tocsin.store.is_postgres
     trg = trigger({"type": "notify", "message": "$run.id"})
     table = make_table(tocsin, trg)
     with tocsin.store.begin() as tx:

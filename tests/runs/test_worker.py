@@ -225,3 +225,14 @@ def test_graceful_stop_finishes_the_action_and_hands_the_run_back(tocsin: Tocsin
     done = read_run(tocsin, run["id"])
     assert done["status"] == "done" and done["attempts"] == 2
     assert [r["action_id"] for r in done["action_results"]] == ["act_1", "act_2"]
+
+
+def test_frozen_schedule_run_on_a_table_that_took_scp_rules_fails(tocsin: Tocsin) -> None:
+    trg = trigger(notify(), on="schedule", schedule={"type": "interval", "every_seconds": 60})
+    table = make_table(tocsin, trg)
+    run = make_run(tocsin, table, trg, source="schedule")
+    set_triggers(tocsin, table["id"])
+    tocsin.set_scp_rules(table["id"], [{"rule": "members-only"}], now=NOW)
+    tocsin.work(now=LATER)
+    failed = read_run(tocsin, run["id"])
+    assert failed["status"] == "failed" and failed["error"] == messages.SCP_WITH_TRIGGERS

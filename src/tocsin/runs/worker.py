@@ -7,7 +7,8 @@ One run, step by step:
    with its table read in the same transaction. A duplicate delivery that loses the claim gets
    nothing and does nothing.
 2. **Resolve** the definition (``runs.definition``): gone → ``failed`` with exactly
-   ``trigger config no longer exists``.
+   ``trigger config no longer exists``; a table that took channel SCP rules since → ``failed``
+   with the SCP text (a trigger cannot satisfy the channel floor).
 3. **Execute** every action that has no successful receipt yet (matched by ``action_id``; legacy
    receipts without ids by position), in order. Transient lock conflicts are retried in place
    (``runs.retry.TransientPolicy``). After each action its receipt
@@ -91,6 +92,8 @@ class Worker:
         definition = resolve_definition(run, table)
         if table is None or definition is None:
             return self._finish(run, "failed", messages.TRIGGER_CONFIG_GONE, None, now=now)
+        if table.get("scp_rules"):  # re-validated at every attempt (SPEC §2, §9.3)
+            return self._finish(run, "failed", messages.SCP_WITH_TRIGGERS, None, now=now)
         receipts: Receipts = list(run["action_results"])
         todo = pending_actions(action_list(definition), receipts)
         if not todo:
