@@ -254,3 +254,7 @@ RECORD_DATA_NOT_OBJECT = "record data must be an object mapping column names to 
 
 def run_status_invalid(status: object) -> str:
     return f"run status filter '{status}' is invalid: use pending, running, done, failed or stuck"
+
+
+# ---- edges: request bodies (SPEC §15: bad input is 400/422, never 500) ----
+BODY_NUL = "text must not contain NUL (\\u0000) characters"

@@ -150,3 +150,30 @@ def test_an_unknown_record_is_404(
     assert resp.status_code == 404
     assert resp.json() == {"detail": messages.RECORD_NOT_FOUND}
     assert client.post(f"{url}/trash", headers=tenant.moderator).status_code == 404
+
+
+def test_nul_characters_are_refused_before_the_database(
+    client: TestClient, tenant: Tenant, table: dict[str, Any]
+) -> None:
+    """PostgreSQL text cannot hold NUL: ids and bodies carrying one are 422, never 500."""
+    for method, suffix in (
+        ("GET", "/trigger-runs/a%00b"),
+        ("POST", "/records/a%00b/trash"),
+        ("POST", "/staged-changes/a%00b/approve"),
+    ):
+        resp = client.request(method, table_url(tenant, table, suffix), headers=tenant.moderator)
+        assert resp.status_code == 422, suffix
+    assert client.get(f"{tenant.prefix}/tables/a%00b", headers=tenant.member).status_code == 422
+    for url, body in (
+        (f"{tenant.prefix}/tables", {"name": "a\u0000b", "columns": {}}),
+        (f"{tenant.prefix}/tables", {"name": "T", "columns": {"x\u0000": "text"}}),
+        (table_url(tenant, table, "/records"), {"data": {"Title": "a\u0000b"}}),
+    ):
+        resp = client.post(url, json=body, headers=tenant.moderator)
+        assert resp.status_code == 422, body
+        assert messages.BODY_NUL in resp.json()["detail"][0]["msg"]
+    triggers = {"triggers": [{"id": "trg\u0000", "on": "created", "actions": []}]}
+    resp = client.put(
+        table_url(tenant, table, "/triggers"), json=triggers, headers=tenant.moderator
+    )
+    assert resp.status_code == 422

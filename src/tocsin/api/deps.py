@@ -12,7 +12,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from fastapi import Depends, Header, Path, Request
+from fastapi import Depends, Header, Path, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from tocsin import messages
@@ -47,6 +47,11 @@ NowDep = Annotated[datetime, Depends(get_now)]
 ScopePath = Annotated[Scope, Path(description="chatroom, workspace or user")]
 ScopeIdPath = Annotated[uuid.UUID, Path(description="the scope's UUID")]
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+# ids are UUIDs or prefixed hex; anything else (NUL bytes, slashes, …) is refused as 422 before
+# it reaches a database that would choke on it
+ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+IdPath = Annotated[str, Path(pattern=ID_PATTERN, description="an id")]
+IdQuery = Annotated[str | None, Query(pattern=ID_PATTERN, description="an id")]
 
 
 def require(role: str) -> Callable[..., Principal]:
@@ -81,17 +86,19 @@ def _owned_table(
     return table
 
 
-def member_table(principal: Member, table_id: str, tocsin: TocsinDep) -> dict[str, Any]:
+def member_table(principal: Member, table_id: IdPath, tocsin: TocsinDep) -> dict[str, Any]:
     """A live table of the path's scope, readable by a member."""
     return _owned_table(tocsin, principal, table_id, allow_trashed=False)
 
 
-def moderator_table(principal: Moderator, table_id: str, tocsin: TocsinDep) -> dict[str, Any]:
+def moderator_table(principal: Moderator, table_id: IdPath, tocsin: TocsinDep) -> dict[str, Any]:
     """A live table of the path's scope, for a moderator."""
     return _owned_table(tocsin, principal, table_id, allow_trashed=False)
 
 
-def moderator_any_table(principal: Moderator, table_id: str, tocsin: TocsinDep) -> dict[str, Any]:
+def moderator_any_table(
+    principal: Moderator, table_id: IdPath, tocsin: TocsinDep
+) -> dict[str, Any]:
     """A live or trashed table of the path's scope (restore), for a moderator."""
     return _owned_table(tocsin, principal, table_id, allow_trashed=True)
 

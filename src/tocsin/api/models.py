@@ -9,17 +9,43 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from tocsin import messages
 
 ColumnType = Literal["text", "number", "boolean", "date", "datetime", "select", "json"]
 RunStatus = Literal["pending", "running", "done", "failed", "stuck"]
 Scope = Literal["chatroom", "workspace", "user"]
 
 
+MAX_DEPTH = 64
+
+
+def contains_nul(value: object, depth: int = 0) -> bool:
+    """True if a NUL character hides in any string or key of a JSON value."""
+    if depth > MAX_DEPTH:
+        return False
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(contains_nul(k, depth) or contains_nul(v, depth + 1) for k, v in value.items())
+    if isinstance(value, list):
+        return any(contains_nul(item, depth + 1) for item in value)
+    return False
+
+
 class Body(BaseModel):
-    """A request body: unknown fields are refused."""
+    """A request body: unknown fields are refused, and so are NUL characters anywhere in it
+    (no column type holds them, and PostgreSQL text refuses them)."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nul(cls, data: Any) -> Any:
+        if contains_nul(data):
+            raise ValueError(messages.BODY_NUL)
+        return data
 
 
 class TableCreate(Body):

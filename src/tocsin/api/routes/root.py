@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 
-from ..deps import Admin, NowDep, TocsinDep
+from ..deps import Admin, IdQuery, NowDep, TocsinDep
 from ..models import TickCounts, error_responses
 
 router = APIRouter(prefix="/root/custom-tables", tags=["root"], dependencies=[Admin])
@@ -37,7 +37,7 @@ def run_due_triggers(
 def requeue_runs(
     tocsin: TocsinDep,
     now: NowDep,
-    table_id: str | None = None,
+    table_id: IdQuery = None,
     status: RequeueStatus = None,
     older_than_s: OlderThan = None,
 ) -> dict[str, Any]:

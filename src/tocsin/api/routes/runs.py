@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from ..deps import ModeratorTable, NowDep, TocsinDep
+from ..deps import IdPath, ModeratorTable, NowDep, TocsinDep
 from ..models import Page, RunOut, RunStatus, error_responses
 
 PREFIX = "/private/module/custom_tables/{scope}/{scope_id}/tables/{table_id}/trigger-runs"
@@ -31,7 +31,7 @@ def list_runs(
 
 
 @router.get("/{run_id}", response_model=RunOut, responses=error_responses(401, 403, 404))
-def get_run(run_id: str, table: ModeratorTable, tocsin: TocsinDep) -> Json:
+def get_run(run_id: IdPath, table: ModeratorTable, tocsin: TocsinDep) -> Json:
     """One run with its receipts."""
     return tocsin.get_run(table["id"], run_id)
 
@@ -39,6 +39,6 @@ def get_run(run_id: str, table: ModeratorTable, tocsin: TocsinDep) -> Json:
 @router.post(
     "/{run_id}/retry", response_model=RunOut, responses=error_responses(401, 403, 404, 409)
 )
-def retry_run(run_id: str, table: ModeratorTable, tocsin: TocsinDep, now: NowDep) -> Json:
+def retry_run(run_id: IdPath, table: ModeratorTable, tocsin: TocsinDep, now: NowDep) -> Json:
     """Reset a failed, pending or stale running run to pending (SPEC §9.4)."""
     return tocsin.retry_run(table["id"], run_id, now=now)

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from ..deps import ModeratorTable, NowDep, TocsinDep
+from ..deps import IdPath, ModeratorTable, NowDep, TocsinDep
 from ..models import Page, error_responses
 
 PREFIX = "/private/module/custom_tables/{scope}/{scope_id}/tables/{table_id}/staged-changes"
@@ -30,7 +30,9 @@ def list_staged_changes(
     response_model=dict[str, Any],
     responses=error_responses(401, 403, 404, 409),
 )
-def approve_change(change_id: str, table: ModeratorTable, tocsin: TocsinDep, now: NowDep) -> Json:
+def approve_change(
+    change_id: IdPath, table: ModeratorTable, tocsin: TocsinDep, now: NowDep
+) -> Json:
     """Approve a staged change; a worker applies it."""
     return tocsin.approve_change(table["id"], change_id, now=now)
 
@@ -40,6 +42,6 @@ def approve_change(change_id: str, table: ModeratorTable, tocsin: TocsinDep, now
     response_model=dict[str, Any],
     responses=error_responses(401, 403, 404, 409),
 )
-def reject_change(change_id: str, table: ModeratorTable, tocsin: TocsinDep, now: NowDep) -> Json:
+def reject_change(change_id: IdPath, table: ModeratorTable, tocsin: TocsinDep, now: NowDep) -> Json:
     """Reject a staged change; nothing is written."""
     return tocsin.reject_change(table["id"], change_id, now=now)

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from ..deps import (
+    IdPath,
     MemberTable,
     Moderator,
     ModeratorAnyTable,
@@ -82,7 +83,7 @@ def list_records(table: MemberTable, tocsin: TocsinDep, skip: Skip = 0, limit: L
     responses=error_responses(400, *AUTH, 404),
 )
 def update_record(
-    record_id: str, body: RecordWrite, table: ModeratorTable, tocsin: TocsinDep, now: NowDep
+    record_id: IdPath, body: RecordWrite, table: ModeratorTable, tocsin: TocsinDep, now: NowDep
 ) -> Json:
     """Partial update: only the given columns change (moderator)."""
     return tocsin.update_record(table["id"], record_id, body.data, now=now)
@@ -93,7 +94,7 @@ def update_record(
     response_model=RecordOut,
     responses=error_responses(*AUTH, 404),
 )
-def trash_record(record_id: str, table: ModeratorTable, tocsin: TocsinDep, now: NowDep) -> Json:
+def trash_record(record_id: IdPath, table: ModeratorTable, tocsin: TocsinDep, now: NowDep) -> Json:
     """Trash a record (a ``deleted`` row event) (moderator)."""
     return tocsin.trash_record(table["id"], record_id, now=now)
 
@@ -103,6 +104,8 @@ def trash_record(record_id: str, table: ModeratorTable, tocsin: TocsinDep, now: 
     response_model=RecordOut,
     responses=error_responses(*AUTH, 404),
 )
-def restore_record(record_id: str, table: ModeratorTable, tocsin: TocsinDep, now: NowDep) -> Json:
+def restore_record(
+    record_id: IdPath, table: ModeratorTable, tocsin: TocsinDep, now: NowDep
+) -> Json:
     """Restore a trashed record (a ``restored`` row event) (moderator)."""
     return tocsin.restore_record(table["id"], record_id, now=now)
