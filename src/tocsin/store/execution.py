@@ -25,7 +25,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, exists, func, or_, select, update
+from sqlalchemy import and_, bindparam, exists, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -108,16 +108,43 @@ def _fence(run_id: str, attempts: int) -> ColumnElement[bool]:
     return and_(runs.c.id == run_id, runs.c.status == "running", runs.c.attempts == attempts)
 
 
+# Hot statements are built once with bind parameters: a worker executes them for every action.
+_FENCE = and_(
+    runs.c.id == bindparam("p_run_id"),
+    runs.c.status == "running",
+    runs.c.attempts == bindparam("p_attempts"),
+)
+_SAVE_RECEIPTS = (
+    update(runs)
+    .where(_FENCE)
+    .values(
+        action_results=bindparam("p_receipts", type_=runs.c.action_results.type),
+        updated_at=bindparam("p_now", type_=runs.c.updated_at.type),
+    )
+)
+_FINISH = (
+    update(runs)
+    .where(_FENCE)
+    .values(
+        status=bindparam("p_status", type_=runs.c.status.type),
+        error=bindparam("p_error", type_=runs.c.error.type),
+        updated_at=bindparam("p_now", type_=runs.c.updated_at.type),
+        finished_at=bindparam("p_now", type_=runs.c.finished_at.type),
+    )
+)
+_FINISH_WITH_RECEIPTS = _FINISH.values(
+    action_results=bindparam("p_receipts", type_=runs.c.action_results.type)
+)
+
+
 def save_receipt(
     tx: Tx, *, run_id: str, attempts: int, receipts: list[dict[str, Any]], now: datetime
 ) -> bool:
     """Store the run's whole receipt list (replacing it); False when the claim was lost."""
     tx.require_writable()
-    stmt = (
-        update(runs).where(_fence(run_id, attempts)).values(action_results=receipts, updated_at=now)
-    )
+    params = {"p_run_id": run_id, "p_attempts": attempts, "p_receipts": receipts, "p_now": now}
     with map_db_errors():
-        return tx.conn.execute(stmt).rowcount == 1
+        return tx.conn.execute(_SAVE_RECEIPTS, params).rowcount == 1
 
 
 def finish_run(
@@ -134,19 +161,18 @@ def finish_run(
     tx.require_writable()
     if status not in RUN_TRANSITIONS["running"] - {"pending"}:
         raise ValueError(f"finish_run: not a terminal status: {status!r}")
-    values: dict[str, Any] = {
-        "status": status,
-        "error": error,
-        "updated_at": now,
-        "finished_at": now,
+    params = {
+        "p_run_id": run_id,
+        "p_attempts": attempts,
+        "p_status": status,
+        "p_error": error,
+        "p_now": now,
     }
+    stmt = _FINISH
     if receipts is not None:
-        values["action_results"] = receipts
+        stmt, params["p_receipts"] = _FINISH_WITH_RECEIPTS, receipts
     with map_db_errors():
-        return (
-            tx.conn.execute(update(runs).where(_fence(run_id, attempts)).values(**values)).rowcount
-            == 1
-        )
+        return tx.conn.execute(stmt, params).rowcount == 1
 
 
 def release_run(tx: Tx, *, run_id: str, attempts: int, now: datetime) -> bool:

@@ -11,6 +11,8 @@ from tocsin.store.errors import map_db_errors
 from tocsin.store.tables import chat_messages
 from tocsin.store.tx import Tx
 
+_INSERT = insert(chat_messages)
+
 
 def insert_message(
     tx: Tx,
@@ -33,7 +35,7 @@ def insert_message(
         "created_at": now,
     }
     with map_db_errors():
-        tx.conn.execute(insert(chat_messages).values(**row))
+        tx.conn.execute(_INSERT, row)
     return row
 
 
