@@ -86,6 +86,7 @@ def served(env: dict[str, str], tmp_path: Path) -> Iterator[tuple[subprocess.Pop
         if proc.poll() is None:
             proc.kill()
         log.close()
+        print((tmp_path / "serve.log").read_text())  # shown by pytest when the test fails
 
 
 def create_token(env: dict[str, str], chatroom: str) -> str:
@@ -197,3 +198,35 @@ def test_demo_seeds_serves_and_completes_runs(tmp_path: Path, env: dict[str, str
         if proc.poll() is None:
             proc.kill()
         log.close()
+        print((tmp_path / "demo.log").read_text())
+
+
+def test_tick_and_worker_as_separate_processes(env: dict[str, str], tmp_path: Path) -> None:
+    """``tocsin tick`` inserts a pending run; ``tocsin worker`` executes it and stops on SIGTERM."""
+    settings = Settings.from_environ(env)
+    tocsin = Tocsin.open(settings=settings)
+    try:
+        table = tocsin.create_table(
+            scope="chatroom", scope_id=str(uuid.uuid4()), name="T", columns={}
+        )
+        tocsin.set_triggers(table["id"], [TRIGGERS[0]])
+    finally:
+        tocsin.close()
+    tick = subprocess.run([TOCSIN, "tick"], env=env, check=True, capture_output=True, text=True)
+    assert '"runs_created": 1' in tick.stdout
+    log = (tmp_path / "worker.log").open("wb")
+    proc = subprocess.Popen([TOCSIN, "worker"], env=env, stdout=log, stderr=subprocess.STDOUT)
+    tocsin = Tocsin.open(settings=settings)
+    try:
+        wait_for(
+            "the worker",
+            lambda: tocsin.list_runs(table["id"], status="done")["total"] == 1,
+        )
+        assert stop(proc) == 0
+        assert tocsin.list_runs(table["id"], status="running")["total"] == 0
+    finally:
+        tocsin.close()
+        if proc.poll() is None:
+            proc.kill()
+        log.close()
+        print((tmp_path / "worker.log").read_text())
