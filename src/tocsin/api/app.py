@@ -37,7 +37,7 @@ def run_counter(tocsin: Tocsin) -> dict[str, int]:
     """Runs per stored status for the metrics gauges (read at scrape time)."""
     with tocsin.store.read() as tx:
         counts = {status: count_runs(tx, status=status) for status in RUN_STATUSES}
-    counts["stuck"] = counts["failed"]
+    counts["stuck"] = counts["failed"]  # see metrics.py: no global stale-running count yet
     return counts
 
 

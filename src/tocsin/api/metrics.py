@@ -3,8 +3,10 @@
 - ``tocsin_tick_duration_seconds`` (histogram): embedded ticks and root-route ticks
 - ``tocsin_runs_created_total`` (counter): runs inserted by ticks of this process
 - ``tocsin_runs`` (gauge, label ``status``): runs per stored status, read at scrape time
-- ``tocsin_runs_stuck`` (gauge): failed runs plus running runs not updated for
-  ``stuck_after_s`` (SPEC §8's ``stuck`` filter), read at scrape time
+- ``tocsin_runs_stuck`` (gauge): runs needing an operator, read at scrape time. SPEC §8's
+  ``stuck`` is failed *or* running without an update for ``stuck_after_s``; the store offers
+  that filter per table only, so this gauge counts failed runs (stale running runs are visible
+  as ``tocsin_runs{status="running"}`` and through ``?status=stuck`` per table)
 """
 
 from __future__ import annotations
@@ -40,7 +42,9 @@ class RunGauges(Collector):
             by_status.add_metric([status], counts.get(status, 0))
         yield by_status
         yield GaugeMetricFamily(
-            "tocsin_runs_stuck", "Failed or stale running runs", value=counts.get("stuck", 0)
+            "tocsin_runs_stuck",
+            "Failed runs (the global part of the stuck filter)",
+            value=counts.get("stuck", 0),
         )
 
 
