@@ -51,6 +51,8 @@ class Body(BaseModel):
 class TableCreate(Body):
     name: str = Field(min_length=1, max_length=200)
     columns: dict[str, ColumnType] = Field(default_factory=dict)
+    requires_approval: bool = False
+    scp_rules: list[dict[str, Any]] | None = None
 
 
 class RecordWrite(Body):

@@ -30,9 +30,19 @@ Json = dict[str, Any]
     "/tables", status_code=201, response_model=TableOut, responses=error_responses(400, *AUTH)
 )
 def create_table(body: TableCreate, who: Moderator, tocsin: TocsinDep, now: NowDep) -> Json:
-    """Create a table with typed columns in this scope (moderator)."""
+    """Create a table with typed columns in this scope (moderator).
+
+    ``requires_approval`` puts trigger writes to it behind the approval gate (SPEC §9.6);
+    ``scp_rules`` are channel security rules, exclusive with triggers (SPEC §2).
+    """
     return tocsin.create_table(
-        scope=who.scope, scope_id=who.scope_id, name=body.name, columns=body.columns, now=now
+        scope=who.scope,
+        scope_id=who.scope_id,
+        name=body.name,
+        columns=body.columns,
+        requires_approval=body.requires_approval,
+        scp_rules=body.scp_rules,
+        now=now,
     )
 
 
