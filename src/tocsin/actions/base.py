@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
@@ -71,7 +71,6 @@ class ActionEnv:
     resolve: Resolver | None = None
     http_timeout_s: float = 10.0
     workflows: WorkflowStarter | None = None
-    new_id: Callable[[], str] = field(default=lambda: "")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

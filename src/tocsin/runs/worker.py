@@ -157,9 +157,9 @@ class Worker:
             receipts = upsert_receipt(receipts, make_receipt(action_id, str(kind), False, text))
             return receipts, self._finish(run, "failed", text, receipts, now=ctx.now)
         receipts = upsert_receipt(receipts, make_receipt(action_id, str(kind), True, detail))
-        with self.env.store.begin() as tx:
-            stored = self._record(tx, run, receipts, last=last, now=ctx.now)
-        if not stored:
+        if not self._committed(
+            partial(self._record, run=run, receipts=receipts, last=last, now=ctx.now)
+        ):
             return receipts, "lost"
         return receipts, "done" if last else "next"
 
@@ -177,13 +177,22 @@ class Worker:
             detail = handler.execute_in(tx, ctx, action)
             receipt = make_receipt(action.get("id"), handler.type, True, detail)
             receipts = upsert_receipt(receipts, receipt)
-            if not self._record(tx, run, receipts, last=last, now=ctx.now):
+            if not self._record(tx, run=run, receipts=receipts, last=last, now=ctx.now):
                 raise _LostClaim  # rolls the effect back with the receipt
         return receipts, "done" if last else "next"
 
+    def _committed(self, write: Callable[[Tx], bool]) -> bool:
+        """``write(tx)`` in its own transaction, retried in place on lock conflicts (SPEC §9.5)."""
+
+        def attempt() -> bool:
+            with self.env.store.begin() as tx:
+                return write(tx)
+
+        return call_with_retries(attempt, self.policy)
+
     @staticmethod
     def _record(
-        tx: Tx, run: dict[str, Any], receipts: Receipts, *, last: bool, now: datetime
+        tx: Tx, *, run: dict[str, Any], receipts: Receipts, last: bool, now: datetime
     ) -> bool:
         """Store the receipts; after the last action also finish the run ``done``."""
         if last:
@@ -209,22 +218,14 @@ class Worker:
         *,
         now: datetime,
     ) -> str:
-        with self.env.store.begin() as tx:
-            ok = finish_run(
-                tx,
-                run_id=run["id"],
-                attempts=run["attempts"],
-                status=status,
-                error=None if error is None else truncate_error(error),
-                receipts=receipts,
-                now=now,
-            )
-        return status if ok else "lost"
+        text = None if error is None else truncate_error(error)
+        fields = {"run_id": run["id"], "attempts": run["attempts"], "now": now}
+        write = partial(finish_run, status=status, error=text, receipts=receipts, **fields)
+        return status if self._committed(write) else "lost"
 
     def release(self, run: dict[str, Any], *, now: datetime) -> str:
-        with self.env.store.begin() as tx:
-            ok = release_run(tx, run_id=run["id"], attempts=run["attempts"], now=now)
-        return "released" if ok else "lost"
+        write = partial(release_run, run_id=run["id"], attempts=run["attempts"], now=now)
+        return "released" if self._committed(write) else "lost"
 
 
 def pending_actions(actions: Receipts, receipts: Receipts) -> list[tuple[int, dict[str, Any]]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -112,7 +111,6 @@ class ExecutionMixin(TocsinBase):
             http_transport=state.transport,
             resolve=state.resolve,
             workflows=state.workflows,
-            new_id=lambda: str(uuid.uuid4()),
         )
 
     # ── execution ──────────────────────────────────────────────────────────────────────────
