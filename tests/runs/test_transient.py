@@ -6,7 +6,10 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+import pytest
+
 from tocsin.errors import TransientStoreError
+from tocsin.runs import worker as worker_module
 from tocsin.service import Tocsin
 from tocsin.store.commands import get_command_result
 
@@ -95,3 +98,25 @@ def test_in_run_retries_reuse_the_same_idempotency_key(tocsin: Tocsin) -> None:
     tocsin.work(now=LATER)
     assert read_run(tocsin, run["id"])["status"] == "done"
     assert keys == [f"tocsin-{run['id']}-act_1"]
+
+
+def test_a_lock_conflict_while_storing_the_receipt_is_retried(
+    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    no_wait(tocsin)
+    calls = failing(tocsin, RuntimeError("never"), 0)
+    real = worker_module.finish_run
+    conflicts: list[int] = []
+
+    def flaky_finish(tx: Any, **kw: Any) -> bool:
+        if not conflicts:
+            conflicts.append(1)
+            raise TransientStoreError("database is locked")
+        return real(tx, **kw)
+
+    monkeypatch.setattr(worker_module, "finish_run", flaky_finish)
+    run = one_run(tocsin)
+    tocsin.work(now=LATER)
+    done = read_run(tocsin, run["id"])
+    assert done["status"] == "done" and conflicts == [1]
+    assert len(calls) == 1  # the action itself ran once
