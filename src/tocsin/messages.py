@@ -258,3 +258,8 @@ def run_status_invalid(status: object) -> str:
 
 # ---- edges: request bodies (SPEC §15: bad input is 400/422, never 500) ----
 BODY_NUL = "text must not contain NUL (\\u0000) characters"
+BODY_NON_FINITE = "numbers must be finite (NaN and Infinity are not JSON)"
+
+
+def body_too_deep(limit: int) -> str:
+    return f"the request body nests deeper than {limit} levels"

@@ -177,3 +177,21 @@ def test_nul_characters_are_refused_before_the_database(
         table_url(tenant, table, "/triggers"), json=triggers, headers=tenant.moderator
     )
     assert resp.status_code == 422
+
+
+@pytest.mark.parametrize(
+    ("raw", "detail"),
+    [
+        (b'{"data": {"Points": NaN}}', messages.BODY_NON_FINITE),
+        (b'{"data": {"Points": 1e999}}', messages.BODY_NON_FINITE),
+        (b'{"data": {"Title": ' + b"[" * 100 + b"]" * 100 + b"}}", messages.body_too_deep(64)),
+    ],
+    ids=["nan", "infinity", "too-deep"],
+)
+def test_bodies_no_column_can_hold_are_422(
+    client: TestClient, tenant: Tenant, table: dict[str, Any], raw: bytes, detail: str
+) -> None:
+    headers = {**tenant.moderator, "Content-Type": "application/json"}
+    resp = client.post(table_url(tenant, table, "/records"), content=raw, headers=headers)
+    assert resp.status_code == 422
+    assert detail in resp.json()["detail"][0]["msg"]

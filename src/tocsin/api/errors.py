@@ -2,15 +2,19 @@
 
 - :class:`~tocsin.errors.TocsinError` → its ``.status`` and ``.detail`` (401 adds
   ``WWW-Authenticate: Bearer``)
-- request validation → 422 in FastAPI's shape
+- request validation → 422 in FastAPI's shape (inputs JSON cannot echo are spelled as strings)
 - anything else is a bug: logged with its traceback, answered 500 ``internal server error``
 """
 
 from __future__ import annotations
 
 import logging
+import math
+from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from tocsin import messages
@@ -28,6 +32,25 @@ async def tocsin_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"detail": exc.detail}, status_code=exc.status, headers=headers)
 
 
+def json_safe(value: Any) -> Any:
+    """``value`` with non-finite floats spelled as strings, so it renders as strict JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {key: json_safe(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [json_safe(item) for item in value]
+    return value
+
+
+async def validation_error(request: Request, exc: Exception) -> JSONResponse:
+    """FastAPI's 422 shape, safe for inputs JSON cannot echo (``NaN``, ``Infinity``)."""
+    if not isinstance(exc, RequestValidationError):
+        raise exc
+    detail = json_safe(jsonable_encoder(exc.errors()))
+    return JSONResponse({"detail": detail}, status_code=422)
+
+
 async def unexpected_error(request: Request, exc: Exception) -> JSONResponse:
     log.error(
         "unhandled error",
@@ -39,4 +62,5 @@ async def unexpected_error(request: Request, exc: Exception) -> JSONResponse:
 
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(TocsinError, tocsin_error)
+    app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(Exception, unexpected_error)

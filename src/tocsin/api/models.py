@@ -6,6 +6,7 @@ extra keys so the facade may grow fields without breaking the published schema.
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from typing import Any, Literal
 
@@ -21,30 +22,40 @@ Scope = Literal["chatroom", "workspace", "user"]
 MAX_DEPTH = 64
 
 
-def contains_nul(value: object, depth: int = 0) -> bool:
-    """True if a NUL character hides in any string or key of a JSON value."""
+def body_problem(value: object, depth: int = 0) -> str | None:
+    """Why a JSON body cannot be stored, or None: a NUL character in a string or key (PostgreSQL
+    text refuses it), a non-finite number (JSON has none), or nesting deeper than MAX_DEPTH."""
     if depth > MAX_DEPTH:
-        return False
+        return messages.body_too_deep(MAX_DEPTH)
     if isinstance(value, str):
-        return "\x00" in value
+        return messages.BODY_NUL if "\x00" in value else None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else messages.BODY_NON_FINITE
     if isinstance(value, dict):
-        return any(contains_nul(k, depth) or contains_nul(v, depth + 1) for k, v in value.items())
-    if isinstance(value, list):
-        return any(contains_nul(item, depth + 1) for item in value)
-    return False
+        items: list[object] = [*value.keys(), *value.values()]
+    elif isinstance(value, list):
+        items = value
+    else:
+        return None
+    for item in items:
+        problem = body_problem(item, depth + 1)
+        if problem is not None:
+            return problem
+    return None
 
 
 class Body(BaseModel):
-    """A request body: unknown fields are refused, and so are NUL characters anywhere in it
-    (no column type holds them, and PostgreSQL text refuses them)."""
+    """A request body: unknown fields are refused, and so is anything no database column can
+    hold (see :func:`body_problem`); both are 422."""
 
     model_config = ConfigDict(extra="forbid")
 
     @model_validator(mode="before")
     @classmethod
-    def _no_nul(cls, data: Any) -> Any:
-        if contains_nul(data):
-            raise ValueError(messages.BODY_NUL)
+    def _storable(cls, data: Any) -> Any:
+        problem = body_problem(data)
+        if problem is not None:
+            raise ValueError(problem)
         return data
 
 
