@@ -25,7 +25,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, bindparam, exists, func, or_, select, update
+from sqlalchemy import and_, bindparam, exists, func, literal, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -50,7 +50,9 @@ def _claim_values(now: datetime) -> dict[str, Any]:
     return {
         "status": "running",
         "attempts": runs.c.attempts + 1,
-        "started_at": func.coalesce(runs.c.started_at, now),
+        # typed bind: a bare aware datetime would go in as timestamptz and be shifted by the
+        # session time zone; UTCDateTime stores naive UTC like every other instant
+        "started_at": func.coalesce(runs.c.started_at, literal(now, type_=runs.c.started_at.type)),
         "updated_at": now,
         "finished_at": None,
     }
