@@ -7,11 +7,13 @@ and worker, then SIGTERM: the process exits 0 and leaves no run ``running``.
 
 from __future__ import annotations
 
+import http.server
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -230,3 +232,63 @@ def test_tick_and_worker_as_separate_processes(env: dict[str, str], tmp_path: Pa
             proc.kill()
         log.close()
         print((tmp_path / "worker.log").read_text())
+
+
+class SlowHook(http.server.BaseHTTPRequestHandler):
+    """A webhook target that takes a while to answer, so SIGTERM lands mid-action."""
+
+    received = threading.Event()
+    answered = threading.Event()
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        SlowHook.received.set()
+        time.sleep(1.5)
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"{}")
+        SlowHook.answered.set()
+
+    def log_message(self, *args: Any) -> None:
+        return
+
+
+def test_sigterm_mid_action_lets_the_action_finish(
+    env: dict[str, str], served: tuple[subprocess.Popen[bytes], str]
+) -> None:
+    proc, base = served
+    hook = http.server.ThreadingHTTPServer(("127.0.0.1", 0), SlowHook)
+    threading.Thread(target=hook.serve_forever, daemon=True).start()
+    chatroom = str(uuid.uuid4())
+    headers = {"Authorization": f"Bearer {create_token(env, chatroom)}"}
+    prefix = f"{base}/private/module/custom_tables/chatroom/{chatroom}"
+    trigger = {
+        "name": "slow webhook, then notify",
+        "on": "schedule",
+        "schedule": {"type": "interval", "every_seconds": 60},
+        "actions": [
+            {"type": "webhook", "url": f"http://127.0.0.1:{hook.server_port}/hook"},
+            {"type": "notify", "message": "after the hook"},
+        ],
+    }
+    try:
+        with httpx.Client(headers=headers, timeout=10) as client:
+            table = send(client, "POST", f"{prefix}/tables", json={"name": "T", "columns": {}})
+            table_id = table.json()["id"]
+            saved = send(
+                client, "PUT", f"{prefix}/tables/{table_id}/triggers", json={"triggers": [trigger]}
+            )
+            assert saved.status_code == 200, saved.text
+        assert SlowHook.received.wait(WAIT_S), "the webhook was never called"
+        assert stop(proc) == 0
+        assert SlowHook.answered.is_set()  # the in-flight action ran to its end
+    finally:
+        hook.shutdown()
+        hook.server_close()
+    tocsin = Tocsin.open(settings=Settings.from_environ(env))
+    try:
+        assert tocsin.list_runs(table_id, status="running")["total"] == 0
+        (run,) = tocsin.list_runs(table_id)["items"]
+        assert run["action_results"][0]["ok"] is True
+    finally:
+        tocsin.close()
