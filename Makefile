@@ -15,8 +15,10 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# a fresh demo database (./tocsin-demo.db), seeded, served with a 5 s tick; `make run PORT=8001`
+PORT ?= 8000
 run: $(STAMP)
-	$(BIN)/tocsin demo
+	$(BIN)/tocsin demo --port $(PORT)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
