@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterator, Mapping
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
@@ -66,6 +67,13 @@ class Metrics:
     def observe_tick(self, counts: Mapping[str, int], duration_s: float) -> None:
         self.tick_duration.observe(duration_s)
         self.runs_created.inc(counts.get("runs_created", 0))
+
+    def timed_tick(self, tick: Callable[[], dict[str, int]]) -> dict[str, int]:
+        """Run ``tick()`` and observe its duration and counts."""
+        started = time.perf_counter()
+        counts = tick()
+        self.observe_tick(counts, time.perf_counter() - started)
+        return counts
 
 
 __all__ = ["RUN_STATUSES", "Metrics", "RunGauges"]
