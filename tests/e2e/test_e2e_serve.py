@@ -1,6 +1,7 @@
 """``tocsin serve`` and ``tocsin demo`` as real processes (SPEC §16).
 
-A temporary SQLite database, a free port and a half-second tick: a token from
+A fresh database (SQLite file, and a PostgreSQL schema on the PG leg), a free port and a
+half-second tick: a token from
 ``tocsin tokens create``, a table and triggers over HTTP, runs completed by the embedded ticker
 and worker, then SIGTERM: the process exits 0 and leaves no run ``running``.
 """
@@ -63,10 +64,11 @@ def stop(proc: subprocess.Popen[bytes]) -> int:
 
 
 @pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
+def env(store_url: str) -> dict[str, str]:
+    """The processes' environment: the conftest database (SQLite file, or a PostgreSQL schema)."""
     return {
         **os.environ,
-        "TOCSIN_DATABASE_URL": f"sqlite:///{tmp_path}/e2e.db",
+        "TOCSIN_DATABASE_URL": store_url,
         "TOCSIN_TICK_EVERY_S": "0.5",
         "TOCSIN_ADMIN_TOKEN": "e2e-admin",
         "TOCSIN_OUTBOUND_ALLOW": "127.0.0.1",
@@ -257,6 +259,8 @@ def test_sigterm_mid_action_lets_the_action_finish(
     env: dict[str, str], served: tuple[subprocess.Popen[bytes], str]
 ) -> None:
     proc, base = served
+    SlowHook.received.clear()
+    SlowHook.answered.clear()
     hook = http.server.ThreadingHTTPServer(("127.0.0.1", 0), SlowHook)
     threading.Thread(target=hook.serve_forever, daemon=True).start()
     chatroom = str(uuid.uuid4())
