@@ -168,7 +168,9 @@ def test_serve_runs_schedules_and_stops_cleanly_on_sigterm(
         tocsin.close()
 
 
-def test_demo_seeds_serves_and_completes_runs(tmp_path: Path, env: dict[str, str]) -> None:
+def test_demo_seeds_serves_and_completes_runs(tmp_path: Path) -> None:
+    """``make run``: the demo always uses its own SQLite file in the working directory."""
+    env = {**os.environ, "TOCSIN_ADMIN_TOKEN": "e2e-admin"}
     port = free_port()
     log = (tmp_path / "demo.log").open("wb")
     proc = subprocess.Popen(
