@@ -6,4 +6,12 @@ from tocsin import errors
 from tocsin.errors import ConfigError, Conflict, NotFound, PermissionDenied, TocsinError
 from tocsin.service import Tocsin
 
-__all__ = ["ConfigError", "Conflict", "NotFound", "PermissionDenied", "Tocsin", "TocsinError", "errors"]
+__all__ = [
+    "ConfigError",
+    "Conflict",
+    "NotFound",
+    "PermissionDenied",
+    "Tocsin",
+    "TocsinError",
+    "errors",
+]

@@ -39,7 +39,7 @@ class ValidationError(TocsinError, ValueError):
 
 
 class ConfigError(ValidationError):
-    """A trigger or schedule definition is invalid; ``code`` is the stable preview code (SPEC §7)."""
+    """A trigger or schedule definition is invalid; ``code`` is the preview code (SPEC §7)."""
 
     def __init__(self, detail: str, *, code: str) -> None:
         super().__init__(detail)
@@ -71,8 +71,8 @@ class TransientStoreError(TocsinError):
 
 
 __all__ = [
-    "Conflict",
     "ConfigError",
+    "Conflict",
     "NotFound",
     "PermissionDenied",
     "TocsinError",

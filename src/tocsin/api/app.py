@@ -17,12 +17,11 @@ from fastapi import FastAPI
 
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
-from tocsin.store.execution import count_runs
 
 from . import demo
 from .background import Background
 from .errors import install_error_handlers
-from .metrics import RUN_STATUSES, Metrics
+from .metrics import Metrics
 from .routes import messages, ops, root, runs, staged, tables, triggers
 
 log = logging.getLogger("tocsin.api")
@@ -34,11 +33,8 @@ root routes take `X-ADMIN-TOKEN`. Errors are JSON `{"detail": …}`."""
 
 
 def run_counter(tocsin: Tocsin) -> dict[str, int]:
-    """Runs per stored status for the metrics gauges (read at scrape time)."""
-    with tocsin.store.read() as tx:
-        counts = {status: count_runs(tx, status=status) for status in RUN_STATUSES}
-    counts["stuck"] = counts["failed"]  # see metrics.py: no global stale-running count yet
-    return counts
+    """Runs per stored status and the stuck count for the metrics gauges (read at scrape time)."""
+    return tocsin.run_counts()
 
 
 def _lifespan(

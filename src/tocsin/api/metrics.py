@@ -3,10 +3,8 @@
 - ``tocsin_tick_duration_seconds`` (histogram): embedded ticks and root-route ticks
 - ``tocsin_runs_created_total`` (counter): runs inserted by ticks of this process
 - ``tocsin_runs`` (gauge, label ``status``): runs per stored status, read at scrape time
-- ``tocsin_runs_stuck`` (gauge): runs needing an operator, read at scrape time. SPEC §8's
-  ``stuck`` is failed *or* running without an update for ``stuck_after_s``; the store offers
-  that filter per table only, so this gauge counts failed runs (stale running runs are visible
-  as ``tocsin_runs{status="running"}`` and through ``?status=stuck`` per table)
+- ``tocsin_runs_stuck`` (gauge): runs matching SPEC §8's ``stuck`` filter (failed, or running
+  without an update for ``stuck_after_s``), read at scrape time
 """
 
 from __future__ import annotations
@@ -44,7 +42,7 @@ class RunGauges(Collector):
         yield by_status
         yield GaugeMetricFamily(
             "tocsin_runs_stuck",
-            "Failed runs (the global part of the stuck filter)",
+            "Runs matching the stuck filter: failed, or running and stale",
             value=counts.get("stuck", 0),
         )
 

@@ -3,7 +3,7 @@
 The class is assembled from mixins by concern so each stays under the module budget:
 
 - :mod:`tocsin.service.base`: opening the store, settings, ids, the clock default at the edge
-- :mod:`tocsin.service.data`: tables, records, row events, triggers config, tick, preview, runs listing
+- :mod:`tocsin.service.data`: tables, records, row events, triggers, tick, preview, runs listing
 - :mod:`tocsin.service.execution`: work, retry, requeue, staged changes, messages, commands
 - :mod:`tocsin.service.auth`: API tokens and per-scope roles
 """

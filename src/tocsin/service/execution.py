@@ -18,9 +18,10 @@ from tocsin.runs.retry import TransientPolicy, retry_run
 from tocsin.runs.worker import Worker, drain
 from tocsin.service.base import TocsinBase
 from tocsin.store.approvals import CHANGE_TRANSITIONS, list_changes
-from tocsin.store.execution import requeue_runs
+from tocsin.store.execution import count_runs, requeue_runs
 from tocsin.store.messages import list_messages
 from tocsin.store.records import get_table
+from tocsin.store.runs import count_stuck_runs
 
 REQUEUE_STATUSES = ("pending", "running")
 
@@ -169,6 +170,16 @@ class ExecutionMixin(TocsinBase):
         return {**counts, "requeued": counts["pending"] + counts["running"]}
 
     # ── chatroom feed ──────────────────────────────────────────────────────────────────────
+    def run_counts(self, now: datetime | None = None) -> dict[str, int]:
+        """Runs per stored status across every table, plus the SPEC §8 ``stuck`` count."""
+        at = self._now(now)
+        with self.store.read() as tx:
+            counts = {s: count_runs(tx, status=s) for s in ("pending", "running", "done", "failed")}
+            counts["stuck"] = count_stuck_runs(
+                tx, now=at, stuck_after_s=self.settings.stuck_after_s
+            )
+        return counts
+
     def messages(self, chatroom_id: str, skip: int = 0, limit: int = 50) -> dict[str, Any]:
         """notify's feed of one chatroom, oldest first: ``{"items", "total", "skip", "limit"}``."""
         _check_page(skip, limit)

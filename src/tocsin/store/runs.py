@@ -120,6 +120,16 @@ def stuck_condition(*, now: datetime, stuck_after_s: float) -> ColumnElement[boo
     )
 
 
+def count_stuck_runs(tx: Tx, *, now: datetime, stuck_after_s: float) -> int:
+    """How many runs match the ``stuck`` filter across every table (the metrics gauge)."""
+    stmt = (
+        select(func.count())
+        .select_from(runs)
+        .where(stuck_condition(now=now, stuck_after_s=stuck_after_s))
+    )
+    return int(tx.conn.execute(stmt).scalar_one())
+
+
 def list_runs(
     tx: Tx,
     *,

@@ -1,7 +1,10 @@
 """``Store`` and ``Tx``: what upper layers hold instead of SQLAlchemy objects (DESIGN §2).
 
-``store.begin()`` is a read-write transaction; ``store.begin_immediate()`` takes SQLite's write
-lock at BEGIN (claims, the tick); on PostgreSQL both are plain transactions. ``store.read()`` is
+``store.begin()`` is a read-write transaction; ``store.begin_immediate()`` names the intent of
+claims and the tick. On SQLite both take the write lock at BEGIN (``BEGIN IMMEDIATE``): a
+deferred transaction that reads and then writes cannot wait for the lock (SQLite answers
+``database is locked`` at once when another writer committed in between), while BEGIN IMMEDIATE
+waits up to the busy timeout. On PostgreSQL both are plain transactions. ``store.read()`` is
 a transaction whose ``Tx.readonly`` is true: store write functions refuse it (the preview).
 
 Every transaction runs under ``map_db_errors()``: a lock conflict at BEGIN, in a statement or at
@@ -50,7 +53,7 @@ class Store:
 
     @contextmanager
     def begin(self) -> Iterator[Tx]:
-        with self._tx(immediate=False, readonly=False) as tx:
+        with self._tx(immediate=True, readonly=False) as tx:
             yield tx
 
     @contextmanager
