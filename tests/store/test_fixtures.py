@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 import pytest
 from sqlalchemy import func, select
 
@@ -19,7 +22,14 @@ def test_store_url_carries_everything_for_the_facade(tocsin: Tocsin, store_url: 
 
 
 def test_missing_pg_url_skips_locally_and_fails_under_ci(monkeypatch: pytest.MonkeyPatch) -> None:
-    from conftest import PG_ENV, pg_base_url
+    # loaded by path: "conftest" as a module name is ambiguous (tests/api has one too)
+    spec = importlib.util.spec_from_file_location(
+        "tocsin_root_conftest", Path(__file__).parents[1] / "conftest.py"
+    )
+    assert spec is not None and spec.loader is not None
+    root_conftest = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(root_conftest)
+    PG_ENV, pg_base_url = root_conftest.PG_ENV, root_conftest.pg_base_url
 
     monkeypatch.delenv(PG_ENV, raising=False)
     monkeypatch.setenv("CI", "false")
