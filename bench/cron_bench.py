@@ -270,6 +270,7 @@ def check(cases: list[Case], expected: dict[tuple[str, str], Fires]) -> int:
     print("\ncorrectness vs the brute-force reference (fires in one list only):")
     total = {name: 0 for name in RUNNERS}
     dst_total, dst_bad = 0, {name: 0 for name in RUNNERS}
+    dst_cases, bad_cases = 0, {name: 0 for name in RUNNERS}
     for case in cases:
         ref = expected[(case.expr, case.zone)]
         bad = {name: disagreements(case.fires[name], ref) for name in RUNNERS}
@@ -280,11 +281,16 @@ def check(cases: list[Case], expected: dict[tuple[str, str], Fires]) -> int:
             total[name] += bad[name]
             dst_bad[name] += bad[name] if case.zone != "UTC" else 0
         dst_total += len(ref) if case.zone != "UTC" else 0
+        dst_cases += case.zone != "UTC"
+        for name in RUNNERS:
+            bad_cases[name] += bool(bad[name]) and case.zone != "UTC"
     for name in RUNNERS:
         share = 100 * dst_bad[name] / max(dst_total, 1)
+        case_share = 100 * bad_cases[name] / max(dst_cases, 1)
         print(
             f"  {name:8} disagreements: {total[name]:5d} overall; {dst_bad[name]:5d} on the "
-            f"DST-zone cases ({share:.2f}% of {dst_total} reference fires)"
+            f"DST-zone cases ({share:.2f}% of {dst_total} reference fires; "
+            f"{bad_cases[name]} of {dst_cases} DST-zone cases = {case_share:.0f}%)"
         )
     if total["tocsin"]:
         print("FAIL: tocsin disagrees with the reference", file=sys.stderr)
