@@ -77,7 +77,7 @@ def nth_out_of_range(field: str, token: str, expr: str) -> str:
 
 def never_fires(expr: str, day_fields: dict[str, str]) -> str:
     listed = ", ".join(f"{name} '{text}'" for name, text in day_fields.items())
-    return f"'{expr}' can never fire: no calendar date matches {listed} in '{expr}'"
+    return f"'{expr}' can never fire: no calendar date matches {listed}"
 
 
 def not_text(expr: object) -> str:
