@@ -29,11 +29,38 @@ def resolves_to(address: str):  # type: ignore[no-untyped-def]
         "http://[fe80::1]/x",
         "http://[fd00::1]/x",
         "http://[::ffff:127.0.0.1]/x",
+        "http://[::ffff:a9fe:a9fe]/x",  # IPv4-mapped 169.254.169.254, hex form
+        "http://100.100.100.200/latest/meta-data",  # shared space (a cloud metadata service)
+        "http://100.64.0.1/x",
+        "http://[2002:7f00:1::]/x",  # 6to4 wrapping 127.0.0.1
+        "http://[2002:a9fe:a9fe::1]/x",  # 6to4 wrapping 169.254.169.254
+        "http://[fec0::1]/x",  # deprecated IPv6 site-local
+        "http://[64:ff9b::7f00:1]/x",  # NAT64 wrapping 127.0.0.1
+        "http://[::127.0.0.1]/x",  # IPv4-compatible
+        "http://[fe80::1%25eth0]/x",
+        "http://224.0.0.1/x",
+        "http://240.0.0.1/x",
     ],
 )
 def test_private_literal_addresses_are_refused(url: str) -> None:
     with pytest.raises(ActionError, match="refused"):
         check_url(url, allow=(), resolve=public)
+
+
+@pytest.mark.parametrize(
+    "address", ["93.184.216.34", "2606:4700::1111", "::ffff:93.184.216.34", "2002:5db8:d822::1"]
+)
+def test_public_addresses_pass_in_every_form(address: str) -> None:
+    check_url("https://hooks.example/x", allow=(), resolve=resolves_to(address))
+
+
+def test_one_private_answer_among_public_ones_refuses() -> None:
+    with pytest.raises(ActionError, match=r"refused: 100\.100\.100\.200"):
+        check_url(
+            "https://hooks.example/x",
+            allow=(),
+            resolve=lambda host: ["93.184.216.34", "100.100.100.200"],
+        )
 
 
 def test_names_are_resolved_before_deciding() -> None:

@@ -133,3 +133,35 @@ def test_api_call_string_body_and_bad_method(tocsin: Tocsin, hook: Hook) -> None
     assert hook.requests[0].content == f"raw {run['id']}".encode()
     bad, _ = run_one(tocsin, {"type": "api_call", "method": "TRACE", "url": "https://a.example/"})
     assert bad["status"] == "failed" and "TRACE" in bad["error"]
+
+
+def test_redirects_are_not_followed(tocsin: Tocsin) -> None:
+    """A public URL answering 3xx towards a private address fails; the Location is never hit."""
+    seen: list[str] = []
+
+    def bounce(request: httpx.Request) -> httpx.Response:
+        seen.append(str(request.url))
+        return httpx.Response(302, headers={"Location": "http://169.254.169.254/latest"})
+
+    tocsin.configure_outbound(
+        transport=httpx.MockTransport(bounce), resolve=lambda h: ["93.184.216.34"]
+    )
+    for action in (
+        {"type": "webhook", "url": "https://hooks.example/in"},
+        {"type": "api_call", "method": "GET", "url": "https://hooks.example/in"},
+    ):
+        run, _ = run_one(tocsin, action)
+        assert run["status"] == "failed" and "answered 302" in run["error"]
+    assert seen == ["https://hooks.example/in"] * 2
+
+
+def test_configured_headers_cannot_replace_the_idempotency_key(tocsin: Tocsin, hook: Hook) -> None:
+    action = {
+        "type": "webhook",
+        "url": "https://hooks.example/in",
+        "headers": {"idempotency-key": "mine", "X-Other": "kept"},
+    }
+    run, _ = run_one(tocsin, action)
+    (request,) = hook.requests
+    assert request.headers.get_list("Idempotency-Key") == [f"tocsin-{run['id']}-act_1"]
+    assert request.headers["X-Other"] == "kept"

@@ -1,9 +1,10 @@
 """Outbound HTTP for ``webhook`` and ``api_call``: the private-address guard (SPEC §10).
 
 A URL may be fetched only when every address its host resolves to is public. Loopback, private
-(RFC 1918, ULA), link-local, unspecified, multicast and reserved addresses are refused unless the
-host name, the literal IP, or a CIDR that contains the address is listed in
-``Settings.outbound_allow`` (``TOCSIN_OUTBOUND_ALLOW``).
+(RFC 1918, ULA), link-local, unspecified, multicast, reserved, shared (``100.64.0.0/10``) and
+IPv6 site-local addresses, and IPv6 forms embedding such an IPv4 address (IPv4-mapped, 6to4),
+are refused unless the host name, the literal IP, or a CIDR that contains the address is listed
+in ``Settings.outbound_allow`` (``TOCSIN_OUTBOUND_ALLOW``).
 
 Redirects are not followed (a public URL must not bounce a request onto a private address).
 The check resolves the name before httpx connects, so a DNS answer that changes between the two
@@ -35,11 +36,25 @@ def system_resolve(host: str) -> list[str]:
 
 
 def is_blocked(address: IPAddress) -> bool:
-    """True for loopback, private, link-local, unspecified, multicast or reserved addresses."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
+    """True unless ``address`` is a public unicast address.
+
+    Refused: loopback, private, link-local, unspecified, multicast, reserved, shared address
+    space (``100.64.0.0/10``, home of some cloud metadata services), deprecated IPv6 site-local
+    (``fec0::/10``) and anything else that is not globally routable. An IPv6 address that embeds
+    an IPv4 one (IPv4-mapped ``::ffff:a.b.c.d``, 6to4 ``2002::/16``) is judged by the embedded
+    address too.
+    """
+    if isinstance(address, ipaddress.IPv6Address):
+        embedded = address.ipv4_mapped or address.sixtofour
+        if embedded is not None and is_blocked(embedded):
+            return True
+        if address.ipv4_mapped is not None:
+            return False  # judged by the IPv4 address it stands for
+        if address.is_site_local:
+            return True
     return (
-        address.is_loopback
+        not address.is_global
+        or address.is_loopback
         or address.is_private
         or address.is_link_local
         or address.is_unspecified

@@ -31,8 +31,14 @@ def default_payload(ctx: ActionContext) -> dict[str, Any]:
 
 
 def rendered_headers(ctx: ActionContext, config: Mapping[str, Any]) -> dict[str, str]:
+    """The configured headers, rendered; ``Idempotency-Key`` is always tocsin's own.
+
+    A configured header of that name (in any case) is dropped: receivers deduplicate on it, so
+    it must stay ``tocsin-<run id>-<action id>`` on every attempt.
+    """
     raw = config.get("headers") or {}
-    headers = {str(k): str(v) for k, v in dict(ctx.render(raw)).items()}
+    rendered = dict(ctx.render(raw)).items()
+    headers = {str(k): str(v) for k, v in rendered if str(k).lower() != "idempotency-key"}
     headers["Idempotency-Key"] = ctx.idempotency_key
     return headers
 
