@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from tocsin import messages
-from tocsin.errors import Conflict, NotFound, ValidationError
+from tocsin.errors import Conflict, NotFound, TransientStoreError, ValidationError
 from tocsin.service import Tocsin
 from tocsin.store.approvals import claim_approved_change
 
-from .helpers import LATER, NOW, STALE
+from .helpers import LATER, NOW, STALE, no_wait
 
 COLUMNS = {"Title": "text", "Status": "text"}
 
@@ -148,3 +148,28 @@ def test_failed_application_is_recorded(tocsin: Tocsin) -> None:
     tocsin.restore_table(gated["id"], now=LATER)
     (failed,) = tocsin.list_staged_changes(gated["id"])["items"]
     assert failed["status"] == "failed" and failed["error"] == messages.TABLE_NOT_FOUND
+
+
+def test_a_persistent_lock_conflict_hands_the_change_back_without_spinning(
+    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, gated, change = staged_copy(tocsin)
+    tocsin.approve_change(gated["id"], change["id"], now=LATER)
+    slept = no_wait(tocsin)
+    calls: list[int] = []
+
+    def locked(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) > 10:  # a spinning worker would end up here
+            raise RuntimeError("claimed again and again")
+        raise TransientStoreError("database is locked")
+
+    monkeypatch.setattr(tocsin, "insert_records", locked)
+    tocsin.work(now=LATER)
+    assert len(calls) == 3 and len(slept) == 2  # SPEC §9.5: three attempts, then hand back
+    (back,) = tocsin.list_staged_changes(gated["id"])["items"]
+    assert back["status"] == "approved" and back["error"] == "database is locked"
+    monkeypatch.undo()
+    tocsin.work(now=LATER)
+    assert tocsin.list_staged_changes(gated["id"])["items"][0]["status"] == "applied"
+    assert len(tocsin.list_records(gated["id"])["items"]) == 1

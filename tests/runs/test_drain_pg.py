@@ -9,10 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from sqlalchemy import func, select
 
 from tocsin.service import Tocsin
 from tocsin.store.execution import count_runs
 from tocsin.store.runs import insert_run
+from tocsin.store.tables import runs
 
 from .helpers import NOW, make_table, new_id, trigger
 
@@ -52,6 +54,8 @@ def test_four_processes_drain_2000_runs_exactly_once(tocsin: Tocsin, store_url: 
     with tocsin.store.read() as tx:
         assert count_runs(tx, status="done") == RUNS
         assert count_runs(tx) == RUNS
+        attempts = tx.conn.execute(select(runs.c.attempts, func.count()).group_by(runs.c.attempts))
+        assert dict(attempts.all()) == {1: RUNS}  # each run claimed once, by one process
     feed = tocsin.messages(table["scope_id"], limit=1000)
     texts = [m["text"] for m in feed["items"]]
     texts += [m["text"] for m in tocsin.messages(table["scope_id"], skip=1000, limit=1000)["items"]]

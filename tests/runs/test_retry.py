@@ -9,6 +9,7 @@ import pytest
 
 from tocsin import messages
 from tocsin.errors import Conflict, NotFound
+from tocsin.runs import retry as retry_module
 from tocsin.service import Tocsin
 from tocsin.store.execution import claim_run, save_receipt
 
@@ -175,3 +176,21 @@ def test_row_event_retry_reads_the_edited_trigger(tocsin: Tocsin) -> None:
     tocsin.retry_run(table["id"], run["id"], now=LATER)
     tocsin.work(now=LATER)
     assert read_run(tocsin, run["id"])["status"] == "done" and len(good) == 1
+
+
+def test_clock_retry_losing_the_fence_race_says_another_run_is_active(
+    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another run became active between the retry's check and its reset (a race): 409 with
+    the fence's text, not a status the run does not have."""
+    flaky(tocsin, "f", 1)
+    trg = trigger(cmd("f"), on="schedule", schedule=INTERVAL)
+    table = make_table(tocsin, trg)
+    first = make_run(tocsin, table, trg, source="schedule", scheduled_for=NOW)
+    tocsin.work(now=LATER)
+    make_run(tocsin, table, trg, source="schedule", scheduled_for=LATER, now=LATER)
+    monkeypatch.setattr(retry_module, "has_other_active_run", lambda tx, **kw: False)
+    with pytest.raises(Conflict) as err:
+        tocsin.retry_run(table["id"], first["id"], now=LATER)
+    assert err.value.detail == messages.RETRY_ANOTHER_ACTIVE
+    assert read_run(tocsin, first["id"])["status"] == "failed"

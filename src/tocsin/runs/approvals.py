@@ -59,7 +59,11 @@ def apply_change(env: ActionEnv, change: dict[str, Any], *, now: datetime) -> No
 def apply_approved(
     env: ActionEnv, *, now: datetime, policy: TransientPolicy, limit: int | None = None
 ) -> int:
-    """Claim and apply approved changes (``approved → applying → applied | failed``)."""
+    """Claim and apply approved changes (``approved → applying → applied | failed``).
+
+    A change whose lock conflict outlived its retries goes back to ``approved`` and ends this
+    pass: claiming it again at once would spin on the same conflict.
+    """
     count = 0
     while limit is None or count < limit:
         with env.store.begin_immediate() as tx:
@@ -67,14 +71,28 @@ def apply_approved(
         if change is None:
             break
         count += 1
-        status, error = "applied", None
-        try:
-            call_with_retries(partial(apply_change, env, change, now=now), policy)
-        except Exception as exc:
-            # a conflict that outlived its retries goes back to approved; the rest fails
-            status = "approved" if is_retryable(exc) else "failed"
-            error = truncate_error(str(exc) or type(exc).__name__)
-            log.warning("staged change %s: %s", change["id"], error)
-        with env.store.begin() as tx:
-            finish_change(tx, change_id=change["id"], status=status, error=error, now=now)
+        status, error = _apply(env, change, now=now, policy=policy)
+        finish = partial(_finish, env, change["id"], status, error, now)
+        call_with_retries(finish, policy)
+        if status == "approved":
+            break
     return count
+
+
+def _apply(
+    env: ActionEnv, change: dict[str, Any], *, now: datetime, policy: TransientPolicy
+) -> tuple[str, str | None]:
+    """Apply one claimed change: ``("applied", None)``, or the status and error to store."""
+    try:
+        call_with_retries(partial(apply_change, env, change, now=now), policy)
+    except Exception as exc:
+        # a conflict that outlived its retries goes back to approved; the rest fails
+        error = truncate_error(str(exc) or type(exc).__name__)
+        log.warning("staged change %s: %s", change["id"], error)
+        return ("approved" if is_retryable(exc) else "failed"), error
+    return "applied", None
+
+
+def _finish(env: ActionEnv, change_id: str, status: str, error: str | None, now: datetime) -> None:
+    with env.store.begin() as tx:
+        finish_change(tx, change_id=change_id, status=status, error=error, now=now)

@@ -97,5 +97,17 @@ def retry_run(
             now=now,
         )
     if reset is None:  # moved under us: a worker claimed it, or the fence refused
-        raise Conflict(messages.retry_refused(run["status"]))
+        raise Conflict(_lost_race(store, run_id=run_id, now=now, stuck_after_s=stuck_after_s))
     return reset
+
+
+def _lost_race(store: Store, *, run_id: str, now: datetime, stuck_after_s: float) -> str:
+    """The 409 text when the reset lost a race, read afresh (a PostgreSQL unique violation
+    aborted the retry's own transaction)."""
+    with store.read() as tx:
+        current = get_run(tx, run_id=run_id)
+    if current is not None:
+        refusal = _refusal(current, now=now, stuck_after_s=stuck_after_s)
+        if refusal is not None:
+            return refusal
+    return messages.RETRY_ANOTHER_ACTIVE
