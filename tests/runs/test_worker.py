@@ -236,3 +236,17 @@ def test_frozen_schedule_run_on_a_table_that_took_scp_rules_fails(tocsin: Tocsin
     tocsin.work(now=LATER)
     failed = read_run(tocsin, run["id"])
     assert failed["status"] == "failed" and failed["error"] == messages.SCP_WITH_TRIGGERS
+
+
+def test_frozen_schedule_run_is_revalidated_against_the_current_schema(tocsin: Tocsin) -> None:
+    """SPEC §9.3: a schedule run executes its frozen definition, but the table's schema is
+    checked again at every attempt: a column dropped since fails the run, nothing is done."""
+    due = {"type": "date_column_reached", "column": "Due"}
+    trg = trigger(notify("due $row.Title"), on="schedule", schedule=due)
+    table = make_table(tocsin, trg, columns={"Title": "text"})  # "Due" is gone
+    rid = add_record(tocsin, table["id"], {"Title": "Leak"})
+    run = make_run(tocsin, table, trg, record=(rid, {"Title": "Leak"}), source="schedule")
+    tocsin.work(now=LATER)
+    failed = read_run(tocsin, run["id"])
+    assert failed["status"] == "failed" and "'Due'" in failed["error"]
+    assert failed["action_results"] == [] and tocsin.messages(table["scope_id"])["total"] == 0

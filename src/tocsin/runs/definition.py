@@ -8,12 +8,18 @@
 - Either way the table must still exist and be live: a missing or trashed table (or, for live
   definitions, a trigger id no longer in the config) fails the run with exactly
   ``trigger config no longer exists``.
+- A frozen definition is re-validated against the table's *current* schema at every attempt
+  (:func:`frozen_problem`): a column it names that was dropped or retyped since fails the run with
+  the same text saving that trigger would get now.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+
+from tocsin.core.triggers import validate_triggers
+from tocsin.errors import ConfigError
 
 RecordSnapshot = Mapping[str, Any]
 
@@ -36,6 +42,25 @@ def resolve_definition(
     if run.get("source") == "schedule" and isinstance(frozen, Mapping):
         return dict(frozen)
     return live_trigger(table, str(run.get("trigger_id")))
+
+
+def frozen_problem(run: Mapping[str, Any], table: Mapping[str, Any]) -> str | None:
+    """Why the run's frozen definition is no longer valid for its table's schema, or None.
+
+    Only frozen (schedule) definitions are checked: live ones were validated when they were set.
+    """
+    frozen = run.get("definition")
+    if run.get("source") != "schedule" or not isinstance(frozen, Mapping):
+        return None
+    try:
+        validate_triggers([frozen], table.get("columns") or {}, new_id=_no_new_ids, previous=None)
+    except ConfigError as exc:
+        return exc.detail
+    return None
+
+
+def _no_new_ids(prefix: str) -> str:
+    return f"{prefix}_frozen"  # a frozen definition already carries every id
 
 
 def row_snapshot(run: Mapping[str, Any]) -> RecordSnapshot | None:

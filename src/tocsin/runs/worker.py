@@ -43,7 +43,7 @@ from tocsin import messages
 from tocsin.actions.base import ActionContext, ActionEnv, ActionError, TransactionalAction
 from tocsin.actions.registry import get_action
 from tocsin.core.receipts import make_receipt, truncate_error, upsert_receipt
-from tocsin.runs.definition import action_list, resolve_definition, row_snapshot
+from tocsin.runs.definition import action_list, frozen_problem, resolve_definition, row_snapshot
 from tocsin.runs.retry import TransientPolicy, call_with_retries
 from tocsin.store.execution import claim_next_runs, finish_run, release_run, save_receipt
 from tocsin.store.records import get_table
@@ -94,6 +94,8 @@ class Worker:
             return self._finish(run, "failed", messages.TRIGGER_CONFIG_GONE, None, now=now)
         if table.get("scp_rules"):  # re-validated at every attempt (SPEC §2, §9.3)
             return self._finish(run, "failed", messages.SCP_WITH_TRIGGERS, None, now=now)
+        if (problem := frozen_problem(run, table)) is not None:  # the schema, too (SPEC §9.3)
+            return self._finish(run, "failed", problem, None, now=now)
         receipts: Receipts = list(run["action_results"])
         todo = pending_actions(action_list(definition), receipts)
         if not todo:
