@@ -263,3 +263,18 @@ BODY_NON_FINITE = "numbers must be finite (NaN and Infinity are not JSON)"
 
 def body_too_deep(limit: int) -> str:
     return f"the request body nests deeper than {limit} levels"
+
+
+# ---- data plane: values the store must be able to hold (issue 3 audit) ----
+def not_plain_json(what: str) -> str:
+    return (
+        f"{what} must be plain JSON: strings, finite numbers, booleans, null, lists and objects "
+        "with string keys, nested at most 64 levels"
+    )
+
+
+REQUIRES_APPROVAL_NOT_BOOL = "requires_approval must be true or false"
+
+
+# ---- edges: request bodies, continued (issue 5 audit) ----
+BODY_SURROGATE = "text must be valid Unicode (a lone UTF-16 surrogate such as \\ud800 is not)"

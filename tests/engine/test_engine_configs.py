@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from engine_support import (
+    CHATROOM,
     NOW,
     clock_trigger,
     date_trigger,
@@ -243,3 +244,35 @@ def test_revived_clock_trigger_fires_once_for_the_latest_window(tocsin: Tocsin) 
     assert tocsin.tick(now=NOW + hours(5) + minutes(30))["runs_created"] == 1
     latest = runs_of(tocsin, table_id)[-1]
     assert latest["scheduled_for"] == NOW + hours(5)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"when": [{"column": "N", "op": "gt", "value": float("nan")}]},
+        {"actions": [{"type": "webhook", "url": "http://x.test", "payload": {1, 2}}]},
+        {"actions": [{"type": "webhook", "url": "http://x.test", "payload": float("inf")}]},
+        {"actions": [{"type": "webhook", "url": "http://x.test", "payload": {1: "int key"}}]},
+        {"actions": [{"type": "webhook", "url": "http://x.test", "payload": (1, 2)}]},
+    ],
+)
+def test_values_the_store_cannot_hold_are_a_400_before_any_write(
+    tocsin: Tocsin, bad: dict[str, Any]
+) -> None:
+    """NaN reached PostgreSQL as a 500 and a set as an unhandled TypeError (SQLite kept NaN)."""
+    table_id = make_table(tocsin)
+    [kept] = tocsin.set_triggers(table_id, [interval()], now=NOW)
+    trigger = date_trigger(**bad)
+    assert _refused(tocsin, table_id, [kept, trigger]) == messages.not_plain_json("triggers")
+    assert tocsin.tick(now=NOW)["runs_created"] == 1  # the stored config is intact
+
+
+def test_scp_rules_must_be_plain_json(tocsin: Tocsin) -> None:
+    table_id = make_table(tocsin)
+    for rules in ([{"floor": float("nan")}], [{"a", "b"}]):
+        with pytest.raises(ValidationError) as caught:
+            tocsin.set_scp_rules(table_id, rules, now=NOW)
+        assert caught.value.detail == messages.not_plain_json("scp_rules")
+        with pytest.raises(ValidationError):
+            tocsin.create_table("chatroom", CHATROOM, "X", {}, scp_rules=rules, now=NOW)
+    assert tocsin.get_table(table_id)["scp_rules"] is None

@@ -8,6 +8,7 @@ import pytest
 from engine_support import (
     NOW,
     date_trigger,
+    finish_all,
     hours,
     interval,
     make_table,
@@ -19,6 +20,8 @@ from engine_support import (
 
 from tocsin.engine import configs, sweeps, tick
 from tocsin.service import Tocsin
+from tocsin.store import ledger
+from tocsin.store import runs as store_runs
 
 PAST = "2026-08-27T01:00"
 
@@ -194,3 +197,63 @@ def test_sweeps_run_every_tick_and_a_raising_sweep_reports_zero(
     monkeypatch.setattr(sweeps, "requeue_staged_changes", boom)
     counts = tocsin.tick(now=stale + minutes(10))
     assert counts["trigger_runs_requeued"] == 0 and counts["staged_changes_requeued"] == 0
+
+
+def test_idle_triggers_of_a_due_table_are_not_evaluated(
+    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Per-trigger next_due_at (DESIGN §5): one due trigger does not re-evaluate its idle peers."""
+    table_id = make_table(tocsin)
+    hourly, *daily = tocsin.set_triggers(
+        table_id, [interval(3600)] + [interval(86400)] * 4, now=NOW
+    )
+    assert tocsin.tick(now=NOW)["runs_created"] == 5
+    finish_all(tocsin, table_id, now=NOW)
+    evaluated: list[str] = []
+    real = tick.tick_clock_trigger
+
+    def spy(tx: Any, table: Any, trigger: Any, state: Any, now: Any) -> int:
+        evaluated.append(trigger.trigger_id)
+        return real(tx, table, trigger, state, now)
+
+    monkeypatch.setattr(tick, "tick_clock_trigger", spy)
+    assert tocsin.tick(now=NOW + hours(1))["runs_created"] == 1
+    assert evaluated == [hourly["id"]]
+    finish_all(tocsin, table_id, now=NOW + hours(1))
+    evaluated.clear()
+    assert tocsin.tick(now=NOW + hours(24))["runs_created"] == 5
+    assert sorted(evaluated) == sorted([hourly["id"], *(t["id"] for t in daily)])
+
+
+def test_a_refused_clock_run_leaves_its_window_unclaimed(
+    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run that became active after the check (e.g. a retry) makes the index refuse the insert:
+    the ledger claim is undone and the window is not consumed, so it fires once the run ends."""
+    table_id = make_table(tocsin)
+    [saved] = tocsin.set_triggers(table_id, [interval(3600)], now=NOW)
+    assert tocsin.tick(now=NOW)["runs_created"] == 1  # pending: the active run
+    monkeypatch.setattr(store_runs, "has_active_run", lambda tx, *, trigger_id: False)
+    assert tocsin.tick(now=NOW + hours(1))["runs_created"] == 0
+    with tocsin.store.read() as tx:
+        claimed = ledger.fired_identities(
+            tx, trigger_id=saved["id"], identities=["window:2026-08-27T06:02:13"]
+        )
+    assert claimed == set()
+    monkeypatch.undo()
+    finish_all(tocsin, table_id, now=NOW + hours(1))
+    assert tocsin.tick(now=NOW + hours(1))["runs_created"] == 1
+    assert runs_of(tocsin, table_id)[-1]["scheduled_for"] == NOW + hours(1)
+
+
+def test_a_row_event_run_sharing_the_id_does_not_block_a_clock_trigger(tocsin: Tocsin) -> None:
+    """One active run counts clock runs only, as the partial unique index does (DESIGN §5)."""
+    rows, clocked = make_table(tocsin), make_table(tocsin)
+    shared = "trg_5a5a5a5a5a5a"
+    tocsin.set_triggers(rows, [{"id": shared, "on": "created", "actions": notify()}], now=NOW)
+    tocsin.insert_record(rows, {"Status": "Open"}, now=NOW)  # a pending row-event run
+    tocsin.set_triggers(clocked, [interval(3600, id=shared)], now=NOW)
+    arm = tocsin.preview(clocked, now=NOW)["triggers"][0]
+    assert (arm["active_run"], arm["due_now"]) == (False, True)
+    assert tocsin.tick(now=NOW)["runs_created"] == 1
+    assert len(runs_of(tocsin, clocked)) == 1

@@ -206,3 +206,56 @@ def test_tick_limits_are_validated(tocsin: Tocsin) -> None:
     for kwargs in ({"table_limit": 0}, {"table_limit": 2001}, {"record_limit": 10001}):
         with pytest.raises(ValidationError):
             tocsin.tick(now=NOW, **kwargs)
+
+
+def test_bad_table_input_is_a_400_never_a_database_error(tocsin: Tocsin) -> None:
+    """A NUL in the name was a PostgreSQL DataError; a truthy string became requires_approval."""
+    with pytest.raises(ValidationError) as nul:
+        tocsin.create_table("chatroom", SCOPE_ID, "Ca\x00ses", {}, now=NOW)
+    assert nul.value.detail == messages.BODY_NUL
+    with pytest.raises(ValidationError) as approval:
+        tocsin.create_table("chatroom", SCOPE_ID, "Cases", {}, requires_approval="no", now=NOW)  # type: ignore[arg-type]
+    assert approval.value.detail == messages.REQUIRES_APPROVAL_NOT_BOOL
+
+
+@pytest.mark.parametrize("value", [(1, 2), {1: "int key"}, [float("nan")], None])
+def test_json_cells_must_be_plain_json(tocsin: Tocsin, value: Any) -> None:
+    table_id = tocsin.create_table("user", SCOPE_ID, "All", ALL_TYPES, now=NOW)["id"]
+    if value is None:  # nesting beyond 64 levels: refused, not a RecursionError
+        value = []
+        for _ in range(5000):
+            value = [value]
+    with pytest.raises(ValidationError) as caught:
+        tocsin.insert_record(table_id, {"J": value}, now=NOW)
+    assert caught.value.detail == messages.cell_invalid("J", "json")
+
+
+def test_ids_that_cannot_exist_are_404(tocsin: Tocsin) -> None:
+    """An int or NUL id reached PostgreSQL as a ProgrammingError/DataError (a 500)."""
+    table_id = make_table(tocsin)
+    for bad in (5, "x\x00", "x" * 65, ""):
+        with pytest.raises(NotFound) as table:
+            tocsin.get_table(bad)  # type: ignore[arg-type]
+        assert table.value.detail == messages.TABLE_NOT_FOUND
+        with pytest.raises(NotFound):
+            tocsin.set_triggers(bad, [], now=NOW)  # type: ignore[arg-type]
+        with pytest.raises(NotFound) as record:
+            tocsin.update_record(table_id, bad, {"N": 1}, now=NOW)  # type: ignore[arg-type]
+        assert record.value.detail == messages.RECORD_NOT_FOUND
+        with pytest.raises(NotFound):
+            tocsin.trash_record(table_id, bad, now=NOW)  # type: ignore[arg-type]
+        with pytest.raises(NotFound):
+            tocsin.get_record(table_id, bad)  # type: ignore[arg-type]
+        with pytest.raises(NotFound) as run:
+            tocsin.get_run(table_id, bad)  # type: ignore[arg-type]
+        assert run.value.detail == messages.RUN_NOT_FOUND
+
+
+@pytest.mark.parametrize(("skip", "limit"), [(2**63, 10), (True, 10), (0, True), (-1, 10)])
+def test_page_bounds_are_a_400(tocsin: Tocsin, skip: Any, limit: Any) -> None:
+    """A huge skip overflowed SQLite INTEGER / PostgreSQL bigint (an unhandled error)."""
+    table_id = make_table(tocsin)
+    with pytest.raises(ValidationError):
+        tocsin.list_records(table_id, skip=skip, limit=limit)
+    with pytest.raises(ValidationError):
+        tocsin.list_runs(table_id, skip=skip, limit=limit, now=NOW)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -41,6 +42,28 @@ from tocsin.store.tx import Tx
 ALWAYS_DUE = datetime(1970, 1, 1, tzinfo=UTC)
 # A table with nothing scheduled (row events only, or only broken triggers): never loaded.
 NEVER_DUE = datetime(9999, 12, 31, tzinfo=UTC)
+# Nesting bound of stored JSON values (the API refuses deeper bodies too).
+MAX_JSON_DEPTH = 64
+
+
+def is_plain_json(value: object, depth: int = 0) -> bool:
+    """True for a value both backends store and give back unchanged: strings, finite numbers,
+    booleans, null, lists and string-keyed objects, at most ``MAX_JSON_DEPTH`` levels deep.
+
+    (``json.dumps`` alone lets NaN, tuples and int keys through; PostgreSQL then refuses NaN
+    with a 500 and SQLite stores what it cannot give back.)
+    """
+    if value is None or isinstance(value, str | bool | int):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if depth >= MAX_JSON_DEPTH:
+        return False
+    if isinstance(value, list):
+        return all(is_plain_json(item, depth + 1) for item in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and is_plain_json(v, depth + 1) for k, v in value.items())
+    return False
 
 
 def schedule_hash(spec: Schedule) -> str:
@@ -82,6 +105,8 @@ def set_triggers_config(
     )
     if config and has_scp_rules(table):
         raise ValidationError(messages.SCP_WITH_TRIGGERS)
+    if not is_plain_json(config):
+        raise ValidationError(messages.not_plain_json("triggers"))
     table_id = str(table["id"])
     specs = {t["id"]: parse_schedule(t["schedule"], columns) for t in config if _is_schedule(t)}
     _refuse_foreign_or_kind_change(tx, table_id=table_id, specs=specs)
@@ -177,6 +202,8 @@ def set_scp_rules(
     """Replace the table's channel SCP rules; 400 while the table has triggers (§2)."""
     if rules is not None and not isinstance(rules, list):
         raise ValidationError(messages.SCP_RULES_NOT_LIST)
+    if not is_plain_json(rules):
+        raise ValidationError(messages.not_plain_json("scp_rules"))
     if rules and has_triggers(table):
         raise ValidationError(messages.SCP_WITH_TRIGGERS)
     stored = list(rules) if rules else None
@@ -189,6 +216,7 @@ __all__ = [
     "NEVER_DUE",
     "has_scp_rules",
     "has_triggers",
+    "is_plain_json",
     "refresh_table_next_due",
     "schedule_hash",
     "set_scp_rules",

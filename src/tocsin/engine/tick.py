@@ -132,10 +132,25 @@ def tick_table(
         for trigger in stored:
             if trigger.valid and trigger.trigger_id is not None:
                 state = states[trigger.trigger_id]
-                created += _tick_trigger(tx, table, trigger, state, now, record_limit)
+                if may_be_due(state, now):
+                    created += _tick_trigger(tx, table, trigger, state, now, record_limit)
         refresh_table_next_due(tx, table_id=table_id)
         claims.mark_tables_ticked(tx, table_ids=[table_id], now=now)
         return bool(stored), created
+
+
+def may_be_due(state: Mapping[str, Any], now: datetime) -> bool:
+    """False when the state's ``next_due_at`` is later than ``now``: nothing to evaluate.
+
+    Clock triggers store their next window there (or the due window while a run is active);
+    date triggers are always candidates. Idle triggers of a due table cost nothing (DESIGN §5).
+    """
+    next_due = state.get("next_due_at")
+    return next_due is None or next_due <= now
+
+
+class _RunRefused(Exception):
+    """The one-active-run index refused a clock run: its ledger claim must be undone."""
 
 
 def _tick_trigger(
@@ -181,15 +196,19 @@ def tick_clock_trigger(
             store_state.set_next_due(tx, trigger_id=trigger_id, next_due_at=verdict.next_due_at)
         return 0
     window = verdict.due_at
-    created = _claim_and_insert(
-        tx,
-        table=table,
-        trigger=trigger,
-        identity_=identity.clock_identity(window),
-        record=None,
-        scheduled_for=window,
-        now=now,
-    )
+    try:
+        with savepoint(tx):
+            created = _claim_and_insert(
+                tx,
+                table=table,
+                trigger=trigger,
+                identity_=identity.clock_identity(window),
+                record=None,
+                scheduled_for=window,
+                now=now,
+            )
+    except _RunRefused:  # a run became active since has_active_run: the window stays due
+        return 0
     next_due = clock_next_due(spec, anchor=anchor, last_consumed=window)
     store_state.consume_window(
         tx, trigger_id=trigger_id, window=window, now=now, next_due_at=next_due
@@ -207,7 +226,12 @@ def _claim_and_insert(
     scheduled_for: datetime | None,
     now: datetime,
 ) -> int:
-    """Claim the identity in the ledger, then insert its pending run; 1 when a run was created."""
+    """Claim the identity in the ledger, then insert its pending run; 1 when a run was created.
+
+    0 when the identity was claimed before. ``_RunRefused`` when the one-active-run index
+    refuses the run: the caller rolls the claim back, so no identity is ever claimed without
+    its run.
+    """
     run_id = str(uuid.uuid4())
     trigger_id = str(trigger.trigger_id)
     claimed = ledger.claim_occurrence(
@@ -234,7 +258,9 @@ def _claim_and_insert(
         scheduled_for=scheduled_for,
         now=now,
     )
-    return 0 if run is None else 1
+    if run is None:
+        raise _RunRefused(trigger_id)
+    return 1
 
 
 def row_payload(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -349,6 +375,7 @@ __all__ = [
     "MAX_EXTRA_PAGES",
     "TickReport",
     "candidate_table_ids",
+    "may_be_due",
     "read_cursor_page",
     "record_key",
     "row_payload",

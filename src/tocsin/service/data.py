@@ -8,7 +8,6 @@ transaction. Record writes evaluate the table's row-event triggers in that same 
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import uuid
@@ -45,6 +44,8 @@ TABLE_PUBLIC = (
 )
 MAX_NAME = 200
 MAX_PAGE = 500
+MAX_SKIP = 2**62  # a bigint OFFSET on PostgreSQL, an INTEGER on SQLite
+MAX_ID = 64  # table/record/run ids are UUIDs; trigger ids at most 64 characters
 TABLE_LIMIT = (1, 2000)
 RECORD_LIMIT = (1, 10000)
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
@@ -77,14 +78,6 @@ def _is_date(value: object) -> bool:
     return True
 
 
-def _is_json(value: object) -> bool:
-    try:
-        json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError):
-        return False
-    return True
-
-
 def cell_ok(column_type: str, value: object) -> bool:
     """Does ``value`` fit a column of ``column_type``? ``None`` (an empty cell) always does."""
     if value is None:
@@ -101,7 +94,7 @@ def cell_ok(column_type: str, value: object) -> bool:
         return _is_date(value)
     if column_type == "datetime":
         return classify_cell(value)[0] == "ok"
-    return _is_json(value)
+    return configs.is_plain_json(value)
 
 
 def validate_cells(columns: Mapping[str, str], data: object) -> dict[str, Any]:
@@ -117,8 +110,8 @@ def validate_cells(columns: Mapping[str, str], data: object) -> dict[str, Any]:
 
 
 def _check_page(skip: int, limit: int) -> None:
-    ok = isinstance(skip, int) and isinstance(limit, int) and skip >= 0
-    if not ok or not 1 <= limit <= MAX_PAGE:
+    ints = all(isinstance(v, int) and not isinstance(v, bool) for v in (skip, limit))
+    if not ints or not 0 <= skip <= MAX_SKIP or not 1 <= limit <= MAX_PAGE:
         raise ValidationError(messages.page_invalid(skip, limit))
 
 
@@ -134,7 +127,18 @@ def public_table(table: Mapping[str, Any]) -> dict[str, Any]:
     return {name: table[name] for name in TABLE_PUBLIC}
 
 
+def is_id(value: object) -> bool:
+    """Could ``value`` be a stored id? (Anything else is simply not found: never a SQL error.)"""
+    return isinstance(value, str) and 0 < len(value) <= MAX_ID and "\x00" not in value
+
+
+def _require_id(value: object, not_found: str) -> None:
+    if not is_id(value):
+        raise NotFound(not_found)
+
+
 def _table(tx: Tx, table_id: str, *, include_trashed: bool = False) -> dict[str, Any]:
+    _require_id(table_id, messages.TABLE_NOT_FOUND)
     table = store_records.get_table(tx, table_id=table_id, include_trashed=include_trashed)
     if table is None:
         raise NotFound(messages.TABLE_NOT_FOUND)
@@ -143,7 +147,7 @@ def _table(tx: Tx, table_id: str, *, include_trashed: bool = False) -> dict[str,
 
 def _locked_table(tx: Tx, table_id: str) -> dict[str, Any]:
     """The live table, locked for a config write (triggers, SCP rules)."""
-    table = lock_table(tx, table_id=table_id)
+    table = lock_table(tx, table_id=table_id) if is_id(table_id) else None
     if table is None:
         raise NotFound(messages.TABLE_NOT_FOUND)
     return table
@@ -201,9 +205,15 @@ class DataMixin(TocsinBase):
             raise ValidationError(messages.scope_id_invalid(scope_id)) from None
         if not isinstance(name, str) or not name.strip() or len(name) > MAX_NAME:
             raise ValidationError(messages.TABLE_NAME_INVALID)
+        if "\x00" in name:
+            raise ValidationError(messages.BODY_NUL)
         checked = validate_columns(columns)
         if scp_rules is not None and not isinstance(scp_rules, list):
             raise ValidationError(messages.SCP_RULES_NOT_LIST)
+        if not configs.is_plain_json(scp_rules):
+            raise ValidationError(messages.not_plain_json("scp_rules"))
+        if not isinstance(requires_approval, bool):
+            raise ValidationError(messages.REQUIRES_APPROVAL_NOT_BOOL)
         with self.store.begin() as tx:
             table = store_records.insert_table(
                 tx,
@@ -287,6 +297,7 @@ class DataMixin(TocsinBase):
         with self.store.begin_immediate() as tx:
             table = _table(tx, table_id)
             patch = validate_cells(table["columns"], data)
+            _require_id(record_id, messages.RECORD_NOT_FOUND)
             record = store_records.get_record(tx, table_id=table_id, record_id=record_id)
             if record is None:
                 raise NotFound(messages.RECORD_NOT_FOUND)
@@ -316,6 +327,7 @@ class DataMixin(TocsinBase):
     ) -> dict[str, Any]:
         with self.store.begin_immediate() as tx:
             table = _table(tx, table_id)
+            _require_id(record_id, messages.RECORD_NOT_FOUND)
             changed = store_records.set_record_trashed(
                 tx, table_id=table_id, record_id=record_id, trashed=trashed, now=at
             )
@@ -341,6 +353,7 @@ class DataMixin(TocsinBase):
         """One live record; 404 when missing or trashed."""
         with self.store.read() as tx:
             _table(tx, table_id)
+            _require_id(record_id, messages.RECORD_NOT_FOUND)
             record = store_records.get_record(tx, table_id=table_id, record_id=record_id)
         if record is None:
             raise NotFound(messages.RECORD_NOT_FOUND)
@@ -418,6 +431,7 @@ class DataMixin(TocsinBase):
         """One run of this table; 404 for an unknown run or another table's."""
         with self.store.read() as tx:
             _table(tx, table_id)
+            _require_id(run_id, messages.RUN_NOT_FOUND)
             run = store_runs.get_run(tx, run_id=run_id)
         if run is None or run["table_id"] != table_id:
             raise NotFound(messages.RUN_NOT_FOUND)

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, RowMapping, and_, func, null, or_, select, text
+from sqlalchemy import ColumnElement, RowMapping, and_, func, null, or_, select, text, true
 
 from tocsin.store.dialects import upsert_insert
 from tocsin.store.tables import ACTIVE_STATUSES, ONE_ACTIVE_CLOCK_WHERE, runs
@@ -161,15 +161,21 @@ def list_runs(
 
 
 def has_active_run(tx: Tx, *, trigger_id: str) -> bool:
-    """True while a run of ``trigger_id`` is pending or running."""
+    """True while a clock run of ``trigger_id`` is pending or running (SPEC §5.3).
+
+    The same rows ``uq_runs_one_active_clock`` fences: a row-event run that happens to share
+    the id (another table's trigger, or the id's earlier row-event definition) does not count.
+    """
     stmt = select(runs.c.id).where(
-        runs.c.trigger_id == trigger_id, runs.c.status.in_(ACTIVE_STATUSES)
+        runs.c.trigger_id == trigger_id,
+        runs.c.clock == true(),
+        runs.c.status.in_(ACTIVE_STATUSES),
     )
     return tx.conn.execute(stmt.limit(1)).first() is not None
 
 
 def active_trigger_ids(tx: Tx, *, trigger_ids: Iterable[str]) -> set[str]:
-    """Which of ``trigger_ids`` have a pending or running run (chunked IN)."""
+    """Which of ``trigger_ids`` have a pending or running clock run (chunked IN)."""
     wanted = sorted(set(trigger_ids))
     found: set[str] = set()
     for start in range(0, len(wanted), IN_CHUNK):
@@ -177,6 +183,7 @@ def active_trigger_ids(tx: Tx, *, trigger_ids: Iterable[str]) -> set[str]:
             select(runs.c.trigger_id)
             .where(
                 runs.c.trigger_id.in_(wanted[start : start + IN_CHUNK]),
+                runs.c.clock == true(),
                 runs.c.status.in_(ACTIVE_STATUSES),
             )
             .distinct()

@@ -6,6 +6,9 @@ deferred transaction that reads and then writes cannot wait for the lock (SQLite
 ``database is locked`` at once when another writer committed in between), while BEGIN IMMEDIATE
 waits up to the busy timeout. On PostgreSQL both are plain transactions. ``store.read()`` is
 a transaction whose ``Tx.readonly`` is true: store write functions refuse it (the preview).
+It reads one snapshot on both backends (a deferred SQLite read transaction; ``REPEATABLE READ,
+READ ONLY`` on PostgreSQL, which also refuses any write at the database), so counts and pages
+read by one call agree with each other.
 
 Every transaction runs under ``map_db_errors()``: a lock conflict at BEGIN, in a statement or at
 COMMIT surfaces as ``tocsin.errors.TransientStoreError`` (SPEC §9.5); other errors pass through.
@@ -20,6 +23,9 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, Engine
 
 from tocsin.store.errors import map_db_errors
+
+# first statement of a PostgreSQL read: one snapshot for the whole transaction, writes refused
+_PG_SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 
 
 @dataclass(slots=True)
@@ -49,6 +55,8 @@ class Store:
             if self.is_sqlite and immediate:
                 conn.info["tocsin_begin"] = "BEGIN IMMEDIATE"
             with conn.begin():
+                if readonly and self.is_postgres:
+                    conn.exec_driver_sql(_PG_SNAPSHOT)
                 yield Tx(conn=conn, is_postgres=self.is_postgres, readonly=readonly)
 
     @contextmanager
