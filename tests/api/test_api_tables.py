@@ -32,8 +32,18 @@ def test_create_table_answers_201_with_its_columns(
         {"name": "", "columns": {}},
         {"columns": {}},
         {"name": 5, "columns": []},
+        {"name": "T", "columns": {}, "requires_approval": "yes"},
+        {"name": "T", "columns": {}, "requires_approval": 1},
     ],
-    ids=["unknown-field", "unknown-type", "empty-name", "no-name", "wrong-types"],
+    ids=[
+        "unknown-field",
+        "unknown-type",
+        "empty-name",
+        "no-name",
+        "wrong-types",
+        "string-flag",
+        "integer-flag",
+    ],
 )
 def test_bad_table_bodies_are_422(client: TestClient, tenant: Tenant, body: Any) -> None:
     resp = client.post(f"{tenant.prefix}/tables", json=body, headers=tenant.moderator)
@@ -195,3 +205,33 @@ def test_bodies_no_column_can_hold_are_422(
     resp = client.post(table_url(tenant, table, "/records"), content=raw, headers=headers)
     assert resp.status_code == 422
     assert detail in resp.json()["detail"][0]["msg"]
+
+
+@pytest.mark.parametrize(
+    ("method", "suffix", "raw"),
+    [
+        ("POST", "/records", b'{"data": {"Title": "\\ud800"}}'),
+        ("POST", "/records", b'{"data": {"\\udc00x": "a"}}'),
+        ("POST", "/records", b'{"data": {"Title": "ok", "Points": 1, "x": ["\\ud83d"]}}'),
+        ("PUT", "/triggers", b'{"triggers": [{"name": "\\ud800", "on": "created"}]}'),
+        ("POST", "", b'{"name": "\\ud800", "columns": {}}'),
+    ],
+    ids=["record-value", "record-key", "nested", "trigger-name", "table-name"],
+)
+def test_lone_surrogates_are_422_not_500(
+    client: TestClient,
+    tenant: Tenant,
+    table: dict[str, Any],
+    method: str,
+    suffix: str,
+    raw: bytes,
+) -> None:
+    """JSON's \\ud800 escape decodes to a lone surrogate no database or UTF-8 answer can hold:
+    refused at the edge with a readable 422 (the echoed input is escaped), and nothing stored."""
+    url = f"{tenant.prefix}/tables" if suffix == "" else table_url(tenant, table, suffix)
+    headers = {**tenant.moderator, "Content-Type": "application/json"}
+    resp = client.request(method, url, content=raw, headers=headers)
+    assert resp.status_code == 422, resp.text
+    assert messages.BODY_SURROGATE in resp.json()["detail"][0]["msg"]
+    records = client.get(table_url(tenant, table, "/records"), headers=tenant.member)
+    assert records.status_code == 200 and records.json()["total"] == 0

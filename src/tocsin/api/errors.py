@@ -33,11 +33,14 @@ async def tocsin_error(request: Request, exc: Exception) -> JSONResponse:
 
 
 def json_safe(value: Any) -> Any:
-    """``value`` with non-finite floats spelled as strings, so it renders as strict JSON."""
+    """``value`` with non-finite floats spelled as strings and lone surrogates escaped
+    (``\\ud800``), so it renders as strict UTF-8 JSON."""
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
     if isinstance(value, dict):
-        return {key: json_safe(item) for key, item in value.items()}
+        return {json_safe(key): json_safe(item) for key, item in value.items()}
     if isinstance(value, list):
         return [json_safe(item) for item in value]
     return value

@@ -10,7 +10,7 @@ import math
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
 
 from tocsin import messages
 
@@ -22,13 +22,30 @@ Scope = Literal["chatroom", "workspace", "user"]
 MAX_DEPTH = 64
 
 
+def is_valid_unicode(text: str) -> bool:
+    """False when ``text`` holds a lone surrogate (JSON's ``"\\ud800"`` escape decodes to one):
+    no database, and no UTF-8 response, can carry it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def text_problem(text: str) -> str | None:
+    if "\x00" in text:
+        return messages.BODY_NUL
+    return None if is_valid_unicode(text) else messages.BODY_SURROGATE
+
+
 def body_problem(value: object, depth: int = 0) -> str | None:
     """Why a JSON body cannot be stored, or None: a NUL character in a string or key (PostgreSQL
-    text refuses it), a non-finite number (JSON has none), or nesting deeper than MAX_DEPTH."""
+    text refuses it), a lone surrogate (not Unicode), a non-finite number (JSON has none), or
+    nesting deeper than MAX_DEPTH."""
     if depth > MAX_DEPTH:
         return messages.body_too_deep(MAX_DEPTH)
     if isinstance(value, str):
-        return messages.BODY_NUL if "\x00" in value else None
+        return text_problem(value)
     if isinstance(value, float):
         return None if math.isfinite(value) else messages.BODY_NON_FINITE
     if isinstance(value, dict):
@@ -62,7 +79,7 @@ class Body(BaseModel):
 class TableCreate(Body):
     name: str = Field(min_length=1, max_length=200)
     columns: dict[str, ColumnType] = Field(default_factory=dict)
-    requires_approval: bool = False
+    requires_approval: StrictBool = False
     scp_rules: list[dict[str, Any]] | None = None
 
 
