@@ -213,6 +213,9 @@ def test_bad_table_input_is_a_400_never_a_database_error(tocsin: Tocsin) -> None
     with pytest.raises(ValidationError) as nul:
         tocsin.create_table("chatroom", SCOPE_ID, "Ca\x00ses", {}, now=NOW)
     assert nul.value.detail == messages.BODY_NUL
+    with pytest.raises(ValidationError) as surrogate:
+        tocsin.create_table("chatroom", SCOPE_ID, "Ca\ud800ses", {}, now=NOW)
+    assert surrogate.value.detail == messages.BODY_SURROGATE
     with pytest.raises(ValidationError) as approval:
         tocsin.create_table("chatroom", SCOPE_ID, "Cases", {}, requires_approval="no", now=NOW)  # type: ignore[arg-type]
     assert approval.value.detail == messages.REQUIRES_APPROVAL_NOT_BOOL
@@ -233,7 +236,7 @@ def test_json_cells_must_be_plain_json(tocsin: Tocsin, value: Any) -> None:
 def test_ids_that_cannot_exist_are_404(tocsin: Tocsin) -> None:
     """An int or NUL id reached PostgreSQL as a ProgrammingError/DataError (a 500)."""
     table_id = make_table(tocsin)
-    for bad in (5, "x\x00", "x" * 65, ""):
+    for bad in (5, "x\x00", "x" * 65, "", "\ud800"):
         with pytest.raises(NotFound) as table:
             tocsin.get_table(bad)  # type: ignore[arg-type]
         assert table.value.detail == messages.TABLE_NOT_FOUND

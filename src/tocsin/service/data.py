@@ -129,7 +129,18 @@ def public_table(table: Mapping[str, Any]) -> dict[str, Any]:
 
 def is_id(value: object) -> bool:
     """Could ``value`` be a stored id? (Anything else is simply not found: never a SQL error.)"""
-    return isinstance(value, str) and 0 < len(value) <= MAX_ID and "\x00" not in value
+    if not isinstance(value, str) or not 0 < len(value) <= MAX_ID:
+        return False
+    return value.isascii() and "\x00" not in value
+
+
+def _encodable(text: str) -> bool:
+    """UTF-8 encodable (no lone surrogate): what a database text column can hold."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _require_id(value: object, not_found: str) -> None:
@@ -207,6 +218,8 @@ class DataMixin(TocsinBase):
             raise ValidationError(messages.TABLE_NAME_INVALID)
         if "\x00" in name:
             raise ValidationError(messages.BODY_NUL)
+        if not _encodable(name):
+            raise ValidationError(messages.BODY_SURROGATE)
         checked = validate_columns(columns)
         if scp_rules is not None and not isinstance(scp_rules, list):
             raise ValidationError(messages.SCP_RULES_NOT_LIST)
