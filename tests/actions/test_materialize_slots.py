@@ -22,9 +22,11 @@ SLOTS = {"start": "datetime", "end": "datetime", "capacity": "number"}
 DAILY = {"type": "daily", "at": "01:30", "timezone": "Asia/Taipei"}
 
 
-def setup(t: Tocsin, horizon: int = 7) -> tuple[dict[str, Any], dict[str, Any]]:
+def setup(
+    t: Tocsin, horizon: int = 7, *, roster_room: str | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
     room = str(uuid.uuid4())
-    roster = t.create_table("chatroom", room, "Roster", ROSTER, now=NOW)
+    roster = t.create_table("chatroom", roster_room or room, "Roster", ROSTER, now=NOW)
     slots = t.create_table("chatroom", room, "Slots", SLOTS, now=NOW)
     t.insert_records(
         roster["id"],
@@ -101,3 +103,13 @@ def test_a_retried_run_creates_no_duplicates(tocsin: Tocsin) -> None:
     again = tocsin.get_run(slots["id"], run["id"])
     assert again["action_results"][0]["detail"].startswith("materialized 0 new slot(s)")
     assert len(slot_keys(tocsin, slots["id"])) == 5
+
+
+def test_a_roster_of_another_scope_is_out_of_reach(tocsin: Tocsin) -> None:
+    roster, slots = setup(tocsin, roster_room=str(uuid.uuid4()))
+    tocsin.tick(now=LATER)
+    tocsin.work(now=LATER)
+    (run,) = tocsin.list_runs(slots["id"], now=LATER)["items"]
+    assert run["status"] == "failed"
+    assert run["error"] == f"target table '{roster['id']}' does not exist or is trashed"
+    assert slot_keys(tocsin, slots["id"]) == []

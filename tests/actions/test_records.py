@@ -14,8 +14,14 @@ COLUMNS = {"Title": "text", "Status": "text", "N": "number"}
 INTERVAL = {"type": "interval", "every_seconds": 3600}
 
 
-def table(t: Tocsin, **kw: Any) -> dict[str, Any]:
-    return t.create_table("chatroom", str(uuid.uuid4()), "Cases", COLUMNS, now=NOW, **kw)
+def table(t: Tocsin, room: str | None = None, **kw: Any) -> dict[str, Any]:
+    return t.create_table("chatroom", room or str(uuid.uuid4()), "Cases", COLUMNS, now=NOW, **kw)
+
+
+def two_tables(t: Tocsin) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Two tables of one scope (one tenant)."""
+    room = str(uuid.uuid4())
+    return table(t, room), table(t, room)
 
 
 def on_created(t: Tocsin, table_id: str, *actions: dict[str, Any]) -> None:
@@ -32,7 +38,7 @@ def records(t: Tocsin, table_id: str) -> list[dict[str, Any]]:
 
 
 def test_create_record_writes_another_table_and_its_row_events_fire(tocsin: Tocsin) -> None:
-    source, target = table(tocsin), table(tocsin)
+    source, target = two_tables(tocsin)
     on_created(
         tocsin,
         source["id"],
@@ -71,7 +77,7 @@ def test_update_record_row_target_merges_values(tocsin: Tocsin) -> None:
 
 
 def test_update_record_by_templated_id_on_another_table(tocsin: Tocsin) -> None:
-    source, target = table(tocsin), table(tocsin)
+    source, target = two_tables(tocsin)
     (tid,) = tocsin.insert_records(target["id"], [{"Title": "T"}], now=NOW)
     on_created(
         tocsin,
@@ -120,6 +126,31 @@ def test_missing_target_table_fails_the_run(tocsin: Tocsin) -> None:
         only_run(tocsin, tbl["id"])["error"]
         == f"target table '{gone}' does not exist or is trashed"
     )
+
+
+def test_tables_of_another_scope_are_out_of_reach(tocsin: Tocsin) -> None:
+    """Another scope is another tenant: its tables are reported like missing ones and nothing
+    there is written, read or staged, whatever the action."""
+    mine, theirs = table(tocsin), table(tocsin)
+    gated = table(tocsin, requires_approval=True)
+    (their_rid,) = tocsin.insert_records(theirs["id"], [{"Title": "theirs"}], now=NOW)
+    attempts = [
+        {"type": "create_record", "table_id": theirs["id"], "values": {"Title": "x"}},
+        {"type": "update_record", "table_id": theirs["id"], "record": their_rid, "values": {}},
+        {"type": "delete_record", "table_id": theirs["id"], "record": their_rid},
+        {"type": "create_record", "table_id": gated["id"], "values": {"Title": "x"}},
+    ]
+    for action in attempts:
+        on_created(tocsin, mine["id"], action)
+        tocsin.insert_records(mine["id"], [{"Title": "go"}], now=NOW)
+        tocsin.work(now=LATER)
+    runs = tocsin.list_runs(mine["id"], now=LATER)["items"]
+    assert sorted(r["error"] for r in runs) == sorted(
+        f"target table '{tid}' does not exist or is trashed"
+        for tid in (theirs["id"], theirs["id"], theirs["id"], gated["id"])
+    )
+    assert [r["data"] for r in records(tocsin, theirs["id"])] == [{"Title": "theirs"}]
+    assert tocsin.list_staged_changes(gated["id"])["total"] == 0
 
 
 def schedule_run(t: Tocsin, *actions: dict[str, Any]) -> dict[str, Any]:

@@ -19,10 +19,11 @@ from .helpers import LATER, NOW, STALE, no_wait
 COLUMNS = {"Title": "text", "Status": "text"}
 
 
+ROOM = str(uuid.uuid4())  # one tenant: actions reach only tables of their own scope
+
+
 def table(t: Tocsin, *, gated: bool = False) -> dict[str, Any]:
-    return t.create_table(
-        "chatroom", str(uuid.uuid4()), "T", COLUMNS, requires_approval=gated, now=NOW
-    )
+    return t.create_table("chatroom", ROOM, "T", COLUMNS, requires_approval=gated, now=NOW)
 
 
 def on_created(t: Tocsin, table_id: str, *actions: dict[str, Any]) -> None:

@@ -7,6 +7,7 @@ Config (column names are configurable, defaults shown)::
      "weekday_column": "weekday", "start_column": "start", "end_column": "end",
      "slot_minutes_column": "slot_minutes", "capacity_column": "capacity"}
 
+- Source and target tables must be live and in the run's table's scope.
 - Each live roster row of the source table names a weekday
   (0–6 with Sunday = 0 as in cron, 7 = Sunday, or a name like ``Mon``/``monday``), a local
   ``HH:MM`` start and end, a slot length in minutes and a capacity.
@@ -30,6 +31,7 @@ from zoneinfo import ZoneInfo
 
 from tocsin import messages
 from tocsin.actions.base import ActionContext, ActionError
+from tocsin.actions.records import scoped_table
 from tocsin.store.records import list_records
 
 COLUMN_DEFAULTS = {
@@ -136,6 +138,8 @@ class MaterializeSlots:
         if not isinstance(source_id, str) or not source_id:
             raise ActionError("materialize_slots needs a 'source_table_id'")
         target_id = str(config.get("target_table_id") or ctx.run["table_id"])
+        for table_id in (source_id, target_id):
+            scoped_table(ctx, table_id)  # live and in the run's scope, at every attempt
         cols = column_names(config)
         roster = [r["data"] for r in all_rows(ctx, source_id, include_trashed=False)]
         existing = {

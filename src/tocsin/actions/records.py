@@ -1,7 +1,8 @@
 """``create_record``, ``update_record``, ``delete_record`` (SPEC §10) and the approval gate (§9.6).
 
 Writes go through the facade's :class:`~tocsin.actions.base.RecordWriter`, so validation and row
-events apply as for any write. The target table is ``table_id`` (default: the run's table). A
+events apply as for any write. The target table is ``table_id`` (default: the run's table); it
+must be live and in the run's table's scope (another scope's table is another tenant's). A
 target table marked ``requires_approval`` gets a *staged change* instead of the write; the action
 succeeds with the change id in its receipt, and the write happens when a moderator approves and a
 worker applies it (``tocsin.runs.approvals``).
@@ -24,9 +25,19 @@ from tocsin.store.records import get_table
 
 def target_table(ctx: ActionContext, config: Mapping[str, Any]) -> dict[str, Any]:
     table_id = str(ctx.render(config.get("table_id") or ctx.run["table_id"]))
+    return scoped_table(ctx, table_id)
+
+
+def scoped_table(ctx: ActionContext, table_id: str) -> dict[str, Any]:
+    """The live table ``table_id`` if it is in the run's own scope (checked at every attempt).
+
+    A table of another scope is another tenant's: it is reported exactly like a missing one, so
+    an action cannot probe which table ids exist elsewhere.
+    """
     with ctx.env.store.read() as tx:
         table = get_table(tx, table_id=table_id)
-    if table is None:
+    own = (ctx.table.get("scope"), ctx.table.get("scope_id"))
+    if table is None or (table.get("scope"), table.get("scope_id")) != own:
         raise ActionError(f"target table '{table_id}' does not exist or is trashed")
     return table
 
