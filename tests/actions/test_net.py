@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
 import pytest
 
-from tocsin.actions.base import ActionError
-from tocsin.actions.net import check_url
+from tocsin.actions.base import ActionEnv, ActionError
+from tocsin.actions.net import check_url, send
 
 
 def public(host: str) -> list[str]:
@@ -87,3 +90,38 @@ def test_only_http_urls_with_a_host() -> None:
     for url in ("file:///etc/passwd", "ftp://hooks.example/", "http:///nohost"):
         with pytest.raises(ActionError, match="http"):
             check_url(url, allow=(), resolve=public)
+
+
+def test_a_pinned_request_reaches_the_vetted_address_over_a_real_socket() -> None:
+    """Through httpx's real transport: the name never goes to the system resolver; the request
+    connects to the vetted address and carries the name in ``Host``."""
+    seen: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append(self.headers["Host"])
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        port = server.server_address[1]
+        env = ActionEnv(
+            store=None,  # type: ignore[arg-type]
+            records=None,  # type: ignore[arg-type]
+            commands={},
+            outbound_allow=("127.0.0.0/8",),  # allowed by address, so the name is pinned
+            resolve=resolves_to("127.0.0.1"),
+        )
+        url = f"http://no-such-host.invalid:{port}/x"
+        response = send(env, method="GET", url=url, headers={"host": "evil.example"})
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert response.status_code == 204
+    assert seen == [f"no-such-host.invalid:{port}"]

@@ -69,7 +69,7 @@ def test_webhook_templates_payload_and_headers(tocsin: Tocsin, hook: Hook) -> No
     }
     run, _ = run_one(tocsin, action, row={"Title": "Leak", "N": 3})
     (request,) = hook.requests
-    assert str(request.url) == "https://hooks.example/Leak"
+    assert request.url.path == "/Leak" and request.headers["Host"] == "hooks.example"
     assert json.loads(request.content) == {"title": "Leak", "n": 3}
     assert request.headers["X-Run"] == run["id"]
 
@@ -118,7 +118,7 @@ def test_api_call_sends_method_headers_and_json_body(tocsin: Tocsin, hook: Hook)
     }
     run, _ = run_one(tocsin, action, row={"Status": "Open"})
     (request,) = hook.requests
-    assert request.method == "PUT" and str(request.url).endswith(run["record_id"])
+    assert request.method == "PUT" and request.url.path.endswith(run["record_id"])
     assert request.headers["Authorization"] == "Bearer t0k"
     assert request.headers["Idempotency-Key"] == f"tocsin-{run['id']}-act_1"
     assert json.loads(request.content) == {"status": "Open"}
@@ -152,7 +152,7 @@ def test_redirects_are_not_followed(tocsin: Tocsin) -> None:
     ):
         run, _ = run_one(tocsin, action)
         assert run["status"] == "failed" and "answered 302" in run["error"]
-    assert seen == ["https://hooks.example/in"] * 2
+    assert seen == ["https://93.184.216.34/in"] * 2
 
 
 def test_configured_headers_cannot_replace_the_idempotency_key(tocsin: Tocsin, hook: Hook) -> None:
@@ -165,3 +165,22 @@ def test_configured_headers_cannot_replace_the_idempotency_key(tocsin: Tocsin, h
     (request,) = hook.requests
     assert request.headers.get_list("Idempotency-Key") == [f"tocsin-{run['id']}-act_1"]
     assert request.headers["X-Other"] == "kept"
+
+
+def test_the_request_connects_to_the_address_the_guard_vetted(tocsin: Tocsin, hook: Hook) -> None:
+    """DNS rebinding: the name is resolved once, by the guard; the request goes to that address
+    (Host and TLS server name stay the name's), so a later private answer is never used."""
+    answers = iter([["93.184.216.34"], ["127.0.0.1"]])
+    asked: list[str] = []
+
+    def rebinding(host: str) -> list[str]:
+        asked.append(host)
+        return next(answers)
+
+    tocsin.configure_outbound(transport=httpx.MockTransport(hook), resolve=rebinding)
+    run, _ = run_one(tocsin, {"type": "webhook", "url": "https://hooks.example:8443/in?a=1"})
+    assert run["status"] == "done" and asked == ["hooks.example"]
+    (request,) = hook.requests
+    assert str(request.url) == "https://93.184.216.34:8443/in?a=1"
+    assert request.headers.get_list("Host") == ["hooks.example:8443"]
+    assert request.extensions["sni_hostname"] == "hooks.example"

@@ -7,8 +7,9 @@ are refused unless the host name, the literal IP, or a CIDR that contains the ad
 in ``Settings.outbound_allow`` (``TOCSIN_OUTBOUND_ALLOW``).
 
 Redirects are not followed (a public URL must not bounce a request onto a private address).
-The check resolves the name before httpx connects, so a DNS answer that changes between the two
-(rebinding) is not covered; pin such hosts with the allow list or a proxy.
+The name is resolved once, by the check, and the request connects to the vetted address (``Host``
+and the TLS server name stay the name's), so a DNS answer that changes after the check
+(rebinding) cannot move the request elsewhere. A host allow-listed by name is not pinned.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import ipaddress
 import socket
 from collections.abc import Iterable, Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 
@@ -73,14 +73,23 @@ def _allowed(address: IPAddress, allow: Iterable[str]) -> bool:
     return False
 
 
-def check_url(url: str, *, allow: tuple[str, ...], resolve: Resolver | None = None) -> None:
-    """Refuse ``url`` unless it is http(s) and its host is public or allow-listed."""
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
+def check_url(
+    url: str, *, allow: tuple[str, ...], resolve: Resolver | None = None
+) -> list[IPAddress]:
+    """Refuse ``url`` unless it is http(s) and its host is public or allow-listed.
+
+    Returns the vetted addresses of the host (empty when the host name itself is allow-listed).
+    The URL is parsed by httpx, the same parser the request uses.
+    """
+    try:
+        parts = httpx.URL(url)
+        host = parts.raw_host.decode("ascii").lower()
+    except (httpx.InvalidURL, UnicodeDecodeError) as exc:
+        raise ActionError(f"outbound URL is invalid: '{url}': {exc}") from exc
     if parts.scheme not in ("http", "https") or not host:
         raise ActionError(f"outbound URL must be http(s) with a host: '{url}'")
     if host in {entry.lower() for entry in allow}:
-        return
+        return []
     try:
         addresses = [ipaddress.ip_address(host)]
     except ValueError:
@@ -93,6 +102,34 @@ def check_url(url: str, *, allow: tuple[str, ...], resolve: Resolver | None = No
                 f"outbound request to '{host}' refused: {address} is a loopback, private or "
                 "link-local address (allow it with TOCSIN_OUTBOUND_ALLOW)"
             )
+    return addresses
+
+
+def pinned(
+    url: str, headers: Mapping[str, str], addresses: list[IPAddress]
+) -> tuple[httpx.URL, dict[str, str], dict[str, Any]]:
+    """The request aimed at the first vetted address instead of the host name.
+
+    The name is not resolved a second time at connect time, so a DNS answer that changes after
+    the check (rebinding) cannot move the request onto a private address. ``Host`` and, for
+    https, the TLS server name (certificate checked against it) stay the host name's.
+    """
+    target = httpx.URL(url)
+    out = {k: v for k, v in headers.items() if k.lower() != "host"}
+    host = target.raw_host.decode("ascii")
+    if not addresses or _is_literal(host):
+        return target, dict(headers), {}
+    out["Host"] = target.netloc.decode("ascii")
+    extensions: dict[str, Any] = {"sni_hostname": host} if target.scheme == "https" else {}
+    return target.copy_with(host=str(addresses[0])), out, extensions
+
+
+def _is_literal(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 def send(
@@ -105,10 +142,12 @@ def send(
     content: str | None = None,
     timeout_s: float | None = None,
 ) -> httpx.Response:
-    """One guarded request; transport errors and non-2xx answers raise ActionError."""
-    check_url(url, allow=env.outbound_allow, resolve=env.resolve)
+    """One guarded request, pinned to the vetted address; transport errors and non-2xx answers
+    raise ActionError."""
+    addresses = check_url(url, allow=env.outbound_allow, resolve=env.resolve)
+    target, sent_headers, extensions = pinned(url, headers, addresses)
     timeout = env.http_timeout_s if timeout_s is None else timeout_s
-    kwargs: dict[str, Any] = {"headers": dict(headers)}
+    kwargs: dict[str, Any] = {"headers": sent_headers, "extensions": extensions}
     if content is not None:
         kwargs["content"] = content
     elif json_body is not None:
@@ -117,7 +156,7 @@ def send(
         with httpx.Client(
             transport=env.http_transport, timeout=timeout, follow_redirects=False
         ) as client:
-            response = client.request(method, url, **kwargs)
+            response = client.request(method, target, **kwargs)
     except httpx.HTTPError as exc:
         raise ActionError(f"{method} {url} failed: {type(exc).__name__}: {exc}") from exc
     if not 200 <= response.status_code < 300:
