@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from tocsin import messages
@@ -104,6 +105,22 @@ def test_worker_survives_any_exception_and_goes_on(tocsin: Tocsin) -> None:
     assert tocsin.work(now=LATER) == 2
     assert read_run(tocsin, first["id"])["status"] == "failed"
     assert "division by zero" in read_run(tocsin, first["id"])["error"]
+    assert read_run(tocsin, second["id"])["status"] == "done"
+
+
+def test_a_command_calling_sys_exit_fails_its_run_not_the_worker(tocsin: Tocsin) -> None:
+    def bye(inputs: dict[str, Any]) -> None:
+        sys.exit(3)
+
+    tocsin.register_command("bye", bye)
+    bad = trigger({"type": "invoke_command", "command": "bye"})
+    good = trigger(notify())
+    table = make_table(tocsin, bad, good)
+    first = make_run(tocsin, table, bad)
+    second = make_run(tocsin, table, good, now=LATER)
+    assert tocsin.work(now=LATER) == 2
+    failed = read_run(tocsin, first["id"])
+    assert failed["status"] == "failed" and failed["error"] == "command bye failed: SystemExit: 3"
     assert read_run(tocsin, second["id"])["status"] == "done"
 
 

@@ -81,8 +81,11 @@ class InvokeCommand:
         except BaseException as exc:
             with ctx.env.store.begin() as tx:
                 release_command(tx, key=key)
-            if isinstance(exc, ActionError | TransientStoreError) or not isinstance(exc, Exception):
+            if isinstance(exc, ActionError | TransientStoreError):
                 raise
+            if not isinstance(exc, Exception | SystemExit):  # Ctrl-C still stops the worker
+                raise
+            # a command calling sys.exit() fails its run; it does not stop the worker
             if is_transient(exc):  # a lock conflict inside the command: retried, same key
                 raise TransientStoreError(f"command {name}: {exc}") from exc
             raise ActionError(f"command {name} failed: {type(exc).__name__}: {exc}") from exc
