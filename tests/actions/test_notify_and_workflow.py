@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from runs.helpers import LATER, make_run, make_table, read_run, trigger
+from runs.helpers import LATER, add_record, make_run, make_table, read_run, trigger
 from tocsin.errors import ValidationError
 from tocsin.service import Tocsin
 
@@ -53,3 +53,15 @@ def test_start_workflow_records_a_pending_request(tocsin: Tocsin) -> None:
     assert done["action_results"][0]["detail"] == (
         f'workflow start requested (pending): daily-report input={{"run": "{run["id"]}"}}'
     )
+
+
+def test_templates_substitute_and_never_evaluate(tocsin: Tocsin) -> None:
+    """SPEC §10: a cell that itself looks like a template (or code) is pasted as text, once."""
+    cell = "$run.id ${row.Title} {{7*7}} {0.__class__} %(x)s"
+    trg = trigger({"type": "notify", "message": "[$row.Title] [${row.__class__}] {{1+1}}"})
+    table = make_table(tocsin, trg)
+    rid = add_record(tocsin, table["id"], {"Title": cell})
+    make_run(tocsin, table, trg, record=(rid, {"Title": cell}))
+    tocsin.work(now=LATER)
+    (message,) = tocsin.messages(table["scope_id"])["items"]
+    assert message["text"] == f"[{cell}] [] {{{{1+1}}}}"
