@@ -2,9 +2,9 @@
 
 Schemathesis generates requests for every operation of ``/openapi.json`` (positive and negative
 data) with a moderator token and the admin token, and with the path pointing at a real table
-of that tenant so requests reach the handlers. Every response must be non-5xx, use a documented
-status code and content type, and match its documented schema. Bounded by ``max_examples`` to
-stay well under a minute per backend.
+of that tenant (and a real record and a failed run of it) so requests reach the handlers. Every
+response must be non-5xx, use a documented status code and content type, and match its
+documented schema. Bounded by ``max_examples`` to stay well under a minute per backend.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import schemathesis
-from api_support import ADMIN, Tenant
+from api_support import ADMIN, Clock, Tenant
 from fastapi import FastAPI
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
@@ -34,6 +34,13 @@ CHECKS = [
     response_schema_conformance,
 ]
 MAX_EXAMPLES = 15
+# a run that fails at once (nothing listens on port 1; loopback is allowed in the test settings)
+FAILING = {
+    "name": "failing webhook",
+    "on": "schedule",
+    "schedule": {"type": "interval", "every_seconds": 60},
+    "actions": [{"type": "webhook", "url": "http://127.0.0.1:1/hook"}],
+}
 
 
 def load_schema() -> Any:
@@ -46,14 +53,23 @@ def load_schema() -> Any:
 
 
 @pytest.fixture
-def target(tenant: Tenant, table: dict[str, Any]) -> dict[str, Any]:
-    """Where generated requests point: the tenant's scope and its live table."""
+def target(tocsin: Tocsin, clock: Clock, tenant: Tenant, table: dict[str, Any]) -> dict[str, Any]:
+    """Where generated requests point: the tenant's scope, its live table, a live record of it
+    and a failed run of it, so record and run routes reach their handlers (and their answers
+    are checked against the schema) instead of stopping at a 404."""
+    record = tocsin.insert_record(table["id"], {"Title": "fuzz"}, now=clock.now)
+    tocsin.set_triggers(table["id"], [FAILING], now=clock.now)
+    tocsin.tick(now=clock.now)
+    tocsin.work(now=clock.now)
+    (run,) = tocsin.list_runs(table["id"], now=clock.now)["items"]
     return {
         "path": {
             "scope": "chatroom",
             "scope_id": tenant.scope_id,
             "chatroom_id": tenant.scope_id,
             "table_id": table["id"],
+            "record_id": record["id"],
+            "run_id": run["id"],
         },
         "headers": {**tenant.moderator, **ADMIN},
     }
