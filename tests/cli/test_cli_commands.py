@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tocsin.cli import app
+from tocsin.errors import TransientStoreError
 from tocsin.service import Tocsin
 
 runner = CliRunner()
@@ -120,3 +121,35 @@ def test_an_unknown_table_is_an_error_not_a_traceback(env: dict[str, str]) -> No
     result = runner.invoke(app, ["preview", "--table", "nope"])
     assert result.exit_code == 1
     assert "404" in result.output
+
+
+@pytest.mark.parametrize(
+    ("url", "args"),
+    [
+        ("bogus://nowhere", ["tick"]),
+        ("postgresql://tocsin:s3cret@127.0.0.1:1/tocsin", ["runs", "list", "--table", "t"]),
+        ("postgresql://tocsin:s3cret@127.0.0.1:1/tocsin", ["worker"]),
+    ],
+    ids=["unknown-dialect", "no-server", "worker"],
+)
+def test_a_database_that_cannot_be_opened_is_one_line_and_exit_1(
+    monkeypatch: pytest.MonkeyPatch, url: str, args: list[str]
+) -> None:
+    """Not a traceback, and the password in the URL is not printed."""
+    monkeypatch.setenv("TOCSIN_DATABASE_URL", url)
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1, result.output
+    assert "error: cannot open the database" in result.output
+    assert "Traceback" not in result.output and "s3cret" not in result.output
+
+
+def test_a_failing_tick_is_an_error_line_not_a_traceback(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def locked(self: Tocsin, **_: Any) -> dict[str, int]:
+        raise TransientStoreError("database is locked")
+
+    monkeypatch.setattr(Tocsin, "tick", locked)
+    result = runner.invoke(app, ["tick"])
+    assert result.exit_code == 1
+    assert "error (503): database is locked" in result.output

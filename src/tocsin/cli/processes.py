@@ -8,10 +8,12 @@ import signal
 import threading
 from types import FrameType
 from typing import Annotated
+from urllib.parse import urlsplit, urlunsplit
 
 import typer
 import uvicorn
 
+from tocsin.errors import TocsinError
 from tocsin.runs.worker import serve_worker
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
@@ -27,9 +29,28 @@ Host = Annotated[str, typer.Option(help="Interface to bind.")]
 Port = Annotated[int, typer.Option(help="TCP port.", min=0, max=65535)]
 
 
+def redacted(url: str) -> str:
+    """``url`` with its password, if any, replaced by ``***`` (safe to print)."""
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
 def open_tocsin() -> Tocsin:
-    """The facade on ``TOCSIN_DATABASE_URL`` (migrated to head)."""
-    return Tocsin.open(settings=Settings.from_environ())
+    """The facade on ``TOCSIN_DATABASE_URL`` (migrated to head); a database that cannot be opened
+    (a malformed URL, a server that does not answer) is one line on stderr and exit code 1."""
+    settings = Settings.from_environ()
+    try:
+        return Tocsin.open(settings=settings)
+    except Exception as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        typer.echo(
+            f"error: cannot open the database {redacted(settings.database_url)}: {reason}",
+            err=True,
+        )
+        raise typer.Exit(1) from None
 
 
 def _after_shutdown(signum: int, _frame: FrameType | None) -> None:
@@ -80,6 +101,9 @@ def tick(
     tocsin = open_tocsin()
     try:
         counts = tocsin.tick(table_limit=table_limit, record_limit=record_limit)
+    except TocsinError as exc:  # e.g. a lock conflict that outlived its retries (503)
+        typer.echo(f"error ({exc.status}): {exc.detail}", err=True)
+        raise typer.Exit(1) from None
     finally:
         tocsin.close()
     typer.echo(json.dumps(counts))
