@@ -34,3 +34,11 @@ def test_exceptions_are_kept_in_the_line() -> None:
         rec.exc_info = sys.exc_info()
     entry = json.loads(JsonLinesFormatter().format(rec))
     assert "RuntimeError: boom" in entry["exc"]
+
+
+def test_uvicorns_coloured_copy_of_the_message_is_not_emitted() -> None:
+    rec = record("Started server process [%d]", color_message="Started \x1b[36m%d\x1b[0m")
+    rec.args = (42,)
+    entry = json.loads(JsonLinesFormatter().format(rec))
+    assert entry["msg"] == "Started server process [42]"
+    assert "color_message" not in entry

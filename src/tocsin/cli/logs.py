@@ -9,7 +9,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 # attributes every LogRecord has; anything else was passed with ``extra=`` and is emitted
-_STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskName"}
+# (except uvicorn's ``color_message``: the same message with terminal colour codes)
+_STANDARD = set(vars(logging.makeLogRecord({}))) | {
+    "message",
+    "asctime",
+    "taskName",
+    "color_message",
+}
 
 
 class JsonLinesFormatter(logging.Formatter):
