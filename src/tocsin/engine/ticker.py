@@ -51,7 +51,10 @@ class Ticker:
         duration = time.perf_counter() - started
         log.info("tick", extra={"now": now.isoformat(), "duration_s": duration, **counts})
         if self.on_tick is not None:
-            self.on_tick(counts, duration)
+            try:
+                self.on_tick(counts, duration)
+            except Exception:  # an observer (metrics) must never stop the schedule
+                log.exception("tick observer failed", extra={"now": now.isoformat()})
         return counts
 
     def run(self, stop: threading.Event) -> None:
