@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from api_support import ADMIN, Tenant, table_url
 from fastapi.testclient import TestClient
 
@@ -161,3 +162,40 @@ def test_root_routes_refuse_everything_without_a_configured_admin_token(tocsin: 
 def test_bearer_tokens_do_not_open_root_routes(client: TestClient, tenant: Tenant) -> None:
     resp = client.post(ROOT_ROUTES[0], headers=tenant.moderator)
     assert resp.status_code == 403
+
+
+def test_only_the_digest_of_a_token_is_stored(tocsin: Tocsin) -> None:
+    from sqlalchemy import select
+
+    from tocsin.service.auth import token_digest
+    from tocsin.store.tables import api_tokens
+
+    token = tocsin.create_token(
+        scope="chatroom", scope_id="6f1c2a9e-0b7d-4c1e-9a53-2f0e8d7c4b11", role="moderator"
+    )
+    with tocsin.store.read() as tx:
+        rows = [dict(r) for r in tx.conn.execute(select(api_tokens)).mappings()]
+    (row,) = rows
+    assert row["token_hash"] == token_digest(token)
+    assert all(token not in str(value) for value in row.values())
+
+
+def test_token_and_admin_checks_compare_in_constant_time(
+    client: TestClient, tenant: Tenant, table: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both secrets are checked with ``hmac.compare_digest`` (never ``==``)."""
+    import hmac
+
+    calls: list[tuple[object, object]] = []
+    real = hmac.compare_digest
+
+    def spy(a: Any, b: Any) -> bool:
+        calls.append((a, b))
+        return real(a, b)
+
+    monkeypatch.setattr(hmac, "compare_digest", spy)  # the module deps and auth both use
+    assert client.get(table_url(tenant, table), headers=tenant.member).status_code == 200
+    assert len(calls) == 1
+    assert client.post(ROOT_ROUTES[0], headers=ADMIN).status_code == 200
+    assert client.post(ROOT_ROUTES[0], headers={"X-ADMIN-TOKEN": "wrong"}).status_code == 403
+    assert len(calls) == 3
