@@ -8,8 +8,10 @@ README's curl examples, and serves with a 5-second tick so runs appear within a 
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
+import socket
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -119,8 +121,27 @@ def announce(env: dict[str, str]) -> None:
     typer.echo("  runs appear within a minute; Ctrl-C stops the demo.\n")
 
 
+def port_in_use(host: str, port: int) -> bool:
+    """True when something already listens on ``host:port`` (probed as uvicorn binds)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError as exc:
+            return exc.errno == errno.EADDRINUSE
+    return False
+
+
 def demo(host: Host = "127.0.0.1", port: Port = 8000) -> None:
     """Seed a fresh demo database and serve it with a 5-second tick."""
+    if port_in_use(host, port):  # before touching the database another demo may be serving
+        typer.echo(
+            f"error: {host}:{port} is already in use (another tocsin demo?). "
+            f"Pick a free port: make run PORT={port + 1}  (or tocsin demo --port {port + 1})",
+            err=True,
+        )
+        raise typer.Exit(1)
     base_url = f"http://{host}:{port}"
     settings = demo_settings()
     fresh_database()

@@ -1,0 +1,32 @@
+"""``tocsin demo`` (``make run``) refuses a busy port before it touches anything."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tocsin.cli import app
+
+runner = CliRunner()
+
+
+def test_a_busy_port_is_one_error_line_before_the_database_is_recreated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Otherwise the demo would delete the database of the server on that port (another demo),
+    print tokens that server does not know, and only then fail to bind."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tocsin-demo.db").write_bytes(b"another demo's database")
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = runner.invoke(app, ["demo", "--port", str(port)])
+    assert result.exit_code == 1
+    assert f"127.0.0.1:{port} is already in use" in result.output
+    assert f"make run PORT={port + 1}" in result.output
+    assert (tmp_path / "tocsin-demo.db").read_bytes() == b"another demo's database"
+    assert not (tmp_path / "tocsin-demo.env").exists()
