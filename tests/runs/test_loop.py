@@ -71,9 +71,14 @@ class Flaky:
         self.calls: list[datetime | None] = []
 
     def work(
-        self, now: datetime | None = None, limit: int | None = None, *, should_stop: Any = None
+        self,
+        now: datetime | None = None,
+        limit: int | None = None,
+        *,
+        should_stop: Any = None,
+        clock: Any = None,
     ) -> int:
-        self.calls.append(now)
+        self.calls.append(clock())
         if len(self.calls) == 1:
             raise ConnectionError("database unavailable")
         return 0

@@ -22,6 +22,13 @@ One run, step by step:
 Every write after the claim is fenced by ``attempts``: if the run was requeued as stale and
 claimed again meanwhile, this worker stops writing and walks away.
 
+Time: with a ``clock`` (``tocsin worker``; ``Tocsin.work`` without ``now``) every claim, action
+and receipt reads it afresh, and before an action whose run was last written half a stale window
+ago (it waited behind slow runs of its batch, or its previous action was slow) the claim is
+renewed (``touch_run``): the tick's sweep requeues only runs whose worker really stopped, and a
+run requeued meanwhile is dropped *before* its next action runs. With a fixed ``now`` (tests)
+every write carries that instant.
+
 The worker never raises because of a run: any exception fails that run and the loop goes on.
 
 Graceful stop (``should_stop``): the action in flight finishes and its receipt is stored; the run
@@ -35,7 +42,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any, Protocol
 
@@ -45,7 +52,13 @@ from tocsin.actions.registry import get_action
 from tocsin.core.receipts import make_receipt, truncate_error, upsert_receipt
 from tocsin.runs.definition import action_list, frozen_problem, resolve_definition, row_snapshot
 from tocsin.runs.retry import TransientPolicy, call_with_retries
-from tocsin.store.execution import claim_next_runs, finish_run, release_run, save_receipt
+from tocsin.store.execution import (
+    claim_next_runs,
+    finish_run,
+    release_run,
+    save_receipt,
+    touch_run,
+)
 from tocsin.store.records import get_table
 from tocsin.store.tx import Tx
 
@@ -70,6 +83,11 @@ class Worker:
     env: ActionEnv
     policy: TransientPolicy = field(default_factory=TransientPolicy)
     should_stop: Callable[[], bool] = _never
+    clock: Callable[[], datetime] | None = None
+
+    def time(self, fallback: datetime) -> datetime:
+        """A fresh reading of ``clock`` when the worker has one, else ``fallback`` (a fixed now)."""
+        return fallback if self.clock is None else self.clock()
 
     def claim(self, *, now: datetime, limit: int = 1) -> list[tuple[dict[str, Any], Table]]:
         """Claim up to ``limit`` pending runs, each with its table read in the same transaction."""
@@ -100,16 +118,29 @@ class Worker:
         todo = pending_actions(action_list(definition), receipts)
         if not todo:
             return self._finish(run, "done", None, receipts, now=now)
-        outcome = "next"
+        outcome, last_write = "next", run["updated_at"]
         for index, (position, action) in enumerate(todo):
+            at = self.time(now)
             if self.should_stop():
-                return self.release(run, now=now)
-            ctx = self._context(run, table, definition, action, position, now=now)
+                return self.release(run, now=at)
+            if not self._still_mine(run, last_write, at):
+                return "lost"  # requeued as stale meanwhile: another worker owns it now
+            ctx = self._context(run, table, definition, action, position, now=at)
             last = index == len(todo) - 1
             receipts, outcome = self.step(run, ctx, action, receipts, last=last)
             if outcome != "next":
                 break
+            last_write = at
         return outcome
+
+    def _still_mine(self, run: dict[str, Any], last_write: datetime, at: datetime) -> bool:
+        """Heartbeat before an action: a run whose last write is half a stale window old (it
+        waited in a claimed batch, or its previous action was slow) is touched first, so the
+        sweep does not requeue a run that progresses. False when it was requeued meanwhile."""
+        if at - last_write < timedelta(seconds=self.env.stale_after_s / 2):
+            return True
+        write = partial(touch_run, run_id=run["id"], attempts=run["attempts"], now=at)
+        return self._committed(write)
 
     def _context(
         self,
@@ -262,15 +293,15 @@ def drain(worker: Worker, *, now: datetime, limit: int | None = None) -> int:
     count = 0
     while limit is None or count < limit:
         want = CLAIM_BATCH if limit is None else min(CLAIM_BATCH, limit - count)
-        batch = [] if worker.should_stop() else worker.claim(now=now, limit=want)
+        batch = [] if worker.should_stop() else worker.claim(now=worker.time(now), limit=want)
         if not batch:
             break
         for index, (run, table) in enumerate(batch):
             if worker.should_stop():
                 for unstarted, _table in batch[index:]:
-                    worker.release(unstarted, now=now)
+                    worker.release(unstarted, now=worker.time(now))
                 return count
-            worker.execute(run, table, now=now)
+            worker.execute(run, table, now=worker.time(now))
             count += 1
     return count
 
@@ -284,6 +315,7 @@ class WorkSource(Protocol):
         limit: int | None = None,
         *,
         should_stop: Callable[[], bool] | None = None,
+        clock: Callable[[], datetime] | None = None,
     ) -> int: ...
 
 
@@ -298,7 +330,11 @@ def serve_worker(
     batch: int = BATCH,
     clock: Callable[[], datetime] | None = None,
 ) -> None:
-    """``tocsin worker``: work until ``stop_event`` is set; reads the clock once per iteration.
+    """``tocsin worker``: work until ``stop_event`` is set.
+
+    ``clock`` is read before each claim and each action (``Tocsin.work(clock=…)``), so a long pass
+    stamps claims and receipts with the current time and its runs never look stale while they
+    progress.
 
     Sleeps ``poll_interval`` only when a pass found nothing to do. On stop, the action in flight
     finishes and its run goes back to pending (see the module docstring). A pass that raises (the
@@ -307,7 +343,7 @@ def serve_worker(
     read_clock = clock or (lambda: datetime.now(UTC))
     while not stop_event.is_set():
         try:
-            done = tocsin.work(now=read_clock(), limit=batch, should_stop=stop_event.is_set)
+            done = tocsin.work(limit=batch, should_stop=stop_event.is_set, clock=read_clock)
         except Exception:
             log.exception("worker pass failed; retrying in %.1fs", poll_interval)
             done = 0

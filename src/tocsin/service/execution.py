@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Protocol, cast
 
 import httpx
@@ -121,12 +121,18 @@ class ExecutionMixin(TocsinBase):
         limit: int | None = None,
         *,
         should_stop: Callable[[], bool] | None = None,
+        clock: Callable[[], datetime] | None = None,
     ) -> int:
-        """Apply approved staged changes, then execute pending runs; returns runs executed."""
-        at = self._now(now)
+        """Apply approved staged changes, then execute pending runs; returns runs executed.
+
+        A given ``now`` stamps the whole pass. Otherwise ``clock`` (default: the real clock) is
+        read again before each claim and each action, so runs of a long pass stay fresh.
+        """
+        read = None if now is not None else (clock or _wall_clock)
+        at = self._now(now) if read is None else read()
         env = self.action_env()
         apply_approved(env, now=at, policy=self.execution.policy, limit=limit)
-        worker = Worker(env=env, policy=self.execution.policy)
+        worker = Worker(env=env, policy=self.execution.policy, clock=read)
         if should_stop is not None:
             worker.should_stop = should_stop
         return drain(worker, now=at, limit=limit)
@@ -225,6 +231,10 @@ class ExecutionMixin(TocsinBase):
 
 
 MAX_PAGE = 1000
+
+
+def _wall_clock() -> datetime:
+    return datetime.now(UTC)
 
 
 def _check_page(skip: int, limit: int) -> None:

@@ -177,6 +177,14 @@ def finish_run(
         return tx.conn.execute(stmt, params).rowcount == 1
 
 
+def touch_run(tx: Tx, *, run_id: str, attempts: int, now: datetime) -> bool:
+    """Heartbeat: ``updated_at = now`` on a run this worker still holds; False if fenced out."""
+    tx.require_writable()
+    stmt = update(runs).where(_fence(run_id, attempts)).values(updated_at=now)
+    with map_db_errors():
+        return tx.conn.execute(stmt).rowcount == 1
+
+
 def release_run(tx: Tx, *, run_id: str, attempts: int, now: datetime) -> bool:
     """``running → pending`` for a worker that was asked to stop; receipts are kept."""
     tx.require_writable()
