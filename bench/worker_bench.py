@@ -101,7 +101,7 @@ def tocsin_child(url: str, ready: Any, go: Any) -> None:
     tocsin = Tocsin.open(url, settings=Settings(database_url=url))
     ready.put(True)
     go.wait()
-    tocsin.work(now=NOW)
+    tocsin.work()  # as `tocsin worker` does: the real clock, read before each claim and action
     tocsin.close()
 
 
