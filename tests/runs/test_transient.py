@@ -120,3 +120,24 @@ def test_a_lock_conflict_while_storing_the_receipt_is_retried(
     done = read_run(tocsin, run["id"])
     assert done["status"] == "done" and conflicts == [1]
     assert len(calls) == 1  # the action itself ran once
+
+
+def test_a_lock_conflict_while_claiming_is_retried(
+    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    slept = no_wait(tocsin)
+    real = worker_module.claim_next_runs
+    conflicts: list[int] = []
+
+    def flaky_claim(tx: Any, **kw: Any) -> Any:
+        if not conflicts:
+            conflicts.append(1)
+            raise TransientStoreError("database is locked")
+        return real(tx, **kw)
+
+    monkeypatch.setattr(worker_module, "claim_next_runs", flaky_claim)
+    calls = failing(tocsin, RuntimeError("never"), 0)
+    run = one_run(tocsin)
+    assert tocsin.work(now=LATER) == 1
+    assert read_run(tocsin, run["id"])["status"] == "done"
+    assert conflicts == [1] and len(slept) == 1 and len(calls) == 1

@@ -90,7 +90,13 @@ class Worker:
         return fallback if self.clock is None else self.clock()
 
     def claim(self, *, now: datetime, limit: int = 1) -> list[tuple[dict[str, Any], Table]]:
-        """Claim up to ``limit`` pending runs, each with its table read in the same transaction."""
+        """Claim up to ``limit`` pending runs, each with its table read in the same transaction.
+
+        A lock conflict rolls the claim back whole and is retried in place (SPEC §9.5).
+        """
+        return call_with_retries(partial(self._claim, now=now, limit=limit), self.policy)
+
+    def _claim(self, *, now: datetime, limit: int) -> list[tuple[dict[str, Any], Table]]:
         tables: dict[str, Table] = {}
         with self.env.store.begin_immediate() as tx:
             runs = claim_next_runs(tx, now=now, limit=limit)
