@@ -63,7 +63,9 @@ def test_an_approved_change_is_applied_by_the_worker(
     approved = client.post(f"{url}/approve", headers=tenant.moderator)
     assert approved.status_code == 200, approved.text
     assert approved.json()["status"] == "approved"
-    assert client.post(f"{url}/reject", headers=tenant.moderator).status_code == 409
+    refused = client.post(f"{url}/reject", headers=tenant.moderator)
+    assert refused.status_code == 409
+    assert refused.json() == {"detail": messages.staged_change_decided("approved")}
     tocsin.work(now=clock.now)
     records = client.get(table_url(tenant, table, "/records"), headers=tenant.member).json()
     (record,) = [r for r in records["items"] if r["id"] == record_id]
