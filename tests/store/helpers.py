@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from sqlalchemy import event
 
 from tocsin.store import Store
 from tocsin.store.records import insert_table
+from tocsin.store.tx import Tx
 
 NOW = datetime(2026, 8, 27, 5, 2, 13, tzinfo=UTC)
 
@@ -37,3 +40,28 @@ def make_table(store: Store, **overrides: Any) -> dict[str, Any]:
     fields.update(overrides)
     with store.begin() as tx:
         return insert_table(tx, **fields)
+
+
+def query_plan(store: Store, probe: Callable[[Tx], object]) -> str:
+    """The query plan of the one statement ``probe(tx)`` executes, as text.
+
+    PostgreSQL: with sequential and bitmap scans off, so that on tiny test tables any usable
+    index wins and the plan shows which one (and whether its condition is a seek).
+    """
+    seen: list[tuple[str, Any]] = []
+
+    def capture(conn: Any, cursor: Any, statement: str, params: Any, *args: Any) -> None:
+        seen.append((statement, params))
+
+    with store.begin() as tx:
+        event.listen(tx.conn, "before_cursor_execute", capture)
+        probe(tx)
+        event.remove(tx.conn, "before_cursor_execute", capture)
+        [(statement, params)] = seen
+        if tx.is_postgres:
+            tx.conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
+            tx.conn.exec_driver_sql("SET LOCAL enable_bitmapscan = off")
+            rows = tx.conn.exec_driver_sql("EXPLAIN " + statement, params).all()
+        else:
+            rows = tx.conn.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, params).all()
+    return "\n".join(str(row[-1]) for row in rows)

@@ -18,7 +18,7 @@ from tocsin.store.runs import (
 )
 from tocsin.store.tables import runs
 
-from .helpers import NOW, new_id
+from .helpers import NOW, new_id, query_plan
 
 STUCK_AFTER_S = 300
 
@@ -169,3 +169,14 @@ def test_list_runs_pages_and_rejects_unknown_filters(store: Store) -> None:
         assert total == 5 and [i["id"] for i in items] == [ids["done"], ids["stale_running"]]
         with pytest.raises(ValueError, match="unknown run status"):
             list_runs(tx, table_id="tbl", status="bogus", skip=0, limit=1, now=NOW, stuck_after_s=1)
+
+
+def test_active_run_probes_use_the_partial_index(store: Store, table: dict[str, Any]) -> None:
+    """has_active_run runs once per due clock trigger: one index probe, not a scan of every
+    pending/running run (it filtered on status only, which matched no index predicate)."""
+    with store.begin() as tx:
+        for n in range(3):
+            _insert(tx, table["id"], trigger_id=f"trg_{n}", clock=n != 1)
+    single = query_plan(store, lambda tx: has_active_run(tx, trigger_id="trg_0"))
+    many = query_plan(store, lambda tx: active_trigger_ids(tx, trigger_ids=["trg_0", "trg_2"]))
+    assert "uq_runs_one_active_clock" in single and "uq_runs_one_active_clock" in many

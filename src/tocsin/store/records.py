@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import RowMapping, and_, false, func, null, or_, select, update
+from sqlalchemy import RowMapping, false, func, literal, null, select, tuple_, update
 
-from tocsin.store.tables import records, tables
+from tocsin.store.tables import UTCDateTime, records, tables
 from tocsin.store.tx import Tx
 
 TABLE_FIELDS = (
@@ -151,6 +151,20 @@ def set_table_next_due(tx: Tx, *, table_id: str, next_due_at: datetime | None) -
     tx.conn.execute(stmt)
 
 
+def lower_table_next_due(tx: Tx, *, table_id: str, next_due_at: datetime) -> bool:
+    """Move the table's ``next_due_at`` earlier (never later); True when it changed.
+
+    Eligibility: ``next_due_at`` is later than the new value (NULL already means "evaluate").
+    """
+    tx.require_writable()
+    stmt = (
+        update(tables)
+        .where(tables.c.id == table_id, tables.c.next_due_at > next_due_at)
+        .values(next_due_at=next_due_at)
+    )
+    return tx.conn.execute(stmt).rowcount == 1
+
+
 # ── records ─────────────────────────────────────────────────────────────────────────────────
 
 
@@ -254,17 +268,16 @@ def page_live_records(
 ) -> list[dict[str, Any]]:
     """The tick's cursor page: live records strictly after ``after`` in (created_at, id) order.
 
-    Served by ``ix_records_page (table_id, trashed, created_at, id)``.
+    Served by ``ix_records_page (table_id, trashed, created_at, id)``: the row-value comparison
+    ``(created_at, id) > (:c, :i)`` is a range seek on both backends, so a page costs the same
+    at the end of a large table as at its start (an ``a > x OR (a = x AND b > y)`` spelling
+    made SQLite walk the index from the table's first record).
     """
     stmt = select(records).where(records.c.table_id == table_id, records.c.trashed == false())
     if after is not None:
         created_at, record_id = after
-        stmt = stmt.where(
-            or_(
-                records.c.created_at > created_at,
-                and_(records.c.created_at == created_at, records.c.id > record_id),
-            )
-        )
+        key = tuple_(records.c.created_at, records.c.id)
+        stmt = stmt.where(key > tuple_(literal(created_at, UTCDateTime()), literal(record_id)))
     stmt = stmt.order_by(records.c.created_at, records.c.id).limit(limit)
     return [record_dict(row) for row in tx.conn.execute(stmt).mappings()]
 
@@ -280,6 +293,7 @@ __all__ = [
     "insert_table",
     "list_records",
     "list_tables",
+    "lower_table_next_due",
     "page_live_records",
     "page_records",
     "record_dict",

@@ -18,14 +18,17 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, RowMapping, and_, func, null, or_, select, text, true
+from sqlalchemy import ColumnElement, RowMapping, and_, func, null, or_, select, text
 
 from tocsin.store.dialects import upsert_insert
-from tocsin.store.tables import ACTIVE_STATUSES, ONE_ACTIVE_CLOCK_WHERE, runs
+from tocsin.store.tables import ONE_ACTIVE_CLOCK_WHERE, runs
 from tocsin.store.tx import Tx
 
 RUN_STATUSES = ("pending", "running", "done", "failed")
 RUN_FILTERS = (*RUN_STATUSES, "stuck")
+# the partial index's predicate as a literal term: SQLite uses a partial index only when the
+# query repeats its WHERE terms (bound parameters do not match them)
+_ACTIVE_CLOCK = text(ONE_ACTIVE_CLOCK_WHERE)
 IN_CHUNK = 500
 
 RUN_FIELDS = (
@@ -165,12 +168,10 @@ def has_active_run(tx: Tx, *, trigger_id: str) -> bool:
 
     The same rows ``uq_runs_one_active_clock`` fences: a row-event run that happens to share
     the id (another table's trigger, or the id's earlier row-event definition) does not count.
+    The index's own predicate, verbatim, lets both dialects answer from that partial index
+    (one probe) instead of scanning every active run: this runs once per due clock trigger.
     """
-    stmt = select(runs.c.id).where(
-        runs.c.trigger_id == trigger_id,
-        runs.c.clock == true(),
-        runs.c.status.in_(ACTIVE_STATUSES),
-    )
+    stmt = select(runs.c.id).where(runs.c.trigger_id == trigger_id, _ACTIVE_CLOCK)
     return tx.conn.execute(stmt.limit(1)).first() is not None
 
 
@@ -183,8 +184,7 @@ def active_trigger_ids(tx: Tx, *, trigger_ids: Iterable[str]) -> set[str]:
             select(runs.c.trigger_id)
             .where(
                 runs.c.trigger_id.in_(wanted[start : start + IN_CHUNK]),
-                runs.c.clock == true(),
-                runs.c.status.in_(ACTIVE_STATUSES),
+                _ACTIVE_CLOCK,
             )
             .distinct()
         )
