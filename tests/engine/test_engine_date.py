@@ -200,3 +200,50 @@ def test_every_row_is_reached_in_turn(tocsin: Tocsin) -> None:
     created = sum(tocsin.tick(now=at, record_limit=limit)["runs_created"] for _ in range(bound))
     assert created == 1
     assert runs_of(tocsin, table_id)[0]["record_id"] == late["id"]
+
+
+def test_an_idle_date_table_is_not_read_again_until_due_or_written(tocsin: Tocsin) -> None:
+    """Per-trigger next_due_at for date triggers too (DESIGN §5): after a whole lap without a
+    due row the table sleeps until its earliest future fire instant or the next record write."""
+    table_id = make_table(tocsin)
+    ids = _insert_in_order(tocsin, table_id, ["2026-08-27T09:00", FUTURE, PAST])
+    tocsin.update_record(table_id, ids[0], {"Status": "Open"}, now=NOW)
+    open_only = [{"column": "Status", "op": "eq", "value": "Open"}]
+    tocsin.set_triggers(table_id, [date_trigger(when=open_only)], now=NOW)
+    tocsin.update_record(table_id, ids[2], {"Status": "Done"}, now=NOW)  # due, but filtered out
+    assert tocsin.tick(now=NOW)["tables_scanned"] == 1  # one lap: nothing due
+    for at in (NOW + minutes(1), NOW + hours(3)):
+        assert tocsin.tick(now=at)["tables_scanned"] == 0
+    nine = datetime.fromisoformat("2026-08-27T09:00+00:00")
+    assert tocsin.tick(now=nine)["runs_created"] == 1  # woken by its earliest fire instant
+    _sleeps_after_one_lap(tocsin, nine + minutes(1))
+
+    tocsin.update_record(table_id, ids[2], {"Status": "Open"}, now=nine)  # a write wakes it
+    assert tocsin.tick(now=nine + minutes(2))["runs_created"] == 1
+    _sleeps_after_one_lap(tocsin, nine + minutes(3))
+    late = tocsin.insert_record(table_id, {"Due": PAST, "Status": "Open"}, now=nine)
+    assert tocsin.tick(now=nine + minutes(5))["runs_created"] == 1
+    _sleeps_after_one_lap(tocsin, nine + minutes(6))
+    tocsin.trash_record(table_id, late["id"], now=nine)  # trashing never makes a row due
+    assert tocsin.tick(now=nine + minutes(8))["tables_scanned"] == 0
+
+
+def _sleeps_after_one_lap(t: Tocsin, at: datetime) -> None:
+    """A tick that fired rows stopped at their page: the next one finishes the lap, then sleeps."""
+    assert t.tick(now=at)["tables_scanned"] == 1
+    assert t.tick(now=at + minutes(1))["tables_scanned"] == 0
+
+
+def test_restoring_a_record_or_saving_the_config_wakes_date_triggers(tocsin: Tocsin) -> None:
+    table_id = make_table(tocsin)
+    record = tocsin.insert_record(table_id, {"Due": PAST, "Status": "Done"}, now=NOW)
+    tocsin.trash_record(table_id, record["id"], now=NOW)
+    when = [{"column": "Status", "op": "eq", "value": "Open"}]
+    [saved] = tocsin.set_triggers(table_id, [date_trigger(when=when)], now=NOW)
+    _sleeps_after_one_lap(tocsin, NOW)
+    tocsin.restore_record(table_id, record["id"], now=NOW + minutes(1))
+    assert tocsin.tick(now=NOW + minutes(2))["tables_scanned"] == 1  # restored: examined
+    assert tocsin.tick(now=NOW + minutes(3))["tables_scanned"] == 0  # still filtered out
+    # a `when` edit keeps the schedule (no re-anchoring) but may make rows due
+    tocsin.set_triggers(table_id, [dict(saved, when=[])], now=NOW + minutes(4))
+    assert tocsin.tick(now=NOW + minutes(5))["runs_created"] == 1

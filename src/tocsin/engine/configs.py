@@ -15,8 +15,9 @@ removed id added again                                revived with its ledger
 ====================================================  ==========================================
 
 ``next_due_at`` is kept current per trigger and per table (DESIGN §5): clock triggers store their
-next window, date triggers are always candidates, and a table with nothing scheduled is never
-loaded by the tick.
+next window; date triggers are candidates until a tick has examined every record without a due
+one (then: their earliest future fire instant) and again after any record write
+(:func:`wake_date_triggers`) or config save; a table with nothing scheduled is never loaded.
 """
 
 from __future__ import annotations
@@ -182,9 +183,34 @@ def _sync_one(
             now=now,
             next_due_at=initial_next_due(spec, anchor, last),
         )
-    elif state["retired"]:
+    elif state["retired"] or not clock:  # a date trigger's `when` may have changed: re-read
         next_due = initial_next_due(spec, state["anchor"], last)
         store_state.set_next_due(tx, trigger_id=trigger_id, next_due_at=next_due)
+
+
+def _is_date_trigger(trigger: object) -> bool:
+    if not isinstance(trigger, Mapping) or trigger.get("on") != "schedule":
+        return False
+    schedule = trigger.get("schedule")
+    return isinstance(schedule, Mapping) and schedule.get("type") == "date_column_reached"
+
+
+def wake_date_triggers(tx: Tx, *, table: Mapping[str, Any]) -> None:
+    """A record was written (created, updated, restored): the table's date triggers may have due
+    rows again, so they and the table become tick candidates (``ALWAYS_DUE``).
+
+    Call it in the write's transaction, after the write: on PostgreSQL the UPDATE of the table
+    row waits for a tick holding it, then overrides the ``next_due_at`` that tick computed
+    without seeing this write.
+    """
+    stored = table.get("triggers")
+    if not isinstance(stored, list) or not any(_is_date_trigger(t) for t in stored):
+        return
+    table_id = str(table["id"])
+    store_records.lower_table_next_due(tx, table_id=table_id, next_due_at=ALWAYS_DUE)
+    store_state.lower_next_due(
+        tx, table_id=table_id, kind="date_column_reached", next_due_at=ALWAYS_DUE
+    )
 
 
 def refresh_table_next_due(tx: Tx, *, table_id: str) -> datetime:
@@ -222,4 +248,5 @@ __all__ = [
     "set_scp_rules",
     "set_triggers_config",
     "sync_states",
+    "wake_date_triggers",
 ]

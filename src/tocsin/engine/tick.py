@@ -32,9 +32,10 @@ from typing import Any
 
 from tocsin.core import identity
 from tocsin.core.schedules import DateColumnReached
-from tocsin.engine.configs import refresh_table_next_due
+from tocsin.engine.configs import ALWAYS_DUE, NEVER_DUE, refresh_table_next_due
 from tocsin.engine.evaluate import (
     DUE_NOW,
+    FUTURE,
     ClockVerdict,
     RowVerdict,
     StoredTrigger,
@@ -316,18 +317,25 @@ def tick_date_trigger(
     now: datetime,
     record_limit: int,
 ) -> int:
-    """Fire the due rows of the next cursor page(s) and move the cursor (SPEC §4.1, §6)."""
+    """Fire the due rows of the next cursor page(s) and move the cursor (SPEC §4.1, §6).
+
+    When the pass examined every live record (a whole lap) and none was due, the trigger's
+    ``next_due_at`` becomes the earliest future fire instant it saw (``NEVER_DUE`` when none):
+    until then, or until a record write wakes it (``configs.wake_date_triggers``), the tick
+    does not read this table's records again (DESIGN §5).
+    """
     spec, trigger_id, table_id = trigger.spec, str(trigger.trigger_id), str(table["id"])
     if not isinstance(spec, DateColumnReached):
         return 0
     column_type = str(table["columns"][spec.column])
     start = cursor = state_cursor(state)
-    wrapped, created = False, 0
+    wrapped, created, lap_closed, earliest = False, 0, False, NEVER_DUE
     for _ in range(1 + MAX_EXTRA_PAGES):
         page, wrapped = read_cursor_page(
             tx, table_id=table_id, cursor=cursor, start=start, wrapped=wrapped, limit=record_limit
         )
-        if not page:
+        if not page:  # the end (no cursor to wrap from), or back at the start after the wrap
+            lap_closed = True
             break
         ids = page_identities(spec, column_type, page)
         fired = ledger.fired_identities(tx, trigger_id=trigger_id, identities=ids)
@@ -337,14 +345,21 @@ def tick_date_trigger(
         rows = verdicts if isinstance(verdicts, list) else []
         due = [v for v in rows if v.verdict == DUE_NOW]
         created += _fire_rows(tx, table, trigger, due, now)
+        earliest = min([earliest, *(v.fire_at for v in rows if v.verdict == FUTURE and v.fire_at)])
         cursor = record_key(page[-1])
-        if due or (wrapped and start is not None and cursor >= start):
+        if due:
+            break
+        if wrapped and start is not None and cursor >= start:
+            lap_closed = True
             break
     if cursor != start:
         created_at, record_id = cursor if cursor is not None else (None, None)
         store_state.advance_cursor(
             tx, trigger_id=trigger_id, created_at=created_at, record_id=record_id, now=now
         )
+    next_due = earliest if lap_closed else ALWAYS_DUE  # a lap closes only when nothing was due
+    if next_due != state["next_due_at"]:
+        store_state.set_next_due(tx, trigger_id=trigger_id, next_due_at=next_due)
     return created
 
 

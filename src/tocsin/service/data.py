@@ -296,6 +296,8 @@ class DataMixin(TocsinBase):
             created = store_records.insert_records(tx, table_id=table_id, rows=values, now=at)
             for record in created:
                 emit_row_event(tx, table, "created", record, at)
+            if created:
+                configs.wake_date_triggers(tx, table=table)
         return created
 
     def update_record(
@@ -321,6 +323,7 @@ class DataMixin(TocsinBase):
             if updated is None:
                 raise NotFound(messages.RECORD_NOT_FOUND)
             emit_row_event(tx, table, "updated", updated, at)
+            configs.wake_date_triggers(tx, table=table)
         return updated
 
     def trash_record(
@@ -346,6 +349,8 @@ class DataMixin(TocsinBase):
             )
             if changed is not None:
                 emit_row_event(tx, table, "deleted" if trashed else "restored", changed, at)
+                if not trashed:
+                    configs.wake_date_triggers(tx, table=table)
                 return changed
             record = store_records.get_record(
                 tx, table_id=table_id, record_id=record_id, include_trashed=True

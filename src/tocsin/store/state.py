@@ -182,6 +182,25 @@ def consume_window(
     return tx.conn.execute(stmt).rowcount == 1
 
 
+def lower_next_due(tx: Tx, *, table_id: str, kind: str, next_due_at: datetime) -> int:
+    """Move the ``next_due_at`` of a table's live states of ``kind`` earlier (never later).
+
+    Eligibility: not retired, ``next_due_at`` later than the new value. Returns the row count.
+    """
+    tx.require_writable()
+    stmt = (
+        update(trigger_state)
+        .where(
+            trigger_state.c.table_id == table_id,
+            trigger_state.c.kind == kind,
+            trigger_state.c.retired == false(),
+            trigger_state.c.next_due_at > next_due_at,
+        )
+        .values(next_due_at=next_due_at)
+    )
+    return int(tx.conn.execute(stmt).rowcount)
+
+
 def set_next_due(tx: Tx, *, trigger_id: str, next_due_at: datetime | None) -> None:
     """Record when a trigger may next be due (None = unknown)."""
     tx.require_writable()
@@ -198,6 +217,7 @@ __all__ = [
     "consume_window",
     "get_state",
     "get_states",
+    "lower_next_due",
     "reanchor_state",
     "retire_states",
     "revive_state",
