@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from engine_support import (
     NOW,
@@ -127,3 +128,69 @@ def test_trashed_table_is_silent(tocsin: Tocsin) -> None:
     assert tocsin.tick(now=NOW + hours(2))["runs_created"] == 0
     tocsin.restore_table(table_id, now=NOW + hours(2))
     assert tocsin.tick(now=NOW + hours(2))["runs_created"] == 1  # latest window only
+
+
+def _fires_over(
+    t: Tocsin, schedule: dict[str, Any], start: datetime, end: datetime
+) -> list[datetime]:
+    """Tick every 10 minutes from ``start`` to ``end`` (runs end ``done`` at once): the windows
+    that got a run."""
+    table_id = make_table(t, now=start)
+    t.set_triggers(table_id, [clock_trigger(schedule)], now=start)
+    at = start
+    while at <= end:
+        t.tick(now=at)
+        finish_all(t, table_id, now=at)
+        at += minutes(10)
+    return [r["scheduled_for"] for r in runs_of(t, table_id)]
+
+
+NY = "America/New_York"  # 2026-03-08 02:00 EST → 03:00 EDT; 2026-11-01 02:00 EDT → 01:00 EST
+
+
+def test_daily_across_dst_is_neither_skipped_nor_doubled(tocsin: Tocsin) -> None:
+    """fold=0: a nonexistent or repeated wall time takes the pre-transition offset (§4.3)."""
+    spring = _fires_over(
+        tocsin,
+        {"type": "daily", "at": "02:30", "timezone": NY},
+        datetime(2026, 3, 7, 12, 0, tzinfo=UTC),
+        datetime(2026, 3, 9, 12, 0, tzinfo=UTC),
+    )
+    # 03-07 02:30 EST is before the save (12:00 UTC = 07:00 EST), so it is today's slot at once
+    assert spring == [
+        datetime(2026, 3, 7, 7, 30, tzinfo=UTC),
+        datetime(2026, 3, 8, 7, 30, tzinfo=UTC),  # 02:30 does not exist: EST offset (03:30 EDT)
+        datetime(2026, 3, 9, 6, 30, tzinfo=UTC),
+    ]
+    fall = _fires_over(
+        tocsin,
+        {"type": "daily", "at": "01:30", "timezone": NY},
+        datetime(2026, 10, 31, 12, 0, tzinfo=UTC),
+        datetime(2026, 11, 2, 12, 0, tzinfo=UTC),
+    )
+    assert fall == [
+        datetime(2026, 10, 31, 5, 30, tzinfo=UTC),
+        datetime(2026, 11, 1, 5, 30, tzinfo=UTC),  # 01:30 happens twice: the first (EDT) only
+        datetime(2026, 11, 2, 6, 30, tzinfo=UTC),
+    ]
+
+
+def test_cron_across_dst_skips_the_gap_and_fires_a_repeated_minute_once(tocsin: Tocsin) -> None:
+    """A nonexistent local minute never fires; a repeated one fires on its first occurrence."""
+    spring = _fires_over(
+        tocsin,
+        {"type": "cron", "expression": "30 2 * * *", "timezone": NY},
+        datetime(2026, 3, 7, 12, 0, tzinfo=UTC),
+        datetime(2026, 3, 9, 12, 0, tzinfo=UTC),
+    )
+    assert spring == [datetime(2026, 3, 9, 6, 30, tzinfo=UTC)]
+    fall = _fires_over(
+        tocsin,
+        {"type": "cron", "expression": "30 1 * * *", "timezone": NY},
+        datetime(2026, 10, 31, 12, 0, tzinfo=UTC),
+        datetime(2026, 11, 2, 12, 0, tzinfo=UTC),
+    )
+    assert fall == [
+        datetime(2026, 11, 1, 5, 30, tzinfo=UTC),
+        datetime(2026, 11, 2, 6, 30, tzinfo=UTC),
+    ]
