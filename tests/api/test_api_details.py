@@ -166,3 +166,14 @@ def test_changing_a_schedule_kind_in_place_is_400_with_the_spec_text(
     resp = put_triggers(client, tenant, table, [daily])
     assert resp.status_code == 400
     assert resp.json() == {"detail": messages.schedule_kind_change(trigger_id)}
+
+
+def test_metrics_count_the_runs_ticks_created_and_the_stuck_ones(
+    client: TestClient, tocsin: Tocsin, clock: Clock, tenant: Tenant, table: dict[str, Any]
+) -> None:
+    failed_run(client, tocsin, clock, tenant, table)  # one tick, one run, failed
+    text = client.get("/metrics").text
+    assert "tocsin_tick_duration_seconds_count 1.0" in text
+    assert "tocsin_runs_created_total 1.0" in text
+    assert 'tocsin_runs{status="failed"} 1.0' in text
+    assert "tocsin_runs_stuck 1.0" in text
