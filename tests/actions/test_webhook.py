@@ -184,3 +184,23 @@ def test_the_request_connects_to_the_address_the_guard_vetted(tocsin: Tocsin, ho
     assert str(request.url) == "https://93.184.216.34:8443/in?a=1"
     assert request.headers.get_list("Host") == ["hooks.example:8443"]
     assert request.extensions["sni_hostname"] == "hooks.example"
+
+
+def test_a_huge_answer_is_not_downloaded(tocsin: Tocsin) -> None:
+    """Only the start of an answer is read for the receipt: an endless body cannot exhaust the
+    worker."""
+    sent: list[int] = []
+
+    def endless() -> Any:
+        for _ in range(64):
+            sent.append(1)
+            yield b"x" * 1_000_000
+
+    tocsin.configure_outbound(
+        transport=httpx.MockTransport(lambda request: httpx.Response(200, content=endless())),
+        resolve=lambda h: ["93.184.216.34"],
+    )
+    run, _ = run_one(tocsin, {"type": "api_call", "method": "GET", "url": "https://a.example/"})
+    assert run["status"] == "done"
+    assert run["action_results"][0]["detail"].endswith(": " + "x" * 200)
+    assert len(sent) == 1

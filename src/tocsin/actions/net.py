@@ -17,6 +17,7 @@ from __future__ import annotations
 import ipaddress
 import socket
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -132,6 +133,28 @@ def _is_literal(host: str) -> bool:
     return True
 
 
+ANSWER_LIMIT = 4096
+"""Bytes of an answer read, for receipts and errors; the rest is never downloaded."""
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What a request answered: its status and at most ``ANSWER_LIMIT`` bytes of body as text."""
+
+    status_code: int
+    text: str
+
+
+def _head(response: httpx.Response) -> str:
+    """The start of the (decoded) body: a huge or endless answer cannot exhaust the worker."""
+    head = bytearray()
+    for chunk in response.iter_bytes():
+        head += chunk
+        if len(head) >= ANSWER_LIMIT:
+            break
+    return bytes(head[:ANSWER_LIMIT]).decode(response.encoding or "utf-8", errors="replace")
+
+
 def send(
     env: ActionEnv,
     *,
@@ -141,9 +164,9 @@ def send(
     json_body: Any = None,
     content: str | None = None,
     timeout_s: float | None = None,
-) -> httpx.Response:
+) -> Answer:
     """One guarded request, pinned to the vetted address; transport errors and non-2xx answers
-    raise ActionError."""
+    raise ActionError. Only the first ``ANSWER_LIMIT`` bytes of the answer are read."""
     addresses = check_url(url, allow=env.outbound_allow, resolve=env.resolve)
     target, sent_headers, extensions = pinned(url, headers, addresses)
     timeout = env.http_timeout_s if timeout_s is None else timeout_s
@@ -153,12 +176,15 @@ def send(
     elif json_body is not None:
         kwargs["json"] = json_body
     try:
-        with httpx.Client(
-            transport=env.http_transport, timeout=timeout, follow_redirects=False
-        ) as client:
-            response = client.request(method, target, **kwargs)
+        with (
+            httpx.Client(
+                transport=env.http_transport, timeout=timeout, follow_redirects=False
+            ) as client,
+            client.stream(method, target, **kwargs) as response,
+        ):
+            answer = Answer(response.status_code, _head(response))
     except httpx.HTTPError as exc:
         raise ActionError(f"{method} {url} failed: {type(exc).__name__}: {exc}") from exc
-    if not 200 <= response.status_code < 300:
-        raise ActionError(f"{method} {url} answered {response.status_code}: {response.text[:200]}")
-    return response
+    if not 200 <= answer.status_code < 300:
+        raise ActionError(f"{method} {url} answered {answer.status_code}: {answer.text[:200]}")
+    return answer
