@@ -53,8 +53,8 @@ def wait_for(what: str, probe: Callable[[], Any], timeout: float = WAIT_S) -> An
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def stop(proc: subprocess.Popen[bytes]) -> int:
-    proc.send_signal(signal.SIGTERM)
+def stop(proc: subprocess.Popen[bytes], signum: signal.Signals = signal.SIGTERM) -> int:
+    proc.send_signal(signum)
     try:
         return proc.wait(timeout=30)
     finally:
@@ -194,7 +194,7 @@ def test_demo_seeds_serves_and_completes_runs(tmp_path: Path) -> None:
         admin = {"X-ADMIN-TOKEN": values["ADMIN"]}
         tick = httpx.post(f"{base}/root/custom-tables/run-due-triggers", headers=admin)
         assert tick.status_code == 200
-        assert stop(proc) == 0
+        assert stop(proc, signal.SIGINT) == 0  # Ctrl-C, as the README says
     finally:
         if proc.poll() is None:
             proc.kill()
