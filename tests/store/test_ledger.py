@@ -6,7 +6,7 @@ from datetime import timedelta
 from typing import Any
 
 from tocsin.store import Store
-from tocsin.store.ledger import IN_CHUNK, claim_occurrence, fired_identities
+from tocsin.store.ledger import IN_CHUNK, claim_occurrence, fired_identities, release_occurrence
 from tocsin.store.runs import get_run, insert_run
 
 from .helpers import NOW, new_id
@@ -77,3 +77,14 @@ def test_claim_stores_its_row(store: Store) -> None:
             "SELECT table_id, run_id FROM occurrence_ledger WHERE identity = 'w'"
         ).one()
     assert tuple(row) == ("tbl", run_id)
+
+
+def test_release_undoes_only_the_claim_of_its_own_run(store: Store) -> None:
+    mine = new_id()
+    with store.begin() as tx:
+        kw: dict[str, Any] = {"trigger_id": "trg_a", "table_id": "t", "now": NOW}
+        assert claim_occurrence(tx, identity="w1", run_id=mine, **kw)
+        assert not release_occurrence(tx, trigger_id="trg_a", identity="w1", run_id=new_id())
+        assert release_occurrence(tx, trigger_id="trg_a", identity="w1", run_id=mine)
+        assert fired_identities(tx, trigger_id="trg_a", identities=["w1"]) == set()
+        assert _claim(tx, "w1")  # claimable again

@@ -150,10 +150,6 @@ def may_be_due(state: Mapping[str, Any], now: datetime) -> bool:
     return next_due is None or next_due <= now
 
 
-class _RunRefused(Exception):
-    """The one-active-run index refused a clock run: its ledger claim must be undone."""
-
-
 def _tick_trigger(
     tx: Tx,
     table: Mapping[str, Any],
@@ -197,18 +193,16 @@ def tick_clock_trigger(
             store_state.set_next_due(tx, trigger_id=trigger_id, next_due_at=verdict.next_due_at)
         return 0
     window = verdict.due_at
-    try:
-        with savepoint(tx):
-            created = _claim_and_insert(
-                tx,
-                table=table,
-                trigger=trigger,
-                identity_=identity.clock_identity(window),
-                record=None,
-                scheduled_for=window,
-                now=now,
-            )
-    except _RunRefused:  # a run became active since has_active_run: the window stays due
+    created = _claim_and_insert(
+        tx,
+        table=table,
+        trigger=trigger,
+        identity_=identity.clock_identity(window),
+        record=None,
+        scheduled_for=window,
+        now=now,
+    )
+    if created is None:  # a run became active since has_active_run: the window stays due
         return 0
     next_due = clock_next_due(spec, anchor=anchor, last_consumed=window)
     store_state.consume_window(
@@ -226,12 +220,12 @@ def _claim_and_insert(
     record: Mapping[str, Any] | None,
     scheduled_for: datetime | None,
     now: datetime,
-) -> int:
+) -> int | None:
     """Claim the identity in the ledger, then insert its pending run; 1 when a run was created.
 
-    0 when the identity was claimed before. ``_RunRefused`` when the one-active-run index
-    refuses the run: the caller rolls the claim back, so no identity is ever claimed without
-    its run.
+    0 when the identity was claimed before. None when the one-active-run index refused the run
+    (a clock run became active meanwhile): the claim is released, so no identity is ever
+    claimed without its run.
     """
     run_id = str(uuid.uuid4())
     trigger_id = str(trigger.trigger_id)
@@ -260,7 +254,8 @@ def _claim_and_insert(
         now=now,
     )
     if run is None:
-        raise _RunRefused(trigger_id)
+        ledger.release_occurrence(tx, trigger_id=trigger_id, identity=identity_, run_id=run_id)
+        return None
     return 1
 
 
@@ -374,14 +369,17 @@ def _fire_rows(
     for verdict in due:
         if verdict.identity is None:
             continue
-        created += _claim_and_insert(
-            tx,
-            table=table,
-            trigger=trigger,
-            identity_=verdict.identity,
-            record=verdict.record,
-            scheduled_for=verdict.fire_at,
-            now=now,
+        created += (
+            _claim_and_insert(
+                tx,
+                table=table,
+                trigger=trigger,
+                identity_=verdict.identity,
+                record=verdict.record,
+                scheduled_for=verdict.fire_at,
+                now=now,
+            )
+            or 0
         )
     return created
 

@@ -44,6 +44,20 @@ def claim_occurrence(
     return tx.conn.execute(stmt).scalar_one_or_none() is not None
 
 
+def release_occurrence(tx: Tx, *, trigger_id: str, identity: str, run_id: str) -> bool:
+    """Undo this transaction's claim whose run could not be inserted; True when it was deleted.
+
+    Eligibility: the row was claimed for ``run_id`` (never another claimer's row).
+    """
+    tx.require_writable()
+    stmt = occurrence_ledger.delete().where(
+        occurrence_ledger.c.trigger_id == trigger_id,
+        occurrence_ledger.c.identity == identity,
+        occurrence_ledger.c.run_id == run_id,
+    )
+    return tx.conn.execute(stmt).rowcount == 1
+
+
 def fired_identities(tx: Tx, *, trigger_id: str, identities: Iterable[str]) -> set[str]:
     """Which of ``identities`` the ledger already holds for ``trigger_id`` (chunked IN)."""
     wanted = sorted(set(identities))
@@ -58,4 +72,4 @@ def fired_identities(tx: Tx, *, trigger_id: str, identities: Iterable[str]) -> s
     return found
 
 
-__all__ = ["claim_occurrence", "fired_identities"]
+__all__ = ["claim_occurrence", "fired_identities", "release_occurrence"]
