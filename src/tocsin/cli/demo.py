@@ -133,6 +133,13 @@ def port_in_use(host: str, port: int) -> bool:
     return False
 
 
+def local_url(host: str, port: int) -> str:
+    """The URL this machine reaches the demo at; a wildcard bind (``--host 0.0.0.0``) is reached
+    on 127.0.0.1, the one address the demo allow-lists for its webhook."""
+    reachable = "127.0.0.1" if host in ("", "0.0.0.0") else host
+    return f"http://{reachable}:{port}"
+
+
 def demo(host: Host = "127.0.0.1", port: Port = 8000) -> None:
     """Seed a fresh demo database and serve it with a 5-second tick."""
     if port_in_use(host, port):  # before touching the database another demo may be serving
@@ -142,7 +149,7 @@ def demo(host: Host = "127.0.0.1", port: Port = 8000) -> None:
             err=True,
         )
         raise typer.Exit(1)
-    base_url = f"http://{host}:{port}"
+    base_url = local_url(host, port)
     settings = demo_settings()
     fresh_database()
     tocsin = Tocsin.open(settings=settings)
