@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import httpx
 import pytest
 
+from tocsin.actions import net as net_module
 from tocsin.actions.base import ActionEnv, ActionError
 from tocsin.actions.net import check_url, send
 
@@ -125,3 +128,31 @@ def test_a_pinned_request_reaches_the_vetted_address_over_a_real_socket() -> Non
         server.server_close()
     assert response.status_code == 204
     assert seen == [f"no-such-host.invalid:{port}"]
+
+
+def test_a_dripping_answer_is_read_for_at_most_the_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    class FakeTime:
+        now = 0.0
+
+        def monotonic(self) -> float:
+            self.now += 1.0  # every look at the clock: one more second went by
+            return self.now
+
+    monkeypatch.setattr(net_module, "time", FakeTime())
+    sent: list[int] = []
+
+    def drip() -> Iterator[bytes]:
+        for _ in range(1000):
+            sent.append(1)
+            yield b"x"
+
+    env = ActionEnv(
+        store=None,  # type: ignore[arg-type]
+        records=None,  # type: ignore[arg-type]
+        commands={},
+        http_transport=httpx.MockTransport(lambda r: httpx.Response(200, content=drip())),
+        resolve=resolves_to("93.184.216.34"),
+        http_timeout_s=10.0,
+    )
+    answer = send(env, method="GET", url="https://slow.example/", headers={})
+    assert answer.status_code == 200 and len(sent) <= 12 and answer.text == "x" * len(sent)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -145,12 +146,13 @@ class Answer:
     text: str
 
 
-def _head(response: httpx.Response) -> str:
-    """The start of the (decoded) body: a huge or endless answer cannot exhaust the worker."""
-    head = bytearray()
+def _head(response: httpx.Response, *, within_s: float) -> str:
+    """The start of the (decoded) body, read for at most about ``within_s`` seconds: a huge,
+    endless or dripping answer cannot exhaust or hold the worker."""
+    head, deadline = bytearray(), time.monotonic() + within_s
     for chunk in response.iter_bytes():
         head += chunk
-        if len(head) >= ANSWER_LIMIT:
+        if len(head) >= ANSWER_LIMIT or time.monotonic() > deadline:
             break
     return bytes(head[:ANSWER_LIMIT]).decode(response.encoding or "utf-8", errors="replace")
 
@@ -182,7 +184,7 @@ def send(
             ) as client,
             client.stream(method, target, **kwargs) as response,
         ):
-            answer = Answer(response.status_code, _head(response))
+            answer = Answer(response.status_code, _head(response, within_s=timeout))
     except httpx.HTTPError as exc:
         raise ActionError(f"{method} {url} failed: {type(exc).__name__}: {exc}") from exc
     if not 200 <= answer.status_code < 300:
