@@ -177,3 +177,11 @@ def test_metrics_count_the_runs_ticks_created_and_the_stuck_ones(
     assert "tocsin_runs_created_total 1.0" in text
     assert 'tocsin_runs{status="failed"} 1.0' in text
     assert "tocsin_runs_stuck 1.0" in text
+
+
+def test_a_blank_table_name_is_400_with_its_text(client: TestClient, tenant: Tenant) -> None:
+    resp = client.post(
+        f"{tenant.prefix}/tables", json={"name": "   ", "columns": {}}, headers=tenant.moderator
+    )
+    assert resp.status_code == 400
+    assert resp.json() == {"detail": messages.TABLE_NAME_INVALID}
