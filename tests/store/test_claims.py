@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import uuid
 from contextlib import ExitStack
 from datetime import timedelta
 from typing import Any
@@ -117,3 +118,20 @@ def test_concurrent_ticks_claim_disjoint_sets(store: Store) -> None:
     other.join(10)
     assert len(results) == 2
     assert results[0].isdisjoint(results[1]) and results[0] | results[1] == ids
+
+
+@PG_ONLY
+def test_record_writes_do_not_wait_for_a_tick_holding_the_table(store: Store) -> None:
+    """The tick's lock is FOR NO KEY UPDATE: a record insert's foreign-key check (KEY SHARE)
+    does not wait for a long date-trigger pass; a config write's FOR UPDATE still does."""
+    from sqlalchemy import text
+
+    from tocsin.store.engine_queries import lock_candidate_table
+
+    table_id = _candidate(store)
+    with store.begin() as ticking:
+        assert lock_candidate_table(ticking, table_id=table_id, now=NOW) is not None
+        with store.begin() as writer:
+            writer.conn.execute(text("SET LOCAL lock_timeout = '2s'"))
+            rows = [{"id": str(uuid.uuid4()), "data": {}}]
+            assert len(rec.insert_records(writer, table_id=table_id, rows=rows, now=NOW)) == 1

@@ -5,9 +5,10 @@ One pass, given ``now``:
 1. the two recovery sweeps, each in its own transaction; a sweep that raises reports 0;
 2. candidate tables (live, with triggers, ``next_due_at`` unknown or ``<= now``), least recently
    ticked first, at most ``table_limit``: idle tables are never loaded (DESIGN §5);
-3. each table in **its own transaction**, locked with ``FOR UPDATE SKIP LOCKED`` on PostgreSQL
-   (a racing tick skips it, never waits) or under ``BEGIN IMMEDIATE`` on SQLite; each trigger in
-   a savepoint, so one broken trigger or table never fails the tick nor rolls back other runs;
+3. each table in **its own transaction**, locked with ``FOR NO KEY UPDATE SKIP LOCKED`` on
+   PostgreSQL (a racing tick skips it, never waits; record writes are not blocked) or under
+   ``BEGIN IMMEDIATE`` on SQLite; each trigger in a savepoint, so one broken trigger or table
+   never fails the tick nor rolls back other runs;
 4. per trigger, the evaluator's verdicts (:mod:`tocsin.engine.evaluate`) are acted on:
 
    - clock kinds: the coalesced due window, unless a run is active → ledger claim

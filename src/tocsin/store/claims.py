@@ -10,8 +10,9 @@ Candidate eligibility (one list, both dialects):
 
 The two variants, side by side:
 
-- PostgreSQL: ``SELECT … FOR UPDATE OF tables SKIP LOCKED`` — overlapping ticks never block each
-  other and get disjoint sets of tables; the locks last until the tick's transaction ends.
+- PostgreSQL: ``SELECT … FOR NO KEY UPDATE OF tables SKIP LOCKED`` — overlapping ticks never
+  block each other (nor record writes) and get disjoint sets of tables; the locks last until
+  the tick's transaction ends.
 - SQLite: SQLAlchemy drops ``FOR UPDATE SKIP LOCKED`` silently (F2). Call this inside
   ``store.begin_immediate()``: SQLite then has one writer at a time, so a second tick waits for
   the first to commit and sees its ``last_ticked_at`` and ledger rows. The ledger key remains the
@@ -38,7 +39,8 @@ def _live_with_triggers() -> ColumnElement[bool]:
 def claim_candidate_tables(tx: Tx, *, now: datetime, limit: int) -> list[dict[str, Any]]:
     """Lock and return up to ``limit`` candidate tables with due work, least recently ticked first.
 
-    PostgreSQL: ``FOR UPDATE OF tables SKIP LOCKED``. SQLite: run inside ``begin_immediate()``.
+    PostgreSQL: ``FOR NO KEY UPDATE OF tables SKIP LOCKED``.
+    SQLite: run inside ``begin_immediate()``.
     """
     tx.require_writable()
     stmt = (
@@ -50,8 +52,8 @@ def claim_candidate_tables(tx: Tx, *, now: datetime, limit: int) -> list[dict[st
         .order_by(tables.c.last_ticked_at.asc().nulls_first(), tables.c.id)
         .limit(limit)
     )
-    if tx.is_postgres:
-        stmt = stmt.with_for_update(skip_locked=True, of=tables)
+    if tx.is_postgres:  # NO KEY UPDATE: record inserts (FK KEY SHARE) are not blocked
+        stmt = stmt.with_for_update(skip_locked=True, of=tables, key_share=True)
     return [table_dict(row) for row in tx.conn.execute(stmt).mappings()]
 
 

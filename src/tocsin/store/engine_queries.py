@@ -29,8 +29,9 @@ def lock_candidate_table(tx: Tx, *, table_id: str, now: datetime) -> dict[str, A
 
     - the table is live (not trashed) and its triggers config is not SQL NULL
     - it has due work: ``next_due_at IS NULL`` or ``next_due_at <= now``
-    - PostgreSQL: no other transaction holds its row (``FOR UPDATE SKIP LOCKED``: a racing tick
-      skips it instead of waiting). SQLite: call inside ``store.begin_immediate()``.
+    - PostgreSQL: no other transaction holds its row (``FOR NO KEY UPDATE SKIP LOCKED``: a racing
+      tick or a config write skips it instead of waiting, while record writes, whose foreign key
+      check takes only KEY SHARE, go on). SQLite: call inside ``store.begin_immediate()``.
     """
     tx.require_writable()
     stmt = select(tables).where(
@@ -39,8 +40,8 @@ def lock_candidate_table(tx: Tx, *, table_id: str, now: datetime) -> dict[str, A
         tables.c.triggers.is_not(None),
         or_(tables.c.next_due_at.is_(None), tables.c.next_due_at <= now),
     )
-    if tx.is_postgres:
-        stmt = stmt.with_for_update(skip_locked=True, of=tables)
+    if tx.is_postgres:  # NO KEY UPDATE: record writes (their FK KEY SHARE) never wait for a tick
+        stmt = stmt.with_for_update(skip_locked=True, of=tables, key_share=True)
     row = tx.conn.execute(stmt).mappings().one_or_none()
     return None if row is None else table_dict(row)
 
