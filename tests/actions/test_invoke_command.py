@@ -5,8 +5,12 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+import pytest
+
 from runs.helpers import LATER, NOW, add_record, make_run, make_table, no_wait, read_run, trigger
 from tocsin import messages
+from tocsin.actions import invoke_command as invoke_module
+from tocsin.errors import TransientStoreError
 from tocsin.service import Tocsin
 from tocsin.store.commands import complete_command, get_command_result, reserve_command
 
@@ -111,3 +115,27 @@ def test_unregistered_command_fails(tocsin: Tocsin) -> None:
     run = command_run(tocsin, {})
     tocsin.work(now=LATER)
     assert read_run(tocsin, run["id"])["error"] == messages.command_not_registered("cmd")
+
+
+def test_a_lock_conflict_storing_the_result_does_not_call_again_or_fail(
+    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command ran; storing its result hit a lock conflict: the store is retried, the run is
+    done and the command was called once (not failed as 'held by another attempt')."""
+    calls = recorder(tocsin)
+    conflicts: list[int] = []
+
+    def flaky_complete(tx: Any, **kw: Any) -> None:
+        if not conflicts:
+            conflicts.append(1)
+            raise TransientStoreError("database is locked")
+        complete_command(tx, **kw)
+
+    monkeypatch.setattr(invoke_module, "complete_command", flaky_complete)
+    monkeypatch.setattr(invoke_module.time, "sleep", lambda s: None)
+    run = command_run(tocsin, {"x": 1})
+    tocsin.work(now=LATER)
+    assert read_run(tocsin, run["id"])["status"] == "done"
+    assert len(calls) == 1 and conflicts == [1]
+    with tocsin.store.read() as tx:
+        assert get_command_result(tx, key=key_of(run))["status"] == "succeeded"  # type: ignore[index]

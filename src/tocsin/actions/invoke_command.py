@@ -14,6 +14,7 @@ Recordless runs (interval/daily) refuse any input holding a ``$row`` token (SPEC
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -89,6 +90,22 @@ class InvokeCommand:
             if is_transient(exc):  # a lock conflict inside the command: retried, same key
                 raise TransientStoreError(f"command {name}: {exc}") from exc
             raise ActionError(f"command {name} failed: {type(exc).__name__}: {exc}") from exc
-        with ctx.env.store.begin() as tx:
-            complete_command(tx, key=key, result=result, now=ctx.now)
+        _store_result(ctx, key, result)
         return result
+
+
+STORE_ATTEMPTS = 3
+
+
+def _store_result(ctx: ActionContext, key: str, result: Any) -> None:
+    """``reserved → succeeded``, retried here on lock conflicts: the command already ran, and a
+    retry of the whole action would find the key still reserved (busy) and could only fail."""
+    for attempt in range(1, STORE_ATTEMPTS + 1):
+        try:
+            with ctx.env.store.begin() as tx:
+                complete_command(tx, key=key, result=result, now=ctx.now)
+            return
+        except TransientStoreError:
+            if attempt == STORE_ATTEMPTS:
+                raise
+            time.sleep(0.05 * attempt)
