@@ -1,8 +1,9 @@
-"""README's "first minute" examples work as written (issue 5): the shell block that follows
-"In a second shell" runs, unchanged, with ``bash -e -o pipefail`` against ``tocsin demo``.
+"""README's "first minute" examples work as written (issue 5): the shell blocks that follow
+"In a second shell" (curl) and "The same operations from the command line" run, unchanged,
+with ``bash -e -o pipefail`` against ``tocsin demo``.
 
-Every line it prints must be a JSON answer that is not an error, and the last one (the runs of
-the table the block creates) must list its first run.
+Every line the curl block prints must be a JSON answer that is not an error, and the last one
+(the runs of the table the block creates) must list its first run.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -26,12 +28,13 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 TOCSIN = str(Path(sys.executable).parent / "tocsin")
 MARKER = "In a second shell"
+CLI_MARKER = "The same operations from the command line"
 
 
-def readme_block() -> str:
-    """The first ``sh`` code block after MARKER in README.md."""
+def readme_block(marker: str) -> str:
+    """The first ``sh`` code block after ``marker`` in README.md."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    after = text[text.index(MARKER) :]
+    after = text[text.index(marker) :]
     match = re.search(r"```sh\n(.*?)```", after, re.DOTALL)
     assert match is not None, "README lost its curl examples"
     return match.group(1)
@@ -56,11 +59,13 @@ def wait_until_serving(base: str, timeout: float = 45.0) -> None:
     raise AssertionError("the demo server did not start")
 
 
-@pytest.mark.skipif(shutil.which("curl") is None, reason="the README examples use curl")
-def test_the_readme_curl_examples_work_as_written(tmp_path: Path) -> None:
+@pytest.fixture
+def demo(tmp_path: Path) -> Iterator[dict[str, str]]:
+    """``tocsin demo`` serving from ``tmp_path``; yields the environment of a newcomer's shell."""
     port = free_port()
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
     env.pop("TOCSIN_ADMIN_TOKEN", None)  # the demo makes one up, as on a newcomer's machine
+    env.pop("TOCSIN_DATABASE_URL", None)
     log = (tmp_path / "demo.log").open("wb")
     proc = subprocess.Popen(
         [TOCSIN, "demo", "--port", str(port)],
@@ -70,26 +75,48 @@ def test_the_readme_curl_examples_work_as_written(tmp_path: Path) -> None:
         stderr=subprocess.STDOUT,
     )
     try:
-        base = f"http://127.0.0.1:{port}"
-        wait_until_serving(base)
-        block = readme_block()
-        shell = subprocess.run(
-            ["bash", "-e", "-o", "pipefail", "-c", block],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert shell.returncode == 0, shell.stderr
-        answers = [json.loads(line) for line in shell.stdout.splitlines() if line.strip()]
-        printing = [line for line in block.splitlines() if line.startswith("curl ")]
-        assert len(answers) == len(printing), shell.stdout
-        assert not [a for a in answers if "detail" in a], shell.stdout
-        assert answers[-1]["total"] >= 1, "the new table's first run is not there"
+        wait_until_serving(f"http://127.0.0.1:{port}")
+        yield env
         assert proc.send_signal(signal.SIGINT) is None and proc.wait(timeout=30) == 0
     finally:
         if proc.poll() is None:
             proc.kill()
         log.close()
         print((tmp_path / "demo.log").read_text())
+
+
+def run_block(block: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-e", "-o", "pipefail", "-c", block],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="the README examples use curl")
+def test_the_readme_curl_examples_work_as_written(tmp_path: Path, demo: dict[str, str]) -> None:
+    block = readme_block(MARKER)
+    shell = run_block(block, tmp_path, demo)
+    assert shell.returncode == 0, shell.stderr
+    answers = [json.loads(line) for line in shell.stdout.splitlines() if line.strip()]
+    printing = [line for line in block.splitlines() if line.startswith("curl ")]
+    assert len(answers) == len(printing), shell.stdout
+    assert not [a for a in answers if "detail" in a], shell.stdout
+    assert answers[-1]["total"] >= 1, "the new table's first run is not there"
+
+
+def test_the_readme_command_line_examples_work_as_written(
+    tmp_path: Path, demo: dict[str, str]
+) -> None:
+    """Run from the checkout, where ``.venv/bin/tocsin`` lives, in a shell that sourced the env."""
+    (tmp_path / ".venv").symlink_to(Path(sys.executable).parent.parent)
+    block = "source tocsin-demo.env\n" + readme_block(CLI_MARKER)
+    shell = run_block(block, tmp_path, demo)
+    assert shell.returncode == 0, shell.stderr
+    assert "run(s)" in shell.stdout  # runs list
+    assert '"runs_created"' in shell.stdout  # tick
+    token = shell.stdout.strip().splitlines()[-1]  # tokens create: the token alone, last
+    assert " " not in token and len(token) >= 32
