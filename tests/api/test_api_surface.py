@@ -10,7 +10,7 @@ from fastapi import FastAPI
 
 from tocsin import messages
 from tocsin.api.app import create_app
-from tocsin.errors import Conflict
+from tocsin.errors import Conflict, TransientStoreError
 from tocsin.service import Tocsin
 
 
@@ -59,6 +59,10 @@ def failing_app(tocsin: Tocsin) -> FastAPI:
     def conflict() -> None:
         raise Conflict("nope")
 
+    @app.get("/locked")
+    def locked() -> None:
+        raise TransientStoreError("database is locked")
+
     return app
 
 
@@ -80,3 +84,11 @@ def test_tocsin_errors_keep_their_status_and_detail(failing_app: FastAPI) -> Non
         resp = client.get("/conflict")
     assert resp.status_code == 409
     assert resp.json() == {"detail": "nope"}
+
+
+def test_a_lock_conflict_is_503_with_retry_after(failing_app: FastAPI) -> None:
+    with TestClient(failing_app) as client:
+        resp = client.get("/locked")
+    assert resp.status_code == 503
+    assert resp.json() == {"detail": "database is locked"}
+    assert resp.headers["Retry-After"] == "1"

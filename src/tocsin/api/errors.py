@@ -1,7 +1,7 @@
 """Error rendering: every error is JSON ``{"detail": …}`` (SPEC §15).
 
 - :class:`~tocsin.errors.TocsinError` → its ``.status`` and ``.detail`` (401 adds
-  ``WWW-Authenticate: Bearer``)
+  ``WWW-Authenticate: Bearer``, 503 ``Retry-After: 1``)
 - request validation → 422 in FastAPI's shape (inputs JSON cannot echo are spelled as strings)
 - anything else is a bug: logged with its traceback, answered 500 ``internal server error``
 """
@@ -23,10 +23,14 @@ from tocsin.errors import TocsinError
 log = logging.getLogger("tocsin.api")
 
 
+# 401 names the scheme; 503 (a lock conflict that outlived its retries) is worth retrying soon
+HEADERS_BY_STATUS = {401: {"WWW-Authenticate": "Bearer"}, 503: {"Retry-After": "1"}}
+
+
 async def tocsin_error(request: Request, exc: Exception) -> JSONResponse:
     if not isinstance(exc, TocsinError):  # registered for TocsinError only
         raise exc
-    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+    headers = HEADERS_BY_STATUS.get(exc.status)
     if exc.status >= 500:
         log.warning("store error", extra={"path": request.url.path, "detail": exc.detail})
     return JSONResponse({"detail": exc.detail}, status_code=exc.status, headers=headers)
