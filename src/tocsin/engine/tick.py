@@ -348,15 +348,23 @@ def tick_date_trigger(
         if wrapped and start is not None and cursor >= start:
             lap_closed = True
             break
-    if cursor != start:
+    # a lap closes only when nothing was due
+    _save_date_state(tx, state, cursor, earliest if lap_closed else ALWAYS_DUE, now)
+    return created
+
+
+def _save_date_state(
+    tx: Tx, state: Mapping[str, Any], cursor: Cursor | None, next_due: datetime, now: datetime
+) -> None:
+    """Move the cursor to the last examined row and record ``next_due_at``, when they changed."""
+    trigger_id = str(state["trigger_id"])
+    if cursor != state_cursor(state):
         created_at, record_id = cursor if cursor is not None else (None, None)
         store_state.advance_cursor(
             tx, trigger_id=trigger_id, created_at=created_at, record_id=record_id, now=now
         )
-    next_due = earliest if lap_closed else ALWAYS_DUE  # a lap closes only when nothing was due
     if next_due != state["next_due_at"]:
         store_state.set_next_due(tx, trigger_id=trigger_id, next_due_at=next_due)
-    return created
 
 
 def _fire_rows(
