@@ -129,8 +129,9 @@ def test_an_unknown_table_is_an_error_not_a_traceback(env: dict[str, str]) -> No
         ("bogus://nowhere", ["tick"]),
         ("postgresql://tocsin:s3cret@127.0.0.1:1/tocsin", ["runs", "list", "--table", "t"]),
         ("postgresql://tocsin:s3cret@127.0.0.1:1/tocsin", ["worker"]),
+        ("postgresql://tocsin:s3cret@127.0.0.1:1/tocsin", ["serve", "--port", "0"]),
     ],
-    ids=["unknown-dialect", "no-server", "worker"],
+    ids=["unknown-dialect", "no-server", "worker", "serve"],
 )
 def test_a_database_that_cannot_be_opened_is_one_line_and_exit_1(
     monkeypatch: pytest.MonkeyPatch, url: str, args: list[str]
