@@ -45,11 +45,12 @@ def open_tocsin() -> Tocsin:
     try:
         return Tocsin.open(settings=settings)
     except Exception as exc:
+        url = settings.database_url
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        typer.echo(
-            f"error: cannot open the database {redacted(settings.database_url)}: {reason}",
-            err=True,
-        )
+        password = urlsplit(url).password
+        if password:
+            reason = reason.replace(password, "***")
+        typer.echo(f"error: cannot open the database {redacted(url)}: {reason}", err=True)
         raise typer.Exit(1) from None
 
 
