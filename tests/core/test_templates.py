@@ -29,6 +29,11 @@ def test_run_and_trigger_tokens() -> None:
     assert render("$run.scheduled_for", TemplateContext(row=None)) == ""
 
 
+def test_run_and_trigger_tokens_end_at_a_hyphen() -> None:
+    assert render("key-$run.id-$trigger.id-v1", CTX) == "key-run_1-trg_1-v1"
+    assert render("$run.identity", CTX) == "$run.identity"  # not a token: left as written
+
+
 def test_whole_token_keeps_the_cell_type() -> None:
     assert render("$row.Amount", CTX) == 12.5
     assert render("total $row.Amount", CTX) == "total 12.5"

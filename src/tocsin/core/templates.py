@@ -30,7 +30,8 @@ from typing import Any
 from tocsin.core.instants import to_rfc3339
 
 _TOKEN = re.compile(r"\$\{row\.(?P<braced>[^}]+)\}|\$(?P<ns>row|trigger|run)\.(?P<rest>)")
-_WORD = re.compile(r"[\w\-]+")
+_WORD = re.compile(r"[\w\-]+")  # a bare column name may contain hyphens
+_NAME = re.compile(r"\w+")  # $trigger.* / $run.* names end at a hyphen: "$run.id-x"
 _ROW_TOKEN = re.compile(r"\$\{?row(?![\w])")
 
 
@@ -93,7 +94,7 @@ def _resolve(text: str, match: re.Match[str], ctx: TemplateContext) -> tuple[Any
     if ns == "row":
         name = _row_name(text, start, ctx)
         return (_record_id(ctx) if name == "id" else _cell(ctx, name)), start + len(name)
-    word = _WORD.match(text, start)
+    word = _NAME.match(text, start)
     name = word.group(0) if word else ""
     if ns == "trigger" and name == "id":
         return ctx.trigger_id or "", start + 2
