@@ -5,10 +5,11 @@ One pass, given ``now``:
 1. the two recovery sweeps, each in its own transaction; a sweep that raises reports 0;
 2. candidate tables (live, with triggers, ``next_due_at`` unknown or ``<= now``), least recently
    ticked first, at most ``table_limit``: idle tables are never loaded (DESIGN §5);
-3. each table in **its own transaction**, locked with ``FOR NO KEY UPDATE SKIP LOCKED`` on
-   PostgreSQL (a racing tick skips it, never waits; record writes are not blocked) or under
-   ``BEGIN IMMEDIATE`` on SQLite; each trigger in a savepoint, so one broken trigger or table
-   never fails the tick nor rolls back other runs;
+3. each table in **its own savepoint** (``TABLES_PER_TX`` tables per transaction on PostgreSQL,
+   one per transaction on SQLite), locked with ``FOR NO KEY UPDATE SKIP LOCKED`` on PostgreSQL
+   (a racing tick skips it, never waits; record writes are not blocked) or under
+   ``BEGIN IMMEDIATE`` on SQLite; each trigger in a savepoint too, so one broken trigger or
+   table never fails the tick nor rolls back other runs;
 4. per trigger, the evaluator's verdicts (:mod:`tocsin.engine.evaluate`) are acted on:
 
    - clock kinds: the coalesced due window, unless a run is active → ledger claim
@@ -55,6 +56,10 @@ from tocsin.store.tx import Store, Tx
 log = logging.getLogger(__name__)
 
 MAX_EXTRA_PAGES = 10  # SPEC §6: a page without due rows lets the tick read up to 10 more
+# PostgreSQL: tables ticked per transaction (each in a savepoint). A commit costs a WAL flush,
+# which one table per transaction paid for every table; SQLite (WAL, synchronous=NORMAL) does
+# not flush per commit, and there a short write lock matters more, so one table per transaction.
+TABLES_PER_TX = 50
 Cursor = tuple[datetime, str]
 
 
@@ -84,17 +89,18 @@ def run_due_triggers(
     report = TickReport()
     report.trigger_runs_requeued = _sweep(store, "requeue_lost_runs", now, stuck_after_s)
     report.staged_changes_requeued = _sweep(store, "requeue_staged_changes", now, None)
-    for table_id in candidate_table_ids(store, now=now, limit=table_limit):
+    ids = candidate_table_ids(store, now=now, limit=table_limit)
+    size = TABLES_PER_TX if store.is_postgres else 1
+    for chunk in (ids[i : i + size] for i in range(0, len(ids), size)):
         try:
-            outcome = tick_table(store, table_id=table_id, now=now, record_limit=record_limit)
-        except Exception:
-            log.exception("tick: table %s skipped", table_id)
+            outcomes = tick_tables(store, table_ids=chunk, now=now, record_limit=record_limit)
+        except Exception:  # the commit itself failed: nothing of this chunk happened
+            log.exception("tick: tables %s skipped", chunk)
             continue
-        if outcome is None:
-            continue
-        report.tables_scanned += 1
-        report.tables_with_schedules += int(outcome[0])
-        report.runs_created += outcome[1]
+        for has_schedules, created in outcomes:
+            report.tables_scanned += 1
+            report.tables_with_schedules += int(has_schedules)
+            report.runs_created += created
     return report.as_dict()
 
 
@@ -119,26 +125,44 @@ def candidate_table_ids(store: Store, *, now: datetime, limit: int) -> list[str]
         return [str(t["id"]) for t in claims.claim_candidate_tables(tx, now=now, limit=limit)]
 
 
-def tick_table(
-    store: Store, *, table_id: str, now: datetime, record_limit: int
-) -> tuple[bool, int] | None:
-    """One table in its own transaction: ``(has_schedules, runs_created)``, None when skipped."""
+def tick_tables(
+    store: Store, *, table_ids: list[str], now: datetime, record_limit: int
+) -> list[tuple[bool, int]]:
+    """Some tables in one transaction, each in a savepoint: ``(has_schedules, runs_created)``
+    per table ticked (a table taken by another tick, no longer due, or raising is left out)."""
+    outcomes: list[tuple[bool, int]] = []
     with store.begin_immediate() as tx:
-        table = lock_candidate_table(tx, table_id=table_id, now=now)
-        if table is None:
-            return None
-        states = store_state.get_states(tx, table_id=table_id)
-        live = [tid for tid, s in states.items() if not s["retired"]]
-        stored = inspect_stored(table["triggers"], table["columns"], live)
-        created = 0
-        for trigger in stored:
-            if trigger.valid and trigger.trigger_id is not None:
-                state = states[trigger.trigger_id]
-                if may_be_due(state, now):
-                    created += _tick_trigger(tx, table, trigger, state, now, record_limit)
-        refresh_table_next_due(tx, table_id=table_id)
-        claims.mark_tables_ticked(tx, table_ids=[table_id], now=now)
-        return bool(stored), created
+        for table_id in table_ids:
+            try:
+                with savepoint(tx):
+                    outcome = tick_table(tx, table_id=table_id, now=now, record_limit=record_limit)
+            except Exception:
+                log.exception("tick: table %s skipped", table_id)
+                continue
+            if outcome is not None:
+                outcomes.append(outcome)
+    return outcomes
+
+
+def tick_table(
+    tx: Tx, *, table_id: str, now: datetime, record_limit: int
+) -> tuple[bool, int] | None:
+    """One table: ``(has_schedules, runs_created)``, None when skipped (taken or not due)."""
+    table = lock_candidate_table(tx, table_id=table_id, now=now)
+    if table is None:
+        return None
+    states = store_state.get_states(tx, table_id=table_id)
+    live = [tid for tid, s in states.items() if not s["retired"]]
+    stored = inspect_stored(table["triggers"], table["columns"], live)
+    created = 0
+    for trigger in stored:
+        if trigger.valid and trigger.trigger_id is not None:
+            state = states[trigger.trigger_id]
+            if may_be_due(state, now):
+                created += _tick_trigger(tx, table, trigger, state, now, record_limit)
+    refresh_table_next_due(tx, table_id=table_id)
+    claims.mark_tables_ticked(tx, table_ids=[table_id], now=now)
+    return bool(stored), created
 
 
 def may_be_due(state: Mapping[str, Any], now: datetime) -> bool:
@@ -406,4 +430,5 @@ __all__ = [
     "tick_clock_trigger",
     "tick_date_trigger",
     "tick_table",
+    "tick_tables",
 ]
