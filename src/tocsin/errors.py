@@ -9,7 +9,8 @@ Every error a user can see carries ``.status`` (the HTTP status the API answers 
     ├── PermissionDenied (403)         wrong tenant, wrong role, bad admin token
     ├── NotFound (404)                 missing or trashed table, unknown run / record
     ├── Conflict (409)                 a state transition that is not allowed now
-    └── TransientStoreError (503)      a lock conflict worth retrying (SPEC §9.5)
+    ├── TransientStoreError (503)      a lock conflict worth retrying (SPEC §9.5)
+    └── SettingsError (500)            a TOCSIN_* environment variable is malformed
 
 Stdlib only: every layer may import this module.
 """
@@ -70,11 +71,16 @@ class TransientStoreError(TocsinError):
     status = 503
 
 
+class SettingsError(TocsinError):
+    """A setting read from the environment is malformed; the process refuses to start."""
+
+
 __all__ = [
     "ConfigError",
     "Conflict",
     "NotFound",
     "PermissionDenied",
+    "SettingsError",
     "TocsinError",
     "TransientStoreError",
     "ValidationError",

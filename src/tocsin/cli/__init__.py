@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import typer
 
+from tocsin.errors import SettingsError
+
 from . import demo, processes, tables, tokens
 
 app = typer.Typer(
@@ -28,7 +30,11 @@ demo.register(app)
 
 def main() -> None:
     """Entry point of the ``tocsin`` console script."""
-    app()
+    try:
+        app()
+    except SettingsError as exc:  # a malformed TOCSIN_* variable: one line, not a traceback
+        typer.echo(f"error: {exc}", err=True)
+        raise SystemExit(2) from None
 
 
 __all__ = ["app", "main"]

@@ -1,0 +1,62 @@
+"""DESIGN §4 settings: read once from an injected environ; malformed values refuse to start."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tocsin.errors import SettingsError
+from tocsin.settings import Settings
+
+
+def test_defaults() -> None:
+    s = Settings.from_environ({})
+    assert s.database_url == "sqlite:///tocsin.db"
+    assert s.admin_token is None
+    assert s.outbound_allow == ()
+    assert (s.stuck_after_s, s.tick_every_s) == (300, 30.0)
+
+
+def test_values_are_read_from_the_given_mapping() -> None:
+    s = Settings.from_environ(
+        {
+            "TOCSIN_DATABASE_URL": "postgresql://x/y",
+            "TOCSIN_ADMIN_TOKEN": "sesame",
+            "TOCSIN_OUTBOUND_ALLOW": " 127.0.0.1, 10.0.0.0/8 ,,",
+            "TOCSIN_STUCK_AFTER_S": "60",
+            "TOCSIN_TICK_EVERY_S": "0.5",
+        }
+    )
+    assert s.database_url == "postgresql://x/y"
+    assert s.admin_token == "sesame"
+    assert s.outbound_allow == ("127.0.0.1", "10.0.0.0/8")
+    assert (s.stuck_after_s, s.tick_every_s) == (60, 0.5)
+
+
+def test_an_empty_admin_token_means_none() -> None:
+    assert Settings.from_environ({"TOCSIN_ADMIN_TOKEN": ""}).admin_token is None
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "soon", "nan", "inf"])
+@pytest.mark.parametrize("name", ["TOCSIN_TICK_EVERY_S", "TOCSIN_STUCK_AFTER_S"])
+def test_malformed_periods_name_the_variable(name: str, value: str) -> None:
+    with pytest.raises(SettingsError) as err:
+        Settings.from_environ({name: value})
+    assert err.value.detail == f"{name} must be a positive number of seconds, got {value!r}"
+
+
+def test_the_cli_reports_a_malformed_setting_in_one_line() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", "from tocsin.cli import main; main()", "tick"],
+        env={"TOCSIN_TICK_EVERY_S": "0", "PATH": ""},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        "error: TOCSIN_TICK_EVERY_S must be a positive number of seconds, got '0'"
+    )
