@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
@@ -134,9 +135,11 @@ def tick_tables(
     with store.begin_immediate() as tx:
         for table_id in table_ids:
             try:
-                with savepoint(tx):
+                with savepoint(tx) if len(table_ids) > 1 else nullcontext():
                     outcome = tick_table(tx, table_id=table_id, now=now, record_limit=record_limit)
             except Exception:
+                if len(table_ids) == 1:
+                    raise  # its own transaction rolls back
                 log.exception("tick: table %s skipped", table_id)
                 continue
             if outcome is not None:

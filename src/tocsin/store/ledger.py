@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import select
 
@@ -29,19 +30,24 @@ def claim_occurrence(
     inserted by a concurrent transaction (PostgreSQL waits for that one to end, then skips).
     """
     tx.require_writable()
-    stmt = (
-        upsert_insert(tx, occurrence_ledger)
-        .values(
-            trigger_id=trigger_id,
-            identity=identity,
-            table_id=table_id,
-            run_id=run_id,
-            created_at=now,
+    stmt = _CLAIM.get(tx.is_postgres)
+    if stmt is None:  # prebuilt once per dialect: values travel as parameters
+        stmt = _CLAIM[tx.is_postgres] = (
+            upsert_insert(tx, occurrence_ledger)
+            .on_conflict_do_nothing(index_elements=["trigger_id", "identity"])
+            .returning(occurrence_ledger.c.identity)
         )
-        .on_conflict_do_nothing(index_elements=["trigger_id", "identity"])
-        .returning(occurrence_ledger.c.identity)
-    )
-    return tx.conn.execute(stmt).scalar_one_or_none() is not None
+    values = {
+        "trigger_id": trigger_id,
+        "identity": identity,
+        "table_id": table_id,
+        "run_id": run_id,
+        "created_at": now,
+    }
+    return tx.conn.execute(stmt, values).scalar_one_or_none() is not None
+
+
+_CLAIM: dict[bool, Any] = {}
 
 
 def release_occurrence(tx: Tx, *, trigger_id: str, identity: str, run_id: str) -> bool:

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, RowMapping, and_, func, null, or_, select, text
+from sqlalchemy import ColumnElement, RowMapping, and_, bindparam, func, or_, select, text
 
 from tocsin.store.dialects import upsert_insert
 from tocsin.store.tables import ONE_ACTIVE_CLOCK_WHERE, runs
@@ -29,6 +29,12 @@ RUN_FILTERS = (*RUN_STATUSES, "stuck")
 # the partial index's predicate as a literal term: SQLite uses a partial index only when the
 # query repeats its WHERE terms (bound parameters do not match them)
 _ACTIVE_CLOCK = text(ONE_ACTIVE_CLOCK_WHERE)
+_HAS_ACTIVE = (
+    select(runs.c.id)
+    .where(runs.c.trigger_id == bindparam("p_trigger_id", type_=runs.c.trigger_id.type))
+    .where(_ACTIVE_CLOCK)
+    .limit(1)
+)
 IN_CHUNK = 500
 
 RUN_FIELDS = (
@@ -82,30 +88,43 @@ def insert_run(
     DO NOTHING``: the refusal does not abort a PostgreSQL transaction.
     """
     tx.require_writable()
-    stmt = upsert_insert(tx, runs).values(
-        id=id,
-        table_id=table_id,
-        trigger_id=trigger_id,
-        record_id=record_id,
-        source=source,
-        clock=clock,
-        status="pending",
-        attempts=0,
-        error=None,
-        action_results=[],
-        payload=dict(payload),
-        definition=null() if definition is None else dict(definition),
-        identity=identity,
-        scheduled_for=scheduled_for,
-        created_at=now,
-        updated_at=now,
-    )
-    if clock:
-        stmt = stmt.on_conflict_do_nothing(
-            index_elements=["trigger_id"], index_where=text(ONE_ACTIVE_CLOCK_WHERE)
-        )
-    row = tx.conn.execute(stmt.returning(*runs.c)).mappings().one_or_none()
+    values: dict[str, Any] = {
+        "id": id,
+        "table_id": table_id,
+        "trigger_id": trigger_id,
+        "record_id": record_id,
+        "source": source,
+        "clock": clock,
+        "status": "pending",
+        "attempts": 0,
+        "error": None,
+        "action_results": [],
+        "payload": dict(payload),
+        "definition": None if definition is None else dict(definition),  # SQL NULL
+        "identity": identity,
+        "scheduled_for": scheduled_for,
+        "created_at": now,
+        "updated_at": now,
+    }
+    row = tx.conn.execute(_insert_run_stmt(tx, clock), values).mappings().one_or_none()
     return None if row is None else run_dict(row)
+
+
+def _insert_run_stmt(tx: Tx, clock: bool) -> Any:
+    """The prebuilt INSERT (values travel as parameters: no statement building per run)."""
+    key = (tx.is_postgres, clock)
+    stmt = _INSERT_RUN.get(key)
+    if stmt is None:
+        built = upsert_insert(tx, runs)
+        if clock:
+            built = built.on_conflict_do_nothing(
+                index_elements=["trigger_id"], index_where=text(ONE_ACTIVE_CLOCK_WHERE)
+            )
+        stmt = _INSERT_RUN[key] = built.returning(*runs.c)
+    return stmt
+
+
+_INSERT_RUN: dict[tuple[bool, bool], Any] = {}
 
 
 def get_run(tx: Tx, *, run_id: str) -> dict[str, Any] | None:
@@ -171,8 +190,7 @@ def has_active_run(tx: Tx, *, trigger_id: str) -> bool:
     The index's own predicate, verbatim, lets both dialects answer from that partial index
     (one probe) instead of scanning every active run: this runs once per due clock trigger.
     """
-    stmt = select(runs.c.id).where(runs.c.trigger_id == trigger_id, _ACTIVE_CLOCK)
-    return tx.conn.execute(stmt.limit(1)).first() is not None
+    return tx.conn.execute(_HAS_ACTIVE, {"p_trigger_id": trigger_id}).first() is not None
 
 
 def active_trigger_ids(tx: Tx, *, trigger_ids: Iterable[str]) -> set[str]:

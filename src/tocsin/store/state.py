@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import RowMapping, false, or_, select, true, update
+from sqlalchemy import RowMapping, String, bindparam, false, or_, select, true, update
 
 from tocsin.store.dialects import upsert_insert
 from tocsin.store.tables import trigger_state
@@ -171,15 +171,26 @@ def consume_window(
     Eligibility: ``last_consumed`` is null or earlier than ``window`` (monotonic).
     """
     tx.require_writable()
-    stmt = (
-        update(trigger_state)
-        .where(
-            trigger_state.c.trigger_id == trigger_id,
-            or_(trigger_state.c.last_consumed.is_(None), trigger_state.c.last_consumed < window),
-        )
-        .values(last_consumed=window, next_due_at=next_due_at, updated_at=now)
+    params = {"p_trigger_id": trigger_id, "p_window": window, "p_next": next_due_at, "p_now": now}
+    return tx.conn.execute(_CONSUME, params).rowcount == 1
+
+
+def _at(name: str) -> Any:
+    return bindparam(name, type_=trigger_state.c.updated_at.type)
+
+
+# prebuilt (the tick runs it once per fired clock trigger): values travel as parameters
+_CONSUME = (
+    update(trigger_state)
+    .where(
+        trigger_state.c.trigger_id == bindparam("p_trigger_id", type_=String()),
+        or_(
+            trigger_state.c.last_consumed.is_(None),
+            trigger_state.c.last_consumed < _at("p_window"),
+        ),
     )
-    return tx.conn.execute(stmt).rowcount == 1
+    .values(last_consumed=_at("p_window"), next_due_at=_at("p_next"), updated_at=_at("p_now"))
+)
 
 
 def lower_next_due(tx: Tx, *, table_id: str, kind: str, next_due_at: datetime) -> int:
