@@ -28,6 +28,10 @@ TIMEZONE_INVALID = "timezone_invalid"
 # IANA keys are path-like words; refuse absolute paths, '..', backslashes, NULs and blanks early.
 _ZONE_KEY = re.compile(r"[A-Za-z0-9_+\-]+(?:/[A-Za-z0-9_+\-]+)*", re.ASCII)
 _MAX_KEY_LENGTH = 64
+# names a zoneinfo directory may hold that are not portable IANA zones: the host's own zone,
+# tzdata's placeholder, and the leap-second / POSIX copies of the real zones
+_NOT_PORTABLE = frozenset({"localtime", "Factory", "posixrules"})
+_NOT_PORTABLE_PREFIXES = ("posix/", "right/")
 
 
 def get_zone(name: object) -> ZoneInfo:
@@ -48,6 +52,8 @@ def is_known_zone(name: object) -> bool:
 @lru_cache(maxsize=1024)
 def _load(name: str) -> ZoneInfo | None:
     if len(name) > _MAX_KEY_LENGTH or _ZONE_KEY.fullmatch(name) is None:
+        return None
+    if name in _NOT_PORTABLE or name.startswith(_NOT_PORTABLE_PREFIXES):
         return None
     try:
         return ZoneInfo(name)

@@ -6,6 +6,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import Self
 
+from tocsin.errors import ValidationError
 from tocsin.settings import Settings
 from tocsin.store import open_store
 from tocsin.store.tx import Store
@@ -32,8 +33,8 @@ class TocsinBase:
         """The edge default: the real clock only when the caller passed no ``now``."""
         if now is None:
             return datetime.now(UTC)
-        if now.tzinfo is None:
-            raise ValueError("now must be an aware datetime (UTC)")
+        if not isinstance(now, datetime) or now.tzinfo is None:
+            raise ValidationError(f"now must be an aware datetime, got {now!r}")
         return now.astimezone(UTC)
 
     @staticmethod
