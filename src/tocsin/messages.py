@@ -220,6 +220,10 @@ def column_type_invalid(column: object, column_type: object) -> str:
     )
 
 
+def column_name_invalid(column: object) -> str:
+    return f"column name {column!r} is invalid: it must be a non-empty string"
+
+
 def column_unknown(column: object) -> str:
     return f"column '{column}' does not exist on this table"
 

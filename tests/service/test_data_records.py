@@ -60,6 +60,12 @@ def test_create_table_validates_scope_ids_and_columns(tocsin: Tocsin) -> None:
     with pytest.raises(ValidationError) as column:
         tocsin.create_table("user", SCOPE_ID, "X", {"Due": "timestamp"}, now=NOW)
     assert column.value.status == 400 and "'Due'" in column.value.detail
+    for blank in ("", "  "):
+        with pytest.raises(ValidationError) as name:
+            tocsin.create_table("user", SCOPE_ID, "X", {blank: "text"}, now=NOW)
+        assert name.value.detail == (
+            f"column name {blank!r} is invalid: it must be a non-empty string"
+        )
 
 
 @pytest.mark.parametrize(

@@ -61,7 +61,7 @@ def validate_columns(columns: object) -> dict[str, str]:
     out: dict[str, str] = {}
     for name, kind in columns.items():
         if not isinstance(name, str) or not name.strip():
-            raise ValidationError(messages.column_type_invalid(name, kind))
+            raise ValidationError(messages.column_name_invalid(name))
         if kind not in COLUMN_TYPES:
             raise ValidationError(messages.column_type_invalid(name, kind))
         out[name] = str(kind)
