@@ -18,9 +18,9 @@ from engine_support import (
     write_raw_triggers,
 )
 
-from tocsin.engine import configs, sweeps, tick
+from tocsin.engine import configs, sweeps, tick, tick_batch
 from tocsin.service import Tocsin
-from tocsin.store import ledger
+from tocsin.store import ledger, tick_bulk
 from tocsin.store import runs as store_runs
 
 PAST = "2026-08-27T01:00"
@@ -147,6 +147,27 @@ def test_a_trigger_that_raises_is_skipped_and_others_proceed(
 ) -> None:
     table_id = make_table(tocsin)
     bad, good = tocsin.set_triggers(table_id, [interval(), interval()], now=NOW)
+    real = tick_batch.decide_clock_trigger
+
+    def flaky(trigger: Any, state: Any, now: Any, active: bool) -> Any:
+        decided = real(trigger, state, now, active)
+        if trigger.trigger_id == bad["id"]:
+            raise RuntimeError("broken trigger")  # its decision is dropped
+        return decided
+
+    monkeypatch.setattr(tick_batch, "decide_clock_trigger", flaky)
+    assert tocsin.tick(now=NOW)["runs_created"] == 1
+    assert [r["trigger_id"] for r in runs_of(tocsin, table_id)] == [good["id"]]
+    monkeypatch.undo()
+    assert tocsin.tick(now=NOW)["runs_created"] == 1  # its window was not consumed
+
+
+def test_a_trigger_that_raises_on_the_per_table_path_is_skipped(
+    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failed bulk write sends the batch's tables one by one, each trigger in a savepoint."""
+    table_id = make_table(tocsin)
+    bad, good = tocsin.set_triggers(table_id, [interval(), interval()], now=NOW)
     real = tick.tick_clock_trigger
 
     def flaky(tx: Any, table: Any, trigger: Any, state: Any, now: Any) -> int:
@@ -155,6 +176,10 @@ def test_a_trigger_that_raises_is_skipped_and_others_proceed(
             raise RuntimeError("broken trigger")
         return real(tx, table, trigger, state, now)
 
+    def broken_bulk(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("bulk insert down")
+
+    monkeypatch.setattr(tick_bulk, "insert_clock_runs", broken_bulk)
     monkeypatch.setattr(tick, "tick_clock_trigger", flaky)
     assert tocsin.tick(now=NOW)["runs_created"] == 1
     assert [r["trigger_id"] for r in runs_of(tocsin, table_id)] == [good["id"]]
@@ -168,6 +193,25 @@ def test_a_table_that_raises_does_not_roll_back_the_others(
     tables = [make_table(tocsin) for _ in range(3)]
     for table_id in tables:
         tocsin.set_triggers(table_id, [interval()], now=NOW)
+    real = tick_batch.plan_table
+
+    def flaky(table: Any, states: Any, now: Any) -> Any:
+        if table["id"] == tables[1]:
+            raise RuntimeError("broken table")
+        return real(table, states, now)
+
+    monkeypatch.setattr(tick_batch, "plan_table", flaky)
+    counts = tocsin.tick(now=NOW)
+    assert (counts["tables_scanned"], counts["runs_created"]) == (2, 2)
+    assert [len(runs_of(tocsin, t)) for t in tables] == [1, 0, 1]
+
+
+def test_a_table_that_raises_on_the_per_table_path_does_not_roll_back_the_others(
+    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tables = [make_table(tocsin) for _ in range(3)]
+    for table_id in tables:
+        tocsin.set_triggers(table_id, [interval()], now=NOW)
     real = configs.refresh_table_next_due
 
     def flaky(tx: Any, *, table_id: str) -> Any:
@@ -175,6 +219,10 @@ def test_a_table_that_raises_does_not_roll_back_the_others(
             raise RuntimeError("broken table")
         return real(tx, table_id=table_id)
 
+    def broken_bulk(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("bulk update down")
+
+    monkeypatch.setattr(tick_bulk, "finish_tables", broken_bulk)
     monkeypatch.setattr(tick, "refresh_table_next_due", flaky)
     counts = tocsin.tick(now=NOW)
     assert (counts["tables_scanned"], counts["runs_created"]) == (2, 2)
@@ -210,13 +258,13 @@ def test_idle_triggers_of_a_due_table_are_not_evaluated(
     assert tocsin.tick(now=NOW)["runs_created"] == 5
     finish_all(tocsin, table_id, now=NOW)
     evaluated: list[str] = []
-    real = tick.tick_clock_trigger
+    real = tick_batch.decide_clock_trigger
 
-    def spy(tx: Any, table: Any, trigger: Any, state: Any, now: Any) -> int:
+    def spy(trigger: Any, state: Any, now: Any, active: bool) -> Any:
         evaluated.append(trigger.trigger_id)
-        return real(tx, table, trigger, state, now)
+        return real(trigger, state, now, active)
 
-    monkeypatch.setattr(tick, "tick_clock_trigger", spy)
+    monkeypatch.setattr(tick_batch, "decide_clock_trigger", spy)
     assert tocsin.tick(now=NOW + hours(1))["runs_created"] == 1
     assert evaluated == [hourly["id"]]
     finish_all(tocsin, table_id, now=NOW + hours(1))
@@ -233,7 +281,7 @@ def test_a_refused_clock_run_leaves_its_window_unclaimed(
     table_id = make_table(tocsin)
     [saved] = tocsin.set_triggers(table_id, [interval(3600)], now=NOW)
     assert tocsin.tick(now=NOW)["runs_created"] == 1  # pending: the active run
-    monkeypatch.setattr(store_runs, "has_active_run", lambda tx, *, trigger_id: False)
+    monkeypatch.setattr(store_runs, "active_trigger_ids", lambda tx, *, trigger_ids: set())
     assert tocsin.tick(now=NOW + hours(1))["runs_created"] == 0
     with tocsin.store.read() as tx:
         claimed = ledger.fired_identities(

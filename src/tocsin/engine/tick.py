@@ -47,6 +47,7 @@ from tocsin.engine.evaluate import (
     inspect_stored,
     page_identities,
 )
+from tocsin.engine.tick_batch import BATCH_TABLES, tick_batch
 from tocsin.store import claims, ledger
 from tocsin.store import records as store_records
 from tocsin.store import runs as store_runs
@@ -91,10 +92,12 @@ def run_due_triggers(
     report.trigger_runs_requeued = _sweep(store, "requeue_lost_runs", now, stuck_after_s)
     report.staged_changes_requeued = _sweep(store, "requeue_staged_changes", now, None)
     ids = candidate_table_ids(store, now=now, limit=table_limit)
-    size = TABLES_PER_TX if store.is_postgres else 1
+    size = BATCH_TABLES
     for chunk in (ids[i : i + size] for i in range(0, len(ids), size)):
         try:
-            outcomes = tick_tables(store, table_ids=chunk, now=now, record_limit=record_limit)
+            outcomes = tick_batch(
+                store, table_ids=chunk, now=now, record_limit=record_limit, per_table=tick_table
+            )
         except Exception:  # the commit itself failed: nothing of this chunk happened
             log.exception("tick: tables %s skipped", chunk)
             continue

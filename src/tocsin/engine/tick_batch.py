@@ -1,0 +1,250 @@
+"""The tick's set-based path for clock triggers (SPEC §5.3, §6; DESIGN §5).
+
+For a batch of candidate tables, in one transaction:
+
+1. lock the tables still due (``FOR NO KEY UPDATE SKIP LOCKED`` on PostgreSQL; SQLite holds
+   ``BEGIN IMMEDIATE``) and read their trigger states: two statements;
+2. tables with a date trigger go through the per-table path (:func:`tick.tick_table`), each
+   in a savepoint; the others are planned in Python with THE evaluator: a trigger idle until
+   later costs nothing, one whose evaluation raises is skipped (logged), a table whose
+   planning raises is skipped whole; the active clock runs are read in one query;
+3. the writes, in bulk, in a savepoint: ledger claims (``ON CONFLICT DO NOTHING``), pending
+   runs with the frozen definition (the one-active-run index refuses some: their claims are
+   released and their windows stay due), windows consumed (a claim lost to a racing tick
+   consumes its window too), next due instants of the triggers and tables, rotation stamp.
+   If a bulk write fails, the savepoint rolls back and the batch's clock tables go through the
+   per-table path instead.
+
+The rules are those of :mod:`tocsin.engine.tick`; only the number of statements differs.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from tocsin.core import identity
+from tocsin.core.schedules import DateColumnReached
+from tocsin.engine.configs import NEVER_DUE
+from tocsin.engine.evaluate import (
+    ClockVerdict,
+    StoredTrigger,
+    classify,
+    clock_next_due,
+    inspect_stored,
+)
+from tocsin.store import ledger, tick_bulk
+from tocsin.store import runs as store_runs
+from tocsin.store.engine_queries import savepoint
+from tocsin.store.tx import Store, Tx
+
+log = logging.getLogger(__name__)
+
+# tables per transaction: big enough that per-statement costs vanish, small enough that a lock
+# (SQLite's write lock, PostgreSQL's row locks) is short
+BATCH_TABLES = 500
+Outcome = tuple[bool, int]  # (has_schedules, runs_created) per table ticked
+TableTick = Callable[..., Outcome | None]
+
+
+@dataclass(slots=True)
+class TablePlan:
+    """One clock-only table: its triggers that may be due, and the fires decided for them."""
+
+    table: dict[str, Any]
+    states: dict[str, dict[str, Any]]
+    has_schedules: bool
+    candidates: list[tuple[StoredTrigger, dict[str, Any]]]
+    fires: list[Fire] = field(default_factory=list)
+    next_dues: list[tuple[str, datetime | None]] = field(default_factory=list)
+    created: int = 0
+
+
+@dataclass(slots=True)
+class Fire:
+    """A due window: its ledger claim and run, and the window's consumption."""
+
+    trigger: StoredTrigger
+    window: datetime
+    identity: str
+    run_id: str
+    next_due: datetime | None
+
+
+def tick_batch(
+    store: Store, *, table_ids: list[str], now: datetime, record_limit: int, per_table: TableTick
+) -> list[Outcome]:
+    """A batch of tables in one transaction: ``(has_schedules, runs_created)`` per table ticked
+    (a table taken by another tick, no longer due, or raising is left out)."""
+    outcomes: list[Outcome] = []
+    with store.begin_immediate() as tx:
+        locked = tick_bulk.lock_candidate_tables(tx, table_ids=table_ids, now=now)
+        states = tick_bulk.states_of_tables(tx, table_ids=[str(t["id"]) for t in locked])
+        plans: list[TablePlan] = []
+        for table in locked:
+            try:
+                plan = plan_table(table, states.get(str(table["id"]), {}), now)
+            except Exception:
+                log.exception("tick: table %s skipped", table["id"])
+                continue
+            if plan is None:  # a date trigger: the per-table path
+                _one_table(tx, per_table, str(table["id"]), now, record_limit, outcomes)
+            else:
+                plans.append(plan)
+        if plans:
+            outcomes += _tick_plans(tx, plans, now, record_limit, per_table)
+    return outcomes
+
+
+def _one_table(
+    tx: Tx, per_table: TableTick, table_id: str, now: datetime, limit: int, out: list[Outcome]
+) -> None:
+    try:
+        with savepoint(tx):
+            outcome = per_table(tx, table_id=table_id, now=now, record_limit=limit)
+    except Exception:
+        log.exception("tick: table %s skipped", table_id)
+        return
+    if outcome is not None:
+        out.append(outcome)
+
+
+def plan_table(
+    table: dict[str, Any], states: dict[str, dict[str, Any]], now: datetime
+) -> TablePlan | None:
+    """The clock triggers of ``table`` that may be due at ``now``; None when it has a date
+    trigger (the per-table path reads its records)."""
+    live = [tid for tid, s in states.items() if not s["retired"]]
+    stored = inspect_stored(table["triggers"], table["columns"], live)
+    candidates: list[tuple[StoredTrigger, dict[str, Any]]] = []
+    for trigger in stored:
+        if not trigger.valid or trigger.trigger_id is None:
+            continue
+        if isinstance(trigger.spec, DateColumnReached):
+            return None
+        state = states[trigger.trigger_id]
+        next_due = state.get("next_due_at")
+        if next_due is None or next_due <= now:
+            candidates.append((trigger, state))
+    return TablePlan(table=table, states=states, has_schedules=bool(stored), candidates=candidates)
+
+
+def _tick_plans(
+    tx: Tx, plans: list[TablePlan], now: datetime, limit: int, per_table: TableTick
+) -> list[Outcome]:
+    ids = [str(t.trigger_id) for p in plans for t, _ in p.candidates]
+    active = store_runs.active_trigger_ids(tx, trigger_ids=ids)
+    for plan in plans:
+        for trigger, state in plan.candidates:
+            trigger_id = str(trigger.trigger_id)
+            try:
+                decided = decide_clock_trigger(trigger, state, now, trigger_id in active)
+            except Exception:
+                log.exception("tick: trigger %s of table %s skipped", trigger_id, plan.table["id"])
+                continue
+            if isinstance(decided, Fire):
+                plan.fires.append(decided)
+            elif decided is not None:
+                plan.next_dues.append((trigger_id, decided[0]))
+    try:
+        with savepoint(tx):
+            write_plans(tx, plans, now)
+    except Exception:
+        log.exception("tick: bulk writes failed; the batch's tables go one by one")
+        out: list[Outcome] = []
+        for plan in plans:
+            _one_table(tx, per_table, str(plan.table["id"]), now, limit, out)
+        return out
+    return [(p.has_schedules, p.created) for p in plans]
+
+
+def decide_clock_trigger(
+    trigger: StoredTrigger, state: Mapping[str, Any], now: datetime, active: bool
+) -> Fire | tuple[datetime | None] | None:
+    """THE evaluator's verdict for one clock trigger: a :class:`Fire`, a new next due instant
+    (a 1-tuple), or None (nothing to write); raises for a broken trigger (skipped)."""
+    spec = trigger.spec
+    if spec is None or isinstance(spec, DateColumnReached):
+        return None
+    verdict = classify(trigger, state, now=now, active_run=active)
+    if not isinstance(verdict, ClockVerdict):
+        return None
+    if not verdict.due_now or verdict.due_at is None:
+        changed = verdict.next_due_at != state["next_due_at"]
+        return (verdict.next_due_at,) if changed else None
+    window = verdict.due_at
+    next_due = clock_next_due(spec, anchor=state["anchor"], last_consumed=window)
+    return Fire(trigger, window, identity.clock_identity(window), str(uuid.uuid4()), next_due)
+
+
+def write_plans(tx: Tx, plans: list[TablePlan], now: datetime) -> None:
+    """The batch's writes, set-based (see the module docstring)."""
+    fires = [(p, f) for p in plans for f in p.fires]
+    claimed = tick_bulk.claim_occurrences(tx, rows=[_ledger_row(p, f, now) for p, f in fires])
+    mine = [(p, f) for p, f in fires if (str(f.trigger.trigger_id), f.identity) in claimed]
+    inserted = tick_bulk.insert_clock_runs(tx, rows=[_run_row(p, f, now) for p, f in mine])
+    consumed: list[tuple[str, datetime, datetime | None]] = []
+    for plan, fire in fires:
+        trigger_id = str(fire.trigger.trigger_id)
+        if (trigger_id, fire.identity) in claimed and fire.run_id not in inserted:
+            # the one-active-run index refused it: undo the claim, the window stays due
+            ledger.release_occurrence(
+                tx, trigger_id=trigger_id, identity=fire.identity, run_id=fire.run_id
+            )
+            continue
+        plan.created += int(fire.run_id in inserted)
+        consumed.append((trigger_id, fire.window, fire.next_due))
+        plan.states[trigger_id] = {**plan.states[trigger_id], "next_due_at": fire.next_due}
+    tick_bulk.consume_windows(tx, values=consumed, now=now)
+    next_dues = [nd for p in plans for nd in p.next_dues]
+    tick_bulk.set_next_dues(tx, values=next_dues)
+    for plan in plans:
+        for trigger_id, next_due in plan.next_dues:
+            plan.states[trigger_id] = {**plan.states[trigger_id], "next_due_at": next_due}
+    tables = [(str(p.table["id"]), table_next_due(p.states)) for p in plans]
+    tick_bulk.finish_tables(tx, values=tables, now=now)
+
+
+def table_next_due(states: Mapping[str, Mapping[str, Any]]) -> datetime:
+    """The earliest ``next_due_at`` of the live states (``NEVER_DUE`` when none): what
+    ``configs.refresh_table_next_due`` computes, from the states as this batch left them."""
+    dues = [s["next_due_at"] for s in states.values() if not s["retired"] and s["next_due_at"]]
+    return min(dues, default=NEVER_DUE)
+
+
+def _ledger_row(plan: TablePlan, fire: Fire, now: datetime) -> dict[str, Any]:
+    return {
+        "trigger_id": str(fire.trigger.trigger_id),
+        "identity": fire.identity,
+        "table_id": str(plan.table["id"]),
+        "run_id": fire.run_id,
+        "created_at": now,
+    }
+
+
+def _run_row(plan: TablePlan, fire: Fire, now: datetime) -> dict[str, Any]:
+    return {
+        "id": fire.run_id,
+        "table_id": str(plan.table["id"]),
+        "trigger_id": str(fire.trigger.trigger_id),
+        "record_id": None,
+        "source": "schedule",
+        "clock": True,
+        "status": "pending",
+        "attempts": 0,
+        "error": None,
+        "action_results": [],
+        "payload": {},
+        "definition": dict(fire.trigger.raw),
+        "identity": fire.identity,
+        "scheduled_for": fire.window,
+        "created_at": now,
+        "updated_at": now,
+    }
+
+
+__all__ = ["BATCH_TABLES", "TablePlan", "decide_clock_trigger", "plan_table", "tick_batch"]
