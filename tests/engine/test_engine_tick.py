@@ -21,7 +21,6 @@ from engine_support import (
 from tocsin.engine import configs, sweeps, tick, tick_batch
 from tocsin.service import Tocsin
 from tocsin.store import ledger, tick_bulk
-from tocsin.store import runs as store_runs
 
 PAST = "2026-08-27T01:00"
 
@@ -281,7 +280,7 @@ def test_a_refused_clock_run_leaves_its_window_unclaimed(
     table_id = make_table(tocsin)
     [saved] = tocsin.set_triggers(table_id, [interval(3600)], now=NOW)
     assert tocsin.tick(now=NOW)["runs_created"] == 1  # pending: the active run
-    monkeypatch.setattr(store_runs, "active_trigger_ids", lambda tx, *, trigger_ids: set())
+    monkeypatch.setattr(tick_bulk, "active_clock_trigger_ids", lambda tx, *, trigger_ids: set())
     assert tocsin.tick(now=NOW + hours(1))["runs_created"] == 0
     with tocsin.store.read() as tx:
         claimed = ledger.fired_identities(

@@ -48,7 +48,7 @@ from tocsin.engine.evaluate import (
     page_identities,
 )
 from tocsin.engine.tick_batch import BATCH_TABLES, tick_batch
-from tocsin.store import claims, ledger
+from tocsin.store import claims, ledger, tick_bulk
 from tocsin.store import records as store_records
 from tocsin.store import runs as store_runs
 from tocsin.store import state as store_state
@@ -126,7 +126,7 @@ def _sweep(store: Store, name: str, now: datetime, stuck_after_s: float | None) 
 def candidate_table_ids(store: Store, *, now: datetime, limit: int) -> list[str]:
     """The ids of up to ``limit`` tables with due work, least recently ticked first."""
     with store.begin() as tx:
-        return [str(t["id"]) for t in claims.claim_candidate_tables(tx, now=now, limit=limit)]
+        return tick_bulk.candidate_table_ids(tx, now=now, limit=limit)
 
 
 def tick_tables(

@@ -38,7 +38,6 @@ from tocsin.engine.evaluate import (
     inspect_stored,
 )
 from tocsin.store import ledger, tick_bulk
-from tocsin.store import runs as store_runs
 from tocsin.store.engine_queries import savepoint
 from tocsin.store.tx import Store, Tx
 
@@ -118,8 +117,8 @@ def plan_table(
 ) -> TablePlan | None:
     """The clock triggers of ``table`` that may be due at ``now``; None when it has a date
     trigger (the per-table path reads its records)."""
-    live = [tid for tid, s in states.items() if not s["retired"]]
-    stored = inspect_stored(table["triggers"], table["columns"], live)
+    live = frozenset(tid for tid, s in states.items() if not s["retired"])
+    stored = stored_triggers(table, live)
     candidates: list[tuple[StoredTrigger, dict[str, Any]]] = []
     for trigger in stored:
         if not trigger.valid or trigger.trigger_id is None:
@@ -133,11 +132,30 @@ def plan_table(
     return TablePlan(table=table, states=states, has_schedules=bool(stored), candidates=candidates)
 
 
+# table id → (triggers config, columns, live state ids, inspected): a config is parsed once, not
+# at every tick; an entry is used only while all three compare equal to what the tick read
+_INSPECTED: dict[str, tuple[Any, Any, frozenset[str], list[StoredTrigger]]] = {}
+INSPECTED_MAX = 100_000
+
+
+def stored_triggers(table: Mapping[str, Any], live: frozenset[str]) -> list[StoredTrigger]:
+    """``inspect_stored`` of the table's config, cached (checked by equality)."""
+    table_id, config, columns = str(table["id"]), table["triggers"], table["columns"]
+    hit = _INSPECTED.get(table_id)
+    if hit is not None and hit[2] == live and hit[0] == config and hit[1] == columns:
+        return hit[3]
+    stored = inspect_stored(config, columns, live)
+    if len(_INSPECTED) >= INSPECTED_MAX:
+        _INSPECTED.clear()
+    _INSPECTED[table_id] = (config, columns, live, stored)
+    return stored
+
+
 def _tick_plans(
     tx: Tx, plans: list[TablePlan], now: datetime, limit: int, per_table: TableTick
 ) -> list[Outcome]:
     ids = [str(t.trigger_id) for p in plans for t, _ in p.candidates]
-    active = store_runs.active_trigger_ids(tx, trigger_ids=ids)
+    active = tick_bulk.active_clock_trigger_ids(tx, trigger_ids=ids)
     for plan in plans:
         for trigger, state in plan.candidates:
             trigger_id = str(trigger.trigger_id)

@@ -37,6 +37,25 @@ def _chunks(ids: Sequence[str]) -> Iterable[list[str]]:
         yield list(ids[start : start + IN_CHUNK])
 
 
+def candidate_table_ids(tx: Tx, *, now: datetime, limit: int) -> list[str]:
+    """``claims.claim_candidate_tables``, ids only (no config decoding): the same eligibility,
+    rotation order, limit and PostgreSQL ``FOR NO KEY UPDATE SKIP LOCKED``."""
+    tx.require_writable()
+    stmt = (
+        select(tables.c.id)
+        .where(
+            tables.c.trashed == false(),
+            tables.c.triggers.is_not(None),
+            or_(tables.c.next_due_at.is_(None), tables.c.next_due_at <= now),
+        )
+        .order_by(tables.c.last_ticked_at.asc().nulls_first(), tables.c.id)
+        .limit(limit)
+    )
+    if tx.is_postgres:
+        stmt = stmt.with_for_update(skip_locked=True, of=tables, key_share=True)
+    return [str(i) for i in tx.conn.execute(stmt).scalars()]
+
+
 def lock_candidate_tables(
     tx: Tx, *, table_ids: Sequence[str], now: datetime
 ) -> list[dict[str, Any]]:
@@ -60,6 +79,28 @@ def lock_candidate_tables(
     return [found[i] for i in table_ids if i in found]
 
 
+def active_clock_trigger_ids(tx: Tx, *, trigger_ids: Sequence[str]) -> set[str]:
+    """``runs.active_trigger_ids``, probing the partial unique index once per id.
+
+    A plain ``trigger_id IN (…) AND <predicate>`` lets the planner (PostgreSQL with stale
+    statistics, SQLite) scan every active run by status for each batch: quadratic as runs pile
+    up. PostgreSQL: a LATERAL probe per id; SQLite: ``INDEXED BY`` the partial index.
+    """
+    if tx.is_postgres:
+        body = (
+            "SELECT v.tid FROM v CROSS JOIN LATERAL (SELECT 1 FROM runs"
+            f" WHERE runs.trigger_id = v.tid AND {ONE_ACTIVE_CLOCK_WHERE} LIMIT 1) AS a"
+        )
+    else:
+        body = (
+            "SELECT v.tid FROM v WHERE EXISTS (SELECT 1 FROM runs INDEXED BY"
+            " uq_runs_one_active_clock WHERE runs.trigger_id = v.tid"
+            f" AND {ONE_ACTIVE_CLOCK_WHERE})"
+        )
+    rows = [(i,) for i in trigger_ids]
+    return {str(r[0]) for r in _with_rows(tx, (("tid", "text"),), body, rows)}
+
+
 def states_of_tables(tx: Tx, *, table_ids: Sequence[str]) -> dict[str, dict[str, dict[str, Any]]]:
     """Every state row (retired ones included) of ``table_ids``: table id → trigger id → state."""
     out: dict[str, dict[str, dict[str, Any]]] = {str(i): {} for i in table_ids}
@@ -72,9 +113,13 @@ def states_of_tables(tx: Tx, *, table_ids: Sequence[str]) -> dict[str, dict[str,
 
 # --- raw multi-row statements: one round trip per chunk, values converted once ----------------
 # SQLAlchemy's per-parameter processing dominated the bulk writes; these send the same values
-# (converted by the columns' own bind processors: naive UTC instants, JSON text) straight to
-# the driver.
-ROWS_PER_STATEMENT = 1000  # x at most 8 parameters: under SQLite's and PostgreSQL's limits
+# (instants through the column type's own bind processor: naive UTC, SQLite's text format; JSON
+# as text) straight to the driver. The rows travel in a CTE ``v``: on SQLite a multi-row
+# VALUES list, on PostgreSQL ``unnest`` over one array per column (a short query text for any
+# number of rows).
+ROWS_PER_STATEMENT = 1000  # SQLite: x at most 9 parameters, under its limit of 32766
+
+Column = tuple[str, str]  # (name in v, PostgreSQL type: text | timestamp)
 
 
 def _instants(tx: Tx) -> Any:
@@ -83,18 +128,25 @@ def _instants(tx: Tx) -> Any:
     return proc if proc is not None else (lambda v: v)
 
 
-def _execute_values(
-    tx: Tx, sql: str, row_sql: str, rows: Sequence[tuple[Any, ...]], tail: str = ""
+def _with_rows(
+    tx: Tx, columns: Sequence[Column], body: str, rows: Sequence[tuple[Any, ...]]
 ) -> list[tuple[Any, ...]]:
-    """``sql`` + one ``row_sql`` per row (``?`` placeholders) + ``tail``, per chunk of rows;
-    the rows any RETURNING gave back."""
-    mark = "?" if not tx.is_postgres else "%s"
+    """``WITH v(columns) AS (rows) <body>``, per chunk of rows; what RETURNING gave back."""
+    names = ", ".join(name for name, _ in columns)
     out: list[tuple[Any, ...]] = []
-    for start in range(0, len(rows), ROWS_PER_STATEMENT):
-        chunk = rows[start : start + ROWS_PER_STATEMENT]
-        values = ", ".join([row_sql.replace("?", mark)] * len(chunk))
-        params = tuple(v for row in chunk for v in row)
-        result = tx.conn.exec_driver_sql(sql.format(values=values) + tail, params)
+    size = ROWS_PER_STATEMENT if not tx.is_postgres else max(len(rows), 1)
+    for start in range(0, len(rows), size):
+        chunk = rows[start : start + size]
+        if tx.is_postgres:
+            arrays = ", ".join(f"CAST(%s AS {kind}[])" for _, kind in columns)
+            source = f"SELECT * FROM unnest({arrays})"
+            params: tuple[Any, ...] = tuple(list(col) for col in zip(*chunk, strict=True))
+        else:
+            row_sql = "(" + ", ".join("?" for _ in columns) + ")"
+            source = "VALUES " + ", ".join([row_sql] * len(chunk))
+            params = tuple(v for row in chunk for v in row)
+        sql = f"WITH v({names}) AS ({source}) {body}"
+        result = tx.conn.exec_driver_sql(sql, params)
         if result.returns_rows:
             out.extend(tuple(r) for r in result.fetchall())
     return out
@@ -109,17 +161,27 @@ def claim_occurrences(tx: Tx, *, rows: Sequence[Mapping[str, Any]]) -> set[tuple
         (r["trigger_id"], r["identity"], r["table_id"], r["run_id"], at(r["created_at"]))
         for r in rows
     ]
-    sql = "INSERT INTO occurrence_ledger (trigger_id, identity, table_id, run_id, created_at) "
-    tail = " ON CONFLICT (trigger_id, identity) DO NOTHING RETURNING trigger_id, identity"
-    got = _execute_values(tx, sql + "VALUES {values}", "(?, ?, ?, ?, ?)", values, tail)
+    columns = (("tid", "text"), ("ident", "text"), ("tab", "text"), ("rid", "text"))
+    body = (
+        "INSERT INTO occurrence_ledger (trigger_id, identity, table_id, run_id, created_at)"
+        " SELECT tid, ident, tab, rid, ca FROM v WHERE true"
+        " ON CONFLICT (trigger_id, identity) DO NOTHING RETURNING trigger_id, identity"
+    )
+    got = _with_rows(tx, (*columns, ("ca", "timestamp")), body, values)
     return {(str(r[0]), str(r[1])) for r in got}
 
 
-_RUN_COLUMNS = (
-    "id, table_id, trigger_id, record_id, source, clock, status, attempts, error, action_results,"
-    " payload, definition, identity, scheduled_for, created_at, updated_at"
+_RUN_INSERT = (
+    "INSERT INTO runs (id, table_id, trigger_id, record_id, source, clock, status, attempts,"
+    " error, action_results, payload, definition, identity, scheduled_for, created_at,"
+    " updated_at) SELECT rid, tab, tid, NULL, 'schedule', true, 'pending', 0, NULL, '[]',"
+    " {payload}, {definition}, ident, sf, ca, ca FROM v WHERE true"
+    f" ON CONFLICT (trigger_id) WHERE {ONE_ACTIVE_CLOCK_WHERE} DO NOTHING RETURNING id"
 )
-_RUN_ROW = "(?, ?, ?, NULL, 'schedule', true, 'pending', 0, NULL, '[]', ?, ?, ?, ?, ?, ?)"
+_RUN_COLUMNS: tuple[Column, ...] = (
+    *(("rid", "text"), ("tab", "text"), ("tid", "text"), ("payload", "text")),
+    *(("definition", "text"), ("ident", "text"), ("sf", "timestamp"), ("ca", "timestamp")),
+)
 
 
 def insert_clock_runs(tx: Tx, *, rows: Sequence[Mapping[str, Any]]) -> set[str]:
@@ -132,39 +194,24 @@ def insert_clock_runs(tx: Tx, *, rows: Sequence[Mapping[str, Any]]) -> set[str]:
     """
     tx.require_writable()
     at = _instants(tx)
-    values = []
-    for r in rows:
-        created = at(r["created_at"])
-        payload, definition = json.dumps(r["payload"]), json.dumps(r["definition"])
-        ids = (r["id"], r["table_id"], r["trigger_id"])
-        values.append(
-            (*ids, payload, definition, r["identity"], at(r["scheduled_for"]), created, created)
+    values = [
+        (
+            r["id"],
+            r["table_id"],
+            r["trigger_id"],
+            json.dumps(r["payload"]),
+            json.dumps(r["definition"]),
+            r["identity"],
+            at(r["scheduled_for"]),
+            at(r["created_at"]),
         )
-    sql = f"INSERT INTO runs ({_RUN_COLUMNS}) VALUES {{values}}"
-    tail = f" ON CONFLICT (trigger_id) WHERE {ONE_ACTIVE_CLOCK_WHERE} DO NOTHING RETURNING id"
-    return {str(r[0]) for r in _execute_values(tx, sql, _RUN_ROW, values, tail)}
-
-
-def _update_from_values(
-    tx: Tx,
-    *,
-    table: str,
-    columns: Sequence[tuple[str, bool]],
-    sets: str,
-    where: str,
-    rows: Sequence[tuple[Any, ...]],
-) -> None:
-    """``UPDATE table SET sets FROM (VALUES rows) v WHERE table.<first column> = v.<it>``:
-    ``columns`` are ``(name, is_instant)``; PostgreSQL casts the instants."""
-    names = ", ".join(name for name, _ in columns)
-    cast = "CAST(? AS timestamp)" if tx.is_postgres else "?"
-    row_sql = "(" + ", ".join(cast if instant else "?" for _, instant in columns) + ")"
-    key = columns[0][0]
-    sql = (
-        f"WITH v({names}) AS (VALUES {{values}}) UPDATE {table} SET {sets} FROM v"
-        f" WHERE {table}.{key} = v.{key}{where}"
+        for r in rows
+    ]
+    json_of = "CAST({} AS json)" if tx.is_postgres else "{}"
+    body = _RUN_INSERT.format(
+        payload=json_of.format("payload"), definition=json_of.format("definition")
     )
-    _execute_values(tx, sql, row_sql, rows)
+    return {str(r[0]) for r in _with_rows(tx, _RUN_COLUMNS, body, values)}
 
 
 def consume_windows(
@@ -177,28 +224,25 @@ def consume_windows(
     tx.require_writable()
     at = _instants(tx)
     stamp = at(now)
-    _update_from_values(
-        tx,
-        table="trigger_state",
-        columns=(("trigger_id", False), ("w", True), ("n", True), ("t", True)),
-        sets="last_consumed = v.w, next_due_at = v.n, updated_at = v.t",
-        where=" AND (trigger_state.last_consumed IS NULL OR trigger_state.last_consumed < v.w)",
-        rows=[(tid, at(w), None if n is None else at(n), stamp) for tid, w, n in values],
+    body = (
+        "UPDATE trigger_state SET last_consumed = v.w, next_due_at = v.n, updated_at = v.t"
+        " FROM v WHERE trigger_state.trigger_id = v.tid"
+        " AND (trigger_state.last_consumed IS NULL OR trigger_state.last_consumed < v.w)"
     )
+    columns = (("tid", "text"), ("w", "timestamp"), ("n", "timestamp"), ("t", "timestamp"))
+    rows = [(tid, at(w), None if n is None else at(n), stamp) for tid, w, n in values]
+    _with_rows(tx, columns, body, rows)
 
 
 def set_next_dues(tx: Tx, *, values: Sequence[tuple[str, datetime | None]]) -> None:
     """``(trigger_id, next_due_at)`` pairs: record when each trigger may next be due."""
     tx.require_writable()
     at = _instants(tx)
-    _update_from_values(
-        tx,
-        table="trigger_state",
-        columns=(("trigger_id", False), ("n", True)),
-        sets="next_due_at = v.n",
-        where="",
-        rows=[(tid, None if n is None else at(n)) for tid, n in values],
+    body = (
+        "UPDATE trigger_state SET next_due_at = v.n FROM v WHERE trigger_state.trigger_id = v.tid"
     )
+    rows = [(tid, None if n is None else at(n)) for tid, n in values]
+    _with_rows(tx, (("tid", "text"), ("n", "timestamp")), body, rows)
 
 
 def finish_tables(tx: Tx, *, values: Sequence[tuple[str, datetime]], now: datetime) -> None:
@@ -207,17 +251,16 @@ def finish_tables(tx: Tx, *, values: Sequence[tuple[str, datetime]], now: dateti
     tx.require_writable()
     at = _instants(tx)
     stamp = at(now)
-    _update_from_values(
-        tx,
-        table="tables",
-        columns=(("id", False), ("n", True), ("t", True)),
-        sets="next_due_at = v.n, last_ticked_at = v.t",
-        where="",
-        rows=[(tid, at(n), stamp) for tid, n in values],
+    body = (
+        "UPDATE tables SET next_due_at = v.n, last_ticked_at = v.t FROM v WHERE tables.id = v.tid"
     )
+    columns = (("tid", "text"), ("n", "timestamp"), ("t", "timestamp"))
+    _with_rows(tx, columns, body, [(tid, at(n), stamp) for tid, n in values])
 
 
 __all__ = [
+    "active_clock_trigger_ids",
+    "candidate_table_ids",
     "claim_occurrences",
     "consume_windows",
     "finish_tables",
