@@ -145,6 +145,33 @@ def _codes_for(
     return codes, spec
 
 
+# (schedule, when, on, duplicate, columns) → (codes, spec) of a trigger with a well-formed id: a
+# pure function of those values (reprs of plain JSON), so each distinct schedule is parsed once
+_CODES_MEMO: dict[tuple[str, str, str, bool, str], tuple[tuple[str, ...], Schedule | None]] = {}
+CODES_MEMO_MAX = 10_000
+
+
+def _codes_memo(
+    trigger: object, columns: Mapping[str, str], duplicate: bool, columns_key: str
+) -> tuple[list[str], Schedule | None]:
+    """``_codes_for``, memoized for triggers whose id is well formed (their codes do not depend
+    on which id it is)."""
+    tid = _trigger_id(trigger)
+    if not isinstance(trigger, Mapping) or tid is None:
+        return _codes_for(trigger, columns, duplicate)
+    if ID_MISSING in triggers.classify_stored({"id": tid}, {}):  # a malformed id
+        return _codes_for(trigger, columns, duplicate)
+    get = trigger.get
+    key = (repr(get("schedule")), repr(get("when")), repr(get("on")), duplicate, columns_key)
+    hit = _CODES_MEMO.get(key)
+    if hit is None:
+        codes, spec = _codes_for(trigger, columns, duplicate)
+        if len(_CODES_MEMO) >= CODES_MEMO_MAX:
+            _CODES_MEMO.clear()
+        hit = _CODES_MEMO[key] = (tuple(codes), spec)
+    return list(hit[0]), hit[1]
+
+
 def inspect_stored(
     stored: object,
     columns: Mapping[str, str],
@@ -158,12 +185,14 @@ def inspect_stored(
     entries = stored if isinstance(stored, list) else []
     counts = Counter(_trigger_id(t) for t in entries)
     has_state = set(live_state_ids)
+    columns_key = repr(columns)
     out: list[StoredTrigger] = []
     for trigger in entries:
         if not is_schedule_trigger(trigger):
             continue
         tid = _trigger_id(trigger)
-        codes, spec = _codes_for(trigger, columns, tid is not None and counts[tid] > 1)
+        duplicate = tid is not None and counts[tid] > 1
+        codes, spec = _codes_memo(trigger, columns, duplicate, columns_key)
         if not codes and tid not in has_state:
             codes.append(STATE_MISSING)
         when = trigger.get("when") if isinstance(trigger, Mapping) else None

@@ -45,7 +45,7 @@ log = logging.getLogger(__name__)
 
 # tables per transaction: big enough that per-statement costs vanish, small enough that a lock
 # (SQLite's write lock, PostgreSQL's row locks) is short
-BATCH_TABLES = 500
+BATCH_TABLES = 1000
 Outcome = tuple[bool, int]  # (has_schedules, runs_created) per table ticked
 TableTick = Callable[..., Outcome | None]
 

@@ -23,7 +23,6 @@ from typing import Any
 
 from sqlalchemy import false, or_, select
 
-from tocsin.store.records import table_dict
 from tocsin.store.state import state_dict
 from tocsin.store.tables import ONE_ACTIVE_CLOCK_WHERE, runs, tables
 from tocsin.store.tables import trigger_state as states_t
@@ -67,7 +66,7 @@ def lock_candidate_tables(
     tx.require_writable()
     found: dict[str, dict[str, Any]] = {}
     for chunk in _chunks(table_ids):
-        stmt = select(tables).where(
+        stmt = select(tables.c.id, tables.c.columns, tables.c.triggers).where(
             tables.c.id.in_(chunk),
             tables.c.trashed == false(),
             tables.c.triggers.is_not(None),
@@ -75,7 +74,7 @@ def lock_candidate_tables(
         )
         if tx.is_postgres:
             stmt = stmt.with_for_update(skip_locked=True, of=tables, key_share=True)
-        found.update((str(r["id"]), table_dict(r)) for r in tx.conn.execute(stmt).mappings())
+        found.update((str(r["id"]), dict(r)) for r in tx.conn.execute(stmt).mappings())
     return [found[i] for i in table_ids if i in found]
 
 
