@@ -122,9 +122,18 @@ Column = tuple[str, str]  # (name in v, PostgreSQL type: text | timestamp)
 
 
 def _instants(tx: Tx) -> Any:
-    """The UTCDateTime bind processor of this dialect (naive UTC; SQLite: its text format)."""
+    """The UTCDateTime bind processor of this dialect (naive UTC; SQLite: its text format),
+    memoized per call site: a batch's windows and due instants repeat (aligned windows)."""
     proc = runs.c.created_at.type.bind_processor(tx.conn.dialect)
-    return proc if proc is not None else (lambda v: v)
+    seen: dict[datetime, Any] = {}
+
+    def convert(value: datetime) -> Any:
+        out = seen.get(value)
+        if out is None:
+            out = seen[value] = value if proc is None else proc(value)
+        return out
+
+    return convert
 
 
 def _with_rows(
@@ -137,7 +146,7 @@ def _with_rows(
     for start in range(0, len(rows), size):
         chunk = rows[start : start + size]
         if tx.is_postgres:
-            arrays = ", ".join(f"CAST(%s AS {kind}[])" for _, kind in columns)
+            arrays = ", ".join(f"CAST(%b AS {kind}[])" for _, kind in columns)
             source = f"SELECT * FROM unnest({arrays})"
             params: tuple[Any, ...] = tuple(list(col) for col in zip(*chunk, strict=True))
         else:
@@ -198,7 +207,7 @@ def insert_clock_runs(tx: Tx, *, rows: Sequence[Mapping[str, Any]]) -> set[str]:
             r["id"],
             r["table_id"],
             r["trigger_id"],
-            json.dumps(r["payload"]),
+            json.dumps(r["payload"]) if r["payload"] else "{}",
             json.dumps(r["definition"]),
             r["identity"],
             at(r["scheduled_for"]),
