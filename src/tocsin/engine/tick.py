@@ -5,11 +5,13 @@ One pass, given ``now``:
 1. the two recovery sweeps, each in its own transaction; a sweep that raises reports 0;
 2. candidate tables (live, with triggers, ``next_due_at`` unknown or ``<= now``), least recently
    ticked first, at most ``table_limit``: idle tables are never loaded (DESIGN §5);
-3. each table in **its own savepoint** (``TABLES_PER_TX`` tables per transaction on PostgreSQL,
-   one per transaction on SQLite), locked with ``FOR NO KEY UPDATE SKIP LOCKED`` on PostgreSQL
-   (a racing tick skips it, never waits; record writes are not blocked) or under
-   ``BEGIN IMMEDIATE`` on SQLite; each trigger in a savepoint too, so one broken trigger or
-   table never fails the tick nor rolls back other runs;
+3. the candidates in batches of ``BATCH_TABLES`` (:mod:`tocsin.engine.tick_batch`), each batch
+   one transaction: its tables locked with ``FOR NO KEY UPDATE SKIP LOCKED`` on PostgreSQL (a
+   racing tick skips them, never waits; record writes are not blocked) or under
+   ``BEGIN IMMEDIATE`` on SQLite. Tables with only clock triggers are decided in Python and
+   written set-based; a table with a date trigger, or every table of a batch whose bulk write
+   failed, goes through :func:`tick_table` here: its own savepoint, each trigger in a savepoint
+   too. One broken trigger or table never fails the tick nor rolls back other runs;
 4. per trigger, the evaluator's verdicts (:mod:`tocsin.engine.evaluate`) are acted on:
 
    - clock kinds: the coalesced due window, unless a run is active → ledger claim
@@ -28,7 +30,6 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Mapping
-from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
@@ -58,10 +59,6 @@ from tocsin.store.tx import Store, Tx
 log = logging.getLogger(__name__)
 
 MAX_EXTRA_PAGES = 10  # SPEC §6: a page without due rows lets the tick read up to 10 more
-# PostgreSQL: tables ticked per transaction (each in a savepoint). A commit costs a WAL flush,
-# which one table per transaction paid for every table; SQLite (WAL, synchronous=NORMAL) does
-# not flush per commit, and there a short write lock matters more, so one table per transaction.
-TABLES_PER_TX = 50
 Cursor = tuple[datetime, str]
 
 
@@ -127,27 +124,6 @@ def candidate_table_ids(store: Store, *, now: datetime, limit: int) -> list[str]
     """The ids of up to ``limit`` tables with due work, least recently ticked first."""
     with store.begin() as tx:
         return tick_bulk.candidate_table_ids(tx, now=now, limit=limit)
-
-
-def tick_tables(
-    store: Store, *, table_ids: list[str], now: datetime, record_limit: int
-) -> list[tuple[bool, int]]:
-    """Some tables in one transaction, each in a savepoint: ``(has_schedules, runs_created)``
-    per table ticked (a table taken by another tick, no longer due, or raising is left out)."""
-    outcomes: list[tuple[bool, int]] = []
-    with store.begin_immediate() as tx:
-        for table_id in table_ids:
-            try:
-                with savepoint(tx) if len(table_ids) > 1 else nullcontext():
-                    outcome = tick_table(tx, table_id=table_id, now=now, record_limit=record_limit)
-            except Exception:
-                if len(table_ids) == 1:
-                    raise  # its own transaction rolls back
-                log.exception("tick: table %s skipped", table_id)
-                continue
-            if outcome is not None:
-                outcomes.append(outcome)
-    return outcomes
 
 
 def tick_table(
@@ -436,5 +412,4 @@ __all__ = [
     "tick_clock_trigger",
     "tick_date_trigger",
     "tick_table",
-    "tick_tables",
 ]

@@ -58,7 +58,8 @@ def candidate_table_ids(tx: Tx, *, now: datetime, limit: int) -> list[str]:
 def lock_candidate_tables(
     tx: Tx, *, table_ids: Sequence[str], now: datetime
 ) -> list[dict[str, Any]]:
-    """Lock those of ``table_ids`` that are still candidates (and not taken); in input order.
+    """Lock those of ``table_ids`` that are still candidates (and not taken); in input order,
+    each as ``{id, columns, triggers}`` (what the evaluator reads).
 
     Eligibility: the list of ``claims.claim_candidate_tables``; PostgreSQL skips rows another
     transaction holds (``FOR NO KEY UPDATE SKIP LOCKED``: record writes are not blocked).
