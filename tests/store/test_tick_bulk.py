@@ -5,10 +5,13 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from sqlalchemy import select
+
 from tocsin.store import Store
 from tocsin.store.ledger import claim_occurrence, fired_identities
 from tocsin.store.runs import get_run
 from tocsin.store.state import get_state, upsert_state
+from tocsin.store.tables import runs, trigger_state
 from tocsin.store.tick_bulk import (
     active_clock_trigger_ids,
     claim_occurrences,
@@ -77,6 +80,11 @@ def test_bulk_runs_are_refused_for_a_trigger_with_an_active_clock_run(
         [],
     )
     assert run["definition"] == first["definition"] and run["scheduled_for"] == NOW
+    with store.read() as tx:  # instants are stored as SQLAlchemy stores them (SQL equality holds)
+        found = tx.conn.execute(
+            select(runs.c.id).where(runs.c.updated_at == NOW, runs.c.scheduled_for == NOW)
+        ).scalars()
+        assert set(found) == {first["id"], other["id"]}
 
 
 def test_bulk_window_consumption_is_monotonic(store: Store, table: dict[str, Any]) -> None:
@@ -95,3 +103,6 @@ def test_bulk_window_consumption_is_monotonic(store: Store, table: dict[str, Any
     assert a is not None and b is not None
     assert (a["last_consumed"], a["next_due_at"]) == (later, later + timedelta(hours=1))
     assert (b["last_consumed"], b["next_due_at"], b["updated_at"]) == (NOW, later, later)
+    with store.read() as tx:
+        stmt = select(trigger_state.c.trigger_id).where(trigger_state.c.last_consumed == NOW)
+        assert list(tx.conn.execute(stmt).scalars()) == ["trg_b"]

@@ -125,7 +125,8 @@ Column = tuple[str, str]  # (name in v, PostgreSQL type: text | timestamp)
 def _instants(tx: Tx) -> Any:
     """The UTCDateTime bind processor of this dialect (naive UTC; SQLite: its text format),
     memoized per call site: a batch's windows and due instants repeat (aligned windows)."""
-    proc = runs.c.created_at.type.bind_processor(tx.conn.dialect)
+    dialect = tx.conn.dialect  # the dialect's own DATETIME (SQLite: fixed text with micros)
+    proc = runs.c.created_at.type.dialect_impl(dialect).bind_processor(dialect)
     seen: dict[datetime, Any] = {}
 
     def convert(value: datetime) -> Any:
