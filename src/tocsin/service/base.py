@@ -29,6 +29,11 @@ class TocsinBase:
         self.store.dispose()
 
     @staticmethod
+    def wall_clock() -> datetime:
+        """The real clock, read only at the edges (a worker loop without a fixed ``now``)."""
+        return datetime.now(UTC)
+
+    @staticmethod
     def _now(now: datetime | None) -> datetime:
         """The edge default: the real clock only when the caller passed no ``now``."""
         if now is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Protocol, cast
 
 import httpx
@@ -128,7 +128,7 @@ class ExecutionMixin(TocsinBase):
         A given ``now`` stamps the whole pass. Otherwise ``clock`` (default: the real clock) is
         read again before each claim and each action, so runs of a long pass stay fresh.
         """
-        read = None if now is not None else (clock or _wall_clock)
+        read = None if now is not None else (clock or self.wall_clock)
         at = self._now(now) if read is None else read()
         env = self.action_env()
         apply_approved(env, now=at, policy=self.execution.policy, limit=limit)
@@ -231,10 +231,6 @@ class ExecutionMixin(TocsinBase):
 
 
 MAX_PAGE = 1000
-
-
-def _wall_clock() -> datetime:
-    return datetime.now(UTC)
 
 
 def _check_page(skip: int, limit: int) -> None:
