@@ -5,21 +5,23 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from tocsin.store import Store
 from tocsin.store.ledger import claim_occurrence, fired_identities
 from tocsin.store.runs import get_run
-from tocsin.store.state import get_state, upsert_state
-from tocsin.store.tables import runs, trigger_state
+from tocsin.store.state import get_state, get_states, upsert_state
+from tocsin.store.tables import runs, tables, trigger_state
 from tocsin.store.tick_bulk import (
     active_clock_trigger_ids,
     claim_occurrences,
     consume_windows,
     insert_clock_runs,
+    lock_candidate_tables,
+    states_of_tables,
 )
 
-from .helpers import NOW, new_id
+from .helpers import NOW, make_table, new_id
 
 
 def _ledger_row(trigger_id: str, identity: str) -> dict[str, Any]:
@@ -106,3 +108,60 @@ def test_bulk_window_consumption_is_monotonic(store: Store, table: dict[str, Any
     with store.read() as tx:
         stmt = select(trigger_state.c.trigger_id).where(trigger_state.c.last_consumed == NOW)
         assert list(tx.conn.execute(stmt).scalars()) == ["trg_b"]
+
+
+def test_bulk_state_reads_equal_the_per_table_reads(store: Store) -> None:
+    """``states_of_tables`` reads rows without SQLAlchemy's result processing: the same dicts
+    as ``get_states`` (aware UTC instants to the microsecond, booleans, nulls)."""
+    first, second, bare = make_table(store), make_table(store), make_table(store)
+    stamp = NOW + timedelta(microseconds=123_456)
+    with store.begin() as tx:
+        for trigger_id, table_id in (("trg_a", first["id"]), ("trg_b", first["id"])):
+            upsert_state(
+                tx, trigger_id=trigger_id, table_id=table_id, kind="interval", anchor=stamp,
+                schedule_hash="h", now=NOW, next_due_at=None,
+            )  # fmt: skip
+        upsert_state(
+            tx, trigger_id="trg_c", table_id=second["id"], kind="date_column_reached",
+            anchor=None, schedule_hash=None, now=stamp, next_due_at=stamp,
+        )  # fmt: skip
+        tx.conn.execute(
+            update(trigger_state)
+            .where(trigger_state.c.trigger_id == "trg_c")
+            .values(cursor_created_at=stamp, cursor_id="rec-1", last_consumed=NOW)
+        )
+        tx.conn.execute(
+            update(trigger_state).where(trigger_state.c.trigger_id == "trg_b").values(retired=True)
+        )
+    ids = [first["id"], second["id"], bare["id"]]
+    with store.begin() as tx:
+        bulk = states_of_tables(tx, table_ids=ids)
+        assert bulk == {i: get_states(tx, table_id=i) for i in ids}
+    assert bulk[first["id"]]["trg_b"]["retired"] is True
+    assert bulk[first["id"]]["trg_a"]["anchor"] == stamp
+    assert bulk[second["id"]]["trg_c"]["cursor_created_at"] == stamp
+    assert bulk[second["id"]]["trg_c"]["anchor"] is None
+    assert bulk[bare["id"]] == {}
+
+
+def test_bulk_table_lock_reads_candidates_in_input_order(store: Store) -> None:
+    """Only live tables with a config that are due (or never evaluated); configs decoded."""
+    config = [{"id": "trg_a", "on": "schedule", "schedule": {"type": "interval"}, "x": "é"}]
+    due, later, unknown, trashed, bare = (make_table(store) for _ in range(5))
+    with store.begin() as tx:
+        for t, next_due, gone in (
+            (due, NOW, False),
+            (later, NOW + timedelta(seconds=1), False),
+            (unknown, None, False),
+            (trashed, NOW, True),
+        ):
+            tx.conn.execute(
+                update(tables)
+                .where(tables.c.id == t["id"])
+                .values(triggers=config, next_due_at=next_due, trashed=gone)
+            )
+    order = [unknown["id"], bare["id"], trashed["id"], later["id"], due["id"], "missing"]
+    with store.begin() as tx:
+        locked = lock_candidate_tables(tx, table_ids=order, now=NOW)
+    assert [t["id"] for t in locked] == [unknown["id"], due["id"]]
+    assert locked[0] == {"id": unknown["id"], "columns": unknown["columns"], "triggers": config}

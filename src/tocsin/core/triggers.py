@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from tocsin import messages
 from tocsin.core.predicates import validate_when
@@ -36,6 +36,7 @@ HTTP_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"})
 MAX_HORIZON_DAYS = 366
 _TRIGGER_KEYS = ("id", "name", "on", "when", "schedule", "actions")
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}", re.ASCII)
+
 
 _SLOT_COLUMNS = ("weekday_column", "start_column", "end_column", "slot_minutes_column")
 # type -> (required fields, optional fields); a field maps to the name of its check
@@ -183,12 +184,17 @@ def _validate_action(item: object, new_id: NewId) -> dict[str, Any]:
     return out
 
 
+def well_formed_id(value: object) -> TypeGuard[str]:
+    """Whether ``value`` is a usable trigger or action id (1-64 letters, digits, ``_-.:``)."""
+    return isinstance(value, str) and _ID.fullmatch(value) is not None
+
+
 def _given_or_new_id(
     value: object, prefix: str, new_id: NewId, error: Callable[[str], ConfigError]
 ) -> str:
     if value is None or value == "":
         return new_id(prefix)
-    if not isinstance(value, str) or _ID.fullmatch(value) is None:
+    if not well_formed_id(value):
         raise error(
             f"id {value!r} must be 1-64 letters, digits, '_', '-', '.' or ':' "
             "(omit it to get a new one)"
@@ -232,12 +238,8 @@ def is_schedule_trigger(trigger: object) -> bool:
 
 def stored_schedule_type(trigger: object) -> str | None:
     """The ``schedule.type`` of a stored trigger as written (any string), else None."""
-    if not isinstance(trigger, Mapping):
-        return None
-    schedule = trigger.get("schedule")
-    if not isinstance(schedule, Mapping):
-        return None
-    kind = schedule.get("type")
+    schedule = trigger.get("schedule") if isinstance(trigger, Mapping) else None
+    kind = schedule.get("type") if isinstance(schedule, Mapping) else None
     return kind if isinstance(kind, str) else None
 
 
@@ -252,10 +254,7 @@ def classify_stored(trigger: object, columns: Mapping[str, str]) -> list[str]:
 def _classify(trigger: object, columns: Mapping[str, str]) -> list[str]:
     if not isinstance(trigger, Mapping):
         return ["stored_schedule_invalid"]
-    codes: list[str] = []
-    trigger_id = trigger.get("id")
-    if not isinstance(trigger_id, str) or _ID.fullmatch(trigger_id) is None:
-        codes.append("trigger_id_missing")
+    codes = [] if well_formed_id(trigger.get("id")) else ["trigger_id_missing"]
     codes.extend(p.code for p in schedule_problems(trigger.get("schedule"), columns))
     kind, when = stored_schedule_type(trigger), trigger.get("when")
     if kind == "cron" and when:
@@ -296,4 +295,5 @@ __all__ = [
     "normalize_trigger",
     "stored_schedule_type",
     "validate_triggers",
+    "well_formed_id",
 ]

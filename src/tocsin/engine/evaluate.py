@@ -159,7 +159,7 @@ def _codes_memo(
     tid = _trigger_id(trigger)
     if not isinstance(trigger, Mapping) or tid is None:
         return _codes_for(trigger, columns, duplicate)
-    if ID_MISSING in triggers.classify_stored({"id": tid}, {}):  # a malformed id
+    if not triggers.well_formed_id(tid):
         return _codes_for(trigger, columns, duplicate)
     get = trigger.get
     key = (repr(get("schedule")), repr(get("when")), repr(get("on")), duplicate, columns_key)

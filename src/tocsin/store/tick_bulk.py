@@ -17,15 +17,14 @@ one locking read of the tables, one read of their trigger states, then multi-row
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import false, or_, select
 
-from tocsin.store.state import state_dict
+from tocsin.store.state import STATE_FIELDS
 from tocsin.store.tables import ONE_ACTIVE_CLOCK_WHERE, runs, tables
-from tocsin.store.tables import trigger_state as states_t
 from tocsin.store.tx import Tx
 
 IN_CHUNK = 500  # ids per IN (...) list: well under SQLite's bound-parameter limit
@@ -65,17 +64,30 @@ def lock_candidate_tables(
     transaction holds (``FOR NO KEY UPDATE SKIP LOCKED``: record writes are not blocked).
     """
     tx.require_writable()
+    eligible = (
+        "trashed = false AND triggers IS NOT NULL AND (next_due_at IS NULL OR next_due_at <= {})"
+    )
     found: dict[str, dict[str, Any]] = {}
-    for chunk in _chunks(table_ids):
-        stmt = select(tables.c.id, tables.c.columns, tables.c.triggers).where(
-            tables.c.id.in_(chunk),
-            tables.c.trashed == false(),
-            tables.c.triggers.is_not(None),
-            or_(tables.c.next_due_at.is_(None), tables.c.next_due_at <= now),
+    if tx.is_postgres:  # psycopg decodes json itself
+        sql = (
+            "SELECT id, columns, triggers FROM tables WHERE id = ANY(%s) AND "
+            + eligible.format("%s")
+            + " FOR NO KEY UPDATE OF tables SKIP LOCKED"
         )
-        if tx.is_postgres:
-            stmt = stmt.with_for_update(skip_locked=True, of=tables, key_share=True)
-        found.update((str(r["id"]), dict(r)) for r in tx.conn.execute(stmt).mappings())
+        rows = tx.conn.exec_driver_sql(sql, (list(table_ids), _naive(now))).fetchall()
+        found = {str(r[0]): {"id": str(r[0]), "columns": r[1], "triggers": r[2]} for r in rows}
+    else:
+        at = _instants(tx)(now)
+        for chunk in _chunks(table_ids):
+            marks = ", ".join("?" * len(chunk))
+            sql = f"SELECT id, columns, triggers FROM tables WHERE id IN ({marks}) AND "
+            rows = tx.conn.exec_driver_sql(sql + eligible.format("?"), (*chunk, at)).fetchall()
+            for tid, columns, config in rows:
+                found[str(tid)] = {
+                    "id": str(tid),
+                    "columns": json.loads(columns),
+                    "triggers": json.loads(config),
+                }
     return [found[i] for i in table_ids if i in found]
 
 
@@ -101,14 +113,65 @@ def active_clock_trigger_ids(tx: Tx, *, trigger_ids: Sequence[str]) -> set[str]:
     return {str(r[0]) for r in _with_rows(tx, (("tid", "text"),), body, rows)}
 
 
+_STATE_COLUMNS = ", ".join(STATE_FIELDS)
+
+
 def states_of_tables(tx: Tx, *, table_ids: Sequence[str]) -> dict[str, dict[str, dict[str, Any]]]:
-    """Every state row (retired ones included) of ``table_ids``: table id → trigger id → state."""
+    """Every state row (retired ones included) of ``table_ids``: table id → trigger id → state
+    (the dicts of ``state.state_dict``)."""
     out: dict[str, dict[str, dict[str, Any]]] = {str(i): {} for i in table_ids}
-    for chunk in _chunks(table_ids):
-        stmt = select(states_t).where(states_t.c.table_id.in_(chunk))
-        for row in tx.conn.execute(stmt).mappings():
-            out.setdefault(str(row["table_id"]), {})[str(row["trigger_id"])] = state_dict(row)
+    if tx.is_postgres:
+        sql = f"SELECT {_STATE_COLUMNS} FROM trigger_state WHERE table_id = ANY(%s)"
+        rows = tx.conn.exec_driver_sql(sql, (list(table_ids),)).fetchall()
+        batches: Iterable[Sequence[Any]] = [rows]
+    else:
+        batches = (
+            tx.conn.exec_driver_sql(
+                f"SELECT {_STATE_COLUMNS} FROM trigger_state"
+                f" WHERE table_id IN ({', '.join('?' * len(chunk))})",
+                tuple(chunk),
+            ).fetchall()
+            for chunk in _chunks(table_ids)
+        )
+    instant = _instant_reader(tx)
+    for rows in batches:
+        for tid, tab, kind, anchor, last, cur_at, cur_id, sh, retired, nxt, upd in rows:
+            out.setdefault(str(tab), {})[str(tid)] = {
+                "trigger_id": str(tid),
+                "table_id": str(tab),
+                "kind": kind,
+                "anchor": instant(anchor),
+                "last_consumed": instant(last),
+                "cursor_created_at": instant(cur_at),
+                "cursor_id": cur_id,
+                "schedule_hash": sh,
+                "retired": bool(retired),
+                "next_due_at": instant(nxt),
+                "updated_at": instant(upd),
+            }
     return out
+
+
+def _naive(value: datetime) -> datetime:
+    """An aware instant as the naive UTC the store keeps (``UTCDateTime``)."""
+    return value.astimezone(UTC).replace(tzinfo=None)
+
+
+def _instant_reader(tx: Tx) -> Callable[[Any], datetime | None]:
+    """Stored instant → aware UTC datetime (``UTCDateTime``'s result side, without its
+    per-value dispatch): PostgreSQL gives naive datetimes, SQLite its text format."""
+    seen: dict[Any, datetime] = {}
+
+    def read(value: Any) -> datetime | None:
+        if value is None:
+            return None
+        out = seen.get(value)
+        if out is None:
+            dt = value if isinstance(value, datetime) else datetime.fromisoformat(value)
+            out = seen[value] = dt.replace(tzinfo=UTC)
+        return out
+
+    return read
 
 
 # --- raw multi-row statements: one round trip per chunk, values converted once ----------------
@@ -160,6 +223,19 @@ def _with_rows(
         if result.returns_rows:
             out.extend(tuple(r) for r in result.fetchall())
     return out
+
+
+def _update_rows(
+    tx: Tx, columns: Sequence[Column], body: str, rows: Sequence[tuple[Any, ...]], sqlite: str
+) -> None:
+    """An update of many rows: on PostgreSQL ``body`` (``UPDATE … FROM v``) over ``unnest``; on
+    SQLite the single-row statement ``sqlite`` (qmark parameters in the order of ``columns``)
+    prepared once and executed per row: a keyed lookup each, measured faster there than its
+    ``UPDATE … FROM`` over a VALUES list."""
+    if tx.is_postgres:
+        _with_rows(tx, columns, body, rows)
+    elif rows:
+        tx.conn.exec_driver_sql(sqlite, list(rows))
 
 
 def claim_occurrences(tx: Tx, *, rows: Sequence[Mapping[str, Any]]) -> set[tuple[str, str]]:
@@ -241,7 +317,11 @@ def consume_windows(
     )
     columns = (("tid", "text"), ("w", "timestamp"), ("n", "timestamp"), ("t", "timestamp"))
     rows = [(tid, at(w), None if n is None else at(n), stamp) for tid, w, n in values]
-    _with_rows(tx, columns, body, rows)
+    single = (
+        "UPDATE trigger_state SET last_consumed = ?2, next_due_at = ?3, updated_at = ?4"
+        " WHERE trigger_id = ?1 AND (last_consumed IS NULL OR last_consumed < ?2)"
+    )
+    _update_rows(tx, columns, body, rows, single)
 
 
 def set_next_dues(tx: Tx, *, values: Sequence[tuple[str, datetime | None]]) -> None:
@@ -252,7 +332,8 @@ def set_next_dues(tx: Tx, *, values: Sequence[tuple[str, datetime | None]]) -> N
         "UPDATE trigger_state SET next_due_at = v.n FROM v WHERE trigger_state.trigger_id = v.tid"
     )
     rows = [(tid, None if n is None else at(n)) for tid, n in values]
-    _with_rows(tx, (("tid", "text"), ("n", "timestamp")), body, rows)
+    single = "UPDATE trigger_state SET next_due_at = ?2 WHERE trigger_id = ?1"
+    _update_rows(tx, (("tid", "text"), ("n", "timestamp")), body, rows, single)
 
 
 def finish_tables(tx: Tx, *, values: Sequence[tuple[str, datetime]], now: datetime) -> None:
@@ -265,7 +346,8 @@ def finish_tables(tx: Tx, *, values: Sequence[tuple[str, datetime]], now: dateti
         "UPDATE tables SET next_due_at = v.n, last_ticked_at = v.t FROM v WHERE tables.id = v.tid"
     )
     columns = (("tid", "text"), ("n", "timestamp"), ("t", "timestamp"))
-    _with_rows(tx, columns, body, [(tid, at(n), stamp) for tid, n in values])
+    single = "UPDATE tables SET next_due_at = ?2, last_ticked_at = ?3 WHERE id = ?1"
+    _update_rows(tx, columns, body, [(tid, at(n), stamp) for tid, n in values], single)
 
 
 __all__ = [
