@@ -13,6 +13,7 @@ from tocsin.store.runs import get_run
 from tocsin.store.state import get_state, get_states, upsert_state
 from tocsin.store.tables import runs, tables, trigger_state
 from tocsin.store.tick_bulk import (
+    ClockRun,
     active_clock_trigger_ids,
     claim_occurrences,
     consume_windows,
@@ -24,27 +25,16 @@ from tocsin.store.tick_bulk import (
 from .helpers import NOW, make_table, new_id
 
 
-def _ledger_row(trigger_id: str, identity: str) -> dict[str, Any]:
-    return {
-        "trigger_id": trigger_id,
-        "identity": identity,
-        "table_id": "t",
-        "run_id": new_id(),
-        "created_at": NOW,
-    }
+def _claim(trigger_id: str, identity: str) -> tuple[str, str, str, str]:
+    return (trigger_id, identity, "t", new_id())
 
 
-def _run_row(trigger_id: str, table_id: str) -> dict[str, Any]:
-    return {
-        "id": new_id(),
-        "table_id": table_id,
-        "trigger_id": trigger_id,
-        "payload": {},
-        "definition": {"id": trigger_id, "on": "schedule", "name": "é ✓"},
-        "identity": "window:2026-08-27T05:00:00",
-        "scheduled_for": NOW,
-        "created_at": NOW,
-    }
+DEFINITION = {"id": "trg_x", "on": "schedule", "name": "é ✓"}
+
+
+def _run_row(trigger_id: str, table_id: str) -> ClockRun:
+    definition = {**DEFINITION, "id": trigger_id}
+    return (new_id(), table_id, trigger_id, definition, "window:2026-08-27T05:00:00", NOW)
 
 
 def test_bulk_claims_return_only_the_identities_this_transaction_got(store: Store) -> None:
@@ -52,9 +42,9 @@ def test_bulk_claims_return_only_the_identities_this_transaction_got(store: Stor
         assert claim_occurrence(
             tx, trigger_id="trg_a", identity="w1", table_id="t", run_id=new_id(), now=NOW
         )
-    rows = [_ledger_row("trg_a", "w1"), _ledger_row("trg_a", "w2"), _ledger_row("trg_b", "w1")]
+    rows = [_claim("trg_a", "w1"), _claim("trg_a", "w2"), _claim("trg_b", "w1")]
     with store.begin() as tx:
-        assert claim_occurrences(tx, rows=rows) == {("trg_a", "w2"), ("trg_b", "w1")}
+        assert claim_occurrences(tx, rows=rows, now=NOW) == {("trg_a", "w2"), ("trg_b", "w1")}
     with store.read() as tx:
         assert fired_identities(tx, trigger_id="trg_a", identities=["w1", "w2"]) == {"w1", "w2"}
 
@@ -64,16 +54,16 @@ def test_bulk_runs_are_refused_for_a_trigger_with_an_active_clock_run(
 ) -> None:
     first = _run_row("trg_a", table["id"])
     with store.begin() as tx:
-        assert insert_clock_runs(tx, rows=[first]) == {first["id"]}
+        assert insert_clock_runs(tx, rows=[first], now=NOW) == {first[0]}
     again, other = _run_row("trg_a", table["id"]), _run_row("trg_b", table["id"])
     with store.begin() as tx:
-        assert insert_clock_runs(tx, rows=[again, other]) == {other["id"]}
+        assert insert_clock_runs(tx, rows=[again, other], now=NOW) == {other[0]}
         assert active_clock_trigger_ids(tx, trigger_ids=["trg_a", "trg_b", "trg_c"]) == {
             "trg_a",
             "trg_b",
         }
     with store.read() as tx:
-        run = get_run(tx, run_id=first["id"])
+        run = get_run(tx, run_id=first[0])
     assert run is not None
     assert (run["status"], run["clock"], run["payload"], run["action_results"]) == (
         "pending",
@@ -81,12 +71,13 @@ def test_bulk_runs_are_refused_for_a_trigger_with_an_active_clock_run(
         {},
         [],
     )
-    assert run["definition"] == first["definition"] and run["scheduled_for"] == NOW
+    assert run["definition"] == first[3] and run["scheduled_for"] == NOW
+    assert (run["identity"], run["created_at"], run["updated_at"]) == (first[4], NOW, NOW)
     with store.read() as tx:  # instants are stored as SQLAlchemy stores them (SQL equality holds)
         found = tx.conn.execute(
             select(runs.c.id).where(runs.c.updated_at == NOW, runs.c.scheduled_for == NOW)
         ).scalars()
-        assert set(found) == {first["id"], other["id"]}
+        assert set(found) == {first[0], other[0]}
 
 
 def test_bulk_window_consumption_is_monotonic(store: Store, table: dict[str, Any]) -> None:

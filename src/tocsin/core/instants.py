@@ -41,6 +41,8 @@ _CELL = re.compile(
 
 def require_aware(dt: datetime, name: str = "datetime") -> datetime:
     """Return ``dt`` as UTC; raise ``ValueError`` for a naive datetime (or a non-datetime)."""
+    if dt.__class__ is datetime and dt.tzinfo is UTC:  # the common case, first
+        return dt
     if not isinstance(dt, datetime) or dt.tzinfo is None or dt.utcoffset() is None:
         raise ValueError(messages.naive_datetime(name))
     if dt.tzinfo is UTC:

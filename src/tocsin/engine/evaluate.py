@@ -20,7 +20,6 @@ Nothing here raises on a bad cell or a bad stored trigger (SPEC §4.1, §6).
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -152,15 +151,13 @@ CODES_MEMO_MAX = 10_000
 
 
 def _codes_memo(
-    trigger: object, columns: Mapping[str, str], duplicate: bool, columns_key: str
-) -> tuple[list[str], Schedule | None]:
-    """``_codes_for``, memoized for triggers whose id is well formed (their codes do not depend
-    on which id it is)."""
-    tid = _trigger_id(trigger)
-    if not isinstance(trigger, Mapping) or tid is None:
-        return _codes_for(trigger, columns, duplicate)
-    if not triggers.well_formed_id(tid):
-        return _codes_for(trigger, columns, duplicate)
+    trigger: object, tid: str | None, columns: Mapping[str, str], duplicate: bool, columns_key: str
+) -> tuple[tuple[str, ...], Schedule | None]:
+    """``_codes_for`` (``tid``: the trigger's ``_trigger_id``), memoized for triggers whose id is
+    well formed (their codes do not depend on which id it is)."""
+    if tid is None or not isinstance(trigger, Mapping) or not triggers.well_formed_id(tid):
+        codes, spec = _codes_for(trigger, columns, duplicate)
+        return tuple(codes), spec
     get = trigger.get
     key = (repr(get("schedule")), repr(get("when")), repr(get("on")), duplicate, columns_key)
     hit = _CODES_MEMO.get(key)
@@ -169,7 +166,7 @@ def _codes_memo(
         if len(_CODES_MEMO) >= CODES_MEMO_MAX:
             _CODES_MEMO.clear()
         hit = _CODES_MEMO[key] = (tuple(codes), spec)
-    return list(hit[0]), hit[1]
+    return hit
 
 
 def inspect_stored(
@@ -183,18 +180,22 @@ def inspect_stored(
     trigger without one is skipped with ``schedule_state_missing``.
     """
     entries = stored if isinstance(stored, list) else []
-    counts = Counter(_trigger_id(t) for t in entries)
-    has_state = set(live_state_ids)
+    ids = [_trigger_id(t) for t in entries]
+    counts: dict[str | None, int] = {}
+    for tid in ids:
+        counts[tid] = counts.get(tid, 0) + 1
+    has_state = (
+        live_state_ids if isinstance(live_state_ids, set | frozenset) else set(live_state_ids)
+    )
     columns_key = repr(columns)
     out: list[StoredTrigger] = []
-    for trigger in entries:
+    for trigger, tid in zip(entries, ids, strict=True):
         if not is_schedule_trigger(trigger):
             continue
-        tid = _trigger_id(trigger)
         duplicate = tid is not None and counts[tid] > 1
-        codes, spec = _codes_memo(trigger, columns, duplicate, columns_key)
+        codes, spec = _codes_memo(trigger, tid, columns, duplicate, columns_key)
         if not codes and tid not in has_state:
-            codes.append(STATE_MISSING)
+            codes = (STATE_MISSING,)
         when = trigger.get("when") if isinstance(trigger, Mapping) else None
         out.append(
             StoredTrigger(
@@ -203,7 +204,7 @@ def inspect_stored(
                 spec=spec if not codes else None,
                 when=list(when) if isinstance(when, list) else [],
                 stored_schedule_type=_stored_type(trigger),
-                error_codes=tuple(codes),
+                error_codes=codes,
             )
         )
     return out

@@ -24,11 +24,11 @@ import gc
 import logging
 import os
 import threading
-import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from tocsin.core import identity
@@ -74,8 +74,8 @@ class Fire:
     trigger: StoredTrigger
     window: datetime
     identity: str
-    run_id: str
     next_due: datetime | None
+    run_id: str = ""  # given by write_plans, for the whole batch at once
 
 
 def tick_batch(
@@ -234,29 +234,53 @@ def decide_clock_trigger(
         return (verdict.next_due_at,) if changed else None
     window = verdict.due_at
     next_due = clock_next_due(spec, anchor=state["anchor"], last_consumed=window)
-    return Fire(trigger, window, identity.clock_identity(window), time_ordered_id(now), next_due)
+    return Fire(trigger, window, _window_identity(window), next_due)
+
+
+@lru_cache(maxsize=4096)
+def _window_identity(window: datetime) -> str:
+    """``identity.clock_identity``: a batch's windows repeat (aligned schedules)."""
+    return identity.clock_identity(window)
+
+
+def time_ordered_ids(at: datetime, count: int) -> list[str]:
+    """``count`` UUIDv7s (RFC 9562): 48 bits of ``at`` in Unix milliseconds, the version, 74
+    random bits (one ``os.urandom`` read for all).
+
+    Run ids made by one tick share their prefix, so a batch's inserts land together at the end of
+    the runs primary-key index instead of all over it (random UUIDv4 keys); the text is still a
+    standard 36-character UUID.
+    """
+    ms = f"{max(0, int(at.timestamp() * 1000)) & 0xFFFF_FFFF_FFFF:012x}"
+    head = f"{ms[:8]}-{ms[8:]}-7"
+    noise = os.urandom(10 * count).hex()
+    out = []
+    for k in range(0, 20 * count, 20):
+        r = noise[k : k + 20]  # 3 hex after the version, variant 10xx + 15 hex
+        out.append(f"{head}{r[:3]}-{_VARIANT[r[3]]}{r[4:7]}-{r[7:19]}")
+    return out
+
+
+_VARIANT = {f"{n:x}": f"{8 + n % 4:x}" for n in range(16)}  # RFC 9562 variant bits 10
 
 
 def time_ordered_id(at: datetime) -> str:
-    """A UUIDv7 (RFC 9562): 48 bits of ``at`` in Unix milliseconds, then 74 random bits.
-
-    Run ids made by one tick share their prefix, so a batch's inserts land together at the end of
-    the runs primary-key index instead of dirtying pages all over it (random UUIDv4 keys); the
-    text is still a standard 36-character UUID.
-    """
-    ms = max(0, int(at.timestamp() * 1000)) & 0xFFFF_FFFF_FFFF
-    rand = int.from_bytes(os.urandom(10))
-    value = (ms << 80) | (0x7 << 76) | ((rand >> 62) & 0xFFF) << 64 | (0b10 << 62)
-    value |= rand & 0x3FFF_FFFF_FFFF_FFFF
-    return str(uuid.UUID(int=value))
+    """One UUIDv7 of :func:`time_ordered_ids`."""
+    return time_ordered_ids(at, 1)[0]
 
 
 def write_plans(tx: Tx, plans: list[TablePlan], now: datetime) -> None:
     """The batch's writes, set-based (see the module docstring)."""
     fires = [(p, f) for p in plans for f in p.fires]
-    claimed = tick_bulk.claim_occurrences(tx, rows=[_ledger_row(p, f, now) for p, f in fires])
-    mine = [(p, f) for p, f in fires if (str(f.trigger.trigger_id), f.identity) in claimed]
-    inserted = tick_bulk.insert_clock_runs(tx, rows=[_run_row(p, f, now) for p, f in mine])
+    for (_, fire), run_id in zip(fires, time_ordered_ids(now, len(fires)), strict=True):
+        fire.run_id = run_id
+    claims = [
+        (str(f.trigger.trigger_id), f.identity, str(p.table["id"]), f.run_id) for p, f in fires
+    ]
+    claimed = tick_bulk.claim_occurrences(tx, rows=claims, now=now)
+    mine = [(c, f) for c, (_, f) in zip(claims, fires, strict=True) if c[:2] in claimed]
+    runs = [(c[3], c[2], c[0], f.trigger.raw, c[1], f.window) for c, f in mine]
+    inserted = tick_bulk.insert_clock_runs(tx, rows=runs, now=now)
     consumed: list[tuple[str, datetime, datetime | None]] = []
     for plan, fire in fires:
         trigger_id = str(fire.trigger.trigger_id)
@@ -284,37 +308,6 @@ def table_next_due(states: Mapping[str, Mapping[str, Any]]) -> datetime:
     ``configs.refresh_table_next_due`` computes, from the states as this batch left them."""
     dues = [s["next_due_at"] for s in states.values() if not s["retired"] and s["next_due_at"]]
     return min(dues, default=NEVER_DUE)
-
-
-def _ledger_row(plan: TablePlan, fire: Fire, now: datetime) -> dict[str, Any]:
-    return {
-        "trigger_id": str(fire.trigger.trigger_id),
-        "identity": fire.identity,
-        "table_id": str(plan.table["id"]),
-        "run_id": fire.run_id,
-        "created_at": now,
-    }
-
-
-def _run_row(plan: TablePlan, fire: Fire, now: datetime) -> dict[str, Any]:
-    return {
-        "id": fire.run_id,
-        "table_id": str(plan.table["id"]),
-        "trigger_id": str(fire.trigger.trigger_id),
-        "record_id": None,
-        "source": "schedule",
-        "clock": True,
-        "status": "pending",
-        "attempts": 0,
-        "error": None,
-        "action_results": [],
-        "payload": {},
-        "definition": dict(fire.trigger.raw),
-        "identity": fire.identity,
-        "scheduled_for": fire.window,
-        "created_at": now,
-        "updated_at": now,
-    }
 
 
 __all__ = ["BATCH_TABLES", "TablePlan", "decide_clock_trigger", "plan_table", "tick_batch"]

@@ -238,15 +238,15 @@ def _update_rows(
         tx.conn.exec_driver_sql(sqlite, list(rows))
 
 
-def claim_occurrences(tx: Tx, *, rows: Sequence[Mapping[str, Any]]) -> set[tuple[str, str]]:
-    """Claim many occurrences (``trigger_id, identity, table_id, run_id, created_at`` each);
-    returns the ``(trigger_id, identity)`` pairs this transaction got."""
+Claim = tuple[str, str, str, str]  # (trigger_id, identity, table_id, run_id)
+
+
+def claim_occurrences(tx: Tx, *, rows: Sequence[Claim], now: datetime) -> set[tuple[str, str]]:
+    """Claim many occurrences at ``now``; returns the ``(trigger_id, identity)`` pairs this
+    transaction got."""
     tx.require_writable()
-    at = _instants(tx)
-    values = [
-        (r["trigger_id"], r["identity"], r["table_id"], r["run_id"], at(r["created_at"]))
-        for r in rows
-    ]
+    stamp = _instants(tx)(now)
+    values = [(*r, stamp) for r in rows]
     columns = (("tid", "text"), ("ident", "text"), ("tab", "text"), ("rid", "text"))
     body = (
         "INSERT INTO occurrence_ledger (trigger_id, identity, table_id, run_id, created_at)"
@@ -261,42 +261,36 @@ _RUN_INSERT = (
     "INSERT INTO runs (id, table_id, trigger_id, record_id, source, clock, status, attempts,"
     " error, action_results, payload, definition, identity, scheduled_for, created_at,"
     " updated_at) SELECT rid, tab, tid, NULL, 'schedule', true, 'pending', 0, NULL, '[]',"
-    " {payload}, {definition}, ident, sf, ca, ca FROM v WHERE true"
+    " '{{}}', {definition}, ident, sf, ca, ca FROM v WHERE true"
     f" ON CONFLICT (trigger_id) WHERE {ONE_ACTIVE_CLOCK_WHERE} DO NOTHING RETURNING id"
 )
 _RUN_COLUMNS: tuple[Column, ...] = (
-    *(("rid", "text"), ("tab", "text"), ("tid", "text"), ("payload", "text")),
-    *(("definition", "text"), ("ident", "text"), ("sf", "timestamp"), ("ca", "timestamp")),
+    *(("rid", "text"), ("tab", "text"), ("tid", "text"), ("definition", "text")),
+    *(("ident", "text"), ("sf", "timestamp"), ("ca", "timestamp")),
 )
 
 
-def insert_clock_runs(tx: Tx, *, rows: Sequence[Mapping[str, Any]]) -> set[str]:
-    """Insert many pending clock runs (``id, table_id, trigger_id, payload, definition,
-    identity, scheduled_for, created_at`` each; ``updated_at`` = ``created_at``); returns the
-    ids inserted.
+# (id, table_id, trigger_id, definition, identity, scheduled_for)
+ClockRun = tuple[str, str, str, Mapping[str, Any], str, datetime]
+_ENCODE = json.JSONEncoder(check_circular=False).encode  # json.dumps' output, for plain JSON
+
+
+def insert_clock_runs(tx: Tx, *, rows: Sequence[ClockRun], now: datetime) -> set[str]:
+    """Insert many pending clock runs created at ``now`` (payload ``{}``, the frozen trigger
+    ``definition``); returns the ids inserted.
 
     A run whose trigger already has an active clock run is refused by the partial unique
     index (``ON CONFLICT … DO NOTHING``) and left out of the result.
     """
     tx.require_writable()
     at = _instants(tx)
+    stamp = at(now)
     values = [
-        (
-            r["id"],
-            r["table_id"],
-            r["trigger_id"],
-            json.dumps(r["payload"]) if r["payload"] else "{}",
-            json.dumps(r["definition"]),
-            r["identity"],
-            at(r["scheduled_for"]),
-            at(r["created_at"]),
-        )
-        for r in rows
+        (run_id, table_id, trigger_id, _ENCODE(definition), ident, at(window), stamp)
+        for run_id, table_id, trigger_id, definition, ident, window in rows
     ]
-    json_of = "CAST({} AS json)" if tx.is_postgres else "{}"
-    body = _RUN_INSERT.format(
-        payload=json_of.format("payload"), definition=json_of.format("definition")
-    )
+    definition = "CAST(definition AS json)" if tx.is_postgres else "definition"
+    body = _RUN_INSERT.format(definition=definition)
     return {str(r[0]) for r in _with_rows(tx, _RUN_COLUMNS, body, values)}
 
 
