@@ -18,7 +18,8 @@ PostgreSQL schema (dropped at the end).
     second over 3 ticks.
 
 Setup is not timed: one table is configured through the facade, the others are clones of its
-rows (fresh table and trigger ids) inserted in bulk; records are inserted in bulk.
+rows (fresh table ids of the kind ``create_table`` gives, time-ordered UUIDv7s; fresh trigger ids)
+inserted in bulk; records are inserted in bulk.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ import psycopg
 from sqlalchemy import Column, Index, MetaData, PrimaryKeyConstraint, Table, insert, select, text
 
 from tocsin import Tocsin
+from tocsin.engine.ids import uuid7s
 from tocsin.settings import Settings
 from tocsin.store.tables import ONE_ACTIVE_CLOCK_WHERE, records, runs, tables, trigger_state
 
@@ -82,8 +84,9 @@ def clone_tables(t: Tocsin, n_tables: int) -> None:
             ).mappings()
         ]
     table_rows, state_rows = [], []
+    table_ids = uuid7s(NOW, n_tables - 1)  # the ids create_table would give them at NOW
     for i in range(1, n_tables):
-        new_tid = str(uuid.uuid4())
+        new_tid = table_ids[i - 1]
         ids = {s["trigger_id"]: f"trg_{uuid.uuid4().hex[:20]}" for s in states}
         config = copy.deepcopy(table_row["triggers"])
         for trig in config:
@@ -120,17 +123,22 @@ def raw_insert_rate(t: Tocsin, n_rows: int, *, with_indexes: bool = False) -> fl
         )
     raw.create(t.store.engine)
     at = (NOW + timedelta(seconds=1)).replace(tzinfo=None)
-    definition = json.dumps({"id": "trg_x", "on": "schedule", "actions": note()})
+    schedule = {"type": "interval", "every_seconds": 60}  # as large as a tick's frozen definition
+    action = {"id": "act_0123456789ab", **note()[0]}
+    definition = json.dumps(
+        {"id": "trg_0123456789ab", "on": "schedule", "schedule": schedule, "actions": [action]}
+    )
+    ids = uuid7s(NOW, n_rows)  # the tick's run ids are of this kind
     rows = [
         {
-            "id": str(uuid.uuid4()),
+            "id": ids[k],
             "table_id": str(uuid.uuid4()),
             "trigger_id": f"trg_{uuid.uuid4().hex[:20]}",
             "definition": definition,
             "identity": "2026-08-27T05:02:13Z",
             "at": at,
         }
-        for _ in range(n_rows)
+        for k in range(n_rows)
     ]
     stmt = text(
         f"INSERT INTO {name} (id, table_id, trigger_id, source, clock, status, attempts,"

@@ -1,18 +1,14 @@
-"""Helpers of the tick's batched path: the collector pause and time-ordered run ids."""
+"""The tick's batched path: its garbage-collector pause."""
 
 from __future__ import annotations
 
 import gc
 import threading
-import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tocsin.engine.tick_batch import collector_paused, time_ordered_id
-
-AT = datetime(2026, 8, 27, 5, 2, 13, 456_000, tzinfo=UTC)
+from tocsin.engine.tick_batch import collector_paused
 
 
 @pytest.fixture
@@ -68,14 +64,3 @@ def test_threads_resume_the_collector_only_when_the_last_block_ends() -> None:
     release.set()
     worker.join(5)
     assert gc.isenabled()
-
-
-def test_run_ids_are_version_7_uuids_ordered_by_their_instant() -> None:
-    ids = [time_ordered_id(AT + timedelta(milliseconds=k)) for k in range(50)]
-    parsed = [uuid.UUID(i) for i in ids]
-    assert all(str(u) == i and u.version == 7 and u.variant == uuid.RFC_4122 for u, i in
-               zip(parsed, ids, strict=True))  # fmt: skip
-    assert ids == sorted(ids) and len(set(ids)) == 50
-    assert int(ids[0].replace("-", "")[:12], 16) == int(AT.timestamp() * 1000)
-    same = {time_ordered_id(AT) for _ in range(1000)}
-    assert len(same) == 1000  # 74 random bits within one millisecond

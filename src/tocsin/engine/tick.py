@@ -28,7 +28,6 @@ The tick never waits for actions: workers claim the pending runs.
 from __future__ import annotations
 
 import logging
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -48,6 +47,7 @@ from tocsin.engine.evaluate import (
     inspect_stored,
     page_identities,
 )
+from tocsin.engine.ids import uuid7
 from tocsin.engine.tick_batch import BATCH_TABLES, tick_batch
 from tocsin.store import claims, ledger, tick_bulk
 from tocsin.store import records as store_records
@@ -234,7 +234,7 @@ def _claim_and_insert(
     (a clock run became active meanwhile): the claim is released, so no identity is ever
     claimed without its run.
     """
-    run_id = str(uuid.uuid4())
+    run_id = uuid7(now)
     trigger_id = str(trigger.trigger_id)
     claimed = ledger.claim_occurrence(
         tx,

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import gc
 import logging
-import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -41,6 +40,7 @@ from tocsin.engine.evaluate import (
     clock_next_due,
     inspect_stored,
 )
+from tocsin.engine.ids import uuid7s
 from tocsin.store import ledger, tick_bulk
 from tocsin.store.engine_queries import savepoint
 from tocsin.store.tx import Store, Tx
@@ -243,36 +243,10 @@ def _window_identity(window: datetime) -> str:
     return identity.clock_identity(window)
 
 
-def time_ordered_ids(at: datetime, count: int) -> list[str]:
-    """``count`` UUIDv7s (RFC 9562): 48 bits of ``at`` in Unix milliseconds, the version, 74
-    random bits (one ``os.urandom`` read for all).
-
-    Run ids made by one tick share their prefix, so a batch's inserts land together at the end of
-    the runs primary-key index instead of all over it (random UUIDv4 keys); the text is still a
-    standard 36-character UUID.
-    """
-    ms = f"{max(0, int(at.timestamp() * 1000)) & 0xFFFF_FFFF_FFFF:012x}"
-    head = f"{ms[:8]}-{ms[8:]}-7"
-    noise = os.urandom(10 * count).hex()
-    out = []
-    for k in range(0, 20 * count, 20):
-        r = noise[k : k + 20]  # 3 hex after the version, variant 10xx + 15 hex
-        out.append(f"{head}{r[:3]}-{_VARIANT[r[3]]}{r[4:7]}-{r[7:19]}")
-    return out
-
-
-_VARIANT = {f"{n:x}": f"{8 + n % 4:x}" for n in range(16)}  # RFC 9562 variant bits 10
-
-
-def time_ordered_id(at: datetime) -> str:
-    """One UUIDv7 of :func:`time_ordered_ids`."""
-    return time_ordered_ids(at, 1)[0]
-
-
 def write_plans(tx: Tx, plans: list[TablePlan], now: datetime) -> None:
     """The batch's writes, set-based (see the module docstring)."""
     fires = [(p, f) for p in plans for f in p.fires]
-    for (_, fire), run_id in zip(fires, time_ordered_ids(now, len(fires)), strict=True):
+    for (_, fire), run_id in zip(fires, uuid7s(now, len(fires)), strict=True):
         fire.run_id = run_id
     claims = [
         (str(f.trigger.trigger_id), f.identity, str(p.table["id"]), f.run_id) for p, f in fires

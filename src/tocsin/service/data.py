@@ -19,6 +19,7 @@ from tocsin import messages
 from tocsin.core.instants import classify_cell
 from tocsin.engine import configs
 from tocsin.engine.evaluate import row_event_triggers
+from tocsin.engine.ids import uuid7, uuid7s
 from tocsin.engine.preview import schedule_preview
 from tocsin.engine.tick import row_payload, run_due_triggers
 from tocsin.errors import NotFound, ValidationError
@@ -174,7 +175,7 @@ def emit_row_event(
     for trigger in row_event_triggers(table.get("triggers"), event, row):
         store_runs.insert_run(
             tx,
-            id=str(uuid.uuid4()),
+            id=uuid7(now),
             table_id=str(table["id"]),
             trigger_id=str(trigger["id"]),
             record_id=str(record["id"]),
@@ -230,7 +231,7 @@ class DataMixin(TocsinBase):
         with self.store.begin() as tx:
             table = store_records.insert_table(
                 tx,
-                id=str(uuid.uuid4()),
+                id=uuid7(at),
                 scope=scope,
                 scope_id=canonical_scope_id,
                 name=name,
@@ -292,7 +293,8 @@ class DataMixin(TocsinBase):
         with self.store.begin_immediate() as tx:
             table = _table(tx, table_id)
             checked = [validate_cells(table["columns"], row) for row in rows]
-            values = [{"id": str(uuid.uuid4()), "data": data} for data in checked]
+            ids = uuid7s(at, len(checked))
+            values = [{"id": i, "data": data} for i, data in zip(ids, checked, strict=True)]
             created = store_records.insert_records(tx, table_id=table_id, rows=values, now=at)
             for record in created:
                 emit_row_event(tx, table, "created", record, at)
