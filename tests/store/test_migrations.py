@@ -7,11 +7,13 @@ from typing import Any
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import inspect
+from sqlalchemy import inspect, text
 
 from tocsin.store import Store, open_store
 from tocsin.store.migrate import alembic_config, current_revision, head_revision, upgrade_to_head
 from tocsin.store.tables import metadata
+
+from .helpers import PG_ONLY
 
 VERSION_TABLE = "alembic_version"
 
@@ -48,10 +50,10 @@ def test_one_active_run_index_is_partial_with_its_predicate(store: Store) -> Non
 
 
 def test_database_is_at_head_and_reopening_is_a_noop(store: Store, store_url: str) -> None:
-    assert current_revision(store) == head_revision() == "0001"
+    assert current_revision(store) == head_revision() == "0002"
     again = open_store(store_url)
     try:
-        assert current_revision(again) == "0001"
+        assert current_revision(again) == "0002"
     finally:
         again.dispose()
 
@@ -62,3 +64,22 @@ def test_downgrade_to_base_and_back(store: Store) -> None:
     assert set(inspect(store.engine).get_table_names()) <= {VERSION_TABLE}
     upgrade_to_head(store)
     assert set(inspect(store.engine).get_table_names()) == set(metadata.tables) | {VERSION_TABLE}
+
+
+@PG_ONLY
+def test_trigger_state_pages_keep_room_for_hot_updates(store: Store) -> None:
+    """Migration 0002: fillfactor 50 on trigger_state (PostgreSQL), reset by its downgrade."""
+
+    def options() -> list[str]:
+        with store.begin() as tx:
+            found = tx.conn.execute(
+                text("SELECT reloptions FROM pg_class WHERE oid = 'trigger_state'::regclass")
+            ).scalar_one()
+        return list(found or [])
+
+    assert options() == ["fillfactor=50"]
+    with store.begin() as tx:
+        command.downgrade(alembic_config(tx.conn), "0001")
+    assert options() == []
+    upgrade_to_head(store)
+    assert options() == ["fillfactor=50"]

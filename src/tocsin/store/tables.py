@@ -118,6 +118,9 @@ trigger_state = Table(
     Column("next_due_at", UTCDateTime, nullable=True),
     Column("updated_at", UTCDateTime, nullable=False),
     Index("ix_trigger_state_table", "table_id"),
+    # PostgreSQL: room for a new version of every row on its page, so the tick's per-fire
+    # rewrites are HOT updates (migration 0002)
+    postgresql_with={"fillfactor": 50},
 )
 
 # §5 the occurrence ledger: the durable fence, (trigger, identity) claimed at most once
