@@ -63,7 +63,8 @@ class TablePlan:
     has_schedules: bool
     candidates: list[tuple[StoredTrigger, dict[str, Any]]]
     fires: list[Fire] = field(default_factory=list)
-    next_dues: list[tuple[str, datetime | None]] = field(default_factory=list)
+    next_dues: list[tuple[str, datetime | None]] = field(default_factory=list)  # not fired
+    fired_dues: dict[str, datetime | None] = field(default_factory=dict)  # consumed windows'
     created: int = 0
 
 
@@ -171,9 +172,10 @@ def plan_table(
 
 
 # table id → (triggers config, columns, live state ids, inspected): a config is parsed once, not
-# at every tick; an entry is used only while all three compare equal to what the tick read
+# at every tick; an entry is used only while all three compare equal to what the tick read. An
+# entry holds a decoded config (a few KB), so the cache is bounded (cleared when full).
 _INSPECTED: dict[str, tuple[Any, Any, frozenset[str], list[StoredTrigger]]] = {}
-INSPECTED_MAX = 100_000
+INSPECTED_MAX = 10_000
 
 
 def stored_triggers(table: Mapping[str, Any], live: frozenset[str]) -> list[StoredTrigger]:
@@ -266,22 +268,28 @@ def write_plans(tx: Tx, plans: list[TablePlan], now: datetime) -> None:
             continue
         plan.created += int(fire.run_id in inserted)
         consumed.append((trigger_id, fire.window, fire.next_due))
-        plan.states[trigger_id] = {**plan.states[trigger_id], "next_due_at": fire.next_due}
+        plan.fired_dues[trigger_id] = fire.next_due
     tick_bulk.consume_windows(tx, values=consumed, now=now)
-    next_dues = [nd for p in plans for nd in p.next_dues]
-    tick_bulk.set_next_dues(tx, values=next_dues)
-    for plan in plans:
-        for trigger_id, next_due in plan.next_dues:
-            plan.states[trigger_id] = {**plan.states[trigger_id], "next_due_at": next_due}
-    tables = [(str(p.table["id"]), table_next_due(p.states)) for p in plans]
+    tick_bulk.set_next_dues(tx, values=[nd for p in plans for nd in p.next_dues])
+    tables = [
+        (str(p.table["id"]), table_next_due(p.states, {**dict(p.next_dues), **p.fired_dues}))
+        for p in plans
+    ]
     tick_bulk.finish_tables(tx, values=tables, now=now)
 
 
-def table_next_due(states: Mapping[str, Mapping[str, Any]]) -> datetime:
-    """The earliest ``next_due_at`` of the live states (``NEVER_DUE`` when none): what
-    ``configs.refresh_table_next_due`` computes, from the states as this batch left them."""
-    dues = [s["next_due_at"] for s in states.values() if not s["retired"] and s["next_due_at"]]
-    return min(dues, default=NEVER_DUE)
+def table_next_due(
+    states: Mapping[str, Mapping[str, Any]], changed: Mapping[str, datetime | None]
+) -> datetime:
+    """The earliest ``next_due_at`` of the live states (``NEVER_DUE`` when none), ``changed``
+    (trigger id → its new next due) applied: what ``configs.refresh_table_next_due`` computes,
+    from the states as this batch left them."""
+    dues = [
+        changed[tid] if tid in changed else s["next_due_at"]
+        for tid, s in states.items()
+        if not s["retired"]
+    ]
+    return min((d for d in dues if d is not None), default=NEVER_DUE)
 
 
 __all__ = ["BATCH_TABLES", "TablePlan", "decide_clock_trigger", "plan_table", "tick_batch"]
