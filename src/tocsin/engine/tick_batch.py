@@ -156,8 +156,11 @@ def plan_table(
 ) -> TablePlan | None:
     """The clock triggers of ``table`` that may be due at ``now``; None when it has a date
     trigger (the per-table path reads its records)."""
-    live = frozenset(tid for tid, s in states.items() if not s["retired"])
-    stored = stored_triggers(table, live)
+    # no cache of inspected configs across ticks: one decoded config per table kept alive costs
+    # more in memory and full garbage collections than re-inspecting (schedules are memoized by
+    # content in evaluate), measured with bench/tick_bench.py
+    live = {tid for tid, s in states.items() if not s["retired"]}
+    stored = inspect_stored(table["triggers"], table["columns"], live)
     candidates: list[tuple[StoredTrigger, dict[str, Any]]] = []
     for trigger in stored:
         if not trigger.valid or trigger.trigger_id is None:
@@ -169,26 +172,6 @@ def plan_table(
         if next_due is None or next_due <= now:
             candidates.append((trigger, state))
     return TablePlan(table=table, states=states, has_schedules=bool(stored), candidates=candidates)
-
-
-# table id → (triggers config, columns, live state ids, inspected): a config is parsed once, not
-# at every tick; an entry is used only while all three compare equal to what the tick read. An
-# entry holds a decoded config (a few KB), so the cache is bounded (cleared when full).
-_INSPECTED: dict[str, tuple[Any, Any, frozenset[str], list[StoredTrigger]]] = {}
-INSPECTED_MAX = 10_000
-
-
-def stored_triggers(table: Mapping[str, Any], live: frozenset[str]) -> list[StoredTrigger]:
-    """``inspect_stored`` of the table's config, cached (checked by equality)."""
-    table_id, config, columns = str(table["id"]), table["triggers"], table["columns"]
-    hit = _INSPECTED.get(table_id)
-    if hit is not None and hit[2] == live and hit[0] == config and hit[1] == columns:
-        return hit[3]
-    stored = inspect_stored(config, columns, live)
-    if len(_INSPECTED) >= INSPECTED_MAX:
-        _INSPECTED.clear()
-    _INSPECTED[table_id] = (config, columns, live, stored)
-    return stored
 
 
 def _tick_plans(
