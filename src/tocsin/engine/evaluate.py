@@ -150,28 +150,37 @@ def _codes_for(
     return codes, spec
 
 
-# (schedule, when, on, duplicate, columns) → (codes, spec) of a trigger with a well-formed id: a
-# pure function of those values (reprs of plain JSON), so each distinct schedule is parsed once
-_CODES_MEMO: dict[tuple[str, str, str, bool, str], tuple[tuple[str, ...], Schedule | None]] = {}
+# What a stored trigger's content decides: its error codes, parsed schedule, ``when`` list and
+# stored schedule type
+Derived = tuple[tuple[str, ...], Schedule | None, list[Any], str | None]
+
+# (schedule, when, on, duplicate, columns) → Derived of a trigger with a well-formed id: a pure
+# function of those values (reprs of plain JSON), so each distinct schedule is parsed once
+_CODES_MEMO: dict[tuple[str, str, str, bool, str], Derived] = {}
 CODES_MEMO_MAX = 10_000
 
 
-def _codes_memo(
+def _derive(trigger: object, columns: Mapping[str, str], duplicate: bool) -> Derived:
+    codes, spec = _codes_for(trigger, columns, duplicate)
+    when = trigger.get("when") if _mapping(trigger) else None
+    return tuple(codes), spec, list(when) if isinstance(when, list) else [], _stored_type(trigger)
+
+
+def _derived(
     trigger: object, tid: str | None, columns: Mapping[str, str], duplicate: bool, columns_key: str
-) -> tuple[tuple[str, ...], Schedule | None]:
-    """``_codes_for`` (``tid``: the trigger's ``_trigger_id``), memoized for triggers whose id is
-    well formed (their codes do not depend on which id it is)."""
+) -> Derived:
+    """``_derive`` (``tid``: the trigger's ``_trigger_id``), memoized for triggers whose id is
+    well formed (what it derives does not depend on which id it is). The ``when`` list is shared
+    by the triggers of one memo entry: nothing mutates it."""
     if tid is None or not _mapping(trigger) or not triggers.well_formed_id(tid):
-        codes, spec = _codes_for(trigger, columns, duplicate)
-        return tuple(codes), spec
+        return _derive(trigger, columns, duplicate)
     get = trigger.get
     key = (repr(get("schedule")), repr(get("when")), repr(get("on")), duplicate, columns_key)
     hit = _CODES_MEMO.get(key)
     if hit is None:
-        codes, spec = _codes_for(trigger, columns, duplicate)
         if len(_CODES_MEMO) >= CODES_MEMO_MAX:
             _CODES_MEMO.clear()
-        hit = _CODES_MEMO[key] = (tuple(codes), spec)
+        hit = _CODES_MEMO[key] = _derive(trigger, columns, duplicate)
     return hit
 
 
@@ -199,17 +208,16 @@ def inspect_stored(
         if not is_schedule_trigger(trigger):
             continue
         duplicate = tid is not None and counts[tid] > 1
-        codes, spec = _codes_memo(trigger, tid, columns, duplicate, columns_key)
+        codes, spec, when, stored_type = _derived(trigger, tid, columns, duplicate, columns_key)
         if not codes and tid not in has_state:
             codes = (STATE_MISSING,)
-        when = trigger.get("when") if _mapping(trigger) else None
         out.append(
             StoredTrigger(
                 trigger_id=tid,
                 raw=trigger,
                 spec=spec if not codes else None,
-                when=list(when) if isinstance(when, list) else [],
-                stored_schedule_type=_stored_type(trigger),
+                when=when,
+                stored_schedule_type=stored_type,
                 error_codes=codes,
             )
         )

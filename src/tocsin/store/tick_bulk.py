@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
+from itertools import chain
 from typing import Any
 
 from sqlalchemy import false, or_, select
@@ -217,7 +218,7 @@ def _with_rows(
         else:
             row_sql = "(" + ", ".join("?" for _ in columns) + ")"
             source = "VALUES " + ", ".join([row_sql] * len(chunk))
-            params = tuple(v for row in chunk for v in row)
+            params = tuple(chain.from_iterable(chunk))
         sql = f"WITH v({names}) AS ({source}) {body}"
         result = tx.conn.exec_driver_sql(sql, params)
         if result.returns_rows:
