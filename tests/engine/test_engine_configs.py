@@ -20,6 +20,7 @@ from engine_support import (
 )
 
 from tocsin import messages
+from tocsin.engine import configs
 from tocsin.errors import ConfigError, NotFound, ValidationError
 from tocsin.service import Tocsin
 
@@ -276,3 +277,22 @@ def test_scp_rules_must_be_plain_json(tocsin: Tocsin) -> None:
         with pytest.raises(ValidationError):
             tocsin.create_table("chatroom", CHATROOM, "X", {}, scp_rules=rules, now=NOW)
     assert tocsin.get_table(table_id)["scp_rules"] is None
+
+
+def test_an_id_another_table_takes_between_check_and_write_is_refused(
+    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ownership check before the write can race another save; the write itself re-checks."""
+    first, second = make_table(tocsin), make_table(tocsin)
+    [saved] = tocsin.set_triggers(first, [interval()], now=NOW)
+    monkeypatch.setattr(configs.store_state, "get_state", lambda tx, trigger_id: None)
+    with pytest.raises(ConfigError) as caught:
+        tocsin.set_triggers(second, [interval(id=saved["id"])], now=NOW)
+    assert (caught.value.status, caught.value.detail) == (
+        400,
+        messages.trigger_id_taken(saved["id"]),
+    )
+    monkeypatch.undo()
+    assert tocsin.get_triggers(second) == []  # nothing written
+    assert [p["trigger_id"] for p in tocsin.preview(first, now=NOW)["triggers"]] == [saved["id"]]
+    assert tocsin.tick(now=NOW)["runs_created"] == 1  # the first table's trigger still fires

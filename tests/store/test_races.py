@@ -13,9 +13,10 @@ import pytest
 from tocsin.store import Store, open_store
 from tocsin.store.ledger import claim_occurrence, fired_identities
 from tocsin.store.migrate import current_revision, head_revision
+from tocsin.store.state import get_state, upsert_state
 from tocsin.store.tx import Tx
 
-from .helpers import NOW, PG_ONLY, new_id
+from .helpers import NOW, PG_ONLY, make_table, new_id
 
 RACERS = 4
 
@@ -86,6 +87,41 @@ def test_pg_second_claim_waits_for_the_first_transaction(
     assert outcome == {"won": second_wins}
     with store.read() as tx2:
         assert fired_identities(tx2, trigger_id="trg_race", identities=["w"]) == {"w"}
+
+
+def _state_for(store: Store, table_id: str) -> dict[str, Any] | None:
+    with store.begin() as tx:
+        return upsert_state(
+            tx, trigger_id="trg_shared", table_id=table_id, kind="interval", anchor=NOW,
+            schedule_hash="h", now=NOW, next_due_at=NOW,
+        )  # fmt: skip
+
+
+@PG_ONLY
+def test_pg_a_state_created_meanwhile_by_another_table_is_not_taken_over(store: Store) -> None:
+    """Two config saves that both saw no state for one id: the second waits on the key, then
+    writes nothing (the facade answers ``trigger_id_taken``), and the first table keeps it."""
+    first_table, second_table = make_table(store)["id"], make_table(store)["id"]
+    outcome: dict[str, Any] = {}
+    with store.engine.connect() as conn:
+        first = conn.begin()
+        tx = Tx(conn=conn, is_postgres=True)
+        made = upsert_state(
+            tx, trigger_id="trg_shared", table_id=first_table, kind="interval", anchor=NOW,
+            schedule_hash="h", now=NOW, next_due_at=NOW,
+        )  # fmt: skip
+        assert made is not None
+        thread = threading.Thread(
+            target=lambda: outcome.update(got=_state_for(store, second_table))
+        )
+        thread.start()
+        _wait_until_blocked(store)
+        first.commit()
+        thread.join(10)
+    assert outcome == {"got": None}
+    with store.read() as tx2:
+        kept = get_state(tx2, trigger_id="trg_shared")
+    assert kept is not None and kept["table_id"] == first_table
 
 
 def test_processes_opening_one_database_at_once_migrate_once(store_url: str) -> None:

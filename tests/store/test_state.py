@@ -9,7 +9,7 @@ from tocsin.store import Store
 from tocsin.store import state as st
 from tocsin.store.ledger import claim_occurrence, fired_identities
 
-from .helpers import NOW, new_id
+from .helpers import NOW, make_table, new_id
 
 HOUR = timedelta(hours=1)
 
@@ -140,3 +140,15 @@ def test_state_rows_go_with_their_table(store: Store, table: dict[str, Any]) -> 
         _upsert(tx, table["id"])
         tx.conn.exec_driver_sql(f"DELETE FROM tables WHERE id = '{table['id']}'")
         assert st.get_state(tx, trigger_id="trg_i") is None  # ON DELETE CASCADE
+
+
+def test_upsert_never_hands_a_state_to_another_table(store: Store, table: dict[str, Any]) -> None:
+    """Two transactions that both saw no state for an id: the later one writes nothing."""
+    other = make_table(store)
+    with store.begin() as tx:
+        _upsert(tx, table["id"], trigger_id="trg_shared")
+    with store.begin() as tx:
+        assert _upsert(tx, other["id"], trigger_id="trg_shared", kind="daily") is None
+    with store.read() as tx:
+        kept = st.get_state(tx, trigger_id="trg_shared")
+    assert kept is not None and (kept["table_id"], kept["kind"]) == (table["id"], "interval")

@@ -159,7 +159,7 @@ def _sync_one(
     clock = spec.kind in CLOCK_KINDS
     if state is None:
         anchor = windows.initial_anchor(spec, now) if clock else None
-        store_state.upsert_state(
+        created = store_state.upsert_state(
             tx,
             trigger_id=trigger_id,
             table_id=table_id,
@@ -169,6 +169,8 @@ def _sync_one(
             now=now,
             next_due_at=initial_next_due(spec, anchor, None),
         )
+        if created is None:  # another table took the id after _refuse_foreign_or_kind_change
+            raise ConfigError(messages.trigger_id_taken(trigger_id), code="trigger_id_taken")
         return
     if state["retired"]:
         store_state.revive_state(tx, trigger_id=trigger_id, now=now)

@@ -67,10 +67,14 @@ def upsert_state(
     schedule_hash: str | None,
     now: datetime,
     next_due_at: datetime | None,
-) -> dict[str, Any]:
-    """Create a trigger's state, or overwrite its config fields and un-retire it.
+) -> dict[str, Any] | None:
+    """Create a trigger's state, or overwrite its config fields and un-retire it; None (nothing
+    written) when the id's state belongs to another table.
 
     An existing row keeps its history: ``last_consumed`` and the date cursor are not touched.
+    The ownership check is part of the statement, so two transactions that both saw no state for
+    an id cannot hand one table's state to the other (PostgreSQL: the later one waits on the key,
+    then finds the row taken).
     """
     tx.require_writable()
     fields = {
@@ -85,10 +89,15 @@ def upsert_state(
     stmt = (
         upsert_insert(tx, trigger_state)
         .values(trigger_id=trigger_id, **fields)
-        .on_conflict_do_update(index_elements=["trigger_id"], set_=fields)
+        .on_conflict_do_update(
+            index_elements=["trigger_id"],
+            set_=fields,
+            where=trigger_state.c.table_id == table_id,
+        )
         .returning(*trigger_state.c)
     )
-    return state_dict(tx.conn.execute(stmt).mappings().one())
+    row = tx.conn.execute(stmt).mappings().one_or_none()
+    return None if row is None else state_dict(row)
 
 
 def retire_states(tx: Tx, *, table_id: str, keep_ids: Iterable[str], now: datetime) -> set[str]:
