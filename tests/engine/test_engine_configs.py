@@ -20,9 +20,9 @@ from engine_support import (
 )
 
 from tocsin import messages
-from tocsin.engine import configs
 from tocsin.errors import ConfigError, NotFound, ValidationError
 from tocsin.service import Tocsin
+from tocsin.store import state as store_state
 
 
 def _refused(t: Tocsin, table_id: str, triggers: list[Any]) -> str:
@@ -285,7 +285,7 @@ def test_an_id_another_table_takes_between_check_and_write_is_refused(
     """The ownership check before the write can race another save; the write itself re-checks."""
     first, second = make_table(tocsin), make_table(tocsin)
     [saved] = tocsin.set_triggers(first, [interval()], now=NOW)
-    monkeypatch.setattr(configs.store_state, "get_state", lambda tx, trigger_id: None)
+    monkeypatch.setattr(store_state, "get_state", lambda tx, trigger_id: None)
     with pytest.raises(ConfigError) as caught:
         tocsin.set_triggers(second, [interval(id=saved["id"])], now=NOW)
     assert (caught.value.status, caught.value.detail) == (
