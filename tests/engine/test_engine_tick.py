@@ -284,7 +284,7 @@ def test_a_refused_clock_run_leaves_its_window_unclaimed(
     assert tocsin.tick(now=NOW + hours(1))["runs_created"] == 0
     with tocsin.store.read() as tx:
         claimed = ledger.fired_identities(
-            tx, trigger_id=saved["id"], identities=["window:2026-08-27T06:02:13"]
+            tx, table_id=table_id, trigger_id=saved["id"], identities=["window:2026-08-27T06:02:13"]
         )
     assert claimed == set()
     monkeypatch.undo()

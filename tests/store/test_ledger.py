@@ -31,7 +31,7 @@ def test_an_identity_is_claimed_once(store: Store) -> None:
         assert _claim(tx, "r1|2026-08-27")
     with store.begin() as tx:
         assert not _claim(tx, "r1|2026-08-27")
-        assert _claim(tx, "r1|2026-08-27", trigger_id="trg_b")  # the key is (trigger, identity)
+        assert _claim(tx, "r1|2026-08-27", trigger_id="trg_b")  # the fence is (trigger, identity)
 
 
 def test_duplicate_claim_does_not_roll_back_the_transaction(
@@ -47,7 +47,9 @@ def test_duplicate_claim_does_not_roll_back_the_transaction(
     with store.read() as tx:
         assert get_run(tx, run_id=first_run) is not None
         assert get_run(tx, run_id=second_run) is not None
-        assert fired_identities(tx, trigger_id="trg_a", identities=["r1|v", "r2|v"]) == {
+        assert fired_identities(
+            tx, table_id="t", trigger_id="trg_a", identities=["r1|v", "r2|v"]
+        ) == {
             "r1|v",
             "r2|v",
         }
@@ -61,9 +63,15 @@ def test_fired_identities_answers_for_many_in_chunks(store: Store) -> None:
         _claim(tx, "rec-elsewhere", trigger_id="trg_other")
     asked = [f"rec{i}|2026-08-{1 + i % 28:02d}" for i in range(2 * IN_CHUNK + 10)]
     with store.read() as tx:
-        assert fired_identities(tx, trigger_id="trg_a", identities=iter(asked)) == claimed
-        assert fired_identities(tx, trigger_id="trg_a", identities=[]) == set()
-        assert fired_identities(tx, trigger_id="trg_a", identities=["rec-elsewhere"]) == set()
+        assert (
+            fired_identities(tx, table_id="t", trigger_id="trg_a", identities=iter(asked))
+            == claimed
+        )
+        assert fired_identities(tx, table_id="t", trigger_id="trg_a", identities=[]) == set()
+        assert (
+            fired_identities(tx, table_id="t", trigger_id="trg_a", identities=["rec-elsewhere"])
+            == set()
+        )
 
 
 def test_claim_stores_its_row(store: Store) -> None:
@@ -84,7 +92,9 @@ def test_release_undoes_only_the_claim_of_its_own_run(store: Store) -> None:
     with store.begin() as tx:
         kw: dict[str, Any] = {"trigger_id": "trg_a", "table_id": "t", "now": NOW}
         assert claim_occurrence(tx, identity="w1", run_id=mine, **kw)
-        assert not release_occurrence(tx, trigger_id="trg_a", identity="w1", run_id=new_id())
-        assert release_occurrence(tx, trigger_id="trg_a", identity="w1", run_id=mine)
-        assert fired_identities(tx, trigger_id="trg_a", identities=["w1"]) == set()
+        assert not release_occurrence(
+            tx, table_id="t", trigger_id="trg_a", identity="w1", run_id=new_id()
+        )
+        assert release_occurrence(tx, table_id="t", trigger_id="trg_a", identity="w1", run_id=mine)
+        assert fired_identities(tx, table_id="t", trigger_id="trg_a", identities=["w1"]) == set()
         assert _claim(tx, "w1")  # claimable again

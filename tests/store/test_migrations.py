@@ -10,10 +10,11 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect, text
 
 from tocsin.store import Store, open_store
+from tocsin.store.ledger import claim_occurrence, fired_identities
 from tocsin.store.migrate import alembic_config, current_revision, head_revision, upgrade_to_head
 from tocsin.store.tables import metadata
 
-from .helpers import PG_ONLY
+from .helpers import NOW, PG_ONLY
 
 VERSION_TABLE = "alembic_version"
 
@@ -50,10 +51,10 @@ def test_one_active_run_index_is_partial_with_its_predicate(store: Store) -> Non
 
 
 def test_database_is_at_head_and_reopening_is_a_noop(store: Store, store_url: str) -> None:
-    assert current_revision(store) == head_revision() == "0002"
+    assert current_revision(store) == head_revision() == "0003"
     again = open_store(store_url)
     try:
-        assert current_revision(again) == "0002"
+        assert current_revision(again) == "0003"
     finally:
         again.dispose()
 
@@ -83,3 +84,28 @@ def test_trigger_state_pages_keep_room_for_hot_updates(store: Store) -> None:
     assert options() == []
     upgrade_to_head(store)
     assert options() == ["fillfactor=50"]
+
+
+def test_ledger_key_is_table_first_and_its_rows_survive_both_ways(store: Store) -> None:
+    """Migration 0003 (SQLite: a rebuilt table) keeps the claims; the fence still refuses a
+    second claim of one identity after it."""
+
+    def key() -> list[str]:
+        return list(
+            inspect(store.engine).get_pk_constraint("occurrence_ledger")["constrained_columns"]
+        )
+
+    assert key() == ["table_id", "trigger_id", "identity"]
+    with store.begin() as tx:
+        assert claim_occurrence(
+            tx, trigger_id="trg_a", identity="w1", table_id="t", run_id="r1", now=NOW
+        )
+        command.downgrade(alembic_config(tx.conn), "0002")
+    assert key() == ["trigger_id", "identity"]
+    upgrade_to_head(store)
+    assert key() == ["table_id", "trigger_id", "identity"]
+    with store.begin() as tx:
+        assert fired_identities(tx, table_id="t", trigger_id="trg_a", identities=["w1"]) == {"w1"}
+        assert not claim_occurrence(
+            tx, trigger_id="trg_a", identity="w1", table_id="t", run_id="r2", now=NOW
+        )

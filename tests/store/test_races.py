@@ -86,7 +86,7 @@ def test_pg_second_claim_waits_for_the_first_transaction(
         thread.join(10)
     assert outcome == {"won": second_wins}
     with store.read() as tx2:
-        assert fired_identities(tx2, trigger_id="trg_race", identities=["w"]) == {"w"}
+        assert fired_identities(tx2, table_id="t", trigger_id="trg_race", identities=["w"]) == {"w"}
 
 
 def _state_for(store: Store, table_id: str) -> dict[str, Any] | None:

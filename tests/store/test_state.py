@@ -93,7 +93,9 @@ def test_reanchor_restarts_the_cursor_and_keeps_ledger_and_history(
         assert (state["cursor_created_at"], state["cursor_id"]) == (None, None)
         assert state["anchor"] == NOW + HOUR and state["schedule_hash"] == "h9"
         assert state["last_consumed"] == NOW and state["next_due_at"] == NOW + 2 * HOUR
-        assert fired_identities(tx, trigger_id="trg_d", identities=[f"{rid}|2026-08-27"])
+        assert fired_identities(
+            tx, table_id=table["id"], trigger_id="trg_d", identities=[f"{rid}|2026-08-27"]
+        )
         assert not st.reanchor_state(
             tx, trigger_id="nope", anchor=None, schedule_hash=None, now=NOW, next_due_at=None
         )

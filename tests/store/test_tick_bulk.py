@@ -46,7 +46,10 @@ def test_bulk_claims_return_only_the_identities_this_transaction_got(store: Stor
     with store.begin() as tx:
         assert claim_occurrences(tx, rows=rows, now=NOW) == {("trg_a", "w2"), ("trg_b", "w1")}
     with store.read() as tx:
-        assert fired_identities(tx, trigger_id="trg_a", identities=["w1", "w2"]) == {"w1", "w2"}
+        assert fired_identities(tx, table_id="t", trigger_id="trg_a", identities=["w1", "w2"]) == {
+            "w1",
+            "w2",
+        }
 
 
 def test_bulk_runs_are_refused_for_a_trigger_with_an_active_clock_run(

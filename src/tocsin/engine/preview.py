@@ -161,7 +161,9 @@ def date_arm(
         tx, table_id=str(table["id"]), cursor=start, start=start, wrapped=False, limit=record_limit
     )
     ids = page_identities(spec, column_type, page)
-    fired = ledger.fired_identities(tx, trigger_id=str(trigger.trigger_id), identities=ids)
+    fired = ledger.fired_identities(
+        tx, table_id=str(table["id"]), trigger_id=str(trigger.trigger_id), identities=ids
+    )
     verdicts = classify(trigger, state, now=now, column_type=column_type, page=page, fired=fired)
     counts = count_verdicts(verdicts if isinstance(verdicts, list) else [])
     scanned = sum(counts[name] for name in DATE_VERDICTS)

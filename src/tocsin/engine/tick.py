@@ -261,7 +261,9 @@ def _claim_and_insert(
         now=now,
     )
     if run is None:
-        ledger.release_occurrence(tx, trigger_id=trigger_id, identity=identity_, run_id=run_id)
+        ledger.release_occurrence(
+            tx, table_id=str(table["id"]), trigger_id=trigger_id, identity=identity_, run_id=run_id
+        )
         return None
     return 1
 
@@ -340,7 +342,9 @@ def tick_date_trigger(
             lap_closed = True
             break
         ids = page_identities(spec, column_type, page)
-        fired = ledger.fired_identities(tx, trigger_id=trigger_id, identities=ids)
+        fired = ledger.fired_identities(
+            tx, table_id=table_id, trigger_id=trigger_id, identities=ids
+        )
         verdicts = classify(
             trigger, state, now=now, column_type=column_type, page=page, fired=fired
         )

@@ -246,7 +246,11 @@ def write_plans(tx: Tx, plans: list[TablePlan], now: datetime) -> None:
         if (trigger_id, fire.identity) in claimed and fire.run_id not in inserted:
             # the one-active-run index refused it: undo the claim, the window stays due
             ledger.release_occurrence(
-                tx, trigger_id=trigger_id, identity=fire.identity, run_id=fire.run_id
+                tx,
+                table_id=str(plan.table["id"]),
+                trigger_id=trigger_id,
+                identity=fire.identity,
+                run_id=fire.run_id,
             )
             continue
         plan.created += int(fire.run_id in inserted)

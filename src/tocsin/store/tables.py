@@ -132,7 +132,9 @@ occurrence_ledger = Table(
     Column("table_id", String(36), nullable=False),
     Column("run_id", String(36), nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
-    PrimaryKeyConstraint("trigger_id", "identity"),
+    # a trigger id belongs to one table for good: the fence is (trigger, identity); the table
+    # first keeps a table's claims together in the index (migration 0003)
+    PrimaryKeyConstraint("table_id", "trigger_id", "identity"),
 )
 
 # §8 runs

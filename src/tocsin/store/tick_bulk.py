@@ -252,7 +252,7 @@ def claim_occurrences(tx: Tx, *, rows: Sequence[Claim], now: datetime) -> set[tu
     body = (
         "INSERT INTO occurrence_ledger (trigger_id, identity, table_id, run_id, created_at)"
         " SELECT tid, ident, tab, rid, ca FROM v WHERE true"
-        " ON CONFLICT (trigger_id, identity) DO NOTHING RETURNING trigger_id, identity"
+        " ON CONFLICT (table_id, trigger_id, identity) DO NOTHING RETURNING trigger_id, identity"
     )
     got = _with_rows(tx, (*columns, ("ca", "timestamp")), body, values)
     return {(str(r[0]), str(r[1])) for r in got}
