@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -9,6 +10,7 @@ import pytest
 from sqlalchemy import update
 
 from tocsin.store import Store
+from tocsin.store.execution import requeue_runs
 from tocsin.store.runs import (
     active_trigger_ids,
     get_run,
@@ -180,3 +182,18 @@ def test_active_run_probes_use_the_partial_index(store: Store, table: dict[str, 
     single = query_plan(store, lambda tx: has_active_run(tx, trigger_id="trg_0"))
     many = query_plan(store, lambda tx: active_trigger_ids(tx, trigger_ids=["trg_0", "trg_2"]))
     assert "uq_runs_one_active_clock" in single and "uq_runs_one_active_clock" in many
+
+
+def test_the_lost_pending_sweep_reads_only_old_pending_runs(
+    store: Store, table: dict[str, Any]
+) -> None:
+    """The sweep runs at every tick: it must seek the (status, updated_at) index to the pending
+    runs older than the stale window, not read every pending run (a backlog made the idle tick
+    grow with it)."""
+    with store.begin() as tx:
+        _insert(tx, table["id"], trigger_id="trg_0", clock=False)
+    plan = query_plan(
+        store, lambda tx: requeue_runs(tx, now=NOW, status="pending", older_than_s=300)
+    )
+    assert "ix_runs_status_updated" in plan
+    assert re.search(r"updated_at ?<", plan), plan  # a range on updated_at, not status alone

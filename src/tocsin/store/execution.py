@@ -269,6 +269,11 @@ def requeue_runs(
         conds.append(runs.c.updated_at < cutoff)
         values: dict[str, Any] = {"status": "pending", "updated_at": now, "enqueued_at": now}
     else:  # keep updated_at: a re-stamped pending run keeps its place in the claim order
+        # every way into pending stamps enqueued_at with updated_at (or leaves it NULL at insert)
+        # and a re-stamp only moves enqueued_at later, so a pending run's enqueued_at is NULL or
+        # >= its updated_at: the coalesce test implies updated_at < cutoff, said explicitly so
+        # the (status, updated_at) index reads only the old pending runs, not all of them
+        conds.append(runs.c.updated_at < cutoff)
         conds.append(func.coalesce(runs.c.enqueued_at, runs.c.updated_at) < cutoff)
         values = {"enqueued_at": now}
     if table_id is not None:
