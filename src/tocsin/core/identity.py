@@ -26,6 +26,11 @@ def normalize_value(column_type: str, cell: object) -> str | None:
     status, instant = classify_cell(cell)
     if status != "ok" or instant is None:
         return None
+    return normalize_instant(column_type, instant)
+
+
+def normalize_instant(column_type: str, instant: datetime) -> str | None:
+    """``normalize_value`` of a cell already read as ``instant`` (naive-UTC rules applied)."""
     if column_type == "date":
         return instant.date().isoformat()
     if column_type == "datetime":

@@ -294,16 +294,25 @@ def page_identities(
     return [i for i in found if i is not None]
 
 
-def _fire_at(spec: DateColumnReached, record: Mapping[str, Any]) -> tuple[str, datetime | None]:
+def _fire_at(
+    spec: DateColumnReached, column_type: str, record: Mapping[str, Any]
+) -> tuple[str, datetime | None, str | None]:
+    """``(status, fire instant, identity)`` of a record's cell, read once."""
     try:
         status, instant = instants.classify_cell(_cell(record, spec.column))
     except Exception:
-        return INVALID, None
+        return INVALID, None, None
     if status == "missing":
-        return MISSING, None
+        return MISSING, None, None
     if status != "ok" or instant is None:
-        return INVALID, None
-    return "ok", instants.add_minutes_saturating(instant, spec.offset_minutes)
+        return INVALID, None, None
+    fire_at = instants.add_minutes_saturating(instant, spec.offset_minutes)
+    try:
+        value = identity.normalize_instant(column_type, instant)
+    except Exception:
+        value = None
+    ident = None if value is None else identity.date_identity(str(record["id"]), value)
+    return "ok", fire_at, ident
 
 
 def _when_matches(when: list[Any], record: Mapping[str, Any]) -> bool:
@@ -324,8 +333,7 @@ def classify_record(
     now: datetime,
 ) -> RowVerdict:
     """One record's verdict, in the scheduler order of SPEC §7."""
-    status, fire_at = _fire_at(spec, record)
-    ident = record_identity(spec, column_type, record) if status == "ok" else None
+    status, fire_at, ident = _fire_at(spec, column_type, record)
     if status != "ok" or fire_at is None:
         return RowVerdict(record=record, verdict=status, identity=None, fire_at=None)
     if ident is None:
