@@ -18,7 +18,8 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import String, any_, bindparam, select
+from sqlalchemy.dialects.postgresql import ARRAY
 
 from tocsin.store.dialects import upsert_insert
 from tocsin.store.tables import occurrence_ledger
@@ -26,6 +27,7 @@ from tocsin.store.tx import Tx
 
 IN_CHUNK = 500  # identities per IN (...) list: well under SQLite's bound-parameter limit
 LEDGER_KEY = ("table_id", "trigger_id", "identity")
+_TEXTS = ARRAY(String)
 
 
 def claim_occurrence(
@@ -78,9 +80,16 @@ def fired_identities(
     tx: Tx, *, table_id: str, trigger_id: str, identities: Iterable[str]
 ) -> set[str]:
     """Which of ``identities`` the ledger already holds for ``trigger_id`` of ``table_id``
-    (chunked IN)."""
+    (PostgreSQL: ``= ANY`` of one array; SQLite: chunked IN)."""
     wanted = sorted(set(identities))
     found: set[str] = set()
+    if tx.is_postgres and wanted:  # one array parameter: one statement for a whole page
+        stmt = select(occurrence_ledger.c.identity).where(
+            occurrence_ledger.c.table_id == table_id,
+            occurrence_ledger.c.trigger_id == trigger_id,
+            occurrence_ledger.c.identity == any_(bindparam("wanted", wanted, type_=_TEXTS)),
+        )
+        return set(tx.conn.execute(stmt).scalars())
     for start in range(0, len(wanted), IN_CHUNK):
         chunk = wanted[start : start + IN_CHUNK]
         stmt = select(occurrence_ledger.c.identity).where(
