@@ -3,8 +3,8 @@
 Tables, records and runs get ids whose first 48 bits are the Unix milliseconds of the instant
 they were made at, so rows made together sit together in every B-tree keyed or ordered by id
 (the primary keys; the tick's rotation walks tables by ``(last_ticked_at, id)``). Random UUIDv4
-keys scatter each batch of writes over the whole index: on the tick benchmark that alone cost a
-quarter of the time (``bench/tick_bench.py``).
+keys scatter each batch of writes over the whole index: on the tick benchmark (a) on SQLite they
+cost about a fifth of the drain (4.0 s against 3.2 s, ``bench/tick_bench.py``).
 
 Within one millisecond the ids of a process increase (RFC 9562 §6.2 method 2: the 74 random
 bits are incremented from a random start), so ids made at the same ``at`` (a tick's runs,
