@@ -35,6 +35,7 @@ from typing import Any
 
 from tocsin.core import identity
 from tocsin.core.schedules import DateColumnReached
+from tocsin.engine import tick_pipeline
 from tocsin.engine.configs import ALWAYS_DUE, NEVER_DUE, refresh_table_next_due
 from tocsin.engine.evaluate import (
     DUE_NOW,
@@ -75,6 +76,13 @@ class TickReport:
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
 
+    def add(self, outcomes: list[tuple[bool, int]]) -> None:
+        """Count tables ticked: ``(has_schedules, runs_created)`` each."""
+        for has_schedules, created in outcomes:
+            self.tables_scanned += 1
+            self.tables_with_schedules += int(has_schedules)
+            self.runs_created += created
+
 
 def run_due_triggers(
     store: Store,
@@ -89,6 +97,9 @@ def run_due_triggers(
     report.trigger_runs_requeued = _sweep(store, "requeue_lost_runs", now, stuck_after_s)
     report.staged_changes_requeued = _sweep(store, "requeue_staged_changes", now, None)
     ids = candidate_table_ids(store, now=now, limit=table_limit)
+    if tick_pipeline.pipelined(store, len(ids)):
+        done, ids = tick_pipeline.tick_pipelined(store, table_ids=ids, now=now)
+        report.add(done)
     size = BATCH_TABLES
     for chunk in (ids[i : i + size] for i in range(0, len(ids), size)):
         try:
@@ -98,10 +109,7 @@ def run_due_triggers(
         except Exception:  # the commit itself failed: nothing of this chunk happened
             log.exception("tick: tables %s skipped", chunk)
             continue
-        for has_schedules, created in outcomes:
-            report.tables_scanned += 1
-            report.tables_with_schedules += int(has_schedules)
-            report.runs_created += created
+        report.add(outcomes)
     return report.as_dict()
 
 

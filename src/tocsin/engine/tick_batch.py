@@ -88,17 +88,9 @@ def tick_batch(
     with collector_paused(), store.begin_immediate() as tx:
         locked = tick_bulk.lock_candidate_tables(tx, table_ids=table_ids, now=now)
         states = tick_bulk.states_of_tables(tx, table_ids=[str(t["id"]) for t in locked])
-        plans: list[TablePlan] = []
-        for table in locked:
-            try:
-                plan = plan_table(table, states.get(str(table["id"]), {}), now)
-            except Exception:
-                log.exception("tick: table %s skipped", table["id"])
-                continue
-            if plan is None:  # a date trigger: the per-table path
-                _one_table(tx, per_table, str(table["id"]), now, record_limit, outcomes)
-            else:
-                plans.append(plan)
+        plans, dated = plan_tables(locked, states, now)
+        for table_id in dated:
+            _one_table(tx, per_table, table_id, now, record_limit, outcomes)
         if plans:
             outcomes += _tick_plans(tx, plans, now, record_limit, per_table)
     return outcomes
@@ -151,6 +143,26 @@ def _one_table(
         out.append(outcome)
 
 
+def plan_tables(
+    tables: list[dict[str, Any]], states: dict[str, dict[str, dict[str, Any]]], now: datetime
+) -> tuple[list[TablePlan], list[str]]:
+    """The plans of the clock-only tables, and the ids of the tables with a date trigger (the
+    per-table path); a table whose planning raises is skipped (logged)."""
+    plans: list[TablePlan] = []
+    dated: list[str] = []
+    for table in tables:
+        try:
+            plan = plan_table(table, states.get(str(table["id"]), {}), now)
+        except Exception:
+            log.exception("tick: table %s skipped", table["id"])
+            continue
+        if plan is None:
+            dated.append(str(table["id"]))
+        else:
+            plans.append(plan)
+    return plans, dated
+
+
 def plan_table(
     table: dict[str, Any], states: dict[str, dict[str, Any]], now: datetime
 ) -> TablePlan | None:
@@ -177,8 +189,28 @@ def plan_table(
 def _tick_plans(
     tx: Tx, plans: list[TablePlan], now: datetime, limit: int, per_table: TableTick
 ) -> list[Outcome]:
+    decide_plans(plans, active_of(tx, plans), now)
+    try:
+        with savepoint(tx):
+            write_plans(tx, plans, now)
+    except Exception:
+        log.exception("tick: bulk writes failed; the batch's tables go one by one")
+        out: list[Outcome] = []
+        for plan in plans:
+            _one_table(tx, per_table, str(plan.table["id"]), now, limit, out)
+        return out
+    return [(p.has_schedules, p.created) for p in plans]
+
+
+def active_of(tx: Tx, plans: list[TablePlan]) -> set[str]:
+    """Which of the plans' candidate triggers have an active clock run (one query)."""
     ids = [str(t.trigger_id) for p in plans for t, _ in p.candidates]
-    active = tick_bulk.active_clock_trigger_ids(tx, trigger_ids=ids)
+    return tick_bulk.active_clock_trigger_ids(tx, trigger_ids=ids)
+
+
+def decide_plans(plans: list[TablePlan], active: set[str], now: datetime) -> None:
+    """Each candidate trigger's verdict into its plan: a fire, or a new next due instant; a
+    trigger whose evaluation raises is skipped (logged)."""
     for plan in plans:
         for trigger, state in plan.candidates:
             trigger_id = str(trigger.trigger_id)
@@ -191,16 +223,6 @@ def _tick_plans(
                 plan.fires.append(decided)
             elif decided is not None:
                 plan.next_dues.append((trigger_id, decided[0]))
-    try:
-        with savepoint(tx):
-            write_plans(tx, plans, now)
-    except Exception:
-        log.exception("tick: bulk writes failed; the batch's tables go one by one")
-        out: list[Outcome] = []
-        for plan in plans:
-            _one_table(tx, per_table, str(plan.table["id"]), now, limit, out)
-        return out
-    return [(p.has_schedules, p.created) for p in plans]
 
 
 def decide_clock_trigger(
@@ -237,8 +259,8 @@ def write_plans(tx: Tx, plans: list[TablePlan], now: datetime) -> None:
         (str(f.trigger.trigger_id), f.identity, str(p.table["id"]), f.run_id) for p, f in fires
     ]
     claimed = tick_bulk.claim_occurrences(tx, rows=claims, now=now)
-    mine = [(c, f) for c, (_, f) in zip(claims, fires, strict=True) if c[:2] in claimed]
-    runs = [(c[3], c[2], c[0], f.trigger.raw, c[1], f.window) for c, f in mine]
+    mine = [(c, pf) for c, pf in zip(claims, fires, strict=True) if c[:2] in claimed]
+    runs = [(c[3], c[2], c[0], frozen_definition(p, f), c[1], f.window) for c, (p, f) in mine]
     inserted = tick_bulk.insert_clock_runs(tx, rows=runs, now=now)
     consumed: list[tuple[str, datetime, datetime | None]] = []
     for plan, fire in fires:
@@ -265,6 +287,16 @@ def write_plans(tx: Tx, plans: list[TablePlan], now: datetime) -> None:
     tick_bulk.finish_tables(tx, values=tables, now=now)
 
 
+def frozen_definition(plan: TablePlan, fire: Fire) -> Mapping[str, Any] | str:
+    """What a fire's run stores as its definition: the trigger's stored JSON text when the read
+    kept it (SQLite), else the trigger itself (encoded on write)."""
+    text = plan.table.get("definitions", {}).get(str(fire.trigger.trigger_id))
+    if isinstance(text, str):
+        return text
+    raw: Mapping[str, Any] = fire.trigger.raw
+    return raw
+
+
 def table_next_due(
     states: Mapping[str, Mapping[str, Any]], changed: Mapping[str, datetime | None]
 ) -> datetime:
@@ -279,4 +311,16 @@ def table_next_due(
     return min((d for d in dues if d is not None), default=NEVER_DUE)
 
 
-__all__ = ["BATCH_TABLES", "TablePlan", "decide_clock_trigger", "plan_table", "tick_batch"]
+__all__ = [
+    "BATCH_TABLES",
+    "TablePlan",
+    "active_of",
+    "collector_paused",
+    "decide_clock_trigger",
+    "decide_plans",
+    "frozen_definition",
+    "plan_table",
+    "plan_tables",
+    "table_next_due",
+    "tick_batch",
+]

@@ -17,12 +17,14 @@ one locking read of the tables, one read of their trigger states, then multi-row
 from __future__ import annotations
 
 import json
+import json.scanner
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from itertools import chain
 from typing import Any
 
-from sqlalchemy import false, or_, select
+from sqlalchemy import Dialect, false, or_, select
 
 from tocsin.store.state import STATE_FIELDS
 from tocsin.store.tables import ONE_ACTIVE_CLOCK_WHERE, runs, tables
@@ -55,41 +57,97 @@ def candidate_table_ids(tx: Tx, *, now: datetime, limit: int) -> list[str]:
     return [str(i) for i in tx.conn.execute(stmt).scalars()]
 
 
+# the candidate list of ``claims.claim_candidate_tables``, in SQL
+_ELIGIBLE = "trashed = false AND triggers IS NOT NULL AND (next_due_at IS NULL OR next_due_at <= ?)"
+
+
 def lock_candidate_tables(
     tx: Tx, *, table_ids: Sequence[str], now: datetime
 ) -> list[dict[str, Any]]:
     """Lock those of ``table_ids`` that are still candidates (and not taken); in input order,
-    each as ``{id, columns, triggers}`` (what the evaluator reads).
+    each as ``{id, columns, triggers}`` (what the evaluator reads); on SQLite also
+    ``definitions``: trigger id → its stored JSON text (see :func:`array_with_texts`).
 
     Eligibility: the list of ``claims.claim_candidate_tables``; PostgreSQL skips rows another
     transaction holds (``FOR NO KEY UPDATE SKIP LOCKED``: record writes are not blocked).
     """
     tx.require_writable()
-    eligible = (
-        "trashed = false AND triggers IS NOT NULL AND (next_due_at IS NULL OR next_due_at <= {})"
+    if not tx.is_postgres:  # inside BEGIN IMMEDIATE: the snapshot is the locked database
+        return candidate_tables_snapshot(tx, table_ids=table_ids, now=now)
+    sql = (  # psycopg decodes json itself
+        "SELECT id, columns, triggers FROM tables WHERE id = ANY(%s) AND "
+        + _ELIGIBLE.replace("?", "%s")
+        + " FOR NO KEY UPDATE OF tables SKIP LOCKED"
     )
-    found: dict[str, dict[str, Any]] = {}
-    if tx.is_postgres:  # psycopg decodes json itself
-        sql = (
-            "SELECT id, columns, triggers FROM tables WHERE id = ANY(%s) AND "
-            + eligible.format("%s")
-            + " FOR NO KEY UPDATE OF tables SKIP LOCKED"
-        )
-        rows = tx.conn.exec_driver_sql(sql, (list(table_ids), _naive(now))).fetchall()
-        found = {str(r[0]): {"id": str(r[0]), "columns": r[1], "triggers": r[2]} for r in rows}
-    else:
-        at = _instants(tx)(now)
-        for chunk in _chunks(table_ids):
-            marks = ", ".join("?" * len(chunk))
-            sql = f"SELECT id, columns, triggers FROM tables WHERE id IN ({marks}) AND "
-            rows = tx.conn.exec_driver_sql(sql + eligible.format("?"), (*chunk, at)).fetchall()
-            for tid, columns, config in rows:
-                found[str(tid)] = {
-                    "id": str(tid),
-                    "columns": json.loads(columns),
-                    "triggers": json.loads(config),
-                }
+    rows = tx.conn.exec_driver_sql(sql, (list(table_ids), _naive(now))).fetchall()
+    found = {str(r[0]): {"id": str(r[0]), "columns": r[1], "triggers": r[2]} for r in rows}
     return [found[i] for i in table_ids if i in found]
+
+
+def candidate_tables_snapshot(
+    tx: Tx, *, table_ids: Sequence[str], now: datetime
+) -> list[dict[str, Any]]:
+    """SQLite: those of ``table_ids`` that are candidates in this transaction's snapshot, as
+    :func:`lock_candidate_tables` gives them (a read transaction may call it: the pipelined
+    tick reads here and writes under the lock, see ``engine.tick_pipeline``)."""
+    at = _instants(tx)(now)
+    found: dict[str, dict[str, Any]] = {}
+    for chunk in _chunks(table_ids):
+        marks = ", ".join("?" * len(chunk))
+        sql = f"SELECT id, columns, triggers FROM tables WHERE id IN ({marks}) AND {_ELIGIBLE}"
+        for tid, columns, config in tx.conn.exec_driver_sql(sql, (*chunk, at)).fetchall():
+            triggers, texts = array_with_texts(config)
+            found[str(tid)] = {
+                "id": str(tid),
+                "columns": json.loads(columns),
+                "triggers": triggers,
+                "definitions": texts,
+            }
+    return [found[i] for i in table_ids if i in found]
+
+
+# the (C) scanner json.loads uses: scan(text, index) -> (value, end), StopIteration when none
+# (typeshed types make_scanner's argument as the scanner class, not the decoder it takes)
+_scan_json: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(
+    json.JSONDecoder()  # type: ignore[arg-type]
+)
+_SPACE = re.compile(r"[ \t\n\r]*")  # JSON's whitespace
+
+
+def _skip_space(text: str, at: int) -> int:
+    """The index of the first non-whitespace character at or after ``at``."""
+    found = _SPACE.match(text, at)
+    return at if found is None else found.end()
+
+
+def array_with_texts(text: str) -> tuple[Any, dict[str, str]]:
+    """The decoded JSON ``text`` and, when it is an array, the stored text of each element that
+    is an object with a string ``id`` (trigger id → its JSON text: a run's frozen definition,
+    copied instead of re-encoded). Decoding is ``json.loads``'s, element by element."""
+    at = _skip_space(text, 0)
+    if not text.startswith("[", at):
+        return json.loads(text), {}
+    items: list[Any] = []
+    texts: dict[str, str] = {}
+    at = _skip_space(text, at + 1)
+    closed = text.startswith("]", at)
+    while not closed:
+        try:
+            item, end = _scan_json(text, at)
+        except StopIteration:
+            return json.loads(text), {}  # raises the decoder's own error
+        items.append(item)
+        if type(item) is dict and type(item.get("id")) is str:
+            texts[item["id"]] = text[at:end]
+        at = _skip_space(text, end)
+        closed = text.startswith("]", at)
+        if not closed:
+            if not text.startswith(",", at):
+                return json.loads(text), {}
+            at = _skip_space(text, at + 1)
+    if _skip_space(text, at + 1) != len(text):
+        return json.loads(text), {}
+    return items, texts
 
 
 def active_clock_trigger_ids(tx: Tx, *, trigger_ids: Sequence[str]) -> set[str]:
@@ -187,9 +245,13 @@ Column = tuple[str, str]  # (name in v, PostgreSQL type: text | timestamp)
 
 
 def _instants(tx: Tx) -> Any:
-    """The UTCDateTime bind processor of this dialect (naive UTC; SQLite: its text format),
+    return instants_of(tx.conn.dialect)
+
+
+def instants_of(dialect: Dialect) -> Callable[[datetime], Any]:
+    """The UTCDateTime bind processor of ``dialect`` (naive UTC; SQLite: its text format),
     memoized per call site: a batch's windows and due instants repeat (aligned windows)."""
-    dialect = tx.conn.dialect  # the dialect's own DATETIME (SQLite: fixed text with micros)
+    # the dialect's own DATETIME (SQLite: fixed text with micros)
     proc = runs.c.created_at.type.dialect_impl(dialect).bind_processor(dialect)
     seen: dict[datetime, Any] = {}
 
@@ -272,8 +334,14 @@ _RUN_COLUMNS: tuple[Column, ...] = (
 
 
 # (id, table_id, trigger_id, definition, identity, scheduled_for)
-ClockRun = tuple[str, str, str, Mapping[str, Any], str, datetime]
-_ENCODE = json.JSONEncoder(check_circular=False).encode  # json.dumps' output, for plain JSON
+# definition: the trigger (encoded here), or its stored JSON text (``array_with_texts``)
+ClockRun = tuple[str, str, str, Mapping[str, Any] | str, str, datetime]
+encode_json = json.JSONEncoder(check_circular=False).encode  # json.dumps' output, plain JSON
+
+
+def json_text(value: Mapping[str, Any] | str) -> str:
+    """A JSON column's value as stored: text given as is (already JSON), a mapping encoded."""
+    return value if isinstance(value, str) else encode_json(value)
 
 
 def insert_clock_runs(tx: Tx, *, rows: Sequence[ClockRun], now: datetime) -> set[str]:
@@ -287,7 +355,7 @@ def insert_clock_runs(tx: Tx, *, rows: Sequence[ClockRun], now: datetime) -> set
     at = _instants(tx)
     stamp = at(now)
     values = [
-        (run_id, table_id, trigger_id, _ENCODE(definition), ident, at(window), stamp)
+        (run_id, table_id, trigger_id, json_text(definition), ident, at(window), stamp)
         for run_id, table_id, trigger_id, definition, ident, window in rows
     ]
     definition = "CAST(definition AS json)" if tx.is_postgres else "definition"
@@ -347,11 +415,16 @@ def finish_tables(tx: Tx, *, values: Sequence[tuple[str, datetime]], now: dateti
 
 __all__ = [
     "active_clock_trigger_ids",
+    "array_with_texts",
     "candidate_table_ids",
+    "candidate_tables_snapshot",
     "claim_occurrences",
     "consume_windows",
+    "encode_json",
     "finish_tables",
     "insert_clock_runs",
+    "instants_of",
+    "json_text",
     "lock_candidate_tables",
     "set_next_dues",
     "states_of_tables",

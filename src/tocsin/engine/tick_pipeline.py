@@ -1,0 +1,262 @@
+"""The SQLite tick, pipelined: batch N+1 is read and planned while batch N is written.
+
+SQLite has one writer, and a batch's Python work (reading rows into dicts, planning, building
+the writes) takes about as long as SQLite's (the writes, the commit): done one after the other,
+each waits for the other. Python's ``sqlite3`` releases the GIL while SQLite executes a
+statement, and a batch's writes are a few big statements (:mod:`tocsin.store.tick_sqlite`): so
+a writer thread executes batch N's writes on its own connection while the tick's thread reads
+batch N+1 on another connection and plans it. Used for a tick with more than one batch of
+candidate tables on a SQLite file database; PostgreSQL ticks overlap by running several ticks.
+
+The rules are those of :mod:`tocsin.engine.tick_batch`; what makes planning outside the lock
+safe:
+
+- the writer holds SQLite's write lock (``BEGIN IMMEDIATE``) for one batch at a time and, once it
+  holds it, publishes its connection's ``PRAGMA data_version``: a *stamp*;
+- a batch is read in one read transaction begun after a stamp was published. It sees the
+  database as it was under that lock, plus at most the writer's own commits since, which touch
+  only earlier batches' tables (and a trigger id belongs to one table): nothing it read;
+- the writer applies a batch only under a lock whose stamp equals the batch's: ``data_version``
+  changes when another connection commits, so equal means nobody else wrote in between;
+- otherwise (another writer, a lost ledger claim or a refused run: a change count that is not the
+  expected one), the batch's writes roll back to a savepoint and its tables go through the
+  sequential path after the pipeline, as do tables with a date trigger. The ledger key and the
+  one-active-run index fence duplicates as everywhere.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from datetime import datetime
+
+from tocsin.engine.ids import uuid7s
+from tocsin.engine.tick_batch import (
+    Outcome,
+    TablePlan,
+    active_of,
+    collector_paused,
+    decide_plans,
+    frozen_definition,
+    plan_tables,
+    table_next_due,
+)
+from tocsin.store import tick_bulk, tick_sqlite
+from tocsin.store.engine_queries import savepoint
+from tocsin.store.tx import Pinned, Store, Tx
+
+log = logging.getLogger(__name__)
+
+# tables per pipelined batch: small enough that the first read and the last write (which
+# nothing overlaps) are short, big enough that per-statement costs stay small
+PIPELINE_TABLES = 250
+
+
+def pipelined(store: Store, table_count: int) -> bool:
+    """Whether a tick over ``table_count`` candidate tables runs pipelined."""
+    return store.is_sqlite and store.has_many_connections and table_count > PIPELINE_TABLES
+
+
+@dataclass(slots=True)
+class _Job:
+    """A planned batch: the stamp it was read under, its writes, what they create per table."""
+
+    stamp: int
+    table_ids: list[str]
+    statements: list[tick_sqlite.Statement]
+    outcomes: list[Outcome]
+
+
+class _Pipe:
+    """The hand-over between the tick's thread and the writer: the latest stamp, one job."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.stamp: int | None = None
+        self.job: _Job | None = None
+        self.planner_done = False
+        self.writer_done = False
+
+    def latest_stamp(self) -> int | None:
+        """The newest stamp (waits for the first); None once the writer has stopped."""
+        with self.cond:
+            self.cond.wait_for(lambda: self.stamp is not None or self.writer_done)
+            return None if self.writer_done else self.stamp
+
+    def submit(self, job: _Job) -> bool:
+        """Hand ``job`` over once the previous one was taken; False when the writer stopped."""
+        with self.cond:
+            self.cond.wait_for(lambda: self.job is None or self.writer_done)
+            if self.writer_done:
+                return False
+            self.job = job
+            self.cond.notify_all()
+            return True
+
+    def publish(self, stamp: int) -> None:
+        with self.cond:
+            self.stamp = stamp
+            self.cond.notify_all()
+
+    def take(self) -> _Job | None:
+        """The next job; None when the planner is done and nothing is pending."""
+        with self.cond:
+            self.cond.wait_for(lambda: self.job is not None or self.planner_done)
+            job, self.job = self.job, None
+            self.cond.notify_all()
+            return job
+
+    def close_planner(self) -> None:
+        with self.cond:
+            self.planner_done = True
+            self.cond.notify_all()
+
+    def close_writer(self) -> _Job | None:
+        """The writer stops: what it had not taken."""
+        with self.cond:
+            self.writer_done = True
+            job, self.job = self.job, None
+            self.cond.notify_all()
+            return job
+
+
+class _Writer(threading.Thread):
+    """Applies the jobs, one write transaction each, on one pinned connection."""
+
+    def __init__(self, store: Store, pipe: _Pipe) -> None:
+        super().__init__(name="tocsin-tick-writer", daemon=True)
+        self.store, self.pipe = store, pipe
+        self.outcomes: list[Outcome] = []
+        self.later: list[str] = []  # tables for the sequential path
+
+    def run(self) -> None:
+        try:
+            with collector_paused(), self.store.pinned() as pinned:
+                while self._transaction(pinned):
+                    pass
+        except Exception:
+            log.exception("tick: the pipeline's writer stopped; its tables go batch by batch")
+        finally:
+            left = self.pipe.close_writer()
+            if left is not None:
+                self.later += left.table_ids
+
+    def _transaction(self, pinned: Pinned) -> bool:
+        """Lock, publish the stamp, apply the next job, commit; False when there is none."""
+        job: _Job | None = None
+        try:
+            with pinned.begin_immediate() as tx:
+                stamp = tick_sqlite.data_version(tx)
+                self.pipe.publish(stamp)
+                job = self.pipe.take()
+                if job is None:
+                    return False
+                applied = job.stamp == stamp and _apply(tx, job)
+        except BaseException:
+            if job is not None:  # not committed: the sequential path redoes it
+                self.later += job.table_ids
+            raise
+        if applied:
+            self.outcomes += job.outcomes
+        else:
+            self.later += job.table_ids
+        return True
+
+
+def _apply(tx: Tx, job: _Job) -> bool:
+    """The job's writes in a savepoint; False (rolled back) when a count or a statement says
+    the plan no longer holds."""
+    try:
+        with savepoint(tx):
+            if not tick_sqlite.apply(tx, job.statements):
+                raise _Differs
+    except _Differs:
+        return False
+    except Exception:
+        log.exception("tick: pipelined writes failed; tables %s go batch by batch", job.table_ids)
+        return False
+    return True
+
+
+class _Differs(Exception):
+    """A write did not change what the plan expected (rolls the savepoint back)."""
+
+
+def tick_pipelined(
+    store: Store, *, table_ids: list[str], now: datetime
+) -> tuple[list[Outcome], list[str]]:
+    """Tick the clock-only tables among ``table_ids``, pipelined: ``(outcomes, the ids of the
+    tables left for the sequential path)`` (tables with a date trigger, batches whose plan no
+    longer held, anything the writer could not commit)."""
+    pipe = _Pipe()
+    writer = _Writer(store, pipe)
+    later: list[str] = []
+    with collector_paused():
+        writer.start()
+        try:
+            for start in range(0, len(table_ids), PIPELINE_TABLES):
+                chunk = table_ids[start : start + PIPELINE_TABLES]
+                stamp = pipe.latest_stamp()
+                job = None if stamp is None else _plan_or_none(store, chunk, now, stamp, later)
+                if job is None or not pipe.submit(job):
+                    later += chunk if job is None else job.table_ids
+        finally:
+            pipe.close_planner()
+            writer.join()
+    return writer.outcomes, later + writer.later
+
+
+def _plan_or_none(
+    store: Store, chunk: list[str], now: datetime, stamp: int, dated: list[str]
+) -> _Job | None:
+    try:
+        return _plan(store, chunk, now, stamp, dated)
+    except Exception:
+        log.exception("tick: planning tables %s failed; they go batch by batch", chunk)
+        return None
+
+
+def _plan(store: Store, chunk: list[str], now: datetime, stamp: int, dated: list[str]) -> _Job:
+    """Read ``chunk``'s candidate tables in one snapshot (begun after ``stamp`` was published)
+    and plan them; the tables with a date trigger are added to ``dated``."""
+    with store.read() as tx:
+        tables = tick_bulk.candidate_tables_snapshot(tx, table_ids=chunk, now=now)
+        states = tick_bulk.states_of_tables(tx, table_ids=[str(t["id"]) for t in tables])
+        plans, with_dates = plan_tables(tables, states, now)
+        decide_plans(plans, active_of(tx, plans), now)
+        statements = _writes(tx, plans, now)
+    dated += with_dates
+    ids = [str(p.table["id"]) for p in plans]
+    return _Job(stamp, ids, statements, [(p.has_schedules, len(p.fires)) for p in plans])
+
+
+def _writes(tx: Tx, plans: list[TablePlan], now: datetime) -> list[tick_sqlite.Statement]:
+    """The statements of ``tick_batch.write_plans`` when every claim and run succeeds."""
+    fires = [(p, f) for p in plans for f in p.fires]
+    claims, runs, consumed = [], [], []
+    for (plan, fire), run_id in zip(fires, uuid7s(now, len(fires)), strict=True):
+        trigger_id, table_id = str(fire.trigger.trigger_id), str(plan.table["id"])
+        claims.append((trigger_id, fire.identity, table_id, run_id))
+        definition = frozen_definition(plan, fire)
+        runs.append((run_id, table_id, trigger_id, definition, fire.identity, fire.window))
+        consumed.append((trigger_id, fire.window, fire.next_due))
+    tables = []
+    for plan in plans:
+        changed = {
+            **dict(plan.next_dues),
+            **{str(f.trigger.trigger_id): f.next_due for f in plan.fires},
+        }
+        tables.append((str(plan.table["id"]), table_next_due(plan.states, changed)))
+    return tick_sqlite.prepare_clock_writes(
+        tx,
+        claims=claims,
+        runs=runs,
+        consumed=consumed,
+        next_dues=[nd for p in plans for nd in p.next_dues],
+        tables=tables,
+        now=now,
+    )
+
+
+__all__ = ["PIPELINE_TABLES", "pipelined", "tick_pipelined"]

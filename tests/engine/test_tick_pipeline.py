@@ -1,0 +1,321 @@
+"""The pipelined SQLite tick (``engine.tick_pipeline``): same outcome as the sequential path,
+and a plan read outside the lock is applied only when nothing else was written since.
+
+Batches of 3 tables, so a dozen tables make several batches in flight.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from engine_support import (
+    NOW,
+    clock_trigger,
+    date_trigger,
+    finish_all,
+    interval,
+    make_table,
+    minutes,
+    runs_of,
+    write_raw_triggers,
+)
+
+from tocsin.core import identity
+from tocsin.engine import tick_pipeline
+from tocsin.errors import TransientStoreError
+from tocsin.service import Tocsin
+from tocsin.settings import Settings
+from tocsin.store import ledger, tick_sqlite
+from tocsin.store.tx import Pinned
+
+
+@pytest.fixture
+def backend() -> str:
+    """SQLite only: PostgreSQL ticks are not pipelined."""
+    return "sqlite"
+
+
+PAST = "2026-08-27T01:00"
+
+
+@pytest.fixture(autouse=True)
+def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tick_pipeline, "PIPELINE_TABLES", 3)
+
+
+@pytest.fixture
+def applied(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """What each pipelined batch's ``tick_sqlite.apply`` returned, in order."""
+    seen: list[bool] = []
+    real = tick_sqlite.apply
+
+    def spy(tx: Any, statements: Any) -> bool:
+        ok = real(tx, statements)
+        seen.append(ok)
+        return ok
+
+    monkeypatch.setattr(tick_sqlite, "apply", spy)
+    return seen
+
+
+def populate(t: Tocsin) -> list[str]:
+    """14 tables of 7 flavours: clock kinds, date tables (the sequential path), a broken stored
+    trigger beside a good one, a trashed table."""
+    tables = []
+    for i in range(14):
+        table_id = make_table(t)
+        tables.append(table_id)
+        flavour = i % 7
+        if flavour in (3, 4):
+            t.insert_records(table_id, [{"Due": PAST}, {"Due": "2026-08-27T05:10"}], now=NOW)
+        triggers = {
+            0: [interval(60)],
+            1: [clock_trigger({"type": "cron", "expression": "*/2 * * * *"}), interval(300)],
+            2: [clock_trigger({"type": "daily", "at": "05:03"})],
+            3: [date_trigger()],
+            4: [interval(60), date_trigger(offset=-5)],
+            5: [interval(120)],
+            6: [interval(60)],
+        }[flavour]
+        t.set_triggers(table_id, triggers, now=NOW)
+        if flavour == 5:
+            good = t.get_triggers(table_id)
+            write_raw_triggers(
+                t, table_id, [{"id": "trg_broken", "on": "schedule"}, *good], now=NOW
+            )
+        if flavour == 6:
+            t.trash_table(table_id, now=NOW)
+    return tables
+
+
+def canonical(t: Tocsin, tables: list[str]) -> list[Any]:
+    """Per table (creation order): its runs and trigger states with ids replaced by positions."""
+    out = []
+    for table_id in tables:
+        position = {trg["id"]: k for k, trg in enumerate(stored_triggers(t, table_id))}
+        position["trg_broken"] = -1
+        with t.store.read() as tx:
+            run_rows = tx.conn.exec_driver_sql(
+                "SELECT trigger_id, identity, scheduled_for, status, definition FROM runs"
+                " WHERE table_id = ?",
+                (table_id,),
+            ).fetchall()
+        runs = sorted(
+            (position[r[0]], _record_free(r[1]), r[2], r[3], _without_ids(json.loads(r[4])))
+            for r in run_rows
+        )
+        with t.store.read() as tx:
+            rows = tx.conn.exec_driver_sql(
+                "SELECT trigger_id, last_consumed, next_due_at, retired FROM trigger_state"
+                " WHERE table_id = ?",
+                (table_id,),
+            ).fetchall()
+            table_row = tx.conn.exec_driver_sql(
+                "SELECT next_due_at, last_ticked_at FROM tables WHERE id = ?", (table_id,)
+            ).one()
+        states = sorted((position[r[0]], r[1], r[2], r[3]) for r in rows)
+        out.append((runs, states, tuple(table_row)))
+    return out
+
+
+def stored_triggers(t: Tocsin, table_id: str) -> list[dict[str, Any]]:
+    with t.store.read() as tx:
+        sql = "SELECT triggers FROM tables WHERE id = ?"
+        return list(json.loads(tx.conn.exec_driver_sql(sql, (table_id,)).scalar_one()))
+
+
+def run_count(t: Tocsin, table_id: str) -> int:
+    with t.store.read() as tx:
+        sql = "SELECT count(*) FROM runs WHERE table_id = ?"
+        return int(tx.conn.exec_driver_sql(sql, (table_id,)).scalar_one())
+
+
+def last_ticked(t: Tocsin, table_id: str) -> Any:
+    with t.store.read() as tx:
+        sql = "SELECT last_ticked_at FROM tables WHERE id = ?"
+        return tx.conn.exec_driver_sql(sql, (table_id,)).scalar_one()
+
+
+def _record_free(identity_: str) -> str:
+    """A date identity without its record id (the value tells a table's records apart)."""
+    return re.sub(r"^record:[^:]+:", "record:", identity_)
+
+
+def _without_ids(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_ids(v) for k, v in value.items() if k != "id"}
+    if isinstance(value, list):
+        return [_without_ids(v) for v in value]
+    return value
+
+
+def tick_rounds(t: Tocsin, tables: list[str]) -> list[dict[str, int]]:
+    counts = []
+    for k, at in enumerate([NOW, NOW + minutes(1), NOW + minutes(2), NOW + minutes(7)]):
+        counts.append(t.tick(now=at, table_limit=100))
+        if k % 2 == 0:
+            for table_id in tables:
+                if not t.get_table(table_id)["trashed"]:
+                    finish_all(t, table_id, now=at)
+    return counts
+
+
+@pytest.fixture
+def second(tmp_path: Path) -> Iterator[Tocsin]:
+    url = f"sqlite:///{tmp_path}/second.db"
+    t = Tocsin.open(url, settings=Settings(database_url=url))
+    try:
+        yield t
+    finally:
+        t.close()
+
+
+def test_pipelined_ticks_leave_what_sequential_ticks_leave(
+    tocsin: Tocsin, second: Tocsin, applied: list[bool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tables = populate(tocsin)
+    piped = tick_rounds(tocsin, tables)
+    assert len(applied) >= 4 and all(applied)  # batches really went through the pipeline
+    assert piped[0]["runs_created"] > 0
+    monkeypatch.setattr(tick_pipeline, "PIPELINE_TABLES", 10_000)  # the sequential path
+    other = populate(second)
+    calls = len(applied)
+    assert tick_rounds(second, other) == piped
+    assert len(applied) == calls
+    assert canonical(second, other) == canonical(tocsin, tables)
+
+
+def test_frozen_definitions_are_the_stored_triggers(tocsin: Tocsin, applied: list[bool]) -> None:
+    tables = populate(tocsin)
+    tocsin.tick(now=NOW, table_limit=100)
+    assert applied
+    for table_id in tables:
+        if tocsin.get_table(table_id)["trashed"]:
+            continue
+        stored = {trg["id"]: trg for trg in tocsin.get_triggers(table_id)}
+        for run in runs_of(tocsin, table_id):
+            if run["record_id"] is None:
+                assert run["definition"] == stored[run["trigger_id"]]
+
+
+def test_a_plan_read_before_another_writer_committed_is_not_applied(
+    tocsin: Tocsin, applied: list[bool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another connection commits between the writer's transactions, after a batch was planned:
+    that batch's plan is dropped and its tables are read again under the lock."""
+    tables = [make_table(tocsin) for _ in range(12)]
+    for table_id in tables:
+        tocsin.set_triggers(table_id, [interval(60)], now=NOW)
+    real = tick_pipeline._Writer._transaction
+    trashed: list[str] = []
+    calls = {"n": 0}
+
+    def meddling(self: Any, pinned: Pinned) -> bool:
+        calls["n"] += 1
+        if calls["n"] == 2:  # batch 1 committed; batch 2 is planned (waits for the lock)
+            with self.pipe.cond:
+                assert self.pipe.cond.wait_for(lambda: self.pipe.job is not None, timeout=10)
+                planned = list(self.pipe.job.table_ids)
+            for table_id in tables:  # every table not ticked yet, batch 2's included
+                if last_ticked(tocsin, table_id) is None:
+                    tocsin.trash_table(table_id, now=NOW)
+                    trashed.append(table_id)
+            assert set(planned) <= set(trashed)
+        return bool(real(self, pinned))
+
+    monkeypatch.setattr(tick_pipeline._Writer, "_transaction", meddling)
+    counts = tocsin.tick(now=NOW, table_limit=100)
+    assert applied[0] is True and len(trashed) == 9
+    assert counts["runs_created"] == counts["tables_scanned"] == 3
+    assert [run_count(tocsin, t) for t in tables] == [1, 1, 1] + [0] * 9
+
+
+def test_a_lost_claim_rolls_the_batch_back_to_the_precise_path(
+    tocsin: Tocsin, applied: list[bool]
+) -> None:
+    """An identity already in the ledger: the coarse writes' count differs, the batch goes
+    through the precise path, which consumes the window without a run (SPEC §6)."""
+    tables = [make_table(tocsin) for _ in range(9)]
+    for table_id in tables:
+        tocsin.set_triggers(table_id, [interval(60)], now=NOW)
+    taken = tocsin.get_triggers(tables[4])[0]["id"]
+    window = NOW  # an interval's first window is its anchor: the save
+    with tocsin.store.begin() as tx:
+        ledger.claim_occurrence(
+            tx,
+            trigger_id=taken,
+            identity=identity.clock_identity(window),
+            table_id=tables[4],
+            run_id="elsewhere",
+            now=NOW,
+        )
+    counts = tocsin.tick(now=NOW, table_limit=100)
+    assert False in applied
+    assert counts["tables_scanned"] == 9 and counts["runs_created"] == 8
+    assert [len(runs_of(tocsin, t)) for t in tables] == [1, 1, 1, 1, 0, 1, 1, 1, 1]
+    [trigger] = tocsin.preview(tables[4], now=NOW)["triggers"]
+    assert trigger["last_consumed_window_at"] == window.replace(tzinfo=None).isoformat()
+    assert not trigger["due_now"]
+
+
+def test_a_failing_write_sends_its_tables_down_the_sequential_path(
+    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tables = [make_table(tocsin) for _ in range(9)]
+    for table_id in tables:
+        tocsin.set_triggers(table_id, [interval(60)], now=NOW)
+    real = tick_sqlite.apply
+    calls = {"n": 0}
+
+    def flaky(tx: Any, statements: Any) -> bool:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise RuntimeError("disk hiccup")
+        return real(tx, statements)
+
+    monkeypatch.setattr(tick_sqlite, "apply", flaky)
+    counts = tocsin.tick(now=NOW, table_limit=100)
+    assert calls["n"] == 3
+    assert counts["tables_scanned"] == counts["runs_created"] == 9
+    assert [len(runs_of(tocsin, t)) for t in tables] == [1] * 9
+
+
+def test_a_writer_that_cannot_lock_leaves_everything_to_the_sequential_path(
+    tocsin: Tocsin, applied: list[bool], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tables = [make_table(tocsin) for _ in range(7)]
+    for table_id in tables:
+        tocsin.set_triggers(table_id, [interval(60)], now=NOW)
+
+    def locked(self: Pinned) -> Any:
+        raise TransientStoreError("database is locked")
+
+    monkeypatch.setattr(Pinned, "begin_immediate", locked)
+    counts = tocsin.tick(now=NOW, table_limit=100)
+    assert applied == []
+    assert counts["tables_scanned"] == counts["runs_created"] == 7
+    assert all(len(runs_of(tocsin, t)) == 1 for t in tables)
+    assert threading.active_count() == 1 or not any(
+        th.name == "tocsin-tick-writer" for th in threading.enumerate()
+    )
+
+
+def test_only_file_databases_pipeline(tmp_path: Path) -> None:
+    memory = Tocsin.open("sqlite://", settings=Settings(database_url="sqlite://"))
+    try:
+        assert not tick_pipeline.pipelined(memory.store, 1000)
+    finally:
+        memory.close()
+    url = f"sqlite:///{tmp_path}/f.db"
+    file = Tocsin.open(url, settings=Settings(database_url=url))
+    try:
+        assert tick_pipeline.pipelined(file.store, 4)
+        assert not tick_pipeline.pipelined(file.store, 3)  # one batch: nothing to overlap
+    finally:
+        file.close()
