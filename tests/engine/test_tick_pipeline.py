@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -319,3 +320,33 @@ def test_only_file_databases_pipeline(tmp_path: Path) -> None:
         assert not tick_pipeline.pipelined(file.store, 3)  # one batch: nothing to overlap
     finally:
         file.close()
+
+
+def test_the_switch_interval_is_lowered_inside_and_put_back_after() -> None:
+    before = sys.getswitchinterval()
+    with tick_pipeline.quick_switches():
+        assert sys.getswitchinterval() == tick_pipeline.SWITCH_INTERVAL_S
+        with tick_pipeline.quick_switches():
+            assert sys.getswitchinterval() == tick_pipeline.SWITCH_INTERVAL_S
+        assert sys.getswitchinterval() == tick_pipeline.SWITCH_INTERVAL_S
+    assert sys.getswitchinterval() == before
+
+
+def test_a_lower_switch_interval_the_application_set_is_kept() -> None:
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(0.0001)
+    low = sys.getswitchinterval()  # as CPython stores it (microseconds)
+    try:
+        with tick_pipeline.quick_switches():
+            assert sys.getswitchinterval() == low
+        assert sys.getswitchinterval() == low
+    finally:
+        sys.setswitchinterval(before)
+
+
+def test_a_pipelined_tick_puts_the_switch_interval_back(tocsin: Tocsin) -> None:
+    before = sys.getswitchinterval()
+    for table_id in [make_table(tocsin) for _ in range(7)]:
+        tocsin.set_triggers(table_id, [interval(60)], now=NOW)
+    assert tocsin.tick(now=NOW, table_limit=100)["runs_created"] == 7
+    assert sys.getswitchinterval() == before

@@ -19,7 +19,7 @@ safe:
 - the writer applies a batch only under a lock whose stamp equals the batch's: ``data_version``
   changes when another connection commits, so equal means nobody else wrote in between;
 - otherwise (another writer, a lost ledger claim or a refused run: a change count that is not the
-  expected one), the batch's writes roll back to a savepoint and its tables go through the
+  expected one), the batch's transaction rolls back and its tables go through the
   sequential path after the pipeline, as do tables with a date trigger. The ledger key and the
   one-active-run index fence duplicates as everywhere.
 """
@@ -27,7 +27,10 @@ safe:
 from __future__ import annotations
 
 import logging
+import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -43,7 +46,6 @@ from tocsin.engine.tick_batch import (
     table_next_due,
 )
 from tocsin.store import tick_bulk, tick_sqlite
-from tocsin.store.engine_queries import savepoint
 from tocsin.store.tx import Pinned, Store, Tx
 
 log = logging.getLogger(__name__)
@@ -51,6 +53,46 @@ log = logging.getLogger(__name__)
 # tables per pipelined batch: small enough that the first read and the last write (which
 # nothing overlaps) are short, big enough that per-statement costs stay small
 PIPELINE_TABLES = 250
+
+
+# Python's thread switch interval while a pipeline runs (seconds; CPython's default is 0.005)
+SWITCH_INTERVAL_S = 0.0005
+
+
+class _QuickSwitches:
+    """Python's thread switch interval, lowered while pipelines run.
+
+    Between its long GIL-free SQLite calls the writer needs the GIL for a moment (about ten
+    times per batch); while the tick's thread runs Python, each such hand-over waits up to the
+    switch interval, and at CPython's 5 ms those waits, not SQLite, paced the writer
+    (bench/tick_bench.py). The first pipeline in lowers it (a lower value already set is kept),
+    the last one out (any thread) puts back the value it found.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.depth = 0
+        self.saved: float | None = None  # the interval found, when this lowered it
+
+    @contextmanager
+    def __call__(self) -> Iterator[None]:
+        with self.lock:
+            if self.depth == 0:
+                found = sys.getswitchinterval()
+                self.saved = found if found > SWITCH_INTERVAL_S else None
+                if self.saved is not None:
+                    sys.setswitchinterval(SWITCH_INTERVAL_S)
+            self.depth += 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.depth -= 1
+                if self.depth == 0 and self.saved is not None:
+                    sys.setswitchinterval(self.saved)
+
+
+quick_switches = _QuickSwitches()
 
 
 def pipelined(store: Store, table_count: int) -> bool:
@@ -143,7 +185,9 @@ class _Writer(threading.Thread):
                 self.later += left.table_ids
 
     def _transaction(self, pinned: Pinned) -> bool:
-        """Lock, publish the stamp, apply the next job, commit; False when there is none."""
+        """Lock, publish the stamp, apply the next job, commit; False when there is none. A job
+        whose plan no longer holds is rolled back (one job per transaction) and left for the
+        sequential path."""
         job: _Job | None = None
         try:
             with pinned.begin_immediate() as tx:
@@ -152,35 +196,35 @@ class _Writer(threading.Thread):
                 job = self.pipe.take()
                 if job is None:
                     return False
-                applied = job.stamp == stamp and _apply(tx, job)
+                if job.stamp != stamp:  # another connection committed since the job's read
+                    raise _Stale
+                _apply(tx, job)
+        except _Stale:
+            assert job is not None
+            self.later += job.table_ids
+            return True
         except BaseException:
             if job is not None:  # not committed: the sequential path redoes it
                 self.later += job.table_ids
             raise
-        if applied:
-            self.outcomes += job.outcomes
-        else:
-            self.later += job.table_ids
+        self.outcomes += job.outcomes
         return True
 
 
-def _apply(tx: Tx, job: _Job) -> bool:
-    """The job's writes in a savepoint; False (rolled back) when a count or a statement says
-    the plan no longer holds."""
+def _apply(tx: Tx, job: _Job) -> None:
+    """The job's writes; raises :class:`_Stale` (the transaction rolls back) when a change count
+    says the plan no longer holds, or when a statement fails (logged)."""
     try:
-        with savepoint(tx):
-            if not tick_sqlite.apply(tx, job.statements):
-                raise _Differs
-    except _Differs:
-        return False
+        applied = tick_sqlite.apply(tx, job.statements)
     except Exception:
         log.exception("tick: pipelined writes failed; tables %s go batch by batch", job.table_ids)
-        return False
-    return True
+        raise _Stale from None
+    if not applied:
+        raise _Stale
 
 
-class _Differs(Exception):
-    """A write did not change what the plan expected (rolls the savepoint back)."""
+class _Stale(Exception):
+    """The job's plan no longer holds: its transaction rolls back."""
 
 
 def tick_pipelined(
@@ -192,7 +236,7 @@ def tick_pipelined(
     pipe = _Pipe()
     writer = _Writer(store, pipe)
     later: list[str] = []
-    with collector_paused():
+    with collector_paused(), quick_switches():
         writer.start()
         try:
             for start in range(0, len(table_ids), PIPELINE_TABLES):

@@ -94,7 +94,9 @@ def candidate_tables_snapshot(
     found: dict[str, dict[str, Any]] = {}
     for chunk in _chunks(table_ids):
         marks = ", ".join("?" * len(chunk))
-        sql = f"SELECT id, columns, triggers FROM tables WHERE id IN ({marks}) AND {_ELIGIBLE}"
+        # unary + keeps the planner off ix_tables_candidates (trashed, …): by the key only
+        eligible = _ELIGIBLE.replace("trashed", "+trashed").replace("next_due_at", "+next_due_at")
+        sql = f"SELECT id, columns, triggers FROM tables WHERE id IN ({marks}) AND {eligible}"
         for tid, columns, config in tx.conn.exec_driver_sql(sql, (*chunk, at)).fetchall():
             triggers, texts = array_with_texts(config)
             found[str(tid)] = {
