@@ -23,7 +23,7 @@ from sqlalchemy import select, update
 from tocsin.engine import tick_pipeline
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
-from tocsin.store import tick_sqlite
+from tocsin.store import tick_coarse
 from tocsin.store.tables import runs
 
 PROCESSES = 8
@@ -43,14 +43,14 @@ def tick_rounds(
     count = [0]
     if pipeline_tables is not None:
         tick_pipeline.PIPELINE_TABLES = pipeline_tables
-        real = tick_sqlite.apply
+        real = tick_coarse.apply
 
         def counted(tx: Any, statements: Any) -> bool:
             ok = real(tx, statements)
             count[0] += int(ok)
             return ok
 
-        tick_sqlite.apply = counted  # type: ignore[assignment]
+        tick_coarse.apply = counted  # type: ignore[assignment]
     t = Tocsin.open(url, settings=Settings(database_url=url))
     try:
         for r in range(ROUNDS):

@@ -1,19 +1,23 @@
-"""The pipelined SQLite tick (``engine.tick_pipeline``): same outcome as the sequential path,
-and a plan read outside the lock is applied only when nothing else was written since.
+"""The pipelined tick (``engine.tick_pipeline``): the same outcome as the sequential path on
+both backends; on SQLite a plan read outside the lock is applied only when nothing else was
+written since; on PostgreSQL a batch whose writes fail is rolled back alone.
 
 Batches of 3 tables, so a dozen tables make several batches in flight.
 """
 
 from __future__ import annotations
 
-import json
+import os
 import re
 import sys
 import threading
+import uuid
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from engine_support import (
     NOW,
@@ -26,20 +30,21 @@ from engine_support import (
     runs_of,
     write_raw_triggers,
 )
+from sqlalchemy import func, select
 
 from tocsin.core import identity
-from tocsin.engine import tick_pipeline
+from tocsin.engine import tick_batch, tick_pipeline
 from tocsin.errors import TransientStoreError
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
-from tocsin.store import ledger, tick_sqlite
+from tocsin.store import ledger, tick_coarse
+from tocsin.store import tables as schema
 from tocsin.store.tx import Pinned
 
-
-@pytest.fixture
-def backend() -> str:
-    """SQLite only: PostgreSQL ticks are not pipelined."""
-    return "sqlite"
+SQLITE = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+PG = pytest.mark.parametrize(
+    "backend", [pytest.param("postgresql", marks=pytest.mark.pg)], indirect=True
+)
 
 
 PAST = "2026-08-27T01:00"
@@ -52,16 +57,16 @@ def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def applied(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """What each pipelined batch's ``tick_sqlite.apply`` returned, in order."""
+    """What each pipelined batch's ``tick_coarse.apply`` returned, in order."""
     seen: list[bool] = []
-    real = tick_sqlite.apply
+    real = tick_coarse.apply
 
     def spy(tx: Any, statements: Any) -> bool:
         ok = real(tx, statements)
         seen.append(ok)
         return ok
 
-    monkeypatch.setattr(tick_sqlite, "apply", spy)
+    monkeypatch.setattr(tick_coarse, "apply", spy)
     return seen
 
 
@@ -102,45 +107,54 @@ def canonical(t: Tocsin, tables: list[str]) -> list[Any]:
         position = {trg["id"]: k for k, trg in enumerate(stored_triggers(t, table_id))}
         position["trg_broken"] = -1
         with t.store.read() as tx:
-            run_rows = tx.conn.exec_driver_sql(
-                "SELECT trigger_id, identity, scheduled_for, status, definition FROM runs"
-                " WHERE table_id = ?",
-                (table_id,),
-            ).fetchall()
-        runs = sorted(
-            (position[r[0]], _record_free(r[1]), r[2], r[3], _without_ids(json.loads(r[4])))
-            for r in run_rows
-        )
-        with t.store.read() as tx:
-            rows = tx.conn.exec_driver_sql(
-                "SELECT trigger_id, last_consumed, next_due_at, retired FROM trigger_state"
-                " WHERE table_id = ?",
-                (table_id,),
-            ).fetchall()
-            table_row = tx.conn.exec_driver_sql(
-                "SELECT next_due_at, last_ticked_at FROM tables WHERE id = ?", (table_id,)
+            cols = (
+                schema.runs.c.trigger_id,
+                schema.runs.c.identity,
+                schema.runs.c.scheduled_for,
+                schema.runs.c.status,
+            )
+            run_rows = tx.conn.execute(
+                select(*cols, schema.runs.c.definition).where(schema.runs.c.table_id == table_id)
+            ).all()
+            rows = tx.conn.execute(
+                select(
+                    schema.trigger_state.c.trigger_id,
+                    schema.trigger_state.c.last_consumed,
+                    schema.trigger_state.c.next_due_at,
+                    schema.trigger_state.c.retired,
+                ).where(schema.trigger_state.c.table_id == table_id)
+            ).all()
+            table_row = tx.conn.execute(
+                select(schema.tables.c.next_due_at, schema.tables.c.last_ticked_at).where(
+                    schema.tables.c.id == table_id
+                )
             ).one()
+        runs_ = sorted(
+            (position[r[0]], _record_free(r[1]), r[2], r[3], _without_ids(r[4])) for r in run_rows
+        )
         states = sorted((position[r[0]], r[1], r[2], r[3]) for r in rows)
-        out.append((runs, states, tuple(table_row)))
+        out.append((runs_, states, tuple(table_row)))
     return out
 
 
 def stored_triggers(t: Tocsin, table_id: str) -> list[dict[str, Any]]:
     with t.store.read() as tx:
-        sql = "SELECT triggers FROM tables WHERE id = ?"
-        return list(json.loads(tx.conn.exec_driver_sql(sql, (table_id,)).scalar_one()))
+        stmt = select(schema.tables.c.triggers).where(schema.tables.c.id == table_id)
+        return list(tx.conn.execute(stmt).scalar_one())
 
 
 def run_count(t: Tocsin, table_id: str) -> int:
     with t.store.read() as tx:
-        sql = "SELECT count(*) FROM runs WHERE table_id = ?"
-        return int(tx.conn.exec_driver_sql(sql, (table_id,)).scalar_one())
+        stmt = (
+            select(func.count()).select_from(schema.runs).where(schema.runs.c.table_id == table_id)
+        )
+        return int(tx.conn.execute(stmt).scalar_one())
 
 
 def last_ticked(t: Tocsin, table_id: str) -> Any:
     with t.store.read() as tx:
-        sql = "SELECT last_ticked_at FROM tables WHERE id = ?"
-        return tx.conn.exec_driver_sql(sql, (table_id,)).scalar_one()
+        stmt = select(schema.tables.c.last_ticked_at).where(schema.tables.c.id == table_id)
+        return tx.conn.execute(stmt).scalar_one()
 
 
 def _record_free(identity_: str) -> str:
@@ -168,13 +182,27 @@ def tick_rounds(t: Tocsin, tables: list[str]) -> list[dict[str, int]]:
 
 
 @pytest.fixture
-def second(tmp_path: Path) -> Iterator[Tocsin]:
-    url = f"sqlite:///{tmp_path}/second.db"
-    t = Tocsin.open(url, settings=Settings(database_url=url))
-    try:
+def second(backend: str, tmp_path: Path) -> Iterator[Tocsin]:
+    """Another fresh store on the same backend."""
+    with ExitStack() as stack:
+        if backend == "sqlite":
+            url = f"sqlite:///{tmp_path}/second.db"
+        else:
+            base = os.environ["TOCSIN_TEST_PG_URL"]  # the backend fixture checked it
+            schema = f"t_{uuid.uuid4().hex[:16]}"
+            admin = base.replace("postgresql+psycopg://", "postgresql://")
+            with psycopg.connect(admin, autocommit=True) as conn:
+                conn.execute(f"CREATE SCHEMA {schema}")
+            stack.callback(_drop_schema, admin, schema)
+            url = f"{base}{'&' if '?' in base else '?'}options=-csearch_path%3D{schema}"
+        t = Tocsin.open(url, settings=Settings(database_url=url))
+        stack.callback(t.close)
         yield t
-    finally:
-        t.close()
+
+
+def _drop_schema(admin: str, schema: str) -> None:
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
 def test_pipelined_ticks_leave_what_sequential_ticks_leave(
@@ -205,6 +233,7 @@ def test_frozen_definitions_are_the_stored_triggers(tocsin: Tocsin, applied: lis
                 assert run["definition"] == stored[run["trigger_id"]]
 
 
+@SQLITE
 def test_a_plan_read_before_another_writer_committed_is_not_applied(
     tocsin: Tocsin, applied: list[bool], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -265,13 +294,13 @@ def test_a_lost_claim_rolls_the_batch_back_to_the_precise_path(
     assert not trigger["due_now"]
 
 
-def test_a_failing_write_sends_its_tables_down_the_sequential_path(
+def test_a_failing_coarse_write_sends_its_tables_down_the_precise_path(
     tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tables = [make_table(tocsin) for _ in range(9)]
     for table_id in tables:
         tocsin.set_triggers(table_id, [interval(60)], now=NOW)
-    real = tick_sqlite.apply
+    real = tick_coarse.apply
     calls = {"n": 0}
 
     def flaky(tx: Any, statements: Any) -> bool:
@@ -280,13 +309,14 @@ def test_a_failing_write_sends_its_tables_down_the_sequential_path(
             raise RuntimeError("disk hiccup")
         return real(tx, statements)
 
-    monkeypatch.setattr(tick_sqlite, "apply", flaky)
+    monkeypatch.setattr(tick_coarse, "apply", flaky)
     counts = tocsin.tick(now=NOW, table_limit=100)
     assert calls["n"] == 3
     assert counts["tables_scanned"] == counts["runs_created"] == 9
     assert [len(runs_of(tocsin, t)) for t in tables] == [1] * 9
 
 
+@SQLITE
 def test_a_writer_that_cannot_lock_leaves_everything_to_the_sequential_path(
     tocsin: Tocsin, applied: list[bool], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -350,3 +380,35 @@ def test_a_pipelined_tick_puts_the_switch_interval_back(tocsin: Tocsin) -> None:
         tocsin.set_triggers(table_id, [interval(60)], now=NOW)
     assert tocsin.tick(now=NOW, table_limit=100)["runs_created"] == 7
     assert sys.getswitchinterval() == before
+
+
+@PG
+def test_a_batch_whose_writes_fail_is_rolled_back_alone(
+    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL: each batch is its own transaction; the finisher rolls a failing one back
+    (its tables wait for the next tick) and commits the others."""
+    tables = [make_table(tocsin) for _ in range(9)]
+    for table_id in tables:
+        tocsin.set_triggers(table_id, [interval(60)], now=NOW)
+    real = tick_coarse.apply
+    calls = {"n": 0}
+
+    def coarse(tx: Any, statements: Any) -> bool:
+        calls["n"] += 1
+        if calls["n"] == 2:  # the second batch: its coarse writes, then its precise ones fail
+            raise RuntimeError("writes down")
+        return real(tx, statements)
+
+    def precise(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("writes still down")
+
+    monkeypatch.setattr(tick_coarse, "apply", coarse)
+    monkeypatch.setattr(tick_pipeline, "write_decided", precise)
+    counts = tocsin.tick(now=NOW, table_limit=100)
+    assert counts["tables_scanned"] == counts["runs_created"] == 6
+    assert [run_count(tocsin, t) for t in tables] == [1, 1, 1, 0, 0, 0, 1, 1, 1]
+    monkeypatch.setattr(tick_coarse, "apply", real)
+    monkeypatch.setattr(tick_pipeline, "write_decided", tick_batch.write_decided)
+    assert tocsin.tick(now=NOW, table_limit=100)["runs_created"] == 3  # they were not stamped
+    assert [run_count(tocsin, t) for t in tables] == [1] * 9

@@ -159,9 +159,6 @@ def test_bulk_table_lock_reads_candidates_in_input_order(store: Store) -> None:
     with store.begin() as tx:
         locked = lock_candidate_tables(tx, table_ids=order, now=NOW)
     assert [t["id"] for t in locked] == [unknown["id"], due["id"]]
-    texts = locked[0].pop("definitions", None)  # SQLite: each trigger's stored JSON text
+    texts = locked[0].pop("definitions")  # each trigger's stored JSON text
     assert locked[0] == {"id": unknown["id"], "columns": unknown["columns"], "triggers": config}
-    if not store.is_postgres:
-        assert texts is not None and {k: json.loads(v) for k, v in texts.items()} == {
-            "trg_a": config[0]
-        }
+    assert {k: json.loads(v) for k, v in texts.items()} == {"trg_a": config[0]}

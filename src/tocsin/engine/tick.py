@@ -97,9 +97,16 @@ def run_due_triggers(
     report.trigger_runs_requeued = _sweep(store, "requeue_lost_runs", now, stuck_after_s)
     report.staged_changes_requeued = _sweep(store, "requeue_staged_changes", now, None)
     ids = candidate_table_ids(store, now=now, limit=table_limit)
-    if tick_pipeline.pipelined(store, len(ids)):
+    if tick_pipeline.pipelined(store, len(ids)):  # SQLite
         done, ids = tick_pipeline.tick_pipelined(store, table_ids=ids, now=now)
         report.add(done)
+    elif tick_pipeline.overlapped(store, len(ids)):  # PostgreSQL
+        report.add(
+            tick_pipeline.tick_overlapped(
+                store, table_ids=ids, now=now, record_limit=record_limit, per_table=tick_table
+            )
+        )
+        ids = []
     size = BATCH_TABLES
     for chunk in (ids[i : i + size] for i in range(0, len(ids), size)):
         try:

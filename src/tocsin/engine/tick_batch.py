@@ -90,7 +90,7 @@ def tick_batch(
         states = tick_bulk.states_of_tables(tx, table_ids=[str(t["id"]) for t in locked])
         plans, dated = plan_tables(locked, states, now)
         for table_id in dated:
-            _one_table(tx, per_table, table_id, now, record_limit, outcomes)
+            one_table(tx, per_table, table_id, now, record_limit, outcomes)
         if plans:
             outcomes += _tick_plans(tx, plans, now, record_limit, per_table)
     return outcomes
@@ -130,9 +130,11 @@ class _CollectorPause:
 collector_paused = _CollectorPause()
 
 
-def _one_table(
+def one_table(
     tx: Tx, per_table: TableTick, table_id: str, now: datetime, limit: int, out: list[Outcome]
 ) -> None:
+    """``per_table`` for one table in a savepoint; its outcome into ``out``; if it raises,
+    logged and skipped."""
     try:
         with savepoint(tx):
             outcome = per_table(tx, table_id=table_id, now=now, record_limit=limit)
@@ -190,6 +192,14 @@ def _tick_plans(
     tx: Tx, plans: list[TablePlan], now: datetime, limit: int, per_table: TableTick
 ) -> list[Outcome]:
     decide_plans(plans, active_of(tx, plans), now)
+    return write_decided(tx, plans, now, limit, per_table)
+
+
+def write_decided(
+    tx: Tx, plans: list[TablePlan], now: datetime, limit: int, per_table: TableTick
+) -> list[Outcome]:
+    """The decided plans' bulk writes in a savepoint; if they fail, each table through the
+    per-table path instead (its own savepoint)."""
     try:
         with savepoint(tx):
             write_plans(tx, plans, now)
@@ -197,7 +207,7 @@ def _tick_plans(
         log.exception("tick: bulk writes failed; the batch's tables go one by one")
         out: list[Outcome] = []
         for plan in plans:
-            _one_table(tx, per_table, str(plan.table["id"]), now, limit, out)
+            one_table(tx, per_table, str(plan.table["id"]), now, limit, out)
         return out
     return [(p.has_schedules, p.created) for p in plans]
 
@@ -313,14 +323,18 @@ def table_next_due(
 
 __all__ = [
     "BATCH_TABLES",
+    "Outcome",
     "TablePlan",
+    "TableTick",
     "active_of",
     "collector_paused",
     "decide_clock_trigger",
     "decide_plans",
     "frozen_definition",
+    "one_table",
     "plan_table",
     "plan_tables",
     "table_next_due",
     "tick_batch",
+    "write_decided",
 ]

@@ -3,7 +3,7 @@
 SQLite has one writer, and a batch's Python work (reading rows into dicts, planning, building
 the writes) takes about as long as SQLite's (the writes, the commit): done one after the other,
 each waits for the other. Python's ``sqlite3`` releases the GIL while SQLite executes a
-statement, and a batch's writes are a few big statements (:mod:`tocsin.store.tick_sqlite`): so
+statement, and a batch's writes are a few big statements (:mod:`tocsin.store.tick_coarse`): so
 a writer thread executes batch N's writes on its own connection while the tick's thread reads
 batch N+1 on another connection and plans it. Used for a tick with more than one batch of
 candidate tables on a SQLite file database; PostgreSQL ticks overlap by running several ticks.
@@ -30,22 +30,27 @@ import logging
 import sys
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Generic, TypeVar
 
 from tocsin.engine.ids import uuid7s
 from tocsin.engine.tick_batch import (
     Outcome,
     TablePlan,
+    TableTick,
     active_of,
     collector_paused,
     decide_plans,
     frozen_definition,
+    one_table,
     plan_tables,
     table_next_due,
+    write_decided,
 )
-from tocsin.store import tick_bulk, tick_sqlite
+from tocsin.store import tick_bulk, tick_coarse
+from tocsin.store.engine_queries import savepoint
 from tocsin.store.tx import Pinned, Store, Tx
 
 log = logging.getLogger(__name__)
@@ -100,23 +105,26 @@ def pipelined(store: Store, table_count: int) -> bool:
     return store.is_sqlite and store.has_many_connections and table_count > PIPELINE_TABLES
 
 
+J = TypeVar("J")
+
+
 @dataclass(slots=True)
 class _Job:
     """A planned batch: the stamp it was read under, its writes, what they create per table."""
 
     stamp: int
     table_ids: list[str]
-    statements: list[tick_sqlite.Statement]
+    statements: list[tick_coarse.Statement]
     outcomes: list[Outcome]
 
 
-class _Pipe:
+class _Pipe(Generic[J]):
     """The hand-over between the tick's thread and the writer: the latest stamp, one job."""
 
     def __init__(self) -> None:
         self.cond = threading.Condition()
         self.stamp: int | None = None
-        self.job: _Job | None = None
+        self.job: J | None = None
         self.planner_done = False
         self.writer_done = False
 
@@ -126,7 +134,7 @@ class _Pipe:
             self.cond.wait_for(lambda: self.stamp is not None or self.writer_done)
             return None if self.writer_done else self.stamp
 
-    def submit(self, job: _Job) -> bool:
+    def submit(self, job: J) -> bool:
         """Hand ``job`` over once the previous one was taken; False when the writer stopped."""
         with self.cond:
             self.cond.wait_for(lambda: self.job is None or self.writer_done)
@@ -141,7 +149,7 @@ class _Pipe:
             self.stamp = stamp
             self.cond.notify_all()
 
-    def take(self) -> _Job | None:
+    def take(self) -> J | None:
         """The next job; None when the planner is done and nothing is pending."""
         with self.cond:
             self.cond.wait_for(lambda: self.job is not None or self.planner_done)
@@ -154,7 +162,7 @@ class _Pipe:
             self.planner_done = True
             self.cond.notify_all()
 
-    def close_writer(self) -> _Job | None:
+    def close_writer(self) -> J | None:
         """The writer stops: what it had not taken."""
         with self.cond:
             self.writer_done = True
@@ -166,7 +174,7 @@ class _Pipe:
 class _Writer(threading.Thread):
     """Applies the jobs, one write transaction each, on one pinned connection."""
 
-    def __init__(self, store: Store, pipe: _Pipe) -> None:
+    def __init__(self, store: Store, pipe: _Pipe[_Job]) -> None:
         super().__init__(name="tocsin-tick-writer", daemon=True)
         self.store, self.pipe = store, pipe
         self.outcomes: list[Outcome] = []
@@ -191,7 +199,7 @@ class _Writer(threading.Thread):
         job: _Job | None = None
         try:
             with pinned.begin_immediate() as tx:
-                stamp = tick_sqlite.data_version(tx)
+                stamp = tick_coarse.data_version(tx)
                 self.pipe.publish(stamp)
                 job = self.pipe.take()
                 if job is None:
@@ -215,7 +223,7 @@ def _apply(tx: Tx, job: _Job) -> None:
     """The job's writes; raises :class:`_Stale` (the transaction rolls back) when a change count
     says the plan no longer holds, or when a statement fails (logged)."""
     try:
-        applied = tick_sqlite.apply(tx, job.statements)
+        applied = tick_coarse.apply(tx, job.statements)
     except Exception:
         log.exception("tick: pipelined writes failed; tables %s go batch by batch", job.table_ids)
         raise _Stale from None
@@ -233,7 +241,7 @@ def tick_pipelined(
     """Tick the clock-only tables among ``table_ids``, pipelined: ``(outcomes, the ids of the
     tables left for the sequential path)`` (tables with a date trigger, batches whose plan no
     longer held, anything the writer could not commit)."""
-    pipe = _Pipe()
+    pipe: _Pipe[_Job] = _Pipe()
     writer = _Writer(store, pipe)
     later: list[str] = []
     with collector_paused(), quick_switches():
@@ -275,7 +283,7 @@ def _plan(store: Store, chunk: list[str], now: datetime, stamp: int, dated: list
     return _Job(stamp, ids, statements, [(p.has_schedules, len(p.fires)) for p in plans])
 
 
-def _writes(tx: Tx, plans: list[TablePlan], now: datetime) -> list[tick_sqlite.Statement]:
+def _writes(tx: Tx, plans: list[TablePlan], now: datetime) -> list[tick_coarse.Statement]:
     """The statements of ``tick_batch.write_plans`` when every claim and run succeeds."""
     fires = [(p, f) for p in plans for f in p.fires]
     claims, runs, consumed = [], [], []
@@ -292,7 +300,7 @@ def _writes(tx: Tx, plans: list[TablePlan], now: datetime) -> list[tick_sqlite.S
             **{str(f.trigger.trigger_id): f.next_due for f in plan.fires},
         }
         tables.append((str(plan.table["id"]), table_next_due(plan.states, changed)))
-    return tick_sqlite.prepare_clock_writes(
+    return tick_coarse.prepare_clock_writes(
         tx,
         claims=claims,
         runs=runs,
@@ -303,4 +311,130 @@ def _writes(tx: Tx, plans: list[TablePlan], now: datetime) -> list[tick_sqlite.S
     )
 
 
-__all__ = ["PIPELINE_TABLES", "pipelined", "tick_pipelined"]
+# --- PostgreSQL: each batch in its own transaction, its writes and commit on a second thread ---
+#
+# Batches of one tick lock disjoint tables (FOR NO KEY UPDATE SKIP LOCKED), so their
+# transactions are those of two racing ticks: batch N+1 can be locked, read and decided on this
+# thread while a finisher thread writes batch N and commits it. Nothing is read outside its
+# batch's transaction; the rules are tick_batch's, only the threads differ.
+
+
+def overlapped(store: Store, table_count: int) -> bool:
+    """Whether a PostgreSQL tick over ``table_count`` candidate tables overlaps its batches."""
+    return store.is_postgres and table_count > PIPELINE_TABLES
+
+
+@dataclass(slots=True)
+class _Batch:
+    """A batch locked, read and decided: its open transaction (``stack`` ends it), its plans,
+    the outcomes of its tables done already (the per-table path)."""
+
+    table_ids: list[str]
+    stack: ExitStack
+    tx: Tx
+    plans: list[TablePlan]
+    outcomes: list[Outcome]
+    statements: list[tick_coarse.Statement]  # the plans' writes when every claim and run succeeds
+
+
+class _Finisher(threading.Thread):
+    """Writes each batch's plans and commits its transaction."""
+
+    def __init__(
+        self, pipe: _Pipe[_Batch], now: datetime, record_limit: int, per_table: TableTick
+    ) -> None:
+        super().__init__(name="tocsin-tick-finisher", daemon=True)
+        self.pipe, self.now, self.record_limit, self.per_table = pipe, now, record_limit, per_table
+        self.outcomes: list[Outcome] = []
+
+    def run(self) -> None:
+        try:
+            with collector_paused():
+                while (batch := self.pipe.take()) is not None:
+                    self._finish(batch)
+        finally:
+            left = self.pipe.close_writer()
+            if left is not None:
+                _roll_back(left, RuntimeError("tick: the finisher stopped"))
+
+    def _finish(self, batch: _Batch) -> None:
+        try:
+            done = self._write(batch)
+        except Exception as exc:
+            _roll_back(batch, exc)
+            return
+        try:
+            batch.stack.close()  # commit
+        except Exception:
+            log.exception("tick: tables %s skipped", batch.table_ids)
+            return
+        self.outcomes += batch.outcomes + done
+
+    def _write(self, batch: _Batch) -> list[Outcome]:
+        """The coarse writes in a savepoint; when a count differs or a statement fails, rolled
+        back and the precise path instead (``tick_batch.write_decided``)."""
+        try:
+            with savepoint(batch.tx):
+                if not tick_coarse.apply(batch.tx, batch.statements):
+                    raise _Stale
+            return [(p.has_schedules, len(p.fires)) for p in batch.plans]
+        except _Stale:
+            pass
+        except Exception:
+            log.exception("tick: coarse writes of tables %s failed", batch.table_ids)
+        return write_decided(batch.tx, batch.plans, self.now, self.record_limit, self.per_table)
+
+
+def _roll_back(batch: _Batch, exc: BaseException) -> None:
+    """End the batch's transaction with a rollback; its tables are skipped this tick (logged)."""
+    log.error("tick: tables %s skipped", batch.table_ids, exc_info=exc)
+    try:
+        batch.stack.__exit__(type(exc), exc, exc.__traceback__)
+    except Exception:
+        log.exception("tick: rolling back tables %s failed", batch.table_ids)
+
+
+def tick_overlapped(
+    store: Store, *, table_ids: list[str], now: datetime, record_limit: int, per_table: TableTick
+) -> list[Outcome]:
+    """Tick ``table_ids`` on PostgreSQL in batches, the finishing of one overlapping the
+    planning of the next: the outcome of each table ticked (as ``tick_batch``)."""
+    pipe: _Pipe[_Batch] = _Pipe()
+    finisher = _Finisher(pipe, now, record_limit, per_table)
+    with collector_paused(), quick_switches():
+        finisher.start()
+        try:
+            for start in range(0, len(table_ids), PIPELINE_TABLES):
+                chunk = table_ids[start : start + PIPELINE_TABLES]
+                batch = _open_batch(store, chunk, now, record_limit, per_table)
+                if batch is not None and not pipe.submit(batch):
+                    _roll_back(batch, RuntimeError("tick: the finisher stopped"))
+        finally:
+            pipe.close_planner()
+            finisher.join()
+    return finisher.outcomes
+
+
+def _open_batch(
+    store: Store, chunk: list[str], now: datetime, record_limit: int, per_table: TableTick
+) -> _Batch | None:
+    """Begin the batch's transaction, lock and read its tables, run its per-table tables and
+    decide the others (what ``tick_batch`` does before its writes); None when it failed."""
+    stack = ExitStack()
+    try:
+        tx = stack.enter_context(store.begin_immediate())
+        locked = tick_bulk.lock_candidate_tables(tx, table_ids=chunk, now=now)
+        states = tick_bulk.states_of_tables(tx, table_ids=[str(t["id"]) for t in locked])
+        plans, dated = plan_tables(locked, states, now)
+        outcomes: list[Outcome] = []
+        for table_id in dated:
+            one_table(tx, per_table, table_id, now, record_limit, outcomes)
+        decide_plans(plans, active_of(tx, plans), now)
+        statements = _writes(tx, plans, now)
+    except Exception as exc:
+        _roll_back(_Batch(chunk, stack, None, [], [], []), exc)  # type: ignore[arg-type]
+        return None
+    return _Batch(chunk, stack, tx, plans, outcomes, statements)
+
+
+__all__ = ["PIPELINE_TABLES", "overlapped", "pipelined", "tick_overlapped", "tick_pipelined"]

@@ -65,8 +65,8 @@ def lock_candidate_tables(
     tx: Tx, *, table_ids: Sequence[str], now: datetime
 ) -> list[dict[str, Any]]:
     """Lock those of ``table_ids`` that are still candidates (and not taken); in input order,
-    each as ``{id, columns, triggers}`` (what the evaluator reads); on SQLite also
-    ``definitions``: trigger id → its stored JSON text (see :func:`array_with_texts`).
+    each as ``{id, columns, triggers}`` (what the evaluator reads) and ``definitions``: trigger
+    id → its stored JSON text (see :func:`array_with_texts`).
 
     Eligibility: the list of ``claims.claim_candidate_tables``; PostgreSQL skips rows another
     transaction holds (``FOR NO KEY UPDATE SKIP LOCKED``: record writes are not blocked).
@@ -74,13 +74,20 @@ def lock_candidate_tables(
     tx.require_writable()
     if not tx.is_postgres:  # inside BEGIN IMMEDIATE: the snapshot is the locked database
         return candidate_tables_snapshot(tx, table_ids=table_ids, now=now)
-    sql = (  # psycopg decodes json itself
-        "SELECT id, columns, triggers FROM tables WHERE id = ANY(%s) AND "
+    sql = (  # psycopg decodes the columns; the triggers come as their stored text
+        "SELECT id, columns, CAST(triggers AS text) FROM tables WHERE id = ANY(%s) AND "
         + _ELIGIBLE.replace("?", "%s")
         + " FOR NO KEY UPDATE OF tables SKIP LOCKED"
     )
-    rows = tx.conn.exec_driver_sql(sql, (list(table_ids), _naive(now))).fetchall()
-    found = {str(r[0]): {"id": str(r[0]), "columns": r[1], "triggers": r[2]} for r in rows}
+    found: dict[str, dict[str, Any]] = {}
+    for tid, columns, config in tx.conn.exec_driver_sql(sql, (list(table_ids), _naive(now))):
+        triggers, texts = array_with_texts(config)
+        found[str(tid)] = {
+            "id": str(tid),
+            "columns": columns,
+            "triggers": triggers,
+            "definitions": texts,
+        }
     return [found[i] for i in table_ids if i in found]
 
 

@@ -1,5 +1,5 @@
 """SQLite's coarse writes for the pipelined tick keep the bulk writes' rules, and the stored
-trigger texts it copies into runs are the stored JSON (``tick_sqlite``, ``array_with_texts``)."""
+trigger texts it copies into runs are the stored JSON (``tick_coarse``, ``array_with_texts``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from tocsin.store import Store
 from tocsin.store.runs import get_run
 from tocsin.store.state import get_state, upsert_state
 from tocsin.store.tick_bulk import array_with_texts, claim_occurrences
-from tocsin.store.tick_sqlite import apply, data_version, prepare_clock_writes
+from tocsin.store.tick_coarse import apply, data_version, prepare_clock_writes
 
 from .helpers import NOW, SQLITE_ONLY, make_table, new_id
 
