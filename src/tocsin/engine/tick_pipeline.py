@@ -1,15 +1,21 @@
-"""The SQLite tick, pipelined: batch N+1 is read and planned while batch N is written.
+"""The tick, pipelined: batch N+1 is read and planned while batch N is written.
 
-SQLite has one writer, and a batch's Python work (reading rows into dicts, planning, building
-the writes) takes about as long as SQLite's (the writes, the commit): done one after the other,
-each waits for the other. Python's ``sqlite3`` releases the GIL while SQLite executes a
-statement, and a batch's writes are a few big statements (:mod:`tocsin.store.tick_coarse`): so
-a writer thread executes batch N's writes on its own connection while the tick's thread reads
-batch N+1 on another connection and plans it. Used for a tick with more than one batch of
-candidate tables on a SQLite file database; PostgreSQL ticks overlap by running several ticks.
+A batch's Python work (reading rows into dicts, planning, building the writes) takes about as
+long as the database's (the writes, the commit): done one after the other, each waits for the
+other. The database works without the GIL (Python's ``sqlite3`` releases it while SQLite executes
+a statement; PostgreSQL works in its own processes), and a batch's writes are a few big
+statements (:mod:`tocsin.store.tick_coarse`), so they overlap. Used for a tick with more than one
+batch (``PIPELINE_TABLES``) of candidate tables:
 
-The rules are those of :mod:`tocsin.engine.tick_batch`; what makes planning outside the lock
-safe:
+- PostgreSQL (:func:`tick_overlapped`): each batch is its own transaction, as in
+  :func:`tick_batch.tick_batch`; finisher threads write and commit earlier batches while the
+  tick's thread locks, reads and decides the next one (see the section below);
+- SQLite file databases (:func:`tick_pipelined`): one writer at a time, so a writer thread holds
+  the lock and applies batch N on its own connection while the tick's thread reads batch N+1 on
+  another connection, in a read snapshot, and plans it.
+
+The rules are those of :mod:`tocsin.engine.tick_batch`; what makes SQLite's planning outside
+the lock safe:
 
 - the writer holds SQLite's write lock (``BEGIN IMMEDIATE``) for one batch at a time and, once it
   holds it, publishes its connection's ``PRAGMA data_version``: a *stamp*;
