@@ -419,3 +419,15 @@ def _mentions(statements: Any, value: str) -> bool:
         for _, params, _ in statements
         for p in params
     )
+
+
+def test_batch_sizes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At most PIPELINE_TABLES, at least MIN_BATCH_TABLES; two batches from twice the minimum."""
+    monkeypatch.setattr(tick_pipeline, "PIPELINE_TABLES", 250)
+    monkeypatch.setattr(tick_pipeline, "MIN_BATCH_TABLES", 100)
+    sizes = {n: tick_pipeline.batch_size(n) for n in (1, 100, 150, 200, 201, 400, 2000)}
+    assert sizes == {1: 100, 100: 100, 150: 100, 200: 100, 201: 101, 400: 200, 2000: 250}
+    assert [list(map(len, tick_pipeline._batches(["t"] * n))) for n in (200, 600)] == [
+        [100, 100],
+        [250, 250, 100],
+    ]

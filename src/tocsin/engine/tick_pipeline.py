@@ -5,7 +5,7 @@ long as the database's (the writes, the commit): done one after the other, each 
 other. The database works without the GIL (Python's ``sqlite3`` releases it while SQLite executes
 a statement; PostgreSQL works in its own processes), and a batch's writes are a few big
 statements (:mod:`tocsin.store.tick_coarse`), so they overlap. Used for a tick with more than one
-batch (``PIPELINE_TABLES``) of candidate tables:
+batch (:func:`batch_size`) of candidate tables:
 
 - PostgreSQL (:func:`tick_overlapped`): each batch is its own transaction, as in
   :func:`tick_batch.tick_batch`; finisher threads write and commit earlier batches while the
@@ -61,9 +61,22 @@ from tocsin.store.tx import Pinned, Store, Tx
 
 log = logging.getLogger(__name__)
 
-# tables per pipelined batch: small enough that the first read and the last write (which
-# nothing overlaps) are short, big enough that per-statement costs stay small
+# tables per pipelined batch: at most PIPELINE_TABLES (small enough that the first read and the
+# last write, which nothing overlaps, are short), at least MIN_BATCH_TABLES (per-statement and
+# per-commit costs stay small), and a tick of twice the minimum already makes two batches
 PIPELINE_TABLES = 250
+MIN_BATCH_TABLES = 100
+
+
+def batch_size(table_count: int) -> int:
+    """Tables per batch for a pipelined tick over ``table_count`` candidates."""
+    return min(PIPELINE_TABLES, max(MIN_BATCH_TABLES, -(-table_count // 2)))
+
+
+def _batches(table_ids: list[str]) -> Iterator[list[str]]:
+    size = batch_size(len(table_ids))
+    for start in range(0, len(table_ids), size):
+        yield table_ids[start : start + size]
 
 
 # Python's thread switch interval while a pipeline runs (seconds; CPython's default is 0.005)
@@ -108,7 +121,8 @@ quick_switches = _QuickSwitches()
 
 def pipelined(store: Store, table_count: int) -> bool:
     """Whether a tick over ``table_count`` candidate tables runs pipelined."""
-    return store.is_sqlite and store.has_many_connections and table_count > PIPELINE_TABLES
+    many = table_count > batch_size(table_count)
+    return store.is_sqlite and store.has_many_connections and many
 
 
 J = TypeVar("J")
@@ -253,8 +267,7 @@ def tick_pipelined(
     with collector_paused(), quick_switches():
         writer.start()
         try:
-            for start in range(0, len(table_ids), PIPELINE_TABLES):
-                chunk = table_ids[start : start + PIPELINE_TABLES]
+            for chunk in _batches(table_ids):
                 stamp = pipe.latest_stamp()
                 job = None if stamp is None else _plan_or_none(store, chunk, now, stamp, later)
                 if job is None or not pipe.submit(job):
@@ -332,7 +345,7 @@ FINISHERS = 2
 
 def overlapped(store: Store, table_count: int) -> bool:
     """Whether a PostgreSQL tick over ``table_count`` candidate tables overlaps its batches."""
-    return store.is_postgres and table_count > PIPELINE_TABLES
+    return store.is_postgres and table_count > batch_size(table_count)
 
 
 @dataclass(slots=True)
@@ -416,8 +429,7 @@ def tick_overlapped(
         for finisher in finishers:
             finisher.start()
         try:
-            for start in range(0, len(table_ids), PIPELINE_TABLES):
-                chunk = table_ids[start : start + PIPELINE_TABLES]
+            for chunk in _batches(table_ids):
                 batch = _open_batch(store, chunk, now, record_limit, per_table)
                 if batch is not None and not pipe.submit(batch):
                     _roll_back(batch, RuntimeError("tick: the finisher stopped"))
@@ -450,4 +462,12 @@ def _open_batch(
     return _Batch(chunk, stack, tx, plans, outcomes, statements)
 
 
-__all__ = ["PIPELINE_TABLES", "overlapped", "pipelined", "tick_overlapped", "tick_pipelined"]
+__all__ = [
+    "MIN_BATCH_TABLES",
+    "PIPELINE_TABLES",
+    "batch_size",
+    "overlapped",
+    "pipelined",
+    "tick_overlapped",
+    "tick_pipelined",
+]
