@@ -96,38 +96,46 @@ def tick_batch(
     return outcomes
 
 
-class _CollectorPause:
-    """Python's cyclic garbage collector, paused while tick batches run.
+class ProcessSetting:
+    """A process-wide setting changed while any of its blocks runs (nested, in any thread): the
+    first block in calls ``change``, which returns how to put the setting back (None when it had
+    nothing to change); the last block out puts it back."""
 
-    A batch allocates tens of thousands of short-lived, acyclic containers (rows, states, plans)
-    that reference counting frees; with the collector on they trigger full collections over the
-    whole process heap (bench/tick_bench.py: 14 full passes, about 1.1 s of a 5.5 s drain of
-    50,000 runs). The first batch in pauses it (when it was on), the last one out (any thread)
-    turns it back on; cycles made meanwhile are collected after.
-    """
-
-    def __init__(self) -> None:
+    def __init__(self, change: Callable[[], Callable[[], None] | None]) -> None:
+        self.change = change
         self.lock = threading.Lock()
         self.depth = 0
-        self.resume = False
+        self.restore: Callable[[], None] | None = None
 
     @contextmanager
     def __call__(self) -> Iterator[None]:
         with self.lock:
             if self.depth == 0:
-                self.resume = gc.isenabled()
-                gc.disable()
+                self.restore = self.change()
             self.depth += 1
         try:
             yield
         finally:
             with self.lock:
                 self.depth -= 1
-                if self.depth == 0 and self.resume:
-                    gc.enable()
+                if self.depth == 0 and self.restore is not None:
+                    self.restore()
+                    self.restore = None
 
 
-collector_paused = _CollectorPause()
+def _pause_collector() -> Callable[[], None] | None:
+    if not gc.isenabled():
+        return None  # the application turned it off: it stays off
+    gc.disable()
+    return gc.enable
+
+
+# Python's cyclic garbage collector, paused while tick batches run. A batch allocates tens of
+# thousands of short-lived, acyclic containers (rows, states, plans) that reference counting
+# frees; with the collector on they trigger full collections over the whole process heap
+# (bench/tick_bench.py: 14 full passes, about 1.1 s of a 5.5 s drain of 50,000 runs). Cycles
+# made meanwhile are collected after.
+collector_paused = ProcessSetting(_pause_collector)
 
 
 def one_table(
@@ -324,6 +332,7 @@ def table_next_due(
 __all__ = [
     "BATCH_TABLES",
     "Outcome",
+    "ProcessSetting",
     "TablePlan",
     "TableTick",
     "active_of",

@@ -35,8 +35,8 @@ from __future__ import annotations
 import logging
 import sys
 import threading
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Generic, TypeVar
@@ -44,6 +44,7 @@ from typing import Generic, TypeVar
 from tocsin.engine.ids import uuid7s
 from tocsin.engine.tick_batch import (
     Outcome,
+    ProcessSetting,
     TablePlan,
     TableTick,
     active_of,
@@ -83,40 +84,19 @@ def _batches(table_ids: list[str]) -> Iterator[list[str]]:
 SWITCH_INTERVAL_S = 0.0005
 
 
-class _QuickSwitches:
-    """Python's thread switch interval, lowered while pipelines run.
-
-    Between its long GIL-free SQLite calls the writer needs the GIL for a moment (about ten
-    times per batch); while the tick's thread runs Python, each such hand-over waits up to the
-    switch interval, and at CPython's 5 ms those waits, not SQLite, paced the writer
-    (bench/tick_bench.py). The first pipeline in lowers it (a lower value already set is kept),
-    the last one out (any thread) puts back the value it found.
-    """
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.depth = 0
-        self.saved: float | None = None  # the interval found, when this lowered it
-
-    @contextmanager
-    def __call__(self) -> Iterator[None]:
-        with self.lock:
-            if self.depth == 0:
-                found = sys.getswitchinterval()
-                self.saved = found if found > SWITCH_INTERVAL_S else None
-                if self.saved is not None:
-                    sys.setswitchinterval(SWITCH_INTERVAL_S)
-            self.depth += 1
-        try:
-            yield
-        finally:
-            with self.lock:
-                self.depth -= 1
-                if self.depth == 0 and self.saved is not None:
-                    sys.setswitchinterval(self.saved)
+def _quicken_switches() -> Callable[[], None] | None:
+    found = sys.getswitchinterval()
+    if found <= SWITCH_INTERVAL_S:
+        return None  # already as quick (an application's lower value is kept)
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
+    return lambda: sys.setswitchinterval(found)
 
 
-quick_switches = _QuickSwitches()
+# Python's thread switch interval, lowered while pipelines run. Between its long GIL-free calls
+# the writer needs the GIL for a moment (about ten times per batch); while the tick's thread
+# runs Python, each such hand-over waits up to the switch interval, and at CPython's 5 ms those
+# waits, not the database, paced the writer (bench/tick_bench.py).
+quick_switches = ProcessSetting(_quicken_switches)
 
 
 def pipelined(store: Store, table_count: int) -> bool:
