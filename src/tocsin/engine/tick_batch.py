@@ -84,16 +84,28 @@ def tick_batch(
 ) -> list[Outcome]:
     """A batch of tables in one transaction: ``(has_schedules, runs_created)`` per table ticked
     (a table taken by another tick, no longer due, or raising is left out)."""
-    outcomes: list[Outcome] = []
     with collector_paused(), store.begin_immediate() as tx:
-        locked = tick_bulk.lock_candidate_tables(tx, table_ids=table_ids, now=now)
-        states = tick_bulk.states_of_tables(tx, table_ids=[str(t["id"]) for t in locked])
-        plans, dated = plan_tables(locked, states, now)
-        for table_id in dated:
-            one_table(tx, per_table, table_id, now, record_limit, outcomes)
+        plans, outcomes = lock_and_decide(tx, table_ids, now, record_limit, per_table)
         if plans:
-            outcomes += _tick_plans(tx, plans, now, record_limit, per_table)
+            outcomes += write_decided(tx, plans, now, record_limit, per_table)
     return outcomes
+
+
+def lock_and_decide(
+    tx: Tx, table_ids: list[str], now: datetime, record_limit: int, per_table: TableTick
+) -> tuple[list[TablePlan], list[Outcome]]:
+    """Steps 1 and 2 of the module docstring: lock and read the tables still due, tick those
+    with a date trigger one by one, decide the others; ``(their plans, the per-table
+    outcomes)``."""
+    locked = tick_bulk.lock_candidate_tables(tx, table_ids=table_ids, now=now)
+    states = tick_bulk.states_of_tables(tx, table_ids=[str(t["id"]) for t in locked])
+    plans, dated = plan_tables(locked, states, now)
+    outcomes: list[Outcome] = []
+    for table_id in dated:
+        one_table(tx, per_table, table_id, now, record_limit, outcomes)
+    if plans:
+        decide_plans(plans, active_of(tx, plans), now)
+    return plans, outcomes
 
 
 class ProcessSetting:
@@ -194,13 +206,6 @@ def plan_table(
         if next_due is None or next_due <= now:
             candidates.append((trigger, state))
     return TablePlan(table=table, states=states, has_schedules=bool(stored), candidates=candidates)
-
-
-def _tick_plans(
-    tx: Tx, plans: list[TablePlan], now: datetime, limit: int, per_table: TableTick
-) -> list[Outcome]:
-    decide_plans(plans, active_of(tx, plans), now)
-    return write_decided(tx, plans, now, limit, per_table)
 
 
 def write_decided(
@@ -340,6 +345,7 @@ __all__ = [
     "decide_clock_trigger",
     "decide_plans",
     "frozen_definition",
+    "lock_and_decide",
     "one_table",
     "plan_table",
     "plan_tables",

@@ -51,7 +51,7 @@ from tocsin.engine.tick_batch import (
     collector_paused,
     decide_plans,
     frozen_definition,
-    one_table,
+    lock_and_decide,
     plan_tables,
     table_next_due,
     write_decided,
@@ -428,13 +428,7 @@ def _open_batch(
     stack = ExitStack()
     try:
         tx = stack.enter_context(store.begin_immediate())
-        locked = tick_bulk.lock_candidate_tables(tx, table_ids=chunk, now=now)
-        states = tick_bulk.states_of_tables(tx, table_ids=[str(t["id"]) for t in locked])
-        plans, dated = plan_tables(locked, states, now)
-        outcomes: list[Outcome] = []
-        for table_id in dated:
-            one_table(tx, per_table, table_id, now, record_limit, outcomes)
-        decide_plans(plans, active_of(tx, plans), now)
+        plans, outcomes = lock_and_decide(tx, chunk, now, record_limit, per_table)
         statements = _writes(tx, plans, now)
     except Exception as exc:
         _roll_back(_Batch(chunk, stack, None, [], [], []), exc)  # type: ignore[arg-type]

@@ -345,12 +345,12 @@ _RUN_COLUMNS: tuple[Column, ...] = (
 # (id, table_id, trigger_id, definition, identity, scheduled_for)
 # definition: the trigger (encoded here), or its stored JSON text (``array_with_texts``)
 ClockRun = tuple[str, str, str, Mapping[str, Any] | str, str, datetime]
-encode_json = json.JSONEncoder(check_circular=False).encode  # json.dumps' output, plain JSON
+_ENCODE = json.JSONEncoder(check_circular=False).encode  # json.dumps' output, plain JSON
 
 
 def json_text(value: Mapping[str, Any] | str) -> str:
     """A JSON column's value as stored: text given as is (already JSON), a mapping encoded."""
-    return value if isinstance(value, str) else encode_json(value)
+    return value if isinstance(value, str) else _ENCODE(value)
 
 
 def insert_clock_runs(tx: Tx, *, rows: Sequence[ClockRun], now: datetime) -> set[str]:
@@ -429,7 +429,6 @@ __all__ = [
     "candidate_tables_snapshot",
     "claim_occurrences",
     "consume_windows",
-    "encode_json",
     "finish_tables",
     "insert_clock_runs",
     "instants_of",
