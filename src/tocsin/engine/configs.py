@@ -187,7 +187,7 @@ def _sync_one(
         )
     elif state["retired"] or not clock:  # a date trigger's `when` may have changed: re-read
         next_due = initial_next_due(spec, state["anchor"], last)
-        store_state.set_next_due(tx, trigger_id=trigger_id, next_due_at=next_due)
+        store_state.set_next_dues(tx, next_dues=[(trigger_id, next_due)])
 
 
 def _is_date_trigger(trigger: object) -> bool:

@@ -34,7 +34,8 @@ from tocsin.engine.evaluate import (
     inspect_stored,
     page_identities,
 )
-from tocsin.engine.tick import read_cursor_page, state_cursor
+from tocsin.engine.tick import read_cursor_page
+from tocsin.engine.tick_plan import state_cursor
 from tocsin.errors import NotFound
 from tocsin.store import ledger
 from tocsin.store import records as store_records
@@ -73,7 +74,7 @@ def schedule_preview(
             for t in stored
             if t.valid and t.spec is not None and not isinstance(t.spec, DateColumnReached)
         ]
-        active = store_runs.active_trigger_ids(tx, trigger_ids=clock_ids)
+        active = store_runs.active_clock_trigger_ids(tx, trigger_ids=clock_ids)
         arms = [
             _arm(tx, table, t, states, active, live=live, now=now, record_limit=record_limit)
             for t in stored

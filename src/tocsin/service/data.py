@@ -21,12 +21,12 @@ from tocsin.engine import configs
 from tocsin.engine.evaluate import row_event_triggers
 from tocsin.engine.ids import uuid7, uuid7s
 from tocsin.engine.preview import schedule_preview
-from tocsin.engine.tick import row_payload, run_due_triggers
+from tocsin.engine.tick import run_due_triggers
+from tocsin.engine.tick_plan import row_payload
 from tocsin.errors import NotFound, ValidationError
 from tocsin.service.base import TocsinBase
 from tocsin.store import records as store_records
 from tocsin.store import runs as store_runs
-from tocsin.store.engine_queries import lock_table
 from tocsin.store.tx import Tx
 
 SCOPES = ("chatroom", "workspace", "user")
@@ -159,7 +159,7 @@ def _table(tx: Tx, table_id: str, *, include_trashed: bool = False) -> dict[str,
 
 def _locked_table(tx: Tx, table_id: str) -> dict[str, Any]:
     """The live table, locked for a config write (triggers, SCP rules)."""
-    table = lock_table(tx, table_id=table_id) if is_id(table_id) else None
+    table = store_records.lock_table(tx, table_id=table_id) if is_id(table_id) else None
     if table is None:
         raise NotFound(messages.TABLE_NOT_FOUND)
     return table
@@ -171,11 +171,10 @@ def emit_row_event(
     """Insert one pending run per row-event trigger that ``event`` on ``record`` fires (§3)."""
     data = record.get("data")
     row = dict(data) if isinstance(data, Mapping) else {}
-    created = 0
-    for trigger in row_event_triggers(table.get("triggers"), event, row):
-        store_runs.insert_run(
-            tx,
-            id=uuid7(now),
+    fired = row_event_triggers(table.get("triggers"), event, row)
+    new_runs = [
+        store_runs.NewRun(
+            id=run_id,
             table_id=str(table["id"]),
             trigger_id=str(trigger["id"]),
             record_id=str(record["id"]),
@@ -185,10 +184,10 @@ def emit_row_event(
             definition=trigger,
             identity=None,
             scheduled_for=None,
-            now=now,
         )
-        created += 1
-    return created
+        for trigger, run_id in zip(fired, uuid7s(now, len(fired)), strict=True)
+    ]
+    return len(store_runs.insert_runs(tx, runs_=new_runs, now=now))
 
 
 class DataMixin(TocsinBase):

@@ -21,7 +21,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, Engine
-from sqlalchemy.pool import SingletonThreadPool, StaticPool
 
 from tocsin.store.errors import map_db_errors
 
@@ -84,33 +83,5 @@ class Store:
         with self._tx(immediate=False, readonly=True) as tx:
             yield tx
 
-    @contextmanager
-    def pinned(self) -> Iterator[Pinned]:
-        """One connection for several transactions in a row (the pipelined SQLite tick: what
-        SQLite's ``data_version`` says is relative to one connection)."""
-        with self.engine.connect() as conn:
-            yield Pinned(self, conn)
-
-    @property
-    def has_many_connections(self) -> bool:
-        """Whether two transactions can be open at once from this process (an in-memory SQLite
-        database is one connection)."""
-        if not self.is_sqlite:
-            return True
-        one = isinstance(self.engine.pool, SingletonThreadPool | StaticPool)
-        return not one and self.engine.url.database not in (None, "", ":memory:")
-
     def dispose(self) -> None:
         self.engine.dispose()
-
-
-class Pinned:
-    """Transactions on one connection, one after the other (``Store.pinned``)."""
-
-    def __init__(self, store: Store, conn: Connection) -> None:
-        self._store, self._conn = store, conn
-
-    @contextmanager
-    def begin_immediate(self) -> Iterator[Tx]:
-        with self._store._tx_on(self._conn, immediate=True, readonly=False) as tx:
-            yield tx

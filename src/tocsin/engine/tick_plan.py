@@ -1,0 +1,215 @@
+"""The tick's plan: what a batch of claimed tables must write, decided without I/O (SPEC §5–§6).
+
+:func:`plan_table` takes what the tick read of one table — its triggers, their states, which
+clock triggers have an active run, the date triggers' scans — and ``now``, and returns a
+:class:`TablePlan`: the fires (a ledger claim and a pending run each), the clock windows they
+consume, the new ``next_due_at`` of triggers, the date cursors, and the triggers whose
+evaluation raised (skipped, never fatal). Every verdict is THE evaluator's
+(:mod:`tocsin.engine.evaluate`), so the tick and the preview cannot disagree. The plan is
+applied by :mod:`tocsin.engine.tick_apply`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from tocsin.core import identity
+from tocsin.core.schedules import DateColumnReached
+from tocsin.engine.configs import ALWAYS_DUE, NEVER_DUE
+from tocsin.engine.evaluate import (
+    ClockVerdict,
+    RowVerdict,
+    StoredTrigger,
+    classify,
+    clock_next_due,
+)
+
+Cursor = tuple[datetime, str]  # a record's position: (created_at, id)
+State = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Fire:
+    """One occurrence to claim, with its pending run. Clock fires consume ``window`` and move
+    the trigger's ``next_due_at`` to ``next_due``; date fires carry the record's row snapshot."""
+
+    table_id: str
+    trigger_id: str
+    identity: str
+    definition: Mapping[str, Any]
+    scheduled_for: datetime | None
+    record: Mapping[str, Any] | None = None
+    window: datetime | None = None
+    next_due: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NextDue:
+    """A clock trigger with nothing to fire: its new ``next_due_at``."""
+
+    at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class DateScan:
+    """What the tick read of a date trigger's records this pass: the verdicts of the pages it
+    examined, the last examined record, and whether the pass closed a lap without a due row."""
+
+    verdicts: list[RowVerdict]
+    cursor: Cursor | None
+    lap_closed: bool
+
+
+@dataclass(slots=True)
+class TablePlan:
+    """The writes of one table (see the module docstring)."""
+
+    table_id: str
+    has_schedules: bool
+    states: Mapping[str, State]
+    fires: list[Fire] = field(default_factory=list)
+    next_dues: dict[str, datetime | None] = field(default_factory=dict)
+    cursors: dict[str, Cursor | None] = field(default_factory=dict)
+    skipped: list[tuple[str, Exception]] = field(default_factory=list)
+
+    def table_next_due(self, still_due: Mapping[str, datetime] | None = None) -> datetime:
+        """The earliest ``next_due_at`` of the live states once the plan is applied
+        (``still_due``: clock triggers whose run was refused, due at their window)."""
+        changed = {**self.next_dues, **{f.trigger_id: f.next_due for f in self.fires if f.window}}
+        changed.update(still_due or {})
+        dues = (
+            changed[tid] if tid in changed else s["next_due_at"]
+            for tid, s in self.states.items()
+            if not s["retired"]
+        )
+        return min((d for d in dues if d is not None), default=NEVER_DUE)
+
+
+def may_be_due(state: State, now: datetime) -> bool:
+    """False when the state's ``next_due_at`` is later than ``now``: nothing to evaluate.
+
+    Clock triggers store their next window there (or the due window while a run is active);
+    date triggers are always candidates until a lap closes. Idle triggers of a due table cost
+    nothing (DESIGN §5).
+    """
+    next_due = state.get("next_due_at")
+    return next_due is None or next_due <= now
+
+
+def plan_table(
+    table: Mapping[str, Any],
+    stored: list[StoredTrigger],
+    states: Mapping[str, State],
+    *,
+    active: set[str],
+    scans: Mapping[str, DateScan],
+    now: datetime,
+) -> TablePlan:
+    """One claimed table's plan at ``now`` (``active``: clock triggers with an active run,
+    ``scans``: the date triggers' reads by trigger id)."""
+    plan = TablePlan(table_id=str(table["id"]), has_schedules=bool(stored), states=states)
+    for trigger in stored:
+        tid = trigger.trigger_id
+        if not trigger.valid or tid is None or not may_be_due(states[tid], now):
+            continue
+        try:
+            if isinstance(trigger.spec, DateColumnReached):
+                if tid in scans:
+                    plan_date(plan, trigger, states[tid], scans[tid])
+                continue
+            decided = decide_clock_trigger(trigger, states[tid], now, tid in active)
+        except Exception as exc:  # a broken trigger never fails the table (SPEC §6)
+            plan.skipped.append((tid, exc))
+            continue
+        if isinstance(decided, Fire):
+            plan.fires.append(decided)
+        elif decided is not None:
+            plan.next_dues[tid] = decided.at
+    return plan
+
+
+def decide_clock_trigger(
+    trigger: StoredTrigger, state: State, now: datetime, active: bool
+) -> Fire | NextDue | None:
+    """THE evaluator's verdict for one clock trigger: a :class:`Fire` for the coalesced due
+    window, a :class:`NextDue` when its ``next_due_at`` changes, or None (nothing to write)."""
+    spec, table_id = trigger.spec, str(state["table_id"])
+    verdict = classify(trigger, state, now=now, active_run=active)
+    if spec is None or not isinstance(verdict, ClockVerdict):
+        return None
+    if not verdict.due_now or verdict.due_at is None:
+        changed = verdict.next_due_at != state["next_due_at"]
+        return NextDue(verdict.next_due_at) if changed else None
+    window = verdict.due_at
+    return Fire(
+        table_id=table_id,
+        trigger_id=str(trigger.trigger_id),
+        identity=identity.clock_identity(window),
+        definition=trigger.raw,
+        scheduled_for=window,
+        window=window,
+        next_due=clock_next_due(spec, anchor=state["anchor"], last_consumed=window),
+    )
+
+
+def plan_date(plan: TablePlan, trigger: StoredTrigger, state: State, scan: DateScan) -> None:
+    """A date trigger's fires (its due rows), cursor and ``next_due_at`` (SPEC §4.1, §6).
+
+    When the pass closed a lap (examined every live record) and none was due, ``next_due_at``
+    becomes the earliest future fire instant it saw (``NEVER_DUE`` when none): until then, or
+    until a record write wakes it (``configs.wake_date_triggers``), the tick does not read this
+    table's records again (DESIGN §5).
+    """
+    tid = str(trigger.trigger_id)
+    earliest = NEVER_DUE
+    for v in scan.verdicts:
+        if v.verdict == "due_now" and v.identity is not None:
+            plan.fires.append(
+                Fire(
+                    table_id=plan.table_id,
+                    trigger_id=tid,
+                    identity=v.identity,
+                    definition=trigger.raw,
+                    scheduled_for=v.fire_at,
+                    record=v.record,
+                )
+            )
+        elif v.verdict == "scheduled_for_future" and v.fire_at is not None:
+            earliest = min(earliest, v.fire_at)
+    if scan.cursor != state_cursor(state):
+        plan.cursors[tid] = scan.cursor
+    next_due = earliest if scan.lap_closed else ALWAYS_DUE
+    if next_due != state["next_due_at"]:
+        plan.next_dues[tid] = next_due
+
+
+def state_cursor(state: State) -> Cursor | None:
+    """The date trigger's cursor (last examined record), or None at the start."""
+    created_at, record_id = state.get("cursor_created_at"), state.get("cursor_id")
+    if created_at is None or record_id is None:
+        return None
+    return created_at, str(record_id)
+
+
+def row_payload(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The run payload of a record: its id and a copy of its cells (SPEC §8 row snapshot)."""
+    data = record.get("data")
+    return {"id": str(record["id"]), "data": dict(data) if isinstance(data, Mapping) else {}}
+
+
+__all__ = [
+    "Cursor",
+    "DateScan",
+    "Fire",
+    "NextDue",
+    "TablePlan",
+    "decide_clock_trigger",
+    "may_be_due",
+    "plan_date",
+    "plan_table",
+    "row_payload",
+    "state_cursor",
+]
