@@ -58,6 +58,7 @@ class StoredTrigger:
     when: list[Any]
     stored_schedule_type: str | None
     error_codes: tuple[str, ...]
+    position: int = -1  # index in the stored config list
 
     @property
     def valid(self) -> bool:
@@ -204,7 +205,7 @@ def inspect_stored(
     )
     columns_key = repr(columns)
     out: list[StoredTrigger] = []
-    for trigger, tid in zip(entries, ids, strict=True):
+    for position, (trigger, tid) in enumerate(zip(entries, ids, strict=True)):
         if not is_schedule_trigger(trigger):
             continue
         duplicate = tid is not None and counts[tid] > 1
@@ -219,6 +220,7 @@ def inspect_stored(
                 when=when,
                 stored_schedule_type=stored_type,
                 error_codes=codes,
+                position=position,
             )
         )
     return out

@@ -37,7 +37,7 @@ from tocsin.engine.tick_plan import (
     Cursor,
     DateScan,
     TablePlan,
-    may_be_due,
+    due_candidates,
     plan_table,
     state_cursor,
 )
@@ -52,7 +52,7 @@ log = logging.getLogger(__name__)
 MAX_EXTRA_PAGES = 10  # SPEC §6: a page without due rows lets the tick read up to 10 more
 # tables per transaction: big enough that per-statement costs vanish, small enough that a lock
 # (SQLite's write lock, PostgreSQL's row locks) is short
-BATCH_TABLES = 500
+BATCH_TABLES = 1000
 
 
 @dataclass(slots=True)
@@ -148,36 +148,37 @@ def tick_tables(
 def read_and_plan(tx: Tx, table_ids: list[str], now: datetime, limit: int) -> list[TablePlan]:
     """Claim the tables still due, read what their triggers need, and plan each."""
     tables = claims.claim_candidate_tables(tx, table_ids=table_ids, now=now)
-    states = store_state.states_of_tables(tx, table_ids=[str(t["id"]) for t in tables])
-    stored: dict[str, list[StoredTrigger]] = {}
+    states = store_state.states_of_tables(tx, table_ids=[t["id"] for t in tables])
+    read: list[tuple[dict[str, Any], bool, list[tuple[StoredTrigger, Any]]]] = []
     clock_ids: list[str] = []
     for table in tables:
-        table_states = states[str(table["id"])]
+        table_states = states[table["id"]]
         live = {tid for tid, s in table_states.items() if not s["retired"]}
-        stored[str(table["id"])] = found = inspect_stored(table["triggers"], table["columns"], live)
+        stored = inspect_stored(table["triggers"], table["columns"], live)
+        candidates = due_candidates(stored, table_states, now)
         clock_ids += [
-            str(t.trigger_id)
-            for t in found
-            if t.valid
-            and not isinstance(t.spec, DateColumnReached)
-            and may_be_due(table_states[str(t.trigger_id)], now)
+            str(t.trigger_id) for t, _ in candidates if not isinstance(t.spec, DateColumnReached)
         ]
+        read.append((table, bool(stored), candidates))
     active = store_runs.active_clock_trigger_ids(tx, trigger_ids=clock_ids)
     plans = []
-    for table in tables:
-        table_id = str(table["id"])
+    for table, has_schedules, candidates in read:
+        table_id = table["id"]
         scans = {
-            str(t.trigger_id): scan_date_trigger(tx, table, t, states[table_id], now, limit)
-            for t in stored[table_id]
-            if t.valid
-            and isinstance(t.spec, DateColumnReached)
-            and may_be_due(states[table_id][str(t.trigger_id)], now)
+            str(t.trigger_id): scan_date_trigger(tx, table, t, s, now, limit)
+            for t, s in candidates
+            if isinstance(t.spec, DateColumnReached)
         }
-        plans.append(
-            plan_table(
-                table, stored[table_id], states[table_id], active=active, scans=scans, now=now
-            )
+        plan = plan_table(
+            table_id,
+            has_schedules,
+            states[table_id],
+            candidates,
+            active=active,
+            scans=scans,
+            now=now,
         )
+        plans.append(plan)
     return plans
 
 
@@ -213,7 +214,7 @@ def scan_date_trigger(
     tx: Tx,
     table: Mapping[str, Any],
     trigger: StoredTrigger,
-    states: Mapping[str, Mapping[str, Any]],
+    state: Mapping[str, Any],
     now: datetime,
     limit: int,
 ) -> DateScan:
@@ -221,7 +222,6 @@ def scan_date_trigger(
     with a due row, at the end of a lap, or after ``1 + MAX_EXTRA_PAGES`` pages."""
     spec, trigger_id, table_id = trigger.spec, str(trigger.trigger_id), str(table["id"])
     assert isinstance(spec, DateColumnReached)
-    state = states[trigger_id]
     column_type = str(table["columns"][spec.column])
     start = cursor = state_cursor(state)
     wrapped, lap_closed, verdicts = False, False, []

@@ -64,9 +64,10 @@ def claim_and_insert(tx: Tx, fires: Sequence[Fire], now: datetime) -> list[str |
             source="schedule",
             clock=f.window is not None,
             payload={} if f.record is None else row_payload(f.record),
-            definition=f.definition,
+            definition=None,
             identity=f.identity,
             scheduled_for=f.scheduled_for,
+            definition_at=f.definition_at,
         )
         for f, c in mine
     ]

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from tocsin.core import identity
@@ -31,7 +32,7 @@ Cursor = tuple[datetime, str]  # a record's position: (created_at, id)
 State = Mapping[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Fire:
     """One occurrence to claim, with its pending run. Clock fires consume ``window`` and move
     the trigger's ``next_due_at`` to ``next_due``; date fires carry the record's row snapshot."""
@@ -39,7 +40,7 @@ class Fire:
     table_id: str
     trigger_id: str
     identity: str
-    definition: Mapping[str, Any]
+    definition_at: int  # the trigger's position in the table's stored config
     scheduled_for: datetime | None
     record: Mapping[str, Any] | None = None
     window: datetime | None = None
@@ -99,28 +100,41 @@ def may_be_due(state: State, now: datetime) -> bool:
     return next_due is None or next_due <= now
 
 
+def due_candidates(
+    stored: list[StoredTrigger], states: Mapping[str, State], now: datetime
+) -> list[tuple[StoredTrigger, State]]:
+    """The valid triggers of a table that may be due at ``now``, with their states."""
+    out = []
+    for trigger in stored:
+        if trigger.spec is not None and not trigger.error_codes:
+            state = states[str(trigger.trigger_id)]
+            next_due = state["next_due_at"]
+            if next_due is None or next_due <= now:
+                out.append((trigger, state))
+    return out
+
+
 def plan_table(
-    table: Mapping[str, Any],
-    stored: list[StoredTrigger],
+    table_id: str,
+    has_schedules: bool,
     states: Mapping[str, State],
+    candidates: list[tuple[StoredTrigger, State]],
     *,
     active: set[str],
     scans: Mapping[str, DateScan],
     now: datetime,
 ) -> TablePlan:
-    """One claimed table's plan at ``now`` (``active``: clock triggers with an active run,
-    ``scans``: the date triggers' reads by trigger id)."""
-    plan = TablePlan(table_id=str(table["id"]), has_schedules=bool(stored), states=states)
-    for trigger in stored:
-        tid = trigger.trigger_id
-        if not trigger.valid or tid is None or not may_be_due(states[tid], now):
-            continue
+    """One claimed table's plan at ``now``: ``candidates`` from :func:`due_candidates`,
+    ``active`` the clock triggers with an active run, ``scans`` the date triggers' reads."""
+    plan = TablePlan(table_id=table_id, has_schedules=has_schedules, states=states)
+    for trigger, state in candidates:
+        tid = str(trigger.trigger_id)
         try:
             if isinstance(trigger.spec, DateColumnReached):
                 if tid in scans:
-                    plan_date(plan, trigger, states[tid], scans[tid])
+                    plan_date(plan, trigger, state, scans[tid])
                 continue
-            decided = decide_clock_trigger(trigger, states[tid], now, tid in active)
+            decided = decide_clock_trigger(trigger, state, now, tid in active)
         except Exception as exc:  # a broken trigger never fails the table (SPEC §6)
             plan.skipped.append((tid, exc))
             continue
@@ -147,12 +161,18 @@ def decide_clock_trigger(
     return Fire(
         table_id=table_id,
         trigger_id=str(trigger.trigger_id),
-        identity=identity.clock_identity(window),
-        definition=trigger.raw,
+        identity=window_identity(window),
+        definition_at=trigger.position,
         scheduled_for=window,
         window=window,
         next_due=clock_next_due(spec, anchor=state["anchor"], last_consumed=window),
     )
+
+
+@lru_cache(maxsize=4096)
+def window_identity(window: datetime) -> str:
+    """``identity.clock_identity``, memoized: aligned schedules share their windows."""
+    return identity.clock_identity(window)
 
 
 def plan_date(plan: TablePlan, trigger: StoredTrigger, state: State, scan: DateScan) -> None:
@@ -172,7 +192,7 @@ def plan_date(plan: TablePlan, trigger: StoredTrigger, state: State, scan: DateS
                     table_id=plan.table_id,
                     trigger_id=tid,
                     identity=v.identity,
-                    definition=trigger.raw,
+                    definition_at=trigger.position,
                     scheduled_for=v.fire_at,
                     record=v.record,
                 )
@@ -207,6 +227,7 @@ __all__ = [
     "NextDue",
     "TablePlan",
     "decide_clock_trigger",
+    "due_candidates",
     "may_be_due",
     "plan_date",
     "plan_table",

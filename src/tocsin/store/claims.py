@@ -50,7 +50,7 @@ def candidate_table_ids(tx: Tx, *, now: datetime, limit: int) -> list[str]:
         f" ORDER BY last_ticked_at{nulls_first}, id LIMIT ?"
     )
     params = (instant_binder(tx)(now), limit)
-    return [str(r[0]) for r in tx.conn.exec_driver_sql(_sql(tx, sql), params)]
+    return [str(r[0]) for r in tx.conn.exec_driver_sql(_sql(tx, sql), params).fetchall()]
 
 
 def claim_candidate_tables(
@@ -73,12 +73,12 @@ def claim_candidate_tables(
             marks = ", ".join("?" * len(chunk))
             sql = f"SELECT id, columns, triggers FROM tables WHERE id IN ({marks}) AND {ELIGIBLE}"
             rows += tx.conn.exec_driver_sql(sql, (*chunk, at)).fetchall()
+    decoded: dict[str, Any] = {}  # SQLite: tables share their columns' text
     for tid, columns, config in rows:
-        found[str(tid)] = {
-            "id": str(tid),
-            "columns": columns if tx.is_postgres else json.loads(columns),
-            "triggers": config if tx.is_postgres else json.loads(config),
-        }
+        if not tx.is_postgres:
+            columns = decoded.get(columns) or decoded.setdefault(columns, json.loads(columns))
+            config = json.loads(config)
+        found[str(tid)] = {"id": str(tid), "columns": columns, "triggers": config}
     return [found[i] for i in table_ids if i in found]
 
 

@@ -59,7 +59,11 @@ def run_dict(row: RowMapping) -> dict[str, Any]:
 
 
 class NewRun(NamedTuple):
-    """A pending run to insert (``payload`` and ``definition``: plain JSON values)."""
+    """A pending run to insert (``payload`` and ``definition``: plain JSON values).
+
+    ``definition_at``: instead of ``definition``, the position of the run's trigger in its
+    table's stored triggers config, which the statement copies (the tick's runs: no JSON is
+    encoded per run)."""
 
     id: str
     table_id: str
@@ -71,6 +75,7 @@ class NewRun(NamedTuple):
     definition: Mapping[str, Any] | None
     identity: str | None
     scheduled_for: datetime | None
+    definition_at: int | None = None
 
 
 _ENCODE = json.JSONEncoder(check_circular=False).encode  # json.dumps' output, plain JSON
@@ -78,14 +83,16 @@ _INSERT = (
     "INSERT INTO runs (id, table_id, trigger_id, record_id, source, clock, status, attempts,"
     " error, action_results, payload, definition, identity, scheduled_for, created_at,"
     " updated_at) SELECT rid, tab, tid, rec, src, clk, 'pending', 0, NULL, '[]', {payload},"
-    " {definition}, ident, sf, ca, ca FROM v WHERE true"
+    " CASE WHEN pos IS NULL THEN {definition} ELSE (SELECT {element} FROM tables"
+    " WHERE tables.id = tab) END, ident, sf, ca, ca FROM v WHERE true"
     f" ON CONFLICT (trigger_id) WHERE {ONE_ACTIVE_CLOCK_WHERE} DO NOTHING RETURNING id"
 )
 _INSERT_COLUMNS = (
     *(("rid", "text"), ("tab", "text"), ("tid", "text"), ("rec", "text"), ("src", "text")),
     *(("clk", "boolean"), ("pl", "text"), ("df", "text"), ("ident", "text")),
-    *(("sf", "timestamp"), ("ca", "timestamp")),
+    *(("sf", "timestamp"), ("pos", "integer"), ("ca", "timestamp")),
 )
+_ELEMENT = {True: "triggers -> pos", False: "json_extract(triggers, '$[' || pos || ']')"}
 
 
 def insert_runs(tx: Tx, *, runs_: Sequence[NewRun], now: datetime) -> set[str]:
@@ -101,16 +108,19 @@ def insert_runs(tx: Tx, *, runs_: Sequence[NewRun], now: datetime) -> set[str]:
     rows = [
         (
             *r[:6],
-            _ENCODE(r.payload),
+            _ENCODE(r.payload) if r.payload else "{}",
             None if r.definition is None else _ENCODE(r.definition),
             r.identity,
             bind(r.scheduled_for),
+            r.definition_at,
             stamp,
         )
         for r in runs_
     ]
     cast = "CAST({} AS json)" if tx.is_postgres else "{}"
-    body = _INSERT.format(payload=cast.format("pl"), definition=cast.format("df"))
+    body = _INSERT.format(
+        payload=cast.format("pl"), definition=cast.format("df"), element=_ELEMENT[tx.is_postgres]
+    )
     return {str(r[0]) for r in with_rows(tx, _INSERT_COLUMNS, body, rows)}
 
 

@@ -60,7 +60,8 @@ def states_of_tables(tx: Tx, *, table_ids: Sequence[str]) -> dict[str, dict[str,
         for start in range(0, len(table_ids), IN_CHUNK):
             chunk = table_ids[start : start + IN_CHUNK]
             sql = f"SELECT {_COLUMNS} FROM trigger_state WHERE table_id IN "
-            rows += tx.conn.exec_driver_sql(sql + f"({', '.join('?' * len(chunk))})", tuple(chunk))
+            marks = ", ".join("?" * len(chunk))
+            rows += tx.conn.exec_driver_sql(sql + f"({marks})", tuple(chunk)).fetchall()
     instant = instant_reader()
     for tid, tab, kind, anchor, last, cur_at, cur_id, sh, retired, nxt, upd in rows:
         out.setdefault(str(tab), {})[str(tid)] = {
