@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from tocsin import messages
 from tocsin.core import windows
+from tocsin.core.cells import is_plain_json
 from tocsin.core.schedules import CLOCK_KINDS, Schedule, parse_schedule, schedule_to_dict
 from tocsin.core.triggers import validate_triggers
 from tocsin.engine.evaluate import clock_next_due
@@ -43,28 +43,6 @@ from tocsin.store.tx import Tx
 ALWAYS_DUE = datetime(1970, 1, 1, tzinfo=UTC)
 # A table with nothing scheduled (row events only, or only broken triggers): never loaded.
 NEVER_DUE = datetime(9999, 12, 31, tzinfo=UTC)
-# Nesting bound of stored JSON values (the API refuses deeper bodies too).
-MAX_JSON_DEPTH = 64
-
-
-def is_plain_json(value: object, depth: int = 0) -> bool:
-    """True for a value both backends store and give back unchanged: strings, finite numbers,
-    booleans, null, lists and string-keyed objects, at most ``MAX_JSON_DEPTH`` levels deep.
-
-    (``json.dumps`` alone lets NaN, tuples and int keys through; PostgreSQL then refuses NaN
-    with a 500 and SQLite stores what it cannot give back.)
-    """
-    if value is None or isinstance(value, str | bool | int):
-        return True
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if depth >= MAX_JSON_DEPTH:
-        return False
-    if isinstance(value, list):
-        return all(is_plain_json(item, depth + 1) for item in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and is_plain_json(v, depth + 1) for k, v in value.items())
-    return False
 
 
 def schedule_hash(spec: Schedule) -> str:
@@ -244,7 +222,6 @@ __all__ = [
     "NEVER_DUE",
     "has_scp_rules",
     "has_triggers",
-    "is_plain_json",
     "refresh_table_next_due",
     "schedule_hash",
     "set_scp_rules",

@@ -8,15 +8,13 @@ transaction. Record writes evaluate the table's row-event triggers in that same 
 
 from __future__ import annotations
 
-import math
-import re
 import uuid
 from collections.abc import Mapping
-from datetime import date, datetime
+from datetime import datetime
 from typing import Any
 
 from tocsin import messages
-from tocsin.core.instants import classify_cell
+from tocsin.core.cells import is_plain_json, validate_cells, validate_columns
 from tocsin.engine import configs
 from tocsin.engine.evaluate import row_event_triggers
 from tocsin.engine.ids import uuid7, uuid7s
@@ -30,7 +28,6 @@ from tocsin.store import runs as store_runs
 from tocsin.store.tx import Tx
 
 SCOPES = ("chatroom", "workspace", "user")
-COLUMN_TYPES = ("text", "number", "boolean", "date", "datetime", "select", "json")
 TABLE_PUBLIC = (
     "id",
     "scope",
@@ -49,65 +46,6 @@ MAX_SKIP = 2**62  # a bigint OFFSET on PostgreSQL, an INTEGER on SQLite
 MAX_ID = 64  # table/record/run ids are UUIDs; trigger ids at most 64 characters
 TABLE_LIMIT = (1, 2000)
 RECORD_LIMIT = (1, 10000)
-_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
-
-
-# --- input validation (pure; raises ValidationError naming the column) -------------------------
-
-
-def validate_columns(columns: object) -> dict[str, str]:
-    """``{name: type}`` with types from SPEC §2."""
-    if not isinstance(columns, Mapping):
-        raise ValidationError(messages.COLUMNS_NOT_OBJECT)
-    out: dict[str, str] = {}
-    for name, kind in columns.items():
-        if not isinstance(name, str) or not name.strip():
-            raise ValidationError(messages.column_name_invalid(name))
-        if kind not in COLUMN_TYPES:
-            raise ValidationError(messages.column_type_invalid(name, kind))
-        out[name] = str(kind)
-    return out
-
-
-def _is_date(value: object) -> bool:
-    if not isinstance(value, str) or _DATE.fullmatch(value) is None:
-        return False
-    try:
-        date.fromisoformat(value)
-    except ValueError:
-        return False
-    return True
-
-
-def cell_ok(column_type: str, value: object) -> bool:
-    """Does ``value`` fit a column of ``column_type``? ``None`` (an empty cell) always does."""
-    if value is None:
-        return True
-    if column_type in ("text", "select"):
-        return isinstance(value, str)
-    if column_type == "number":
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            return False
-        return not isinstance(value, float) or math.isfinite(value)
-    if column_type == "boolean":
-        return isinstance(value, bool)
-    if column_type == "date":
-        return _is_date(value)
-    if column_type == "datetime":
-        return classify_cell(value)[0] == "ok"
-    return configs.is_plain_json(value)
-
-
-def validate_cells(columns: Mapping[str, str], data: object) -> dict[str, Any]:
-    """A record's (partial) data checked against the column types (SPEC §2)."""
-    if not isinstance(data, Mapping):
-        raise ValidationError(messages.RECORD_DATA_NOT_OBJECT)
-    for name, value in data.items():
-        if name not in columns:
-            raise ValidationError(messages.column_unknown(name))
-        if not cell_ok(columns[name], value):
-            raise ValidationError(messages.cell_invalid(name, columns[name]))
-    return dict(data)
 
 
 def _check_page(skip: int, limit: int) -> None:
@@ -223,7 +161,7 @@ class DataMixin(TocsinBase):
         checked = validate_columns(columns)
         if scp_rules is not None and not isinstance(scp_rules, list):
             raise ValidationError(messages.SCP_RULES_NOT_LIST)
-        if not configs.is_plain_json(scp_rules):
+        if not is_plain_json(scp_rules):
             raise ValidationError(messages.not_plain_json("scp_rules"))
         if not isinstance(requires_approval, bool):
             raise ValidationError(messages.REQUIRES_APPROVAL_NOT_BOOL)
