@@ -122,7 +122,7 @@ def test_pg_a_state_created_meanwhile_by_another_table_is_not_taken_over(store: 
     assert outcome == {"got": None}
     with store.read() as tx2:
         kept = get_state(tx2, trigger_id="trg_shared")
-    assert kept is not None and kept["table_id"] == first_table
+    assert kept is not None and kept.table_id == first_table
 
 
 def test_processes_opening_one_database_at_once_migrate_once(store_url: str) -> None:

@@ -17,9 +17,11 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from tocsin.core.model import RunStatus
+
 log = logging.getLogger("tocsin.metrics")
 
-RUN_STATUSES = ("pending", "running", "done", "failed")
+RUN_STATUSES = tuple(RunStatus)
 
 RunCounter = Callable[[], Mapping[str, int]]
 

@@ -31,6 +31,7 @@ from typing import Any
 from tocsin import messages
 from tocsin.core import windows
 from tocsin.core.cells import is_plain_json
+from tocsin.core.model import TriggerState
 from tocsin.core.schedules import CLOCK_KINDS, Schedule, parse_schedule, schedule_to_dict
 from tocsin.core.triggers import validate_triggers
 from tocsin.engine.evaluate import clock_next_due
@@ -108,9 +109,9 @@ def _refuse_foreign_or_kind_change(tx: Tx, *, table_id: str, specs: Mapping[str,
         state = store_state.get_state(tx, trigger_id=trigger_id)
         if state is None:
             continue
-        if state["table_id"] != table_id:
+        if state.table_id != table_id:
             raise ConfigError(messages.trigger_id_taken(trigger_id), code="trigger_id_taken")
-        if state["kind"] != spec.kind:
+        if state.kind != spec.kind:
             raise ConfigError(
                 messages.schedule_kind_change(trigger_id),
                 code="schedule_kind_change_requires_new_trigger_id",
@@ -130,7 +131,7 @@ def _sync_one(
     table_id: str,
     trigger_id: str,
     spec: Schedule,
-    state: Mapping[str, Any] | None,
+    state: TriggerState | None,
     now: datetime,
 ) -> None:
     digest = schedule_hash(spec)
@@ -150,10 +151,10 @@ def _sync_one(
         if created is None:  # another table took the id after _refuse_foreign_or_kind_change
             raise ConfigError(messages.trigger_id_taken(trigger_id), code="trigger_id_taken")
         return
-    if state["retired"]:
+    if state.retired:
         store_state.revive_state(tx, trigger_id=trigger_id, now=now)
-    last = state["last_consumed"]
-    if state["schedule_hash"] != digest:
+    last = state.last_consumed
+    if state.schedule_hash != digest:
         anchor = windows.initial_anchor(spec, now) if clock else None
         store_state.reanchor_state(
             tx,
@@ -163,8 +164,8 @@ def _sync_one(
             now=now,
             next_due_at=initial_next_due(spec, anchor, last),
         )
-    elif state["retired"] or not clock:  # a date trigger's `when` may have changed: re-read
-        next_due = initial_next_due(spec, state["anchor"], last)
+    elif state.retired or not clock:  # a date trigger's `when` may have changed: re-read
+        next_due = initial_next_due(spec, state.anchor, last)
         store_state.set_next_dues(tx, next_dues=[(trigger_id, next_due)])
 
 
@@ -196,7 +197,7 @@ def wake_date_triggers(tx: Tx, *, table: Mapping[str, Any]) -> None:
 def refresh_table_next_due(tx: Tx, *, table_id: str) -> datetime:
     """The table's ``next_due_at`` = the earliest of its live states' (NEVER_DUE when none)."""
     states = store_state.get_states(tx, table_id=table_id).values()
-    dues = [s["next_due_at"] for s in states if not s["retired"] and s["next_due_at"] is not None]
+    dues = [s.next_due_at for s in states if not s.retired and s.next_due_at is not None]
     next_due = min(dues, default=NEVER_DUE)
     store_records.set_table_next_due(tx, table_id=table_id, next_due_at=next_due)
     return next_due

@@ -26,6 +26,7 @@ from datetime import datetime, timedelta
 from typing import Any, TypeGuard
 
 from tocsin.core import identity, instants, predicates, triggers, windows
+from tocsin.core.model import TriggerState
 from tocsin.core.schedules import DateColumnReached, Schedule, parse_schedule
 
 # The six date-arm verdicts, in the scheduler's order (SPEC §7).
@@ -376,7 +377,7 @@ def count_verdicts(verdicts: Iterable[RowVerdict]) -> dict[str, int]:
 
 def classify(
     trigger: StoredTrigger,
-    state: Mapping[str, Any],
+    state: TriggerState,
     *,
     now: datetime,
     active_run: bool = False,
@@ -396,10 +397,12 @@ def classify(
         raise ValueError(f"trigger {trigger.trigger_id!r} is invalid: {trigger.error_codes}")
     if isinstance(spec, DateColumnReached):
         return classify_date_page(spec, column_type, trigger.when, page, set(fired), now)
+    if state.anchor is None:
+        raise ValueError(f"clock trigger {trigger.trigger_id!r} has no anchor")
     return classify_clock(
         spec,
-        anchor=state["anchor"],
-        last_consumed=state["last_consumed"],
+        anchor=state.anchor,
+        last_consumed=state.last_consumed,
         active_run=active_run,
         now=now,
     )

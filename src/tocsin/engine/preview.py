@@ -23,6 +23,7 @@ from typing import Any
 
 from tocsin import messages
 from tocsin.core.instants import to_iso
+from tocsin.core.model import TriggerState
 from tocsin.core.schedules import DateColumnReached
 from tocsin.engine.evaluate import (
     DATE_VERDICTS,
@@ -67,7 +68,7 @@ def schedule_preview(
             raise NotFound(messages.TABLE_NOT_FOUND)
         live = store_records.count_live_records(tx, table_id=table_id)
         states = store_state.get_states(tx, table_id=table_id)
-        live_ids = [tid for tid, s in states.items() if not s["retired"]]
+        live_ids = [tid for tid, s in states.items() if not s.retired]
         stored = inspect_stored(table["triggers"], table["columns"], live_ids)
         clock_ids = [
             str(t.trigger_id)
@@ -92,7 +93,7 @@ def _arm(
     tx: Tx,
     table: Mapping[str, Any],
     trigger: StoredTrigger,
-    states: Mapping[str, Mapping[str, Any]],
+    states: Mapping[str, TriggerState],
     active: set[str],
     *,
     live: int,
@@ -120,7 +121,7 @@ def invalid_arm(trigger: StoredTrigger) -> dict[str, Any]:
 
 
 def clock_arm(
-    trigger: StoredTrigger, state: Mapping[str, Any], *, active_run: bool, now: datetime
+    trigger: StoredTrigger, state: TriggerState, *, active_run: bool, now: datetime
 ) -> dict[str, Any]:
     """An interval/daily/cron trigger: its due window as the tick computes it."""
     spec = trigger.spec
@@ -146,7 +147,7 @@ def date_arm(
     tx: Tx,
     table: Mapping[str, Any],
     trigger: StoredTrigger,
-    state: Mapping[str, Any],
+    state: TriggerState,
     *,
     live: int,
     now: datetime,

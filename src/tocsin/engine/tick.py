@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
+from tocsin.core.model import TriggerState
 from tocsin.core.schedules import DateColumnReached
 from tocsin.engine import sweeps
 from tocsin.engine.evaluate import DUE_NOW, StoredTrigger, classify, inspect_stored, page_identities
@@ -153,7 +154,7 @@ def read_and_plan(tx: Tx, table_ids: list[str], now: datetime, limit: int) -> li
     clock_ids: list[str] = []
     for table in tables:
         table_states = states[table["id"]]
-        live = {tid for tid, s in table_states.items() if not s["retired"]}
+        live = {tid for tid, s in table_states.items() if not s.retired}
         stored = inspect_stored(table["triggers"], table["columns"], live)
         candidates = due_candidates(stored, table_states, now)
         clock_ids += [
@@ -214,7 +215,7 @@ def scan_date_trigger(
     tx: Tx,
     table: Mapping[str, Any],
     trigger: StoredTrigger,
-    state: Mapping[str, Any],
+    state: TriggerState,
     now: datetime,
     limit: int,
 ) -> DateScan:

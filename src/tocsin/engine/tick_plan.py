@@ -18,6 +18,7 @@ from functools import lru_cache
 from typing import Any
 
 from tocsin.core import identity
+from tocsin.core.model import TriggerState
 from tocsin.core.schedules import DateColumnReached
 from tocsin.engine.configs import ALWAYS_DUE, NEVER_DUE
 from tocsin.engine.evaluate import (
@@ -29,7 +30,7 @@ from tocsin.engine.evaluate import (
 )
 
 Cursor = tuple[datetime, str]  # a record's position: (created_at, id)
-State = Mapping[str, Any]
+State = TriggerState
 
 
 @dataclass(slots=True)
@@ -81,11 +82,7 @@ class TablePlan:
         (``still_due``: clock triggers whose run was refused, due at their window)."""
         changed = {**self.next_dues, **{f.trigger_id: f.next_due for f in self.fires if f.window}}
         changed.update(still_due or {})
-        dues = (
-            changed[tid] if tid in changed else s["next_due_at"]
-            for tid, s in self.states.items()
-            if not s["retired"]
-        )
+        dues = (changed.get(tid, s.next_due_at) for tid, s in self.states.items() if not s.retired)
         return min((d for d in dues if d is not None), default=NEVER_DUE)
 
 
@@ -96,7 +93,7 @@ def may_be_due(state: State, now: datetime) -> bool:
     date triggers are always candidates until a lap closes. Idle triggers of a due table cost
     nothing (DESIGN §5).
     """
-    next_due = state.get("next_due_at")
+    next_due = state.next_due_at
     return next_due is None or next_due <= now
 
 
@@ -108,7 +105,7 @@ def due_candidates(
     for trigger in stored:
         if trigger.spec is not None and not trigger.error_codes:
             state = states[str(trigger.trigger_id)]
-            next_due = state["next_due_at"]
+            next_due = state.next_due_at
             if next_due is None or next_due <= now:
                 out.append((trigger, state))
     return out
@@ -150,12 +147,12 @@ def decide_clock_trigger(
 ) -> Fire | NextDue | None:
     """THE evaluator's verdict for one clock trigger: a :class:`Fire` for the coalesced due
     window, a :class:`NextDue` when its ``next_due_at`` changes, or None (nothing to write)."""
-    spec, table_id = trigger.spec, str(state["table_id"])
+    spec, table_id = trigger.spec, str(state.table_id)
     verdict = classify(trigger, state, now=now, active_run=active)
-    if spec is None or not isinstance(verdict, ClockVerdict):
+    if spec is None or state.anchor is None or not isinstance(verdict, ClockVerdict):
         return None
     if not verdict.due_now or verdict.due_at is None:
-        changed = verdict.next_due_at != state["next_due_at"]
+        changed = verdict.next_due_at != state.next_due_at
         return NextDue(verdict.next_due_at) if changed else None
     window = verdict.due_at
     return Fire(
@@ -165,7 +162,7 @@ def decide_clock_trigger(
         definition_at=trigger.position,
         scheduled_for=window,
         window=window,
-        next_due=clock_next_due(spec, anchor=state["anchor"], last_consumed=window),
+        next_due=clock_next_due(spec, anchor=state.anchor, last_consumed=window),
     )
 
 
@@ -202,16 +199,13 @@ def plan_date(plan: TablePlan, trigger: StoredTrigger, state: State, scan: DateS
     if scan.cursor != state_cursor(state):
         plan.cursors[tid] = scan.cursor
     next_due = earliest if scan.lap_closed else ALWAYS_DUE
-    if next_due != state["next_due_at"]:
+    if next_due != state.next_due_at:
         plan.next_dues[tid] = next_due
 
 
 def state_cursor(state: State) -> Cursor | None:
     """The date trigger's cursor (last examined record), or None at the start."""
-    created_at, record_id = state.get("cursor_created_at"), state.get("cursor_id")
-    if created_at is None or record_id is None:
-        return None
-    return created_at, str(record_id)
+    return state.cursor
 
 
 def row_payload(record: Mapping[str, Any]) -> dict[str, Any]:

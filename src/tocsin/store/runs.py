@@ -21,11 +21,12 @@ from typing import Any, NamedTuple
 
 from sqlalchemy import ColumnElement, RowMapping, and_, func, or_, select
 
+from tocsin.core.model import RunStatus
 from tocsin.store.bulk import instant_binder, with_rows
 from tocsin.store.tables import ONE_ACTIVE_CLOCK_WHERE, runs
 from tocsin.store.tx import Tx
 
-RUN_STATUSES = ("pending", "running", "done", "failed")
+RUN_STATUSES = tuple(RunStatus)
 RUN_FILTERS = (*RUN_STATUSES, "stuck")
 
 RUN_FIELDS = (

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import RowMapping, false, select, true, update
 
+from tocsin.core.model import TriggerState
 from tocsin.store.bulk import instant_binder, instant_reader, update_rows
 from tocsin.store.dialects import upsert_insert
 from tocsin.store.tables import trigger_state
@@ -40,18 +40,17 @@ STATE_FIELDS = (
 )
 _COLUMNS = ", ".join(STATE_FIELDS)
 IN_CHUNK = 500  # ids per IN (...) list on SQLite: well under its bound-parameter limit
-StateDict = dict[str, Any]
 
 
-def state_dict(row: RowMapping) -> dict[str, Any]:
-    """A ``trigger_state`` row as a plain dict."""
-    return {name: row[name] for name in STATE_FIELDS}
+def state_dict(row: RowMapping) -> TriggerState:
+    """A ``trigger_state`` row as a :class:`TriggerState`."""
+    return TriggerState(**{name: row[name] for name in STATE_FIELDS})
 
 
-def states_of_tables(tx: Tx, *, table_ids: Sequence[str]) -> dict[str, dict[str, StateDict]]:
+def states_of_tables(tx: Tx, *, table_ids: Sequence[str]) -> dict[str, dict[str, TriggerState]]:
     """Every state row (retired ones included) of ``table_ids``: table id → trigger id → state
     (raw driver rows: a tick reads thousands)."""
-    out: dict[str, dict[str, StateDict]] = {str(i): {} for i in table_ids}
+    out: dict[str, dict[str, TriggerState]] = {str(i): {} for i in table_ids}
     if tx.is_postgres:
         sql = f"SELECT {_COLUMNS} FROM trigger_state WHERE table_id = ANY(%s)"
         rows = tx.conn.exec_driver_sql(sql, (list(table_ids),)).fetchall()
@@ -64,28 +63,28 @@ def states_of_tables(tx: Tx, *, table_ids: Sequence[str]) -> dict[str, dict[str,
             rows += tx.conn.exec_driver_sql(sql + f"({marks})", tuple(chunk)).fetchall()
     instant = instant_reader()
     for tid, tab, kind, anchor, last, cur_at, cur_id, sh, retired, nxt, upd in rows:
-        out.setdefault(str(tab), {})[str(tid)] = {
-            "trigger_id": str(tid),
-            "table_id": str(tab),
-            "kind": kind,
-            "anchor": instant(anchor),
-            "last_consumed": instant(last),
-            "cursor_created_at": instant(cur_at),
-            "cursor_id": cur_id,
-            "schedule_hash": sh,
-            "retired": bool(retired),
-            "next_due_at": instant(nxt),
-            "updated_at": instant(upd),
-        }
+        out.setdefault(str(tab), {})[str(tid)] = TriggerState(
+            str(tid),
+            str(tab),
+            kind,
+            instant(anchor),
+            instant(last),
+            instant(cur_at),
+            cur_id,
+            sh,
+            bool(retired),
+            instant(nxt),
+            instant(upd),
+        )
     return out
 
 
-def get_states(tx: Tx, *, table_id: str) -> dict[str, StateDict]:
+def get_states(tx: Tx, *, table_id: str) -> dict[str, TriggerState]:
     """Every state row of a table (retired ones included), keyed by trigger id."""
     return states_of_tables(tx, table_ids=[table_id])[table_id]
 
 
-def get_state(tx: Tx, *, trigger_id: str) -> dict[str, Any] | None:
+def get_state(tx: Tx, *, trigger_id: str) -> TriggerState | None:
     """One state row by trigger id, or None."""
     stmt = select(trigger_state).where(trigger_state.c.trigger_id == trigger_id)
     row = tx.conn.execute(stmt).mappings().one_or_none()
@@ -102,7 +101,7 @@ def upsert_state(
     schedule_hash: str | None,
     now: datetime,
     next_due_at: datetime | None,
-) -> dict[str, Any] | None:
+) -> TriggerState | None:
     """Create a trigger's state, or overwrite its config fields and un-retire it; None (nothing
     written) when the id's state belongs to another table.
 
