@@ -36,7 +36,6 @@ from tocsin.engine.evaluate import (
     page_identities,
 )
 from tocsin.engine.tick import read_cursor_page
-from tocsin.engine.tick_plan import state_cursor
 from tocsin.errors import NotFound
 from tocsin.store import ledger
 from tocsin.store import records as store_records
@@ -158,7 +157,7 @@ def date_arm(
     if not isinstance(spec, DateColumnReached):
         return invalid_arm(trigger)
     column_type = str(table["columns"][spec.column])
-    start = state_cursor(state)
+    start = state.cursor
     page, _ = read_cursor_page(
         tx, table_id=str(table["id"]), cursor=start, start=start, wrapped=False, limit=record_limit
     )

@@ -40,7 +40,6 @@ from tocsin.engine.tick_plan import (
     TablePlan,
     due_candidates,
     plan_table,
-    state_cursor,
 )
 from tocsin.store import claims, ledger
 from tocsin.store import records as store_records
@@ -224,7 +223,7 @@ def scan_date_trigger(
     spec, trigger_id, table_id = trigger.spec, str(trigger.trigger_id), str(table["id"])
     assert isinstance(spec, DateColumnReached)
     column_type = str(table["columns"][spec.column])
-    start = cursor = state_cursor(state)
+    start = cursor = state.cursor
     wrapped, lap_closed, verdicts = False, False, []
     for _ in range(1 + MAX_EXTRA_PAGES):
         page, wrapped = read_cursor_page(

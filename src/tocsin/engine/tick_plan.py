@@ -30,7 +30,6 @@ from tocsin.engine.evaluate import (
 )
 
 Cursor = tuple[datetime, str]  # a record's position: (created_at, id)
-State = TriggerState
 
 
 @dataclass(slots=True)
@@ -71,7 +70,7 @@ class TablePlan:
 
     table_id: str
     has_schedules: bool
-    states: Mapping[str, State]
+    states: Mapping[str, TriggerState]
     fires: list[Fire] = field(default_factory=list)
     next_dues: dict[str, datetime | None] = field(default_factory=dict)
     cursors: dict[str, Cursor | None] = field(default_factory=dict)
@@ -86,20 +85,9 @@ class TablePlan:
         return min((d for d in dues if d is not None), default=NEVER_DUE)
 
 
-def may_be_due(state: State, now: datetime) -> bool:
-    """False when the state's ``next_due_at`` is later than ``now``: nothing to evaluate.
-
-    Clock triggers store their next window there (or the due window while a run is active);
-    date triggers are always candidates until a lap closes. Idle triggers of a due table cost
-    nothing (DESIGN §5).
-    """
-    next_due = state.next_due_at
-    return next_due is None or next_due <= now
-
-
 def due_candidates(
-    stored: list[StoredTrigger], states: Mapping[str, State], now: datetime
-) -> list[tuple[StoredTrigger, State]]:
+    stored: list[StoredTrigger], states: Mapping[str, TriggerState], now: datetime
+) -> list[tuple[StoredTrigger, TriggerState]]:
     """The valid triggers of a table that may be due at ``now``, with their states."""
     out = []
     for trigger in stored:
@@ -114,8 +102,8 @@ def due_candidates(
 def plan_table(
     table_id: str,
     has_schedules: bool,
-    states: Mapping[str, State],
-    candidates: list[tuple[StoredTrigger, State]],
+    states: Mapping[str, TriggerState],
+    candidates: list[tuple[StoredTrigger, TriggerState]],
     *,
     active: set[str],
     scans: Mapping[str, DateScan],
@@ -143,7 +131,7 @@ def plan_table(
 
 
 def decide_clock_trigger(
-    trigger: StoredTrigger, state: State, now: datetime, active: bool
+    trigger: StoredTrigger, state: TriggerState, now: datetime, active: bool
 ) -> Fire | NextDue | None:
     """THE evaluator's verdict for one clock trigger: a :class:`Fire` for the coalesced due
     window, a :class:`NextDue` when its ``next_due_at`` changes, or None (nothing to write)."""
@@ -172,7 +160,7 @@ def window_identity(window: datetime) -> str:
     return identity.clock_identity(window)
 
 
-def plan_date(plan: TablePlan, trigger: StoredTrigger, state: State, scan: DateScan) -> None:
+def plan_date(plan: TablePlan, trigger: StoredTrigger, state: TriggerState, scan: DateScan) -> None:
     """A date trigger's fires (its due rows), cursor and ``next_due_at`` (SPEC §4.1, §6).
 
     When the pass closed a lap (examined every live record) and none was due, ``next_due_at``
@@ -196,16 +184,11 @@ def plan_date(plan: TablePlan, trigger: StoredTrigger, state: State, scan: DateS
             )
         elif v.verdict == "scheduled_for_future" and v.fire_at is not None:
             earliest = min(earliest, v.fire_at)
-    if scan.cursor != state_cursor(state):
+    if scan.cursor != state.cursor:
         plan.cursors[tid] = scan.cursor
     next_due = earliest if scan.lap_closed else ALWAYS_DUE
     if next_due != state.next_due_at:
         plan.next_dues[tid] = next_due
-
-
-def state_cursor(state: State) -> Cursor | None:
-    """The date trigger's cursor (last examined record), or None at the start."""
-    return state.cursor
 
 
 def row_payload(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -222,9 +205,7 @@ __all__ = [
     "TablePlan",
     "decide_clock_trigger",
     "due_candidates",
-    "may_be_due",
     "plan_date",
     "plan_table",
     "row_payload",
-    "state_cursor",
 ]

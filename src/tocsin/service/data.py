@@ -23,6 +23,7 @@ from tocsin.engine.tick import run_due_triggers
 from tocsin.engine.tick_plan import row_payload
 from tocsin.errors import NotFound, ValidationError
 from tocsin.service.base import TocsinBase
+from tocsin.store import claims
 from tocsin.store import records as store_records
 from tocsin.store import runs as store_runs
 from tocsin.store.tx import Tx
@@ -347,6 +348,13 @@ class DataMixin(TocsinBase):
             record_limit=_check_limit("record_limit", record_limit, RECORD_LIMIT),
             stuck_after_s=self.settings.stuck_after_s,
         )
+
+    def tick_backlog(self, now: datetime | None = None) -> int:
+        """How many tables with due work no tick at ``now`` has reached yet (the embedded
+        ticker keeps ticking pages while this is above 0 and its period allows)."""
+        at = self._now(now)
+        with self.store.read() as tx:
+            return claims.count_backlog(tx, now=at)
 
     def preview(
         self, table_id: str, now: datetime | None = None, record_limit: int = 1000

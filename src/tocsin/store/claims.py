@@ -96,6 +96,17 @@ def finish_tables(tx: Tx, *, values: Sequence[tuple[str, datetime]], now: dateti
     )
 
 
+def count_backlog(tx: Tx, *, now: datetime) -> int:
+    """How many candidate tables no tick at ``now`` has reached yet (``last_ticked_at`` unset or
+    earlier): the work a tick period left behind."""
+    sql = (
+        f"SELECT count(*) FROM tables WHERE {ELIGIBLE.replace('+', '')}"
+        " AND (last_ticked_at IS NULL OR last_ticked_at < ?)"
+    )
+    at = instant_binder(tx)(now)
+    return int(tx.conn.exec_driver_sql(_sql(tx, sql), (at, at)).scalar_one())
+
+
 def count_candidate_tables(tx: Tx) -> int:
     """How many live tables have a triggers config."""
     sql = "SELECT count(*) FROM tables WHERE trashed = false AND triggers IS NOT NULL"
@@ -106,6 +117,7 @@ __all__ = [
     "ELIGIBLE",
     "candidate_table_ids",
     "claim_candidate_tables",
+    "count_backlog",
     "count_candidate_tables",
     "finish_tables",
 ]
