@@ -64,7 +64,9 @@ def test_malformed_periods_name_the_variable(name: str, value: str) -> None:
 def test_a_malformed_worker_concurrency_names_the_variable(value: str) -> None:
     with pytest.raises(SettingsError) as err:
         Settings.from_environ({"TOCSIN_WORKER_CONCURRENCY": value})
-    assert err.value.detail == f"TOCSIN_WORKER_CONCURRENCY must be a whole number >= 1, got {value!r}"
+    assert (
+        err.value.detail == f"TOCSIN_WORKER_CONCURRENCY must be a whole number >= 1, got {value!r}"
+    )
 
 
 def test_the_cli_reports_a_malformed_setting_in_one_line() -> None:

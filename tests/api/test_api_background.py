@@ -11,8 +11,8 @@ from typing import Any
 
 from api_support import NOW
 from fastapi.testclient import TestClient
-from runs.helpers import make_run, make_table, read_run, trigger
 
+from runs.helpers import make_run, make_table, read_run, trigger
 from tocsin.api.app import create_app
 from tocsin.api.background import Background
 from tocsin.api.metrics import Metrics

@@ -22,8 +22,8 @@ from typing import Any
 
 import httpx
 import pytest
-from runs.slow_receivers import DripReceiver, FastReceiver
 
+from runs.slow_receivers import DripReceiver, FastReceiver
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
 
@@ -106,13 +106,25 @@ def test_sigterm_to_serve_during_a_dripping_action(env: dict[str, str], tmp_path
         try:
             wait_for("the server", lambda: httpx.get(f"{base}/healthz").status_code == 200)
             scope = str(uuid.uuid4())
-            token = subprocess.run(
-                [TOCSIN, "tokens", "create", "--scope", f"chatroom:{scope}", "--role", "moderator"],
-                env=env,
-                check=True,
-                capture_output=True,
-                text=True,
-            ).stdout.strip().splitlines()[-1]
+            token = (
+                subprocess.run(
+                    [
+                        TOCSIN,
+                        "tokens",
+                        "create",
+                        "--scope",
+                        f"chatroom:{scope}",
+                        "--role",
+                        "moderator",
+                    ],
+                    env=env,
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                )
+                .stdout.strip()
+                .splitlines()[-1]
+            )
             prefix = f"{base}/private/module/custom_tables/chatroom/{scope}"
             trigger = {"on": "created", "actions": actions(fast, drip, timeout_s=3)}
             with httpx.Client(headers={"Authorization": f"Bearer {token}"}, timeout=10) as http:
