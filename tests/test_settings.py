@@ -17,6 +17,7 @@ def test_defaults() -> None:
     assert s.admin_token is None
     assert s.outbound_allow == ()
     assert (s.stuck_after_s, s.tick_every_s) == (300, 30.0)
+    assert (s.action_timeout_s, s.action_timeout_max_s, s.worker_concurrency) == (10.0, 60.0, 8)
 
 
 def test_values_are_read_from_the_given_mapping() -> None:
@@ -27,12 +28,16 @@ def test_values_are_read_from_the_given_mapping() -> None:
             "TOCSIN_OUTBOUND_ALLOW": " 127.0.0.1, 10.0.0.0/8 ,,",
             "TOCSIN_STUCK_AFTER_S": "60",
             "TOCSIN_TICK_EVERY_S": "0.5",
+            "TOCSIN_ACTION_TIMEOUT_S": "2.5",
+            "TOCSIN_ACTION_TIMEOUT_MAX_S": "30",
+            "TOCSIN_WORKER_CONCURRENCY": "3",
         }
     )
     assert s.database_url == "postgresql://x/y"
     assert s.admin_token == "sesame"
     assert s.outbound_allow == ("127.0.0.1", "10.0.0.0/8")
     assert (s.stuck_after_s, s.tick_every_s) == (60, 0.5)
+    assert (s.action_timeout_s, s.action_timeout_max_s, s.worker_concurrency) == (2.5, 30.0, 3)
 
 
 def test_an_empty_admin_token_means_none() -> None:
@@ -40,11 +45,28 @@ def test_an_empty_admin_token_means_none() -> None:
 
 
 @pytest.mark.parametrize("value", ["0", "-5", "soon", "nan", "inf"])
-@pytest.mark.parametrize("name", ["TOCSIN_TICK_EVERY_S", "TOCSIN_STUCK_AFTER_S"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "TOCSIN_TICK_EVERY_S",
+        "TOCSIN_STUCK_AFTER_S",
+        "TOCSIN_ACTION_TIMEOUT_S",
+        "TOCSIN_ACTION_TIMEOUT_MAX_S",
+    ],
+)
 def test_malformed_periods_name_the_variable(name: str, value: str) -> None:
     with pytest.raises(SettingsError) as err:
         Settings.from_environ({name: value})
     assert err.value.detail == f"{name} must be a positive number of seconds, got {value!r}"
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "1.5", "many", "²"])
+def test_a_malformed_worker_concurrency_names_the_variable(value: str) -> None:
+    with pytest.raises(SettingsError) as err:
+        Settings.from_environ({"TOCSIN_WORKER_CONCURRENCY": value})
+    assert (
+        err.value.detail == f"TOCSIN_WORKER_CONCURRENCY must be a whole number >= 1, got {value!r}"
+    )
 
 
 def test_the_cli_reports_a_malformed_setting_in_one_line() -> None:

@@ -282,3 +282,14 @@ REQUIRES_APPROVAL_NOT_BOOL = "requires_approval must be true or false"
 
 # ---- edges: request bodies, continued (issue 5 audit) ----
 BODY_SURROGATE = "text must be valid Unicode (a lone UTF-16 surrogate such as \\ud800 is not)"
+
+
+# issue 11: outbound action deadline
+ACTION_TIMEOUT_INVALID = "timeout_s must be a positive number of seconds"
+
+
+def action_deadline_passed(method: str, url: str, seconds: float, error: str) -> str:
+    return (
+        f"{method} {url} failed: {error}: no complete answer within the action's {seconds:g} s "
+        "deadline (timeout_s, connect + headers + body)"
+    )

@@ -25,6 +25,14 @@ def _positive(env: Mapping[str, str], name: str, default: str) -> float:
     return value
 
 
+def _count(env: Mapping[str, str], name: str, default: str) -> int:
+    """A whole number >= 1 from ``env[name]``; a malformed value names the variable."""
+    raw = env.get(name, default).strip() or default
+    if not (raw.isascii() and raw.isdigit()) or int(raw) < 1:
+        raise SettingsError(f"{name} must be a whole number >= 1, got {raw!r}")
+    return int(raw)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Settings:
     """What a tocsin process is configured with.
@@ -32,6 +40,10 @@ class Settings:
     ``Settings.from_environ()`` reads ``os.environ``; tests pass ``environ={...}`` instead of
     patching the process environment. A malformed number raises ``SettingsError`` naming the
     variable (a tick period of 0 would spin the embedded ticker).
+
+    ``action_timeout_s`` is the total deadline of an outbound action (connect + headers + body)
+    whose config has no ``timeout_s``; ``action_timeout_max_s`` caps every deadline, a config's
+    too. ``worker_concurrency`` is how many runs one worker process executes at once.
     """
 
     database_url: str = "sqlite:///tocsin.db"
@@ -39,6 +51,9 @@ class Settings:
     outbound_allow: tuple[str, ...] = field(default_factory=tuple)
     stuck_after_s: int = 300
     tick_every_s: float = 30.0
+    action_timeout_s: float = 10.0
+    action_timeout_max_s: float = 60.0
+    worker_concurrency: int = 8
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -49,4 +64,7 @@ class Settings:
             outbound_allow=_split(env.get("TOCSIN_OUTBOUND_ALLOW", "")),
             stuck_after_s=max(1, round(_positive(env, "TOCSIN_STUCK_AFTER_S", "300"))),
             tick_every_s=_positive(env, "TOCSIN_TICK_EVERY_S", "30"),
+            action_timeout_s=_positive(env, "TOCSIN_ACTION_TIMEOUT_S", "10"),
+            action_timeout_max_s=_positive(env, "TOCSIN_ACTION_TIMEOUT_MAX_S", "60"),
+            worker_concurrency=_count(env, "TOCSIN_WORKER_CONCURRENCY", "8"),
         )

@@ -40,6 +40,10 @@ class ActionError(Exception):
         return self.detail
 
 
+class ActionTimeout(ActionError):
+    """An outbound action reached its total deadline (``timeout_s``) before it was answered."""
+
+
 class RecordWriter(Protocol):
     """Record writes with row events and validation: implemented by the facade."""
 
@@ -70,6 +74,9 @@ class ActionEnv:
     http_transport: httpx.BaseTransport | None = None
     resolve: Resolver | None = None
     http_timeout_s: float = 10.0
+    """Total deadline of an outbound action whose config has no ``timeout_s``."""
+    http_timeout_max_s: float = 60.0
+    """Cap of every outbound deadline, a config's ``timeout_s`` included."""
     workflows: WorkflowStarter | None = None
 
 

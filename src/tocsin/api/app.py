@@ -9,6 +9,7 @@ factories the CLI starts by name.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -48,8 +49,8 @@ def _lifespan(
         try:
             yield
         finally:
-            if tasks is not None:
-                tasks.stop()
+            if tasks is not None:  # off the event loop: the stop may wait for an action deadline
+                app.state.stopped_cleanly = await asyncio.to_thread(tasks.stop)
             if owned:
                 app.state.tocsin.close()
 
@@ -76,6 +77,7 @@ def create_app(
     app.state.settings = settings
     app.state.tocsin = facade
     app.state.metrics = Metrics(lambda: run_counter(facade))
+    app.state.stopped_cleanly = None  # the lifespan's verdict once the background has stopped
     install_error_handlers(app)
     for module in (tables, triggers, runs, staged, messages, root, ops):
         app.include_router(module.router)

@@ -12,9 +12,10 @@ from urllib.parse import urlsplit, urlunsplit
 
 import typer
 import uvicorn
+from uvicorn.importer import import_from_string
 
 from tocsin.errors import TocsinError
-from tocsin.runs.worker import serve_worker
+from tocsin.runs.worker import STOP_GRACE_S, serve_worker
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
 
@@ -61,11 +62,18 @@ def _after_shutdown(signum: int, _frame: FrameType | None) -> None:
 
 
 def run_server(app_factory: str, host: str, port: int) -> None:
-    """uvicorn with JSON logs; SIGTERM/SIGINT shut down gracefully through the lifespan."""
+    """uvicorn with JSON logs; SIGTERM/SIGINT shut down gracefully through the lifespan.
+
+    Exits 1 when the lifespan reports that its background did not stop cleanly (a run may be
+    left ``running``): a supervisor must not take that for a clean stop.
+    """
     configure_logging()
     signal.signal(signal.SIGTERM, _after_shutdown)
     signal.signal(signal.SIGINT, _after_shutdown)
-    uvicorn.run(app_factory, factory=True, host=host, port=port, log_config=None)
+    app = import_from_string(app_factory)()  # by name: the CLI does not import the API layer
+    uvicorn.run(app, host=host, port=port, log_config=None)
+    if getattr(app.state, "stopped_cleanly", None) is False:
+        raise typer.Exit(1)
 
 
 def serve(host: Host = "127.0.0.1", port: Port = 8000) -> None:
@@ -84,15 +92,25 @@ def _stop_on_signals(stop: threading.Event) -> None:
 
 
 def worker() -> None:
-    """Execute pending runs until SIGTERM/SIGINT (the current action finishes first)."""
+    """Execute pending runs until SIGTERM/SIGINT (each run's current action ends first, an
+    outbound one by its deadline; the run goes back to pending). Exits 1 if a run could not."""
     configure_logging()
     tocsin = open_tocsin()
     stop = threading.Event()
     _stop_on_signals(stop)
+    settings = tocsin.settings
     try:
-        serve_worker(tocsin, stop_event=stop, poll_interval=WORKER_POLL_S)
+        clean = serve_worker(
+            tocsin,
+            stop_event=stop,
+            poll_interval=WORKER_POLL_S,
+            concurrency=settings.worker_concurrency,
+            stop_timeout_s=settings.action_timeout_max_s + STOP_GRACE_S,
+        )
     finally:
         tocsin.close()
+    if not clean:  # a run may be left running: the stale sweep requeues it later
+        raise typer.Exit(1)
 
 
 def tick(

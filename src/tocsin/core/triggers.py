@@ -38,12 +38,22 @@ _TRIGGER_KEYS = ("id", "name", "on", "when", "schedule", "actions")
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}", re.ASCII)
 
 
+def _positive_seconds(value: Any) -> bool:
+    """An outbound action's ``timeout_s``: a finite number > 0 (a boolean is not a number).
+    The runtime caps it (``TOCSIN_ACTION_TIMEOUT_MAX_S``)."""
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    return number and 0 < value < float("inf")
+
+
 _SLOT_COLUMNS = ("weekday_column", "start_column", "end_column", "slot_minutes_column")
 # type -> (required fields, optional fields); a field maps to the name of its check
 _ACTION_FIELDS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "notify": ({"message": "text"}, {"chatroom_id": "text"}),
-    "webhook": ({"url": "text"}, {"payload": "json", "headers": "headers"}),
-    "api_call": ({"method": "method", "url": "text"}, {"headers": "headers", "body": "json"}),
+    "webhook": ({"url": "text"}, {"payload": "json", "headers": "headers", "timeout_s": "seconds"}),
+    "api_call": (
+        {"method": "method", "url": "text"},
+        {"headers": "headers", "body": "json", "timeout_s": "seconds"},
+    ),
     "create_record": ({"values": "object"}, {"table_id": "text"}),
     "update_record": ({"record": "text", "values": "object"}, {"table_id": "text"}),
     "delete_record": ({"record": "text"}, {"table_id": "text"}),
@@ -65,6 +75,7 @@ _CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
         "an object of string header values",
     ),
     "method": (lambda v: isinstance(v, str) and v.upper() in HTTP_METHODS, "an HTTP method"),
+    "seconds": (_positive_seconds, "a positive number of seconds"),
     "days": (
         lambda v: type(v) is int and 1 <= v <= MAX_HORIZON_DAYS,
         f"an integer in [1, {MAX_HORIZON_DAYS}]",

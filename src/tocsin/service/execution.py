@@ -14,6 +14,7 @@ from tocsin.actions.base import ActionEnv, CommandFn, Resolver, WorkflowStarter
 from tocsin.engine.sweeps import requeue_staged_changes
 from tocsin.errors import NotFound, ValidationError
 from tocsin.runs.approvals import apply_approved, decide
+from tocsin.runs.pool import RunPool
 from tocsin.runs.retry import TransientPolicy, retry_run
 from tocsin.runs.worker import Worker, drain
 from tocsin.service.base import TocsinBase
@@ -110,6 +111,8 @@ class ExecutionMixin(TocsinBase):
             outbound_allow=self.settings.outbound_allow,
             stale_after_s=self.settings.stuck_after_s,
             http_transport=state.transport,
+            http_timeout_s=min(self.settings.action_timeout_s, self.settings.action_timeout_max_s),
+            http_timeout_max_s=self.settings.action_timeout_max_s,
             resolve=state.resolve,
             workflows=state.workflows,
         )
@@ -122,11 +125,16 @@ class ExecutionMixin(TocsinBase):
         *,
         should_stop: Callable[[], bool] | None = None,
         clock: Callable[[], datetime] | None = None,
+        pool: RunPool | None = None,
     ) -> int:
         """Apply approved staged changes, then execute pending runs; returns runs executed.
 
         A given ``now`` stamps the whole pass. Otherwise ``clock`` (default: the real clock) is
         read again before each claim and each action, so runs of a long pass stay fresh.
+
+        With ``pool`` (``tocsin worker``), runs are claimed as its slots free up and execute on
+        its threads side by side; the call returns once it started them (how many it started),
+        without waiting for them to finish.
         """
         read = None if now is not None else (clock or self.wall_clock)
         at = self._now(now) if read is None else read()
@@ -135,7 +143,7 @@ class ExecutionMixin(TocsinBase):
         worker = Worker(env=env, policy=self.execution.policy, clock=read)
         if should_stop is not None:
             worker.should_stop = should_stop
-        return drain(worker, now=at, limit=limit)
+        return drain(worker, now=at, limit=limit, pool=pool)
 
     def retry_run(self, table_id: str, run_id: str, now: datetime | None = None) -> dict[str, Any]:
         """SPEC §9.4: reset a failed / pending / stale running run to pending."""
