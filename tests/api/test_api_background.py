@@ -54,6 +54,9 @@ def test_background_ticks_at_start_and_stops_both_threads(tocsin: Tocsin) -> Non
     background.stop()
     assert ticks() == 1
     assert not any(thread.is_alive() for thread in background.threads)
+    (backlog,) = metrics.tick_backlog.collect()  # the embedded ticker reports what it left
+    assert [s.value for s in backlog.samples] == [0.0]
+    assert background.ticker.backlog is not None and background.ticker.backlog(NOW) == 0
 
 
 def test_the_lifespan_records_a_clean_stop(tocsin: Tocsin) -> None:

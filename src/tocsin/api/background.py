@@ -35,7 +35,10 @@ class Background:
         self.stop_timeout_s = tocsin.settings.action_timeout_max_s + STOP_GRACE_S
         self.worker_clean = False
         self.ticker = Ticker(
-            tick=self._tick, every_s=tocsin.settings.tick_every_s, on_tick=metrics.observe_tick
+            tick=self._tick,
+            every_s=tocsin.settings.tick_every_s,
+            on_tick=metrics.observe_tick,
+            backlog=lambda now: tocsin.tick_backlog(now=now),
         )
         self.threads = [
             threading.Thread(target=self.ticker.run, args=(self.stop_event,), name="ticker"),

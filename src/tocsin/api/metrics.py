@@ -2,6 +2,7 @@
 
 - ``tocsin_tick_duration_seconds`` (histogram): embedded ticks and root-route ticks
 - ``tocsin_runs_created_total`` (counter): runs inserted by ticks of this process
+- ``tocsin_tick_backlog`` (gauge): due tables the last embedded tick period could not reach
 - ``tocsin_runs`` (gauge, label ``status``): runs per stored status, read at scrape time
 - ``tocsin_runs_stuck`` (gauge): runs matching SPEC §8's ``stuck`` filter (failed, or running
   without an update for ``stuck_after_s``), read at scrape time
@@ -13,7 +14,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -62,11 +63,18 @@ class Metrics:
         self.runs_created = Counter(
             "tocsin_runs_created", "Runs created by ticks", registry=self.registry
         )
+        self.tick_backlog = Gauge(
+            "tocsin_tick_backlog",
+            "Due tables the last embedded tick period could not reach",
+            registry=self.registry,
+        )
         self.registry.register(RunGauges(count_runs))
 
     def observe_tick(self, counts: Mapping[str, int], duration_s: float) -> None:
         self.tick_duration.observe(duration_s)
         self.runs_created.inc(counts.get("runs_created", 0))
+        if "backlog" in counts:
+            self.tick_backlog.set(counts["backlog"])
 
     def timed_tick(self, tick: Callable[[], dict[str, int]]) -> dict[str, int]:
         """Run ``tick()`` and observe its duration and counts."""
