@@ -1,23 +1,14 @@
 """The tick: ``run_due_triggers`` claims due occurrences and inserts pending runs (SPEC §6).
 
-One path, given ``now``:
-
-1. the two recovery sweeps, each in its own transaction; a sweep that raises reports 0;
-2. up to ``table_limit`` candidate tables (live, with triggers, ``next_due_at`` unknown or
-   ``<= now``), least recently ticked first: idle tables are never loaded (DESIGN §5);
-3. per batch of ``BATCH_TABLES`` candidates, one transaction:
-
-   - **claim** the tables still due (``store.claims``: ``FOR NO KEY UPDATE SKIP LOCKED`` on
-     PostgreSQL, ``BEGIN IMMEDIATE`` on SQLite) and **read** their trigger states, which clock
-     triggers have an active run, and for each date trigger that may be due its cursor pages:
-     the first page after the cursor, then up to ``MAX_EXTRA_PAGES`` more while a page has no
-     due row, wrapping to the start at most once;
-   - **plan** each table without I/O (:mod:`tocsin.engine.tick_plan`, THE evaluator's verdicts);
-   - **apply** the plans with set-based statements (:mod:`tocsin.engine.tick_apply`).
-
-   A batch whose transaction fails is retried table by table; a table that still fails is
-   skipped and logged. A trigger whose evaluation raises is skipped and logged (SPEC §6).
-
+One path, given ``now``: the two recovery sweeps (each in its own transaction; one that raises
+reports 0); up to ``table_limit`` candidate tables, least recently ticked first (idle tables are
+never loaded, DESIGN §5); then per batch of ``BATCH_TABLES``, one transaction: **claim** the
+tables still due (``store.claims``) and **read** their trigger states, active clock runs and the
+date triggers' cursor pages (the first page after the cursor, then up to ``MAX_EXTRA_PAGES``
+more while a page has no due row, wrapping to the start at most once); **plan** each table
+without I/O (:mod:`tocsin.engine.tick_plan`); **apply** the plans set-based
+(:mod:`tocsin.engine.tick_apply`). A batch whose transaction fails is retried table by table; a
+table that still fails, or a trigger whose evaluation raises, is skipped and logged (SPEC §6).
 The tick never waits for actions: workers claim the pending runs.
 """
 
@@ -34,13 +25,7 @@ from tocsin.core.schedules import DateColumnReached
 from tocsin.engine import sweeps
 from tocsin.engine.evaluate import DUE_NOW, StoredTrigger, classify, inspect_stored, page_identities
 from tocsin.engine.tick_apply import Outcome, apply_plans
-from tocsin.engine.tick_plan import (
-    Cursor,
-    DateScan,
-    TablePlan,
-    due_candidates,
-    plan_table,
-)
+from tocsin.engine.tick_plan import Cursor, DateScan, TablePlan, due_candidates, plan_table
 from tocsin.store import claims, ledger
 from tocsin.store import records as store_records
 from tocsin.store import runs as store_runs
@@ -77,12 +62,7 @@ class TickReport:
 
 
 def run_due_triggers(
-    store: Store,
-    *,
-    now: datetime,
-    table_limit: int,
-    record_limit: int,
-    stuck_after_s: float,
+    store: Store, *, now: datetime, table_limit: int, record_limit: int, stuck_after_s: float
 ) -> dict[str, int]:
     """One scheduler pass at ``now``; never raises because of one table, trigger or sweep."""
     report = TickReport()
@@ -136,12 +116,7 @@ def tick_tables(
         plans = read_and_plan(tx, table_ids, now, record_limit)
         for plan in plans:
             for trigger_id, exc in plan.skipped:
-                log.error(
-                    "tick: trigger %s of table %s skipped",
-                    trigger_id,
-                    plan.table_id,
-                    exc_info=exc,
-                )
+                log.error("tick: trigger %s of %s skipped", trigger_id, plan.table_id, exc_info=exc)
         return apply_plans(tx, plans, now)
 
 
@@ -169,16 +144,10 @@ def read_and_plan(tx: Tx, table_ids: list[str], now: datetime, limit: int) -> li
             for t, s in candidates
             if isinstance(t.spec, DateColumnReached)
         }
-        plan = plan_table(
-            table_id,
-            has_schedules,
-            states[table_id],
-            candidates,
-            active=active,
-            scans=scans,
-            now=now,
+        table_states = states[table_id]
+        plans.append(
+            plan_table(table_id, has_schedules, table_states, candidates, active, scans, now)
         )
-        plans.append(plan)
     return plans
 
 
@@ -188,13 +157,7 @@ def record_key(record: Mapping[str, Any]) -> Cursor:
 
 
 def read_cursor_page(
-    tx: Tx,
-    *,
-    table_id: str,
-    cursor: Cursor | None,
-    start: Cursor | None,
-    wrapped: bool,
-    limit: int,
+    tx: Tx, *, table_id: str, cursor: Cursor | None, start: Cursor | None, wrapped: bool, limit: int
 ) -> tuple[list[dict[str, Any]], bool]:
     """The next page after ``cursor`` (wrapping to the start at most once): ``(page, wrapped)``.
 

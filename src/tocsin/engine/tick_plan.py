@@ -1,13 +1,7 @@
-"""The tick's plan: what a batch of claimed tables must write, decided without I/O (SPEC §5–§6).
-
-:func:`plan_table` takes what the tick read of one table — its triggers, their states, which
-clock triggers have an active run, the date triggers' scans — and ``now``, and returns a
-:class:`TablePlan`: the fires (a ledger claim and a pending run each), the clock windows they
-consume, the new ``next_due_at`` of triggers, the date cursors, and the triggers whose
-evaluation raised (skipped, never fatal). Every verdict is THE evaluator's
-(:mod:`tocsin.engine.evaluate`), so the tick and the preview cannot disagree. The plan is
-applied by :mod:`tocsin.engine.tick_apply`.
-"""
+"""The tick's plan (SPEC §5–§6): what one claimed table must write, decided without I/O from
+what the tick read and ``now``, by THE evaluator (so the tick and the preview cannot disagree):
+fires (a ledger claim and a pending run each), consumed windows, ``next_due_at`` changes, date
+cursors, and the triggers whose evaluation raised (skipped, never fatal)."""
 
 from __future__ import annotations
 
@@ -104,7 +98,6 @@ def plan_table(
     has_schedules: bool,
     states: Mapping[str, TriggerState],
     candidates: list[tuple[StoredTrigger, TriggerState]],
-    *,
     active: set[str],
     scans: Mapping[str, DateScan],
     now: datetime,
@@ -142,16 +135,10 @@ def decide_clock_trigger(
     if not verdict.due_now or verdict.due_at is None:
         changed = verdict.next_due_at != state.next_due_at
         return NextDue(verdict.next_due_at) if changed else None
-    window = verdict.due_at
-    return Fire(
-        table_id=table_id,
-        trigger_id=str(trigger.trigger_id),
-        identity=window_identity(window),
-        definition_at=trigger.position,
-        scheduled_for=window,
-        window=window,
-        next_due=clock_next_due(spec, anchor=state.anchor, last_consumed=window),
-    )
+    window, tid = verdict.due_at, str(trigger.trigger_id)
+    fire = Fire(table_id, tid, window_identity(window), trigger.position, window, window=window)
+    fire.next_due = clock_next_due(spec, anchor=state.anchor, last_consumed=window)
+    return fire
 
 
 @lru_cache(maxsize=4096)
@@ -161,27 +148,15 @@ def window_identity(window: datetime) -> str:
 
 
 def plan_date(plan: TablePlan, trigger: StoredTrigger, state: TriggerState, scan: DateScan) -> None:
-    """A date trigger's fires (its due rows), cursor and ``next_due_at`` (SPEC §4.1, §6).
-
-    When the pass closed a lap (examined every live record) and none was due, ``next_due_at``
-    becomes the earliest future fire instant it saw (``NEVER_DUE`` when none): until then, or
-    until a record write wakes it (``configs.wake_date_triggers``), the tick does not read this
-    table's records again (DESIGN §5).
-    """
+    """A date trigger's fires (its due rows), cursor and ``next_due_at`` (SPEC §4.1, §6): when
+    the pass closed a lap without a due row, the earliest future fire instant it saw (until then,
+    or a record write, ``configs.wake_date_triggers``, its records are not read again)."""
     tid = str(trigger.trigger_id)
     earliest = NEVER_DUE
     for v in scan.verdicts:
         if v.verdict == "due_now" and v.identity is not None:
-            plan.fires.append(
-                Fire(
-                    table_id=plan.table_id,
-                    trigger_id=tid,
-                    identity=v.identity,
-                    definition_at=trigger.position,
-                    scheduled_for=v.fire_at,
-                    record=v.record,
-                )
-            )
+            fire = Fire(plan.table_id, tid, v.identity, trigger.position, v.fire_at, v.record)
+            plan.fires.append(fire)
         elif v.verdict == "scheduled_for_future" and v.fire_at is not None:
             earliest = min(earliest, v.fire_at)
     if scan.cursor != state.cursor:

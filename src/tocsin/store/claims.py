@@ -1,23 +1,12 @@
 """THE candidate claim of the tick (SPEC §6; DESIGN §5; STYLE F2, R5).
 
-A table is a candidate when (one predicate, :data:`ELIGIBLE`, for every statement here):
-
-- it is live (not trashed) and its triggers config is not SQL NULL
-- it has due work: ``next_due_at IS NULL`` (unknown) or ``next_due_at <= now``
-
-The tick lists up to ``limit`` candidate ids in rotation order (``last_ticked_at`` NULLS FIRST,
-then id: with more candidates than ``limit`` every table is reached in turn), then claims them a
-batch at a time in the batch's own transaction, re-checking the predicate. The two claims, side
-by side:
-
-- PostgreSQL: ``SELECT … FOR NO KEY UPDATE OF tables SKIP LOCKED`` — overlapping ticks never
-  block each other (nor record writes, whose foreign-key check takes only KEY SHARE) and get
-  disjoint sets of tables; the locks last until the batch's transaction ends.
-- SQLite: SQLAlchemy drops ``FOR UPDATE SKIP LOCKED`` silently (F2): claim inside
-  ``store.begin()`` (``BEGIN IMMEDIATE``), so a second tick waits for the first to commit and
-  sees its stamps and ledger rows.
-
-The ledger key remains the fence on both (``ledger.claim_occurrences``).
+A candidate (one predicate, :data:`ELIGIBLE`): live, triggers not SQL NULL, ``next_due_at``
+unknown or ``<= now``. The tick lists candidate ids in rotation order (``last_ticked_at`` NULLS
+FIRST, then id: every table is reached in turn), then claims a batch at a time, re-checking the
+predicate. PostgreSQL: ``FOR NO KEY UPDATE OF tables SKIP LOCKED`` (overlapping ticks never block
+each other, nor record writes, and get disjoint tables). SQLite: SQLAlchemy drops ``FOR UPDATE
+SKIP LOCKED`` silently (F2): claim inside ``store.begin()`` (``BEGIN IMMEDIATE``), so a second
+tick waits for the first. The ledger key stays the fence on both (``ledger.claim_occurrences``).
 """
 
 from __future__ import annotations
@@ -107,17 +96,10 @@ def count_backlog(tx: Tx, *, now: datetime) -> int:
     return int(tx.conn.exec_driver_sql(_sql(tx, sql), (at, at)).scalar_one())
 
 
-def count_candidate_tables(tx: Tx) -> int:
-    """How many live tables have a triggers config."""
-    sql = "SELECT count(*) FROM tables WHERE trashed = false AND triggers IS NOT NULL"
-    return int(tx.conn.exec_driver_sql(sql).scalar_one())
-
-
 __all__ = [
     "ELIGIBLE",
     "candidate_table_ids",
     "claim_candidate_tables",
     "count_backlog",
-    "count_candidate_tables",
     "finish_tables",
 ]
