@@ -282,3 +282,11 @@ REQUIRES_APPROVAL_NOT_BOOL = "requires_approval must be true or false"
 
 # ---- edges: request bodies, continued (issue 5 audit) ----
 BODY_SURROGATE = "text must be valid Unicode (a lone UTF-16 surrogate such as \\ud800 is not)"
+
+
+# ---- limits: amplification and tenant reach (issue 11; texts the SPEC leaves to us) ----
+def rendered_too_large(limit: int) -> str:
+    return (
+        f"the rendered template is larger than {limit} bytes (TOCSIN_MAX_RENDERED_BYTES); "
+        "nothing was sent or written: repeat fewer or smaller cells"
+    )
