@@ -6,6 +6,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from tocsin import messages
 from tocsin.errors import SettingsError
 
 
@@ -25,6 +26,20 @@ def _positive(env: Mapping[str, str], name: str, default: str) -> float:
     return value
 
 
+def _count(env: Mapping[str, str], name: str, default: int) -> int:
+    """A whole number > 0 from ``env[name]``; a malformed value names the variable."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise SettingsError(messages.setting_not_positive_int(name, raw))
+    return value
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Settings:
     """What a tocsin process is configured with.
@@ -32,6 +47,11 @@ class Settings:
     ``Settings.from_environ()`` reads ``os.environ``; tests pass ``environ={...}`` instead of
     patching the process environment. A malformed number raises ``SettingsError`` naming the
     variable (a tick period of 0 would spin the embedded ticker).
+
+    The ``max_*`` limits bound what one tenant can make tocsin build (issue 11): the size of
+    one rendered template value, of one record's data (serialized JSON; also each run's row
+    snapshot), the columns of a table and their names, the triggers of a table and the actions
+    of a trigger. Past a limit a write is refused with 400; a render fails its action.
     """
 
     database_url: str = "sqlite:///tocsin.db"
@@ -39,6 +59,12 @@ class Settings:
     outbound_allow: tuple[str, ...] = field(default_factory=tuple)
     stuck_after_s: int = 300
     tick_every_s: float = 30.0
+    max_rendered_bytes: int = 64 * 1024
+    max_record_bytes: int = 256 * 1024
+    max_columns: int = 200
+    max_column_name_chars: int = 64
+    max_triggers_per_table: int = 100
+    max_actions_per_trigger: int = 20
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -49,4 +75,10 @@ class Settings:
             outbound_allow=_split(env.get("TOCSIN_OUTBOUND_ALLOW", "")),
             stuck_after_s=max(1, round(_positive(env, "TOCSIN_STUCK_AFTER_S", "300"))),
             tick_every_s=_positive(env, "TOCSIN_TICK_EVERY_S", "30"),
+            max_rendered_bytes=_count(env, "TOCSIN_MAX_RENDERED_BYTES", 64 * 1024),
+            max_record_bytes=_count(env, "TOCSIN_MAX_RECORD_BYTES", 256 * 1024),
+            max_columns=_count(env, "TOCSIN_MAX_COLUMNS", 200),
+            max_column_name_chars=_count(env, "TOCSIN_MAX_COLUMN_NAME_CHARS", 64),
+            max_triggers_per_table=_count(env, "TOCSIN_MAX_TRIGGERS_PER_TABLE", 100),
+            max_actions_per_trigger=_count(env, "TOCSIN_MAX_ACTIONS_PER_TRIGGER", 20),
         )

@@ -112,6 +112,7 @@ class ExecutionMixin(TocsinBase):
             http_transport=state.transport,
             resolve=state.resolve,
             workflows=state.workflows,
+            max_rendered_bytes=self.settings.max_rendered_bytes,
         )
 
     # ── execution ──────────────────────────────────────────────────────────────────────────
