@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 
 from runs.helpers import LATER, NOW, add_record, make_run, make_table, read_run, trigger
