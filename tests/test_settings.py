@@ -65,7 +65,8 @@ def test_a_malformed_worker_concurrency_names_the_variable(value: str) -> None:
     with pytest.raises(SettingsError) as err:
         Settings.from_environ({"TOCSIN_WORKER_CONCURRENCY": value})
     assert (
-        err.value.detail == f"TOCSIN_WORKER_CONCURRENCY must be a whole number >= 1, got {value!r}"
+        err.value.detail
+        == f"TOCSIN_WORKER_CONCURRENCY must be a positive whole number, got {value!r}"
     )
 
 
@@ -81,4 +82,31 @@ def test_the_cli_reports_a_malformed_setting_in_one_line() -> None:
     assert proc.returncode == 2
     assert proc.stderr.strip() == (
         "error: TOCSIN_TICK_EVERY_S must be a positive number of seconds, got '0'"
+    )
+
+
+LIMITS = {
+    "TOCSIN_MAX_RENDERED_BYTES": ("max_rendered_bytes", 64 * 1024),
+    "TOCSIN_MAX_RECORD_BYTES": ("max_record_bytes", 256 * 1024),
+    "TOCSIN_MAX_COLUMNS": ("max_columns", 200),
+    "TOCSIN_MAX_COLUMN_NAME_CHARS": ("max_column_name_chars", 64),
+    "TOCSIN_MAX_TRIGGERS_PER_TABLE": ("max_triggers_per_table", 100),
+    "TOCSIN_MAX_ACTIONS_PER_TRIGGER": ("max_actions_per_trigger", 20),
+}
+
+
+@pytest.mark.parametrize("name", LIMITS)
+def test_limits_have_defaults_and_are_read(name: str) -> None:
+    field, default = LIMITS[name]
+    assert getattr(Settings.from_environ({}), field) == default
+    assert getattr(Settings(), field) == default
+    assert getattr(Settings.from_environ({name: " 7 "}), field) == 7
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "1.5", "lots"])
+def test_malformed_limits_name_the_variable(value: str) -> None:
+    with pytest.raises(SettingsError) as err:
+        Settings.from_environ({"TOCSIN_MAX_RECORD_BYTES": value})
+    assert err.value.detail == (
+        f"TOCSIN_MAX_RECORD_BYTES must be a positive whole number, got {value!r}"
     )

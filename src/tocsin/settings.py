@@ -6,6 +6,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from tocsin import messages
 from tocsin.errors import SettingsError
 
 
@@ -25,12 +26,18 @@ def _positive(env: Mapping[str, str], name: str, default: str) -> float:
     return value
 
 
-def _count(env: Mapping[str, str], name: str, default: str) -> int:
-    """A whole number >= 1 from ``env[name]``; a malformed value names the variable."""
-    raw = env.get(name, default).strip() or default
-    if not (raw.isascii() and raw.isdigit()) or int(raw) < 1:
-        raise SettingsError(f"{name} must be a whole number >= 1, got {raw!r}")
-    return int(raw)
+def _count(env: Mapping[str, str], name: str, default: int) -> int:
+    """A whole number > 0 from ``env[name]``; a malformed value names the variable."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise SettingsError(messages.setting_not_positive_int(name, raw))
+    return value
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -44,6 +51,10 @@ class Settings:
     ``action_timeout_s`` is the total deadline of an outbound action (connect + headers + body)
     whose config has no ``timeout_s``; ``action_timeout_max_s`` caps every deadline, a config's
     too. ``worker_concurrency`` is how many runs one worker process executes at once.
+    The ``max_*`` limits bound what one tenant can make tocsin build (issue 11): the size of
+    one rendered template value, of one record's data (serialized JSON; also each run's row
+    snapshot), the columns of a table and their names, the triggers of a table and the actions
+    of a trigger. Past a limit a write is refused with 400; a render fails its action.
     """
 
     database_url: str = "sqlite:///tocsin.db"
@@ -54,6 +65,12 @@ class Settings:
     action_timeout_s: float = 10.0
     action_timeout_max_s: float = 60.0
     worker_concurrency: int = 8
+    max_rendered_bytes: int = 64 * 1024
+    max_record_bytes: int = 256 * 1024
+    max_columns: int = 200
+    max_column_name_chars: int = 64
+    max_triggers_per_table: int = 100
+    max_actions_per_trigger: int = 20
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -66,5 +83,11 @@ class Settings:
             tick_every_s=_positive(env, "TOCSIN_TICK_EVERY_S", "30"),
             action_timeout_s=_positive(env, "TOCSIN_ACTION_TIMEOUT_S", "10"),
             action_timeout_max_s=_positive(env, "TOCSIN_ACTION_TIMEOUT_MAX_S", "60"),
-            worker_concurrency=_count(env, "TOCSIN_WORKER_CONCURRENCY", "8"),
+            worker_concurrency=_count(env, "TOCSIN_WORKER_CONCURRENCY", 8),
+            max_rendered_bytes=_count(env, "TOCSIN_MAX_RENDERED_BYTES", 64 * 1024),
+            max_record_bytes=_count(env, "TOCSIN_MAX_RECORD_BYTES", 256 * 1024),
+            max_columns=_count(env, "TOCSIN_MAX_COLUMNS", 200),
+            max_column_name_chars=_count(env, "TOCSIN_MAX_COLUMN_NAME_CHARS", 64),
+            max_triggers_per_table=_count(env, "TOCSIN_MAX_TRIGGERS_PER_TABLE", 100),
+            max_actions_per_trigger=_count(env, "TOCSIN_MAX_ACTIONS_PER_TRIGGER", 20),
         )

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from tocsin import messages
+from tocsin.core import limits
 from tocsin.core.cells import is_plain_json, validate_cells, validate_columns
 from tocsin.engine import configs
 from tocsin.engine.evaluate import row_event_triggers
@@ -160,6 +161,7 @@ class DataMixin(TocsinBase):
         if not _encodable(name):
             raise ValidationError(messages.BODY_SURROGATE)
         checked = validate_columns(columns)
+        limits.check_columns(checked, self.settings)
         if scp_rules is not None and not isinstance(scp_rules, list):
             raise ValidationError(messages.SCP_RULES_NOT_LIST)
         if not is_plain_json(scp_rules):
@@ -228,6 +230,7 @@ class DataMixin(TocsinBase):
     ) -> list[dict[str, Any]]:
         if not isinstance(rows, list):
             raise ValidationError(messages.ROWS_NOT_LIST)
+        limits.check_records(rows, self.settings)
         with self.store.begin_immediate() as tx:
             table = _table(tx, table_id)
             checked = [validate_cells(table["columns"], row) for row in rows]
@@ -257,6 +260,7 @@ class DataMixin(TocsinBase):
             if record is None:
                 raise NotFound(messages.RECORD_NOT_FOUND)
             merged = {**record["data"], **patch}
+            limits.check_records([merged], self.settings)
             updated = store_records.update_record_data(
                 tx, table_id=table_id, record_id=record_id, data=merged, now=at
             )
@@ -326,6 +330,7 @@ class DataMixin(TocsinBase):
         at = self._now(now)
         with self.store.begin_immediate() as tx:
             table = _locked_table(tx, table_id)
+            limits.check_triggers(triggers, table, self.settings)
             return configs.set_triggers_config(
                 tx, table=table, raw=triggers, now=at, new_id=self._new_id
             )

@@ -115,6 +115,7 @@ class ExecutionMixin(TocsinBase):
             http_timeout_max_s=self.settings.action_timeout_max_s,
             resolve=state.resolve,
             workflows=state.workflows,
+            max_rendered_bytes=self.settings.max_rendered_bytes,
         )
 
     # ── execution ──────────────────────────────────────────────────────────────────────────
