@@ -18,19 +18,28 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from tocsin import messages
-from tocsin.errors import TocsinError
+from tocsin.errors import StoreUnavailable, TocsinError
 
 log = logging.getLogger("tocsin.api")
 
 
 # 401 names the scheme; 503 (a lock conflict that outlived its retries) is worth retrying soon
 HEADERS_BY_STATUS = {401: {"WWW-Authenticate": "Bearer"}, 503: {"Retry-After": "1"}}
+# a database that does not answer is likely down for a few seconds at least
+UNAVAILABLE_RETRY_AFTER_S = "5"
+
+
+def error_headers(exc: TocsinError) -> dict[str, str] | None:
+    """The headers an error is answered with (``WWW-Authenticate``, ``Retry-After``)."""
+    if isinstance(exc, StoreUnavailable):
+        return {"Retry-After": UNAVAILABLE_RETRY_AFTER_S}
+    return HEADERS_BY_STATUS.get(exc.status)
 
 
 async def tocsin_error(request: Request, exc: Exception) -> JSONResponse:
     if not isinstance(exc, TocsinError):  # registered for TocsinError only
         raise exc
-    headers = HEADERS_BY_STATUS.get(exc.status)
+    headers = error_headers(exc)
     if exc.status >= 500:
         log.warning("store error", extra={"path": request.url.path, "detail": exc.detail})
     return JSONResponse({"detail": exc.detail}, status_code=exc.status, headers=headers)

@@ -100,6 +100,11 @@ class Store:
         one = isinstance(self.engine.pool, SingletonThreadPool | StaticPool)
         return not one and self.engine.url.database not in (None, "", ":memory:")
 
+    def ping(self) -> None:
+        """One trivial query: raises ``StoreUnavailable`` while the database does not answer."""
+        with self.read() as tx:
+            tx.conn.exec_driver_sql("SELECT 1")
+
     def dispose(self) -> None:
         self.engine.dispose()
 
