@@ -50,7 +50,7 @@ def test_a_host_port_entry_admits_that_port_only(two_servers: tuple[int, int]) -
     allow = env(f"127.0.0.1:{receiver}")
     answer = send(allow, method="GET", url=f"http://127.0.0.1:{receiver}/hook", headers={})
     assert (answer.status_code, answer.text) == (200, "ok")
-    with pytest.raises(ActionError, match="refused: 127.0.0.1 is a loopback"):
+    with pytest.raises(ActionError, match=r"refused: 127\.0\.0\.1 is a loopback"):
         send(allow, method="GET", url=f"http://127.0.0.1:{api}/private/module", headers={})
 
 
