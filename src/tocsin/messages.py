@@ -304,3 +304,7 @@ def expires_in_invalid(text: str) -> str:
         f"--expires-in '{text}' is invalid: use a whole number and a unit, "
         "e.g. 90m, 12h, 30d or 2w (s, m, h, d, w)"
     )
+
+
+def body_too_large(limit: int) -> str:
+    return f"the request body is larger than {limit} bytes (TOCSIN_MAX_BODY_BYTES)"

@@ -21,6 +21,7 @@ from tocsin.settings import Settings
 from . import demo
 from .background import Background
 from .errors import install_error_handlers
+from .guard import RequestGuard
 from .metrics import Metrics, serve_metrics
 from .routes import messages, ops, root, runs, staged, tables, triggers
 
@@ -85,6 +86,7 @@ def create_app(
     app.state.tocsin = facade
     app.state.metrics = Metrics(lambda: run_counter(facade))
     install_error_handlers(app)
+    app.add_middleware(RequestGuard, tocsin=facade, settings=settings)
     for module in (tables, triggers, runs, staged, messages, root, ops):
         app.include_router(module.router)
     if demo_routes:

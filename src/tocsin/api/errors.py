@@ -2,12 +2,16 @@
 
 - :class:`~tocsin.errors.TocsinError` → its ``.status`` and ``.detail`` (401 adds
   ``WWW-Authenticate: Bearer``, 503 ``Retry-After: 1``)
-- request validation → 422 in FastAPI's shape (inputs JSON cannot echo are spelled as strings)
+- request validation → 422 in FastAPI's shape (inputs JSON cannot echo are spelled as strings,
+  an ``input`` longer than ``INPUT_ECHO_CHARS`` as JSON is cut to that many characters: a
+  megabyte body is not echoed back whole)
+- an unreachable database (``StoreUnavailable``) → 503 with ``Retry-After``
 - anything else is a bug: logged with its traceback, answered 500 ``internal server error``
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 from typing import Any
@@ -59,11 +63,34 @@ def json_safe(value: Any) -> Any:
     return value
 
 
+INPUT_ECHO_CHARS = 200
+TRUNCATED = "…"
+
+
+def short_input(value: Any) -> Any:
+    """``value`` when it is short; otherwise its first ``INPUT_ECHO_CHARS`` characters (of the
+    string, or of the JSON text of anything else) followed by ``…``."""
+    if isinstance(value, str):
+        text = value
+    elif isinstance(value, dict | list):
+        text = json.dumps(value, default=str, ensure_ascii=False)
+    else:
+        return value
+    return value if len(text) <= INPUT_ECHO_CHARS else text[:INPUT_ECHO_CHARS] + TRUNCATED
+
+
+def _shortened(error: Any) -> Any:
+    if isinstance(error, dict) and "input" in error:
+        return {**error, "input": short_input(error["input"])}
+    return error
+
+
 async def validation_error(request: Request, exc: Exception) -> JSONResponse:
-    """FastAPI's 422 shape, safe for inputs JSON cannot echo (``NaN``, ``Infinity``)."""
+    """FastAPI's 422 shape, safe for inputs JSON cannot echo (``NaN``, ``Infinity``), with long
+    inputs cut short."""
     if not isinstance(exc, RequestValidationError):
         raise exc
-    detail = json_safe(jsonable_encoder(exc.errors()))
+    detail = json_safe([_shortened(error) for error in jsonable_encoder(exc.errors())])
     return JSONResponse({"detail": detail}, status_code=422)
 
 

@@ -19,10 +19,10 @@ Everything else passes through unchanged. The cause is kept (``raise … from ex
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import psycopg
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
@@ -72,7 +72,8 @@ def is_unavailable(exc: BaseException) -> bool:
     if isinstance(orig, sqlite3.OperationalError):
         code = getattr(orig, "sqlite_errorcode", None)
         return isinstance(code, int) and (code & 0xFF) == SQLITE_CANTOPEN
-    if isinstance(orig, psycopg.OperationalError):
+    psycopg = sys.modules.get("psycopg")  # not imported: not a psycopg error (SQLite-only runs)
+    if psycopg is not None and isinstance(orig, psycopg.OperationalError):
         sqlstate = orig.sqlstate
         return sqlstate is None or sqlstate[:2] == "08" or sqlstate in PG_UNAVAILABLE_SQLSTATES
     return False
