@@ -349,3 +349,29 @@ def notify_outside_chatroom(scope: object) -> str:
         f"notify needs the table's own chatroom, and this table is in a {scope} scope: a notify "
         "posts only to the chatroom a table belongs to (chatroom_id cannot name another one)"
     )
+
+
+# ---- settings and edges (issue 11 hardening) ----
+def token_too_short(name: str, length: int, minimum: int) -> str:
+    return (
+        f"{name} is {length} characters long; a served token needs at least {minimum} "
+        "(make one with: python -c 'import secrets; print(secrets.token_urlsafe(32))')"
+    )
+
+
+METRICS_ELSEWHERE = "metrics are served on TOCSIN_METRICS_PORT, not here"
+METRICS_TOKEN_INVALID = "Invalid or missing metrics bearer token (TOCSIN_METRICS_TOKEN)"
+DATABASE_UNAVAILABLE = "the database is unavailable; retry shortly"
+TOKEN_EXPIRES_IN_PAST = "a token's expiry must lie in the future"
+TOKEN_NOT_FOUND = "token not found"
+
+
+def expires_in_invalid(text: str) -> str:
+    return (
+        f"--expires-in '{text}' is invalid: use a whole number and a unit, "
+        "e.g. 90m, 12h, 30d or 2w (s, m, h, d, w)"
+    )
+
+
+def body_too_large(limit: int) -> str:
+    return f"the request body is larger than {limit} bytes (TOCSIN_MAX_BODY_BYTES)"

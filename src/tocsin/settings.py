@@ -40,6 +40,24 @@ def _count(env: Mapping[str, str], name: str, default: int) -> int:
     return value
 
 
+def _listen(env: Mapping[str, str], name: str) -> tuple[str, int | None]:
+    """``PORT`` or ``HOST:PORT`` (port in [1, 65535]) from ``env[name]``: (host, port); the host
+    defaults to 127.0.0.1, the port to None when the variable is unset or empty."""
+    raw = env.get(name, "").strip()
+    host, _, port = raw.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    if not raw:
+        return host, None
+    if not port.isascii() or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise SettingsError(f"{name} must be PORT or HOST:PORT (port in [1, 65535]), got {raw!r}")
+    return host, int(port)
+
+
+#: ``tocsin serve`` (and ``tocsin demo``) refuse a shorter ``TOCSIN_ADMIN_TOKEN``.
+ADMIN_TOKEN_MIN_CHARS = 24
+MAX_BODY_BYTES = 1024 * 1024
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Settings:
     """What a tocsin process is configured with.
@@ -58,7 +76,7 @@ class Settings:
     """
 
     database_url: str = "sqlite:///tocsin.db"
-    admin_token: str | None = None
+    admin_token: str | None = field(default=None, repr=False)
     outbound_allow: tuple[str, ...] = field(default_factory=tuple)
     stuck_after_s: int = 300
     tick_every_s: float = 30.0
@@ -71,10 +89,15 @@ class Settings:
     max_column_name_chars: int = 64
     max_triggers_per_table: int = 100
     max_actions_per_trigger: int = 20
+    max_body_bytes: int = MAX_BODY_BYTES
+    metrics_token: str | None = field(default=None, repr=False)
+    metrics_port: int | None = None
+    metrics_host: str = "127.0.0.1"
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if environ is None else environ
+        metrics_host, metrics_port = _listen(env, "TOCSIN_METRICS_PORT")
         return cls(
             database_url=env.get("TOCSIN_DATABASE_URL", "sqlite:///tocsin.db"),
             admin_token=env.get("TOCSIN_ADMIN_TOKEN") or None,
@@ -90,4 +113,21 @@ class Settings:
             max_column_name_chars=_count(env, "TOCSIN_MAX_COLUMN_NAME_CHARS", 64),
             max_triggers_per_table=_count(env, "TOCSIN_MAX_TRIGGERS_PER_TABLE", 100),
             max_actions_per_trigger=_count(env, "TOCSIN_MAX_ACTIONS_PER_TRIGGER", 20),
+            max_body_bytes=_count(env, "TOCSIN_MAX_BODY_BYTES", MAX_BODY_BYTES),
+            metrics_token=env.get("TOCSIN_METRICS_TOKEN") or None,
+            metrics_port=metrics_port,
+            metrics_host=metrics_host,
         )
+
+    def check_servable(self) -> None:
+        """Refuse to serve with a guessable admin token (``SettingsError``, one line): a set
+        ``TOCSIN_ADMIN_TOKEN`` must have at least ``ADMIN_TOKEN_MIN_CHARS`` characters, and so
+        must ``TOCSIN_METRICS_TOKEN``."""
+        for name, token in (
+            ("TOCSIN_ADMIN_TOKEN", self.admin_token),
+            ("TOCSIN_METRICS_TOKEN", self.metrics_token),
+        ):
+            if token is not None and len(token) < ADMIN_TOKEN_MIN_CHARS:
+                raise SettingsError(
+                    messages.token_too_short(name, len(token), ADMIN_TOKEN_MIN_CHARS)
+                )

@@ -60,7 +60,7 @@ def env(store_url: str) -> dict[str, str]:
         **os.environ,
         "TOCSIN_DATABASE_URL": store_url,
         "TOCSIN_TICK_EVERY_S": "0.5",
-        "TOCSIN_ADMIN_TOKEN": "e2e-admin",
+        "TOCSIN_ADMIN_TOKEN": "e2e-admin-token-of-32-characters",
         "TOCSIN_OUTBOUND_ALLOW": "127.0.0.1",
     }
 

@@ -4,7 +4,10 @@ A URL may be fetched only when every address its host resolves to is public. Loo
 (RFC 1918, ULA), link-local, unspecified, multicast, reserved, shared (``100.64.0.0/10``) and
 IPv6 site-local addresses, and IPv6 forms embedding such an IPv4 address (IPv4-mapped, 6to4),
 are refused unless the host name, the literal IP, or a CIDR that contains the address is listed
-in ``Settings.outbound_allow`` (``TOCSIN_OUTBOUND_ALLOW``).
+in ``Settings.outbound_allow`` (``TOCSIN_OUTBOUND_ALLOW``). An entry may name a port
+(``127.0.0.1:9000``, ``hooks.local:8080``, ``[::1]:9000``, ``10.0.0.0/8:443``): it then admits
+that port only, so allowing a local receiver does not open tocsin's own API; an entry without a
+port admits every port.
 
 Redirects are not followed (a public URL must not bounce a request onto a private address).
 The name is resolved once, by the check, and the request connects to the vetted address (``Host``
@@ -78,6 +81,33 @@ def _allowed(address: IPAddress, allow: Iterable[str]) -> bool:
     return False
 
 
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def split_allow_entry(entry: str) -> tuple[str, int | None]:
+    """``"host:port"`` → ``("host", port)``; ``"[v6]:port"`` and ``"[v6]"`` unbracketed; an
+    entry without a port (a name, an IPv4 or bare IPv6 address, a CIDR) → ``(entry, None)``."""
+    entry = entry.strip().lower()
+    if entry.startswith("["):
+        host, _, rest = entry[1:].partition("]")
+        port = rest.removeprefix(":")
+        return host, int(port) if port.isdigit() else None
+    host, sep, port = entry.rpartition(":")
+    if sep and ":" not in host and port.isdigit():
+        return host, int(port)
+    return entry, None
+
+
+def allowed_for_port(allow: Iterable[str], port: int) -> tuple[str, ...]:
+    """The hosts, addresses and CIDRs of the entries of ``allow`` that admit ``port``."""
+    hosts = []
+    for entry in allow:
+        host, entry_port = split_allow_entry(entry)
+        if entry_port is None or entry_port == port:
+            hosts.append(host)
+    return tuple(hosts)
+
+
 def check_url(
     url: str, *, allow: tuple[str, ...], resolve: Resolver | None = None
 ) -> list[IPAddress]:
@@ -93,7 +123,8 @@ def check_url(
         raise ActionError(f"outbound URL is invalid: '{url}': {exc}") from exc
     if parts.scheme not in ("http", "https") or not host:
         raise ActionError(f"outbound URL must be http(s) with a host: '{url}'")
-    if host in {entry.lower() for entry in allow}:
+    allow = allowed_for_port(allow, parts.port or DEFAULT_PORTS[parts.scheme])
+    if host in allow:
         return []
     try:
         addresses = [ipaddress.ip_address(host)]

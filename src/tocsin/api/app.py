@@ -22,7 +22,8 @@ from tocsin.settings import Settings
 from . import demo
 from .background import Background
 from .errors import install_error_handlers
-from .metrics import Metrics
+from .guard import RequestGuard
+from .metrics import Metrics, serve_metrics
 from .routes import messages, ops, root, runs, staged, tables, triggers
 
 log = logging.getLogger("tocsin.api")
@@ -43,6 +44,11 @@ def _lifespan(
 ) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        settings: Settings = app.state.settings
+        exporter = None
+        if settings.metrics_port is not None:  # /metrics on a port of its own
+            registry = app.state.metrics.registry
+            exporter = serve_metrics(registry, settings.metrics_host, settings.metrics_port)
         tasks = Background(app.state.tocsin, app.state.metrics) if background else None
         if tasks is not None:
             tasks.start()
@@ -51,6 +57,9 @@ def _lifespan(
         finally:
             if tasks is not None:  # off the event loop: the stop may wait for an action deadline
                 app.state.stopped_cleanly = await asyncio.to_thread(tasks.stop)
+            if exporter is not None:
+                exporter.shutdown()
+                exporter.server_close()
             if owned:
                 app.state.tocsin.close()
 
@@ -79,6 +88,7 @@ def create_app(
     app.state.metrics = Metrics(lambda: run_counter(facade))
     app.state.stopped_cleanly = None  # the lifespan's verdict once the background has stopped
     install_error_handlers(app)
+    app.add_middleware(RequestGuard, tocsin=facade, settings=settings)
     for module in (tables, triggers, runs, staged, messages, root, ops):
         app.include_router(module.router)
     if demo_routes:
@@ -88,12 +98,16 @@ def create_app(
 
 def create_served_app() -> FastAPI:
     """uvicorn factory of ``tocsin serve``: settings from the environment, background on."""
-    return create_app(Settings.from_environ(), run_background=True)
+    settings = Settings.from_environ()
+    settings.check_servable()
+    return create_app(settings, run_background=True)
 
 
 def create_demo_app() -> FastAPI:
     """uvicorn factory of ``tocsin demo``: as ``serve`` plus the demo echo endpoint."""
-    return create_app(Settings.from_environ(), run_background=True, demo_routes=True)
+    settings = Settings.from_environ()
+    settings.check_servable()
+    return create_app(settings, run_background=True, demo_routes=True)
 
 
 __all__ = ["create_app", "create_demo_app", "create_served_app"]

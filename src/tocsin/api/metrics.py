@@ -13,8 +13,9 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
+from wsgiref.simple_server import WSGIServer
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -84,4 +85,12 @@ class Metrics:
         return counts
 
 
-__all__ = ["RUN_STATUSES", "Metrics", "RunGauges"]
+def serve_metrics(registry: CollectorRegistry, host: str, port: int) -> WSGIServer:
+    """``registry`` at ``http://host:port/metrics`` (``TOCSIN_METRICS_PORT``) in a daemon thread;
+    ``shutdown()`` and ``server_close()`` the answer to stop it."""
+    server, _thread = start_http_server(port, addr=host, registry=registry)
+    log.info("metrics served", extra={"host": host, "port": port})
+    return server
+
+
+__all__ = ["RUN_STATUSES", "Metrics", "RunGauges", "serve_metrics"]

@@ -78,6 +78,7 @@ def run_server(app_factory: str, host: str, port: int) -> None:
 
 def serve(host: Host = "127.0.0.1", port: Port = 8000) -> None:
     """Serve the API with the embedded ticker and an in-process worker."""
+    Settings.from_environ().check_servable()  # a short admin token: one line, exit code 2
     open_tocsin().close()  # migrate, and fail as one line (not a traceback) if it cannot open
     run_server(SERVED_APP, host, port)
 

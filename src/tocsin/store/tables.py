@@ -228,4 +228,6 @@ api_tokens = Table(
     Column("scope_id", String(36), nullable=False),
     Column("role", String(16), nullable=False),  # member | moderator
     Column("created_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=True),  # NULL: never expires
+    Column("revoked_at", UTCDateTime, nullable=True),  # NULL: not revoked
 )

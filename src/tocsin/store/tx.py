@@ -83,5 +83,10 @@ class Store:
         with self._tx(immediate=False, readonly=True) as tx:
             yield tx
 
+    def ping(self) -> None:
+        """One trivial query: raises ``StoreUnavailable`` while the database does not answer."""
+        with self.read() as tx:
+            tx.conn.exec_driver_sql("SELECT 1")
+
     def dispose(self) -> None:
         self.engine.dispose()
