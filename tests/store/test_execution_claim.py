@@ -49,7 +49,7 @@ def test_a_claim_of_ten_out_of_a_thousand_takes_exactly_ten(
     store: Store, table: dict[str, Any]
 ) -> None:
     ids = _pending_runs(store, table["id"], PENDING)
-    with store.begin_immediate() as tx:
+    with store.begin() as tx:
         claimed = claim_next_runs(tx, now=NOW + timedelta(seconds=5), limit=10)
     assert len(claimed) == 10
     assert {run["id"] for run in claimed} == set(ids[:10])  # the oldest updated_at first
@@ -65,7 +65,7 @@ def test_repeated_claims_never_take_more_than_their_limit(
     _pending_runs(store, table["id"], 200)
     taken: set[str] = set()
     for _ in range(20):
-        with store.begin_immediate() as tx:
+        with store.begin() as tx:
             batch = claim_next_runs(tx, now=NOW + timedelta(seconds=5), limit=7)
         assert 1 <= len(batch) <= 7
         assert not taken & {run["id"] for run in batch}

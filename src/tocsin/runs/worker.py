@@ -62,7 +62,7 @@ from tocsin.actions.base import (
     TransactionalAction,
 )
 from tocsin.actions.registry import get_action
-from tocsin.core.receipts import make_receipt, truncate_error, upsert_receipt
+from tocsin.core.receipts import make_receipt, pending_actions, truncate_error, upsert_receipt
 from tocsin.runs.definition import action_list, frozen_problem, resolve_definition, row_snapshot
 from tocsin.runs.pool import RunPool
 from tocsin.runs.retry import TransientPolicy, call_with_retries
@@ -112,7 +112,7 @@ class Worker:
 
     def _claim(self, *, now: datetime, limit: int) -> list[tuple[dict[str, Any], Table]]:
         tables: dict[str, Table] = {}
-        with self.env.store.begin_immediate() as tx:
+        with self.env.store.begin() as tx:
             runs = claim_next_runs(tx, now=now, limit=limit)
             for table_id in {run["table_id"] for run in runs}:
                 tables[table_id] = get_table(tx, table_id=table_id, include_trashed=True)
@@ -285,20 +285,6 @@ class Worker:
         return "released" if self._committed(write) else "lost"
 
 
-def pending_actions(actions: Receipts, receipts: Receipts) -> list[tuple[int, dict[str, Any]]]:
-    """``(position, action)`` of every action without a successful receipt, in order.
-
-    Matched by ``action_id``; a legacy receipt without an id speaks for the action at its position.
-    """
-    done_ids = {r.get("action_id") for r in receipts if r.get("ok") is True and r.get("action_id")}
-    legacy = {i for i, r in enumerate(receipts) if r.get("ok") is True and not r.get("action_id")}
-    return [
-        (position, action)
-        for position, action in enumerate(actions)
-        if not (action.get("id") and action.get("id") in done_ids) and position not in legacy
-    ]
-
-
 def _error_text(exc: BaseException) -> str:
     if isinstance(exc, ActionError):
         return exc.detail
@@ -420,6 +406,3 @@ def serve_worker(
         extra={"runs_in_flight": pool.active, "stop_timeout_s": stop_timeout_s},
     )
     return False
-
-
-run_worker_loop = serve_worker

@@ -196,7 +196,7 @@ class DataMixin(TocsinBase):
         return self._set_table_trashed(table_id, False, self._now(now))
 
     def _set_table_trashed(self, table_id: str, trashed: bool, at: datetime) -> dict[str, Any]:
-        with self.store.begin_immediate() as tx:
+        with self.store.begin() as tx:
             _table(tx, table_id, include_trashed=True)
             store_records.set_table_trashed(tx, table_id=table_id, trashed=trashed, now=at)
             return public_table(_table(tx, table_id, include_trashed=True))
@@ -206,7 +206,7 @@ class DataMixin(TocsinBase):
     ) -> dict[str, Any]:
         """Replace the channel SCP rules; 400 while the table has triggers (SPEC §2)."""
         at = self._now(now)
-        with self.store.begin_immediate() as tx:
+        with self.store.begin() as tx:
             table = _locked_table(tx, table_id)
             configs.set_scp_rules(tx, table=table, rules=rules, now=at)
             return public_table(_table(tx, table_id))
@@ -231,7 +231,7 @@ class DataMixin(TocsinBase):
         if not isinstance(rows, list):
             raise ValidationError(messages.ROWS_NOT_LIST)
         limits.check_records(rows, self.settings)
-        with self.store.begin_immediate() as tx:
+        with self.store.begin() as tx:
             table = _table(tx, table_id)
             checked = [validate_cells(table["columns"], row) for row in rows]
             ids = uuid7s(at, len(checked))
@@ -252,7 +252,7 @@ class DataMixin(TocsinBase):
     ) -> dict[str, Any]:
         """Partial update: only the given columns change; emits ``updated``."""
         at = self._now(now)
-        with self.store.begin_immediate() as tx:
+        with self.store.begin() as tx:
             table = _table(tx, table_id)
             patch = validate_cells(table["columns"], data)
             _require_id(record_id, messages.RECORD_NOT_FOUND)
@@ -285,7 +285,7 @@ class DataMixin(TocsinBase):
     def _set_record_trashed(
         self, table_id: str, record_id: str, trashed: bool, at: datetime
     ) -> dict[str, Any]:
-        with self.store.begin_immediate() as tx:
+        with self.store.begin() as tx:
             table = _table(tx, table_id)
             _require_id(record_id, messages.RECORD_NOT_FOUND)
             changed = store_records.set_record_trashed(
@@ -328,7 +328,7 @@ class DataMixin(TocsinBase):
     ) -> list[dict[str, Any]]:
         """Full replace of the triggers config; returns it normalized, with every id (§3–§5.2)."""
         at = self._now(now)
-        with self.store.begin_immediate() as tx:
+        with self.store.begin() as tx:
             table = _locked_table(tx, table_id)
             limits.check_triggers(triggers, table, self.settings)
             return configs.set_triggers_config(

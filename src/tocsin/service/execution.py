@@ -175,7 +175,7 @@ class ExecutionMixin(TocsinBase):
             raise ValidationError("older_than_s must be >= 0")
         at = self._now(now)
         counts = {"pending": 0, "running": 0, "staged_changes": 0}
-        with self.store.begin_immediate() as tx:
+        with self.store.begin() as tx:
             for which in [status] if status else REQUEUE_STATUSES:
                 counts[which] = requeue_runs(
                     tx, now=at, status=which, older_than_s=age, table_id=table_id

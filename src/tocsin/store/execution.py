@@ -17,7 +17,7 @@ The PostgreSQL and SQLite claim variants live side by side (STYLE R5):
   UPDATE … FROM claimable``: concurrent workers skip each other's rows instead of queueing on
   them, and the CTE, evaluated once, bounds the claim to ``n`` runs.
 - SQLite: the same conditional ``UPDATE … WHERE status='pending' … RETURNING`` inside a
-  ``BEGIN IMMEDIATE`` transaction (``Store.begin_immediate``): one writer at a time, and the
+  ``BEGIN IMMEDIATE`` transaction (``Store.begin``): one writer at a time, and the
   ``status='pending'`` predicate is the fence.
 """
 
@@ -91,12 +91,6 @@ def claim_next_runs(tx: Tx, *, now: datetime, limit: int = 1) -> list[dict[str, 
     with map_db_errors():
         claimed = [_run_dict(row) for row in tx.conn.execute(stmt)]
     return sorted(claimed, key=lambda run: (run["created_at"], run["id"]))
-
-
-def claim_next_run(tx: Tx, *, now: datetime) -> dict[str, Any] | None:
-    """Claim the oldest pending run (see :func:`claim_next_runs`); None when none is pending."""
-    claimed = claim_next_runs(tx, now=now, limit=1)
-    return claimed[0] if claimed else None
 
 
 def claim_run(tx: Tx, *, run_id: str, now: datetime) -> dict[str, Any] | None:

@@ -1,10 +1,10 @@
 """``Store`` and ``Tx``: what upper layers hold instead of SQLAlchemy objects (DESIGN §2).
 
-``store.begin()`` is a read-write transaction; ``store.begin_immediate()`` names the intent of
-claims and the tick. On SQLite both take the write lock at BEGIN (``BEGIN IMMEDIATE``): a
+``store.begin()`` is a read-write transaction (claims, the tick, every write). On SQLite it
+takes the write lock at BEGIN (``BEGIN IMMEDIATE``): a
 deferred transaction that reads and then writes cannot wait for the lock (SQLite answers
 ``database is locked`` at once when another writer committed in between), while BEGIN IMMEDIATE
-waits up to the busy timeout. On PostgreSQL both are plain transactions. ``store.read()`` is
+waits up to the busy timeout. On PostgreSQL it is a plain transaction. ``store.read()`` is
 a transaction whose ``Tx.readonly`` is true: store write functions refuse it (the preview).
 It reads one snapshot on both backends (a deferred SQLite read transaction; ``REPEATABLE READ,
 READ ONLY`` on PostgreSQL, which also refuses any write at the database), so counts and pages
@@ -70,11 +70,6 @@ class Store:
 
     @contextmanager
     def begin(self) -> Iterator[Tx]:
-        with self._tx(immediate=True, readonly=False) as tx:
-            yield tx
-
-    @contextmanager
-    def begin_immediate(self) -> Iterator[Tx]:
         with self._tx(immediate=True, readonly=False) as tx:
             yield tx
 
