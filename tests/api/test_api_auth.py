@@ -168,7 +168,7 @@ def test_only_the_digest_of_a_token_is_stored(tocsin: Tocsin) -> None:
     from sqlalchemy import select
 
     from tocsin.service.auth import token_digest
-    from tocsin.store.tables import api_tokens
+    from tocsin.store.schema import api_tokens
 
     token = tocsin.create_token(
         scope="chatroom", scope_id="6f1c2a9e-0b7d-4c1e-9a53-2f0e8d7c4b11", role="moderator"

@@ -23,7 +23,7 @@ from sqlalchemy import select, update
 from tocsin.engine import tick
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
-from tocsin.store.tables import runs
+from tocsin.store.schema import runs
 
 PROCESSES = 8
 ROUNDS = 50

@@ -15,7 +15,7 @@ from sqlalchemy import update
 from tocsin.engine.ticker import Ticker
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
-from tocsin.store.tables import runs
+from tocsin.store.schema import runs
 
 NOW = datetime(2026, 8, 27, 5, 2, 13, tzinfo=UTC)
 

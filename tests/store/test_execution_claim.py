@@ -14,7 +14,7 @@ from sqlalchemy import insert
 
 from tocsin.store import Store
 from tocsin.store.execution import claim_next_runs, count_runs
-from tocsin.store.tables import runs
+from tocsin.store.schema import runs
 
 from .helpers import NOW, new_id
 

@@ -12,7 +12,7 @@ from sqlalchemy import inspect, text
 from tocsin.store import Store, open_store
 from tocsin.store.ledger import claim_occurrences, fired_identities
 from tocsin.store.migrate import alembic_config, current_revision, head_revision, upgrade_to_head
-from tocsin.store.tables import metadata
+from tocsin.store.schema import metadata
 
 from .helpers import NOW, PG_ONLY
 

@@ -19,7 +19,7 @@ from tocsin.store.runs import (
     insert_runs,
     list_runs,
 )
-from tocsin.store.tables import runs
+from tocsin.store.schema import runs
 
 from .helpers import NOW, new_id, query_plan
 

@@ -19,7 +19,7 @@ from typing import Any
 from tocsin.actions.base import ActionContext, ActionError, sortable_id
 from tocsin.core.targets import notify_chatroom
 from tocsin.errors import ConfigError
-from tocsin.store.messages import insert_message
+from tocsin.store.chat import insert_message
 from tocsin.store.tx import Tx
 
 

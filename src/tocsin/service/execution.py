@@ -19,8 +19,8 @@ from tocsin.runs.retry import TransientPolicy, retry_run
 from tocsin.runs.worker import Worker, drain
 from tocsin.service.base import TocsinBase
 from tocsin.store.approvals import CHANGE_TRANSITIONS, list_changes
+from tocsin.store.chat import list_messages
 from tocsin.store.execution import count_runs, requeue_runs
-from tocsin.store.messages import list_messages
 from tocsin.store.records import get_table
 from tocsin.store.runs import count_stuck_runs
 

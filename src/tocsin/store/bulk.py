@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from itertools import chain
 from typing import Any
 
-from tocsin.store.tables import UTCDateTime
+from tocsin.store.schema import UTCDateTime
 from tocsin.store.tx import Tx
 
 ROWS_PER_STATEMENT = 1000  # SQLite: x at most 9 parameters, under its limit of 32766

@@ -32,7 +32,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from tocsin.store.errors import map_db_errors
 from tocsin.store.runs import run_dict
-from tocsin.store.tables import ACTIVE_STATUSES, runs
+from tocsin.store.schema import ACTIVE_STATUSES, runs
 from tocsin.store.tx import Tx
 
 RUN_TRANSITIONS: dict[str, frozenset[str]] = {

@@ -21,7 +21,7 @@ from sqlalchemy import String, any_, bindparam, select
 from sqlalchemy.dialects.postgresql import ARRAY
 
 from tocsin.store.bulk import instant_binder, with_rows
-from tocsin.store.tables import occurrence_ledger
+from tocsin.store.schema import occurrence_ledger
 from tocsin.store.tx import Tx
 
 IN_CHUNK = 500  # identities per IN (...) list: well under SQLite's bound-parameter limit

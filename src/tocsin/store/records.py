@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import RowMapping, false, func, literal, null, select, tuple_, update
 
-from tocsin.store.tables import UTCDateTime, records, tables
+from tocsin.store.schema import UTCDateTime, records, tables
 from tocsin.store.tx import Tx
 
 TABLE_FIELDS = (

@@ -23,7 +23,7 @@ from sqlalchemy import ColumnElement, RowMapping, and_, func, or_, select
 
 from tocsin.core.model import RunStatus
 from tocsin.store.bulk import instant_binder, with_rows
-from tocsin.store.tables import ONE_ACTIVE_CLOCK_WHERE, runs
+from tocsin.store.schema import ONE_ACTIVE_CLOCK_WHERE, runs
 from tocsin.store.tx import Tx
 
 RUN_STATUSES = tuple(RunStatus)

@@ -22,7 +22,7 @@ from sqlalchemy import RowMapping, false, select, true, update
 from tocsin.core.model import TriggerState
 from tocsin.store.bulk import instant_binder, instant_reader, update_rows
 from tocsin.store.dialects import upsert_insert
-from tocsin.store.tables import trigger_state
+from tocsin.store.schema import trigger_state
 from tocsin.store.tx import Tx
 
 STATE_FIELDS = (

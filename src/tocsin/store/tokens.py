@@ -12,7 +12,7 @@ from typing import Any
 
 from sqlalchemy import insert, select, update
 
-from tocsin.store.tables import api_tokens
+from tocsin.store.schema import api_tokens
 from tocsin.store.tx import Tx
 
 #: What a listing shows: never the digest.
