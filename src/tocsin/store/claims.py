@@ -22,6 +22,13 @@ from tocsin.store.tx import Tx
 ELIGIBLE = (
     "+trashed = false AND triggers IS NOT NULL AND (+next_due_at IS NULL OR +next_due_at <= ?)"
 )
+# the due arm as two seeks of ix_tables_next_due: with the whole predicate SQLite walked every live
+# table through ix_tables_candidates (trashed, …) to skip the sort (idle tick, 20,000 tables:
+# ~30 ms against 0.1 ms)
+DUE = (
+    "id IN (SELECT id FROM tables WHERE next_due_at IS NULL"
+    " UNION ALL SELECT id FROM tables WHERE next_due_at <= ?)"
+)
 IN_CHUNK = 500  # ids per IN (...) list on SQLite: well under its bound-parameter limit
 
 
@@ -34,11 +41,10 @@ def _sql(tx: Tx, sql: str) -> str:
 def candidate_table_ids(tx: Tx, *, now: datetime, limit: int) -> list[str]:
     """Up to ``limit`` candidate ids, least recently ticked first (a plain read, no lock)."""
     nulls_first = " NULLS FIRST" if tx.is_postgres else ""  # SQLite sorts NULL first
-    sql = (
-        f"SELECT id FROM tables WHERE {ELIGIBLE.replace('+', '')}"
-        f" ORDER BY last_ticked_at{nulls_first}, id LIMIT ?"
-    )
-    params = (instant_binder(tx)(now), limit)
+    order = f" ORDER BY last_ticked_at{nulls_first}, id LIMIT ?"
+    sql = f"SELECT id FROM tables WHERE {DUE} AND {ELIGIBLE}{order}"
+    at = instant_binder(tx)(now)
+    params = (at, at, limit)
     return [str(r[0]) for r in tx.conn.exec_driver_sql(_sql(tx, sql), params).fetchall()]
 
 
@@ -89,11 +95,11 @@ def count_backlog(tx: Tx, *, now: datetime) -> int:
     """How many candidate tables no tick at ``now`` has reached yet (``last_ticked_at`` unset or
     earlier): the work a tick period left behind."""
     sql = (
-        f"SELECT count(*) FROM tables WHERE {ELIGIBLE.replace('+', '')}"
+        f"SELECT count(*) FROM tables WHERE {DUE} AND {ELIGIBLE}"
         " AND (last_ticked_at IS NULL OR last_ticked_at < ?)"
     )
     at = instant_binder(tx)(now)
-    return int(tx.conn.exec_driver_sql(_sql(tx, sql), (at, at)).scalar_one())
+    return int(tx.conn.exec_driver_sql(_sql(tx, sql), (at, at, at)).scalar_one())
 
 
 __all__ = [
