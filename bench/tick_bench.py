@@ -72,7 +72,6 @@ from sqlalchemy import (
 from tocsin import Tocsin
 from tocsin.engine.ids import uuid7s
 from tocsin.settings import Settings
-from tocsin.store import claims
 from tocsin.store.schema import ONE_ACTIVE_CLOCK_WHERE, records, runs, tables, trigger_state
 
 NOW = datetime(2026, 8, 27, 5, 2, 13, tzinfo=UTC)
@@ -313,8 +312,7 @@ def bench_idle_at_scale(name: str, fresh: Callable[[], Any], n_tables: int) -> N
             with t.store.engine.connect() as conn:
                 n_states = conn.execute(select(func.count()).select_from(trigger_state))
                 assert n_states.scalar_one() == n_tables * TRIGGERS_PER_TABLE
-            with t.store.read() as tx:
-                assert claims.candidate_table_ids(tx, now=NOW + timedelta(seconds=8), limit=1) == []
+            assert t.tick_backlog(now=NOW + timedelta(seconds=8)) == 0
             med, worst = bench_idle(t)
             print(
                 f"[{name}] (b') nothing due, {n_tables:,} tables x {TRIGGERS_PER_TABLE} clock "
@@ -337,9 +335,8 @@ def _tick_process(url: str, barrier: Any, at: datetime, out: Any) -> None:
             created, ticks = created + report["runs_created"], ticks + 1
             if report["tables_scanned"] == 0:
                 # nothing claimed: done, unless other processes still hold candidates
-                with t.store.read() as tx:
-                    if not claims.candidate_table_ids(tx, now=at, limit=1):
-                        break
+                if t.tick_backlog(now=at) == 0:
+                    break
                 time.sleep(0.005)
         out.put((created, ticks, time.perf_counter()))
     finally:

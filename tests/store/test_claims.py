@@ -10,11 +10,7 @@ from typing import Any
 
 from tocsin.store import Store
 from tocsin.store import records as rec
-from tocsin.store.claims import (
-    candidate_table_ids,
-    claim_candidate_tables,
-    finish_tables,
-)
+from tocsin.store.claims import claim_candidate_tables, finish_tables
 
 from .helpers import NOW, PG_ONLY, make_table, new_id
 
@@ -28,11 +24,10 @@ def _candidate(store: Store, **table_fields: Any) -> str:
     return str(table["id"])
 
 
-def _claim_ids(store: Store, *, now: Any = NOW, limit: int = 100) -> list[str]:
-    """List the candidates, then claim them (one transaction)."""
+def _claim_ids(store: Store, *, now: Any = NOW, limit: int = 100, **claim: Any) -> list[str]:
+    """Claim the candidates (one transaction)."""
     with store.begin() as tx:
-        ids = candidate_table_ids(tx, now=now, limit=limit)
-        return [t["id"] for t in claim_candidate_tables(tx, table_ids=ids, now=now)]
+        return [t["id"] for t in claim_candidate_tables(tx, now=now, limit=limit, **claim)]
 
 
 def test_only_live_tables_with_triggers_and_due_work_are_candidates(store: Store) -> None:
@@ -50,16 +45,18 @@ def test_only_live_tables_with_triggers_and_due_work_are_candidates(store: Store
     assert sorted(_claim_ids(store)) == sorted([never_evaluated, due])
     assert idle in _claim_ids(store, now=NOW + timedelta(seconds=1))
     everything = [never_evaluated, due, idle, trashed, cleared, new_id()]
-    with store.begin() as tx:  # the claim re-checks the predicate: listed ids are not enough
-        claimed = claim_candidate_tables(tx, table_ids=everything, now=NOW)
-    assert [t["id"] for t in claimed] == [never_evaluated, due]  # in input order
+    # only_ids (a failed batch's tables, one by one) still needs the predicate to hold
+    assert sorted(_claim_ids(store, only_ids=everything)) == sorted([never_evaluated, due])
+    assert _claim_ids(store, only_ids=[idle]) == [] and _claim_ids(store, only_ids=[]) == []
+    # skip_ids: what the tick already took in an earlier batch
+    assert _claim_ids(store, skip_ids=[due]) == [never_evaluated]
+    assert len(_claim_ids(store, limit=1)) == 1
 
 
 def test_claimed_tables_come_back_as_table_dicts(store: Store) -> None:
     table_id = _candidate(store)
     with store.begin() as tx:
-        assert candidate_table_ids(tx, now=NOW, limit=10) == [table_id]
-        [claimed] = claim_candidate_tables(tx, table_ids=[table_id], now=NOW)
+        [claimed] = claim_candidate_tables(tx, now=NOW, limit=10)
     assert claimed == {
         "id": table_id,
         "columns": {"Due": "datetime", "Status": "text"},
@@ -73,8 +70,7 @@ def test_rotation_reaches_every_table_in_turn(store: Store) -> None:
     for tick in range(4):
         now = NOW + timedelta(minutes=tick)
         with store.begin() as tx:
-            listed = candidate_table_ids(tx, now=now, limit=2)
-            claimed = [t["id"] for t in claim_candidate_tables(tx, table_ids=listed, now=now)]
+            claimed = [t["id"] for t in claim_candidate_tables(tx, now=now, limit=2)]
             finish_tables(tx, values=[(i, now) for i in claimed], now=now)
         seen.append(claimed)
     # never ticked first (by id), then least recently ticked
@@ -94,8 +90,8 @@ def test_finish_tables_sets_next_due_and_accepts_nothing(store: Store) -> None:
         finish_tables(tx, values=[(table_id, NOW + timedelta(hours=1))], now=NOW)
     with store.read() as tx:
         finished = rec.get_table(tx, table_id=table_id)
-        assert candidate_table_ids(tx, now=NOW + timedelta(minutes=59), limit=10) == []
-        assert candidate_table_ids(tx, now=NOW + timedelta(hours=1), limit=10) == [table_id]
+    assert _claim_ids(store, now=NOW + timedelta(minutes=59)) == []
+    assert _claim_ids(store, now=NOW + timedelta(hours=1)) == [table_id]
     assert finished is not None and finished["last_ticked_at"] == NOW
     assert finished["next_due_at"] == NOW + timedelta(hours=1)
 
@@ -106,19 +102,16 @@ def test_overlapping_pg_ticks_skip_locked_tables(store: Store) -> None:
     with ExitStack() as stack:
         first = stack.enter_context(store.begin())
         second = stack.enter_context(store.begin())
-        listed = candidate_table_ids(first, now=NOW, limit=2)
-        got_first = {t["id"] for t in claim_candidate_tables(first, table_ids=listed, now=NOW)}
-        listed = candidate_table_ids(second, now=NOW, limit=10)  # a plain read: all five
-        assert set(listed) == ids
-        got_second = {t["id"] for t in claim_candidate_tables(second, table_ids=listed, now=NOW)}
+        got_first = {t["id"] for t in claim_candidate_tables(first, now=NOW, limit=2)}
+        got_second = {t["id"] for t in claim_candidate_tables(second, now=NOW, limit=10)}
     assert len(got_first) == 2 and len(got_second) == 3
     assert got_first.isdisjoint(got_second) and got_first | got_second == ids
 
 
 def test_concurrent_ticks_claim_disjoint_sets(store: Store) -> None:
-    """Two ticks at once, each listing the candidates then claiming them two per transaction
-    (as the tick's batches do): PG by SKIP LOCKED, SQLite by BEGIN IMMEDIATE; on both the claim
-    re-checks the predicate, so a table the other tick finished (not due again) is left out."""
+    """Two ticks at once, each claiming two tables per transaction (as the tick's batches do,
+    skipping what it took before): PG by SKIP LOCKED, SQLite by BEGIN IMMEDIATE; a table the
+    other tick finished (not due again) is no candidate any more."""
     ids = {_candidate(store) for _ in range(4)}
     results: list[set[str]] = []
     first_claimed = threading.Event()
@@ -126,19 +119,19 @@ def test_concurrent_ticks_claim_disjoint_sets(store: Store) -> None:
     not_due = NOW + timedelta(hours=1)
 
     def tick(hold: bool) -> None:
-        with store.read() as tx:
-            listed = candidate_table_ids(tx, now=NOW, limit=10)
-        got: set[str] = set()
-        for start in range(0, len(listed), 2):
+        got: list[str] = []
+        while True:
             with store.begin() as tx:
-                batch = listed[start : start + 2]
-                claimed = [t["id"] for t in claim_candidate_tables(tx, table_ids=batch, now=NOW)]
+                batch = claim_candidate_tables(tx, now=NOW, limit=2, skip_ids=got)
+                claimed = [t["id"] for t in batch]
                 finish_tables(tx, values=[(i, not_due) for i in claimed], now=NOW)
-                got.update(claimed)
-                if hold and start == 0:
+                if hold and not got:
                     first_claimed.set()
                     release_first.wait(10)
-        results.append(got)
+            if not claimed:
+                break
+            got += claimed
+        results.append(set(got))
 
     holder = threading.Thread(target=tick, args=(True,))
     holder.start()
@@ -161,7 +154,7 @@ def test_record_writes_do_not_wait_for_a_tick_holding_the_table(store: Store) ->
 
     table_id = _candidate(store)
     with store.begin() as ticking:
-        assert claim_candidate_tables(ticking, table_ids=[table_id], now=NOW) != []
+        assert claim_candidate_tables(ticking, now=NOW, limit=10, only_ids=[table_id]) != []
         with store.begin() as writer:
             writer.conn.execute(text("SET LOCAL lock_timeout = '2s'"))
             rows = [{"id": str(uuid.uuid4()), "data": {}}]

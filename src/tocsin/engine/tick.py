@@ -72,10 +72,14 @@ def run_due_triggers(
     report.staged_changes_requeued = _sweep(
         store, lambda tx: sweeps.requeue_staged_changes(tx, now=now)
     )
-    with store.read() as tx:
-        ids = claims.candidate_table_ids(tx, now=now, limit=table_limit)
-    for start in range(0, len(ids), BATCH_TABLES):
-        report.add(tick_batch(store, ids[start : start + BATCH_TABLES], now, record_limit))
+    done: list[str] = []  # the tables this tick took: later batches skip them
+    while len(done) < table_limit:
+        size = min(BATCH_TABLES, table_limit - len(done))
+        outcomes, taken = tick_batch(store, now, size, record_limit, done)
+        if not taken:
+            break
+        done += taken
+        report.add(outcomes)
     return report.as_dict()
 
 
@@ -90,39 +94,44 @@ def _sweep(store: Store, sweep: Callable[[Tx], int]) -> int:
 
 
 def tick_batch(
-    store: Store, table_ids: list[str], now: datetime, record_limit: int
-) -> list[Outcome]:
-    """The tables of one batch in one transaction; if it fails, table by table (a table that
-    still fails is skipped and logged). Tables taken by another tick or no longer due are left
-    out of the outcomes."""
+    store: Store, now: datetime, size: int, record_limit: int, skip: list[str]
+) -> tuple[list[Outcome], list[str]]:
+    """Up to ``size`` tables in one transaction: ``(outcomes, the table ids it took)``. If the
+    transaction fails after its claim, each table gets its own; a table that still fails is
+    skipped and logged."""
+    taken: list[str] = []
     try:
-        return tick_tables(store, table_ids, now, record_limit)
+        return tick_tables(store, now, record_limit, taken, limit=size, skip_ids=skip), taken
     except Exception:
-        if len(table_ids) == 1:
-            log.exception("tick: table %s skipped", table_ids[0])
-            return []
-        log.exception("tick: a batch of %d tables failed; retrying table by table", len(table_ids))
-    out: list[Outcome] = []
-    for table_id in table_ids:
-        out += tick_batch(store, [table_id], now, record_limit)
-    return out
+        log.exception("tick: a batch of %d tables failed; retrying table by table", len(taken))
+    outcomes: list[Outcome] = []
+    for table_id in taken:
+        try:
+            outcomes += tick_tables(store, now, record_limit, [], limit=1, only_ids=[table_id])
+        except Exception:
+            log.exception("tick: table %s skipped", table_id)
+    return outcomes, taken
 
 
 def tick_tables(
-    store: Store, table_ids: list[str], now: datetime, record_limit: int
+    store: Store, now: datetime, record_limit: int, taken: list[str], **claim: Any
 ) -> list[Outcome]:
-    """Claim, read, plan and apply ``table_ids`` in one transaction (the module docstring)."""
+    """Claim (``claims.claim_candidate_tables`` with ``claim``; their ids into ``taken``), read,
+    plan and apply in one transaction (the module docstring)."""
     with store.begin() as tx:
-        plans = read_and_plan(tx, table_ids, now, record_limit)
+        tables = claims.claim_candidate_tables(tx, now=now, **claim)
+        taken += [t["id"] for t in tables]
+        plans = read_and_plan(tx, tables, now, record_limit)
         for plan in plans:
             for trigger_id, exc in plan.skipped:
                 log.error("tick: trigger %s of %s skipped", trigger_id, plan.table_id, exc_info=exc)
         return apply_plans(tx, plans, now)
 
 
-def read_and_plan(tx: Tx, table_ids: list[str], now: datetime, limit: int) -> list[TablePlan]:
-    """Claim the tables still due, read what their triggers need, and plan each."""
-    tables = claims.claim_candidate_tables(tx, table_ids=table_ids, now=now)
+def read_and_plan(
+    tx: Tx, tables: list[dict[str, Any]], now: datetime, limit: int
+) -> list[TablePlan]:
+    """Read what the claimed tables' triggers need, and plan each."""
     states = store_state.states_of_tables(tx, table_ids=[t["id"] for t in tables])
     read: list[tuple[dict[str, Any], bool, list[tuple[StoredTrigger, Any]]]] = []
     clock_ids: list[str] = []

@@ -1,12 +1,12 @@
 """THE candidate claim of the tick (SPEC §6; DESIGN §5; STYLE F2, R5).
 
 A candidate (one predicate, :data:`ELIGIBLE`): live, triggers not SQL NULL, ``next_due_at``
-unknown or ``<= now``. The tick lists candidate ids in rotation order (``last_ticked_at`` NULLS
-FIRST, then id: every table is reached in turn), then claims a batch at a time, re-checking the
-predicate. PostgreSQL: ``FOR NO KEY UPDATE OF tables SKIP LOCKED`` (overlapping ticks never block
-each other, nor record writes, and get disjoint tables). SQLite: SQLAlchemy drops ``FOR UPDATE
-SKIP LOCKED`` silently (F2): claim inside ``store.begin()`` (``BEGIN IMMEDIATE``), so a second
-tick waits for the first. The ledger key stays the fence on both (``ledger.claim_occurrences``).
+unknown or ``<= now``. The tick claims a batch at a time in rotation order (``last_ticked_at``
+NULLS FIRST, then id: every table is reached in turn), in the batch's transaction. PostgreSQL:
+``FOR NO KEY UPDATE OF tables SKIP LOCKED`` (overlapping ticks never block each other, nor record
+writes, and take disjoint tables). SQLite: SQLAlchemy drops ``FOR UPDATE SKIP LOCKED`` silently
+(F2): claim inside ``store.begin()`` (``BEGIN IMMEDIATE``), so a second tick waits for the
+first. The ledger key stays the fence on both (``ledger.claim_occurrences``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ DUE = (
     "id IN (SELECT id FROM tables WHERE next_due_at IS NULL"
     " UNION ALL SELECT id FROM tables WHERE next_due_at <= ?)"
 )
-IN_CHUNK = 500  # ids per IN (...) list on SQLite: well under its bound-parameter limit
 
 
 def _sql(tx: Tx, sql: str) -> str:
@@ -38,43 +37,38 @@ def _sql(tx: Tx, sql: str) -> str:
     return sql.replace("+", "").replace("?", "%s") if tx.is_postgres else sql
 
 
-def candidate_table_ids(tx: Tx, *, now: datetime, limit: int) -> list[str]:
-    """Up to ``limit`` candidate ids, least recently ticked first (a plain read, no lock)."""
-    nulls_first = " NULLS FIRST" if tx.is_postgres else ""  # SQLite sorts NULL first
-    order = f" ORDER BY last_ticked_at{nulls_first}, id LIMIT ?"
-    sql = f"SELECT id FROM tables WHERE {DUE} AND {ELIGIBLE}{order}"
-    at = instant_binder(tx)(now)
-    params = (at, at, limit)
-    return [str(r[0]) for r in tx.conn.exec_driver_sql(_sql(tx, sql), params).fetchall()]
-
-
 def claim_candidate_tables(
-    tx: Tx, *, table_ids: Sequence[str], now: datetime
+    tx: Tx,
+    *,
+    now: datetime,
+    limit: int,
+    skip_ids: Sequence[str] = (),
+    only_ids: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Lock those of ``table_ids`` that are still candidates and not taken by another tick; in
-    input order, each ``{id, columns, triggers}`` (the configs decoded)."""
+    """Lock and return up to ``limit`` candidate tables, least recently ticked first, each
+    ``{id, columns, triggers}`` (configs decoded): not ``skip_ids`` (what this tick already
+    took), and only ``only_ids`` when given. PostgreSQL skips the tables another tick holds."""
     tx.require_writable()
     at = instant_binder(tx)(now)
-    found: dict[str, dict[str, Any]] = {}
-    if tx.is_postgres:
-        sql = _sql(tx, f"SELECT id, columns, triggers FROM tables WHERE id = ANY(?) AND {ELIGIBLE}")
-        rows = tx.conn.exec_driver_sql(
-            sql + " FOR NO KEY UPDATE OF tables SKIP LOCKED", (list(table_ids), at)
-        ).fetchall()
-    else:
-        rows = []
-        for start in range(0, len(table_ids), IN_CHUNK):
-            chunk = table_ids[start : start + IN_CHUNK]
-            marks = ", ".join("?" * len(chunk))
-            sql = f"SELECT id, columns, triggers FROM tables WHERE id IN ({marks}) AND {ELIGIBLE}"
-            rows += tx.conn.exec_driver_sql(sql, (*chunk, at)).fetchall()
+    where, params = f"{DUE} AND {ELIGIBLE}", [at, at]
+    for ids, test in ((skip_ids, "NOT IN"), (only_ids, "IN")):
+        if ids is not None and (ids or test == "IN"):
+            where += f" AND id {test} ({', '.join('?' * len(ids)) or 'NULL'})"
+            params += ids
+    nulls = " NULLS FIRST" if tx.is_postgres else ""  # SQLite sorts NULL first
+    sql = f"SELECT id, columns, triggers FROM tables WHERE {where}"
+    sql += f" ORDER BY last_ticked_at{nulls}, id LIMIT ?"
+    if tx.is_postgres:  # NO KEY UPDATE: record writes (their FK KEY SHARE) never wait for a tick
+        sql += " FOR NO KEY UPDATE OF tables SKIP LOCKED"
+    rows = tx.conn.exec_driver_sql(_sql(tx, sql), (*params, limit)).fetchall()
     decoded: dict[str, Any] = {}  # SQLite: tables share their columns' text
+    found = []
     for tid, columns, config in rows:
         if not tx.is_postgres:
             columns = decoded.get(columns) or decoded.setdefault(columns, json.loads(columns))
             config = json.loads(config)
-        found[str(tid)] = {"id": str(tid), "columns": columns, "triggers": config}
-    return [found[i] for i in table_ids if i in found]
+        found.append({"id": str(tid), "columns": columns, "triggers": config})
+    return found
 
 
 def finish_tables(tx: Tx, *, values: Sequence[tuple[str, datetime]], now: datetime) -> None:
@@ -104,7 +98,6 @@ def count_backlog(tx: Tx, *, now: datetime) -> int:
 
 __all__ = [
     "ELIGIBLE",
-    "candidate_table_ids",
     "claim_candidate_tables",
     "count_backlog",
     "finish_tables",
