@@ -375,3 +375,11 @@ def expires_in_invalid(text: str) -> str:
 
 def body_too_large(limit: int) -> str:
     return f"the request body is larger than {limit} bytes (TOCSIN_MAX_BODY_BYTES)"
+
+
+def demo_running(database: str, holder: str, env_file: str) -> str:
+    return (
+        f"error: another tocsin demo is serving ./{database} from this directory ({holder}). "
+        f"Use it (source {env_file}), or stop it (Ctrl-C) before starting a new one; "
+        "a second demo at the same time needs another directory"
+    )

@@ -4,20 +4,26 @@ Creates a fresh SQLite database, seeds one chatroom with a table of cases and fo
 triggers (a due-date reminder, an interval webhook to tocsin's own ``/demo/echo``, a daily and
 a cron trigger), prints the URL and two tokens, writes them to ``tocsin-demo.env`` for the
 README's curl examples, and serves with a 5-second tick so runs appear within a minute.
+
+While it runs, a demo holds an exclusive lock on ``tocsin-demo.lock`` (``flock``, released when
+the process ends, however it ends): a second demo in the same directory, on any port, refuses to
+start instead of deleting the first one's database and overwriting its env file.
 """
 
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import secrets
 import socket
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import typer
 
+from tocsin import messages
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
 
@@ -26,6 +32,7 @@ from .processes import Host, Port, run_server
 DEMO_APP = "tocsin.api.app:create_demo_app"
 DEMO_DB = Path("tocsin-demo.db")
 ENV_FILE = Path("tocsin-demo.env")
+LOCK_FILE = Path("tocsin-demo.lock")
 DEMO_CHATROOM = "6f1c2a9e-0b7d-4c1e-9a53-2f0e8d7c4b11"
 DEMO_TICK_EVERY_S = 5.0
 
@@ -121,6 +128,31 @@ def announce(env: dict[str, str]) -> None:
     typer.echo("  runs appear within a minute; Ctrl-C stops the demo.\n")
 
 
+def hold_demo_lock(base_url: str) -> IO[str] | None:
+    """The open, exclusively locked ``tocsin-demo.lock`` (keep it open while serving), or None
+    when another live demo holds it. The file says who holds it (pid and URL)."""
+    handle = LOCK_FILE.open("a+", encoding="utf-8")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        return None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"{os.getpid()} {base_url}\n")
+    handle.flush()
+    return handle
+
+
+def lock_holder() -> str:
+    """``pid N, <url>`` of the demo holding the lock, as it wrote it."""
+    try:
+        pid, _, url = LOCK_FILE.read_text(encoding="utf-8").strip().partition(" ")
+    except OSError:
+        return "unknown"
+    return f"pid {pid}, {url}" if url else f"pid {pid}"
+
+
 def port_in_use(host: str, port: int) -> bool:
     """True when something already listens on ``host:port`` (probed as uvicorn binds)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -143,14 +175,23 @@ def local_url(host: str, port: int) -> str:
 def demo(host: Host = "127.0.0.1", port: Port = 8000) -> None:
     """Seed a fresh demo database and serve it with a 5-second tick."""
     Settings.from_environ().check_servable()  # a short TOCSIN_ADMIN_TOKEN: one line, exit 2
-    if port_in_use(host, port):  # before touching the database another demo may be serving
-        typer.echo(
-            f"error: {host}:{port} is already in use (another tocsin demo?). "
-            f"Pick a free port: make run PORT={port + 1}  (or tocsin demo --port {port + 1})",
-            err=True,
-        )
-        raise typer.Exit(1)
     base_url = local_url(host, port)
+    lock = hold_demo_lock(base_url)  # before touching the database another demo may be serving
+    if lock is None:
+        typer.echo(messages.demo_running(str(DEMO_DB), lock_holder(), str(ENV_FILE)), err=True)
+        raise typer.Exit(1)
+    with lock:
+        if port_in_use(host, port):
+            typer.echo(
+                f"error: {host}:{port} is already in use. "
+                f"Pick a free port: make run PORT={port + 1}  (or tocsin demo --port {port + 1})",
+                err=True,
+            )
+            raise typer.Exit(1)
+        _seed_and_serve(host, port, base_url)
+
+
+def _seed_and_serve(host: str, port: int, base_url: str) -> None:
     settings = demo_settings()
     fresh_database()
     tocsin = Tocsin.open(settings=settings)
