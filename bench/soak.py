@@ -43,7 +43,7 @@ from sqlalchemy import select
 
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
-from tocsin.store.tables import runs
+from tocsin.store.schema import runs
 
 TOCSIN = str(Path(sys.executable).parent / "tocsin")
 ROOMS = 200
