@@ -154,3 +154,26 @@ def test_a_failing_tick_is_an_error_line_not_a_traceback(
     result = runner.invoke(app, ["tick"])
     assert result.exit_code == 1
     assert "error (503): database is locked" in result.output
+
+
+def test_tokens_expire_list_without_secrets_and_revoke(env: dict[str, str], tocsin: Tocsin) -> None:
+    """Issue 11.10: ``--expires-in``, ``tokens list`` (ids, no secret) and ``tokens revoke``."""
+    scope = f"chatroom:{uuid.uuid4()}"
+    made = invoke("tokens", "create", "--scope", scope, "--expires-in", "12h")
+    assert made.exit_code == 0, made.output
+    assert ", expires " in made.output
+    token = made.output.strip().splitlines()[-1]
+    assert tocsin.verify_token(token) is not None
+    listed = invoke("tokens", "list")
+    assert listed.exit_code == 0, listed.output
+    assert token not in listed.output and "active" in listed.output
+    (row,) = tocsin.list_tokens()
+    assert row["expires_at"] is not None and row["id"] in listed.output
+    revoked = invoke("tokens", "revoke", row["id"])
+    assert revoked.exit_code == 0 and row["id"] in revoked.output
+    assert tocsin.verify_token(token) is None
+    assert "revoked" in invoke("tokens", "list").output
+    assert runner.invoke(app, ["tokens", "revoke", "no-such-token"]).exit_code == 1
+    for bad in ("0d", "12", "3y", "-1h"):
+        refused = runner.invoke(app, ["tokens", "create", "--scope", scope, "--expires-in", bad])
+        assert refused.exit_code == 2 and "--expires-in" in refused.output
