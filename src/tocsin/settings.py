@@ -39,6 +39,7 @@ class Settings:
     outbound_allow: tuple[str, ...] = field(default_factory=tuple)
     stuck_after_s: int = 300
     tick_every_s: float = 30.0
+    app: str | None = None
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -49,4 +50,5 @@ class Settings:
             outbound_allow=_split(env.get("TOCSIN_OUTBOUND_ALLOW", "")),
             stuck_after_s=max(1, round(_positive(env, "TOCSIN_STUCK_AFTER_S", "300"))),
             tick_every_s=_positive(env, "TOCSIN_TICK_EVERY_S", "30"),
+            app=env.get("TOCSIN_APP", "").strip() or None,
         )

@@ -6,6 +6,11 @@ looks the digest up and compares it again with :func:`hmac.compare_digest`. Role
 - ``member``: read (get a table, list records, read a chatroom's messages)
 - ``moderator``: everything a member may do, plus writes, triggers, runs, preview, retry and
   staged changes
+
+API-wide permissions (SPEC §12, §15) guard ``/api/schedules…`` and ``/api/workflows…``:
+``schedules:read`` and ``schedules:write`` (which includes read). A token may carry them beside
+a scope, or alone (``tocsin tokens create --permission schedules:write``): such a token has no
+tenant scope (stored as scope ``api``) and every tenant route refuses it.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import hashlib
 import hmac
 import secrets
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -25,6 +31,9 @@ from tocsin.store import tokens
 SCOPES = ("chatroom", "workspace", "user")
 ROLES = ("member", "moderator")
 ROLE_RANK = {"member": 1, "moderator": 2}
+PERMISSIONS = ("schedules:read", "schedules:write")
+IMPLIED = {"schedules:read": ("schedules:read", "schedules:write")}
+NO_SCOPE = ("api", "-")
 
 
 class Unauthenticated(TocsinError):
@@ -40,9 +49,14 @@ class Principal:
     scope: str
     scope_id: str
     role: str
+    permissions: frozenset[str] = frozenset()
 
     def may(self, role: str) -> bool:
         return ROLE_RANK[self.role] >= ROLE_RANK[role]
+
+    def has(self, permission: str) -> bool:
+        """``schedules:write`` includes ``schedules:read``."""
+        return any(p in self.permissions for p in IMPLIED.get(permission, (permission,)))
 
 
 def token_digest(token: str) -> str:
@@ -66,10 +80,23 @@ class AuthMixin(TocsinBase):
     """Token create / verify / authorize."""
 
     def create_token(
-        self, *, scope: str, scope_id: str, role: str, now: datetime | None = None
+        self,
+        *,
+        scope: str | None = None,
+        scope_id: str | None = None,
+        role: str = "member",
+        permissions: Sequence[str] = (),
+        now: datetime | None = None,
     ) -> str:
-        """Create a token for ``role`` in one scope; returns the plaintext (shown once)."""
-        kind, normalized_id = parse_scope(f"{scope}:{scope_id}")
+        """Create a token for ``role`` in one scope and/or API-wide ``permissions``; returns the
+        plaintext (shown once)."""
+        for permission in permissions:
+            if permission not in PERMISSIONS:
+                raise ValidationError(messages.token_permission_invalid(permission))
+        if scope is None and scope_id is None and permissions:
+            kind, normalized_id = NO_SCOPE
+        else:
+            kind, normalized_id = parse_scope(f"{scope}:{scope_id}")
         if role not in ROLES:
             raise ValidationError(messages.token_role_invalid(role))
         token = secrets.token_urlsafe(32)
@@ -82,6 +109,7 @@ class AuthMixin(TocsinBase):
                 scope_id=normalized_id,
                 role=role,
                 now=self._now(now),
+                permissions=sorted(set(permissions)),
             )
         return token
 
@@ -92,7 +120,10 @@ class AuthMixin(TocsinBase):
             row = tokens.find_token_by_hash(tx, token_hash=digest)
         if row is None or not hmac.compare_digest(str(row["token_hash"]), digest):
             return None
-        return Principal(scope=row["scope"], scope_id=row["scope_id"], role=row["role"])
+        granted = frozenset(row.get("permissions") or ())
+        return Principal(
+            scope=row["scope"], scope_id=row["scope_id"], role=row["role"], permissions=granted
+        )
 
     def authorize(self, token: str | None, *, scope: str, scope_id: str, role: str) -> Principal:
         """The principal of ``token`` if it may act as ``role`` in ``scope``/``scope_id``.
@@ -107,6 +138,15 @@ class AuthMixin(TocsinBase):
             raise PermissionDenied(messages.SCOPE_FORBIDDEN)
         if not principal.may(role):
             raise PermissionDenied(messages.role_required(role))
+        return principal
+
+    def authorize_permission(self, token: str | None, *, permission: str) -> Principal:
+        """The principal of ``token`` if it carries ``permission`` (401 / 403 otherwise)."""
+        principal = self.verify_token(token) if token else None
+        if principal is None:
+            raise Unauthenticated(messages.TOKEN_INVALID)
+        if not principal.has(permission):
+            raise PermissionDenied(messages.permission_required(permission))
         return principal
 
 

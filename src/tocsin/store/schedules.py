@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlalchemy import bindparam, delete, func, insert, select, update
 
+from tocsin.store.dialects import upsert_insert
 from tocsin.store.tables import schedule_fires, workflow_runs, workflow_schedules
 from tocsin.store.tx import Tx
 
@@ -39,10 +40,18 @@ def _values(values: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def insert_schedule(tx: Tx, *, values: Mapping[str, Any]) -> None:
-    """Insert one schedule row (``values`` names every column; ``metadata`` for ``meta``)."""
+def insert_schedule(tx: Tx, *, values: Mapping[str, Any]) -> bool:
+    """Insert one schedule row (``values`` names every column; ``metadata`` for ``meta``);
+    False when a row with its id exists already (``ON CONFLICT DO NOTHING``: two processes
+    syncing at once on PostgreSQL, the second waits for the first and inserts nothing)."""
     tx.require_writable()
-    tx.conn.execute(insert(S).values(**_values(values)))
+    stmt = (
+        upsert_insert(tx, S)
+        .values(**_values(values))
+        .on_conflict_do_nothing(index_elements=["id"])
+        .returning(S.c.id)
+    )
+    return tx.conn.execute(stmt).scalar_one_or_none() is not None
 
 
 def get_schedule(tx: Tx, *, schedule_id: str, for_update: bool = False) -> dict[str, Any] | None:

@@ -24,8 +24,9 @@ def insert_token(
     scope_id: str,
     role: str,
     now: datetime,
+    permissions: list[str] | None = None,
 ) -> None:
-    """Store one token digest with its scope and role."""
+    """Store one token digest with its scope, role and API-wide permissions."""
     tx.require_writable()
     tx.conn.execute(
         insert(api_tokens).values(
@@ -35,6 +36,7 @@ def insert_token(
             scope_id=scope_id,
             role=role,
             created_at=now,
+            permissions=permissions or None,
         )
     )
 

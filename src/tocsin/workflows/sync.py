@@ -40,9 +40,8 @@ def sync_schedules(
         for sid, decl in wanted.items():
             row = stored.get(sid)
             if row is None:
-                if store_schedules.get_schedule(tx, schedule_id=sid) is None:
-                    store_schedules.insert_schedule(tx, values=_new_row(decl, now))
-                    report["created"].append(sid)
+                created = store_schedules.insert_schedule(tx, values=_new_row(decl, now))
+                report["created" if created else "unchanged"].append(sid)
                 continue
             outcome, values = _diff(decl, row, now)
             if values:
