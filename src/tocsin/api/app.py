@@ -97,7 +97,11 @@ def create_served_app() -> FastAPI:
 
 def create_demo_app() -> FastAPI:
     """uvicorn factory of ``tocsin demo``: as ``serve`` plus the demo echo endpoint."""
-    return create_app(Settings.from_environ(), run_background=True, demo_routes=True)
+    settings = Settings.from_environ()
+    facade = open_with_app(settings)
+    return create_app(
+        settings, tocsin=facade, run_background=True, demo_routes=True, close_facade=True
+    )
 
 
 __all__ = ["create_app", "create_demo_app", "create_served_app"]

@@ -41,6 +41,18 @@ class _Batch:
     runs: list[dict[str, Any]] = field(default_factory=list)
     fires: list[dict[str, Any]] = field(default_factory=list)
     moves: list[dict[str, Any]] = field(default_factory=list)
+    # (cron, timezone) → (latest due, next fire) at this call's ``now``: rows sharing a timing
+    # are evaluated once
+    timings: dict[tuple[str, str], tuple[datetime | None, datetime | None]] = field(
+        default_factory=dict
+    )
+
+    def timing(self, cron: str, tz: str, now: datetime) -> tuple[datetime | None, datetime | None]:
+        key = (cron, tz)
+        hit = self.timings.get(key)
+        if hit is None:
+            hit = self.timings[key] = (latest_due(cron, tz, now), next_fire_after(cron, tz, now))
+        return hit
 
 
 def fire_due_schedules(
@@ -75,8 +87,7 @@ def _plan(
     batch: _Batch,
 ) -> None:
     try:
-        due = latest_due(row["cron"], row["timezone"], now)
-        following = next_fire_after(row["cron"], row["timezone"], now)
+        due, following = batch.timing(row["cron"], row["timezone"], now)
     except (CronError, ValueError) as exc:
         fire = _fire(row, row["next_fire_at"], now, run_id=None, error=str(exc))
         batch.fires.append(fire)

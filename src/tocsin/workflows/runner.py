@@ -24,7 +24,7 @@ from tocsin.workflows.execute import run_stages
 
 log = logging.getLogger("tocsin.workflows")
 
-CLAIM_BATCH = 10
+CLAIM_BATCH = 25
 Registry = Mapping[str, Workflow]
 
 
