@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/cron_bench.py
 	$(BIN)/python bench/worker_bench.py
 	$(BIN)/python bench/tick_bench.py
+	$(BIN)/python bench/workflow_bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache tocsin.db*

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, insert, literal, select, update
+from sqlalchemy import bindparam, func, insert, literal, select, update
 
 from tocsin.store.tables import WORKFLOW_ACTIVE, workflow_runs
 from tocsin.store.tx import Tx
@@ -133,18 +133,41 @@ def save_steps(
     return tx.conn.execute(stmt).rowcount == 1
 
 
+_FINISH = (
+    update(R)
+    .where(R.c.id == bindparam("p_id"), R.c.status == "running")
+    .where(R.c.attempts == bindparam("p_attempts"))
+    .values(
+        status=bindparam("p_status"),
+        steps=bindparam("p_steps"),
+        output=bindparam("p_output"),
+        error=bindparam("p_error"),
+        suspend_payload=bindparam("p_suspend"),
+        updated_at=bindparam("p_now"),
+        ended_at=bindparam("p_ended"),
+    )
+)
+FINISH_KEYS = ("status", "steps", "output", "error", "suspend_payload")
+
+
 def finish_run(
     tx: Tx, *, run_id: str, attempts: int, values: Mapping[str, Any], now: datetime
 ) -> bool:
-    """``running → values['status']`` (success, failed or suspended) under the claim fence."""
+    """``running → values['status']`` (success, failed or suspended) under the claim fence;
+    ``values`` names every key of ``FINISH_KEYS`` (one prebuilt statement: the per-run cost)."""
     tx.require_writable()
-    ended = now if values.get("status") in ("success", "failed") else None
-    stmt = (
-        update(R)
-        .where(R.c.id == run_id, R.c.status == "running", R.c.attempts == attempts)
-        .values(**values, updated_at=now, ended_at=ended)
-    )
-    return tx.conn.execute(stmt).rowcount == 1
+    params = {
+        "p_id": run_id,
+        "p_attempts": attempts,
+        "p_status": values["status"],
+        "p_steps": values["steps"],
+        "p_output": values["output"],
+        "p_error": values["error"],
+        "p_suspend": values["suspend_payload"],
+        "p_now": now,
+        "p_ended": now if values["status"] in ("success", "failed") else None,
+    }
+    return tx.conn.execute(_FINISH, params).rowcount == 1
 
 
 def transition(

@@ -25,6 +25,7 @@ from tocsin.workflows.execute import run_stages
 log = logging.getLogger("tocsin.workflows")
 
 CLAIM_BATCH = 25
+_KEEP: dict[str, Any] = {"output": None, "suspend_payload": None}
 Registry = Mapping[str, Workflow]
 
 
@@ -81,14 +82,15 @@ def execute_claimed(
     values: dict[str, Any]
     if wf is None:
         error = messages.workflow_not_registered_here(str(run["workflow_id"]))
-        values = {"status": "failed", "error": error}
+        values = {**_KEEP, "steps": run.get("steps") or [], "status": "failed", "error": error}
     else:
         try:
             outcome = run_stages(wf, run, now=now, save=save)
         except Exception as exc:  # a store error mid-run: fail the run, keep going
             log.exception("workflow run failed", extra={"run_id": run["id"]})
             outcome = None
-            values = {"status": "failed", "error": truncate_error(str(exc) or type(exc).__name__)}
+            error = truncate_error(str(exc) or type(exc).__name__)
+            values = {**_KEEP, "steps": run.get("steps") or [], "status": "failed", "error": error}
         if outcome is not None:
             if outcome.status == "lost":
                 return
