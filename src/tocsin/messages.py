@@ -354,6 +354,10 @@ def workflow_duplicate(workflow_id: str) -> str:
     return f"workflow '{workflow_id}' is registered twice"
 
 
+def not_a_workflow(value: object) -> str:
+    return f"expected a committed workflow (workflow(...).then(...).commit()), got {value!r}"
+
+
 def workflow_unknown(workflow_id: object) -> str:
     return f"unknown workflow '{workflow_id}': no workflow with this id is registered"
 

@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from tocsin import Conflict, NotFound
+from tocsin.errors import ValidationError
 from tocsin.service import Tocsin
 from tocsin.workflows.firing import fire_due_schedules
 
@@ -222,3 +223,11 @@ def test_schedule_pages_and_missing_ids(tocsin: Tocsin) -> None:
             call("wf_nope")
     with pytest.raises(NotFound):
         tocsin.schedules.pause("x" * 500, now=NOW)
+
+
+def test_registering_checks_what_it_is_given(tocsin: Tocsin) -> None:
+    tocsin.register_workflows([daily()])
+    with pytest.raises(ValidationError, match="workflow 'daily-report' is registered twice"):
+        tocsin.register_workflows([daily()])
+    with pytest.raises(ValidationError, match="expected a committed workflow"):
+        tocsin.register_workflows(["daily-report"])  # type: ignore[list-item]

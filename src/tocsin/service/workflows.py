@@ -62,7 +62,7 @@ class WorkflowsMixin(DataMixin, ExecutionMixin):
         added: dict[str, Workflow] = {}
         for wf in workflows:
             if not isinstance(wf, Workflow):
-                raise ValidationError(messages.not_a_step("?", wf).replace("step", "workflow"))
+                raise ValidationError(messages.not_a_workflow(wf))
             if wf.id in self.workflows or wf.id in added:
                 raise ValidationError(messages.workflow_duplicate(wf.id))
             added[wf.id] = wf
