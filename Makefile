@@ -46,6 +46,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/worker_bench.py
 	$(BIN)/python bench/tick_bench.py
 	$(BIN)/python bench/workflow_bench.py
+	$(BIN)/python bench/template_bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache tocsin.db*

@@ -17,6 +17,7 @@ def test_defaults() -> None:
     assert s.admin_token is None
     assert s.outbound_allow == ()
     assert (s.stuck_after_s, s.tick_every_s) == (300, 30.0)
+    assert (s.action_timeout_s, s.action_timeout_max_s, s.worker_concurrency) == (10.0, 60.0, 8)
 
 
 def test_values_are_read_from_the_given_mapping() -> None:
@@ -27,12 +28,16 @@ def test_values_are_read_from_the_given_mapping() -> None:
             "TOCSIN_OUTBOUND_ALLOW": " 127.0.0.1, 10.0.0.0/8 ,,",
             "TOCSIN_STUCK_AFTER_S": "60",
             "TOCSIN_TICK_EVERY_S": "0.5",
+            "TOCSIN_ACTION_TIMEOUT_S": "2.5",
+            "TOCSIN_ACTION_TIMEOUT_MAX_S": "30",
+            "TOCSIN_WORKER_CONCURRENCY": "3",
         }
     )
     assert s.database_url == "postgresql://x/y"
     assert s.admin_token == "sesame"
     assert s.outbound_allow == ("127.0.0.1", "10.0.0.0/8")
     assert (s.stuck_after_s, s.tick_every_s) == (60, 0.5)
+    assert (s.action_timeout_s, s.action_timeout_max_s, s.worker_concurrency) == (2.5, 30.0, 3)
 
 
 def test_an_empty_admin_token_means_none() -> None:
@@ -40,11 +45,29 @@ def test_an_empty_admin_token_means_none() -> None:
 
 
 @pytest.mark.parametrize("value", ["0", "-5", "soon", "nan", "inf"])
-@pytest.mark.parametrize("name", ["TOCSIN_TICK_EVERY_S", "TOCSIN_STUCK_AFTER_S"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "TOCSIN_TICK_EVERY_S",
+        "TOCSIN_STUCK_AFTER_S",
+        "TOCSIN_ACTION_TIMEOUT_S",
+        "TOCSIN_ACTION_TIMEOUT_MAX_S",
+    ],
+)
 def test_malformed_periods_name_the_variable(name: str, value: str) -> None:
     with pytest.raises(SettingsError) as err:
         Settings.from_environ({name: value})
     assert err.value.detail == f"{name} must be a positive number of seconds, got {value!r}"
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "1.5", "many", "²"])
+def test_a_malformed_worker_concurrency_names_the_variable(value: str) -> None:
+    with pytest.raises(SettingsError) as err:
+        Settings.from_environ({"TOCSIN_WORKER_CONCURRENCY": value})
+    assert (
+        err.value.detail
+        == f"TOCSIN_WORKER_CONCURRENCY must be a positive whole number, got {value!r}"
+    )
 
 
 def test_the_cli_reports_a_malformed_setting_in_one_line() -> None:
@@ -59,4 +82,31 @@ def test_the_cli_reports_a_malformed_setting_in_one_line() -> None:
     assert proc.returncode == 2
     assert proc.stderr.strip() == (
         "error: TOCSIN_TICK_EVERY_S must be a positive number of seconds, got '0'"
+    )
+
+
+LIMITS = {
+    "TOCSIN_MAX_RENDERED_BYTES": ("max_rendered_bytes", 64 * 1024),
+    "TOCSIN_MAX_RECORD_BYTES": ("max_record_bytes", 256 * 1024),
+    "TOCSIN_MAX_COLUMNS": ("max_columns", 200),
+    "TOCSIN_MAX_COLUMN_NAME_CHARS": ("max_column_name_chars", 64),
+    "TOCSIN_MAX_TRIGGERS_PER_TABLE": ("max_triggers_per_table", 100),
+    "TOCSIN_MAX_ACTIONS_PER_TRIGGER": ("max_actions_per_trigger", 20),
+}
+
+
+@pytest.mark.parametrize("name", LIMITS)
+def test_limits_have_defaults_and_are_read(name: str) -> None:
+    field, default = LIMITS[name]
+    assert getattr(Settings.from_environ({}), field) == default
+    assert getattr(Settings(), field) == default
+    assert getattr(Settings.from_environ({name: " 7 "}), field) == 7
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "1.5", "lots"])
+def test_malformed_limits_name_the_variable(value: str) -> None:
+    with pytest.raises(SettingsError) as err:
+        Settings.from_environ({"TOCSIN_MAX_RECORD_BYTES": value})
+    assert err.value.detail == (
+        f"TOCSIN_MAX_RECORD_BYTES must be a positive whole number, got {value!r}"
     )

@@ -10,6 +10,7 @@ Every error a user can see carries ``.status`` (the HTTP status the API answers 
     ├── NotFound (404)                 missing or trashed table, unknown run / record
     ├── Conflict (409)                 a state transition that is not allowed now
     ├── TransientStoreError (503)      a lock conflict worth retrying (SPEC §9.5)
+    ├── StoreUnavailable (503)         the database does not answer (down, restarting)
     └── SettingsError (500)            a TOCSIN_* environment variable is malformed
 
 Stdlib only: every layer may import this module.
@@ -71,6 +72,13 @@ class TransientStoreError(TocsinError):
     status = 503
 
 
+class StoreUnavailable(TocsinError):
+    """The database cannot be reached (refused, closed, starting up); answered 503 with
+    ``Retry-After``, never 500. A later request reconnects by itself."""
+
+    status = 503
+
+
 class SettingsError(TocsinError):
     """A setting read from the environment is malformed; the process refuses to start."""
 
@@ -81,6 +89,7 @@ __all__ = [
     "NotFound",
     "PermissionDenied",
     "SettingsError",
+    "StoreUnavailable",
     "TocsinError",
     "TransientStoreError",
     "ValidationError",

@@ -405,3 +405,96 @@ def permission_required(permission: str) -> str:
 
 def token_permission_invalid(permission: object) -> str:
     return f"invalid permission '{permission}'. valid permissions: schedules:read, schedules:write"
+
+
+# issue 11: outbound action deadline
+ACTION_TIMEOUT_INVALID = "timeout_s must be a positive number of seconds"
+
+
+def action_deadline_passed(method: str, url: str, seconds: float, error: str) -> str:
+    return (
+        f"{method} {url} failed: {error}: no complete answer within the action's {seconds:g} s "
+        "deadline (timeout_s, connect + headers + body)"
+    )
+
+
+# ---- limits: amplification and tenant reach (issue 11; texts the SPEC leaves to us) ----
+def rendered_too_large(limit: int) -> str:
+    return (
+        f"the rendered template is larger than {limit} bytes (TOCSIN_MAX_RENDERED_BYTES); "
+        "nothing was sent or written: repeat fewer or smaller cells"
+    )
+
+
+def setting_not_positive_int(name: str, raw: str) -> str:
+    return f"{name} must be a positive whole number, got {raw!r}"
+
+
+def too_many_columns(count: int, limit: int) -> str:
+    return f"a table may have at most {limit} columns (TOCSIN_MAX_COLUMNS); got {count}"
+
+
+def column_name_too_long(column: str, limit: int) -> str:
+    shown = column if len(column) <= 40 else f"{column[:40]}…"
+    return (
+        f"column name '{shown}' is {len(column)} characters long: at most {limit} are allowed "
+        "(TOCSIN_MAX_COLUMN_NAME_CHARS)"
+    )
+
+
+def record_too_large(size: int, limit: int) -> str:
+    return (
+        f"record data is {size} bytes as JSON: at most {limit} are allowed "
+        "(TOCSIN_MAX_RECORD_BYTES)"
+    )
+
+
+def too_many_triggers(count: int, limit: int) -> str:
+    return f"a table may have at most {limit} triggers (TOCSIN_MAX_TRIGGERS_PER_TABLE); got {count}"
+
+
+def too_many_actions(trigger: str, count: int, limit: int) -> str:
+    return (
+        f"trigger {trigger} has {count} actions: at most {limit} are allowed per trigger "
+        "(TOCSIN_MAX_ACTIONS_PER_TRIGGER)"
+    )
+
+
+def notify_other_chatroom(chatroom_id: object) -> str:
+    return (
+        f"notify chatroom_id '{chatroom_id}' is not this table's chatroom: a notify posts only "
+        "to the chatroom the table belongs to (omit chatroom_id to post there)"
+    )
+
+
+def notify_outside_chatroom(scope: object) -> str:
+    return (
+        f"notify needs the table's own chatroom, and this table is in a {scope} scope: a notify "
+        "posts only to the chatroom a table belongs to (chatroom_id cannot name another one)"
+    )
+
+
+# ---- settings and edges (issue 11 hardening) ----
+def token_too_short(name: str, length: int, minimum: int) -> str:
+    return (
+        f"{name} is {length} characters long; a served token needs at least {minimum} "
+        "(make one with: python -c 'import secrets; print(secrets.token_urlsafe(32))')"
+    )
+
+
+METRICS_ELSEWHERE = "metrics are served on TOCSIN_METRICS_PORT, not here"
+METRICS_TOKEN_INVALID = "Invalid or missing metrics bearer token (TOCSIN_METRICS_TOKEN)"
+DATABASE_UNAVAILABLE = "the database is unavailable; retry shortly"
+TOKEN_EXPIRES_IN_PAST = "a token's expiry must lie in the future"
+TOKEN_NOT_FOUND = "token not found"
+
+
+def expires_in_invalid(text: str) -> str:
+    return (
+        f"--expires-in '{text}' is invalid: use a whole number and a unit, "
+        "e.g. 90m, 12h, 30d or 2w (s, m, h, d, w)"
+    )
+
+
+def body_too_large(limit: int) -> str:
+    return f"the request body is larger than {limit} bytes (TOCSIN_MAX_BODY_BYTES)"

@@ -6,6 +6,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from tocsin import messages
 from tocsin.errors import SettingsError
 
 
@@ -25,6 +26,38 @@ def _positive(env: Mapping[str, str], name: str, default: str) -> float:
     return value
 
 
+def _count(env: Mapping[str, str], name: str, default: int) -> int:
+    """A whole number > 0 from ``env[name]``; a malformed value names the variable."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise SettingsError(messages.setting_not_positive_int(name, raw))
+    return value
+
+
+def _listen(env: Mapping[str, str], name: str) -> tuple[str, int | None]:
+    """``PORT`` or ``HOST:PORT`` (port in [1, 65535]) from ``env[name]``: (host, port); the host
+    defaults to 127.0.0.1, the port to None when the variable is unset or empty."""
+    raw = env.get(name, "").strip()
+    host, _, port = raw.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    if not raw:
+        return host, None
+    if not port.isascii() or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise SettingsError(f"{name} must be PORT or HOST:PORT (port in [1, 65535]), got {raw!r}")
+    return host, int(port)
+
+
+#: ``tocsin serve`` (and ``tocsin demo``) refuse a shorter ``TOCSIN_ADMIN_TOKEN``.
+ADMIN_TOKEN_MIN_CHARS = 24
+MAX_BODY_BYTES = 1024 * 1024
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Settings:
     """What a tocsin process is configured with.
@@ -32,18 +65,40 @@ class Settings:
     ``Settings.from_environ()`` reads ``os.environ``; tests pass ``environ={...}`` instead of
     patching the process environment. A malformed number raises ``SettingsError`` naming the
     variable (a tick period of 0 would spin the embedded ticker).
+
+    ``action_timeout_s`` is the total deadline of an outbound action (connect + headers + body)
+    whose config has no ``timeout_s``; ``action_timeout_max_s`` caps every deadline, a config's
+    too. ``worker_concurrency`` is how many runs one worker process executes at once.
+    The ``max_*`` limits bound what one tenant can make tocsin build (issue 11): the size of
+    one rendered template value, of one record's data (serialized JSON; also each run's row
+    snapshot), the columns of a table and their names, the triggers of a table and the actions
+    of a trigger. Past a limit a write is refused with 400; a render fails its action.
     """
 
     database_url: str = "sqlite:///tocsin.db"
-    admin_token: str | None = None
+    admin_token: str | None = field(default=None, repr=False)
     outbound_allow: tuple[str, ...] = field(default_factory=tuple)
     stuck_after_s: int = 300
     tick_every_s: float = 30.0
     app: str | None = None
+    action_timeout_s: float = 10.0
+    action_timeout_max_s: float = 60.0
+    worker_concurrency: int = 8
+    max_rendered_bytes: int = 64 * 1024
+    max_record_bytes: int = 256 * 1024
+    max_columns: int = 200
+    max_column_name_chars: int = 64
+    max_triggers_per_table: int = 100
+    max_actions_per_trigger: int = 20
+    max_body_bytes: int = MAX_BODY_BYTES
+    metrics_token: str | None = field(default=None, repr=False)
+    metrics_port: int | None = None
+    metrics_host: str = "127.0.0.1"
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if environ is None else environ
+        metrics_host, metrics_port = _listen(env, "TOCSIN_METRICS_PORT")
         return cls(
             database_url=env.get("TOCSIN_DATABASE_URL", "sqlite:///tocsin.db"),
             admin_token=env.get("TOCSIN_ADMIN_TOKEN") or None,
@@ -51,4 +106,30 @@ class Settings:
             stuck_after_s=max(1, round(_positive(env, "TOCSIN_STUCK_AFTER_S", "300"))),
             tick_every_s=_positive(env, "TOCSIN_TICK_EVERY_S", "30"),
             app=env.get("TOCSIN_APP", "").strip() or None,
+            action_timeout_s=_positive(env, "TOCSIN_ACTION_TIMEOUT_S", "10"),
+            action_timeout_max_s=_positive(env, "TOCSIN_ACTION_TIMEOUT_MAX_S", "60"),
+            worker_concurrency=_count(env, "TOCSIN_WORKER_CONCURRENCY", 8),
+            max_rendered_bytes=_count(env, "TOCSIN_MAX_RENDERED_BYTES", 64 * 1024),
+            max_record_bytes=_count(env, "TOCSIN_MAX_RECORD_BYTES", 256 * 1024),
+            max_columns=_count(env, "TOCSIN_MAX_COLUMNS", 200),
+            max_column_name_chars=_count(env, "TOCSIN_MAX_COLUMN_NAME_CHARS", 64),
+            max_triggers_per_table=_count(env, "TOCSIN_MAX_TRIGGERS_PER_TABLE", 100),
+            max_actions_per_trigger=_count(env, "TOCSIN_MAX_ACTIONS_PER_TRIGGER", 20),
+            max_body_bytes=_count(env, "TOCSIN_MAX_BODY_BYTES", MAX_BODY_BYTES),
+            metrics_token=env.get("TOCSIN_METRICS_TOKEN") or None,
+            metrics_port=metrics_port,
+            metrics_host=metrics_host,
         )
+
+    def check_servable(self) -> None:
+        """Refuse to serve with a guessable admin token (``SettingsError``, one line): a set
+        ``TOCSIN_ADMIN_TOKEN`` must have at least ``ADMIN_TOKEN_MIN_CHARS`` characters, and so
+        must ``TOCSIN_METRICS_TOKEN``."""
+        for name, token in (
+            ("TOCSIN_ADMIN_TOKEN", self.admin_token),
+            ("TOCSIN_METRICS_TOKEN", self.metrics_token),
+        ):
+            if token is not None and len(token) < ADMIN_TOKEN_MIN_CHARS:
+                raise SettingsError(
+                    messages.token_too_short(name, len(token), ADMIN_TOKEN_MIN_CHARS)
+                )

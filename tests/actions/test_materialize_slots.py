@@ -9,7 +9,7 @@ from typing import Any
 
 from runs.helpers import LATER, NOW
 from tocsin.service import Tocsin
-from tocsin.store.tables import runs
+from tocsin.store.schema import runs
 
 ROSTER = {
     "weekday": "text",

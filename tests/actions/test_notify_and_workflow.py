@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 
-from runs.helpers import LATER, add_record, make_run, make_table, read_run, trigger
+from runs.helpers import LATER, NOW, add_record, make_run, make_table, read_run, trigger
 from tocsin.errors import ValidationError
 from tocsin.service import Tocsin
+from tocsin.store.records import set_table_triggers
 
 
-def test_notify_posts_to_the_given_chatroom(tocsin: Tocsin) -> None:
-    room = str(uuid.uuid4())
-    trg = trigger({"type": "notify", "chatroom_id": room, "message": "hello from $trigger.id"})
-    table = make_table(tocsin, trg, scope="workspace")
+def test_notify_posts_to_the_tables_own_chatroom(tocsin: Tocsin) -> None:
+    """``chatroom_id`` may name the table's own chatroom, in any spelling of its UUID."""
+    table = make_table(tocsin)
+    room = table["scope_id"]
+    trg = trigger(
+        {"type": "notify", "chatroom_id": room.upper(), "message": "hello from $trigger.id"}
+    )
+    with tocsin.store.begin() as tx:
+        set_table_triggers(tx, table_id=table["id"], triggers=[trg], now=NOW)
     run = make_run(tocsin, table, trg)
     tocsin.work(now=LATER)
     assert read_run(tocsin, run["id"])["action_results"][0]["detail"] == f"notified chatroom {room}"

@@ -7,9 +7,13 @@ import threading
 import time
 from collections.abc import Mapping
 from datetime import datetime, timedelta
+from typing import Any
 
 from api_support import NOW
+from fastapi.testclient import TestClient
 
+from runs.helpers import make_run, make_table, read_run, trigger
+from tocsin.api.app import create_app
 from tocsin.api.background import Background
 from tocsin.api.metrics import Metrics
 from tocsin.engine.ticker import Ticker
@@ -50,3 +54,42 @@ def test_background_ticks_at_start_and_stops_both_threads(tocsin: Tocsin) -> Non
     background.stop()
     assert ticks() == 1
     assert not any(thread.is_alive() for thread in background.threads)
+    (backlog,) = metrics.tick_backlog.collect()  # the embedded ticker reports what it left
+    assert [s.value for s in backlog.samples] == [0.0]
+    assert background.ticker.backlog is not None and background.ticker.backlog(NOW) == 0
+
+
+def test_the_lifespan_records_a_clean_stop(tocsin: Tocsin) -> None:
+    app = create_app(tocsin=tocsin, run_background=True)
+    assert app.state.stopped_cleanly is None
+    with TestClient(app) as client:
+        assert client.get("/healthz").status_code == 200
+    assert app.state.stopped_cleanly is True
+
+
+def test_a_background_whose_run_will_not_stop_says_so(tocsin: Tocsin) -> None:
+    """Issue 11: a registered command that never returns cannot be interrupted; the stop gives
+    up after its timeout and answers False (``tocsin serve`` then exits 1)."""
+    entered, release = threading.Event(), threading.Event()
+
+    def wedged(inputs: dict[str, Any]) -> str:
+        entered.set()
+        release.wait(10)
+        return "late"
+
+    tocsin.register_command("wedged", wedged)
+    trg = trigger({"type": "invoke_command", "command": "wedged"})
+    run = make_run(tocsin, make_table(tocsin, trg), trg)
+    background = Background(tocsin, Metrics(lambda: {}))
+    background.stop_timeout_s = 0.2
+    background.start()
+    try:
+        assert entered.wait(10)
+        assert background.stop() is False
+        assert read_run(tocsin, run["id"])["status"] == "running"
+    finally:
+        release.set()
+    deadline = time.monotonic() + 10  # the command returns at last: its thread ends the run
+    while read_run(tocsin, run["id"])["status"] != "done" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert read_run(tocsin, run["id"])["status"] == "done"

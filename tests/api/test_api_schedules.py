@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -142,3 +142,51 @@ def test_workflows_start_runs_cancel(
         ).status_code
         == 403
     )
+
+
+def test_permission_tokens_expire_and_are_revoked_like_any_token(
+    client: TestClient, tocsin: Tocsin, tenant: Tenant
+) -> None:
+    """Issue 11 x issue 12: a token may carry permissions and an expiry (and a scope); an
+    expired or revoked one is 401 on ``/api/…`` as on the tenant routes."""
+    now = datetime.now(UTC)
+    expired = tocsin.create_token(
+        permissions=["schedules:write"],
+        now=now - timedelta(hours=2),
+        expires_at=now - timedelta(hours=1),
+    )
+    fresh = tocsin.create_token(
+        scope="chatroom",
+        scope_id=tenant.scope_id,
+        role="moderator",
+        permissions=["schedules:read"],
+        expires_at=now + timedelta(hours=1),
+    )
+    refused = client.get("/api/schedules", headers=bearer(expired))
+    assert refused.status_code == 401 and refused.json() == {"detail": messages.TOKEN_INVALID}
+    assert client.get("/api/schedules", headers=bearer(fresh)).status_code == 200
+    url, body = f"{tenant.prefix}/tables", {"name": "T", "columns": {"A": "text"}}
+    assert client.post(url, json=body, headers=bearer(fresh)).status_code == 201
+    (row,) = [r for r in tocsin.list_tokens() if r["expires_at"] and r["expires_at"] > now]
+    assert row["permissions"] == ["schedules:read"] and row["role"] == "moderator"
+    tocsin.revoke_token(row["id"])
+    assert client.get("/api/schedules", headers=bearer(fresh)).status_code == 401
+    assert client.post(url, json=body, headers=bearer(fresh)).status_code == 401
+
+
+@pytest.mark.parametrize("token", [None, "not-a-token", "expired"])
+def test_api_writes_are_refused_before_their_body_is_parsed(
+    client: TestClient, tocsin: Tocsin, token: str | None
+) -> None:
+    """Not JSON: parsed first, it would be a 422; authenticated first, it is a 401."""
+    if token == "expired":
+        now = datetime.now(UTC)
+        token = tocsin.create_token(
+            permissions=["schedules:write"],
+            now=now - timedelta(hours=2),
+            expires_at=now - timedelta(hours=1),
+        )
+    headers = bearer(token) if token is not None else {}
+    for url in ("/api/schedules", "/api/workflows/daily-report/start"):
+        resp = client.post(url, content=b"{not json", headers=headers)
+        assert resp.status_code == 401 and resp.json() == {"detail": messages.TOKEN_INVALID}

@@ -29,7 +29,7 @@ INTERVAL = {
 @pytest.fixture
 def env(store_url: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     monkeypatch.setenv("TOCSIN_DATABASE_URL", store_url)
-    monkeypatch.setenv("TOCSIN_ADMIN_TOKEN", "admin-secret")
+    monkeypatch.setenv("TOCSIN_ADMIN_TOKEN", "cli-admin-token-of-32-characters")
     return {"TOCSIN_DATABASE_URL": store_url}
 
 

@@ -107,3 +107,13 @@ def test_a_bad_app_is_one_line_and_exit_2(env: dict[str, str]) -> None:
     ):
         result = invoke("workflows", "list", "--app", spec)
         assert result.exit_code == 2 and text in result.output, result.output
+
+
+def test_tokens_create_with_a_permission_and_an_expiry(env: dict[str, str], tocsin: Tocsin) -> None:
+    result = invoke("tokens", "create", "--permission", "schedules:read", "--expires-in", "2h")
+    assert result.exit_code == 0, result.output
+    assert "with schedules:read, expires " in result.output
+    principal = tocsin.verify_token(result.output.strip().splitlines()[-1])
+    assert principal is not None and principal.permissions == frozenset({"schedules:read"})
+    listed = invoke("tokens", "list")
+    assert listed.exit_code == 0 and "schedules:read" in listed.output and "active" in listed.output

@@ -20,6 +20,7 @@ from tocsin.core.cron import (
     parse,
     prev_at_or_before,
 )
+from tocsin.core.schedules import parse_schedule
 from tocsin.errors import ConfigError
 
 PREFIX = "cron schedule invalid: "
@@ -293,3 +294,35 @@ def test_other_tz_forms_are_equivalent() -> None:
     assert by_name is not None and by_name.isoformat() == "2026-08-28T01:00:00+00:00"
     assert next_after(spec, NOW, tz="Etc/UTC") == next_after(spec, NOW, tz=ZoneInfo("UTC"))
     assert next_after(spec, NOW, tz=None) == next_after(spec, NOW) == next_after(spec, local)
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "0\xa09 * * *",
+        "0 9 * *\u30001-5",
+        "0 9\u2003* * *",
+        "0 9 *\n* *",
+        "0\x0b9 * * *",
+        "0 9 * * *\u2028",
+    ],
+)
+@pytest.mark.parametrize("dialect", ["strict", "extended"])
+def test_only_ascii_spaces_and_tabs_separate_fields(expr: str, dialect: str) -> None:
+    """A non-breaking space looks like a space but is not one: ``0\\xa09 * * *`` is refused."""
+    reason = rejected(expr, dialect)
+    char = next(c for c in expr.strip(" \t\r\n") if c.isspace() and c not in " \t")
+    assert f"U+{ord(char):04X}" in reason
+    assert "separate fields with ASCII spaces or tabs" in reason
+
+
+def test_a_trailing_line_break_is_not_a_field() -> None:
+    assert parse("0 9 * * *\n").expression == "0 9 * * *"
+    assert parse("\t0\t9 * * *\r\n").expression == "0 9 * * *"
+
+
+def test_a_cron_schedule_with_a_non_breaking_space_is_a_400_with_the_spec_prefix() -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_schedule({"type": "cron", "expression": "0\xa09 * * *"}, {})
+    assert info.value.status == 400
+    assert info.value.detail.startswith("cron schedule invalid: U+00A0")

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, time
+from datetime import UTC, datetime
 
 import pytest
 
-from tocsin.core.identity import clock_identity, date_identity, dedup_key, normalize_value
-from tocsin.core.schedules import Daily, DateColumnReached, Interval
+from tocsin.core.identity import clock_identity, date_identity, normalize_value
 
 
 @pytest.mark.parametrize(
@@ -50,19 +49,3 @@ def test_clock_identity() -> None:
     assert clock_identity(window) == "window:2026-08-27T05:00:00"
     with pytest.raises(ValueError):
         clock_identity(datetime(2026, 8, 27, 5, 0))
-
-
-def test_dedup_keys() -> None:
-    window = datetime(2026, 8, 26, 17, 30, tzinfo=UTC)  # 2026-08-27 01:30 in Taipei
-    assert dedup_key(Daily(at=time(1, 30), timezone="Asia/Taipei"), window) == "20260827"
-    assert dedup_key(Daily(at=time(17, 30)), window) == "20260826"
-    assert dedup_key(Interval(every_seconds=60), window) == "20260826T1730"
-    assert dedup_key(DateColumnReached(column="Due"), window) == "20260826T1730"
-    early = datetime(999, 1, 2, 3, 4, tzinfo=UTC)
-    assert dedup_key(Interval(every_seconds=60), early) == "09990102T0304"
-
-
-def test_zoned_daily_key_follows_the_local_date_across_dst() -> None:
-    s = Daily(at=time(23, 30), timezone="America/New_York")
-    window = datetime(2024, 3, 11, 3, 30, tzinfo=UTC)  # 2024-03-10 23:30 EDT
-    assert dedup_key(s, window) == "20240310"

@@ -29,6 +29,8 @@ CLOCK_ALLOWED = frozenset(
         "api/deps.py",
         # a monotonic deadline on reading an outbound answer: an I/O timeout, not scheduling time
         "actions/net.py",
+        # the total deadline of an outbound action (connect + headers + body): an I/O timeout
+        "actions/deadline.py",
     }
 )
 CLOCK_ALLOWED_DIRS = ("cli/",)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tocsin.core.receipts import make_receipt, resume_index, truncate_error, upsert_receipt
+from tocsin.core.receipts import make_receipt, pending_actions, truncate_error, upsert_receipt
 
 ACTIONS = [
     {"id": "a1", "type": "notify"},
@@ -22,6 +22,17 @@ def test_truncate_error_to_1000() -> None:
     assert truncate_error("e" * 1500) == "e" * 1000
     assert truncate_error("boom") == "boom"
     assert truncate_error(ValueError("bad")) == "bad"
+
+
+def resume_index(actions: list[dict[str, str]], receipts: list[object]) -> int:
+    """Where a retry resumes: the first pending action (``len(actions)`` when all are done)."""
+    pending = pending_actions(actions, receipts)
+    return pending[0][0] if pending else len(actions)
+
+
+def test_pending_actions_skip_done_ones_wherever_they_stand() -> None:
+    receipts = [make_receipt("a1", "notify", True), make_receipt("a3", "notify", True)]
+    assert pending_actions(ACTIONS, receipts) == [(1, ACTIONS[1])]
 
 
 def test_resume_by_action_id() -> None:

@@ -496,3 +496,26 @@ def test_validation_is_total(raw: object, previous: object) -> None:
         assert validate_triggers(out, COLUMNS, new_id=ids(), previous=out) == out
     codes = classify_stored_config(raw, COLUMNS)
     assert all(isinstance(c, str) for cs in codes for c in cs)
+
+
+@pytest.mark.parametrize("kind", ["webhook", "api_call"])
+@pytest.mark.parametrize("seconds", [1, 2.5, 0.1, 3600])
+def test_outbound_actions_take_a_positive_timeout(kind: str, seconds: float) -> None:
+    """Issue 11: ``timeout_s`` is the action's total deadline (capped at run time)."""
+    action = {"type": kind, "method": "GET", "url": "https://x.example", "timeout_s": seconds}
+    if kind == "webhook":
+        del action["method"]
+    (trigger,) = validate([{"on": "created", "actions": [action]}])
+    assert trigger["actions"][0]["timeout_s"] == seconds
+
+
+@pytest.mark.parametrize("seconds", [0, -1, True, "5", None, [], float("nan"), float("inf")])
+def test_a_malformed_timeout_is_refused_at_save(seconds: object) -> None:
+    action = {"type": "webhook", "url": "https://x.example", "timeout_s": seconds}
+    error = refused([{"on": "created", "actions": [action]}], "action_invalid")
+    assert "webhook action 'timeout_s' must be a positive number of seconds" in error.detail
+
+
+def test_only_outbound_actions_take_a_timeout() -> None:
+    action = {"type": "notify", "message": "m", "timeout_s": 5}
+    refused([{"on": "created", "actions": [action]}], "action_invalid")

@@ -69,7 +69,7 @@ def env(store_url: str) -> dict[str, str]:
         **os.environ,
         "TOCSIN_DATABASE_URL": store_url,
         "TOCSIN_TICK_EVERY_S": "0.5",
-        "TOCSIN_ADMIN_TOKEN": "e2e-admin",
+        "TOCSIN_ADMIN_TOKEN": "e2e-admin-token-of-32-characters",
         "TOCSIN_OUTBOUND_ALLOW": "127.0.0.1",
     }
 
@@ -165,7 +165,7 @@ def test_serve_runs_schedules_and_stops_cleanly_on_sigterm(
 
 def test_demo_seeds_serves_and_completes_runs(tmp_path: Path) -> None:
     """``make run``: the demo always uses its own SQLite file in the working directory."""
-    env = {**os.environ, "TOCSIN_ADMIN_TOKEN": "e2e-admin"}
+    env = {**os.environ, "TOCSIN_ADMIN_TOKEN": "e2e-admin-token-of-32-characters"}
     port = free_port()
     log = (tmp_path / "demo.log").open("wb")
     proc = subprocess.Popen(

@@ -35,7 +35,7 @@ def make_table(t: Tocsin, columns: dict[str, str] | None = None, *, now: datetim
 
 
 def notify(message: str = "hello") -> list[dict[str, Any]]:
-    return [{"type": "notify", "chatroom_id": CHATROOM, "message": message}]
+    return [{"type": "notify", "message": message}]  # to the table's own chatroom
 
 
 def date_trigger(

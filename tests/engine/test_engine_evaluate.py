@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from tocsin.core import identity
+from tocsin.core.model import TriggerState
 from tocsin.engine.evaluate import (
     ALREADY_FIRED,
     DUE_NOW,
@@ -66,7 +67,9 @@ def test_scheduler_order_decides_each_record_once() -> None:
 
 def test_clock_classification_coalesces_and_respects_the_active_run() -> None:
     [trigger] = inspect_stored([HOURLY], COLUMNS, [HOURLY["id"]])
-    state = {"anchor": NOW, "last_consumed": NOW}
+    state = TriggerState(
+        HOURLY["id"], "t1", "interval", NOW, NOW, None, None, None, False, None, None
+    )
     later = NOW + timedelta(hours=5, minutes=30)
     free = classify(trigger, state, now=later)
     busy = classify(trigger, state, now=later, active_run=True)

@@ -18,9 +18,10 @@ from engine_support import (
     write_raw_triggers,
 )
 
-from tocsin.engine import configs, sweeps, tick, tick_batch
+from tocsin.engine import sweeps, tick, tick_plan
 from tocsin.service import Tocsin
-from tocsin.store import ledger, tick_bulk
+from tocsin.store import claims, ledger
+from tocsin.store import runs as store_runs
 
 PAST = "2026-08-27T01:00"
 
@@ -147,7 +148,7 @@ def test_a_trigger_that_raises_is_skipped_and_others_proceed(
 ) -> None:
     table_id = make_table(tocsin)
     bad, good = tocsin.set_triggers(table_id, [interval(), interval()], now=NOW)
-    real = tick_batch.decide_clock_trigger
+    real = tick_plan.decide_clock_trigger
 
     def flaky(trigger: Any, state: Any, now: Any, active: bool) -> Any:
         decided = real(trigger, state, now, active)
@@ -155,36 +156,35 @@ def test_a_trigger_that_raises_is_skipped_and_others_proceed(
             raise RuntimeError("broken trigger")  # its decision is dropped
         return decided
 
-    monkeypatch.setattr(tick_batch, "decide_clock_trigger", flaky)
+    monkeypatch.setattr(tick_plan, "decide_clock_trigger", flaky)
     assert tocsin.tick(now=NOW)["runs_created"] == 1
     assert [r["trigger_id"] for r in runs_of(tocsin, table_id)] == [good["id"]]
     monkeypatch.undo()
     assert tocsin.tick(now=NOW)["runs_created"] == 1  # its window was not consumed
 
 
-def test_a_trigger_that_raises_on_the_per_table_path_is_skipped(
+def test_a_batch_whose_writes_fail_goes_table_by_table_and_a_failing_table_is_skipped(
     tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A failed bulk write sends the batch's tables one by one, each trigger in a savepoint."""
-    table_id = make_table(tocsin)
-    bad, good = tocsin.set_triggers(table_id, [interval(), interval()], now=NOW)
-    real = tick.tick_clock_trigger
+    """The batch's transaction rolls back whole, then each table gets its own; the table whose
+    writes still fail is skipped (logged) and ticked again next time."""
+    tables = [make_table(tocsin) for _ in range(3)]
+    for table_id in tables:
+        tocsin.set_triggers(table_id, [interval()], now=NOW)
+    real = store_runs.insert_runs
 
-    def flaky(tx: Any, table: Any, trigger: Any, state: Any, now: Any) -> int:
-        if trigger.trigger_id == bad["id"]:
-            real(tx, table, trigger, state, now)  # writes, then fails: rolled back
-            raise RuntimeError("broken trigger")
-        return real(tx, table, trigger, state, now)
+    def broken_for_one(tx: Any, *, runs_: Any, now: Any) -> Any:
+        if any(r.table_id == tables[1] for r in runs_):
+            raise RuntimeError("insert down for one table")
+        return real(tx, runs_=runs_, now=now)
 
-    def broken_bulk(*args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError("bulk insert down")
-
-    monkeypatch.setattr(tick_bulk, "insert_clock_runs", broken_bulk)
-    monkeypatch.setattr(tick, "tick_clock_trigger", flaky)
-    assert tocsin.tick(now=NOW)["runs_created"] == 1
-    assert [r["trigger_id"] for r in runs_of(tocsin, table_id)] == [good["id"]]
+    monkeypatch.setattr(store_runs, "insert_runs", broken_for_one)
+    counts = tocsin.tick(now=NOW)
+    assert (counts["tables_scanned"], counts["runs_created"]) == (2, 2)
+    assert [len(runs_of(tocsin, t)) for t in tables] == [1, 0, 1]
     monkeypatch.undo()
     assert tocsin.tick(now=NOW)["runs_created"] == 1  # its window was not consumed
+    assert [len(runs_of(tocsin, t)) for t in tables] == [1, 1, 1]
 
 
 def test_a_table_that_raises_does_not_roll_back_the_others(
@@ -193,37 +193,33 @@ def test_a_table_that_raises_does_not_roll_back_the_others(
     tables = [make_table(tocsin) for _ in range(3)]
     for table_id in tables:
         tocsin.set_triggers(table_id, [interval()], now=NOW)
-    real = tick_batch.plan_table
+    real = tick.plan_table
 
-    def flaky(table: Any, states: Any, now: Any) -> Any:
-        if table["id"] == tables[1]:
+    def flaky(table_id: str, *args: Any, **kwargs: Any) -> Any:
+        if table_id == tables[1]:
             raise RuntimeError("broken table")
-        return real(table, states, now)
+        return real(table_id, *args, **kwargs)
 
-    monkeypatch.setattr(tick_batch, "plan_table", flaky)
+    monkeypatch.setattr(tick, "plan_table", flaky)
     counts = tocsin.tick(now=NOW)
     assert (counts["tables_scanned"], counts["runs_created"]) == (2, 2)
     assert [len(runs_of(tocsin, t)) for t in tables] == [1, 0, 1]
 
 
-def test_a_table_that_raises_on_the_per_table_path_does_not_roll_back_the_others(
+def test_a_table_whose_stamp_fails_does_not_roll_back_the_others(
     tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tables = [make_table(tocsin) for _ in range(3)]
     for table_id in tables:
         tocsin.set_triggers(table_id, [interval()], now=NOW)
-    real = configs.refresh_table_next_due
+    real = claims.finish_tables
 
-    def flaky(tx: Any, *, table_id: str) -> Any:
-        if table_id == tables[1]:
+    def flaky(tx: Any, *, values: Any, now: Any) -> None:
+        if any(table_id == tables[1] for table_id, _ in values):
             raise RuntimeError("broken table")
-        return real(tx, table_id=table_id)
+        real(tx, values=values, now=now)
 
-    def broken_bulk(*args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError("bulk update down")
-
-    monkeypatch.setattr(tick_bulk, "finish_tables", broken_bulk)
-    monkeypatch.setattr(tick, "refresh_table_next_due", flaky)
+    monkeypatch.setattr(claims, "finish_tables", flaky)
     counts = tocsin.tick(now=NOW)
     assert (counts["tables_scanned"], counts["runs_created"]) == (2, 2)
     assert [len(runs_of(tocsin, t)) for t in tables] == [1, 0, 1]
@@ -258,13 +254,13 @@ def test_idle_triggers_of_a_due_table_are_not_evaluated(
     assert tocsin.tick(now=NOW)["runs_created"] == 5
     finish_all(tocsin, table_id, now=NOW)
     evaluated: list[str] = []
-    real = tick_batch.decide_clock_trigger
+    real = tick_plan.decide_clock_trigger
 
     def spy(trigger: Any, state: Any, now: Any, active: bool) -> Any:
         evaluated.append(trigger.trigger_id)
         return real(trigger, state, now, active)
 
-    monkeypatch.setattr(tick_batch, "decide_clock_trigger", spy)
+    monkeypatch.setattr(tick_plan, "decide_clock_trigger", spy)
     assert tocsin.tick(now=NOW + hours(1))["runs_created"] == 1
     assert evaluated == [hourly["id"]]
     finish_all(tocsin, table_id, now=NOW + hours(1))
@@ -281,7 +277,7 @@ def test_a_refused_clock_run_leaves_its_window_unclaimed(
     table_id = make_table(tocsin)
     [saved] = tocsin.set_triggers(table_id, [interval(3600)], now=NOW)
     assert tocsin.tick(now=NOW)["runs_created"] == 1  # pending: the active run
-    monkeypatch.setattr(tick_bulk, "active_clock_trigger_ids", lambda tx, *, trigger_ids: set())
+    monkeypatch.setattr(store_runs, "active_clock_trigger_ids", lambda tx, *, trigger_ids: set())
     assert tocsin.tick(now=NOW + hours(1))["runs_created"] == 0
     with tocsin.store.read() as tx:
         claimed = ledger.fired_identities(

@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from tocsin.service import Tocsin
 from tocsin.store.execution import count_runs
 from tocsin.store.runs import insert_run
-from tocsin.store.tables import runs
+from tocsin.store.schema import runs
 
 from .helpers import NOW, make_table, new_id, trigger
 

@@ -12,6 +12,7 @@ from tocsin.runs.worker import serve_worker
 from tocsin.service import Tocsin
 
 from .helpers import LATER, make_run, make_table, read_run, trigger
+from .slow_receivers import DripReceiver
 
 DEADLINE_S = 10.0
 
@@ -77,6 +78,7 @@ class Flaky:
         *,
         should_stop: Any = None,
         clock: Any = None,
+        pool: Any = None,
     ) -> int:
         self.calls.append(clock())
         if len(self.calls) == 1:
@@ -92,3 +94,64 @@ def test_a_failing_pass_is_logged_and_retried(caplog: Any) -> None:
     thread.join(DEADLINE_S)
     assert source.calls[:3] == [LATER] * 3
     assert "worker pass failed" in caplog.text
+
+
+def test_stop_during_a_dripping_action_hands_the_run_back_at_its_deadline(tocsin: Tocsin) -> None:
+    """Issue 11: the stop cannot wait forever on a receiver that drips its answer; the action
+    is abandoned at its deadline without a receipt and the run goes back to pending with the
+    receipts of the actions before it."""
+    stop, result = threading.Event(), []
+    with DripReceiver(every_s=0.3) as drip:
+        trg = trigger(
+            {"type": "notify", "message": "first"},
+            {"type": "webhook", "url": drip.url, "timeout_s": 1},
+            {"type": "notify", "message": "never"},
+        )
+        run = make_run(tocsin, make_table(tocsin, trg), trg)
+        thread = threading.Thread(
+            target=lambda: result.append(
+                serve_worker(tocsin, stop_event=stop, poll_interval=0.01, concurrency=2)
+            ),
+            daemon=True,
+        )
+        thread.start()
+        assert drip.arrived.wait(DEADLINE_S)
+        stop.set()
+        thread.join(DEADLINE_S)
+        (exchange,) = drip.exchanges
+    assert result == [True] and not thread.is_alive()
+    assert exchange.left is not None and exchange.left - exchange.arrived < 2.0
+    back = read_run(tocsin, run["id"])
+    assert back["status"] == "pending" and back["attempts"] == 1 and back["error"] is None
+    assert [(r["action_id"], r["ok"]) for r in back["action_results"]] == [("act_1", True)]
+
+
+def test_a_run_that_does_not_stop_in_time_is_reported(tocsin: Tocsin) -> None:
+    """A command that never returns cannot be interrupted: the stop gives up after its timeout
+    and says so (``tocsin worker`` then exits non-zero); the run stays running for the sweep."""
+    stop, entered, release, result = threading.Event(), threading.Event(), threading.Event(), []
+
+    def wedged(inputs: dict[str, Any]) -> str:
+        entered.set()
+        release.wait(DEADLINE_S)
+        return "late"
+
+    tocsin.register_command("wedged", wedged)
+    trg = trigger({"type": "invoke_command", "command": "wedged"})
+    run = make_run(tocsin, make_table(tocsin, trg), trg)
+    thread = threading.Thread(
+        target=lambda: result.append(
+            serve_worker(tocsin, stop_event=stop, poll_interval=0.01, stop_timeout_s=0.2)
+        ),
+        daemon=True,
+    )
+    thread.start()
+    try:
+        assert entered.wait(DEADLINE_S)
+        stop.set()
+        thread.join(DEADLINE_S)
+        assert result == [False]
+        assert read_run(tocsin, run["id"])["status"] == "running"
+    finally:
+        release.set()
+    wait_for(lambda: read_run(tocsin, run["id"])["status"] == "done")  # it did end, late

@@ -200,9 +200,9 @@ def test_duplicate_delivery_loses_the_claim_and_does_nothing(tocsin: Tocsin) -> 
     trg = trigger(notify())
     table = make_table(tocsin, trg)
     run = make_run(tocsin, table, trg)
-    with tocsin.store.begin_immediate() as tx:
+    with tocsin.store.begin() as tx:
         first = claim_run(tx, run_id=run["id"], now=LATER)
-    with tocsin.store.begin_immediate() as tx:
+    with tocsin.store.begin() as tx:
         second = claim_run(tx, run_id=run["id"], now=LATER)
     assert first is not None and first["status"] == "running" and first["attempts"] == 1
     assert second is None

@@ -26,7 +26,7 @@ def make_table(t: Tocsin) -> str:
 
 
 def notify(message: str) -> list[dict[str, Any]]:
-    return [{"type": "notify", "chatroom_id": CHATROOM, "message": message}]
+    return [{"type": "notify", "message": message}]  # to the table's own chatroom
 
 
 def runs_of(t: Tocsin, table_id: str) -> list[dict[str, Any]]:

@@ -11,12 +11,12 @@ from typing import Any
 from tocsin.store import Store
 from tocsin.store import records as rec
 from tocsin.store.claims import (
+    candidate_table_ids,
     claim_candidate_tables,
-    count_candidate_tables,
-    mark_tables_ticked,
+    finish_tables,
 )
 
-from .helpers import NOW, PG_ONLY, make_table
+from .helpers import NOW, PG_ONLY, make_table, new_id
 
 TRIGGERS = [{"id": "trg_0123456789ab", "on": "schedule", "schedule": {"type": "interval"}}]
 
@@ -29,8 +29,10 @@ def _candidate(store: Store, **table_fields: Any) -> str:
 
 
 def _claim_ids(store: Store, *, now: Any = NOW, limit: int = 100) -> list[str]:
-    with store.begin_immediate() as tx:
-        return [t["id"] for t in claim_candidate_tables(tx, now=now, limit=limit)]
+    """List the candidates, then claim them (one transaction)."""
+    with store.begin() as tx:
+        ids = candidate_table_ids(tx, now=now, limit=limit)
+        return [t["id"] for t in claim_candidate_tables(tx, table_ids=ids, now=now)]
 
 
 def test_only_live_tables_with_triggers_and_due_work_are_candidates(store: Store) -> None:
@@ -45,16 +47,24 @@ def test_only_live_tables_with_triggers_and_due_work_are_candidates(store: Store
         rec.set_table_next_due(tx, table_id=idle, next_due_at=NOW + timedelta(seconds=1))
         rec.set_table_trashed(tx, table_id=trashed, trashed=True, now=NOW)
         rec.set_table_triggers(tx, table_id=cleared, triggers=None, now=NOW)
-        assert count_candidate_tables(tx) == 3
     assert sorted(_claim_ids(store)) == sorted([never_evaluated, due])
     assert idle in _claim_ids(store, now=NOW + timedelta(seconds=1))
+    everything = [never_evaluated, due, idle, trashed, cleared, new_id()]
+    with store.begin() as tx:  # the claim re-checks the predicate: listed ids are not enough
+        claimed = claim_candidate_tables(tx, table_ids=everything, now=NOW)
+    assert [t["id"] for t in claimed] == [never_evaluated, due]  # in input order
 
 
 def test_claimed_tables_come_back_as_table_dicts(store: Store) -> None:
     table_id = _candidate(store)
-    with store.begin_immediate() as tx:
-        [claimed] = claim_candidate_tables(tx, now=NOW, limit=10)
-    assert claimed["id"] == table_id and claimed["triggers"] == TRIGGERS
+    with store.begin() as tx:
+        assert candidate_table_ids(tx, now=NOW, limit=10) == [table_id]
+        [claimed] = claim_candidate_tables(tx, table_ids=[table_id], now=NOW)
+    assert claimed == {
+        "id": table_id,
+        "columns": {"Due": "datetime", "Status": "text"},
+        "triggers": TRIGGERS,
+    }
 
 
 def test_rotation_reaches_every_table_in_turn(store: Store) -> None:
@@ -62,21 +72,32 @@ def test_rotation_reaches_every_table_in_turn(store: Store) -> None:
     seen: list[list[str]] = []
     for tick in range(4):
         now = NOW + timedelta(minutes=tick)
-        with store.begin_immediate() as tx:
-            claimed = [t["id"] for t in claim_candidate_tables(tx, now=now, limit=2)]
-            mark_tables_ticked(tx, table_ids=claimed, now=now)
+        with store.begin() as tx:
+            listed = candidate_table_ids(tx, now=now, limit=2)
+            claimed = [t["id"] for t in claim_candidate_tables(tx, table_ids=listed, now=now)]
+            finish_tables(tx, values=[(i, now) for i in claimed], now=now)
         seen.append(claimed)
     # never ticked first (by id), then least recently ticked
     assert seen[0] == ids[0:2] and seen[1] == ids[2:4]
     assert seen[2] == [ids[4], ids[0]] and seen[3] == ids[1:3]
     with store.read() as tx:
         stamped = rec.get_table(tx, table_id=ids[4])
-    assert stamped is not None and stamped["last_ticked_at"] == NOW + timedelta(minutes=2)
+    later = NOW + timedelta(minutes=2)
+    assert stamped is not None and stamped["last_ticked_at"] == later
+    assert stamped["next_due_at"] == later
 
 
-def test_mark_tables_ticked_accepts_nothing(store: Store) -> None:
+def test_finish_tables_sets_next_due_and_accepts_nothing(store: Store) -> None:
+    table_id = _candidate(store)
     with store.begin() as tx:
-        mark_tables_ticked(tx, table_ids=[], now=NOW)
+        finish_tables(tx, values=[], now=NOW)
+        finish_tables(tx, values=[(table_id, NOW + timedelta(hours=1))], now=NOW)
+    with store.read() as tx:
+        finished = rec.get_table(tx, table_id=table_id)
+        assert candidate_table_ids(tx, now=NOW + timedelta(minutes=59), limit=10) == []
+        assert candidate_table_ids(tx, now=NOW + timedelta(hours=1), limit=10) == [table_id]
+    assert finished is not None and finished["last_ticked_at"] == NOW
+    assert finished["next_due_at"] == NOW + timedelta(hours=1)
 
 
 @PG_ONLY
@@ -85,27 +106,39 @@ def test_overlapping_pg_ticks_skip_locked_tables(store: Store) -> None:
     with ExitStack() as stack:
         first = stack.enter_context(store.begin())
         second = stack.enter_context(store.begin())
-        got_first = {t["id"] for t in claim_candidate_tables(first, now=NOW, limit=2)}
-        got_second = {t["id"] for t in claim_candidate_tables(second, now=NOW, limit=10)}
+        listed = candidate_table_ids(first, now=NOW, limit=2)
+        got_first = {t["id"] for t in claim_candidate_tables(first, table_ids=listed, now=NOW)}
+        listed = candidate_table_ids(second, now=NOW, limit=10)  # a plain read: all five
+        assert set(listed) == ids
+        got_second = {t["id"] for t in claim_candidate_tables(second, table_ids=listed, now=NOW)}
     assert len(got_first) == 2 and len(got_second) == 3
     assert got_first.isdisjoint(got_second) and got_first | got_second == ids
 
 
 def test_concurrent_ticks_claim_disjoint_sets(store: Store) -> None:
-    """Two ticks at once: PG by SKIP LOCKED, SQLite by BEGIN IMMEDIATE + rotation."""
+    """Two ticks at once, each listing the candidates then claiming them two per transaction
+    (as the tick's batches do): PG by SKIP LOCKED, SQLite by BEGIN IMMEDIATE; on both the claim
+    re-checks the predicate, so a table the other tick finished (not due again) is left out."""
     ids = {_candidate(store) for _ in range(4)}
     results: list[set[str]] = []
     first_claimed = threading.Event()
     release_first = threading.Event()
+    not_due = NOW + timedelta(hours=1)
 
     def tick(hold: bool) -> None:
-        with store.begin_immediate() as tx:
-            claimed = {t["id"] for t in claim_candidate_tables(tx, now=NOW, limit=2)}
-            mark_tables_ticked(tx, table_ids=claimed, now=NOW)
-            results.append(claimed)
-            if hold:
-                first_claimed.set()
-                release_first.wait(10)
+        with store.read() as tx:
+            listed = candidate_table_ids(tx, now=NOW, limit=10)
+        got: set[str] = set()
+        for start in range(0, len(listed), 2):
+            with store.begin() as tx:
+                batch = listed[start : start + 2]
+                claimed = [t["id"] for t in claim_candidate_tables(tx, table_ids=batch, now=NOW)]
+                finish_tables(tx, values=[(i, not_due) for i in claimed], now=NOW)
+                got.update(claimed)
+                if hold and start == 0:
+                    first_claimed.set()
+                    release_first.wait(10)
+        results.append(got)
 
     holder = threading.Thread(target=tick, args=(True,))
     holder.start()
@@ -126,11 +159,9 @@ def test_record_writes_do_not_wait_for_a_tick_holding_the_table(store: Store) ->
     does not wait for a long date-trigger pass; a config write's FOR UPDATE still does."""
     from sqlalchemy import text
 
-    from tocsin.store.engine_queries import lock_candidate_table
-
     table_id = _candidate(store)
     with store.begin() as ticking:
-        assert lock_candidate_table(ticking, table_id=table_id, now=NOW) is not None
+        assert claim_candidate_tables(ticking, table_ids=[table_id], now=NOW) != []
         with store.begin() as writer:
             writer.conn.execute(text("SET LOCAL lock_timeout = '2s'"))
             rows = [{"id": str(uuid.uuid4()), "data": {}}]

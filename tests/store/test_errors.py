@@ -118,9 +118,9 @@ def test_store_transactions_map_a_busy_begin(store: Store) -> None:
     holder = sqlite3.connect(str(store.engine.url.database), isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     try:
-        with pytest.raises(TransientStoreError), store.begin_immediate():
+        with pytest.raises(TransientStoreError), store.begin():
             pass
     finally:
         holder.close()
-    with store.begin_immediate() as tx:  # and the store works again
+    with store.begin() as tx:  # and the store works again
         assert tx.conn.exec_driver_sql("SELECT 1").scalar_one() == 1

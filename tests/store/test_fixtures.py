@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 
 from tocsin.service import Tocsin
 from tocsin.store.migrate import current_revision, head_revision
-from tocsin.store.tables import tables
+from tocsin.store.schema import tables
 
 
 def test_store_url_carries_everything_for_the_facade(tocsin: Tocsin, store_url: str) -> None:

@@ -6,16 +6,15 @@ from datetime import timedelta
 from typing import Any
 
 from tocsin.store import Store
-from tocsin.store.ledger import IN_CHUNK, claim_occurrence, fired_identities, release_occurrence
+from tocsin.store.ledger import IN_CHUNK, claim_occurrences, fired_identities, release_occurrences
 from tocsin.store.runs import get_run, insert_run
 
 from .helpers import NOW, new_id
 
 
 def _claim(tx: Any, identity: str, trigger_id: str = "trg_a", table_id: str = "t") -> bool:
-    return claim_occurrence(
-        tx, trigger_id=trigger_id, identity=identity, table_id=table_id, run_id=new_id(), now=NOW
-    )
+    got = claim_occurrences(tx, claims=[(table_id, trigger_id, identity, new_id())], now=NOW)
+    return got == {(trigger_id, identity)}
 
 
 def _run(tx: Any, run_id: str, table_id: str) -> None:
@@ -32,6 +31,23 @@ def test_an_identity_is_claimed_once(store: Store) -> None:
     with store.begin() as tx:
         assert not _claim(tx, "r1|2026-08-27")
         assert _claim(tx, "r1|2026-08-27", trigger_id="trg_b")  # the fence is (trigger, identity)
+
+
+def test_one_call_claims_many_and_answers_only_what_it_got(store: Store) -> None:
+    with store.begin() as tx:
+        assert _claim(tx, "old")
+        got = claim_occurrences(
+            tx,
+            claims=[
+                ("t", "trg_a", "old", new_id()),  # already held
+                ("t", "trg_a", "new", new_id()),
+                ("t", "trg_b", "old", new_id()),  # another trigger: its own fence
+                ("t", "trg_a", "new", new_id()),  # twice in one call: claimed once
+            ],
+            now=NOW,
+        )
+        assert got == {("trg_a", "new"), ("trg_b", "old")}
+        assert claim_occurrences(tx, claims=[], now=NOW) == set()
 
 
 def test_duplicate_claim_does_not_roll_back_the_transaction(
@@ -78,9 +94,8 @@ def test_claim_stores_its_row(store: Store) -> None:
     run_id = new_id()
     later = NOW + timedelta(minutes=1)
     with store.begin() as tx:
-        assert claim_occurrence(
-            tx, trigger_id="trg_a", identity="w", table_id="tbl", run_id=run_id, now=later
-        )
+        got = claim_occurrences(tx, claims=[("tbl", "trg_a", "w", run_id)], now=later)
+        assert got == {("trg_a", "w")}
         row = tx.conn.exec_driver_sql(
             "SELECT table_id, run_id FROM occurrence_ledger WHERE identity = 'w'"
         ).one()
@@ -90,11 +105,12 @@ def test_claim_stores_its_row(store: Store) -> None:
 def test_release_undoes_only_the_claim_of_its_own_run(store: Store) -> None:
     mine = new_id()
     with store.begin() as tx:
-        kw: dict[str, Any] = {"trigger_id": "trg_a", "table_id": "t", "now": NOW}
-        assert claim_occurrence(tx, identity="w1", run_id=mine, **kw)
-        assert not release_occurrence(
-            tx, table_id="t", trigger_id="trg_a", identity="w1", run_id=new_id()
-        )
-        assert release_occurrence(tx, table_id="t", trigger_id="trg_a", identity="w1", run_id=mine)
+        assert claim_occurrences(tx, claims=[("t", "trg_a", "w1", mine)], now=NOW) == {
+            ("trg_a", "w1")
+        }
+        release_occurrences(tx, claims=[("t", "trg_a", "w1", new_id())])  # another run's claim
+        assert fired_identities(tx, table_id="t", trigger_id="trg_a", identities=["w1"]) == {"w1"}
+        release_occurrences(tx, claims=[("t", "trg_a", "w1", mine)])
         assert fired_identities(tx, table_id="t", trigger_id="trg_a", identities=["w1"]) == set()
         assert _claim(tx, "w1")  # claimable again
+        release_occurrences(tx, claims=[])  # nothing to release: a no-op

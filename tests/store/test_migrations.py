@@ -10,9 +10,9 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect, text
 
 from tocsin.store import Store, open_store
-from tocsin.store.ledger import claim_occurrence, fired_identities
+from tocsin.store.ledger import claim_occurrences, fired_identities
 from tocsin.store.migrate import alembic_config, current_revision, head_revision, upgrade_to_head
-from tocsin.store.tables import metadata
+from tocsin.store.schema import metadata
 
 from .helpers import NOW, PG_ONLY
 
@@ -97,15 +97,13 @@ def test_ledger_key_is_table_first_and_its_rows_survive_both_ways(store: Store) 
 
     assert key() == ["table_id", "trigger_id", "identity"]
     with store.begin() as tx:
-        assert claim_occurrence(
-            tx, trigger_id="trg_a", identity="w1", table_id="t", run_id="r1", now=NOW
-        )
+        assert claim_occurrences(tx, claims=[("t", "trg_a", "w1", "r1")], now=NOW) == {
+            ("trg_a", "w1")
+        }
         command.downgrade(alembic_config(tx.conn), "0002")
     assert key() == ["trigger_id", "identity"]
     upgrade_to_head(store)
     assert key() == ["table_id", "trigger_id", "identity"]
     with store.begin() as tx:
         assert fired_identities(tx, table_id="t", trigger_id="trg_a", identities=["w1"]) == {"w1"}
-        assert not claim_occurrence(
-            tx, trigger_id="trg_a", identity="w1", table_id="t", run_id="r2", now=NOW
-        )
+        assert claim_occurrences(tx, claims=[("t", "trg_a", "w1", "r2")], now=NOW) == set()

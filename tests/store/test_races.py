@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tocsin.store import Store, open_store
-from tocsin.store.ledger import claim_occurrence, fired_identities
+from tocsin.store.ledger import claim_occurrences, fired_identities
 from tocsin.store.migrate import current_revision, head_revision
 from tocsin.store.state import get_state, upsert_state
 from tocsin.store.tx import Tx
@@ -21,11 +21,14 @@ from .helpers import NOW, PG_ONLY, make_table, new_id
 RACERS = 4
 
 
+def _claim_in(tx: Tx, identity: str) -> bool:
+    claims = [("t", "trg_race", identity, new_id())]
+    return claim_occurrences(tx, claims=claims, now=NOW) == {("trg_race", identity)}
+
+
 def _claim(store: Store, identity: str) -> bool:
-    with store.begin_immediate() as tx:
-        return claim_occurrence(
-            tx, trigger_id="trg_race", identity=identity, table_id="t", run_id=new_id(), now=NOW
-        )
+    with store.begin() as tx:
+        return _claim_in(tx, identity)
 
 
 def test_racing_claims_of_one_identity_give_exactly_one_winner(store: Store) -> None:
@@ -73,9 +76,7 @@ def test_pg_second_claim_waits_for_the_first_transaction(
     with store.engine.connect() as conn:
         first = conn.begin()
         tx = Tx(conn=conn, is_postgres=True)
-        assert claim_occurrence(
-            tx, trigger_id="trg_race", identity="w", table_id="t", run_id=new_id(), now=NOW
-        )
+        assert _claim_in(tx, "w")
         thread = threading.Thread(target=lambda: outcome.update(won=_claim(store, "w")))
         thread.start()
         _wait_until_blocked(store)
@@ -121,7 +122,7 @@ def test_pg_a_state_created_meanwhile_by_another_table_is_not_taken_over(store: 
     assert outcome == {"got": None}
     with store.read() as tx2:
         kept = get_state(tx2, trigger_id="trg_shared")
-    assert kept is not None and kept["table_id"] == first_table
+    assert kept is not None and kept.table_id == first_table
 
 
 def test_processes_opening_one_database_at_once_migrate_once(store_url: str) -> None:

@@ -12,13 +12,14 @@ from sqlalchemy import update
 from tocsin.store import Store
 from tocsin.store.execution import requeue_runs
 from tocsin.store.runs import (
-    active_trigger_ids,
+    NewRun,
+    active_clock_trigger_ids,
     get_run,
-    has_active_run,
     insert_run,
+    insert_runs,
     list_runs,
 )
-from tocsin.store.tables import runs
+from tocsin.store.schema import runs
 
 from .helpers import NOW, new_id, query_plan
 
@@ -82,11 +83,38 @@ def test_second_active_clock_run_is_refused_without_aborting(store: Store) -> No
         other = _insert(tx, "tbl", trigger_id="trg_other")  # the transaction still works
         assert other is not None
     with store.read() as tx:
-        assert has_active_run(tx, trigger_id="trg_clock")
-        assert active_trigger_ids(tx, trigger_ids=["trg_clock", "trg_other", "trg_none"]) == {
+        assert active_clock_trigger_ids(tx, trigger_ids=["trg_clock"]) == {"trg_clock"}
+        assert active_clock_trigger_ids(tx, trigger_ids=["trg_clock", "trg_other", "trg_none"]) == {
             "trg_clock",
             "trg_other",
         }
+        assert active_clock_trigger_ids(tx, trigger_ids=[]) == set()
+
+
+def test_insert_runs_answers_the_ids_it_inserted(store: Store) -> None:
+    def new_run(trigger_id: str, *, clock: bool) -> NewRun:
+        return NewRun(
+            id=new_id(), table_id="tbl", trigger_id=trigger_id, record_id=None,
+            source="schedule", clock=clock, payload={"n": 1}, definition=None,
+            identity="w", scheduled_for=NOW,
+        )  # fmt: skip
+
+    with store.begin() as tx:
+        held = _insert(tx, "tbl")
+        assert held is not None
+        batch = [
+            new_run("trg_clock", clock=True),  # refused: trg_clock already has an active run
+            new_run("trg_a", clock=True),
+            new_run("trg_a", clock=True),  # refused: the one just before in the same call
+            new_run("trg_a", clock=False),  # row-event runs are not fenced
+            new_run("trg_b", clock=True),
+        ]
+        inserted = insert_runs(tx, runs_=batch, now=NOW)
+        assert inserted == {batch[1].id, batch[3].id, batch[4].id}
+        assert insert_runs(tx, runs_=[], now=NOW) == set()
+        run = get_run(tx, run_id=batch[1].id)
+        assert run is not None and run["payload"] == {"n": 1} and run["definition"] is None
+        assert get_run(tx, run_id=batch[0].id) is None
 
 
 def test_running_run_also_fences(store: Store) -> None:
@@ -104,7 +132,7 @@ def test_a_terminal_run_releases_the_fence(store: Store, status: str) -> None:
         assert first is not None
         _set(tx, first["id"], status=status)
     with store.begin() as tx:
-        assert not has_active_run(tx, trigger_id="trg_clock")
+        assert active_clock_trigger_ids(tx, trigger_ids=["trg_clock"]) == set()
         assert _insert(tx, "tbl", identity="next") is not None
 
 
@@ -174,13 +202,18 @@ def test_list_runs_pages_and_rejects_unknown_filters(store: Store) -> None:
 
 
 def test_active_run_probes_use_the_partial_index(store: Store, table: dict[str, Any]) -> None:
-    """has_active_run runs once per due clock trigger: one index probe, not a scan of every
-    pending/running run (it filtered on status only, which matched no index predicate)."""
+    """The tick asks for every due clock trigger of a batch: one index probe per id, not a scan
+    of every pending/running run (filtering on status alone matched no index predicate)."""
     with store.begin() as tx:
         for n in range(3):
             _insert(tx, table["id"], trigger_id=f"trg_{n}", clock=n != 1)
-    single = query_plan(store, lambda tx: has_active_run(tx, trigger_id="trg_0"))
-    many = query_plan(store, lambda tx: active_trigger_ids(tx, trigger_ids=["trg_0", "trg_2"]))
+        # the row-event run of trg_1 does not count
+        wanted = ["trg_0", "trg_1", "trg_2"]
+        assert active_clock_trigger_ids(tx, trigger_ids=wanted) == {"trg_0", "trg_2"}
+    single = query_plan(store, lambda tx: active_clock_trigger_ids(tx, trigger_ids=["trg_0"]))
+    many = query_plan(
+        store, lambda tx: active_clock_trigger_ids(tx, trigger_ids=["trg_0", "trg_2"])
+    )
     assert "uq_runs_one_active_clock" in single and "uq_runs_one_active_clock" in many
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from tocsin.store import Store
 from tocsin.store import state as st
-from tocsin.store.ledger import claim_occurrence, fired_identities
+from tocsin.store.ledger import claim_occurrences, fired_identities
 
 from .helpers import NOW, make_table, new_id
 
@@ -33,16 +33,17 @@ def test_upsert_creates_then_overwrites_config_but_keeps_history(
 ) -> None:
     with store.begin() as tx:
         made = _upsert(tx, table["id"])
-        assert made == {
+        assert made is not None and made.as_dict() == {
             "trigger_id": "trg_i", "table_id": table["id"], "kind": "interval", "anchor": NOW,
             "last_consumed": None, "cursor_created_at": None, "cursor_id": None,
             "schedule_hash": "h1", "retired": False, "next_due_at": NOW, "updated_at": NOW,
         }  # fmt: skip
-        assert st.consume_window(tx, trigger_id="trg_i", window=NOW, now=NOW, next_due_at=None)
+        st.consume_windows(tx, consumed=[("trg_i", NOW, None)], now=NOW)
+        assert st.get_state(tx, trigger_id="trg_i").last_consumed == NOW  # type: ignore[union-attr]
         st.retire_states(tx, table_id=table["id"], keep_ids=[], now=NOW)
         again = _upsert(tx, table["id"], schedule_hash="h2", anchor=NOW + HOUR, now=NOW + HOUR)
-    assert again["retired"] is False and again["schedule_hash"] == "h2"
-    assert again["anchor"] == NOW + HOUR and again["last_consumed"] == NOW
+    assert again.retired is False and again.schedule_hash == "h2"
+    assert again.anchor == NOW + HOUR and again.last_consumed == NOW
 
 
 def test_get_states_keys_by_trigger_id(store: Store, table: dict[str, Any]) -> None:
@@ -52,10 +53,27 @@ def test_get_states_keys_by_trigger_id(store: Store, table: dict[str, Any]) -> N
     with store.read() as tx:
         states = st.get_states(tx, table_id=table["id"])
         assert set(states) == {"trg_a", "trg_b"}
-        assert states["trg_b"]["kind"] == "date_column_reached"
+        assert states["trg_b"].kind == "date_column_reached"
         assert st.get_state(tx, trigger_id="trg_a") == states["trg_a"]
         assert st.get_state(tx, trigger_id="trg_missing") is None
         assert st.get_states(tx, table_id=new_id()) == {}
+
+
+def test_states_of_tables_groups_by_table(store: Store, table: dict[str, Any]) -> None:
+    other, empty = make_table(store), make_table(store)
+    with store.begin() as tx:
+        _upsert(tx, table["id"], "trg_a")
+        _upsert(tx, other["id"], "trg_b", kind="date_column_reached", anchor=None)
+        st.retire_states(tx, table_id=other["id"], keep_ids=[], now=NOW)
+    with store.read() as tx:
+        grouped = st.states_of_tables(tx, table_ids=[table["id"], other["id"], empty["id"]])
+        assert grouped == {
+            table["id"]: {"trg_a": st.get_state(tx, trigger_id="trg_a")},
+            other["id"]: {"trg_b": st.get_state(tx, trigger_id="trg_b")},  # retired included
+            empty["id"]: {},
+        }
+        assert grouped[other["id"]]["trg_b"].retired is True
+        assert st.states_of_tables(tx, table_ids=[]) == {}
 
 
 def test_retire_keeps_listed_ids_and_revive_restores(store: Store, table: dict[str, Any]) -> None:
@@ -66,10 +84,10 @@ def test_retire_keeps_listed_ids_and_revive_restores(store: Store, table: dict[s
         assert retired == {"trg_a", "trg_c"}
         assert st.retire_states(tx, table_id=table["id"], keep_ids={"trg_b"}, now=NOW) == set()
         states = st.get_states(tx, table_id=table["id"])
-        assert {k for k, v in states.items() if v["retired"]} == {"trg_a", "trg_c"}
+        assert {k for k, v in states.items() if v.retired} == {"trg_a", "trg_c"}
         assert st.revive_state(tx, trigger_id="trg_a", now=NOW + 2 * HOUR)
         assert not st.revive_state(tx, trigger_id="trg_a", now=NOW + 2 * HOUR)
-        assert st.get_state(tx, trigger_id="trg_a")["retired"] is False  # type: ignore[index]
+        assert st.get_state(tx, trigger_id="trg_a").retired is False  # type: ignore[union-attr]
 
 
 def test_reanchor_restarts_the_cursor_and_keeps_ledger_and_history(
@@ -78,21 +96,20 @@ def test_reanchor_restarts_the_cursor_and_keeps_ledger_and_history(
     rid = new_id()
     with store.begin() as tx:
         _upsert(tx, table["id"], "trg_d", kind="date_column_reached", anchor=None)
-        st.advance_cursor(tx, trigger_id="trg_d", created_at=NOW, record_id=rid, now=NOW)
-        claim_occurrence(
-            tx, trigger_id="trg_d", identity=f"{rid}|2026-08-27", table_id=table["id"],
-            run_id=new_id(), now=NOW,
-        )  # fmt: skip
-        st.consume_window(tx, trigger_id="trg_d", window=NOW, now=NOW, next_due_at=None)
+        st.advance_cursors(tx, cursors=[("trg_d", NOW, rid)], now=NOW)
+        claim_occurrences(
+            tx, claims=[(table["id"], "trg_d", f"{rid}|2026-08-27", new_id())], now=NOW
+        )
+        st.consume_windows(tx, consumed=[("trg_d", NOW, None)], now=NOW)
         assert st.reanchor_state(
             tx, trigger_id="trg_d", anchor=NOW + HOUR, schedule_hash="h9", now=NOW + HOUR,
             next_due_at=NOW + 2 * HOUR,
         )  # fmt: skip
         state = st.get_state(tx, trigger_id="trg_d")
         assert state is not None
-        assert (state["cursor_created_at"], state["cursor_id"]) == (None, None)
-        assert state["anchor"] == NOW + HOUR and state["schedule_hash"] == "h9"
-        assert state["last_consumed"] == NOW and state["next_due_at"] == NOW + 2 * HOUR
+        assert (state.cursor_created_at, state.cursor_id) == (None, None)
+        assert state.anchor == NOW + HOUR and state.schedule_hash == "h9"
+        assert state.last_consumed == NOW and state.next_due_at == NOW + 2 * HOUR
         assert fired_identities(
             tx, table_id=table["id"], trigger_id="trg_d", identities=[f"{rid}|2026-08-27"]
         )
@@ -102,39 +119,63 @@ def test_reanchor_restarts_the_cursor_and_keeps_ledger_and_history(
 
 
 def test_advance_cursor_moves_and_resets(store: Store, table: dict[str, Any]) -> None:
-    rid = new_id()
+    rid, other = new_id(), new_id()
     with store.begin() as tx:
         _upsert(tx, table["id"], "trg_d", kind="date_column_reached")
-        st.advance_cursor(tx, trigger_id="trg_d", created_at=NOW, record_id=rid, now=NOW + HOUR)
+        _upsert(tx, table["id"], "trg_e", kind="date_column_reached")
+        st.advance_cursors(
+            tx, cursors=[("trg_d", NOW, rid), ("trg_e", NOW + HOUR, other)], now=NOW + HOUR
+        )
         state = st.get_state(tx, trigger_id="trg_d")
-        assert state is not None and (state["cursor_created_at"], state["cursor_id"]) == (NOW, rid)
-        assert state["updated_at"] == NOW + HOUR
-        st.advance_cursor(tx, trigger_id="trg_d", created_at=None, record_id=None, now=NOW)
+        assert state is not None and (state.cursor_created_at, state.cursor_id) == (NOW, rid)
+        assert state.updated_at == NOW + HOUR
+        state = st.get_state(tx, trigger_id="trg_e")
+        assert state is not None
+        assert (state.cursor_created_at, state.cursor_id) == (NOW + HOUR, other)
+        st.advance_cursors(tx, cursors=[("trg_d", None, None)], now=NOW)
         state = st.get_state(tx, trigger_id="trg_d")
-        assert state is not None and state["cursor_id"] is None
+        assert state is not None and state.cursor_id is None
+        assert state.cursor_created_at is None
+        st.advance_cursors(tx, cursors=[], now=NOW)  # nothing to move: a no-op
 
 
 def test_consume_window_is_monotonic(store: Store, table: dict[str, Any]) -> None:
-    with store.begin() as tx:
-        _upsert(tx, table["id"])
-        assert st.consume_window(
-            tx, trigger_id="trg_i", window=NOW + HOUR, now=NOW + HOUR, next_due_at=NOW + 2 * HOUR
-        )
-        assert not st.consume_window(tx, trigger_id="trg_i", window=NOW, now=NOW, next_due_at=None)
-        assert not st.consume_window(
-            tx, trigger_id="trg_i", window=NOW + HOUR, now=NOW, next_due_at=None
-        )
-        state = st.get_state(tx, trigger_id="trg_i")
+    def consumed(tx: Any, trigger_id: str) -> tuple[Any, Any, Any]:
+        state = st.get_state(tx, trigger_id=trigger_id)
         assert state is not None
-        assert state["last_consumed"] == NOW + HOUR and state["next_due_at"] == NOW + 2 * HOUR
+        return state.last_consumed, state.next_due_at, state.updated_at
 
-
-def test_set_next_due(store: Store, table: dict[str, Any]) -> None:
     with store.begin() as tx:
         _upsert(tx, table["id"])
-        st.set_next_due(tx, trigger_id="trg_i", next_due_at=None)
+        _upsert(tx, table["id"], "trg_j")
+        st.consume_windows(tx, consumed=[("trg_i", NOW + HOUR, NOW + 2 * HOUR)], now=NOW + HOUR)
+        assert consumed(tx, "trg_i") == (NOW + HOUR, NOW + 2 * HOUR, NOW + HOUR)
+        # an earlier and the same window are refused (row left as is); a fresh one in the same
+        # call still goes through
+        st.consume_windows(
+            tx,
+            consumed=[
+                ("trg_i", NOW, None),
+                ("trg_j", NOW, NOW + HOUR),
+                ("trg_i", NOW + HOUR, None),
+            ],
+            now=NOW + 2 * HOUR,
+        )
+        assert consumed(tx, "trg_i") == (NOW + HOUR, NOW + 2 * HOUR, NOW + HOUR)
+        assert consumed(tx, "trg_j") == (NOW, NOW + HOUR, NOW + 2 * HOUR)
+        st.consume_windows(tx, consumed=[], now=NOW)  # nothing consumed: a no-op
+
+
+def test_set_next_dues(store: Store, table: dict[str, Any]) -> None:
+    with store.begin() as tx:
+        _upsert(tx, table["id"])
+        _upsert(tx, table["id"], "trg_j")
+        st.set_next_dues(tx, next_dues=[("trg_i", None), ("trg_j", NOW + HOUR)])
         state = st.get_state(tx, trigger_id="trg_i")
-        assert state is not None and state["next_due_at"] is None
+        assert state is not None and state.next_due_at is None
+        state = st.get_state(tx, trigger_id="trg_j")
+        assert state is not None and state.next_due_at == NOW + HOUR
+        st.set_next_dues(tx, next_dues=[])  # nothing to set: a no-op
 
 
 def test_state_rows_go_with_their_table(store: Store, table: dict[str, Any]) -> None:
@@ -153,4 +194,4 @@ def test_upsert_never_hands_a_state_to_another_table(store: Store, table: dict[s
         assert _upsert(tx, other["id"], trigger_id="trg_shared", kind="daily") is None
     with store.read() as tx:
         kept = st.get_state(tx, trigger_id="trg_shared")
-    assert kept is not None and (kept["table_id"], kept["kind"]) == (table["id"], "interval")
+    assert kept is not None and (kept.table_id, kept.kind) == (table["id"], "interval")

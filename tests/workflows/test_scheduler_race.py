@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import func, select
 
 from tocsin.service import Tocsin
-from tocsin.store.tables import occurrence_ledger, schedule_fires, workflow_runs
+from tocsin.store.schema import occurrence_ledger, schedule_fires, workflow_runs
 
 from .race_app import SCHEDULES
 

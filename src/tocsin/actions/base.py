@@ -18,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import httpx
 
-from tocsin.core.templates import TemplateContext, render
+from tocsin.core.templates import RenderTooLarge, TemplateContext, render
 from tocsin.store.tx import Store, Tx
 
 CommandFn = Callable[[dict[str, Any]], Any]
@@ -38,6 +38,10 @@ class ActionError(Exception):
 
     def __str__(self) -> str:
         return self.detail
+
+
+class ActionTimeout(ActionError):
+    """An outbound action reached its total deadline (``timeout_s``) before it was answered."""
 
 
 class RecordWriter(Protocol):
@@ -70,7 +74,11 @@ class ActionEnv:
     http_transport: httpx.BaseTransport | None = None
     resolve: Resolver | None = None
     http_timeout_s: float = 10.0
+    """Total deadline of an outbound action whose config has no ``timeout_s``."""
+    http_timeout_max_s: float = 60.0
+    """Cap of every outbound deadline, a config's ``timeout_s`` included."""
     workflows: WorkflowStarter | None = None
+    max_rendered_bytes: int | None = None  # the facade passes Settings.max_rendered_bytes
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,8 +103,14 @@ class ActionContext:
         return f"tocsin-{self.run['id']}-{self.action_id}"
 
     def render(self, value: Any) -> Any:
-        """``value`` with ``$row`` / ``$trigger`` / ``$run`` tokens substituted (SPEC §10)."""
-        return render(value, self.templates())
+        """``value`` with ``$row`` / ``$trigger`` / ``$run`` tokens substituted (SPEC §10).
+
+        A value past ``env.max_rendered_bytes`` fails the action (permanently), unbuilt.
+        """
+        try:
+            return render(value, self.templates())
+        except RenderTooLarge as exc:
+            raise ActionError(exc.detail) from None
 
     def templates(self) -> TemplateContext:
         return TemplateContext(
@@ -105,6 +119,7 @@ class ActionContext:
             trigger_id=self.run.get("trigger_id"),
             run_id=self.run.get("id"),
             scheduled_for=self.run.get("scheduled_for"),
+            max_bytes=self.env.max_rendered_bytes,
         )
 
 

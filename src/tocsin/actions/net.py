@@ -4,7 +4,10 @@ A URL may be fetched only when every address its host resolves to is public. Loo
 (RFC 1918, ULA), link-local, unspecified, multicast, reserved, shared (``100.64.0.0/10``) and
 IPv6 site-local addresses, and IPv6 forms embedding such an IPv4 address (IPv4-mapped, 6to4),
 are refused unless the host name, the literal IP, or a CIDR that contains the address is listed
-in ``Settings.outbound_allow`` (``TOCSIN_OUTBOUND_ALLOW``).
+in ``Settings.outbound_allow`` (``TOCSIN_OUTBOUND_ALLOW``). An entry may name a port
+(``127.0.0.1:9000``, ``hooks.local:8080``, ``[::1]:9000``, ``10.0.0.0/8:443``): it then admits
+that port only, so allowing a local receiver does not open tocsin's own API; an entry without a
+port admits every port.
 
 Redirects are not followed (a public URL must not bounce a request onto a private address).
 The name is resolved once, by the check, and the request connects to the vetted address (``Host``
@@ -15,6 +18,7 @@ and the TLS server name stay the name's), so a DNS answer that changes after the
 from __future__ import annotations
 
 import ipaddress
+import math
 import socket
 import time
 from collections.abc import Iterable, Mapping
@@ -23,7 +27,9 @@ from typing import Any
 
 import httpx
 
-from tocsin.actions.base import ActionEnv, ActionError, Resolver
+from tocsin import messages
+from tocsin.actions.base import ActionEnv, ActionError, ActionTimeout, Resolver
+from tocsin.actions.deadline import DeadlineTransport
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -75,6 +81,33 @@ def _allowed(address: IPAddress, allow: Iterable[str]) -> bool:
     return False
 
 
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def split_allow_entry(entry: str) -> tuple[str, int | None]:
+    """``"host:port"`` → ``("host", port)``; ``"[v6]:port"`` and ``"[v6]"`` unbracketed; an
+    entry without a port (a name, an IPv4 or bare IPv6 address, a CIDR) → ``(entry, None)``."""
+    entry = entry.strip().lower()
+    if entry.startswith("["):
+        host, _, rest = entry[1:].partition("]")
+        port = rest.removeprefix(":")
+        return host, int(port) if port.isdigit() else None
+    host, sep, port = entry.rpartition(":")
+    if sep and ":" not in host and port.isdigit():
+        return host, int(port)
+    return entry, None
+
+
+def allowed_for_port(allow: Iterable[str], port: int) -> tuple[str, ...]:
+    """The hosts, addresses and CIDRs of the entries of ``allow`` that admit ``port``."""
+    hosts = []
+    for entry in allow:
+        host, entry_port = split_allow_entry(entry)
+        if entry_port is None or entry_port == port:
+            hosts.append(host)
+    return tuple(hosts)
+
+
 def check_url(
     url: str, *, allow: tuple[str, ...], resolve: Resolver | None = None
 ) -> list[IPAddress]:
@@ -90,7 +123,8 @@ def check_url(
         raise ActionError(f"outbound URL is invalid: '{url}': {exc}") from exc
     if parts.scheme not in ("http", "https") or not host:
         raise ActionError(f"outbound URL must be http(s) with a host: '{url}'")
-    if host in {entry.lower() for entry in allow}:
+    allow = allowed_for_port(allow, parts.port or DEFAULT_PORTS[parts.scheme])
+    if host in allow:
         return []
     try:
         addresses = [ipaddress.ip_address(host)]
@@ -146,14 +180,32 @@ class Answer:
     text: str
 
 
-def _head(response: httpx.Response, *, within_s: float) -> str:
-    """The start of the (decoded) body, read for at most about ``within_s`` seconds: a huge,
-    endless or dripping answer cannot exhaust or hold the worker."""
-    head, deadline = bytearray(), time.monotonic() + within_s
-    for chunk in response.iter_bytes():
-        head += chunk
-        if len(head) >= ANSWER_LIMIT or time.monotonic() > deadline:
-            break
+def deadline_s(env: ActionEnv, timeout_s: object = None) -> float:
+    """An outbound action's total deadline in seconds: its ``timeout_s`` (a positive number),
+    else ``env.http_timeout_s``, capped by ``env.http_timeout_max_s``."""
+    if timeout_s is None:
+        seconds = env.http_timeout_s
+    elif isinstance(timeout_s, int | float) and not isinstance(timeout_s, bool):
+        seconds = float(timeout_s)
+        if not 0 < seconds < math.inf:
+            raise ActionError(messages.ACTION_TIMEOUT_INVALID)
+    else:
+        raise ActionError(messages.ACTION_TIMEOUT_INVALID)
+    return min(seconds, env.http_timeout_max_s)
+
+
+def _head(response: httpx.Response, *, deadline: float) -> str:
+    """The start of the (decoded) body, read until ``deadline`` at most: a huge, endless or
+    dripping answer cannot exhaust or hold the worker. The status is known by then, so a body
+    cut off by the deadline still answers with what came."""
+    head = bytearray()
+    try:
+        for chunk in response.iter_bytes():
+            head += chunk
+            if len(head) >= ANSWER_LIMIT or time.monotonic() > deadline:
+                break
+    except httpx.TimeoutException:
+        pass  # the deadline passed while the body trickled in
     return bytes(head[:ANSWER_LIMIT]).decode(response.encoding or "utf-8", errors="replace")
 
 
@@ -165,26 +217,35 @@ def send(
     headers: Mapping[str, str],
     json_body: Any = None,
     content: str | None = None,
-    timeout_s: float | None = None,
+    timeout_s: object = None,
 ) -> Answer:
-    """One guarded request, pinned to the vetted address; transport errors and non-2xx answers
-    raise ActionError. Only the first ``ANSWER_LIMIT`` bytes of the answer are read."""
+    """One guarded request, pinned to the vetted address, that ends by its deadline
+    (:func:`deadline_s`, counted from the call: name check, connect, headers and body).
+
+    Transport errors and non-2xx answers raise ActionError; the deadline passing before the
+    answer's status raises :class:`ActionTimeout`. Only the first ``ANSWER_LIMIT`` bytes of the
+    answer are read. An injected ``env.http_transport`` (tests) is used as is: only the body is
+    then read against the deadline.
+    """
+    seconds = deadline_s(env, timeout_s)
+    deadline = time.monotonic() + seconds
     addresses = check_url(url, allow=env.outbound_allow, resolve=env.resolve)
     target, sent_headers, extensions = pinned(url, headers, addresses)
-    timeout = env.http_timeout_s if timeout_s is None else timeout_s
     kwargs: dict[str, Any] = {"headers": sent_headers, "extensions": extensions}
     if content is not None:
         kwargs["content"] = content
     elif json_body is not None:
         kwargs["json"] = json_body
+    transport = env.http_transport or DeadlineTransport(deadline)
     try:
         with (
-            httpx.Client(
-                transport=env.http_transport, timeout=timeout, follow_redirects=False
-            ) as client,
+            httpx.Client(transport=transport, timeout=seconds, follow_redirects=False) as client,
             client.stream(method, target, **kwargs) as response,
         ):
-            answer = Answer(response.status_code, _head(response, within_s=timeout))
+            answer = Answer(response.status_code, _head(response, deadline=deadline))
+    except httpx.TimeoutException as exc:
+        detail = messages.action_deadline_passed(method, url, seconds, type(exc).__name__)
+        raise ActionTimeout(detail) from exc
     except httpx.HTTPError as exc:
         raise ActionError(f"{method} {url} failed: {type(exc).__name__}: {exc}") from exc
     if not 200 <= answer.status_code < 300:

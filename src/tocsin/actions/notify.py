@@ -1,9 +1,14 @@
 """``notify``: post a templated message to a chatroom's message feed (SPEC §10).
 
-The chatroom is the action's ``chatroom_id``, else the table's own scope id when the table lives
-in a chatroom scope. Recordless runs render ``$row.*`` as ``""`` (SPEC §4.5). The message is
-written in the same transaction as the action's receipt (a
-:class:`~tocsin.actions.base.TransactionalAction`), so a crash never posts it twice.
+The chatroom is the table's own: a table in a chatroom scope posts to its ``scope_id``, and
+``chatroom_id`` may only name that chatroom (issue 11: a tenant never posts into another
+tenant's feed). Saving a config is refused otherwise; a stored config that predates the rule
+fails here, before anything is rendered or written (``core.targets.notify_chatroom``). A table
+in a workspace or user scope has no chatroom feed: its notify actions are refused.
+
+Recordless runs render ``$row.*`` as ``""`` (SPEC §4.5). The message is written in the same
+transaction as the action's receipt (a :class:`~tocsin.actions.base.TransactionalAction`), so
+a crash never posts it twice.
 """
 
 from __future__ import annotations
@@ -12,7 +17,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from tocsin.actions.base import ActionContext, ActionError, sortable_id
-from tocsin.store.messages import insert_message
+from tocsin.core.targets import notify_chatroom
+from tocsin.errors import ConfigError
+from tocsin.store.chat import insert_message
 from tocsin.store.tx import Tx
 
 
@@ -24,11 +31,13 @@ class Notify:
             return self.execute_in(tx, ctx, config)
 
     def execute_in(self, tx: Tx, ctx: ActionContext, config: Mapping[str, Any]) -> str:
-        chatroom_id = config.get("chatroom_id")
-        if not chatroom_id and ctx.table.get("scope") == "chatroom":
-            chatroom_id = ctx.table.get("scope_id")
-        if not isinstance(chatroom_id, str) or not chatroom_id:
-            raise ActionError("notify needs a 'chatroom_id' (the table is not in a chatroom scope)")
+        table = ctx.table
+        try:
+            chatroom_id = notify_chatroom(
+                config.get("chatroom_id"), scope=table.get("scope"), scope_id=table.get("scope_id")
+            )
+        except ConfigError as exc:
+            raise ActionError(exc.detail) from None
         message = ctx.render(config.get("message", ""))
         text = message if isinstance(message, str) else str(message)
         insert_message(

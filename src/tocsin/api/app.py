@@ -9,6 +9,7 @@ factories the CLI starts by name.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -22,7 +23,8 @@ from tocsin.settings import Settings
 from . import demo
 from .background import Background
 from .errors import install_error_handlers
-from .metrics import Metrics
+from .guard import RequestGuard
+from .metrics import Metrics, serve_metrics
 from .routes import messages, ops, root, runs, schedules, staged, tables, triggers, workflows
 
 log = logging.getLogger("tocsin.api")
@@ -44,14 +46,22 @@ def _lifespan(
 ) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        settings: Settings = app.state.settings
+        exporter = None
+        if settings.metrics_port is not None:  # /metrics on a port of its own
+            registry = app.state.metrics.registry
+            exporter = serve_metrics(registry, settings.metrics_host, settings.metrics_port)
         tasks = Background(app.state.tocsin, app.state.metrics) if background else None
         if tasks is not None:
             tasks.start()
         try:
             yield
         finally:
-            if tasks is not None:
-                tasks.stop()
+            if tasks is not None:  # off the event loop: the stop may wait for an action deadline
+                app.state.stopped_cleanly = await asyncio.to_thread(tasks.stop)
+            if exporter is not None:
+                exporter.shutdown()
+                exporter.server_close()
             if owned:
                 app.state.tocsin.close()
 
@@ -80,7 +90,9 @@ def create_app(
     app.state.settings = settings
     app.state.tocsin = facade
     app.state.metrics = Metrics(lambda: run_counter(facade))
+    app.state.stopped_cleanly = None  # the lifespan's verdict once the background has stopped
     install_error_handlers(app)
+    app.add_middleware(RequestGuard, tocsin=facade, settings=settings)
     for module in (tables, triggers, runs, staged, messages, root, ops, schedules, workflows):
         app.include_router(module.router)
     if demo_routes:
@@ -91,6 +103,7 @@ def create_app(
 def create_served_app() -> FastAPI:
     """uvicorn factory of ``tocsin serve``: settings from the environment, background on."""
     settings = Settings.from_environ()
+    settings.check_servable()
     facade = open_with_app(settings)
     return create_app(settings, tocsin=facade, run_background=True, close_facade=True)
 
@@ -98,6 +111,7 @@ def create_served_app() -> FastAPI:
 def create_demo_app() -> FastAPI:
     """uvicorn factory of ``tocsin demo``: as ``serve`` plus the demo echo endpoint."""
     settings = Settings.from_environ()
+    settings.check_servable()
     facade = open_with_app(settings)
     return create_app(
         settings, tocsin=facade, run_background=True, demo_routes=True, close_facade=True

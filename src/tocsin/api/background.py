@@ -1,8 +1,11 @@
 """The background half of ``tocsin serve``: the embedded ticker and an in-process worker.
 
 Started by the app's lifespan when ``run_background=True``; stopped on shutdown (SIGTERM):
-the stop event ends the ticker's wait at once, and the worker finishes the action it is
-executing before it returns, so no run is left ``running`` (SPEC §16).
+the stop event ends the ticker's wait at once; the worker claims nothing more, and each run in
+flight finishes its current action (an outbound one ends by its deadline, at most
+``TOCSIN_ACTION_TIMEOUT_MAX_S``) and goes back to ``pending`` with its receipts, so no run is
+left ``running`` (SPEC §16). :meth:`Background.stop` answers whether that held; the CLI exits
+non-zero when it did not.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from tocsin.engine.ticker import Ticker
-from tocsin.runs.worker import serve_worker
+from tocsin.runs.worker import STOP_GRACE_S, serve_worker
 from tocsin.service import Tocsin
 
 from .metrics import Metrics
@@ -21,7 +24,6 @@ from .metrics import Metrics
 log = logging.getLogger("tocsin.serve")
 
 WORKER_POLL_S = 0.5
-STOP_TIMEOUT_S = 60.0
 
 
 class Background:
@@ -30,8 +32,13 @@ class Background:
     def __init__(self, tocsin: Tocsin, metrics: Metrics) -> None:
         self.tocsin = tocsin
         self.stop_event = threading.Event()
+        self.stop_timeout_s = tocsin.settings.action_timeout_max_s + STOP_GRACE_S
+        self.worker_clean = False
         self.ticker = Ticker(
-            tick=self._tick, every_s=tocsin.settings.tick_every_s, on_tick=metrics.observe_tick
+            tick=self._tick,
+            every_s=tocsin.settings.tick_every_s,
+            on_tick=metrics.observe_tick,
+            backlog=lambda now: tocsin.tick_backlog(now=now),
         )
         self.threads = [
             threading.Thread(target=self.ticker.run, args=(self.stop_event,), name="ticker"),
@@ -43,7 +50,13 @@ class Background:
 
     def _work(self) -> None:
         try:
-            serve_worker(self.tocsin, stop_event=self.stop_event, poll_interval=WORKER_POLL_S)
+            self.worker_clean = serve_worker(
+                self.tocsin,
+                stop_event=self.stop_event,
+                poll_interval=WORKER_POLL_S,
+                concurrency=self.tocsin.settings.worker_concurrency,
+                stop_timeout_s=self.stop_timeout_s,
+            )
         except Exception:
             log.exception("worker stopped by an error")
 
@@ -53,14 +66,22 @@ class Background:
             thread.start()
         log.info("background started", extra={"tick_every_s": self.ticker.every_s})
 
-    def stop(self) -> None:
-        """Ask both loops to stop and wait for them (the worker finishes its current action)."""
+    def stop(self) -> bool:
+        """Ask both loops to stop and wait for them; True when both ended and no run they
+        held is left ``running``."""
         self.stop_event.set()
+        clean = True
         for thread in self.threads:
-            thread.join(STOP_TIMEOUT_S)
+            thread.join(self.stop_timeout_s + STOP_GRACE_S)
             if thread.is_alive():
-                log.error("background thread did not stop", extra={"thread": thread.name})
-        log.info("background stopped")
+                log.error("background thread did not stop", extra={"thread_name": thread.name})
+                clean = False
+        clean = clean and self.worker_clean
+        if clean:
+            log.info("background stopped")
+        else:
+            log.error("background stopped uncleanly: a run may be left running")
+        return clean
 
 
 __all__ = ["Background"]

@@ -108,15 +108,20 @@ ModeratorTable = Annotated[dict[str, Any], Depends(moderator_table)]
 ModeratorAnyTable = Annotated[dict[str, Any], Depends(moderator_any_table)]
 
 
+def admin_token_ok(settings: Settings, given: str | None) -> bool:
+    """``given`` equals ``Settings.admin_token`` (constant time); never when none is set."""
+    expected = settings.admin_token
+    if not expected or given is None:
+        return False
+    return hmac.compare_digest(given.encode("utf-8"), expected.encode("utf-8"))
+
+
 def require_admin(
     settings: Annotated[Settings, Depends(get_settings)],
     x_admin_token: Annotated[str | None, Header(alias="X-ADMIN-TOKEN")] = None,
 ) -> None:
     """Root routes: ``X-ADMIN-TOKEN`` must equal ``Settings.admin_token`` (constant time)."""
-    expected = settings.admin_token
-    if not expected or x_admin_token is None:
-        raise PermissionDenied(messages.ADMIN_DENIED)
-    if not hmac.compare_digest(x_admin_token.encode("utf-8"), expected.encode("utf-8")):
+    if not admin_token_ok(settings, x_admin_token):
         raise PermissionDenied(messages.ADMIN_DENIED)
 
 

@@ -2,6 +2,7 @@
 
 - ``tocsin_tick_duration_seconds`` (histogram): embedded ticks and root-route ticks
 - ``tocsin_runs_created_total`` (counter): runs inserted by ticks of this process
+- ``tocsin_tick_backlog`` (gauge): due tables the last embedded tick period could not reach
 - ``tocsin_runs`` (gauge, label ``status``): runs per stored status, read at scrape time
 - ``tocsin_runs_stuck`` (gauge): runs matching SPEC §8's ``stuck`` filter (failed, or running
   without an update for ``stuck_after_s``), read at scrape time
@@ -12,14 +13,17 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator, Mapping
+from wsgiref.simple_server import WSGIServer
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from tocsin.core.model import RunStatus
+
 log = logging.getLogger("tocsin.metrics")
 
-RUN_STATUSES = ("pending", "running", "done", "failed")
+RUN_STATUSES = tuple(RunStatus)
 
 RunCounter = Callable[[], Mapping[str, int]]
 
@@ -60,11 +64,18 @@ class Metrics:
         self.runs_created = Counter(
             "tocsin_runs_created", "Runs created by ticks", registry=self.registry
         )
+        self.tick_backlog = Gauge(
+            "tocsin_tick_backlog",
+            "Due tables the last embedded tick period could not reach",
+            registry=self.registry,
+        )
         self.registry.register(RunGauges(count_runs))
 
     def observe_tick(self, counts: Mapping[str, int], duration_s: float) -> None:
         self.tick_duration.observe(duration_s)
         self.runs_created.inc(counts.get("runs_created", 0))
+        if "backlog" in counts:
+            self.tick_backlog.set(counts["backlog"])
 
     def timed_tick(self, tick: Callable[[], dict[str, int]]) -> dict[str, int]:
         """Run ``tick()`` and observe its duration and counts."""
@@ -74,4 +85,12 @@ class Metrics:
         return counts
 
 
-__all__ = ["RUN_STATUSES", "Metrics", "RunGauges"]
+def serve_metrics(registry: CollectorRegistry, host: str, port: int) -> WSGIServer:
+    """``registry`` at ``http://host:port/metrics`` (``TOCSIN_METRICS_PORT``) in a daemon thread;
+    ``shutdown()`` and ``server_close()`` the answer to stop it."""
+    server, _thread = start_http_server(port, addr=host, registry=registry)
+    log.info("metrics served", extra={"host": host, "port": port})
+    return server
+
+
+__all__ = ["RUN_STATUSES", "Metrics", "RunGauges", "serve_metrics"]

@@ -150,6 +150,7 @@ def local_url(host: str, port: int) -> str:
 
 def demo(host: Host = "127.0.0.1", port: Port = 8000) -> None:
     """Seed a fresh demo database and serve it with a 5-second tick."""
+    Settings.from_environ().check_servable()  # a short TOCSIN_ADMIN_TOKEN: one line, exit 2
     if port_in_use(host, port):  # before touching the database another demo may be serving
         typer.echo(
             f"error: {host}:{port} is already in use (another tocsin demo?). "

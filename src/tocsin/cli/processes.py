@@ -15,15 +15,16 @@ import threading
 from dataclasses import replace
 from datetime import UTC, datetime
 from types import FrameType
-from typing import Annotated
+from typing import Annotated, NoReturn
 from urllib.parse import urlsplit, urlunsplit
 
 import typer
 import uvicorn
+from uvicorn.importer import import_from_string
 
 from tocsin.engine.ticker import Ticker
-from tocsin.errors import TocsinError
-from tocsin.runs.worker import serve_worker
+from tocsin.errors import StoreUnavailable, TocsinError
+from tocsin.runs.worker import STOP_GRACE_S, serve_worker
 from tocsin.service import Tocsin
 from tocsin.service.apps import open_with_app, sync_and_log
 from tocsin.settings import Settings
@@ -62,17 +63,24 @@ def open_tocsin(app: str | None = None, *, sync: bool = True) -> Tocsin:
         settings = replace(settings, app=app)
     try:
         return open_with_app(settings, sync=sync)
+    except StoreUnavailable as exc:  # a database error, not the app's: say why it did not open
+        failure: BaseException = exc.__cause__ or exc
     except TocsinError as exc:
         typer.echo(f"error: {exc.detail}", err=True)
         raise typer.Exit(2) from None
     except Exception as exc:
-        url = settings.database_url
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        password = urlsplit(url).password
-        if password:
-            reason = reason.replace(password, "***")
-        typer.echo(f"error: cannot open the database {redacted(url)}: {reason}", err=True)
-        raise typer.Exit(1) from None
+        failure = exc
+    _cannot_open(settings.database_url, failure)
+
+
+def _cannot_open(url: str, exc: BaseException) -> NoReturn:
+    """One line on stderr (the password masked) and exit code 1."""
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    password = urlsplit(url).password
+    if password:
+        reason = reason.replace(password, "***")
+    typer.echo(f"error: cannot open the database {redacted(url)}: {reason}", err=True)
+    raise typer.Exit(1) from None
 
 
 def _after_shutdown(signum: int, _frame: FrameType | None) -> None:
@@ -82,15 +90,23 @@ def _after_shutdown(signum: int, _frame: FrameType | None) -> None:
 
 
 def run_server(app_factory: str, host: str, port: int) -> None:
-    """uvicorn with JSON logs; SIGTERM/SIGINT shut down gracefully through the lifespan."""
+    """uvicorn with JSON logs; SIGTERM/SIGINT shut down gracefully through the lifespan.
+
+    Exits 1 when the lifespan reports that its background did not stop cleanly (a run may be
+    left ``running``): a supervisor must not take that for a clean stop.
+    """
     configure_logging()
     signal.signal(signal.SIGTERM, _after_shutdown)
     signal.signal(signal.SIGINT, _after_shutdown)
-    uvicorn.run(app_factory, factory=True, host=host, port=port, log_config=None)
+    app = import_from_string(app_factory)()  # by name: the CLI does not import the API layer
+    uvicorn.run(app, host=host, port=port, log_config=None)
+    if getattr(app.state, "stopped_cleanly", None) is False:
+        raise typer.Exit(1)
 
 
 def serve(host: Host = "127.0.0.1", port: Port = 8000, app: AppOpt = None) -> None:
     """Serve the API with the embedded ticker and an in-process worker."""
+    Settings.from_environ().check_servable()  # a short admin token: one line, exit code 2
     open_tocsin(app).close()  # migrate (and sync), failing as one line if it cannot
     if app is not None:
         os.environ["TOCSIN_APP"] = app  # the uvicorn factory reads it (Settings.app)
@@ -108,15 +124,25 @@ def _stop_on_signals(stop: threading.Event) -> None:
 
 def worker(app: AppOpt = None) -> None:
     """Execute pending runs (table runs, and the runs of ``--app``'s workflows) until
-    SIGTERM/SIGINT (the current action or step finishes first)."""
+    SIGTERM/SIGINT (each run's current action or step ends first, an outbound one by its
+    deadline; the run goes back to pending). Exits 1 if a run could not."""
     configure_logging()
     tocsin = open_tocsin(app)
     stop = threading.Event()
     _stop_on_signals(stop)
+    settings = tocsin.settings
     try:
-        serve_worker(tocsin, stop_event=stop, poll_interval=WORKER_POLL_S)
+        clean = serve_worker(
+            tocsin,
+            stop_event=stop,
+            poll_interval=WORKER_POLL_S,
+            concurrency=settings.worker_concurrency,
+            stop_timeout_s=settings.action_timeout_max_s + STOP_GRACE_S,
+        )
     finally:
         tocsin.close()
+    if not clean:  # a run may be left running: the stale sweep requeues it later
+        raise typer.Exit(1)
 
 
 def tick(

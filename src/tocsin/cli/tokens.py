@@ -1,18 +1,54 @@
-"""``tocsin tokens create``: a bearer token for one scope and role, and/or API-wide permissions
-(``--permission schedules:read|schedules:write``, repeatable) (SPEC §12, §15)."""
+"""``tocsin tokens create|list|revoke``: bearer tokens for one scope and role, and/or API-wide
+permissions (``--permission schedules:read|schedules:write``, repeatable) (SPEC §12, §15).
+
+A token is printed once, at creation; ``list`` shows ids, scopes, roles, permissions and
+instants, never a secret. ``--expires-in 30d`` makes a token expire; ``revoke <id>`` refuses it
+from now on.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Any
 
 import typer
+from rich.console import Console
+from rich.table import Table
 
-from tocsin.errors import TocsinError
+from tocsin import messages
+from tocsin.errors import TocsinError, ValidationError
 from tocsin.service.auth import parse_scope
 
 from .processes import open_tocsin
 
 app = typer.Typer(help="API tokens (stored hashed; shown once).", no_args_is_help=True)
+
+UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+DURATION = re.compile(r"^([0-9]{1,9})([smhdw])$")
+LIST_COLUMNS = ("id", "scope", "role", "permissions", "created_at", "expires_at", "status")
+
+
+def parse_duration(text: str) -> timedelta:
+    """``"90m"``, ``"12h"``, ``"30d"``, ``"2w"`` (or ``"45s"``) → a positive timedelta."""
+    match = DURATION.match(text.strip())
+    if match is None or int(match.group(1)) == 0:
+        raise ValidationError(messages.expires_in_invalid(text))
+    return timedelta(seconds=int(match.group(1)) * UNITS[match.group(2)])
+
+
+def status_of(token: dict[str, Any], now: datetime) -> str:
+    """``revoked``, ``expired`` or ``active`` at ``now``."""
+    if token["revoked_at"] is not None:
+        return "revoked"
+    if token["expires_at"] is not None and token["expires_at"] <= now:
+        return "expired"
+    return "active"
+
+
+def _fail(exc: TocsinError) -> typer.Exit:
+    typer.echo(f"error: {exc.detail}", err=True)
+    return typer.Exit(2 if exc.status == 400 else 1)
 
 
 @app.command("create")
@@ -23,23 +59,82 @@ def create(
         list[str] | None,
         typer.Option("--permission", help="schedules:read or schedules:write (repeatable)."),
     ] = None,
+    expires_in: Annotated[
+        str | None, typer.Option(help="Lifetime, e.g. 90m, 12h, 30d, 2w (default: no expiry).")
+    ] = None,
 ) -> None:
     """Create a token; it is printed alone on the last line and never shown again."""
     granted = list(permission or [])
     if scope is None and not granted:
         typer.echo("error: give --scope, --permission, or both", err=True)
         raise typer.Exit(2)
-    tocsin = open_tocsin()
+    now = datetime.now(UTC)
     try:
         kind, scope_id = parse_scope(scope) if scope is not None else (None, None)
-        token = tocsin.create_token(scope=kind, scope_id=scope_id, role=role, permissions=granted)
+        expires_at = now + parse_duration(expires_in) if expires_in is not None else None
     except TocsinError as exc:
-        typer.echo(f"error: {exc.detail}", err=True)
-        raise typer.Exit(2) from None
+        raise _fail(exc) from None
+    tocsin = open_tocsin()
+    try:
+        token = tocsin.create_token(
+            scope=kind,
+            scope_id=scope_id,
+            role=role,
+            permissions=granted,
+            now=now,
+            expires_at=expires_at,
+        )
+    except TocsinError as exc:
+        raise _fail(exc) from None
     finally:
         tocsin.close()
     what = [f"a {role} token for {kind}:{scope_id}"] if kind is not None else ["a token"]
     if granted:
         what.append(f"with {', '.join(sorted(set(granted)))}")
-    typer.echo(f"created {' '.join(what)} (stored hashed; copy it now):")
+    until = f", expires {expires_at.isoformat(timespec='seconds')}" if expires_at else ""
+    typer.echo(f"created {' '.join(what)}{until} (stored hashed; copy it now):")
     typer.echo(token)
+
+
+@app.command("list")
+def list_tokens() -> None:
+    """Every token: id, scope, role, permissions, created, expires and status (no secrets)."""
+    tocsin = open_tocsin()
+    try:
+        rows = tocsin.list_tokens()
+    finally:
+        tocsin.close()
+    now = datetime.now(UTC)
+    grid = Table(title=f"{len(rows)} token(s)")
+    for name in LIST_COLUMNS:
+        grid.add_column(name, no_wrap=name in ("id", "scope"))
+    for row in rows:
+        grid.add_row(
+            row["id"],
+            f"{row['scope']}:{row['scope_id']}",
+            row["role"],
+            ", ".join(row["permissions"] or ()),
+            _instant(row["created_at"]),
+            _instant(row["expires_at"]),
+            status_of(row, now),
+        )
+    Console(width=200).print(grid)
+
+
+@app.command("revoke")
+def revoke(
+    token_id: Annotated[str, typer.Argument(help="The token's id (tocsin tokens list).")],
+) -> None:
+    """Revoke a token: from now on it answers 401."""
+    tocsin = open_tocsin()
+    try:
+        row = tocsin.revoke_token(token_id)
+    except TocsinError as exc:
+        raise _fail(exc) from None
+    finally:
+        tocsin.close()
+    typer.echo(f"revoked token {row['id']} ({row['scope']}:{row['scope_id']}, {row['role']})")
+
+
+def _instant(value: datetime | None) -> str:
+    return "" if value is None else value.isoformat(timespec="seconds")

@@ -13,11 +13,9 @@ use the UTC minute ``%Y%m%dT%H%M``. Years below 1000 are zero-padded (``strftime
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import datetime
 
-from tocsin.core.instants import classify_cell, require_aware, to_iso
-from tocsin.core.schedules import Daily, Schedule, zone_name
-from tocsin.core.zones import get_zone, local_date
+from tocsin.core.instants import classify_cell, to_iso
 
 
 def normalize_value(column_type: str, cell: object) -> str | None:
@@ -48,17 +46,4 @@ def clock_identity(window: datetime) -> str:
     return f"window:{to_iso(window)}"
 
 
-def dedup_key(s: Schedule, window: datetime) -> str:
-    """The §5.4 enqueue dedup key of a window (without the trigger id)."""
-    instant = require_aware(window, "window")
-    if isinstance(s, Daily):
-        day = local_date(instant, get_zone(zone_name(s))) if s.timezone else instant.date()
-        return _compact_date(day)
-    return f"{_compact_date(instant.date())}T{instant.hour:02d}{instant.minute:02d}"
-
-
-def _compact_date(day: date) -> str:
-    return f"{day.year:04d}{day.month:02d}{day.day:02d}"
-
-
-__all__ = ["clock_identity", "date_identity", "dedup_key", "normalize_value"]
+__all__ = ["clock_identity", "date_identity", "normalize_value"]

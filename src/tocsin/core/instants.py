@@ -20,7 +20,7 @@ strings are *missing*. Nothing here raises on a bad cell.
 from __future__ import annotations
 
 import re
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from tocsin import messages
@@ -87,11 +87,6 @@ def classify_cell(value: object) -> tuple[CellStatus, datetime | None]:
     return "ok", instant
 
 
-def cell_date(instant: datetime) -> date:
-    """The UTC calendar date of an instant."""
-    return require_aware(instant).date()
-
-
 def add_minutes_saturating(dt: datetime, minutes: int) -> datetime:
     """``dt + minutes``, clamped to ``MIN_UTC``/``MAX_UTC`` instead of raising (SPEC §4.1).
 
@@ -128,7 +123,6 @@ __all__ = [
     "CellStatus",
     "add_minutes_saturating",
     "add_saturating",
-    "cell_date",
     "classify_cell",
     "parse_cell",
     "require_aware",

@@ -47,33 +47,32 @@ def upsert_receipt(
     return out
 
 
-def resume_index(actions: Sequence[Mapping[str, Any]], receipts: Sequence[object]) -> int:
-    """Index of the first action without a successful receipt (``len(actions)`` when all done)."""
-    done_ids = {
-        r["action_id"]
-        for r in receipts
-        if isinstance(r, Mapping) and r.get("ok") is True and r.get("action_id") is not None
+def pending_actions(
+    actions: Sequence[Mapping[str, Any]], receipts: Sequence[object]
+) -> list[tuple[int, Mapping[str, Any]]]:
+    """``(position, action)`` of every action without a successful receipt, in order: what a
+    run (re)executes (SPEC §9.2). Matched by ``action_id``; a legacy receipt without an id
+    speaks for the action at its position; anything that is not a receipt is ignored."""
+    done = [r for r in receipts if isinstance(r, Mapping) and r.get("ok") is True]
+    done_ids = {r["action_id"] for r in done if r.get("action_id") is not None}
+    legacy = {
+        i
+        for i, r in enumerate(receipts)
+        if isinstance(r, Mapping) and r.get("ok") is True and r.get("action_id") is None
     }
-    legacy_done = {
-        position
-        for position, r in enumerate(receipts)
-        if isinstance(r, Mapping) and r.get("action_id") is None and r.get("ok") is True
-    }
-    for index, action in enumerate(actions):
-        action_id = action.get("id") if isinstance(action, Mapping) else None
-        if action_id is not None and action_id in done_ids:
-            continue
-        if index in legacy_done:
-            continue
-        return index
-    return len(actions)
+    return [
+        (position, action)
+        for position, action in enumerate(actions)
+        if not (action.get("id") is not None and action.get("id") in done_ids)
+        and position not in legacy
+    ]
 
 
 __all__ = [
     "RECEIPT_DETAIL_LIMIT",
     "RUN_ERROR_LIMIT",
     "make_receipt",
-    "resume_index",
+    "pending_actions",
     "truncate",
     "truncate_error",
     "upsert_receipt",

@@ -104,7 +104,7 @@ def normalize_schedule(raw: Mapping[str, Any]) -> dict[str, Any]:
     if kind in ("daily", "cron") and out.get("timezone") == "UTC":
         del out["timezone"]
     if kind == "cron" and isinstance(out.get("expression"), str):
-        out["expression"] = " ".join(out["expression"].split())
+        out["expression"] = cron.collapse_separators(out["expression"])
     return out
 
 

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeGuard
 
 from tocsin import messages
+from tocsin.core.action_fields import ACTION_FIELDS, ACTION_TYPES, FIELD_CHECKS
 from tocsin.core.predicates import validate_when
 from tocsin.core.schedules import (
     Cron,
@@ -32,44 +33,9 @@ from tocsin.core.templates import has_row_tokens
 from tocsin.errors import ConfigError
 
 EVENTS = ("created", "updated", "deleted", "restored", "schedule")
-HTTP_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"})
-MAX_HORIZON_DAYS = 366
 _TRIGGER_KEYS = ("id", "name", "on", "when", "schedule", "actions")
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}", re.ASCII)
 
-
-_SLOT_COLUMNS = ("weekday_column", "start_column", "end_column", "slot_minutes_column")
-# type -> (required fields, optional fields); a field maps to the name of its check
-_ACTION_FIELDS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
-    "notify": ({"message": "text"}, {"chatroom_id": "text"}),
-    "webhook": ({"url": "text"}, {"payload": "json", "headers": "headers"}),
-    "api_call": ({"method": "method", "url": "text"}, {"headers": "headers", "body": "json"}),
-    "create_record": ({"values": "object"}, {"table_id": "text"}),
-    "update_record": ({"record": "text", "values": "object"}, {"table_id": "text"}),
-    "delete_record": ({"record": "text"}, {"table_id": "text"}),
-    "invoke_command": ({"command": "text"}, {"inputs": "object"}),
-    "materialize_slots": (
-        {"source_table_id": "text", "horizon_days": "days"},
-        {"target_table_id": "text", "capacity_column": "text"}
-        | dict.fromkeys(_SLOT_COLUMNS, "text"),
-    ),
-    "start_workflow": ({"workflow_id": "text"}, {"input": "json"}),
-}
-ACTION_TYPES = tuple(_ACTION_FIELDS)
-_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "text": (lambda v: isinstance(v, str) and bool(v.strip()), "a non-empty string"),
-    "json": (lambda v: True, "any JSON value"),
-    "object": (lambda v: isinstance(v, Mapping), "an object"),
-    "headers": (
-        lambda v: isinstance(v, Mapping) and all(isinstance(x, str) for x in v.values()),
-        "an object of string header values",
-    ),
-    "method": (lambda v: isinstance(v, str) and v.upper() in HTTP_METHODS, "an HTTP method"),
-    "days": (
-        lambda v: type(v) is int and 1 <= v <= MAX_HORIZON_DAYS,
-        f"an integer in [1, {MAX_HORIZON_DAYS}]",
-    ),
-}
 
 NewId = Callable[[str], str]
 
@@ -166,9 +132,9 @@ def _validate_action(item: object, new_id: NewId) -> dict[str, Any]:
     if not isinstance(item, Mapping):
         raise _action_error("each action must be an object")
     kind = item.get("type")
-    if not isinstance(kind, str) or kind not in _ACTION_FIELDS:
+    if not isinstance(kind, str) or kind not in ACTION_FIELDS:
         raise _action_error(f"unknown action type {kind!r}. valid types: {', '.join(ACTION_TYPES)}")
-    required, optional = _ACTION_FIELDS[kind]
+    required, optional = ACTION_FIELDS[kind]
     _refuse_unknown(item, ("id", "type", *required, *optional), f"{kind} action", _action_error)
     out: dict[str, Any] = {"id": _given_or_new_id(item.get("id"), "act", new_id, _action_error)}
     out["type"] = kind
@@ -177,7 +143,7 @@ def _validate_action(item: object, new_id: NewId) -> dict[str, Any]:
             if field in required:
                 raise _action_error(f"{kind} action needs '{field}'")
             continue
-        ok, expected = _CHECKS[check]
+        ok, expected = FIELD_CHECKS[check]
         if not ok(item[field]):
             raise _action_error(f"{kind} action '{field}' must be {expected}")
         out[field] = item[field]

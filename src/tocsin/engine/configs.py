@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from tocsin import messages
 from tocsin.core import windows
+from tocsin.core.cells import is_plain_json
+from tocsin.core.model import TriggerState
 from tocsin.core.schedules import CLOCK_KINDS, Schedule, parse_schedule, schedule_to_dict
 from tocsin.core.triggers import validate_triggers
 from tocsin.engine.evaluate import clock_next_due
@@ -43,28 +44,6 @@ from tocsin.store.tx import Tx
 ALWAYS_DUE = datetime(1970, 1, 1, tzinfo=UTC)
 # A table with nothing scheduled (row events only, or only broken triggers): never loaded.
 NEVER_DUE = datetime(9999, 12, 31, tzinfo=UTC)
-# Nesting bound of stored JSON values (the API refuses deeper bodies too).
-MAX_JSON_DEPTH = 64
-
-
-def is_plain_json(value: object, depth: int = 0) -> bool:
-    """True for a value both backends store and give back unchanged: strings, finite numbers,
-    booleans, null, lists and string-keyed objects, at most ``MAX_JSON_DEPTH`` levels deep.
-
-    (``json.dumps`` alone lets NaN, tuples and int keys through; PostgreSQL then refuses NaN
-    with a 500 and SQLite stores what it cannot give back.)
-    """
-    if value is None or isinstance(value, str | bool | int):
-        return True
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if depth >= MAX_JSON_DEPTH:
-        return False
-    if isinstance(value, list):
-        return all(is_plain_json(item, depth + 1) for item in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and is_plain_json(v, depth + 1) for k, v in value.items())
-    return False
 
 
 def schedule_hash(spec: Schedule) -> str:
@@ -130,9 +109,9 @@ def _refuse_foreign_or_kind_change(tx: Tx, *, table_id: str, specs: Mapping[str,
         state = store_state.get_state(tx, trigger_id=trigger_id)
         if state is None:
             continue
-        if state["table_id"] != table_id:
+        if state.table_id != table_id:
             raise ConfigError(messages.trigger_id_taken(trigger_id), code="trigger_id_taken")
-        if state["kind"] != spec.kind:
+        if state.kind != spec.kind:
             raise ConfigError(
                 messages.schedule_kind_change(trigger_id),
                 code="schedule_kind_change_requires_new_trigger_id",
@@ -152,7 +131,7 @@ def _sync_one(
     table_id: str,
     trigger_id: str,
     spec: Schedule,
-    state: Mapping[str, Any] | None,
+    state: TriggerState | None,
     now: datetime,
 ) -> None:
     digest = schedule_hash(spec)
@@ -172,10 +151,10 @@ def _sync_one(
         if created is None:  # another table took the id after _refuse_foreign_or_kind_change
             raise ConfigError(messages.trigger_id_taken(trigger_id), code="trigger_id_taken")
         return
-    if state["retired"]:
+    if state.retired:
         store_state.revive_state(tx, trigger_id=trigger_id, now=now)
-    last = state["last_consumed"]
-    if state["schedule_hash"] != digest:
+    last = state.last_consumed
+    if state.schedule_hash != digest:
         anchor = windows.initial_anchor(spec, now) if clock else None
         store_state.reanchor_state(
             tx,
@@ -185,9 +164,9 @@ def _sync_one(
             now=now,
             next_due_at=initial_next_due(spec, anchor, last),
         )
-    elif state["retired"] or not clock:  # a date trigger's `when` may have changed: re-read
-        next_due = initial_next_due(spec, state["anchor"], last)
-        store_state.set_next_due(tx, trigger_id=trigger_id, next_due_at=next_due)
+    elif state.retired or not clock:  # a date trigger's `when` may have changed: re-read
+        next_due = initial_next_due(spec, state.anchor, last)
+        store_state.set_next_dues(tx, next_dues=[(trigger_id, next_due)])
 
 
 def _is_date_trigger(trigger: object) -> bool:
@@ -218,7 +197,7 @@ def wake_date_triggers(tx: Tx, *, table: Mapping[str, Any]) -> None:
 def refresh_table_next_due(tx: Tx, *, table_id: str) -> datetime:
     """The table's ``next_due_at`` = the earliest of its live states' (NEVER_DUE when none)."""
     states = store_state.get_states(tx, table_id=table_id).values()
-    dues = [s["next_due_at"] for s in states if not s["retired"] and s["next_due_at"] is not None]
+    dues = [s.next_due_at for s in states if not s.retired and s.next_due_at is not None]
     next_due = min(dues, default=NEVER_DUE)
     store_records.set_table_next_due(tx, table_id=table_id, next_due_at=next_due)
     return next_due
@@ -244,7 +223,6 @@ __all__ = [
     "NEVER_DUE",
     "has_scp_rules",
     "has_triggers",
-    "is_plain_json",
     "refresh_table_next_due",
     "schedule_hash",
     "set_scp_rules",

@@ -26,6 +26,7 @@ from datetime import datetime, timedelta
 from typing import Any, TypeGuard
 
 from tocsin.core import identity, instants, predicates, triggers, windows
+from tocsin.core.model import TriggerState
 from tocsin.core.schedules import DateColumnReached, Schedule, parse_schedule
 
 # The six date-arm verdicts, in the scheduler's order (SPEC §7).
@@ -58,6 +59,7 @@ class StoredTrigger:
     when: list[Any]
     stored_schedule_type: str | None
     error_codes: tuple[str, ...]
+    position: int = -1  # index in the stored config list
 
     @property
     def valid(self) -> bool:
@@ -204,7 +206,7 @@ def inspect_stored(
     )
     columns_key = repr(columns)
     out: list[StoredTrigger] = []
-    for trigger, tid in zip(entries, ids, strict=True):
+    for position, (trigger, tid) in enumerate(zip(entries, ids, strict=True)):
         if not is_schedule_trigger(trigger):
             continue
         duplicate = tid is not None and counts[tid] > 1
@@ -219,6 +221,7 @@ def inspect_stored(
                 when=when,
                 stored_schedule_type=stored_type,
                 error_codes=codes,
+                position=position,
             )
         )
     return out
@@ -374,7 +377,7 @@ def count_verdicts(verdicts: Iterable[RowVerdict]) -> dict[str, int]:
 
 def classify(
     trigger: StoredTrigger,
-    state: Mapping[str, Any],
+    state: TriggerState,
     *,
     now: datetime,
     active_run: bool = False,
@@ -394,10 +397,12 @@ def classify(
         raise ValueError(f"trigger {trigger.trigger_id!r} is invalid: {trigger.error_codes}")
     if isinstance(spec, DateColumnReached):
         return classify_date_page(spec, column_type, trigger.when, page, set(fired), now)
+    if state.anchor is None:
+        raise ValueError(f"clock trigger {trigger.trigger_id!r} has no anchor")
     return classify_clock(
         spec,
-        anchor=state["anchor"],
-        last_consumed=state["last_consumed"],
+        anchor=state.anchor,
+        last_consumed=state.last_consumed,
         active_run=active_run,
         now=now,
     )

@@ -23,6 +23,7 @@ from typing import Any
 
 from tocsin import messages
 from tocsin.core.instants import to_iso
+from tocsin.core.model import TriggerState
 from tocsin.core.schedules import DateColumnReached
 from tocsin.engine.evaluate import (
     DATE_VERDICTS,
@@ -34,7 +35,7 @@ from tocsin.engine.evaluate import (
     inspect_stored,
     page_identities,
 )
-from tocsin.engine.tick import read_cursor_page, state_cursor
+from tocsin.engine.tick import read_cursor_page
 from tocsin.errors import NotFound
 from tocsin.store import ledger
 from tocsin.store import records as store_records
@@ -66,14 +67,14 @@ def schedule_preview(
             raise NotFound(messages.TABLE_NOT_FOUND)
         live = store_records.count_live_records(tx, table_id=table_id)
         states = store_state.get_states(tx, table_id=table_id)
-        live_ids = [tid for tid, s in states.items() if not s["retired"]]
+        live_ids = [tid for tid, s in states.items() if not s.retired]
         stored = inspect_stored(table["triggers"], table["columns"], live_ids)
         clock_ids = [
             str(t.trigger_id)
             for t in stored
             if t.valid and t.spec is not None and not isinstance(t.spec, DateColumnReached)
         ]
-        active = store_runs.active_trigger_ids(tx, trigger_ids=clock_ids)
+        active = store_runs.active_clock_trigger_ids(tx, trigger_ids=clock_ids)
         arms = [
             _arm(tx, table, t, states, active, live=live, now=now, record_limit=record_limit)
             for t in stored
@@ -91,7 +92,7 @@ def _arm(
     tx: Tx,
     table: Mapping[str, Any],
     trigger: StoredTrigger,
-    states: Mapping[str, Mapping[str, Any]],
+    states: Mapping[str, TriggerState],
     active: set[str],
     *,
     live: int,
@@ -119,7 +120,7 @@ def invalid_arm(trigger: StoredTrigger) -> dict[str, Any]:
 
 
 def clock_arm(
-    trigger: StoredTrigger, state: Mapping[str, Any], *, active_run: bool, now: datetime
+    trigger: StoredTrigger, state: TriggerState, *, active_run: bool, now: datetime
 ) -> dict[str, Any]:
     """An interval/daily/cron trigger: its due window as the tick computes it."""
     spec = trigger.spec
@@ -145,7 +146,7 @@ def date_arm(
     tx: Tx,
     table: Mapping[str, Any],
     trigger: StoredTrigger,
-    state: Mapping[str, Any],
+    state: TriggerState,
     *,
     live: int,
     now: datetime,
@@ -156,7 +157,7 @@ def date_arm(
     if not isinstance(spec, DateColumnReached):
         return invalid_arm(trigger)
     column_type = str(table["columns"][spec.column])
-    start = state_cursor(state)
+    start = state.cursor
     page, _ = read_cursor_page(
         tx, table_id=str(table["id"]), cursor=start, start=start, wrapped=False, limit=record_limit
     )

@@ -1,6 +1,9 @@
 """The embedded ticker: the one loop of ``tocsin serve`` that reads the clock (SPEC §16, R1).
 
-Each iteration reads the wall clock exactly once, hands that instant to ``tick(now)`` and then
+Each iteration reads the wall clock exactly once and hands that instant to ``tick(now)``. One
+tick takes at most ``table_limit`` tables: while ``backlog(now)`` says due tables were not
+reached yet, the iteration ticks the next page at the same instant, for at most ``every_s``
+seconds; a backlog left at the end is logged (WARNING) and reported to ``on_tick``. Then it
 waits ``every_s`` seconds or until ``stop`` is set. A tick that raises is logged and the loop
 goes on: the next iteration is a fresh tick (SPEC §6: a tick never waits for actions, and a
 broken tick must not stop the schedule).
@@ -19,6 +22,7 @@ log = logging.getLogger("tocsin.ticker")
 
 TickFn = Callable[[datetime], Mapping[str, int]]
 TickObserver = Callable[[Mapping[str, int], float], None]
+BacklogFn = Callable[[datetime], int]
 
 
 def wall_clock() -> datetime:
@@ -30,26 +34,39 @@ def wall_clock() -> datetime:
 class Ticker:
     """Calls ``tick(now)`` every ``every_s`` seconds until ``stop`` is set.
 
-    ``on_tick(counts, duration_s)`` observes each successful tick (metrics); ``clock`` is
-    injectable so tests drive the loop with fixed instants.
+    ``on_tick(counts, duration_s)`` observes each successful tick (metrics; ``counts`` summed
+    over the pages, with ``backlog``); ``clock`` is injectable so tests drive the loop with fixed
+    instants; ``backlog(now)`` (None: one page per iteration) counts the due tables not reached.
     """
 
     tick: TickFn
     every_s: float
     clock: Callable[[], datetime] = wall_clock
     on_tick: TickObserver | None = None
+    backlog: BacklogFn | None = None
 
     def run_once(self) -> Mapping[str, int] | None:
-        """One iteration: read the clock once, tick at that instant; None if the tick raised."""
+        """One iteration: read the clock once, tick pages at that instant until nothing due is
+        left unreached or ``every_s`` has passed; None if a tick raised."""
         now = self.clock()
         started = time.perf_counter()
+        totals: dict[str, int] = {}
+        left = 0
         try:
-            counts = self.tick(now)
+            while True:
+                for key, value in self.tick(now).items():
+                    totals[key] = totals.get(key, 0) + value
+                left = 0 if self.backlog is None else self.backlog(now)
+                if left == 0 or time.perf_counter() - started >= self.every_s:
+                    break
         except Exception:
             log.exception("tick failed", extra={"now": now.isoformat()})
             return None
         duration = time.perf_counter() - started
+        counts = {**totals, "backlog": left}
         log.info("tick", extra={"now": now.isoformat(), "duration_s": duration, **counts})
+        if left:
+            log.warning("tick fell behind: %d due tables not reached within the tick period", left)
         if self.on_tick is not None:
             try:
                 self.on_tick(counts, duration)
@@ -64,4 +81,4 @@ class Ticker:
             stop.wait(self.every_s)
 
 
-__all__ = ["TickFn", "TickObserver", "Ticker", "wall_clock"]
+__all__ = ["BacklogFn", "TickFn", "TickObserver", "Ticker", "wall_clock"]

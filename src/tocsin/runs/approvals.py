@@ -32,7 +32,7 @@ def decide(
     store: Store, *, table_id: str, change_id: str, status: str, now: datetime
 ) -> dict[str, Any]:
     """``staged → approved | rejected``; 404 unknown (or other table), 409 already decided."""
-    with store.begin_immediate() as tx:
+    with store.begin() as tx:
         decided = decide_change(tx, change_id=change_id, table_id=table_id, status=status, now=now)
         if decided is not None:
             return decided
@@ -66,7 +66,7 @@ def apply_approved(
     """
     count = 0
     while limit is None or count < limit:
-        with env.store.begin_immediate() as tx:
+        with env.store.begin() as tx:
             change = claim_approved_change(tx, now=now)
         if change is None:
             break

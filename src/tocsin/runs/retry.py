@@ -80,7 +80,7 @@ def retry_run(
     store: Store, *, table_id: str, run_id: str, now: datetime, stuck_after_s: float
 ) -> dict[str, Any]:
     """Reset a failed / pending / stale running run to pending; returns the run (SPEC §9.4)."""
-    with store.begin_immediate() as tx:
+    with store.begin() as tx:
         run = get_run(tx, run_id=run_id)
         if run is None or run["table_id"] != table_id:
             raise NotFound(messages.RUN_NOT_FOUND)

@@ -31,9 +31,16 @@ every write carries that instant.
 
 The worker never raises because of a run: any exception fails that run and the loop goes on.
 
-Graceful stop (``should_stop``): the action in flight finishes and its receipt is stored; the run
-then goes back to ``pending`` (receipts kept) instead of staying ``running``, so the next worker
-resumes it at once from the first unfinished action. Claimed runs not started yet go back too.
+Concurrency: ``tocsin worker`` and ``tocsin serve`` execute runs on a bounded
+:class:`~tocsin.runs.pool.RunPool` (``TOCSIN_WORKER_CONCURRENCY`` threads): runs of different
+tenants go side by side, the actions of one run stay in order on one thread. Every outbound
+action ends by its deadline (``actions.net``), so a slow receiver costs its own run at most that.
+
+Graceful stop (``should_stop``): the action in flight finishes and its receipt is stored, or an
+outbound action reaches its deadline and is abandoned without a receipt; the run then goes back
+to ``pending`` (earlier receipts kept) instead of staying ``running`` or ``failed``, so the next
+worker resumes it at once from the first unfinished action. Claimed runs not started yet go
+back too.
 """
 
 from __future__ import annotations
@@ -47,10 +54,17 @@ from functools import partial
 from typing import Any, Protocol
 
 from tocsin import messages
-from tocsin.actions.base import ActionContext, ActionEnv, ActionError, TransactionalAction
+from tocsin.actions.base import (
+    ActionContext,
+    ActionEnv,
+    ActionError,
+    ActionTimeout,
+    TransactionalAction,
+)
 from tocsin.actions.registry import get_action
-from tocsin.core.receipts import make_receipt, truncate_error, upsert_receipt
+from tocsin.core.receipts import make_receipt, pending_actions, truncate_error, upsert_receipt
 from tocsin.runs.definition import action_list, frozen_problem, resolve_definition, row_snapshot
+from tocsin.runs.pool import RunPool
 from tocsin.runs.retry import TransientPolicy, call_with_retries
 from tocsin.store.execution import (
     claim_next_runs,
@@ -98,7 +112,7 @@ class Worker:
 
     def _claim(self, *, now: datetime, limit: int) -> list[tuple[dict[str, Any], Table]]:
         tables: dict[str, Table] = {}
-        with self.env.store.begin_immediate() as tx:
+        with self.env.store.begin() as tx:
             runs = claim_next_runs(tx, now=now, limit=limit)
             for table_id in {run["table_id"] for run in runs}:
                 tables[table_id] = get_table(tx, table_id=table_id, include_trashed=True)
@@ -192,12 +206,16 @@ class Worker:
         except _LostClaim:
             return receipts, "lost"
         except Exception as exc:
+            if isinstance(exc, ActionTimeout) and self.should_stop():
+                # abandoned at its deadline by a graceful stop: no receipt (the receiver may
+                # have it; the retry sends the same Idempotency-Key), the run goes back
+                return receipts, self.release(run, now=self.time(ctx.now))
             text = _error_text(exc)
             receipts = upsert_receipt(receipts, make_receipt(action_id, str(kind), False, text))
-            return receipts, self._finish(run, "failed", text, receipts, now=ctx.now)
+            return receipts, self._finish(run, "failed", text, receipts, now=self.time(ctx.now))
         receipts = upsert_receipt(receipts, make_receipt(action_id, str(kind), True, detail))
-        if not self._committed(
-            partial(self._record, run=run, receipts=receipts, last=last, now=ctx.now)
+        if not self._committed(  # stamped when the action ended (it may have taken a while)
+            partial(self._record, run=run, receipts=receipts, last=last, now=self.time(ctx.now))
         ):
             return receipts, "lost"
         return receipts, "done" if last else "next"
@@ -267,20 +285,6 @@ class Worker:
         return "released" if self._committed(write) else "lost"
 
 
-def pending_actions(actions: Receipts, receipts: Receipts) -> list[tuple[int, dict[str, Any]]]:
-    """``(position, action)`` of every action without a successful receipt, in order.
-
-    Matched by ``action_id``; a legacy receipt without an id speaks for the action at its position.
-    """
-    done_ids = {r.get("action_id") for r in receipts if r.get("ok") is True and r.get("action_id")}
-    legacy = {i for i, r in enumerate(receipts) if r.get("ok") is True and not r.get("action_id")}
-    return [
-        (position, action)
-        for position, action in enumerate(actions)
-        if not (action.get("id") and action.get("id") in done_ids) and position not in legacy
-    ]
-
-
 def _error_text(exc: BaseException) -> str:
     if isinstance(exc, ActionError):
         return exc.detail
@@ -288,14 +292,24 @@ def _error_text(exc: BaseException) -> str:
 
 
 CLAIM_BATCH = 10
+SLOT_POLL_S = 0.2
+"""How often a claimer waiting for a free slot of a full pool looks at the stop flag."""
 
 
-def drain(worker: Worker, *, now: datetime, limit: int | None = None) -> int:
+def drain(
+    worker: Worker, *, now: datetime, limit: int | None = None, pool: RunPool | None = None
+) -> int:
     """Claim and execute runs until none is pending, ``limit`` runs ran, or a stop is asked.
 
-    Runs are claimed ``CLAIM_BATCH`` at a time; on a stop, claimed runs not started yet go back
-    to pending. Returns how many runs were executed (whatever their outcome).
+    Without ``pool``, runs are claimed ``CLAIM_BATCH`` at a time and executed here, one after
+    the other; on a stop, claimed runs not started yet go back to pending. Returns how many
+    runs were executed (whatever their outcome).
+
+    With ``pool``, runs are claimed only as free slots allow and each starts at once on a pool
+    thread; this returns without waiting for them, with how many runs it started.
     """
+    if pool is not None:
+        return _drain_into(worker, pool, now=now, limit=limit)
     count = 0
     while limit is None or count < limit:
         want = CLAIM_BATCH if limit is None else min(CLAIM_BATCH, limit - count)
@@ -312,6 +326,21 @@ def drain(worker: Worker, *, now: datetime, limit: int | None = None) -> int:
     return count
 
 
+def _drain_into(worker: Worker, pool: RunPool, *, now: datetime, limit: int | None) -> int:
+    started = 0
+    while (limit is None or started < limit) and not worker.should_stop():
+        if not pool.wait_for_slot(SLOT_POLL_S):
+            continue  # every slot busy: look at the stop flag, then wait again
+        want = min(pool.free(), CLAIM_BATCH, CLAIM_BATCH if limit is None else limit - started)
+        batch = worker.claim(now=worker.time(now), limit=want)
+        if not batch:
+            break
+        for run, table in batch:
+            pool.submit(partial(worker.execute, run, table, now=worker.time(now)))
+        started += len(batch)
+    return started
+
+
 class WorkSource(Protocol):
     """What the loop drives: ``Tocsin.work``."""
 
@@ -322,10 +351,15 @@ class WorkSource(Protocol):
         *,
         should_stop: Callable[[], bool] | None = None,
         clock: Callable[[], datetime] | None = None,
+        pool: RunPool | None = None,
     ) -> int: ...
 
 
 BATCH = 50
+STOP_GRACE_S = 15.0
+"""Beyond the longest action deadline (``TOCSIN_ACTION_TIMEOUT_MAX_S``), how long a stop waits
+for the runs in flight to end their action and go back to pending."""
+STOP_TIMEOUT_S = 60.0 + STOP_GRACE_S
 
 
 def serve_worker(
@@ -335,26 +369,40 @@ def serve_worker(
     poll_interval: float = 1.0,
     batch: int = BATCH,
     clock: Callable[[], datetime] | None = None,
-) -> None:
-    """``tocsin worker``: work until ``stop_event`` is set.
+    concurrency: int = 1,
+    stop_timeout_s: float = STOP_TIMEOUT_S,
+) -> bool:
+    """``tocsin worker``: work until ``stop_event`` is set; True when it stopped cleanly.
 
-    ``clock`` is read before each claim and each action (``Tocsin.work(clock=…)``), so a long pass
-    stamps claims and receipts with the current time and its runs never look stale while they
-    progress.
+    Runs execute on a :class:`RunPool` of ``concurrency`` threads, so one slow run does not
+    hold the others. ``clock`` is read before each claim and each action
+    (``Tocsin.work(clock=…)``), so a long pass stamps claims and receipts with the current time
+    and its runs never look stale while they progress.
 
-    Sleeps ``poll_interval`` only when a pass found nothing to do. On stop, the action in flight
-    finishes and its run goes back to pending (see the module docstring). A pass that raises (the
-    database is down) is logged and retried after ``poll_interval``.
+    Sleeps ``poll_interval`` only when a pass started nothing. A pass that raises (the database
+    is down) is logged and retried after ``poll_interval``.
+
+    On stop: no new claim; each run in flight finishes its current action, or abandons an
+    outbound one at its deadline, and goes back to pending with its receipts (see the module
+    docstring). Answers whether every run got there within ``stop_timeout_s``: False leaves a
+    run ``running`` (the stale sweep requeues it later), and the process should say so.
     """
     read_clock = clock or (lambda: datetime.now(UTC))
+    pool = RunPool(concurrency)
     while not stop_event.is_set():
         try:
-            done = tocsin.work(limit=batch, should_stop=stop_event.is_set, clock=read_clock)
+            done = tocsin.work(
+                limit=batch, should_stop=stop_event.is_set, clock=read_clock, pool=pool
+            )
         except Exception:
             log.exception("worker pass failed; retrying in %.1fs", poll_interval)
             done = 0
         if done == 0:
             stop_event.wait(poll_interval)
-
-
-run_worker_loop = serve_worker
+    if pool.wait_idle(stop_timeout_s):
+        return True
+    log.error(
+        "runs still executing after the stop timeout",
+        extra={"runs_in_flight": pool.active, "stop_timeout_s": stop_timeout_s},
+    )
+    return False

@@ -1,7 +1,8 @@
 """Bearer tokens and per-scope roles on the facade (SPEC §15).
 
 A token is ``secrets.token_urlsafe(32)``; only its SHA-256 hex digest is stored. Verification
-looks the digest up and compares it again with :func:`hmac.compare_digest`. Roles per scope:
+looks the digest up and compares it again with :func:`hmac.compare_digest`; an expired
+(``expires_at`` reached) or revoked token is refused like an unknown one (401). Roles per scope:
 
 - ``member``: read (get a table, list records, read a chatroom's messages)
 - ``moderator``: everything a member may do, plus writes, triggers, runs, preview, retry and
@@ -22,9 +23,10 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from tocsin import messages
-from tocsin.errors import PermissionDenied, TocsinError, ValidationError
+from tocsin.errors import NotFound, PermissionDenied, TocsinError, ValidationError
 from tocsin.service.base import TocsinBase
 from tocsin.store import tokens
 
@@ -87,9 +89,10 @@ class AuthMixin(TocsinBase):
         role: str = "member",
         permissions: Sequence[str] = (),
         now: datetime | None = None,
+        expires_at: datetime | None = None,
     ) -> str:
-        """Create a token for ``role`` in one scope and/or API-wide ``permissions``; returns the
-        plaintext (shown once)."""
+        """Create a token for ``role`` in one scope and/or API-wide ``permissions``, valid until
+        ``expires_at`` (None: until revoked); returns the plaintext (shown once)."""
         for permission in permissions:
             if permission not in PERMISSIONS:
                 raise ValidationError(messages.token_permission_invalid(permission))
@@ -99,6 +102,12 @@ class AuthMixin(TocsinBase):
             kind, normalized_id = parse_scope(f"{scope}:{scope_id}")
         if role not in ROLES:
             raise ValidationError(messages.token_role_invalid(role))
+        created = self._now(now)
+        if expires_at is not None:
+            if expires_at.tzinfo is None:
+                raise ValidationError(messages.naive_datetime("expires_at"))
+            if expires_at <= created:
+                raise ValidationError(messages.TOKEN_EXPIRES_IN_PAST)
         token = secrets.token_urlsafe(32)
         with self.store.begin() as tx:
             tokens.insert_token(
@@ -108,40 +117,69 @@ class AuthMixin(TocsinBase):
                 scope=kind,
                 scope_id=normalized_id,
                 role=role,
-                now=self._now(now),
+                now=created,
                 permissions=sorted(set(permissions)),
+                expires_at=expires_at,
             )
         return token
 
-    def verify_token(self, token: str) -> Principal | None:
-        """The principal of ``token``, or None when no stored digest matches."""
+    def verify_token(self, token: str, *, now: datetime | None = None) -> Principal | None:
+        """The principal of ``token``, or None when no stored digest matches or the token is
+        revoked or expired at ``now`` (default: the wall clock)."""
         digest = token_digest(token)
         with self.store.read() as tx:
             row = tokens.find_token_by_hash(tx, token_hash=digest)
         if row is None or not hmac.compare_digest(str(row["token_hash"]), digest):
+            return None
+        if row["revoked_at"] is not None:
+            return None
+        if row["expires_at"] is not None and row["expires_at"] <= self._now(now):
             return None
         granted = frozenset(row.get("permissions") or ())
         return Principal(
             scope=row["scope"], scope_id=row["scope_id"], role=row["role"], permissions=granted
         )
 
-    def authorize(self, token: str | None, *, scope: str, scope_id: str, role: str) -> Principal:
-        """The principal of ``token`` if it may act as ``role`` in ``scope``/``scope_id``.
+    def list_tokens(self) -> list[dict[str, Any]]:
+        """Every token's id, scope, role and instants (never a secret or its digest)."""
+        with self.store.read() as tx:
+            return tokens.list_tokens(tx)
 
-        Raises :class:`Unauthenticated` (401) for a missing or unknown token and
-        :class:`PermissionDenied` (403) for another tenant's scope or a lower role.
+    def revoke_token(self, token_id: str, *, now: datetime | None = None) -> dict[str, Any]:
+        """Revoke a token by id from ``now`` on (idempotent); 404 for an unknown id."""
+        with self.store.begin() as tx:
+            row = tokens.revoke_token(tx, token_id=token_id, now=self._now(now))
+        if row is None:
+            raise NotFound(messages.TOKEN_NOT_FOUND)
+        return row
+
+    def authenticate(self, token: str | None, *, scope: str, scope_id: str) -> Principal:
+        """The principal of ``token`` if it speaks for ``scope``/``scope_id`` (any role).
+
+        Raises :class:`Unauthenticated` (401) for a missing, unknown, expired or revoked token
+        and :class:`PermissionDenied` (403) for another tenant's scope.
         """
         principal = self.verify_token(token) if token else None
         if principal is None:
             raise Unauthenticated(messages.TOKEN_INVALID)
         if (principal.scope, principal.scope_id) != (scope, _normalize_uuid(scope_id)):
             raise PermissionDenied(messages.SCOPE_FORBIDDEN)
+        return principal
+
+    def authorize(self, token: str | None, *, scope: str, scope_id: str, role: str) -> Principal:
+        """The principal of ``token`` if it may act as ``role`` in ``scope``/``scope_id``.
+
+        Raises :class:`Unauthenticated` (401) for a missing, unknown, expired or revoked token
+        and :class:`PermissionDenied` (403) for another tenant's scope or a lower role.
+        """
+        principal = self.authenticate(token, scope=scope, scope_id=scope_id)
         if not principal.may(role):
             raise PermissionDenied(messages.role_required(role))
         return principal
 
     def authorize_permission(self, token: str | None, *, permission: str) -> Principal:
-        """The principal of ``token`` if it carries ``permission`` (401 / 403 otherwise)."""
+        """The principal of ``token`` if it carries ``permission``: 401 for a missing, unknown,
+        expired or revoked token, 403 for one without the permission."""
         principal = self.verify_token(token) if token else None
         if principal is None:
             raise Unauthenticated(messages.TOKEN_INVALID)

@@ -8,30 +8,29 @@ transaction. Record writes evaluate the table's row-event triggers in that same 
 
 from __future__ import annotations
 
-import math
-import re
 import uuid
 from collections.abc import Mapping
-from datetime import date, datetime
+from datetime import datetime
 from typing import Any
 
 from tocsin import messages
-from tocsin.core.instants import classify_cell
+from tocsin.core import limits
+from tocsin.core.cells import is_plain_json, validate_cells, validate_columns
 from tocsin.engine import configs
 from tocsin.engine.evaluate import row_event_triggers
 from tocsin.engine.ids import uuid7, uuid7s
 from tocsin.engine.preview import schedule_preview
-from tocsin.engine.tick import row_payload, run_due_triggers
+from tocsin.engine.tick import run_due_triggers
+from tocsin.engine.tick_plan import row_payload
 from tocsin.errors import NotFound, ValidationError
 from tocsin.service.base import TocsinBase
+from tocsin.store import claims
 from tocsin.store import records as store_records
 from tocsin.store import runs as store_runs
-from tocsin.store.engine_queries import lock_table
 from tocsin.store.tx import Tx
 from tocsin.workflows.firing import fire_due_schedules
 
 SCOPES = ("chatroom", "workspace", "user")
-COLUMN_TYPES = ("text", "number", "boolean", "date", "datetime", "select", "json")
 TABLE_PUBLIC = (
     "id",
     "scope",
@@ -50,65 +49,6 @@ MAX_SKIP = 2**62  # a bigint OFFSET on PostgreSQL, an INTEGER on SQLite
 MAX_ID = 64  # table/record/run ids are UUIDs; trigger ids at most 64 characters
 TABLE_LIMIT = (1, 2000)
 RECORD_LIMIT = (1, 10000)
-_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
-
-
-# --- input validation (pure; raises ValidationError naming the column) -------------------------
-
-
-def validate_columns(columns: object) -> dict[str, str]:
-    """``{name: type}`` with types from SPEC §2."""
-    if not isinstance(columns, Mapping):
-        raise ValidationError(messages.COLUMNS_NOT_OBJECT)
-    out: dict[str, str] = {}
-    for name, kind in columns.items():
-        if not isinstance(name, str) or not name.strip():
-            raise ValidationError(messages.column_name_invalid(name))
-        if kind not in COLUMN_TYPES:
-            raise ValidationError(messages.column_type_invalid(name, kind))
-        out[name] = str(kind)
-    return out
-
-
-def _is_date(value: object) -> bool:
-    if not isinstance(value, str) or _DATE.fullmatch(value) is None:
-        return False
-    try:
-        date.fromisoformat(value)
-    except ValueError:
-        return False
-    return True
-
-
-def cell_ok(column_type: str, value: object) -> bool:
-    """Does ``value`` fit a column of ``column_type``? ``None`` (an empty cell) always does."""
-    if value is None:
-        return True
-    if column_type in ("text", "select"):
-        return isinstance(value, str)
-    if column_type == "number":
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            return False
-        return not isinstance(value, float) or math.isfinite(value)
-    if column_type == "boolean":
-        return isinstance(value, bool)
-    if column_type == "date":
-        return _is_date(value)
-    if column_type == "datetime":
-        return classify_cell(value)[0] == "ok"
-    return configs.is_plain_json(value)
-
-
-def validate_cells(columns: Mapping[str, str], data: object) -> dict[str, Any]:
-    """A record's (partial) data checked against the column types (SPEC §2)."""
-    if not isinstance(data, Mapping):
-        raise ValidationError(messages.RECORD_DATA_NOT_OBJECT)
-    for name, value in data.items():
-        if name not in columns:
-            raise ValidationError(messages.column_unknown(name))
-        if not cell_ok(columns[name], value):
-            raise ValidationError(messages.cell_invalid(name, columns[name]))
-    return dict(data)
 
 
 def _check_page(skip: int, limit: int) -> None:
@@ -160,7 +100,7 @@ def _table(tx: Tx, table_id: str, *, include_trashed: bool = False) -> dict[str,
 
 def _locked_table(tx: Tx, table_id: str) -> dict[str, Any]:
     """The live table, locked for a config write (triggers, SCP rules)."""
-    table = lock_table(tx, table_id=table_id) if is_id(table_id) else None
+    table = store_records.lock_table(tx, table_id=table_id) if is_id(table_id) else None
     if table is None:
         raise NotFound(messages.TABLE_NOT_FOUND)
     return table
@@ -172,11 +112,10 @@ def emit_row_event(
     """Insert one pending run per row-event trigger that ``event`` on ``record`` fires (§3)."""
     data = record.get("data")
     row = dict(data) if isinstance(data, Mapping) else {}
-    created = 0
-    for trigger in row_event_triggers(table.get("triggers"), event, row):
-        store_runs.insert_run(
-            tx,
-            id=uuid7(now),
+    fired = row_event_triggers(table.get("triggers"), event, row)
+    new_runs = [
+        store_runs.NewRun(
+            id=run_id,
             table_id=str(table["id"]),
             trigger_id=str(trigger["id"]),
             record_id=str(record["id"]),
@@ -186,10 +125,10 @@ def emit_row_event(
             definition=trigger,
             identity=None,
             scheduled_for=None,
-            now=now,
         )
-        created += 1
-    return created
+        for trigger, run_id in zip(fired, uuid7s(now, len(fired)), strict=True)
+    ]
+    return len(store_runs.insert_runs(tx, runs_=new_runs, now=now))
 
 
 class DataMixin(TocsinBase):
@@ -223,9 +162,10 @@ class DataMixin(TocsinBase):
         if not _encodable(name):
             raise ValidationError(messages.BODY_SURROGATE)
         checked = validate_columns(columns)
+        limits.check_columns(checked, self.settings)
         if scp_rules is not None and not isinstance(scp_rules, list):
             raise ValidationError(messages.SCP_RULES_NOT_LIST)
-        if not configs.is_plain_json(scp_rules):
+        if not is_plain_json(scp_rules):
             raise ValidationError(messages.not_plain_json("scp_rules"))
         if not isinstance(requires_approval, bool):
             raise ValidationError(messages.REQUIRES_APPROVAL_NOT_BOOL)
@@ -257,7 +197,7 @@ class DataMixin(TocsinBase):
         return self._set_table_trashed(table_id, False, self._now(now))
 
     def _set_table_trashed(self, table_id: str, trashed: bool, at: datetime) -> dict[str, Any]:
-        with self.store.begin_immediate() as tx:
+        with self.store.begin() as tx:
             _table(tx, table_id, include_trashed=True)
             store_records.set_table_trashed(tx, table_id=table_id, trashed=trashed, now=at)
             return public_table(_table(tx, table_id, include_trashed=True))
@@ -267,7 +207,7 @@ class DataMixin(TocsinBase):
     ) -> dict[str, Any]:
         """Replace the channel SCP rules; 400 while the table has triggers (SPEC §2)."""
         at = self._now(now)
-        with self.store.begin_immediate() as tx:
+        with self.store.begin() as tx:
             table = _locked_table(tx, table_id)
             configs.set_scp_rules(tx, table=table, rules=rules, now=at)
             return public_table(_table(tx, table_id))
@@ -291,7 +231,8 @@ class DataMixin(TocsinBase):
     ) -> list[dict[str, Any]]:
         if not isinstance(rows, list):
             raise ValidationError(messages.ROWS_NOT_LIST)
-        with self.store.begin_immediate() as tx:
+        limits.check_records(rows, self.settings)
+        with self.store.begin() as tx:
             table = _table(tx, table_id)
             checked = [validate_cells(table["columns"], row) for row in rows]
             ids = uuid7s(at, len(checked))
@@ -312,7 +253,7 @@ class DataMixin(TocsinBase):
     ) -> dict[str, Any]:
         """Partial update: only the given columns change; emits ``updated``."""
         at = self._now(now)
-        with self.store.begin_immediate() as tx:
+        with self.store.begin() as tx:
             table = _table(tx, table_id)
             patch = validate_cells(table["columns"], data)
             _require_id(record_id, messages.RECORD_NOT_FOUND)
@@ -320,6 +261,7 @@ class DataMixin(TocsinBase):
             if record is None:
                 raise NotFound(messages.RECORD_NOT_FOUND)
             merged = {**record["data"], **patch}
+            limits.check_records([merged], self.settings)
             updated = store_records.update_record_data(
                 tx, table_id=table_id, record_id=record_id, data=merged, now=at
             )
@@ -344,7 +286,7 @@ class DataMixin(TocsinBase):
     def _set_record_trashed(
         self, table_id: str, record_id: str, trashed: bool, at: datetime
     ) -> dict[str, Any]:
-        with self.store.begin_immediate() as tx:
+        with self.store.begin() as tx:
             table = _table(tx, table_id)
             _require_id(record_id, messages.RECORD_NOT_FOUND)
             changed = store_records.set_record_trashed(
@@ -387,8 +329,9 @@ class DataMixin(TocsinBase):
     ) -> list[dict[str, Any]]:
         """Full replace of the triggers config; returns it normalized, with every id (§3–§5.2)."""
         at = self._now(now)
-        with self.store.begin_immediate() as tx:
+        with self.store.begin() as tx:
             table = _locked_table(tx, table_id)
+            limits.check_triggers(triggers, table, self.settings)
             return configs.set_triggers_config(
                 tx, table=table, raw=triggers, now=at, new_id=self._new_id
             )
@@ -414,6 +357,13 @@ class DataMixin(TocsinBase):
         )
         counts["schedules_fired"] = fire_due_schedules(self.store, now=at)
         return counts
+
+    def tick_backlog(self, now: datetime | None = None) -> int:
+        """How many tables with due work no tick at ``now`` has reached yet (the embedded
+        ticker keeps ticking pages while this is above 0 and its period allows)."""
+        at = self._now(now)
+        with self.store.read() as tx:
+            return claims.count_backlog(tx, now=at)
 
     def preview(
         self, table_id: str, now: datetime | None = None, record_limit: int = 1000

@@ -14,12 +14,13 @@ from tocsin.actions.base import ActionEnv, CommandFn, Resolver, WorkflowStarter
 from tocsin.engine.sweeps import requeue_staged_changes
 from tocsin.errors import NotFound, ValidationError
 from tocsin.runs.approvals import apply_approved, decide
+from tocsin.runs.pool import RunPool
 from tocsin.runs.retry import TransientPolicy, retry_run
 from tocsin.runs.worker import Worker, drain
 from tocsin.service.base import TocsinBase
 from tocsin.store.approvals import CHANGE_TRANSITIONS, list_changes
+from tocsin.store.chat import list_messages
 from tocsin.store.execution import count_runs, requeue_runs
-from tocsin.store.messages import list_messages
 from tocsin.store.records import get_table
 from tocsin.store.runs import count_stuck_runs
 
@@ -110,8 +111,11 @@ class ExecutionMixin(TocsinBase):
             outbound_allow=self.settings.outbound_allow,
             stale_after_s=self.settings.stuck_after_s,
             http_transport=state.transport,
+            http_timeout_s=min(self.settings.action_timeout_s, self.settings.action_timeout_max_s),
+            http_timeout_max_s=self.settings.action_timeout_max_s,
             resolve=state.resolve,
             workflows=state.workflows,
+            max_rendered_bytes=self.settings.max_rendered_bytes,
         )
 
     # ── execution ──────────────────────────────────────────────────────────────────────────
@@ -122,11 +126,16 @@ class ExecutionMixin(TocsinBase):
         *,
         should_stop: Callable[[], bool] | None = None,
         clock: Callable[[], datetime] | None = None,
+        pool: RunPool | None = None,
     ) -> int:
         """Apply approved staged changes, then execute pending runs; returns runs executed.
 
         A given ``now`` stamps the whole pass. Otherwise ``clock`` (default: the real clock) is
         read again before each claim and each action, so runs of a long pass stay fresh.
+
+        With ``pool`` (``tocsin worker``), runs are claimed as its slots free up and execute on
+        its threads side by side; the call returns once it started them (how many it started),
+        without waiting for them to finish.
         """
         read = None if now is not None else (clock or self.wall_clock)
         at = self._now(now) if read is None else read()
@@ -135,7 +144,7 @@ class ExecutionMixin(TocsinBase):
         worker = Worker(env=env, policy=self.execution.policy, clock=read)
         if should_stop is not None:
             worker.should_stop = should_stop
-        return drain(worker, now=at, limit=limit)
+        return drain(worker, now=at, limit=limit, pool=pool)
 
     def retry_run(self, table_id: str, run_id: str, now: datetime | None = None) -> dict[str, Any]:
         """SPEC §9.4: reset a failed / pending / stale running run to pending."""
@@ -166,7 +175,7 @@ class ExecutionMixin(TocsinBase):
             raise ValidationError("older_than_s must be >= 0")
         at = self._now(now)
         counts = {"pending": 0, "running": 0, "staged_changes": 0}
-        with self.store.begin_immediate() as tx:
+        with self.store.begin() as tx:
             for which in [status] if status else REQUEUE_STATUSES:
                 counts[which] = requeue_runs(
                     tx, now=at, status=which, older_than_s=age, table_id=table_id

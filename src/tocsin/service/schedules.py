@@ -75,7 +75,7 @@ class Schedules:
     def pause(self, schedule_id: str, now: datetime | None = None) -> dict[str, Any]:
         """Stop firing (persisted; idempotent; survives restarts and redeploys)."""
         at = self._now(now)
-        with self._store.begin_immediate() as tx:
+        with self._store.begin() as tx:
             row = _require(tx, schedule_id)
             if not row["paused"]:
                 store_schedules.update_schedule(
@@ -86,7 +86,7 @@ class Schedules:
     def resume(self, schedule_id: str, now: datetime | None = None) -> dict[str, Any]:
         """Fire again from the next regular instant after ``now`` (no backlog; idempotent)."""
         at = self._now(now)
-        with self._store.begin_immediate() as tx:
+        with self._store.begin() as tx:
             row = _require(tx, schedule_id)
             if row["paused"]:
                 following = next_fire_after(row["cron"], row["timezone"], at)
@@ -146,13 +146,13 @@ class Schedules:
             "created_at": at,
             "updated_at": at,
         }
-        with self._store.begin_immediate() as tx:
+        with self._store.begin() as tx:
             store_schedules.insert_schedule(tx, values=values)
             return self._view(tx, _require(tx, sid))
 
     def delete(self, schedule_id: str) -> None:
         """Delete an imperative schedule (its fire history stays); declared ones → 409."""
-        with self._store.begin_immediate() as tx:
+        with self._store.begin() as tx:
             row = _require(tx, schedule_id)
             if row["source"] == "declared":
                 raise Conflict(messages.schedule_declared(row["id"]))

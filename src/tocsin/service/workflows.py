@@ -17,6 +17,7 @@ from tocsin import messages
 from tocsin.actions.base import ActionEnv
 from tocsin.engine.ids import uuid7
 from tocsin.errors import Conflict, NotFound, TocsinError, ValidationError
+from tocsin.runs.pool import RunPool
 from tocsin.service.data import DataMixin
 from tocsin.service.execution import ExecutionMixin
 from tocsin.service.schedules import Schedules, check_page
@@ -124,7 +125,7 @@ class WorkflowsMixin(DataMixin, ExecutionMixin):
             initial_state=_plain(initial_state),
             request_context=_plain(request_context),
         )
-        with self.store.begin_immediate() as tx:
+        with self.store.begin() as tx:
             store_runs.insert_runs(tx, rows=[row])
         if wait:
             runner.claim_and_execute(self.store, self.workflows, row["id"], now=at)
@@ -193,7 +194,7 @@ class WorkflowsMixin(DataMixin, ExecutionMixin):
         at: datetime,
         refusal: Callable[[str], str],
     ) -> None:
-        with self.store.begin_immediate() as tx:
+        with self.store.begin() as tx:
             run = _require_run(tx, run_id)
             ok = store_runs.transition(
                 tx, run_id=run["id"], from_statuses=allowed, values=values, now=at
@@ -210,16 +211,24 @@ class WorkflowsMixin(DataMixin, ExecutionMixin):
         *,
         should_stop: Callable[[], bool] | None = None,
         clock: Callable[[], datetime] | None = None,
+        pool: RunPool | None = None,
     ) -> int:
-        """Execute pending table runs, then pending runs of the registered workflows."""
-        done = super().work(now, limit, should_stop=should_stop, clock=clock)
+        """Execute pending table runs, then pending runs of the registered workflows (with
+        ``pool``: start them on its threads, as the table runs; see ``ExecutionMixin.work``)."""
+        done = super().work(now, limit, should_stop=should_stop, clock=clock, pool=pool)
         left = None if limit is None else limit - done
         if left is not None and left <= 0:
             return done
         read = None if now is not None else (clock or self.wall_clock)
         at = self._now(now) if read is None else read()
         return done + runner.execute_pending(
-            self.store, self.workflows, now=at, limit=left, should_stop=should_stop, clock=read
+            self.store,
+            self.workflows,
+            now=at,
+            limit=left,
+            should_stop=should_stop,
+            clock=read,
+            pool=pool,
         )
 
     def action_env(self) -> ActionEnv:

@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import func, insert, select, update
 
 from tocsin.store.errors import map_db_errors
-from tocsin.store.tables import staged_changes
+from tocsin.store.schema import staged_changes
 from tocsin.store.tx import Tx
 
 CHANGE_TRANSITIONS: dict[str, frozenset[str]] = {

@@ -15,7 +15,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from tocsin.store.errors import map_db_errors
-from tocsin.store.tables import command_results
+from tocsin.store.schema import command_results
 from tocsin.store.tx import Tx
 
 

@@ -23,11 +23,7 @@ def create_store_engine(url: str) -> Engine:
     url = normalize_url(url)
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
-        # LIFO: the most recently used connection is reused, the extra ones a pipelined tick
-        # opened stay idle. With FIFO, work after such a tick cycled through its connections and
-        # ran markedly slower: bench/tick_bench.py (c) after (a), about 16k against 28k
-        # records/s on PostgreSQL 15 (cause not pinned down; LIFO gave 28k in 7 runs of 7)
-        return create_engine(url, pool_pre_ping=True, pool_use_lifo=True, future=True)
+        return create_engine(url, pool_pre_ping=True, future=True)
     engine = create_engine(url, future=True, connect_args={"check_same_thread": False})
 
     @event.listens_for(engine, "connect")

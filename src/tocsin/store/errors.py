@@ -6,22 +6,34 @@ Transient lock conflicts become :class:`tocsin.errors.TransientStoreError` (retr
 - PostgreSQL: serialization_failure ``40001``, deadlock_detected ``40P01``,
   lock_not_available ``55P03``
 
+A database that cannot be reached becomes :class:`tocsin.errors.StoreUnavailable` (503):
+
+- PostgreSQL: a connection refused or lost (SQLSTATE class ``08``, or none), a server shutting
+  down or starting up (``57P01``, ``57P02``, ``57P03``), a disconnect SQLAlchemy detected, a
+  pool that could not hand out a connection in time
+- SQLite: a database file that cannot be opened (SQLITE_CANTOPEN)
+
 Everything else passes through unchanged. The cause is kept (``raise … from exc``).
 """
 
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
-from tocsin.errors import TransientStoreError
+from tocsin import messages
+from tocsin.errors import StoreUnavailable, TransientStoreError
 
 PG_TRANSIENT_SQLSTATES = frozenset({"40001", "40P01", "55P03"})
 SQLITE_TRANSIENT_CODES = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED (primary result codes)
 SQLITE_TRANSIENT_TEXTS = ("database is locked", "database table is locked", "database is busy")
+PG_UNAVAILABLE_SQLSTATES = frozenset({"57P01", "57P02", "57P03"})  # shutdown, crash, starting
+SQLITE_CANTOPEN = 14
 
 
 def _driver_error(exc: BaseException) -> BaseException:
@@ -50,17 +62,37 @@ def is_transient(exc: BaseException) -> bool:
     return isinstance(sqlstate, str) and sqlstate in PG_TRANSIENT_SQLSTATES
 
 
+def is_unavailable(exc: BaseException) -> bool:
+    """True when ``exc`` says the database cannot be reached (not that a statement failed)."""
+    if isinstance(exc, StoreUnavailable | PoolTimeout):
+        return True
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return True
+    orig = _driver_error(exc)
+    if isinstance(orig, sqlite3.OperationalError):
+        code = getattr(orig, "sqlite_errorcode", None)
+        return isinstance(code, int) and (code & 0xFF) == SQLITE_CANTOPEN
+    psycopg = sys.modules.get("psycopg")  # not imported: not a psycopg error (SQLite-only runs)
+    if psycopg is not None and isinstance(orig, psycopg.OperationalError):
+        sqlstate = orig.sqlstate
+        return sqlstate is None or sqlstate[:2] == "08" or sqlstate in PG_UNAVAILABLE_SQLSTATES
+    return False
+
+
 @contextmanager
 def map_db_errors() -> Iterator[None]:
-    """Translate transient driver errors into ``TransientStoreError``; usable as a decorator."""
+    """Translate transient driver errors into ``TransientStoreError`` and an unreachable
+    database into ``StoreUnavailable``; usable as a decorator."""
     try:
         yield
-    except TransientStoreError:
+    except (TransientStoreError, StoreUnavailable):
         raise
     except Exception as exc:
         if is_transient(exc):
             raise TransientStoreError(f"transient database conflict: {_driver_error(exc)}") from exc
+        if is_unavailable(exc):
+            raise StoreUnavailable(messages.DATABASE_UNAVAILABLE) from exc
         raise
 
 
-__all__ = ["is_transient", "map_db_errors"]
+__all__ = ["is_transient", "is_unavailable", "map_db_errors"]

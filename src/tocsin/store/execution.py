@@ -13,10 +13,11 @@ worker whose run was requeued and claimed again (``attempts`` moved on) writes n
 
 The PostgreSQL and SQLite claim variants live side by side (STYLE R5):
 
-- PostgreSQL: ``UPDATE … WHERE id = (SELECT id … FOR UPDATE SKIP LOCKED)``: concurrent workers
-  skip each other's rows instead of queueing on them.
+- PostgreSQL: ``WITH claimable AS MATERIALIZED (SELECT id … LIMIT n FOR UPDATE SKIP LOCKED)
+  UPDATE … FROM claimable``: concurrent workers skip each other's rows instead of queueing on
+  them, and the CTE, evaluated once, bounds the claim to ``n`` runs.
 - SQLite: the same conditional ``UPDATE … WHERE status='pending' … RETURNING`` inside a
-  ``BEGIN IMMEDIATE`` transaction (``Store.begin_immediate``): one writer at a time, and the
+  ``BEGIN IMMEDIATE`` transaction (``Store.begin``): one writer at a time, and the
   ``status='pending'`` predicate is the fence.
 """
 
@@ -31,7 +32,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from tocsin.store.errors import map_db_errors
 from tocsin.store.runs import run_dict
-from tocsin.store.tables import ACTIVE_STATUSES, runs
+from tocsin.store.schema import ACTIVE_STATUSES, runs
 from tocsin.store.tx import Tx
 
 RUN_TRANSITIONS: dict[str, frozenset[str]] = {
@@ -74,22 +75,22 @@ def claim_next_runs(tx: Tx, *, now: datetime, limit: int = 1) -> list[dict[str, 
         .limit(limit)
     )
     if tx.is_postgres:
-        pick = pick.with_for_update(skip_locked=True)
+        # a MATERIALIZED CTE is evaluated once: ``WHERE id IN (SELECT … LIMIT n FOR UPDATE SKIP
+        # LOCKED)`` may be planned as a semi-join that re-runs the subquery and claims every
+        # pending run, far past ``limit``
+        chosen = pick.with_for_update(skip_locked=True).cte("claimable").prefix_with("MATERIALIZED")
+        picked: ColumnElement[bool] = runs.c.id == chosen.c.id
+    else:
+        picked = runs.c.id.in_(pick.scalar_subquery())
     stmt = (
         update(runs)
-        .where(runs.c.id.in_(pick.scalar_subquery()), runs.c.status == "pending")
+        .where(picked, runs.c.status == "pending")
         .values(**_claim_values(now))
         .returning(*runs.c)
     )
     with map_db_errors():
         claimed = [_run_dict(row) for row in tx.conn.execute(stmt)]
     return sorted(claimed, key=lambda run: (run["created_at"], run["id"]))
-
-
-def claim_next_run(tx: Tx, *, now: datetime) -> dict[str, Any] | None:
-    """Claim the oldest pending run (see :func:`claim_next_runs`); None when none is pending."""
-    claimed = claim_next_runs(tx, now=now, limit=1)
-    return claimed[0] if claimed else None
 
 
 def claim_run(tx: Tx, *, run_id: str, now: datetime) -> dict[str, Any] | None:

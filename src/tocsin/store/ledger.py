@@ -14,15 +14,14 @@ idempotent no-op that does not roll back the other runs the same tick inserted.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import String, any_, bindparam, select
 from sqlalchemy.dialects.postgresql import ARRAY
 
-from tocsin.store.dialects import upsert_insert
-from tocsin.store.tables import occurrence_ledger
+from tocsin.store.bulk import instant_binder, with_rows
+from tocsin.store.schema import occurrence_ledger
 from tocsin.store.tx import Tx
 
 IN_CHUNK = 500  # identities per IN (...) list: well under SQLite's bound-parameter limit
@@ -30,50 +29,44 @@ LEDGER_KEY = ("table_id", "trigger_id", "identity")
 _TEXTS = ARRAY(String)
 
 
-def claim_occurrence(
-    tx: Tx, *, trigger_id: str, identity: str, table_id: str, run_id: str, now: datetime
-) -> bool:
-    """Claim one occurrence; True when this transaction got it, False when already claimed.
+Claim = tuple[str, str, str, str]  # (table_id, trigger_id, identity, run_id)
+_CLAIM = (
+    "INSERT INTO occurrence_ledger (table_id, trigger_id, identity, run_id, created_at)"
+    " SELECT tab, tid, ident, rid, ca FROM v WHERE true"
+    " ON CONFLICT (table_id, trigger_id, identity) DO NOTHING RETURNING trigger_id, identity"
+)
+_CLAIM_COLUMNS = (("tab", "text"), ("tid", "text"), ("ident", "text"), ("rid", "text"))
 
-    Eligibility: no ledger row with the same ``(table_id, trigger_id, identity)`` exists or is being
-    inserted by a concurrent transaction (PostgreSQL waits for that one to end, then skips).
+
+def claim_occurrences(tx: Tx, *, claims: Sequence[Claim], now: datetime) -> set[tuple[str, str]]:
+    """Claim occurrences at ``now``: the ``(trigger_id, identity)`` pairs this transaction got.
+
+    Eligibility (per row): no ledger row with the same ``(table_id, trigger_id, identity)``
+    exists or is being inserted by a concurrent transaction (PostgreSQL waits for that one to
+    end, then skips it).
     """
     tx.require_writable()
-    stmt = _CLAIM.get(tx.is_postgres)
-    if stmt is None:  # prebuilt once per dialect: values travel as parameters
-        stmt = _CLAIM[tx.is_postgres] = (
-            upsert_insert(tx, occurrence_ledger)
-            .on_conflict_do_nothing(index_elements=list(LEDGER_KEY))
-            .returning(occurrence_ledger.c.identity)
+    stamp = instant_binder(tx)(now)
+    rows = [(*c, stamp) for c in claims]
+    got = with_rows(tx, (*_CLAIM_COLUMNS, ("ca", "timestamp")), _CLAIM, rows)
+    return {(str(r[0]), str(r[1])) for r in got}
+
+
+def release_occurrences(tx: Tx, *, claims: Sequence[Claim]) -> None:
+    """Undo this transaction's claims whose runs could not be inserted.
+
+    Eligibility (per row): the ledger row was claimed for that ``run_id`` (never another
+    claimer's row).
+    """
+    tx.require_writable()
+    for table_id, trigger_id, identity, run_id in claims:
+        stmt = occurrence_ledger.delete().where(
+            occurrence_ledger.c.table_id == table_id,
+            occurrence_ledger.c.trigger_id == trigger_id,
+            occurrence_ledger.c.identity == identity,
+            occurrence_ledger.c.run_id == run_id,
         )
-    values = {
-        "trigger_id": trigger_id,
-        "identity": identity,
-        "table_id": table_id,
-        "run_id": run_id,
-        "created_at": now,
-    }
-    return tx.conn.execute(stmt, values).scalar_one_or_none() is not None
-
-
-_CLAIM: dict[bool, Any] = {}
-
-
-def release_occurrence(
-    tx: Tx, *, table_id: str, trigger_id: str, identity: str, run_id: str
-) -> bool:
-    """Undo this transaction's claim whose run could not be inserted; True when it was deleted.
-
-    Eligibility: the row was claimed for ``run_id`` (never another claimer's row).
-    """
-    tx.require_writable()
-    stmt = occurrence_ledger.delete().where(
-        occurrence_ledger.c.table_id == table_id,
-        occurrence_ledger.c.trigger_id == trigger_id,
-        occurrence_ledger.c.identity == identity,
-        occurrence_ledger.c.run_id == run_id,
-    )
-    return tx.conn.execute(stmt).rowcount == 1
+        tx.conn.execute(stmt)
 
 
 def fired_identities(
@@ -101,4 +94,4 @@ def fired_identities(
     return found
 
 
-__all__ = ["LEDGER_KEY", "claim_occurrence", "fired_identities", "release_occurrence"]
+__all__ = ["LEDGER_KEY", "Claim", "claim_occurrences", "fired_identities", "release_occurrences"]

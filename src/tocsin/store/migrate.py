@@ -55,7 +55,7 @@ def current_revision(store: Store) -> str | None:
 
 
 def _upgrade_once(store: Store) -> None:
-    with store.begin_immediate() as tx:
+    with store.begin() as tx:
         if tx.is_postgres:
             tx.conn.execute(_PG_LOCK)
         command.upgrade(alembic_config(tx.conn), "head")

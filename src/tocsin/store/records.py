@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import RowMapping, false, func, literal, null, select, tuple_, update
 
-from tocsin.store.tables import UTCDateTime, records, tables
+from tocsin.store.schema import UTCDateTime, records, tables
 from tocsin.store.tx import Tx
 
 TABLE_FIELDS = (
@@ -285,6 +285,22 @@ def page_live_records(
 page_records = page_live_records  # the name docs/INTERNALS.md lists
 
 
+def lock_table(tx: Tx, *, table_id: str) -> dict[str, Any] | None:
+    """Lock one live table row for a config write and return it; None when missing or trashed.
+
+    Serialises config writes (triggers, SCP rules) with each other and with the tick, so the
+    SPEC §2 exclusivity and the kind-change guard read the config they replace. PostgreSQL:
+    ``SELECT … FOR UPDATE`` (waits for a tick or another config write holding it). SQLite: call
+    inside ``store.begin()`` (``BEGIN IMMEDIATE``: one writer at a time).
+    """
+    tx.require_writable()
+    stmt = select(tables).where(tables.c.id == table_id, tables.c.trashed == false())
+    if tx.is_postgres:
+        stmt = stmt.with_for_update(of=tables)
+    row = tx.conn.execute(stmt).mappings().one_or_none()
+    return None if row is None else table_dict(row)
+
+
 __all__ = [
     "count_live_records",
     "get_record",
@@ -293,6 +309,7 @@ __all__ = [
     "insert_table",
     "list_records",
     "list_tables",
+    "lock_table",
     "lower_table_next_due",
     "page_live_records",
     "page_records",

@@ -14,28 +14,20 @@ updated_at, started_at, finished_at``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import json
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
-from sqlalchemy import ColumnElement, RowMapping, and_, bindparam, func, or_, select, text
+from sqlalchemy import ColumnElement, RowMapping, and_, func, or_, select
 
-from tocsin.store.dialects import upsert_insert
-from tocsin.store.tables import ONE_ACTIVE_CLOCK_WHERE, runs
+from tocsin.core.model import RunStatus
+from tocsin.store.bulk import instant_binder, with_rows
+from tocsin.store.schema import ONE_ACTIVE_CLOCK_WHERE, runs
 from tocsin.store.tx import Tx
 
-RUN_STATUSES = ("pending", "running", "done", "failed")
+RUN_STATUSES = tuple(RunStatus)
 RUN_FILTERS = (*RUN_STATUSES, "stuck")
-# the partial index's predicate as a literal term: SQLite uses a partial index only when the
-# query repeats its WHERE terms (bound parameters do not match them)
-_ACTIVE_CLOCK = text(ONE_ACTIVE_CLOCK_WHERE)
-_HAS_ACTIVE = (
-    select(runs.c.id)
-    .where(runs.c.trigger_id == bindparam("p_trigger_id", type_=runs.c.trigger_id.type))
-    .where(_ACTIVE_CLOCK)
-    .limit(1)
-)
-IN_CHUNK = 500
 
 RUN_FIELDS = (
     "id",
@@ -67,64 +59,78 @@ def run_dict(row: RowMapping) -> dict[str, Any]:
     return out
 
 
-def insert_run(
-    tx: Tx,
-    *,
-    id: str,
-    table_id: str,
-    trigger_id: str,
-    record_id: str | None,
-    source: str,
-    clock: bool,
-    payload: Mapping[str, Any],
-    definition: Mapping[str, Any] | None,
-    identity: str | None,
-    scheduled_for: datetime | None,
-    now: datetime,
-) -> dict[str, Any] | None:
-    """Insert a pending run; None when a clock trigger already has an active run (SPEC §5.3).
+class NewRun(NamedTuple):
+    """A pending run to insert (``payload`` and ``definition``: plain JSON values).
 
-    Clock runs go through ``ON CONFLICT (trigger_id) WHERE <uq_runs_one_active_clock predicate>
-    DO NOTHING``: the refusal does not abort a PostgreSQL transaction.
+    ``definition_at``: instead of ``definition``, the position of the run's trigger in its
+    table's stored triggers config, which the statement copies (the tick's runs: no JSON is
+    encoded per run)."""
+
+    id: str
+    table_id: str
+    trigger_id: str
+    record_id: str | None
+    source: str  # created|updated|deleted|restored|schedule
+    clock: bool
+    payload: Mapping[str, Any]
+    definition: Mapping[str, Any] | None
+    identity: str | None
+    scheduled_for: datetime | None
+    definition_at: int | None = None
+
+
+_ENCODE = json.JSONEncoder(check_circular=False).encode  # json.dumps' output, plain JSON
+_INSERT = (
+    "INSERT INTO runs (id, table_id, trigger_id, record_id, source, clock, status, attempts,"
+    " error, action_results, payload, definition, identity, scheduled_for, created_at,"
+    " updated_at) SELECT rid, tab, tid, rec, src, clk, 'pending', 0, NULL, '[]', {payload},"
+    " CASE WHEN pos IS NULL THEN {definition} ELSE (SELECT {element} FROM tables"
+    " WHERE tables.id = tab) END, ident, sf, ca, ca FROM v WHERE true"
+    f" ON CONFLICT (trigger_id) WHERE {ONE_ACTIVE_CLOCK_WHERE} DO NOTHING RETURNING id"
+)
+_INSERT_COLUMNS = (
+    *(("rid", "text"), ("tab", "text"), ("tid", "text"), ("rec", "text"), ("src", "text")),
+    *(("clk", "boolean"), ("pl", "text"), ("df", "text"), ("ident", "text")),
+    *(("sf", "timestamp"), ("pos", "integer"), ("ca", "timestamp")),
+)
+_ELEMENT = {True: "triggers -> pos", False: "json_extract(triggers, '$[' || pos || ']')"}
+
+
+def insert_runs(tx: Tx, *, runs_: Sequence[NewRun], now: datetime) -> set[str]:
+    """Insert pending runs created at ``now``; returns the ids inserted.
+
+    A clock run whose trigger already has an active clock run is refused by the partial unique
+    index (``ON CONFLICT (trigger_id) WHERE <its predicate> DO NOTHING``: the refusal does not
+    abort a PostgreSQL transaction) and left out of the result (SPEC §5.3).
     """
     tx.require_writable()
-    values: dict[str, Any] = {
-        "id": id,
-        "table_id": table_id,
-        "trigger_id": trigger_id,
-        "record_id": record_id,
-        "source": source,
-        "clock": clock,
-        "status": "pending",
-        "attempts": 0,
-        "error": None,
-        "action_results": [],
-        "payload": dict(payload),
-        "definition": None if definition is None else dict(definition),  # SQL NULL
-        "identity": identity,
-        "scheduled_for": scheduled_for,
-        "created_at": now,
-        "updated_at": now,
-    }
-    row = tx.conn.execute(_insert_run_stmt(tx, clock), values).mappings().one_or_none()
-    return None if row is None else run_dict(row)
+    bind = instant_binder(tx)
+    stamp = bind(now)
+    rows = [
+        (
+            *r[:6],
+            _ENCODE(r.payload) if r.payload else "{}",
+            None if r.definition is None else _ENCODE(r.definition),
+            r.identity,
+            bind(r.scheduled_for),
+            r.definition_at,
+            stamp,
+        )
+        for r in runs_
+    ]
+    cast = "CAST({} AS json)" if tx.is_postgres else "{}"
+    body = _INSERT.format(
+        payload=cast.format("pl"), definition=cast.format("df"), element=_ELEMENT[tx.is_postgres]
+    )
+    return {str(r[0]) for r in with_rows(tx, _INSERT_COLUMNS, body, rows)}
 
 
-def _insert_run_stmt(tx: Tx, clock: bool) -> Any:
-    """The prebuilt INSERT (values travel as parameters: no statement building per run)."""
-    key = (tx.is_postgres, clock)
-    stmt = _INSERT_RUN.get(key)
-    if stmt is None:
-        built = upsert_insert(tx, runs)
-        if clock:
-            built = built.on_conflict_do_nothing(
-                index_elements=["trigger_id"], index_where=text(ONE_ACTIVE_CLOCK_WHERE)
-            )
-        stmt = _INSERT_RUN[key] = built.returning(*runs.c)
-    return stmt
-
-
-_INSERT_RUN: dict[tuple[bool, bool], Any] = {}
+def insert_run(tx: Tx, **fields: Any) -> dict[str, Any] | None:
+    """:func:`insert_runs` for one run (``now`` and the :class:`NewRun` fields as keywords);
+    the run inserted, or None when the one-active-run index refused it."""
+    now = fields.pop("now")
+    inserted = insert_runs(tx, runs_=[NewRun(**fields)], now=now)
+    return get_run(tx, run_id=fields["id"]) if inserted else None
 
 
 def get_run(tx: Tx, *, run_id: str) -> dict[str, Any] | None:
@@ -182,41 +188,37 @@ def list_runs(
     return items, int(total)
 
 
-def has_active_run(tx: Tx, *, trigger_id: str) -> bool:
-    """True while a clock run of ``trigger_id`` is pending or running (SPEC §5.3).
+def active_clock_trigger_ids(tx: Tx, *, trigger_ids: Sequence[str]) -> set[str]:
+    """Which of ``trigger_ids`` have a pending or running clock run (SPEC §5.3).
 
-    The same rows ``uq_runs_one_active_clock`` fences: a row-event run that happens to share
-    the id (another table's trigger, or the id's earlier row-event definition) does not count.
-    The index's own predicate, verbatim, lets both dialects answer from that partial index
-    (one probe) instead of scanning every active run: this runs once per due clock trigger.
+    The rows ``uq_runs_one_active_clock`` fences (a row-event run sharing the id does not
+    count), probed through that partial index once per id: a plain ``trigger_id IN (…)`` let
+    the planners scan every active run by status, quadratic as runs pile up. PostgreSQL: a
+    LATERAL probe per id; SQLite: ``INDEXED BY`` the partial index.
     """
-    return tx.conn.execute(_HAS_ACTIVE, {"p_trigger_id": trigger_id}).first() is not None
-
-
-def active_trigger_ids(tx: Tx, *, trigger_ids: Iterable[str]) -> set[str]:
-    """Which of ``trigger_ids`` have a pending or running clock run (chunked IN)."""
-    wanted = sorted(set(trigger_ids))
-    found: set[str] = set()
-    for start in range(0, len(wanted), IN_CHUNK):
-        stmt = (
-            select(runs.c.trigger_id)
-            .where(
-                runs.c.trigger_id.in_(wanted[start : start + IN_CHUNK]),
-                _ACTIVE_CLOCK,
-            )
-            .distinct()
+    if tx.is_postgres:
+        body = (
+            "SELECT v.tid FROM v CROSS JOIN LATERAL (SELECT 1 FROM runs"
+            f" WHERE runs.trigger_id = v.tid AND {ONE_ACTIVE_CLOCK_WHERE} LIMIT 1) AS a"
         )
-        found.update(tx.conn.execute(stmt).scalars())
-    return found
+    else:
+        body = (
+            "SELECT v.tid FROM v WHERE EXISTS (SELECT 1 FROM runs INDEXED BY"
+            " uq_runs_one_active_clock WHERE runs.trigger_id = v.tid"
+            f" AND {ONE_ACTIVE_CLOCK_WHERE})"
+        )
+    rows = [(i,) for i in trigger_ids]
+    return {str(r[0]) for r in with_rows(tx, (("tid", "text"),), body, rows)}
 
 
 __all__ = [
     "RUN_FILTERS",
     "RUN_STATUSES",
-    "active_trigger_ids",
+    "NewRun",
+    "active_clock_trigger_ids",
     "get_run",
-    "has_active_run",
     "insert_run",
+    "insert_runs",
     "list_runs",
     "run_dict",
     "stuck_condition",

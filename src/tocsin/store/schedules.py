@@ -4,7 +4,7 @@ Named statements only; the rules live in ``tocsin.workflows``. Claiming due rows
 
 - PostgreSQL: ``SELECT … FOR UPDATE SKIP LOCKED`` — a row another scheduler is firing is skipped,
   so several scheduler processes split the due rows between them;
-- SQLite: the caller holds ``store.begin_immediate()`` (one writer at a time).
+- SQLite: the caller holds ``store.begin()`` (one writer at a time).
 
 Either way the occurrence ledger stays the fence: an instant claimed once is never fired again.
 """
@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import bindparam, delete, func, insert, select, update
 
 from tocsin.store.dialects import upsert_insert
-from tocsin.store.tables import schedule_fires, workflow_runs, workflow_schedules
+from tocsin.store.schema import schedule_fires, workflow_runs, workflow_schedules
 from tocsin.store.tx import Tx
 
 S = workflow_schedules
@@ -97,7 +97,7 @@ def claim_due_schedules(tx: Tx, *, now: datetime, limit: int) -> list[dict[str, 
     """Up to ``limit`` unpaused schedules with ``next_fire_at <= now``, earliest first, locked.
 
     PostgreSQL: ``FOR UPDATE SKIP LOCKED`` (rows another scheduler holds are skipped); SQLite:
-    call inside ``store.begin_immediate()``.
+    call inside ``store.begin()``.
     """
     tx.require_writable()
     stmt = (

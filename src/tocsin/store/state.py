@@ -14,14 +14,15 @@ schedule_hash, retired, next_due_at, updated_at``. Writes take ``now``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import RowMapping, String, bindparam, false, or_, select, true, update
+from sqlalchemy import RowMapping, false, select, true, update
 
+from tocsin.core.model import TriggerState
+from tocsin.store.bulk import instant_binder, instant_reader, update_rows
 from tocsin.store.dialects import upsert_insert
-from tocsin.store.tables import trigger_state
+from tocsin.store.schema import trigger_state
 from tocsin.store.tx import Tx
 
 STATE_FIELDS = (
@@ -37,20 +38,53 @@ STATE_FIELDS = (
     "next_due_at",
     "updated_at",
 )
+_COLUMNS = ", ".join(STATE_FIELDS)
+IN_CHUNK = 500  # ids per IN (...) list on SQLite: well under its bound-parameter limit
 
 
-def state_dict(row: RowMapping) -> dict[str, Any]:
-    """A ``trigger_state`` row as a plain dict."""
-    return {name: row[name] for name in STATE_FIELDS}
+def state_dict(row: RowMapping) -> TriggerState:
+    """A ``trigger_state`` row as a :class:`TriggerState`."""
+    return TriggerState(**{name: row[name] for name in STATE_FIELDS})
 
 
-def get_states(tx: Tx, *, table_id: str) -> dict[str, dict[str, Any]]:
+def states_of_tables(tx: Tx, *, table_ids: Sequence[str]) -> dict[str, dict[str, TriggerState]]:
+    """Every state row (retired ones included) of ``table_ids``: table id → trigger id → state
+    (raw driver rows: a tick reads thousands)."""
+    out: dict[str, dict[str, TriggerState]] = {str(i): {} for i in table_ids}
+    if tx.is_postgres:
+        sql = f"SELECT {_COLUMNS} FROM trigger_state WHERE table_id = ANY(%s)"
+        rows = tx.conn.exec_driver_sql(sql, (list(table_ids),)).fetchall()
+    else:
+        rows = []
+        for start in range(0, len(table_ids), IN_CHUNK):
+            chunk = table_ids[start : start + IN_CHUNK]
+            sql = f"SELECT {_COLUMNS} FROM trigger_state WHERE table_id IN "
+            marks = ", ".join("?" * len(chunk))
+            rows += tx.conn.exec_driver_sql(sql + f"({marks})", tuple(chunk)).fetchall()
+    instant = instant_reader()
+    for tid, tab, kind, anchor, last, cur_at, cur_id, sh, retired, nxt, upd in rows:
+        out.setdefault(str(tab), {})[str(tid)] = TriggerState(
+            str(tid),
+            str(tab),
+            kind,
+            instant(anchor),
+            instant(last),
+            instant(cur_at),
+            cur_id,
+            sh,
+            bool(retired),
+            instant(nxt),
+            instant(upd),
+        )
+    return out
+
+
+def get_states(tx: Tx, *, table_id: str) -> dict[str, TriggerState]:
     """Every state row of a table (retired ones included), keyed by trigger id."""
-    stmt = select(trigger_state).where(trigger_state.c.table_id == table_id)
-    return {row["trigger_id"]: state_dict(row) for row in tx.conn.execute(stmt).mappings()}
+    return states_of_tables(tx, table_ids=[table_id])[table_id]
 
 
-def get_state(tx: Tx, *, trigger_id: str) -> dict[str, Any] | None:
+def get_state(tx: Tx, *, trigger_id: str) -> TriggerState | None:
     """One state row by trigger id, or None."""
     stmt = select(trigger_state).where(trigger_state.c.trigger_id == trigger_id)
     row = tx.conn.execute(stmt).mappings().one_or_none()
@@ -67,7 +101,7 @@ def upsert_state(
     schedule_hash: str | None,
     now: datetime,
     next_due_at: datetime | None,
-) -> dict[str, Any] | None:
+) -> TriggerState | None:
     """Create a trigger's state, or overwrite its config fields and un-retire it; None (nothing
     written) when the id's state belongs to another table.
 
@@ -154,52 +188,42 @@ def reanchor_state(
     return tx.conn.execute(stmt).rowcount == 1
 
 
-def advance_cursor(
-    tx: Tx,
-    *,
-    trigger_id: str,
-    created_at: datetime | None,
-    record_id: str | None,
-    now: datetime,
-) -> None:
-    """Move a date trigger's cursor to the last examined record (None, None = back to start)."""
-    tx.require_writable()
-    stmt = (
-        update(trigger_state)
-        .where(trigger_state.c.trigger_id == trigger_id)
-        .values(cursor_created_at=created_at, cursor_id=record_id, updated_at=now)
+Cursor = tuple[str, datetime | None, str | None]  # (trigger_id, cursor_created_at, cursor_id)
+
+
+def advance_cursors(tx: Tx, *, cursors: Sequence[Cursor], now: datetime) -> None:
+    """Move date triggers' cursors to their last examined record (None, None = the start)."""
+    bind = instant_binder(tx)
+    update_rows(
+        tx,
+        (("tid", "text"), ("c", "timestamp"), ("i", "text"), ("t", "timestamp")),
+        "UPDATE trigger_state SET cursor_created_at = v.c, cursor_id = v.i, updated_at = v.t"
+        " FROM v WHERE trigger_state.trigger_id = v.tid",
+        [(tid, bind(at), rid, bind(now)) for tid, at, rid in cursors],
+        "UPDATE trigger_state SET cursor_created_at = ?2, cursor_id = ?3, updated_at = ?4"
+        " WHERE trigger_id = ?1",
     )
-    tx.conn.execute(stmt)
 
 
-def consume_window(
-    tx: Tx, *, trigger_id: str, window: datetime, now: datetime, next_due_at: datetime | None
-) -> bool:
-    """Mark a clock window consumed; True unless a later window was already consumed.
+Consumed = tuple[str, datetime, datetime | None]  # (trigger_id, window, next_due_at)
 
-    Eligibility: ``last_consumed`` is null or earlier than ``window`` (monotonic).
+
+def consume_windows(tx: Tx, *, consumed: Sequence[Consumed], now: datetime) -> None:
+    """Mark clock windows consumed, with each trigger's next due instant.
+
+    Eligibility (per row): ``last_consumed`` is null or earlier than the window (monotonic).
     """
-    tx.require_writable()
-    params = {"p_trigger_id": trigger_id, "p_window": window, "p_next": next_due_at, "p_now": now}
-    return tx.conn.execute(_CONSUME, params).rowcount == 1
-
-
-def _at(name: str) -> Any:
-    return bindparam(name, type_=trigger_state.c.updated_at.type)
-
-
-# prebuilt (the tick runs it once per fired clock trigger): values travel as parameters
-_CONSUME = (
-    update(trigger_state)
-    .where(
-        trigger_state.c.trigger_id == bindparam("p_trigger_id", type_=String()),
-        or_(
-            trigger_state.c.last_consumed.is_(None),
-            trigger_state.c.last_consumed < _at("p_window"),
-        ),
+    bind = instant_binder(tx)
+    update_rows(
+        tx,
+        (("tid", "text"), ("w", "timestamp"), ("n", "timestamp"), ("t", "timestamp")),
+        "UPDATE trigger_state SET last_consumed = v.w, next_due_at = v.n, updated_at = v.t"
+        " FROM v WHERE trigger_state.trigger_id = v.tid"
+        " AND (trigger_state.last_consumed IS NULL OR trigger_state.last_consumed < v.w)",
+        [(tid, bind(w), bind(n), bind(now)) for tid, w, n in consumed],
+        "UPDATE trigger_state SET last_consumed = ?2, next_due_at = ?3, updated_at = ?4"
+        " WHERE trigger_id = ?1 AND (last_consumed IS NULL OR last_consumed < ?2)",
     )
-    .values(last_consumed=_at("p_window"), next_due_at=_at("p_next"), updated_at=_at("p_now"))
-)
 
 
 def lower_next_due(tx: Tx, *, table_id: str, kind: str, next_due_at: datetime) -> int:
@@ -221,27 +245,29 @@ def lower_next_due(tx: Tx, *, table_id: str, kind: str, next_due_at: datetime) -
     return int(tx.conn.execute(stmt).rowcount)
 
 
-def set_next_due(tx: Tx, *, trigger_id: str, next_due_at: datetime | None) -> None:
-    """Record when a trigger may next be due (None = unknown)."""
-    tx.require_writable()
-    stmt = (
-        update(trigger_state)
-        .where(trigger_state.c.trigger_id == trigger_id)
-        .values(next_due_at=next_due_at)
+def set_next_dues(tx: Tx, *, next_dues: Sequence[tuple[str, datetime | None]]) -> None:
+    """``(trigger_id, next_due_at)`` pairs: when each trigger may next be due (None = unknown)."""
+    bind = instant_binder(tx)
+    update_rows(
+        tx,
+        (("tid", "text"), ("n", "timestamp")),
+        "UPDATE trigger_state SET next_due_at = v.n FROM v WHERE trigger_state.trigger_id = v.tid",
+        [(tid, bind(n)) for tid, n in next_dues],
+        "UPDATE trigger_state SET next_due_at = ?2 WHERE trigger_id = ?1",
     )
-    tx.conn.execute(stmt)
 
 
 __all__ = [
-    "advance_cursor",
-    "consume_window",
+    "advance_cursors",
+    "consume_windows",
     "get_state",
     "get_states",
     "lower_next_due",
     "reanchor_state",
     "retire_states",
     "revive_state",
-    "set_next_due",
+    "set_next_dues",
     "state_dict",
+    "states_of_tables",
     "upsert_state",
 ]

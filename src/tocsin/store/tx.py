@@ -1,10 +1,10 @@
 """``Store`` and ``Tx``: what upper layers hold instead of SQLAlchemy objects (DESIGN §2).
 
-``store.begin()`` is a read-write transaction; ``store.begin_immediate()`` names the intent of
-claims and the tick. On SQLite both take the write lock at BEGIN (``BEGIN IMMEDIATE``): a
+``store.begin()`` is a read-write transaction (claims, the tick, every write). On SQLite it
+takes the write lock at BEGIN (``BEGIN IMMEDIATE``): a
 deferred transaction that reads and then writes cannot wait for the lock (SQLite answers
 ``database is locked`` at once when another writer committed in between), while BEGIN IMMEDIATE
-waits up to the busy timeout. On PostgreSQL both are plain transactions. ``store.read()`` is
+waits up to the busy timeout. On PostgreSQL it is a plain transaction. ``store.read()`` is
 a transaction whose ``Tx.readonly`` is true: store write functions refuse it (the preview).
 It reads one snapshot on both backends (a deferred SQLite read transaction; ``REPEATABLE READ,
 READ ONLY`` on PostgreSQL, which also refuses any write at the database), so counts and pages
@@ -21,7 +21,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, Engine
-from sqlalchemy.pool import SingletonThreadPool, StaticPool
 
 from tocsin.store.errors import map_db_errors
 
@@ -75,42 +74,14 @@ class Store:
             yield tx
 
     @contextmanager
-    def begin_immediate(self) -> Iterator[Tx]:
-        with self._tx(immediate=True, readonly=False) as tx:
-            yield tx
-
-    @contextmanager
     def read(self) -> Iterator[Tx]:
         with self._tx(immediate=False, readonly=True) as tx:
             yield tx
 
-    @contextmanager
-    def pinned(self) -> Iterator[Pinned]:
-        """One connection for several transactions in a row (the pipelined SQLite tick: what
-        SQLite's ``data_version`` says is relative to one connection)."""
-        with self.engine.connect() as conn:
-            yield Pinned(self, conn)
-
-    @property
-    def has_many_connections(self) -> bool:
-        """Whether two transactions can be open at once from this process (an in-memory SQLite
-        database is one connection)."""
-        if not self.is_sqlite:
-            return True
-        one = isinstance(self.engine.pool, SingletonThreadPool | StaticPool)
-        return not one and self.engine.url.database not in (None, "", ":memory:")
+    def ping(self) -> None:
+        """One trivial query: raises ``StoreUnavailable`` while the database does not answer."""
+        with self.read() as tx:
+            tx.conn.exec_driver_sql("SELECT 1")
 
     def dispose(self) -> None:
         self.engine.dispose()
-
-
-class Pinned:
-    """Transactions on one connection, one after the other (``Store.pinned``)."""
-
-    def __init__(self, store: Store, conn: Connection) -> None:
-        self._store, self._conn = store, conn
-
-    @contextmanager
-    def begin_immediate(self) -> Iterator[Tx]:
-        with self._store._tx_on(self._conn, immediate=True, readonly=False) as tx:
-            yield tx

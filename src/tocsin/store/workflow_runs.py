@@ -1,9 +1,9 @@
 """Workflow runs: insert, read, claim, persist step receipts, finish (SPEC §12).
 
 Claims are ``pending → running`` with ``attempts + 1`` in one conditional UPDATE (PostgreSQL:
-the pick is ``FOR UPDATE SKIP LOCKED``; SQLite: the caller holds ``begin_immediate``). Every
-write after a claim is fenced by ``(status = 'running', attempts)``: a run canceled meanwhile
-is never written back to another status.
+the pick is ``FOR UPDATE SKIP LOCKED``; SQLite: the caller holds ``store.begin()``, which is
+``BEGIN IMMEDIATE``). Every write after a claim is fenced by ``(status = 'running',
+attempts)``: a run canceled meanwhile is never written back to another status.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import bindparam, func, insert, literal, select, update
 
-from tocsin.store.tables import WORKFLOW_ACTIVE, workflow_runs
+from tocsin.store.schema import WORKFLOW_ACTIVE, workflow_runs
 from tocsin.store.tx import Tx
 
 R = workflow_runs

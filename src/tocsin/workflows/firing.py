@@ -3,11 +3,13 @@
 One transaction per call:
 
 1. claim up to ``limit`` due rows (unpaused, ``next_fire_at <= now``; PostgreSQL ``FOR UPDATE
-   SKIP LOCKED``, SQLite under ``begin_immediate``), so several schedulers split them;
+   SKIP LOCKED``, SQLite under ``store.begin()``, ``BEGIN IMMEDIATE``), so several schedulers
+   split them;
 2. per row, the instant fired is the *latest* cron instant ``<= now``: downtime coalesces onto it;
 3. ``overlap="skip"`` (the default): a schedule with a pending or running run fires nothing;
-4. the identity ``(schedule_id, scheduled_for)`` is claimed in the occurrence ledger under the
-   fixed namespace ``"workflow"``: an instant is fired at most once, whatever the number of hosts;
+4. the identities ``(schedule_id, scheduled_for)`` are claimed in the occurrence ledger under the
+   fixed namespace ``"workflow"``, in one batched ``claim_occurrences``: an instant is fired at
+   most once, whatever the number of hosts (a claim not returned was fired already);
 5. the fire row and its pending workflow run are written together (``published``); a schedule
    whose workflow is not registered with the caller (when ``registered`` is given) or whose
    stored expression no longer parses records a ``publish_failed`` fire with the error instead;
@@ -28,7 +30,7 @@ from tocsin.core.cron import CronError
 from tocsin.engine.ids import uuid7
 from tocsin.store import schedules as store_schedules
 from tocsin.store import workflow_runs as store_runs
-from tocsin.store.ledger import claim_occurrence
+from tocsin.store.ledger import claim_occurrences
 from tocsin.store.tx import Store, Tx
 from tocsin.workflows.timing import latest_due, next_fire_after
 
@@ -37,10 +39,21 @@ DEFAULT_LIMIT = 1000
 
 
 @dataclass(slots=True)
+class _Pending:
+    """A due row whose instant is to be claimed in the ledger (one batched claim per call)."""
+
+    row: Mapping[str, Any]
+    scheduled_for: datetime
+    run_id: str
+    move: dict[str, Any]
+
+
+@dataclass(slots=True)
 class _Batch:
     runs: list[dict[str, Any]] = field(default_factory=list)
     fires: list[dict[str, Any]] = field(default_factory=list)
     moves: list[dict[str, Any]] = field(default_factory=list)
+    pending: list[_Pending] = field(default_factory=list)
     # (cron, timezone) → (latest due, next fire) at this call's ``now``: rows sharing a timing
     # are evaluated once
     timings: dict[tuple[str, str], tuple[datetime | None, datetime | None]] = field(
@@ -63,7 +76,7 @@ def fire_due_schedules(
     registered: Collection[str] | None = None,
 ) -> int:
     """Fire every due schedule (up to ``limit``) at ``now``; returns the fires recorded."""
-    with store.begin_immediate() as tx:
+    with store.begin() as tx:
         rows = store_schedules.claim_due_schedules(tx, now=now, limit=limit)
         if not rows:
             return 0
@@ -71,21 +84,15 @@ def fire_due_schedules(
         busy = store_runs.active_schedule_ids(tx, schedule_ids=skipping)
         batch = _Batch()
         for row in rows:
-            _plan(tx, row, now, busy, registered, batch)
+            _plan(row, now, busy, batch)
+        _claim(tx, now, registered, batch)
         store_runs.insert_runs(tx, rows=batch.runs)
         store_schedules.insert_fires(tx, fires=batch.fires)
         store_schedules.advance_schedules(tx, moves=batch.moves, now=now)
     return len(batch.fires)
 
 
-def _plan(
-    tx: Tx,
-    row: Mapping[str, Any],
-    now: datetime,
-    busy: set[str],
-    registered: Collection[str] | None,
-    batch: _Batch,
-) -> None:
+def _plan(row: Mapping[str, Any], now: datetime, busy: set[str], batch: _Batch) -> None:
     try:
         due, following = batch.timing(row["cron"], row["timezone"], now)
     except (CronError, ValueError) as exc:
@@ -98,25 +105,29 @@ def _plan(
     batch.moves.append(move)
     if row["id"] in busy:
         return
-    run_id = uuid7(now)
-    identity = scheduled_for.isoformat()
-    if not claim_occurrence(
-        tx,
-        trigger_id=row["id"],
-        identity=identity,
-        table_id=LEDGER_NAMESPACE,
-        run_id=run_id,
-        now=now,
-    ):
-        return
-    if registered is not None and row["workflow_id"] not in registered:
-        error = messages.workflow_unknown(row["workflow_id"])
-        fire = _fire(row, scheduled_for, now, run_id=None, error=error)
-    else:
-        batch.runs.append(_run(row, run_id, scheduled_for, now))
-        fire = _fire(row, scheduled_for, now, run_id=run_id, error=None)
-    batch.fires.append(fire)
-    move["fire_id"] = fire["id"]
+    batch.pending.append(_Pending(row, scheduled_for, uuid7(now), move))
+
+
+def _claim(tx: Tx, now: datetime, registered: Collection[str] | None, batch: _Batch) -> None:
+    """Claim every pending ``(schedule_id, scheduled_for)`` at once; a claim the ledger does
+    not return was fired already (by this host or another) and records nothing."""
+    claims = [
+        (LEDGER_NAMESPACE, p.row["id"], p.scheduled_for.isoformat(), p.run_id)
+        for p in batch.pending
+    ]
+    got = claim_occurrences(tx, claims=claims, now=now) if claims else set()
+    for pending, (_, schedule_id, identity, _) in zip(batch.pending, claims, strict=True):
+        if (schedule_id, identity) not in got:
+            continue
+        row, scheduled_for = pending.row, pending.scheduled_for
+        if registered is not None and row["workflow_id"] not in registered:
+            error = messages.workflow_unknown(row["workflow_id"])
+            fire = _fire(row, scheduled_for, now, run_id=None, error=error)
+        else:
+            batch.runs.append(_run(row, pending.run_id, scheduled_for, now))
+            fire = _fire(row, scheduled_for, now, run_id=pending.run_id, error=None)
+        batch.fires.append(fire)
+        pending.move["fire_id"] = fire["id"]
 
 
 def _fire(

@@ -13,10 +13,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from tocsin import messages
 from tocsin.core.receipts import truncate_error
+from tocsin.runs.pool import RunPool
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.tx import Store
 from tocsin.workflows.definition import Workflow
@@ -25,6 +27,7 @@ from tocsin.workflows.execute import run_stages
 log = logging.getLogger("tocsin.workflows")
 
 CLAIM_BATCH = 25
+SLOT_POLL_S = 0.5  # with a pool whose slots are all busy: how often the stop flag is looked at
 _KEEP: dict[str, Any] = {"output": None, "suspend_payload": None}
 Registry = Mapping[str, Workflow]
 
@@ -37,28 +40,42 @@ def execute_pending(
     limit: int | None = None,
     should_stop: Callable[[], bool] | None = None,
     clock: Callable[[], datetime] | None = None,
+    pool: RunPool | None = None,
 ) -> int:
-    """Execute pending runs of registered workflows until none is left (or ``limit``)."""
+    """Execute pending runs of registered workflows until none is left (or ``limit``).
+
+    With ``pool`` (``tocsin worker``, ``serve``), runs are claimed only as its free slots allow
+    and each starts at once on a pool thread, beside the table runs: the call returns how many
+    it started, without waiting for them to finish.
+    """
     ids = sorted(registry)
     count = 0
     while ids and (limit is None or count < limit):
         if should_stop is not None and should_stop():
             break
         want = CLAIM_BATCH if limit is None else min(CLAIM_BATCH, limit - count)
+        if pool is not None:
+            if not pool.wait_for_slot(SLOT_POLL_S):
+                continue  # every slot busy: look at the stop flag, then wait again
+            want = min(want, pool.free())
         at = clock() if clock is not None else now
-        with store.begin_immediate() as tx:
+        with store.begin() as tx:
             batch = store_runs.claim_next_runs(tx, now=at, limit=want, workflow_ids=ids)
         if not batch:
             break
         for run in batch:
-            execute_claimed(store, registry, run, now=clock() if clock is not None else now)
+            at = clock() if clock is not None else now
+            if pool is None:
+                execute_claimed(store, registry, run, now=at)
+            else:
+                pool.submit(partial(execute_claimed, store, registry, run, now=at))
             count += 1
     return count
 
 
 def claim_and_execute(store: Store, registry: Registry, run_id: str, *, now: datetime) -> bool:
     """Execute one pending run now (``wait=True``); False when another worker took it."""
-    with store.begin_immediate() as tx:
+    with store.begin() as tx:
         run = store_runs.claim_run(tx, run_id=run_id, now=now)
     if run is None:
         return False

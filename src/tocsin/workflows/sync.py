@@ -35,7 +35,7 @@ def sync_schedules(
     """Upsert ``declared`` and delete the declared rows that are gone; ids per outcome."""
     report: dict[str, list[str]] = {name: [] for name in OUTCOMES}
     wanted = {d.id: d for d in declared}
-    with store.begin_immediate() as tx:
+    with store.begin() as tx:
         stored = {row["id"]: row for row in store_schedules.declared_schedules(tx)}
         for sid, decl in wanted.items():
             row = stored.get(sid)

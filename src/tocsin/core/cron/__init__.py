@@ -16,7 +16,7 @@ from tocsin.core.cron.evaluate import (
     prev_at_or_before,
 )
 from tocsin.core.cron.explain import explain
-from tocsin.core.cron.parse import parse
+from tocsin.core.cron.parse import collapse_separators, parse
 from tocsin.core.cron.spec import CronError, CronSpec, Dialect
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "CronSpec",
     "Dialect",
     "Repeated",
+    "collapse_separators",
     "explain",
     "iter_after",
     "next_after",

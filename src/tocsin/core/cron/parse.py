@@ -9,6 +9,7 @@ Both reject an expression that can never fire. Every failure is a :class:`CronEr
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from tocsin.core.cron import reasons
@@ -28,13 +29,35 @@ DAY_FIELDS = ("day-of-month", "month", "day-of-week", "year")
 def parse(expr: str, *, dialect: Dialect = "strict") -> CronSpec:
     """Parse ``expr`` under ``dialect`` or raise :class:`CronError` naming the field and token.
 
-    Runs of whitespace between fields collapse; ``CronSpec.expression`` keeps the collapsed text.
+    Runs of ASCII spaces and tabs between fields collapse (``CronSpec.expression`` keeps the
+    collapsed text); surrounding line breaks are ignored. Any other whitespace (a non-breaking
+    space, an ideographic space, a line break between fields) separates nothing and is refused.
     """
     if dialect not in DIALECTS:
         raise ValueError(f"unknown cron dialect {dialect!r}; expected 'strict' or 'extended'")
     if not isinstance(expr, str):
         raise CronError(reasons.not_text(expr))
-    return _remembered(" ".join(expr.split()), dialect)
+    return _remembered(collapse(expr), dialect)
+
+
+#: Fields are separated by ASCII spaces and tabs only (SPEC §4.4); these are ignored around the
+#: expression (a trailing newline from a file or a form).
+SURROUNDING = " \t\r\n"
+
+
+def collapse_separators(expr: str) -> str:
+    """``expr`` with runs of spaces and tabs as one space and surrounding line breaks dropped;
+    never raises (other whitespace stays, for :func:`parse` to refuse)."""
+    return re.sub(r"[ \t]+", " ", expr.strip(SURROUNDING))
+
+
+def collapse(expr: str) -> str:
+    """:func:`collapse_separators`, refusing any other whitespace with a CronError."""
+    text = collapse_separators(expr)
+    for char in text:
+        if char.isspace() and char != " ":
+            raise CronError(reasons.bad_separator(char, text))
+    return text
 
 
 def build_spec(text: str, dialect: Dialect) -> CronSpec:

@@ -13,6 +13,13 @@ def empty_expression() -> str:
     return "the expression is empty; expected 5 fields (" + STRICT_FIELDS + ")"
 
 
+def bad_separator(char: str, expr: str) -> str:
+    return (
+        f"U+{ord(char):04X} ({char!r}) is not a field separator in {expr!r}; "
+        "separate fields with ASCII spaces or tabs"
+    )
+
+
 def field_count_strict(got: int, expr: str) -> str:
     extra = ""
     if got > 5:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from alembic import context
 
-from tocsin.store.tables import metadata
+from tocsin.store.schema import metadata
 
 connection = context.config.attributes.get("connection")
 if connection is None:

@@ -1,4 +1,4 @@
-"""Initial schema: every table and index of ``tocsin.store.tables`` (DESIGN §5).
+"""Initial schema: every table and index of ``tocsin.store.schema`` (DESIGN §5).
 
 Instants are naive-UTC ``DateTime`` columns (``UTCDateTime`` in tables.py is a TypeDecorator over
 ``DateTime``). ``uq_runs_one_active_clock`` is a partial unique index on both dialects: at most

@@ -1,7 +1,9 @@
 """Workflows and code-declared schedules (SPEC §12): schedules, fires, runs; token permissions.
 
+Chained after 0004 (token expiry, issue 11); the revision keeps its number 0006.
+
 Revision ID: 0006
-Revises: 0003
+Revises: 0004
 Create Date: 2026-12-01
 """
 
@@ -11,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0006"
-down_revision: str | None = "0003"
+down_revision: str | None = "0004"
 branch_labels: str | None = None
 depends_on: str | None = None
 

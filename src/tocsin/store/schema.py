@@ -228,6 +228,9 @@ api_tokens = Table(
     Column("scope_id", String(36), nullable=False),
     Column("role", String(16), nullable=False),  # member | moderator
     Column("created_at", UTCDateTime, nullable=False),
+    # §15 expiry and revocation, migration 0004
+    Column("expires_at", UTCDateTime, nullable=True),  # NULL: never expires
+    Column("revoked_at", UTCDateTime, nullable=True),  # NULL: not revoked
     # §15 API-wide permissions (``schedules:read`` / ``schedules:write``), migration 0006
     Column("permissions", JSON(none_as_null=True), nullable=True),
 )

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import func, insert, select
 
 from tocsin.store.errors import map_db_errors
-from tocsin.store.tables import chat_messages
+from tocsin.store.schema import chat_messages
 from tocsin.store.tx import Tx
 
 _INSERT = insert(chat_messages)

@@ -1,0 +1,85 @@
+"""The tick's writes: a batch's plans applied with a few set-based statements (SPEC §5.3, §6).
+
+In the batch's transaction, for every fire of every plan at once:
+
+1. ledger claims (``INSERT … ON CONFLICT DO NOTHING RETURNING``): an identity already claimed
+   (by an earlier tick, or a racing one) is not returned, and gets no run;
+2. pending runs for the claims this transaction got (``RETURNING id``); the one-active-run index
+   refuses a clock run whose trigger got an active run meanwhile: its claim is released and its
+   window stays due (no identity is ever claimed without its run);
+3. clock windows consumed (a claim lost to a racing tick consumes its window too), triggers'
+   ``next_due_at``, date cursors, and each table's ``next_due_at`` with its rotation stamp.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from tocsin.engine.ids import uuid7s
+from tocsin.engine.tick_plan import Fire, TablePlan, row_payload
+from tocsin.store import claims, ledger, state
+from tocsin.store import runs as store_runs
+from tocsin.store.tx import Tx
+
+Outcome = tuple[bool, int]  # (has_schedules, runs_created) per table ticked
+
+
+def apply_plans(tx: Tx, plans: Sequence[TablePlan], now: datetime) -> list[Outcome]:
+    """Write ``plans`` (see the module docstring); ``(has_schedules, runs_created)`` each."""
+    fires = [f for p in plans for f in p.fires]
+    claimed = claim_and_insert(tx, fires, now)  # run id per fire; None: refused
+    created = dict.fromkeys((p.table_id for p in plans), 0)
+    consumed: list[state.Consumed] = []
+    still_due: dict[str, dict[str, datetime]] = {}
+    for fire, run_id in zip(fires, claimed, strict=True):
+        if run_id is None and fire.window is not None:  # refused: the window stays due
+            still_due.setdefault(fire.table_id, {})[fire.trigger_id] = fire.window
+            continue
+        created[fire.table_id] += int(bool(run_id))
+        if fire.window is not None:
+            consumed.append((fire.trigger_id, fire.window, fire.next_due))
+    state.consume_windows(tx, consumed=consumed, now=now)
+    state.set_next_dues(tx, next_dues=[nd for p in plans for nd in p.next_dues.items()])
+    cursors = [(tid, *(c or (None, None))) for p in plans for tid, c in p.cursors.items()]
+    state.advance_cursors(tx, cursors=cursors, now=now)
+    tables = [(p.table_id, p.table_next_due(still_due.get(p.table_id))) for p in plans]
+    claims.finish_tables(tx, values=tables, now=now)
+    return [(p.has_schedules, created[p.table_id]) for p in plans]
+
+
+def claim_and_insert(tx: Tx, fires: Sequence[Fire], now: datetime) -> list[str | None]:
+    """Per fire: its run's id when this transaction claimed it and inserted the run, ``""``
+    when the identity was claimed before, None when the run was refused (claim released)."""
+    run_ids = uuid7s(now, len(fires))
+    rows = [(f.table_id, f.trigger_id, f.identity, r) for f, r in zip(fires, run_ids, strict=True)]
+    got = ledger.claim_occurrences(tx, claims=rows, now=now)
+    mine = [(f, c) for f, c in zip(fires, rows, strict=True) if (c[1], c[2]) in got]
+    new_runs = [
+        store_runs.NewRun(
+            id=c[3],
+            table_id=f.table_id,
+            trigger_id=f.trigger_id,
+            record_id=None if f.record is None else str(f.record["id"]),
+            source="schedule",
+            clock=f.window is not None,
+            payload={} if f.record is None else row_payload(f.record),
+            definition=None,
+            identity=f.identity,
+            scheduled_for=f.scheduled_for,
+            definition_at=f.definition_at,
+        )
+        for f, c in mine
+    ]
+    inserted = store_runs.insert_runs(tx, runs_=new_runs, now=now)
+    ledger.release_occurrences(tx, claims=[c for _, c in mine if c[3] not in inserted])
+    out: list[str | None] = []
+    for row in rows:
+        if (row[1], row[2]) not in got:
+            out.append("")
+        else:
+            out.append(row[3] if row[3] in inserted else None)
+    return out
+
+
+__all__ = ["Outcome", "apply_plans", "claim_and_insert"]

@@ -1,0 +1,186 @@
+"""The tick's plan (SPEC §5–§6): what one claimed table must write, decided without I/O from
+what the tick read and ``now``, by THE evaluator (so the tick and the preview cannot disagree):
+fires (a ledger claim and a pending run each), consumed windows, ``next_due_at`` changes, date
+cursors, and the triggers whose evaluation raised (skipped, never fatal)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+from tocsin.core import identity
+from tocsin.core.model import TriggerState
+from tocsin.core.schedules import DateColumnReached
+from tocsin.engine.configs import ALWAYS_DUE, NEVER_DUE
+from tocsin.engine.evaluate import (
+    ClockVerdict,
+    RowVerdict,
+    StoredTrigger,
+    classify,
+    clock_next_due,
+)
+
+Cursor = tuple[datetime, str]  # a record's position: (created_at, id)
+
+
+@dataclass(slots=True)
+class Fire:
+    """One occurrence to claim, with its pending run. Clock fires consume ``window`` and move
+    the trigger's ``next_due_at`` to ``next_due``; date fires carry the record's row snapshot."""
+
+    table_id: str
+    trigger_id: str
+    identity: str
+    definition_at: int  # the trigger's position in the table's stored config
+    scheduled_for: datetime | None
+    record: Mapping[str, Any] | None = None
+    window: datetime | None = None
+    next_due: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NextDue:
+    """A clock trigger with nothing to fire: its new ``next_due_at``."""
+
+    at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class DateScan:
+    """What the tick read of a date trigger's records this pass: the verdicts of the pages it
+    examined, the last examined record, and whether the pass closed a lap without a due row."""
+
+    verdicts: list[RowVerdict]
+    cursor: Cursor | None
+    lap_closed: bool
+
+
+@dataclass(slots=True)
+class TablePlan:
+    """The writes of one table (see the module docstring)."""
+
+    table_id: str
+    has_schedules: bool
+    states: Mapping[str, TriggerState]
+    fires: list[Fire] = field(default_factory=list)
+    next_dues: dict[str, datetime | None] = field(default_factory=dict)
+    cursors: dict[str, Cursor | None] = field(default_factory=dict)
+    skipped: list[tuple[str, Exception]] = field(default_factory=list)
+
+    def table_next_due(self, still_due: Mapping[str, datetime] | None = None) -> datetime:
+        """The earliest ``next_due_at`` of the live states once the plan is applied
+        (``still_due``: clock triggers whose run was refused, due at their window)."""
+        changed = {**self.next_dues, **{f.trigger_id: f.next_due for f in self.fires if f.window}}
+        changed.update(still_due or {})
+        dues = (changed.get(tid, s.next_due_at) for tid, s in self.states.items() if not s.retired)
+        return min((d for d in dues if d is not None), default=NEVER_DUE)
+
+
+def due_candidates(
+    stored: list[StoredTrigger], states: Mapping[str, TriggerState], now: datetime
+) -> list[tuple[StoredTrigger, TriggerState]]:
+    """The valid triggers of a table that may be due at ``now``, with their states."""
+    out = []
+    for trigger in stored:
+        if trigger.spec is not None and not trigger.error_codes:
+            state = states[str(trigger.trigger_id)]
+            next_due = state.next_due_at
+            if next_due is None or next_due <= now:
+                out.append((trigger, state))
+    return out
+
+
+def plan_table(
+    table_id: str,
+    has_schedules: bool,
+    states: Mapping[str, TriggerState],
+    candidates: list[tuple[StoredTrigger, TriggerState]],
+    active: set[str],
+    scans: Mapping[str, DateScan],
+    now: datetime,
+) -> TablePlan:
+    """One claimed table's plan at ``now``: ``candidates`` from :func:`due_candidates`,
+    ``active`` the clock triggers with an active run, ``scans`` the date triggers' reads."""
+    plan = TablePlan(table_id=table_id, has_schedules=has_schedules, states=states)
+    for trigger, state in candidates:
+        tid = str(trigger.trigger_id)
+        try:
+            if isinstance(trigger.spec, DateColumnReached):
+                if tid in scans:
+                    plan_date(plan, trigger, state, scans[tid])
+                continue
+            decided = decide_clock_trigger(trigger, state, now, tid in active)
+        except Exception as exc:  # a broken trigger never fails the table (SPEC §6)
+            plan.skipped.append((tid, exc))
+            continue
+        if isinstance(decided, Fire):
+            plan.fires.append(decided)
+        elif decided is not None:
+            plan.next_dues[tid] = decided.at
+    return plan
+
+
+def decide_clock_trigger(
+    trigger: StoredTrigger, state: TriggerState, now: datetime, active: bool
+) -> Fire | NextDue | None:
+    """THE evaluator's verdict for one clock trigger: a :class:`Fire` for the coalesced due
+    window, a :class:`NextDue` when its ``next_due_at`` changes, or None (nothing to write)."""
+    spec, table_id = trigger.spec, str(state.table_id)
+    verdict = classify(trigger, state, now=now, active_run=active)
+    if spec is None or state.anchor is None or not isinstance(verdict, ClockVerdict):
+        return None
+    if not verdict.due_now or verdict.due_at is None:
+        changed = verdict.next_due_at != state.next_due_at
+        return NextDue(verdict.next_due_at) if changed else None
+    window, tid = verdict.due_at, str(trigger.trigger_id)
+    fire = Fire(table_id, tid, window_identity(window), trigger.position, window, window=window)
+    fire.next_due = clock_next_due(spec, anchor=state.anchor, last_consumed=window)
+    return fire
+
+
+@lru_cache(maxsize=4096)
+def window_identity(window: datetime) -> str:
+    """``identity.clock_identity``, memoized: aligned schedules share their windows."""
+    return identity.clock_identity(window)
+
+
+def plan_date(plan: TablePlan, trigger: StoredTrigger, state: TriggerState, scan: DateScan) -> None:
+    """A date trigger's fires (its due rows), cursor and ``next_due_at`` (SPEC §4.1, §6): when
+    the pass closed a lap without a due row, the earliest future fire instant it saw (until then,
+    or a record write, ``configs.wake_date_triggers``, its records are not read again)."""
+    tid = str(trigger.trigger_id)
+    earliest = NEVER_DUE
+    for v in scan.verdicts:
+        if v.verdict == "due_now" and v.identity is not None:
+            fire = Fire(plan.table_id, tid, v.identity, trigger.position, v.fire_at, v.record)
+            plan.fires.append(fire)
+        elif v.verdict == "scheduled_for_future" and v.fire_at is not None:
+            earliest = min(earliest, v.fire_at)
+    if scan.cursor != state.cursor:
+        plan.cursors[tid] = scan.cursor
+    next_due = earliest if scan.lap_closed else ALWAYS_DUE
+    if next_due != state.next_due_at:
+        plan.next_dues[tid] = next_due
+
+
+def row_payload(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The run payload of a record: its id and a copy of its cells (SPEC §8 row snapshot)."""
+    data = record.get("data")
+    return {"id": str(record["id"]), "data": dict(data) if isinstance(data, Mapping) else {}}
+
+
+__all__ = [
+    "Cursor",
+    "DateScan",
+    "Fire",
+    "NextDue",
+    "TablePlan",
+    "decide_clock_trigger",
+    "due_candidates",
+    "plan_date",
+    "plan_table",
+    "row_payload",
+]

@@ -1,0 +1,80 @@
+"""A bounded pool of run threads for one worker process (issue 11: no tenant stalls another).
+
+A worker process executes up to ``size`` runs at once, each on its own daemon thread; a run's
+actions still go one after the other on that thread. The claimer (``runs.worker.drain`` with a
+pool) claims only as many runs as there are free slots, so a claimed run starts at once instead
+of waiting behind a slow one, and a receiver that takes its whole deadline costs its own run
+that deadline, not everyone's.
+
+Threads are daemons: a run wedged in code tocsin cannot interrupt (a registered command that
+never returns) does not keep the process alive after its stop gave up waiting
+(:meth:`RunPool.wait_idle` answers False, and the process exits non-zero).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+from collections.abc import Callable
+
+log = logging.getLogger(__name__)
+
+_NAMES = itertools.count(1)
+
+
+class RunPool:
+    """At most ``size`` callables running at once, each on a daemon thread."""
+
+    def __init__(self, size: int) -> None:
+        if size < 1:
+            raise ValueError(f"RunPool size must be >= 1, got {size}")
+        self.size = size
+        self._active = 0
+        self._changed = threading.Condition()
+
+    @property
+    def active(self) -> int:
+        with self._changed:
+            return self._active
+
+    def free(self) -> int:
+        """Slots not taken right now."""
+        with self._changed:
+            return self.size - self._active
+
+    def submit(self, job: Callable[[], object]) -> None:
+        """Start ``job`` on a thread of its own; the caller checked that a slot is free."""
+        with self._changed:
+            if self._active >= self.size:
+                raise RuntimeError("RunPool.submit without a free slot")
+            self._active += 1
+        name = f"tocsin-run-{next(_NAMES)}"
+        try:
+            threading.Thread(target=self._run, args=(job,), name=name, daemon=True).start()
+        except BaseException:
+            self._done()
+            raise
+
+    def _run(self, job: Callable[[], object]) -> None:
+        try:
+            job()
+        except Exception:  # a run's own errors are handled by the worker; this is a last guard
+            log.exception("run thread failed")
+        finally:
+            self._done()
+
+    def _done(self) -> None:
+        with self._changed:
+            self._active -= 1
+            self._changed.notify_all()
+
+    def wait_for_slot(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for a free slot; whether one is free."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self._active < self.size, timeout)
+
+    def wait_idle(self, timeout: float | None) -> bool:
+        """Wait up to ``timeout`` seconds until no job runs; whether none does."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self._active == 0, timeout)

@@ -1,0 +1,96 @@
+"""Many rows per statement, values converted once (STYLE F3, R5).
+
+The tick writes a batch's claims, runs and state changes as a few statements that take lists;
+one table is a list of one. SQLAlchemy's per-parameter processing dominated such writes, so the
+values go straight to the driver: the rows travel in a CTE ``v`` — on SQLite a multi-row
+``VALUES`` list, on PostgreSQL ``unnest`` over one array per column (a short query text for any
+number of rows). Instants are converted by THE instant conversion of the store,
+``UTCDateTime`` (:func:`instant_binder`, :func:`instant_reader`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from itertools import chain
+from typing import Any
+
+from tocsin.store.schema import UTCDateTime
+from tocsin.store.tx import Tx
+
+ROWS_PER_STATEMENT = 1000  # SQLite: x at most 9 parameters, under its limit of 32766
+Column = tuple[str, str]  # (name in v, PostgreSQL type: text | timestamp)
+
+
+def instant_binder(tx: Tx) -> Callable[[datetime | None], Any]:
+    """``UTCDateTime``'s bind side for this connection's dialect (naive UTC; SQLite: its text
+    format), memoized per call site: a batch's windows and due instants repeat."""
+    dialect = tx.conn.dialect
+    proc = UTCDateTime().dialect_impl(dialect).bind_processor(dialect)
+    seen: dict[datetime, Any] = {}
+
+    def bind(value: datetime | None) -> Any:
+        if value is None:
+            return None
+        out = seen.get(value)
+        if out is None:
+            out = seen[value] = proc(value) if proc is not None else value
+        return out
+
+    return bind
+
+
+def instant_reader() -> Callable[[Any], datetime | None]:
+    """``UTCDateTime``'s result side for raw driver rows (PostgreSQL gives naive datetimes,
+    SQLite its text format), memoized per call site."""
+    seen: dict[Any, datetime] = {}
+
+    def read(value: Any) -> datetime | None:
+        if value is None:
+            return None
+        out = seen.get(value)
+        if out is None:
+            dt = value if isinstance(value, datetime) else datetime.fromisoformat(value)
+            out = seen[value] = dt.replace(tzinfo=UTC)
+        return out
+
+    return read
+
+
+def with_rows(
+    tx: Tx, columns: Sequence[Column], body: str, rows: Sequence[tuple[Any, ...]]
+) -> list[tuple[Any, ...]]:
+    """``WITH v(columns) AS (rows) <body>``, per chunk of rows; what RETURNING gave back."""
+    names = ", ".join(name for name, _ in columns)
+    out: list[tuple[Any, ...]] = []
+    size = ROWS_PER_STATEMENT if not tx.is_postgres else max(len(rows), 1)
+    for start in range(0, len(rows), size):
+        chunk = rows[start : start + size]
+        if tx.is_postgres:
+            arrays = ", ".join(f"CAST(%b AS {kind}[])" for _, kind in columns)
+            source = f"SELECT * FROM unnest({arrays})"
+            params: tuple[Any, ...] = tuple(list(col) for col in zip(*chunk, strict=True))
+        else:
+            row_sql = "(" + ", ".join("?" for _ in columns) + ")"
+            source = "VALUES " + ", ".join([row_sql] * len(chunk))
+            params = tuple(chain.from_iterable(chunk))
+        result = tx.conn.exec_driver_sql(f"WITH v({names}) AS ({source}) {body}", params)
+        if result.returns_rows:
+            out.extend(tuple(r) for r in result.fetchall())
+    return out
+
+
+def update_rows(
+    tx: Tx, columns: Sequence[Column], body: str, rows: Sequence[tuple[Any, ...]], single: str
+) -> None:
+    """An update of many rows: on PostgreSQL ``body`` (``UPDATE … FROM v``) over ``unnest``; on
+    SQLite the one-row statement ``single`` (``?1``… in the order of ``columns``) prepared once
+    and executed per row: a keyed lookup each, measured faster there than ``UPDATE … FROM``."""
+    tx.require_writable()
+    if tx.is_postgres:
+        with_rows(tx, columns, body, rows)
+    elif rows:
+        tx.conn.exec_driver_sql(single, list(rows))
+
+
+__all__ = ["ROWS_PER_STATEMENT", "instant_binder", "instant_reader", "update_rows", "with_rows"]

@@ -1,0 +1,148 @@
+"""Issue 11 against a real ``tocsin serve`` process.
+
+- 11.2: a 50 MB unauthenticated JSON body is refused without being parsed. Measured in the server
+  process (``VmHWM`` of ``/proc/<pid>/status``): its peak memory stays under 100 MB. Before the
+  fix the same request took seconds and over a gigabyte before its 401.
+- 11.10: ``tocsin serve`` refuses an admin token shorter than 24 characters, in one line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from test_e2e_serve import TOCSIN, create_token, free_port, wait_for
+
+from tocsin import messages
+
+pytestmark = pytest.mark.slow
+
+ADMIN = "hardening-admin-token-0123456789"
+BODY_MB = 50
+PEAK_LIMIT_KB = 100 * 1024
+
+
+def memory_kb(pid: int) -> dict[str, int]:
+    """``VmRSS`` and ``VmHWM`` (peak resident set) of a process, in kB."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return {
+        key: int(re.search(rf"^{key}:\s+(\d+) kB", status, re.M).group(1))
+        for key in ("VmRSS", "VmHWM")
+    }  # type: ignore[union-attr]
+
+
+def big_json() -> bytes:
+    """About 50 MB of JSON with millions of small objects (expensive to parse)."""
+    items = b",".join([b'{"k": 1}'] * (BODY_MB * 1024 * 1024 // 9))
+    return b'{"name": "t", "columns": {"a": [' + items + b"]}}"
+
+
+def chunked(body: bytes) -> Iterator[bytes]:
+    """The body without a Content-Length (transfer-encoding: chunked)."""
+    for start in range(0, len(body), 256 * 1024):
+        yield body[start : start + 256 * 1024]
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str, dict[str, str]]]:
+    env = {
+        **os.environ,
+        "TOCSIN_DATABASE_URL": f"sqlite:///{tmp_path}/tocsin.db",
+        "TOCSIN_ADMIN_TOKEN": ADMIN,
+        "TOCSIN_TICK_EVERY_S": "60",
+    }
+    port = free_port()
+    log = (tmp_path / "serve.log").open("wb")
+    proc = subprocess.Popen(
+        [TOCSIN, "serve", "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for("the server", lambda: httpx.get(f"{base}/healthz").status_code == 200)
+        yield proc, base, env
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        log.close()
+        print((tmp_path / "serve.log").read_text()[-4000:])
+
+
+def test_a_50_mb_body_is_refused_unparsed_and_peak_memory_stays_under_100_mb(
+    server: tuple[subprocess.Popen[bytes], str, dict[str, str]],
+) -> None:
+    proc, base, env = server
+    chatroom = str(uuid.uuid4())
+    url = f"{base}/private/module/custom_tables/chatroom/{chatroom}/tables"
+    token = create_token(env, chatroom)
+    before = memory_kb(proc.pid)
+    body = big_json()
+    json_type = {"Content-Type": "application/json"}
+    cases = [
+        ("unauthenticated, Content-Length", body, json_type, 413),  # the size is known up front
+        ("unauthenticated, chunked", chunked(body), json_type, 401),  # refused before reading
+        (
+            "authenticated, chunked",
+            chunked(body),
+            {**json_type, "Authorization": f"Bearer {token}"},
+            413,
+        ),
+    ]
+    with httpx.Client(timeout=60) as client:
+        for name, content, headers, status in cases:
+            started = time.monotonic()
+            resp = client.post(url, content=content, headers=headers)
+            elapsed = time.monotonic() - started
+            print(f"{name}: {resp.status_code} in {elapsed:.2f}s")
+            assert resp.status_code == status, (name, resp.text)
+            assert set(resp.json()) == {"detail"}, name
+            assert elapsed < 5.0, (name, elapsed)
+        small = client.post(
+            url, json={"name": "T", "columns": {}}, headers={"Authorization": f"Bearer {token}"}
+        )
+        assert small.status_code == 201, small.text  # the server is fine afterwards
+    after = memory_kb(proc.pid)
+    print(f"server memory kB: before {before}, after {after}")
+    assert after["VmHWM"] < PEAK_LIMIT_KB, after
+    assert after["VmHWM"] - before["VmHWM"] < 20 * 1024, (before, after)
+
+
+def test_an_oversized_body_is_a_413_with_the_detail(
+    server: tuple[subprocess.Popen[bytes], str, dict[str, str]],
+) -> None:
+    _proc, base, env = server
+    chatroom = str(uuid.uuid4())
+    token = create_token(env, chatroom)
+    url = f"{base}/private/module/custom_tables/chatroom/{chatroom}/tables"
+    body = b'{"name": "' + b"x" * (1024 * 1024) + b'", "columns": {}}'
+    resp = httpx.post(url, content=body, headers={"Authorization": f"Bearer {token}"}, timeout=30)
+    assert resp.status_code == 413
+    assert resp.json() == {"detail": messages.body_too_large(1024 * 1024)}
+
+
+@pytest.mark.parametrize("variable", ["TOCSIN_ADMIN_TOKEN", "TOCSIN_METRICS_TOKEN"])
+def test_serve_refuses_a_short_token_in_one_line(tmp_path: Path, variable: str) -> None:
+    env = {
+        **os.environ,
+        "TOCSIN_DATABASE_URL": f"sqlite:///{tmp_path}/tocsin.db",
+        "TOCSIN_ADMIN_TOKEN": ADMIN,
+        variable: "admin-secret",  # 12 characters
+    }
+    for command in (["serve", "--port", str(free_port())], ["demo", "--port", str(free_port())]):
+        done = subprocess.run(
+            [TOCSIN, *command], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 2, done
+        assert done.stderr.strip() == f"error: {messages.token_too_short(variable, 12, 24)}"
+        assert "Traceback" not in done.stderr
+        assert not (tmp_path / "tocsin-demo.db").exists()
