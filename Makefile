@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/cron_bench.py
 	$(BIN)/python bench/worker_bench.py
 	$(BIN)/python bench/tick_bench.py
+	$(BIN)/python bench/workflow_bench.py
 	$(BIN)/python bench/template_bench.py
 
 clean:

@@ -284,6 +284,129 @@ REQUIRES_APPROVAL_NOT_BOOL = "requires_approval must be true or false"
 BODY_SURROGATE = "text must be valid Unicode (a lone UTF-16 surrogate such as \\ud800 is not)"
 
 
+# §12 workflows and code-declared schedules
+def workflow_id_invalid(kind: str, value: object) -> str:
+    return (
+        f"{kind} id must be a non-empty string of letters, digits, '_', '.' or '-' "
+        f"(starting with a letter or digit, without '__'), got {value!r}"
+    )
+
+
+def schedule_timezone_unknown(tz: object) -> str:
+    return (
+        f"schedule timezone '{tz}' is not a known IANA zone. "
+        "use an IANA name like 'Asia/Taipei' or 'America/New_York'"
+    )
+
+
+def schedule_overlap_invalid(value: object) -> str:
+    return f"schedule overlap must be 'skip' or 'allow', got {value!r}"
+
+
+def schedule_field_not_object(name: str) -> str:
+    return f"schedule {name} must be an object (a JSON mapping) or omitted"
+
+
+def schedule_host_zone(schedule_id: str, zone: str) -> str:
+    return (
+        f"schedule '{schedule_id}' has no timezone: it fires in the host's local zone "
+        f"({zone}). Set an explicit IANA timezone so fire times do not depend on the server"
+    )
+
+
+def schedule_id_required(workflow_id: str) -> str:
+    return f"workflow '{workflow_id}': every schedule in a list needs a unique, stable 'id'"
+
+
+def schedule_id_duplicate(schedule_id: str) -> str:
+    return f"duplicate schedule id '{schedule_id}'"
+
+
+def schedule_id_too_long(schedule_id: str) -> str:
+    return f"schedule id '{schedule_id}' is longer than 64 characters; shorten the ids"
+
+
+def not_a_schedule(workflow_id: str) -> str:
+    return f"workflow '{workflow_id}': schedule must be a Schedule or a list of Schedules"
+
+
+def step_model_invalid(step_id: str) -> str:
+    return f"step '{step_id}': input and output must be Pydantic models, and the step callable"
+
+
+def parallel_empty(workflow_id: str) -> str:
+    return f"workflow '{workflow_id}': parallel() needs at least one step"
+
+
+def not_a_step(workflow_id: str, value: object) -> str:
+    return f"workflow '{workflow_id}': expected a step made with @step(id=...), got {value!r}"
+
+
+def step_id_duplicate(workflow_id: str, step_id: str) -> str:
+    return f"workflow '{workflow_id}': duplicate step id '{step_id}'"
+
+
+def workflow_without_steps(workflow_id: str) -> str:
+    return f"workflow '{workflow_id}' has no steps: add one with .then(step) before .commit()"
+
+
+def workflow_duplicate(workflow_id: str) -> str:
+    return f"workflow '{workflow_id}' is registered twice"
+
+
+def not_a_workflow(value: object) -> str:
+    return f"expected a committed workflow (workflow(...).then(...).commit()), got {value!r}"
+
+
+def workflow_unknown(workflow_id: object) -> str:
+    return f"unknown workflow '{workflow_id}': no workflow with this id is registered"
+
+
+SCHEDULE_NOT_FOUND = "schedule not found"
+WORKFLOW_RUN_NOT_FOUND = "workflow run not found"
+
+
+def schedule_declared(schedule_id: str) -> str:
+    return (
+        f"schedule '{schedule_id}' is declared in code: remove it from the workflow's "
+        "schedule to delete it (pause it to stop it now)"
+    )
+
+
+def workflow_run_not_cancelable(status: str) -> str:
+    return f"workflow run is {status}; only pending, running or suspended runs can be canceled"
+
+
+def workflow_run_not_suspended(status: str) -> str:
+    return f"workflow run is {status}; only suspended runs can be resumed"
+
+
+def workflow_run_not_retryable(status: str) -> str:
+    return f"workflow run is {status}; only failed or canceled runs can be retried"
+
+
+def workflow_run_status_invalid(status: object) -> str:
+    return (
+        f"invalid workflow run status '{status}'. valid statuses: "
+        "pending, running, success, failed, suspended, canceled"
+    )
+
+
+WORKFLOW_RUN_CANCELED = "workflow run canceled"
+
+
+def workflow_not_registered_here(workflow_id: str) -> str:
+    return f"workflow '{workflow_id}' is not registered in this process"
+
+
+def permission_required(permission: str) -> str:
+    return f"this token lacks the '{permission}' permission"
+
+
+def token_permission_invalid(permission: object) -> str:
+    return f"invalid permission '{permission}'. valid permissions: schedules:read, schedules:write"
+
+
 # issue 11: outbound action deadline
 ACTION_TIMEOUT_INVALID = "timeout_s must be a positive number of seconds"
 

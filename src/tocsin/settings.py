@@ -80,6 +80,7 @@ class Settings:
     outbound_allow: tuple[str, ...] = field(default_factory=tuple)
     stuck_after_s: int = 300
     tick_every_s: float = 30.0
+    app: str | None = None
     action_timeout_s: float = 10.0
     action_timeout_max_s: float = 60.0
     worker_concurrency: int = 8
@@ -104,6 +105,7 @@ class Settings:
             outbound_allow=_split(env.get("TOCSIN_OUTBOUND_ALLOW", "")),
             stuck_after_s=max(1, round(_positive(env, "TOCSIN_STUCK_AFTER_S", "300"))),
             tick_every_s=_positive(env, "TOCSIN_TICK_EVERY_S", "30"),
+            app=env.get("TOCSIN_APP", "").strip() or None,
             action_timeout_s=_positive(env, "TOCSIN_ACTION_TIMEOUT_S", "10"),
             action_timeout_max_s=_positive(env, "TOCSIN_ACTION_TIMEOUT_MAX_S", "60"),
             worker_concurrency=_count(env, "TOCSIN_WORKER_CONCURRENCY", 8),

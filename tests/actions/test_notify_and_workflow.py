@@ -1,4 +1,4 @@
-"""SPEC §10 notify (the chatroom feed) and start_workflow (a pending request until §12)."""
+"""SPEC §10 notify (the chatroom feed) and start_workflow (an unknown workflow fails the action)."""
 
 from __future__ import annotations
 
@@ -46,17 +46,19 @@ def test_messages_are_paged(tocsin: Tocsin) -> None:
         tocsin.messages(table["scope_id"], limit=0)
 
 
-def test_start_workflow_records_a_pending_request(tocsin: Tocsin) -> None:
+def test_start_workflow_of_an_unregistered_workflow_fails_the_action(tocsin: Tocsin) -> None:
+    """No pretended success: an unknown workflow id fails the run (real starts: tests/workflows)."""
     trg = trigger(
         {"type": "start_workflow", "workflow_id": "daily-report", "input": {"run": "$run.id"}}
     )
     run = make_run(tocsin, make_table(tocsin, trg), trg)
     tocsin.work(now=LATER)
     done = read_run(tocsin, run["id"])
-    assert done["status"] == "done"
-    assert done["action_results"][0]["detail"] == (
-        f'workflow start requested (pending): daily-report input={{"run": "{run["id"]}"}}'
+    assert done["status"] == "failed"
+    assert (
+        done["error"] == "unknown workflow 'daily-report': no workflow with this id is registered"
     )
+    assert done["action_results"][0]["ok"] is False
 
 
 def test_templates_substitute_and_never_evaluate(tocsin: Tocsin) -> None:

@@ -20,6 +20,7 @@ COUNT_KEYS = {
     "runs_created",
     "trigger_runs_requeued",
     "staged_changes_requeued",
+    "schedules_fired",
 }
 
 

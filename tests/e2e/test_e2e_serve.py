@@ -191,6 +191,20 @@ def test_demo_seeds_serves_and_completes_runs(tmp_path: Path) -> None:
             return page["total"] >= 3 and httpx.get(f"{base}/demo/echo").json()["received"] >= 1
 
         wait_for("the demo's first runs", webhook_done, timeout=60)
+        # the demo workflow: two declared schedules, one every minute (SPEC §12)
+        wf_headers = {"Authorization": f"Bearer {values['SCHEDULES_TOKEN']}"}
+        listed = httpx.get(f"{base}/api/schedules", headers=wf_headers).json()
+        assert {s["id"] for s in listed["items"]} == {
+            "wf_demo-digest__every-minute",
+            "wf_demo-digest__morning",
+        }
+        fires_url = f"{base}/api/schedules/wf_demo-digest__every-minute/fires"
+
+        def workflow_ran() -> bool:
+            items = httpx.get(fires_url, headers=wf_headers).json()["items"]
+            return any(f["run_status"] == "success" for f in items)
+
+        wait_for("the demo workflow's first run", workflow_ran, timeout=75)
         admin = {"X-ADMIN-TOKEN": values["ADMIN"]}
         tick = httpx.post(f"{base}/root/custom-tables/run-due-triggers", headers=admin)
         assert tick.status_code == 200

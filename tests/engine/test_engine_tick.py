@@ -33,6 +33,7 @@ def test_response_shape(tocsin: Tocsin) -> None:
         "runs_created": 0,
         "trigger_runs_requeued": 0,
         "staged_changes_requeued": 0,
+        "schedules_fired": 0,
     }
 
 

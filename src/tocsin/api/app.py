@@ -17,6 +17,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from fastapi import FastAPI
 
 from tocsin.service import Tocsin
+from tocsin.service.apps import open_with_app
 from tocsin.settings import Settings
 
 from . import demo
@@ -24,14 +25,15 @@ from .background import Background
 from .errors import install_error_handlers
 from .guard import RequestGuard
 from .metrics import Metrics, serve_metrics
-from .routes import messages, ops, root, runs, staged, tables, triggers
+from .routes import messages, ops, root, runs, schedules, staged, tables, triggers, workflows
 
 log = logging.getLogger("tocsin.api")
 
 DESCRIPTION = """A durable trigger and schedule engine.
 
 Tenant routes take `Authorization: Bearer <token>` (create one with `tocsin tokens create`);
-root routes take `X-ADMIN-TOKEN`. Errors are JSON `{"detail": …}`."""
+root routes take `X-ADMIN-TOKEN`; `/api/schedules…` and `/api/workflows…` take a token with the
+`schedules:read` / `schedules:write` permission. Errors are JSON `{"detail": …}`."""
 
 
 def run_counter(tocsin: Tocsin) -> dict[str, int]:
@@ -72,10 +74,12 @@ def create_app(
     tocsin: Tocsin | None = None,
     run_background: bool = False,
     demo_routes: bool = False,
+    close_facade: bool | None = None,
 ) -> FastAPI:
-    """The API over ``tocsin`` (or a facade opened from ``settings``)."""
+    """The API over ``tocsin`` (or a facade opened from ``settings``); ``close_facade`` (default:
+    only a facade it opened itself) closes it on shutdown."""
     settings = settings or (tocsin.settings if tocsin is not None else Settings.from_environ())
-    owned = tocsin is None
+    owned = tocsin is None if close_facade is None else close_facade
     facade = tocsin if tocsin is not None else Tocsin.open(settings=settings)
     app = FastAPI(
         title="tocsin",
@@ -89,7 +93,7 @@ def create_app(
     app.state.stopped_cleanly = None  # the lifespan's verdict once the background has stopped
     install_error_handlers(app)
     app.add_middleware(RequestGuard, tocsin=facade, settings=settings)
-    for module in (tables, triggers, runs, staged, messages, root, ops):
+    for module in (tables, triggers, runs, staged, messages, root, ops, schedules, workflows):
         app.include_router(module.router)
     if demo_routes:
         app.include_router(demo.router)
@@ -100,14 +104,18 @@ def create_served_app() -> FastAPI:
     """uvicorn factory of ``tocsin serve``: settings from the environment, background on."""
     settings = Settings.from_environ()
     settings.check_servable()
-    return create_app(settings, run_background=True)
+    facade = open_with_app(settings)
+    return create_app(settings, tocsin=facade, run_background=True, close_facade=True)
 
 
 def create_demo_app() -> FastAPI:
     """uvicorn factory of ``tocsin demo``: as ``serve`` plus the demo echo endpoint."""
     settings = Settings.from_environ()
     settings.check_servable()
-    return create_app(settings, run_background=True, demo_routes=True)
+    facade = open_with_app(settings)
+    return create_app(
+        settings, tocsin=facade, run_background=True, demo_routes=True, close_facade=True
+    )
 
 
 __all__ = ["create_app", "create_demo_app", "create_served_app"]

@@ -126,3 +126,21 @@ def require_admin(
 
 
 Admin = Depends(require_admin)
+
+
+def require_permission(permission: str) -> Callable[..., Principal]:
+    """A dependency: the bearer token carries ``permission`` (``schedules:read|write``)."""
+
+    def dependency(creds: Credentials, tocsin: TocsinDep) -> Principal:
+        token = creds.credentials if creds is not None else None
+        return tocsin.authorize_permission(token, permission=permission)
+
+    return dependency
+
+
+SchedulesRead = Annotated[Principal, Depends(require_permission("schedules:read"))]
+SchedulesWrite = Annotated[Principal, Depends(require_permission("schedules:write"))]
+# schedule ids: wf_<workflow>[__<entry>] (letters, digits, '_', '.', '-') or sch_<hex>
+SCHEDULE_ID_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
+ScheduleIdPath = Annotated[str, Path(pattern=SCHEDULE_ID_PATTERN, description="a schedule id")]
+WorkflowIdPath = Annotated[str, Path(pattern=SCHEDULE_ID_PATTERN, description="a workflow id")]

@@ -7,8 +7,10 @@ in order, before the application sees the request:
 1. a ``Content-Length`` above ``Settings.max_body_bytes`` (``TOCSIN_MAX_BODY_BYTES``) → 413;
 2. a request that may carry a body (any method but GET, HEAD, OPTIONS) to a tenant route
    (``/private/module/custom_tables/<scope>/<scope_id>/…``) without a valid bearer token → 401,
-   with another tenant's token → 403; to a root route (``/root/…``) without the admin token → 403
-   (the routes' own dependencies still decide roles: this only authenticates early);
+   with another tenant's token → 403; to a root route (``/root/…``) without the admin token → 403;
+   to ``/api/schedules…`` or ``/api/workflows…`` without a valid (known, unexpired, unrevoked)
+   bearer token → 401 (the routes' own dependencies still decide roles and permissions: this only
+   authenticates early);
 3. the body is counted as it streams (chunked uploads have no ``Content-Length``): past the
    limit, reading it raises a 413 ``HTTPException`` that the application renders.
 
@@ -37,6 +39,7 @@ from .errors import error_headers
 BODYLESS_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 TENANT_PATH = re.compile(r"^/private/module/custom_tables/(chatroom|workspace|user)/([^/]+)(?:/|$)")
 ROOT_PATH = re.compile(r"^/root(?:/|$)")
+API_PATH = re.compile(r"^/api/(?:schedules|workflows)(?:/|$)")
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -113,6 +116,8 @@ class RequestGuard:
             if admin_token_ok(self.settings, _header(scope, b"x-admin-token")):
                 return None
             return PermissionDenied(messages.ADMIN_DENIED)
+        if API_PATH.match(path):
+            return await self.authenticate_api(scope)
         tenant = TENANT_PATH.match(path)
         if tenant is None or not _is_uuid(tenant.group(2)):
             return None  # not a tenant route, or a malformed one the application answers
@@ -125,6 +130,15 @@ class RequestGuard:
         except TocsinError as exc:  # 401, 403, or 503 while the database is unreachable
             return exc
         return None
+
+    async def authenticate_api(self, scope: Scope) -> TocsinError | None:
+        """401 for a permission route's request without a valid token (permissions: the route)."""
+        token = _bearer(scope)
+        try:
+            principal = await run_in_threadpool(self.tocsin.verify_token, token) if token else None
+        except TocsinError as exc:  # 503 while the database is unreachable
+            return exc
+        return Unauthenticated(messages.TOKEN_INVALID) if principal is None else None
 
 
 __all__ = ["RequestGuard"]

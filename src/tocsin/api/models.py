@@ -149,6 +149,7 @@ class TickCounts(Out):
     runs_created: int
     trigger_runs_requeued: int
     staged_changes_requeued: int
+    schedules_fired: int = 0
 
 
 class ErrorOut(BaseModel):

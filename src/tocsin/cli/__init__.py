@@ -1,7 +1,8 @@
 """The ``tocsin`` command (SPEC §16, DESIGN §4b): a Typer app; every command reads Settings.
 
-- ``tocsin serve``: API + embedded ticker + in-process worker
-- ``tocsin worker`` / ``tocsin tick``: the parts, separately
+- ``tocsin serve``: API + embedded ticker + in-process worker (``--app`` for workflows)
+- ``tocsin scheduler`` / ``tocsin worker`` / ``tocsin tick``: the parts, separately
+- ``tocsin schedules …`` / ``tocsin workflows …``: workflow schedules and runs (SPEC §12)
 - ``tocsin runs list|retry``, ``tocsin preview``: operate on one table
 - ``tocsin tokens create``: a bearer token for one scope and role
 - ``tocsin demo``: seed a demo database and serve it (``make run``)
@@ -13,7 +14,7 @@ import typer
 
 from tocsin.errors import SettingsError
 
-from . import demo, processes, tables, tokens
+from . import demo, processes, tables, tokens, workflows
 
 app = typer.Typer(
     name="tocsin",
@@ -25,6 +26,8 @@ processes.register(app)
 tables.register(app)
 app.add_typer(tables.runs_app, name="runs")
 app.add_typer(tokens.app, name="tokens")
+app.add_typer(workflows.schedules_app, name="schedules")
+app.add_typer(workflows.workflows_app, name="workflows")
 demo.register(app)
 
 

@@ -2,8 +2,10 @@
 
 Creates a fresh SQLite database, seeds one chatroom with a table of cases and four schedule
 triggers (a due-date reminder, an interval webhook to tocsin's own ``/demo/echo``, a daily and
-a cron trigger), prints the URL and two tokens, writes them to ``tocsin-demo.env`` for the
-README's curl examples, and serves with a 5-second tick so runs appear within a minute.
+a cron trigger) and registers the demo workflow (``tocsin.workflows.demo``: two code-declared
+schedules, one every minute), prints the URL and three tokens, writes them to
+``tocsin-demo.env`` for the README's curl examples, and serves with a 5-second tick so runs,
+schedule fires and workflow runs appear within a minute.
 
 While it runs, a demo holds an exclusive lock on ``tocsin-demo.lock`` (``flock``, released when
 the process ends, however it ends): a second demo in the same directory, on any port, refuses to
@@ -35,6 +37,7 @@ ENV_FILE = Path("tocsin-demo.env")
 LOCK_FILE = Path("tocsin-demo.lock")
 DEMO_CHATROOM = "6f1c2a9e-0b7d-4c1e-9a53-2f0e8d7c4b11"
 DEMO_TICK_EVERY_S = 5.0
+DEMO_WORKFLOWS = "tocsin.workflows.demo:WORKFLOWS"
 
 # fixed dates, so the demo needs no clock: one overdue (fires at the first tick), one far ahead
 CASES = [
@@ -103,7 +106,8 @@ def seed(tocsin: Tocsin, base_url: str) -> dict[str, str]:
         tocsin.insert_record(table["id"], case)
     tocsin.set_triggers(table["id"], demo_triggers(base_url))
     token = tocsin.create_token(scope="chatroom", scope_id=DEMO_CHATROOM, role="moderator")
-    return {"TABLE": table["id"], "TOKEN": token}
+    schedules = tocsin.create_token(permissions=["schedules:write"])
+    return {"TABLE": table["id"], "TOKEN": token, "SCHEDULES_TOKEN": schedules}
 
 
 def environment(settings: Settings, base_url: str, seeded: dict[str, str]) -> dict[str, str]:
@@ -123,7 +127,11 @@ def announce(env: dict[str, str]) -> None:
     typer.echo(f"\ntocsin demo: {env['TOCSIN']}  (OpenAPI docs at {env['TOCSIN']}/docs)")
     typer.echo(f"  admin token (X-ADMIN-TOKEN):  {env['ADMIN']}")
     typer.echo(f"  moderator token (Bearer):     {env['TOKEN']}")
+    typer.echo(f"  schedules token (Bearer):     {env['SCHEDULES_TOKEN']}")
     typer.echo(f"  demo table:                   {env['TABLE']}")
+    typer.echo(
+        f"  demo workflow schedules:      {env['TOCSIN']}/api/schedules?workflowId=demo-digest"
+    )
     typer.echo(f"  in another shell: source {ENV_FILE}  (then try the README's curl examples)")
     typer.echo("  runs appear within a minute; Ctrl-C stops the demo.\n")
 
@@ -205,6 +213,7 @@ def _seed_and_serve(host: str, port: int, base_url: str) -> None:
         TOCSIN_ADMIN_TOKEN=env["ADMIN"],
         TOCSIN_OUTBOUND_ALLOW=",".join(settings.outbound_allow),
         TOCSIN_TICK_EVERY_S=str(settings.tick_every_s),
+        TOCSIN_APP=DEMO_WORKFLOWS,
     )
     run_server(DEMO_APP, host, port)
 

@@ -1,22 +1,32 @@
-"""Long-running and one-shot processes: ``serve``, ``worker``, ``tick`` (SPEC §6, §16)."""
+"""Long-running and one-shot processes: ``serve``, ``scheduler``, ``worker``, ``tick`` (§6, §16).
+
+``--app module:attr`` (or ``TOCSIN_APP``) imports the user's workflows; every process that is
+given one syncs their declared schedules on start (SPEC §12).
+"""
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import signal
+import sys
 import threading
+from dataclasses import replace
+from datetime import UTC, datetime
 from types import FrameType
-from typing import Annotated
+from typing import Annotated, NoReturn
 from urllib.parse import urlsplit, urlunsplit
 
 import typer
 import uvicorn
 from uvicorn.importer import import_from_string
 
-from tocsin.errors import TocsinError
+from tocsin.engine.ticker import Ticker
+from tocsin.errors import StoreUnavailable, TocsinError
 from tocsin.runs.worker import STOP_GRACE_S, serve_worker
 from tocsin.service import Tocsin
+from tocsin.service.apps import open_with_app, sync_and_log
 from tocsin.settings import Settings
 
 from .logs import configure_logging
@@ -28,6 +38,10 @@ WORKER_POLL_S = 0.5
 
 Host = Annotated[str, typer.Option(help="Interface to bind.")]
 Port = Annotated[int, typer.Option(help="TCP port.", min=0, max=65535)]
+AppOpt = Annotated[
+    str | None,
+    typer.Option("--app", help="module:attr of a Tocsin or a list of workflows (TOCSIN_APP)."),
+]
 
 
 def redacted(url: str) -> str:
@@ -39,20 +53,34 @@ def redacted(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-def open_tocsin() -> Tocsin:
-    """The facade on ``TOCSIN_DATABASE_URL`` (migrated to head); a database that cannot be opened
-    (a malformed URL, a server that does not answer) is one line on stderr and exit code 1."""
+def open_tocsin(app: str | None = None, *, sync: bool = True) -> Tocsin:
+    """The facade on ``TOCSIN_DATABASE_URL`` (migrated to head), with the workflows of ``app``
+    (or ``TOCSIN_APP``) registered and synced; a database that cannot be opened (a malformed
+    URL, a server that does not answer) is one line on stderr and exit code 1, a bad ``--app``
+    (or a workflow definition it refuses) one line and exit code 2."""
     settings = Settings.from_environ()
+    if app is not None:
+        settings = replace(settings, app=app)
     try:
-        return Tocsin.open(settings=settings)
+        return open_with_app(settings, sync=sync)
+    except StoreUnavailable as exc:  # a database error, not the app's: say why it did not open
+        failure: BaseException = exc.__cause__ or exc
+    except TocsinError as exc:
+        typer.echo(f"error: {exc.detail}", err=True)
+        raise typer.Exit(2) from None
     except Exception as exc:
-        url = settings.database_url
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        password = urlsplit(url).password
-        if password:
-            reason = reason.replace(password, "***")
-        typer.echo(f"error: cannot open the database {redacted(url)}: {reason}", err=True)
-        raise typer.Exit(1) from None
+        failure = exc
+    _cannot_open(settings.database_url, failure)
+
+
+def _cannot_open(url: str, exc: BaseException) -> NoReturn:
+    """One line on stderr (the password masked) and exit code 1."""
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    password = urlsplit(url).password
+    if password:
+        reason = reason.replace(password, "***")
+    typer.echo(f"error: cannot open the database {redacted(url)}: {reason}", err=True)
+    raise typer.Exit(1) from None
 
 
 def _after_shutdown(signum: int, _frame: FrameType | None) -> None:
@@ -76,10 +104,12 @@ def run_server(app_factory: str, host: str, port: int) -> None:
         raise typer.Exit(1)
 
 
-def serve(host: Host = "127.0.0.1", port: Port = 8000) -> None:
+def serve(host: Host = "127.0.0.1", port: Port = 8000, app: AppOpt = None) -> None:
     """Serve the API with the embedded ticker and an in-process worker."""
     Settings.from_environ().check_servable()  # a short admin token: one line, exit code 2
-    open_tocsin().close()  # migrate, and fail as one line (not a traceback) if it cannot open
+    open_tocsin(app).close()  # migrate (and sync), failing as one line if it cannot
+    if app is not None:
+        os.environ["TOCSIN_APP"] = app  # the uvicorn factory reads it (Settings.app)
     run_server(SERVED_APP, host, port)
 
 
@@ -92,11 +122,12 @@ def _stop_on_signals(stop: threading.Event) -> None:
     signal.signal(signal.SIGINT, handler)
 
 
-def worker() -> None:
-    """Execute pending runs until SIGTERM/SIGINT (each run's current action ends first, an
-    outbound one by its deadline; the run goes back to pending). Exits 1 if a run could not."""
+def worker(app: AppOpt = None) -> None:
+    """Execute pending runs (table runs, and the runs of ``--app``'s workflows) until
+    SIGTERM/SIGINT (each run's current action or step ends first, an outbound one by its
+    deadline; the run goes back to pending). Exits 1 if a run could not."""
     configure_logging()
-    tocsin = open_tocsin()
+    tocsin = open_tocsin(app)
     stop = threading.Event()
     _stop_on_signals(stop)
     settings = tocsin.settings
@@ -130,7 +161,56 @@ def tick(
     typer.echo(json.dumps(counts))
 
 
+def scheduler(
+    app: AppOpt = None,
+    every: Annotated[float | None, typer.Option(min=0.01, help="Seconds between ticks.")] = None,
+    clock_stdin: Annotated[
+        bool,
+        typer.Option(
+            "--clock-stdin",
+            hidden=True,
+            help="Tick at each ISO instant read from stdin; print each tick's counts as JSON.",
+        ),
+    ] = False,
+) -> None:
+    """Tick only (table triggers and workflow schedules) until SIGTERM/SIGINT; several
+    schedulers on one PostgreSQL never fire an occurrence twice."""
+    configure_logging()
+    tocsin = open_tocsin(app, sync=not clock_stdin)
+    try:
+        if clock_stdin:
+            _tick_from_stdin(tocsin, sync=tocsin.settings.app is not None)
+            return
+        stop = threading.Event()
+        _stop_on_signals(stop)
+        period = every or tocsin.settings.tick_every_s
+        Ticker(tick=lambda now: tocsin.tick(now=now), every_s=period).run(stop)
+    finally:
+        tocsin.close()
+
+
+def _tick_from_stdin(tocsin: Tocsin, *, sync: bool) -> None:
+    """Simulated time for tests and replays: one tick per line, never a sleep; the schedules of
+    ``--app`` are synced at the first instant read."""
+    for line in sys.stdin:
+        text = line.strip()
+        if not text:
+            continue
+        now = datetime.fromisoformat(text)
+        now = now if now.tzinfo is not None else now.replace(tzinfo=UTC)
+        if sync:
+            sync_and_log(tocsin, now)
+            sync = False
+        try:
+            counts: dict[str, object] = dict(tocsin.tick(now=now))
+        except TocsinError as exc:
+            counts = {"error": exc.detail}
+        sys.stdout.write(json.dumps(counts) + "\n")
+        sys.stdout.flush()
+
+
 def register(app: typer.Typer) -> None:
     app.command()(serve)
+    app.command()(scheduler)
     app.command()(worker)
     app.command()(tick)

@@ -1,7 +1,9 @@
-"""``tocsin tokens create|list|revoke``: bearer tokens for one scope and role (SPEC §15).
+"""``tocsin tokens create|list|revoke``: bearer tokens for one scope and role, and/or API-wide
+permissions (``--permission schedules:read|schedules:write``, repeatable) (SPEC §12, §15).
 
-A token is printed once, at creation; ``list`` shows ids, scopes, roles and instants, never a
-secret. ``--expires-in 30d`` makes a token expire; ``revoke <id>`` refuses it from now on.
+A token is printed once, at creation; ``list`` shows ids, scopes, roles, permissions and
+instants, never a secret. ``--expires-in 30d`` makes a token expire; ``revoke <id>`` refuses it
+from now on.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ app = typer.Typer(help="API tokens (stored hashed; shown once).", no_args_is_hel
 
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 DURATION = re.compile(r"^([0-9]{1,9})([smhdw])$")
-LIST_COLUMNS = ("id", "scope", "role", "created_at", "expires_at", "status")
+LIST_COLUMNS = ("id", "scope", "role", "permissions", "created_at", "expires_at", "status")
 
 
 def parse_duration(text: str) -> timedelta:
@@ -51,36 +53,52 @@ def _fail(exc: TocsinError) -> typer.Exit:
 
 @app.command("create")
 def create(
-    scope: Annotated[str, typer.Option(help="<chatroom|workspace|user>:<uuid>")],
+    scope: Annotated[str | None, typer.Option(help="<chatroom|workspace|user>:<uuid>")] = None,
     role: Annotated[str, typer.Option(help="member (read) or moderator")] = "member",
+    permission: Annotated[
+        list[str] | None,
+        typer.Option("--permission", help="schedules:read or schedules:write (repeatable)."),
+    ] = None,
     expires_in: Annotated[
         str | None, typer.Option(help="Lifetime, e.g. 90m, 12h, 30d, 2w (default: no expiry).")
     ] = None,
 ) -> None:
     """Create a token; it is printed alone on the last line and never shown again."""
+    granted = list(permission or [])
+    if scope is None and not granted:
+        typer.echo("error: give --scope, --permission, or both", err=True)
+        raise typer.Exit(2)
     now = datetime.now(UTC)
     try:
-        kind, scope_id = parse_scope(scope)
+        kind, scope_id = parse_scope(scope) if scope is not None else (None, None)
         expires_at = now + parse_duration(expires_in) if expires_in is not None else None
     except TocsinError as exc:
         raise _fail(exc) from None
     tocsin = open_tocsin()
     try:
         token = tocsin.create_token(
-            scope=kind, scope_id=scope_id, role=role, now=now, expires_at=expires_at
+            scope=kind,
+            scope_id=scope_id,
+            role=role,
+            permissions=granted,
+            now=now,
+            expires_at=expires_at,
         )
     except TocsinError as exc:
         raise _fail(exc) from None
     finally:
         tocsin.close()
+    what = [f"a {role} token for {kind}:{scope_id}"] if kind is not None else ["a token"]
+    if granted:
+        what.append(f"with {', '.join(sorted(set(granted)))}")
     until = f", expires {expires_at.isoformat(timespec='seconds')}" if expires_at else ""
-    typer.echo(f"created a {role} token for {kind}:{scope_id}{until} (stored hashed; copy it now):")
+    typer.echo(f"created {' '.join(what)}{until} (stored hashed; copy it now):")
     typer.echo(token)
 
 
 @app.command("list")
 def list_tokens() -> None:
-    """Every token: id, scope, role, created, expires and status (no secrets)."""
+    """Every token: id, scope, role, permissions, created, expires and status (no secrets)."""
     tocsin = open_tocsin()
     try:
         rows = tocsin.list_tokens()
@@ -95,6 +113,7 @@ def list_tokens() -> None:
             row["id"],
             f"{row['scope']}:{row['scope_id']}",
             row["role"],
+            ", ".join(row["permissions"] or ()),
             _instant(row["created_at"]),
             _instant(row["expires_at"]),
             status_of(row, now),

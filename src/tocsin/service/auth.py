@@ -7,6 +7,11 @@ looks the digest up and compares it again with :func:`hmac.compare_digest`; an e
 - ``member``: read (get a table, list records, read a chatroom's messages)
 - ``moderator``: everything a member may do, plus writes, triggers, runs, preview, retry and
   staged changes
+
+API-wide permissions (SPEC §12, §15) guard ``/api/schedules…`` and ``/api/workflows…``:
+``schedules:read`` and ``schedules:write`` (which includes read). A token may carry them beside
+a scope, or alone (``tocsin tokens create --permission schedules:write``): such a token has no
+tenant scope (stored as scope ``api``) and every tenant route refuses it.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import hashlib
 import hmac
 import secrets
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -27,6 +33,9 @@ from tocsin.store import tokens
 SCOPES = ("chatroom", "workspace", "user")
 ROLES = ("member", "moderator")
 ROLE_RANK = {"member": 1, "moderator": 2}
+PERMISSIONS = ("schedules:read", "schedules:write")
+IMPLIED = {"schedules:read": ("schedules:read", "schedules:write")}
+NO_SCOPE = ("api", "-")
 
 
 class Unauthenticated(TocsinError):
@@ -42,9 +51,14 @@ class Principal:
     scope: str
     scope_id: str
     role: str
+    permissions: frozenset[str] = frozenset()
 
     def may(self, role: str) -> bool:
         return ROLE_RANK[self.role] >= ROLE_RANK[role]
+
+    def has(self, permission: str) -> bool:
+        """``schedules:write`` includes ``schedules:read``."""
+        return any(p in self.permissions for p in IMPLIED.get(permission, (permission,)))
 
 
 def token_digest(token: str) -> str:
@@ -70,15 +84,22 @@ class AuthMixin(TocsinBase):
     def create_token(
         self,
         *,
-        scope: str,
-        scope_id: str,
-        role: str,
+        scope: str | None = None,
+        scope_id: str | None = None,
+        role: str = "member",
+        permissions: Sequence[str] = (),
         now: datetime | None = None,
         expires_at: datetime | None = None,
     ) -> str:
-        """Create a token for ``role`` in one scope, valid until ``expires_at`` (None: until
-        revoked); returns the plaintext (shown once)."""
-        kind, normalized_id = parse_scope(f"{scope}:{scope_id}")
+        """Create a token for ``role`` in one scope and/or API-wide ``permissions``, valid until
+        ``expires_at`` (None: until revoked); returns the plaintext (shown once)."""
+        for permission in permissions:
+            if permission not in PERMISSIONS:
+                raise ValidationError(messages.token_permission_invalid(permission))
+        if scope is None and scope_id is None and permissions:
+            kind, normalized_id = NO_SCOPE
+        else:
+            kind, normalized_id = parse_scope(f"{scope}:{scope_id}")
         if role not in ROLES:
             raise ValidationError(messages.token_role_invalid(role))
         created = self._now(now)
@@ -97,6 +118,7 @@ class AuthMixin(TocsinBase):
                 scope_id=normalized_id,
                 role=role,
                 now=created,
+                permissions=sorted(set(permissions)),
                 expires_at=expires_at,
             )
         return token
@@ -113,7 +135,10 @@ class AuthMixin(TocsinBase):
             return None
         if row["expires_at"] is not None and row["expires_at"] <= self._now(now):
             return None
-        return Principal(scope=row["scope"], scope_id=row["scope_id"], role=row["role"])
+        granted = frozenset(row.get("permissions") or ())
+        return Principal(
+            scope=row["scope"], scope_id=row["scope_id"], role=row["role"], permissions=granted
+        )
 
     def list_tokens(self) -> list[dict[str, Any]]:
         """Every token's id, scope, role and instants (never a secret or its digest)."""
@@ -150,6 +175,16 @@ class AuthMixin(TocsinBase):
         principal = self.authenticate(token, scope=scope, scope_id=scope_id)
         if not principal.may(role):
             raise PermissionDenied(messages.role_required(role))
+        return principal
+
+    def authorize_permission(self, token: str | None, *, permission: str) -> Principal:
+        """The principal of ``token`` if it carries ``permission``: 401 for a missing, unknown,
+        expired or revoked token, 403 for one without the permission."""
+        principal = self.verify_token(token) if token else None
+        if principal is None:
+            raise Unauthenticated(messages.TOKEN_INVALID)
+        if not principal.has(permission):
+            raise PermissionDenied(messages.permission_required(permission))
         return principal
 
 

@@ -28,6 +28,7 @@ from tocsin.store import claims
 from tocsin.store import records as store_records
 from tocsin.store import runs as store_runs
 from tocsin.store.tx import Tx
+from tocsin.workflows.firing import fire_due_schedules
 
 SCOPES = ("chatroom", "workspace", "user")
 TABLE_PUBLIC = (
@@ -344,15 +345,18 @@ class DataMixin(TocsinBase):
     def tick(
         self, now: datetime | None = None, table_limit: int = 200, record_limit: int = 1000
     ) -> dict[str, int]:
-        """One scheduler pass (``run_due_triggers``, SPEC §6)."""
+        """One scheduler pass (``run_due_triggers``, SPEC §6), then the due workflow schedules
+        (``fire_due_schedules``, SPEC §12: counted as ``schedules_fired``)."""
         at = self._now(now)
-        return run_due_triggers(
+        counts = run_due_triggers(
             self.store,
             now=at,
             table_limit=_check_limit("table_limit", table_limit, TABLE_LIMIT),
             record_limit=_check_limit("record_limit", record_limit, RECORD_LIMIT),
             stuck_after_s=self.settings.stuck_after_s,
         )
+        counts["schedules_fired"] = fire_due_schedules(self.store, now=at)
+        return counts
 
     def tick_backlog(self, now: datetime | None = None) -> int:
         """How many tables with due work no tick at ``now`` has reached yet (the embedded

@@ -228,6 +228,78 @@ api_tokens = Table(
     Column("scope_id", String(36), nullable=False),
     Column("role", String(16), nullable=False),  # member | moderator
     Column("created_at", UTCDateTime, nullable=False),
+    # §15 expiry and revocation, migration 0004
     Column("expires_at", UTCDateTime, nullable=True),  # NULL: never expires
     Column("revoked_at", UTCDateTime, nullable=True),  # NULL: not revoked
+    # §15 API-wide permissions (``schedules:read`` / ``schedules:write``), migration 0006
+    Column("permissions", JSON(none_as_null=True), nullable=True),
+)
+
+WORKFLOW_ACTIVE = ("pending", "running")
+
+# §12 one row per workflow schedule: declared in code (``wf_…``) or imperative (``sch_…``)
+workflow_schedules = Table(
+    "workflow_schedules",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("workflow_id", String(64), nullable=False),
+    Column("source", String(16), nullable=False),  # declared | imperative
+    Column("cron", String(200), nullable=False),  # extended dialect (§13)
+    Column("timezone", String(64), nullable=False),
+    Column("overlap", String(8), nullable=False),  # skip | allow
+    Column("input_data", JSON(none_as_null=True), nullable=True),
+    Column("initial_state", JSON(none_as_null=True), nullable=True),
+    Column("request_context", JSON(none_as_null=True), nullable=True),
+    Column("meta", JSON(none_as_null=True), nullable=True),  # the schedule's ``metadata``
+    Column("paused", Boolean, nullable=False, server_default=text("false")),
+    Column("next_fire_at", UTCDateTime, nullable=True),  # null: never fires again
+    Column("last_fire_id", String(36), nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Index("ix_workflow_schedules_due", "paused", "next_fire_at"),
+    Index("ix_workflow_schedules_workflow", "workflow_id"),
+)
+
+# §12 the fire history: one row per fire, scheduled vs actual time, publish status
+schedule_fires = Table(
+    "schedule_fires",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("schedule_id", String(64), nullable=False),
+    Column("workflow_id", String(64), nullable=False),
+    Column("scheduled_for", UTCDateTime, nullable=False),
+    Column("fired_at", UTCDateTime, nullable=False),
+    Column("run_id", String(36), nullable=True),
+    Column("publish_status", String(16), nullable=False),  # published | publish_failed
+    Column("error", Text, nullable=True),
+    Index("ix_schedule_fires_page", "schedule_id", "scheduled_for"),
+)
+
+# §12 workflow runs, per-step receipts as JSON
+workflow_runs = Table(
+    "workflow_runs",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("workflow_id", String(64), nullable=False),
+    Column("schedule_id", String(64), nullable=True),
+    Column("trigger", String(16), nullable=False),  # scheduled | manual
+    # pending → running → success | failed | suspended | canceled
+    Column("status", String(16), nullable=False),
+    Column("attempts", Integer, nullable=False, server_default=text("0")),
+    Column("input", JSON(none_as_null=True), nullable=True),
+    Column("output", JSON(none_as_null=True), nullable=True),
+    Column("error", Text, nullable=True),
+    Column("steps", JSON, nullable=False),
+    Column("initial_state", JSON(none_as_null=True), nullable=True),
+    Column("request_context", JSON(none_as_null=True), nullable=True),
+    Column("suspend_payload", JSON(none_as_null=True), nullable=True),
+    Column("resume_data", JSON(none_as_null=True), nullable=True),
+    Column("scheduled_for", UTCDateTime, nullable=True),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Column("started_at", UTCDateTime, nullable=True),
+    Column("ended_at", UTCDateTime, nullable=True),
+    Index("ix_workflow_runs_status", "status", "updated_at"),
+    Index("ix_workflow_runs_workflow", "workflow_id", "created_at"),
+    Index("ix_workflow_runs_schedule", "schedule_id", "status"),
 )

@@ -1,8 +1,8 @@
 """API tokens: stored as SHA-256 hex digests, looked up by digest (SPEC §15).
 
 The plaintext token never reaches the database; ``api_tokens.token_hash`` is unique, so a
-lookup is one indexed read. A token may carry ``expires_at`` and be revoked (``revoked_at``);
-the service refuses both from that instant on.
+lookup is one indexed read. A token may carry API-wide ``permissions``, ``expires_at`` and be
+revoked (``revoked_at``); the service refuses an expired or revoked token from that instant on.
 """
 
 from __future__ import annotations
@@ -16,7 +16,16 @@ from tocsin.store.schema import api_tokens
 from tocsin.store.tx import Tx
 
 #: What a listing shows: never the digest.
-LISTED = ("id", "scope", "scope_id", "role", "created_at", "expires_at", "revoked_at")
+LISTED = (
+    "id",
+    "scope",
+    "scope_id",
+    "role",
+    "permissions",
+    "created_at",
+    "expires_at",
+    "revoked_at",
+)
 
 
 def insert_token(
@@ -28,9 +37,10 @@ def insert_token(
     scope_id: str,
     role: str,
     now: datetime,
+    permissions: list[str] | None = None,
     expires_at: datetime | None = None,
 ) -> None:
-    """Store one token digest with its scope, role and expiry."""
+    """Store one token digest with its scope, role, API-wide permissions and expiry."""
     tx.require_writable()
     tx.conn.execute(
         insert(api_tokens).values(
@@ -40,6 +50,7 @@ def insert_token(
             scope_id=scope_id,
             role=role,
             created_at=now,
+            permissions=permissions or None,
             expires_at=expires_at,
         )
     )

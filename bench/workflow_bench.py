@@ -1,0 +1,191 @@
+"""Workflow schedules firing at once: tocsin beside APScheduler 3 (SPEC §12; issue 12's Bar).
+
+10,000 schedules are due at the same instant. tocsin (one process, on a fresh SQLite file and on
+a fresh PostgreSQL schema): ``tick`` until every fire row is recorded (each fire = a ledger claim,
+a fire row and a pending workflow run, in the tick's transaction), then ``work`` until every
+(one-step, no-op) run is ``success`` (claim, step receipt, finish: two transactions per run).
+The clock starts at the first tick and is read at both milestones.
+
+APScheduler 3.x: a ``BackgroundScheduler`` with a ``SQLAlchemyJobStore`` on the *same SQLite
+file* as tocsin's leg and a 20-thread pool; 10,000 no-op date jobs added while paused, all due;
+the clock runs from ``resume()`` until the 10,000th job has executed (and been removed from the
+store: its "fire recorded").
+
+Environment: ``BENCH_SCHEDULES`` (default 10000), ``BENCH_PG_URL`` (default
+``postgresql://postgres@127.0.0.1:5432/test``; the PostgreSQL leg is skipped when it does not
+answer). Run: ``.venv/bin/python bench/workflow_bench.py``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+import threading
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import psycopg
+from pydantic import BaseModel
+
+from tocsin import StepContext, step, workflow
+from tocsin.service import Tocsin
+from tocsin.settings import Settings
+from tocsin.store import schedules as store_schedules
+from tocsin.store import workflow_runs as store_runs
+
+N = int(os.environ.get("BENCH_SCHEDULES", "10000"))
+PG_URL = os.environ.get("BENCH_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
+DUE = datetime(2026, 9, 1, 12, 0, tzinfo=UTC)
+
+
+class Empty(BaseModel):
+    pass
+
+
+@step(id="noop", input=Empty, output=Empty)
+def noop_step(data: Empty, ctx: StepContext) -> Empty:
+    return data
+
+
+NOOP = workflow(id="noop", input=Empty, output=Empty).then(noop_step).commit()
+
+
+# ── tocsin ─────────────────────────────────────────────────────────────────────────────────
+def seed(t: Tocsin) -> None:
+    """N imperative schedules of ``noop``, every one due at ``DUE`` (one transaction)."""
+    with t.store.begin() as tx:
+        for i in range(N):
+            store_schedules.insert_schedule(
+                tx,
+                values={
+                    "id": f"sch_{i:06d}",
+                    "workflow_id": "noop",
+                    "source": "imperative",
+                    "cron": "0 12 * * *",
+                    "timezone": "UTC",
+                    "overlap": "skip",
+                    "input_data": {},
+                    "initial_state": None,
+                    "request_context": None,
+                    "metadata": None,
+                    "paused": False,
+                    "next_fire_at": DUE,
+                    "last_fire_id": None,
+                    "created_at": DUE - timedelta(days=1),
+                    "updated_at": DUE - timedelta(days=1),
+                },
+            )
+
+
+def count(t: Tocsin, status: str | None = None) -> int:
+    with t.store.read() as tx:
+        if status is None:
+            return store_schedules.count_fires(tx)
+        return store_runs.count_runs(tx, status=status)
+
+
+def bench_tocsin(url: str) -> tuple[float, float]:
+    t = Tocsin.open(url, settings=Settings(database_url=url), workflows=[NOOP])
+    try:
+        seed(t)
+        now = DUE + timedelta(seconds=1)
+        start = time.perf_counter()
+        while t.tick(now=now)["schedules_fired"]:
+            pass
+        fired = time.perf_counter() - start
+        t.work(now=now)
+        ran = time.perf_counter() - start
+        fires, successes = count(t), count(t, "success")
+    finally:
+        t.close()
+    if fires != N or successes != N:
+        raise SystemExit(f"tocsin: {fires} fires and {successes} successful runs of {N}")
+    return fired, ran
+
+
+# ── APScheduler 3 ──────────────────────────────────────────────────────────────────────────
+DONE = threading.Event()
+_COUNT = [0]
+_LOCK = threading.Lock()
+
+
+def aps_job() -> None:
+    with _LOCK:
+        _COUNT[0] += 1
+        if _COUNT[0] == N:
+            DONE.set()
+
+
+def bench_apscheduler(url: str) -> float:
+    from apscheduler.executors.pool import ThreadPoolExecutor
+    from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+    from apscheduler.schedulers.background import BackgroundScheduler
+
+    logging.getLogger("apscheduler").setLevel(logging.ERROR)
+    store = SQLAlchemyJobStore(url=url)
+    scheduler = BackgroundScheduler(
+        jobstores={"default": store},
+        executors={"default": ThreadPoolExecutor(20)},
+        job_defaults={"misfire_grace_time": 3600, "coalesce": True},
+        timezone="UTC",
+    )
+    scheduler.start(paused=True)
+    due = datetime.now(UTC) - timedelta(seconds=1)
+    for i in range(N):
+        scheduler.add_job(aps_job, "date", run_date=due, id=f"job_{i}")
+    start = time.perf_counter()
+    scheduler.resume()
+    if not DONE.wait(timeout=900):
+        raise SystemExit(f"APScheduler: {_COUNT[0]} of {N} jobs ran in 900 s")
+    while store.get_all_jobs():  # executed jobs are removed from the store: wait for the last
+        time.sleep(0.01)
+    seconds = time.perf_counter() - start
+    scheduler.shutdown(wait=True)
+    return seconds
+
+
+# ── main ───────────────────────────────────────────────────────────────────────────────────
+def pg_url() -> tuple[str, str] | None:
+    try:
+        psycopg.connect(PG_URL, connect_timeout=3).close()
+    except psycopg.Error:
+        return None
+    schema = f"wfbench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    sep = "&" if "?" in PG_URL else "?"
+    return schema, f"{PG_URL}{sep}options=-csearch_path%3D{schema}"
+
+
+def main() -> None:
+    print(f"{N} schedules due at the same instant")
+    rows: list[tuple[str, Any, Any]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        sqlite_url = f"sqlite:///{tmp}/bench.db"
+        fired, ran = bench_tocsin(sqlite_url)
+        rows.append(("tocsin, SQLite", fired, ran))
+        pg = pg_url()
+        if pg is not None:
+            schema, url = pg
+            try:
+                fired, ran = bench_tocsin(url)
+                rows.append(("tocsin, PostgreSQL", fired, ran))
+            finally:
+                with psycopg.connect(PG_URL, autocommit=True) as conn:
+                    conn.execute(f"DROP SCHEMA {schema} CASCADE")
+        aps = bench_apscheduler(sqlite_url)
+        rows.append(("APScheduler 3, SQLAlchemyJobStore on the same SQLite file", aps, aps))
+    print(f"{'':60} {'all fires recorded':>20} {'all runs done':>15}")
+    for name, fired, ran in rows:
+        print(f"{name:60} {fired:>19.2f}s {ran:>14.2f}s")
+    for name, fired, ran in rows[:-1]:
+        print(
+            f"{name}: {aps / fired:.1f}x APScheduler to record the fires, {aps / ran:.1f}x to run"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""Workflow schedules over HTTP (SPEC §12, §15): ``/api/schedules…``.
+
+Bearer tokens with ``schedules:read`` (GET) or ``schedules:write`` (create, delete, pause,
+resume). Bodies accept camelCase (``workflowId``, ``inputData``…) or snake_case keys; unknown
+keys are 422.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query, Response
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+from ..deps import NowDep, ScheduleIdPath, SchedulesRead, SchedulesWrite, TocsinDep
+from ..models import error_responses
+
+router = APIRouter(prefix="/api/schedules", tags=["schedules"])
+
+Skip = Annotated[int, Query(ge=0, le=1_000_000)]
+Limit = Annotated[int, Query(ge=1, le=500)]
+Json = dict[str, Any]
+READ = error_responses(401, 403, 404)
+WRITE = error_responses(400, 401, 403, 404, 409)
+
+
+class ScheduleCreate(BaseModel):
+    """An imperative schedule of a registered workflow."""
+
+    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
+
+    workflow_id: str
+    cron: str
+    timezone: str | None = None
+    input_data: dict[str, Any] | None = None
+    initial_state: dict[str, Any] | None = None
+    request_context: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
+    overlap: Literal["skip", "allow"] = "skip"
+
+
+@router.get("", responses=READ)
+def list_schedules(
+    _: SchedulesRead,
+    tocsin: TocsinDep,
+    workflow_id: Annotated[str | None, Query(alias="workflowId", max_length=64)] = None,
+    skip: Skip = 0,
+    limit: Limit = 50,
+) -> Json:
+    """All schedules (``?workflowId=`` filters): ``{"items", "total", "skip", "limit"}``."""
+    return tocsin.schedules.list(workflow_id=workflow_id, skip=skip, limit=limit)
+
+
+@router.post("", status_code=201, responses=WRITE)
+def create_schedule(
+    body: ScheduleCreate, _: SchedulesWrite, tocsin: TocsinDep, now: NowDep
+) -> Json:
+    """Create an imperative schedule (id ``sch_…``)."""
+    return tocsin.schedules.create(**body.model_dump(), now=now)
+
+
+@router.get("/{schedule_id}", responses=READ)
+def get_schedule(schedule_id: ScheduleIdPath, _: SchedulesRead, tocsin: TocsinDep) -> Json:
+    """One schedule with its last fire."""
+    return tocsin.schedules.get(schedule_id)
+
+
+@router.delete("/{schedule_id}", status_code=204, responses=WRITE)
+def delete_schedule(schedule_id: ScheduleIdPath, _: SchedulesWrite, tocsin: TocsinDep) -> Response:
+    """Delete an imperative schedule; a schedule declared in code is 409."""
+    tocsin.schedules.delete(schedule_id)
+    return Response(status_code=204)
+
+
+@router.post("/{schedule_id}/pause", responses=WRITE)
+def pause_schedule(
+    schedule_id: ScheduleIdPath, _: SchedulesWrite, tocsin: TocsinDep, now: NowDep
+) -> Json:
+    """Stop firing (persisted, idempotent; a redeploy never unpauses)."""
+    return tocsin.schedules.pause(schedule_id, now=now)
+
+
+@router.post("/{schedule_id}/resume", responses=WRITE)
+def resume_schedule(
+    schedule_id: ScheduleIdPath, _: SchedulesWrite, tocsin: TocsinDep, now: NowDep
+) -> Json:
+    """Fire again from the next regular instant after now (no backlog)."""
+    return tocsin.schedules.resume(schedule_id, now=now)
+
+
+@router.get("/{schedule_id}/fires", responses=READ)
+def list_fires(
+    schedule_id: ScheduleIdPath,
+    _: SchedulesRead,
+    tocsin: TocsinDep,
+    skip: Skip = 0,
+    limit: Limit = 50,
+) -> Json:
+    """The fire history, newest first (``run_status`` is ``pending`` until the run is seen)."""
+    return tocsin.schedules.fires(schedule_id, skip=skip, limit=limit)

@@ -1,0 +1,172 @@
+"""``Tocsin.schedules``: list, read, pause, resume, create, delete workflow schedules (§12).
+
+Pause and resume are persisted and idempotent. Resume recomputes ``next_fire_at`` from ``now``:
+a week of pause fires nothing backlogged, the next fire is the next regular instant. Imperative
+schedules (``sch_…``) are created and deleted here; declared ones (``wf_…``) live in code.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any
+
+from tocsin import messages
+from tocsin.errors import Conflict, NotFound, ValidationError
+from tocsin.store import schedules as store_schedules
+from tocsin.store.tx import Store, Tx
+from tocsin.workflows.definition import Overlap, Schedule, Workflow, declared_schedules
+from tocsin.workflows.timing import next_fire_after
+from tocsin.workflows.views import public_schedule
+
+MAX_PAGE = 500
+MAX_ID = 64
+
+
+def check_page(skip: object, limit: object) -> None:
+    ints = all(isinstance(v, int) and not isinstance(v, bool) for v in (skip, limit))
+    if not ints or not 0 <= skip <= 2**62 or not 1 <= limit <= MAX_PAGE:  # type: ignore[operator]
+        raise ValidationError(messages.page_invalid(skip, limit))
+
+
+def _require(tx: Tx, schedule_id: object) -> dict[str, Any]:
+    row = None
+    if isinstance(schedule_id, str) and 0 < len(schedule_id) <= MAX_ID:
+        row = store_schedules.get_schedule(tx, schedule_id=schedule_id, for_update=not tx.readonly)
+    if row is None:
+        raise NotFound(messages.SCHEDULE_NOT_FOUND)
+    return row
+
+
+class Schedules:
+    """The schedules service of one facade."""
+
+    def __init__(
+        self,
+        store: Store,
+        registry: Callable[[], Mapping[str, Workflow]],
+        clock: Callable[[datetime | None], datetime],
+    ) -> None:
+        self._store, self._registry, self._now = store, registry, clock
+
+    def _view(self, tx: Tx, row: Mapping[str, Any]) -> dict[str, Any]:
+        fire = store_schedules.fires_by_id(tx, fire_ids=[row.get("last_fire_id") or ""])
+        return public_schedule(row, fire.get(str(row.get("last_fire_id"))))
+
+    def list(
+        self, workflow_id: str | None = None, skip: int = 0, limit: int = 50
+    ) -> dict[str, Any]:
+        """``{"items", "total", "skip", "limit"}``, ordered by id."""
+        check_page(skip, limit)
+        with self._store.read() as tx:
+            rows, total = store_schedules.list_schedules(
+                tx, workflow_id=workflow_id, skip=skip, limit=limit
+            )
+            fires = store_schedules.fires_by_id(tx, fire_ids=[r["last_fire_id"] for r in rows])
+        items = [public_schedule(r, fires.get(str(r["last_fire_id"]))) for r in rows]
+        return {"items": items, "total": total, "skip": skip, "limit": limit}
+
+    def get(self, schedule_id: str) -> dict[str, Any]:
+        with self._store.read() as tx:
+            return self._view(tx, _require(tx, schedule_id))
+
+    def pause(self, schedule_id: str, now: datetime | None = None) -> dict[str, Any]:
+        """Stop firing (persisted; idempotent; survives restarts and redeploys)."""
+        at = self._now(now)
+        with self._store.begin() as tx:
+            row = _require(tx, schedule_id)
+            if not row["paused"]:
+                store_schedules.update_schedule(
+                    tx, schedule_id=row["id"], values={"paused": True}, now=at
+                )
+            return self._view(tx, _require(tx, schedule_id))
+
+    def resume(self, schedule_id: str, now: datetime | None = None) -> dict[str, Any]:
+        """Fire again from the next regular instant after ``now`` (no backlog; idempotent)."""
+        at = self._now(now)
+        with self._store.begin() as tx:
+            row = _require(tx, schedule_id)
+            if row["paused"]:
+                following = next_fire_after(row["cron"], row["timezone"], at)
+                values = {"paused": False, "next_fire_at": following}
+                store_schedules.update_schedule(tx, schedule_id=row["id"], values=values, now=at)
+            return self._view(tx, _require(tx, schedule_id))
+
+    def create(
+        self,
+        *,
+        workflow_id: str,
+        cron: str,
+        timezone: str | None = None,
+        input_data: Mapping[str, Any] | None = None,
+        initial_state: Mapping[str, Any] | None = None,
+        request_context: Mapping[str, Any] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        overlap: Overlap = "skip",
+        now: datetime | None = None,
+    ) -> dict[str, Any]:
+        """An imperative schedule (id ``sch_…``) of a registered workflow, validated first."""
+        at = self._now(now)
+        if workflow_id not in self._registry():
+            raise NotFound(messages.workflow_unknown(workflow_id))
+        sid = f"sch_{uuid.uuid4().hex[:16]}"
+        entry = Schedule(
+            cron=cron,
+            timezone=timezone,
+            input_data=input_data,
+            initial_state=initial_state,
+            request_context=request_context,
+            metadata=metadata,
+            overlap=overlap,
+        )
+        (decl,) = declared_schedules(workflow_id, entry)
+        payload = {
+            "input_data": decl.input_data,
+            "initial_state": decl.initial_state,
+            "request_context": decl.request_context,
+            "metadata": decl.metadata,
+        }
+        try:
+            json.dumps(payload, allow_nan=False)
+        except (TypeError, ValueError):
+            raise ValidationError(messages.not_plain_json("schedule data")) from None
+        values = {
+            "id": sid,
+            "workflow_id": workflow_id,
+            "source": "imperative",
+            "cron": decl.cron,
+            "timezone": decl.timezone,
+            "overlap": decl.overlap,
+            **payload,
+            "paused": False,
+            "next_fire_at": next_fire_after(decl.cron, decl.timezone, at),
+            "last_fire_id": None,
+            "created_at": at,
+            "updated_at": at,
+        }
+        with self._store.begin() as tx:
+            store_schedules.insert_schedule(tx, values=values)
+            return self._view(tx, _require(tx, sid))
+
+    def delete(self, schedule_id: str) -> None:
+        """Delete an imperative schedule (its fire history stays); declared ones → 409."""
+        with self._store.begin() as tx:
+            row = _require(tx, schedule_id)
+            if row["source"] == "declared":
+                raise Conflict(messages.schedule_declared(row["id"]))
+            store_schedules.delete_schedule(tx, schedule_id=row["id"])
+
+    def fires(self, schedule_id: str, skip: int = 0, limit: int = 50) -> dict[str, Any]:
+        """The fire history, newest first: ``{"items", "total", "skip", "limit"}``."""
+        check_page(skip, limit)
+        with self._store.read() as tx:
+            row = _require(tx, schedule_id)
+            items, total = store_schedules.list_fires(
+                tx, schedule_id=row["id"], skip=skip, limit=limit
+            )
+        return {"items": items, "total": total, "skip": skip, "limit": limit}
+
+
+__all__ = ["Schedules", "check_page"]

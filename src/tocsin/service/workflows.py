@@ -1,0 +1,261 @@
+"""Workflows on the facade (SPEC §12): registry, schedule sync, start, runs, cancel, resume.
+
+``Tocsin.open(url, workflows=[...])`` registers workflows and writes nothing; ``sync_schedules``
+writes their declared schedules. Scheduled fires (``tick``) and ``start_workflow`` insert the same
+pending run row and execute it through the same runner (``tocsin.workflows.runner``):
+``start_workflow(wait=True)`` executes it at once and returns the finished run, ``wait=False``
+leaves it to ``work``. ``work`` executes pending table runs, then pending workflow runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
+from typing import Any, Self, cast
+
+from tocsin import messages
+from tocsin.actions.base import ActionEnv
+from tocsin.engine.ids import uuid7
+from tocsin.errors import Conflict, NotFound, TocsinError, ValidationError
+from tocsin.runs.pool import RunPool
+from tocsin.service.data import DataMixin
+from tocsin.service.execution import ExecutionMixin
+from tocsin.service.schedules import Schedules, check_page
+from tocsin.settings import Settings
+from tocsin.store import workflow_runs as store_runs
+from tocsin.store.tx import Tx
+from tocsin.workflows import runner
+from tocsin.workflows.definition import Workflow
+from tocsin.workflows.firing import fire_due_schedules, new_run
+from tocsin.workflows.sync import sync_schedules
+from tocsin.workflows.views import public_run, public_workflow
+
+CANCELABLE = ("pending", "running", "suspended")
+RETRYABLE = ("failed", "canceled")
+
+
+class WorkflowsMixin(DataMixin, ExecutionMixin):
+    """Workflows, schedules and workflow runs (issue 12)."""
+
+    @classmethod
+    def open(
+        cls,
+        url: str | None = None,
+        settings: Settings | None = None,
+        *,
+        workflows: Iterable[Workflow] = (),
+    ) -> Self:
+        """Open the database and register ``workflows`` (nothing is written until
+        ``sync_schedules``)."""
+        opened = super().open(url, settings)
+        opened.register_workflows(workflows)
+        return opened
+
+    @property
+    def workflows(self) -> dict[str, Workflow]:
+        registry = self.__dict__.get("_workflows")
+        if registry is None:
+            registry = self.__dict__["_workflows"] = {}
+        return cast(dict[str, Workflow], registry)
+
+    def register_workflows(self, workflows: Iterable[Workflow]) -> None:
+        """Add committed workflows to this facade's registry (a duplicate id raises)."""
+        added: dict[str, Workflow] = {}
+        for wf in workflows:
+            if not isinstance(wf, Workflow):
+                raise ValidationError(messages.not_a_workflow(wf))
+            if wf.id in self.workflows or wf.id in added:
+                raise ValidationError(messages.workflow_duplicate(wf.id))
+            added[wf.id] = wf
+        self.workflows.update(added)
+
+    def list_workflows(self) -> list[dict[str, Any]]:
+        return [public_workflow(self.workflows[k]) for k in sorted(self.workflows)]
+
+    def get_workflow(self, workflow_id: str) -> dict[str, Any]:
+        return public_workflow(self._workflow(workflow_id))
+
+    def _workflow(self, workflow_id: object) -> Workflow:
+        wf = self.workflows.get(workflow_id) if isinstance(workflow_id, str) else None
+        if wf is None:
+            raise NotFound(messages.workflow_unknown(workflow_id))
+        return wf
+
+    @property
+    def schedules(self) -> Schedules:
+        service = self.__dict__.get("_schedules")
+        if service is None:
+            service = self.__dict__["_schedules"] = Schedules(
+                self.store, lambda: self.workflows, self._now
+            )
+        return cast(Schedules, service)
+
+    def sync_schedules(self, now: datetime | None = None) -> dict[str, list[str]]:
+        """Declared schedules → rows: ``{"created", "rescheduled", "patched", "deleted",
+        "unchanged"}`` (SPEC §12)."""
+        declared = [s for wf in self.workflows.values() for s in wf.schedules]
+        return sync_schedules(self.store, declared, now=self._now(now))
+
+    def fire_schedules(self, now: datetime | None = None, limit: int = 1000) -> int:
+        """Only the schedule half of ``tick``: fire due workflow schedules; returns the fires."""
+        return fire_due_schedules(self.store, now=self._now(now), limit=limit)
+
+    # --- runs ----------------------------------------------------------------------------------
+
+    def start_workflow(
+        self,
+        workflow_id: str,
+        input: Any = None,
+        *,
+        now: datetime | None = None,
+        wait: bool = True,
+        initial_state: Mapping[str, Any] | None = None,
+        request_context: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Start a registered workflow; ``wait=True`` runs it now and returns the finished run
+        (``suspended`` when a step suspended it), ``wait=False`` returns it ``pending``."""
+        at = self._now(now)
+        wf = self._workflow(workflow_id)
+        row = new_run(
+            run_id=uuid7(at),
+            workflow_id=wf.id,
+            input=_plain(input),
+            now=at,
+            trigger="manual",
+            initial_state=_plain(initial_state),
+            request_context=_plain(request_context),
+        )
+        with self.store.begin() as tx:
+            store_runs.insert_runs(tx, rows=[row])
+        if wait:
+            runner.claim_and_execute(self.store, self.workflows, row["id"], now=at)
+        return self.get_workflow_run(row["id"])
+
+    def workflow_runs(
+        self,
+        workflow_id: str | None = None,
+        status: str | None = None,
+        skip: int = 0,
+        limit: int = 50,
+    ) -> dict[str, Any]:
+        """Runs newest first: ``{"items", "total", "skip", "limit"}``."""
+        check_page(skip, limit)
+        if status is not None and status not in store_runs.RUN_STATUSES:
+            raise ValidationError(messages.workflow_run_status_invalid(status))
+        with self.store.read() as tx:
+            items, total = store_runs.list_runs(
+                tx, workflow_id=workflow_id, status=status, skip=skip, limit=limit
+            )
+        return {
+            "items": [public_run(r) for r in items],
+            "total": total,
+            "skip": skip,
+            "limit": limit,
+        }
+
+    def get_workflow_run(self, run_id: str) -> dict[str, Any]:
+        with self.store.read() as tx:
+            return public_run(_require_run(tx, run_id))
+
+    def cancel_workflow_run(self, run_id: str, now: datetime | None = None) -> dict[str, Any]:
+        """pending / running / suspended → canceled (a running step finishes; nothing after)."""
+        at = self._now(now)
+        values = {"status": "canceled", "ended_at": at}
+        self._transition(run_id, CANCELABLE, values, at, messages.workflow_run_not_cancelable)
+        return self.get_workflow_run(run_id)
+
+    def resume_workflow_run(
+        self, run_id: str, data: Any = None, now: datetime | None = None, *, wait: bool = True
+    ) -> dict[str, Any]:
+        """suspended → pending with ``data`` as the suspended step's ``ctx.resume_data``."""
+        at = self._now(now)
+        values = {"status": "pending", "resume_data": _plain(data), "suspend_payload": None}
+        self._transition(run_id, ("suspended",), values, at, messages.workflow_run_not_suspended)
+        if wait:
+            runner.claim_and_execute(self.store, self.workflows, run_id, now=at)
+        return self.get_workflow_run(run_id)
+
+    def retry_workflow_run(
+        self, run_id: str, now: datetime | None = None, *, wait: bool = True
+    ) -> dict[str, Any]:
+        """failed / canceled → pending; steps that succeeded are not executed again."""
+        at = self._now(now)
+        values = {"status": "pending", "error": None, "output": None, "ended_at": None}
+        self._transition(run_id, RETRYABLE, values, at, messages.workflow_run_not_retryable)
+        if wait:
+            runner.claim_and_execute(self.store, self.workflows, run_id, now=at)
+        return self.get_workflow_run(run_id)
+
+    def _transition(
+        self,
+        run_id: str,
+        allowed: tuple[str, ...],
+        values: Mapping[str, Any],
+        at: datetime,
+        refusal: Callable[[str], str],
+    ) -> None:
+        with self.store.begin() as tx:
+            run = _require_run(tx, run_id)
+            ok = store_runs.transition(
+                tx, run_id=run["id"], from_statuses=allowed, values=values, now=at
+            )
+            if not ok:
+                raise Conflict(refusal(str(run["status"])))
+
+    # --- execution -----------------------------------------------------------------------------
+
+    def work(
+        self,
+        now: datetime | None = None,
+        limit: int | None = None,
+        *,
+        should_stop: Callable[[], bool] | None = None,
+        clock: Callable[[], datetime] | None = None,
+        pool: RunPool | None = None,
+    ) -> int:
+        """Execute pending table runs, then pending runs of the registered workflows (with
+        ``pool``: start them on its threads, as the table runs; see ``ExecutionMixin.work``)."""
+        done = super().work(now, limit, should_stop=should_stop, clock=clock, pool=pool)
+        left = None if limit is None else limit - done
+        if left is not None and left <= 0:
+            return done
+        read = None if now is not None else (clock or self.wall_clock)
+        at = self._now(now) if read is None else read()
+        return done + runner.execute_pending(
+            self.store,
+            self.workflows,
+            now=at,
+            limit=left,
+            should_stop=should_stop,
+            clock=read,
+            pool=pool,
+        )
+
+    def action_env(self) -> ActionEnv:
+        """As for every action, plus the ``start_workflow`` port (SPEC §10)."""
+        env = super().action_env()
+        env.workflows = self._start_from_action
+        return env
+
+    def _start_from_action(self, workflow_id: str, input: Any, *, now: datetime) -> str:
+        try:
+            return str(self.start_workflow(workflow_id, input, now=now, wait=False)["id"])
+        except TocsinError as exc:
+            raise LookupError(exc.detail) from None
+
+
+def _require_run(tx: Tx, run_id: object) -> dict[str, Any]:
+    run = None
+    if isinstance(run_id, str) and 0 < len(run_id) <= 64:
+        run = store_runs.get_run(tx, run_id=run_id)
+    if run is None:
+        raise NotFound(messages.WORKFLOW_RUN_NOT_FOUND)
+    return run
+
+
+def _plain(value: Any) -> Any:
+    dump = getattr(value, "model_dump", None)
+    return dump(mode="json") if callable(dump) else value
+
+
+__all__ = ["WorkflowsMixin"]

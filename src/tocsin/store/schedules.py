@@ -1,0 +1,210 @@
+"""Workflow schedules and their fire history (SPEC §12).
+
+Named statements only; the rules live in ``tocsin.workflows``. Claiming due rows:
+
+- PostgreSQL: ``SELECT … FOR UPDATE SKIP LOCKED`` — a row another scheduler is firing is skipped,
+  so several scheduler processes split the due rows between them;
+- SQLite: the caller holds ``store.begin()`` (one writer at a time).
+
+Either way the occurrence ledger stays the fence: an instant claimed once is never fired again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import bindparam, delete, func, insert, select, update
+
+from tocsin.store.dialects import upsert_insert
+from tocsin.store.schema import schedule_fires, workflow_runs, workflow_schedules
+from tocsin.store.tx import Tx
+
+S = workflow_schedules
+F = schedule_fires
+PAYLOAD = ("input_data", "initial_state", "request_context", "metadata")
+
+
+def schedule_dict(row: Mapping[Any, Any]) -> dict[str, Any]:
+    """A stored row with ``meta`` spelled ``metadata``."""
+    out = dict(row)
+    out["metadata"] = out.pop("meta", None)
+    return out
+
+
+def _values(values: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(values)
+    if "metadata" in out:
+        out["meta"] = out.pop("metadata")
+    return out
+
+
+def insert_schedule(tx: Tx, *, values: Mapping[str, Any]) -> bool:
+    """Insert one schedule row (``values`` names every column; ``metadata`` for ``meta``);
+    False when a row with its id exists already (``ON CONFLICT DO NOTHING``: two processes
+    syncing at once on PostgreSQL, the second waits for the first and inserts nothing)."""
+    tx.require_writable()
+    stmt = (
+        upsert_insert(tx, S)
+        .values(**_values(values))
+        .on_conflict_do_nothing(index_elements=["id"])
+        .returning(S.c.id)
+    )
+    return tx.conn.execute(stmt).scalar_one_or_none() is not None
+
+
+def get_schedule(tx: Tx, *, schedule_id: str, for_update: bool = False) -> dict[str, Any] | None:
+    stmt = select(S).where(S.c.id == schedule_id)
+    if for_update and tx.is_postgres:
+        stmt = stmt.with_for_update()
+    row = tx.conn.execute(stmt).mappings().first()
+    return schedule_dict(row) if row is not None else None
+
+
+def list_schedules(
+    tx: Tx, *, workflow_id: str | None, skip: int, limit: int
+) -> tuple[list[dict[str, Any]], int]:
+    """Schedules ordered by id, optionally of one workflow; and the total."""
+    where = [] if workflow_id is None else [S.c.workflow_id == workflow_id]
+    total = tx.conn.execute(select(func.count()).select_from(S).where(*where)).scalar_one()
+    stmt = select(S).where(*where).order_by(S.c.id).offset(skip).limit(limit)
+    return [schedule_dict(r) for r in tx.conn.execute(stmt).mappings()], int(total)
+
+
+def declared_schedules(tx: Tx) -> list[dict[str, Any]]:
+    """Every schedule declared in code (``source = 'declared'``), locked for the sync."""
+    stmt = select(S).where(S.c.source == "declared").order_by(S.c.id)
+    if tx.is_postgres:
+        stmt = stmt.with_for_update()
+    return [schedule_dict(r) for r in tx.conn.execute(stmt).mappings()]
+
+
+def update_schedule(tx: Tx, *, schedule_id: str, values: Mapping[str, Any], now: datetime) -> bool:
+    """Set ``values`` on one schedule; True when it exists."""
+    tx.require_writable()
+    stmt = update(S).where(S.c.id == schedule_id).values(**_values(values), updated_at=now)
+    return tx.conn.execute(stmt).rowcount == 1
+
+
+def delete_schedule(tx: Tx, *, schedule_id: str) -> bool:
+    """Delete one schedule row (its fire history stays); True when it existed."""
+    tx.require_writable()
+    return tx.conn.execute(delete(S).where(S.c.id == schedule_id)).rowcount == 1
+
+
+def claim_due_schedules(tx: Tx, *, now: datetime, limit: int) -> list[dict[str, Any]]:
+    """Up to ``limit`` unpaused schedules with ``next_fire_at <= now``, earliest first, locked.
+
+    PostgreSQL: ``FOR UPDATE SKIP LOCKED`` (rows another scheduler holds are skipped); SQLite:
+    call inside ``store.begin()``.
+    """
+    tx.require_writable()
+    stmt = (
+        select(S)
+        .where(S.c.paused.is_(False), S.c.next_fire_at.is_not(None), S.c.next_fire_at <= now)
+        .order_by(S.c.next_fire_at, S.c.id)
+        .limit(limit)
+    )
+    if tx.is_postgres:
+        stmt = stmt.with_for_update(skip_locked=True)
+    return [schedule_dict(r) for r in tx.conn.execute(stmt).mappings()]
+
+
+_ADVANCE = (
+    update(S)
+    .where(S.c.id == bindparam("p_id"))
+    .values(next_fire_at=bindparam("p_next"), updated_at=bindparam("p_now"))
+)
+_ADVANCE_FIRED = _ADVANCE.values(last_fire_id=bindparam("p_fire"))
+
+
+def advance_schedules(tx: Tx, *, moves: Sequence[Mapping[str, Any]], now: datetime) -> None:
+    """Move each schedule's ``next_fire_at`` (``moves``: ``id``, ``next_fire_at``, optional
+    ``fire_id`` of the fire just recorded), in one executemany per shape."""
+    tx.require_writable()
+    fired = [m for m in moves if m.get("fire_id")]
+    plain = [m for m in moves if not m.get("fire_id")]
+    if fired:
+        rows = [
+            {"p_id": m["id"], "p_next": m["next_fire_at"], "p_now": now, "p_fire": m["fire_id"]}
+            for m in fired
+        ]
+        tx.conn.execute(_ADVANCE_FIRED, rows)
+    if plain:
+        rows = [{"p_id": m["id"], "p_next": m["next_fire_at"], "p_now": now} for m in plain]
+        tx.conn.execute(_ADVANCE, rows)
+
+
+def insert_fires(tx: Tx, *, fires: Sequence[Mapping[str, Any]]) -> None:
+    """Record fire rows (``id, schedule_id, workflow_id, scheduled_for, fired_at, run_id,
+    publish_status, error``)."""
+    tx.require_writable()
+    if fires:
+        tx.conn.execute(insert(F), [dict(f) for f in fires])
+
+
+def _fire_select() -> Any:
+    return select(F, workflow_runs.c.status.label("run_status")).outerjoin(
+        workflow_runs, workflow_runs.c.id == F.c.run_id
+    )
+
+
+def fire_dict(row: Mapping[Any, Any]) -> dict[str, Any]:
+    """A fire with its run's status, ``pending`` while the run row is not visible."""
+    out = {c.name: row[c.name] for c in F.c}
+    status = row.get("run_status")
+    if out["publish_status"] == "publish_failed":
+        out["run_status"] = None
+    else:
+        out["run_status"] = status if status is not None else "pending"
+    return out
+
+
+def list_fires(
+    tx: Tx, *, schedule_id: str, skip: int, limit: int
+) -> tuple[list[dict[str, Any]], int]:
+    """A schedule's fires, newest scheduled instant first; and the total."""
+    where = F.c.schedule_id == schedule_id
+    total = tx.conn.execute(select(func.count()).select_from(F).where(where)).scalar_one()
+    stmt = (
+        _fire_select()
+        .where(where)
+        .order_by(F.c.scheduled_for.desc(), F.c.id.desc())
+        .offset(skip)
+        .limit(limit)
+    )
+    return [fire_dict(r) for r in tx.conn.execute(stmt).mappings()], int(total)
+
+
+def fires_by_id(tx: Tx, *, fire_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """Fires by id (each schedule's ``last_fire``)."""
+    wanted = sorted({i for i in fire_ids if i})
+    if not wanted:
+        return {}
+    stmt = _fire_select().where(F.c.id.in_(wanted))
+    return {r["id"]: fire_dict(r) for r in tx.conn.execute(stmt).mappings()}
+
+
+def count_fires(tx: Tx, *, schedule_id: str | None = None) -> int:
+    where = [] if schedule_id is None else [F.c.schedule_id == schedule_id]
+    return int(tx.conn.execute(select(func.count()).select_from(F).where(*where)).scalar_one())
+
+
+__all__ = [
+    "PAYLOAD",
+    "advance_schedules",
+    "claim_due_schedules",
+    "count_fires",
+    "declared_schedules",
+    "delete_schedule",
+    "fire_dict",
+    "fires_by_id",
+    "get_schedule",
+    "insert_fires",
+    "insert_schedule",
+    "list_fires",
+    "list_schedules",
+    "schedule_dict",
+    "update_schedule",
+]

@@ -1,0 +1,271 @@
+"""Defining workflows in code: ``step``, ``workflow``, ``Schedule`` (SPEC §12).
+
+A workflow is a chain of *stages* built with ``.then(step)`` and ``.parallel([a, b])`` and frozen
+by ``.commit()``. Everything is checked when the workflow is defined, never when it first fires:
+
+- every ``Schedule.cron`` parses in the extended dialect (SPEC §13); a bad expression raises
+  :class:`~tocsin.errors.ConfigError` with the cron text of SPEC §4.4 (``cron schedule invalid: …``)
+- a ``timezone`` must be an IANA name; without one the host's local zone is used and a
+  ``UserWarning`` recommends an explicit zone
+- schedule ids are ``wf_<workflowId>`` (one schedule) or ``wf_<workflowId>__<scheduleId>``
+  (a list, each entry with its own unique ``id``); a duplicate raises ``ConfigError``
+- step ids are unique within a workflow
+
+Pure: no I/O, no clock. Executing a committed workflow is :mod:`tocsin.workflows.execute`.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from tocsin import messages
+from tocsin.core import cron
+from tocsin.core.zones import is_known_zone
+from tocsin.errors import ConfigError
+from tocsin.workflows.host_zone import host_zone_name
+
+Overlap = Literal["skip", "allow"]
+StepFn = Callable[..., Any]
+MAX_SCHEDULE_ID = 64  # the occurrence ledger's trigger_id column
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*", re.ASCII)
+
+
+def _check_id(kind: str, value: object) -> str:
+    if not isinstance(value, str) or _ID.fullmatch(value) is None or "__" in value:
+        raise ConfigError(messages.workflow_id_invalid(kind, value), code="workflow_invalid")
+    return value
+
+
+def _check_json_object(name: str, value: object) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise ConfigError(messages.schedule_field_not_object(name), code="schedule_invalid")
+    return dict(value)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Schedule:
+    """When a workflow fires: an extended cron expression in an IANA zone (SPEC §12, §13).
+
+    ``id`` is required when a workflow declares a list of schedules. ``overlap="skip"`` (the
+    default) fires nothing while a run of this schedule is still pending or running.
+    """
+
+    cron: str
+    timezone: str | None = None
+    id: str | None = None
+    input_data: Mapping[str, Any] | None = None
+    initial_state: Mapping[str, Any] | None = None
+    request_context: Mapping[str, Any] | None = None
+    metadata: Mapping[str, Any] | None = None
+    overlap: Overlap = "skip"
+
+    def __post_init__(self) -> None:
+        cron.parse(self.cron, dialect="extended")  # raises CronError (a ConfigError)
+        if self.timezone is not None and not is_known_zone(self.timezone):
+            raise ConfigError(messages.schedule_timezone_unknown(self.timezone), code="tz")
+        if self.overlap not in ("skip", "allow"):
+            raise ConfigError(messages.schedule_overlap_invalid(self.overlap), code="overlap")
+        if self.id is not None:
+            _check_id("schedule", self.id)
+        for name in ("input_data", "initial_state", "request_context", "metadata"):
+            _check_json_object(name, getattr(self, name))
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One step: ``fn(data, ctx)`` with optional Pydantic models for its input and output."""
+
+    id: str
+    fn: StepFn
+    input: type[BaseModel] | None = None
+    output: type[BaseModel] | None = None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+
+def step(
+    *,
+    id: str,
+    input: type[BaseModel] | None = None,
+    output: type[BaseModel] | None = None,
+) -> Callable[[StepFn], Step]:
+    """Decorator: ``@step(id="send-report", input=In, output=Out)`` on ``def f(data, ctx)``
+    (``async def`` works too)."""
+    _check_id("step", id)
+    for model in (input, output):
+        if model is not None and not (isinstance(model, type) and issubclass(model, BaseModel)):
+            raise ConfigError(messages.step_model_invalid(id), code="workflow_invalid")
+
+    def wrap(fn: StepFn) -> Step:
+        if not callable(fn):
+            raise ConfigError(messages.step_model_invalid(id), code="workflow_invalid")
+        return Step(id=id, fn=fn, input=input, output=output)
+
+    return wrap
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """A sequential step (one member) or a parallel group (``parallel=True``)."""
+
+    steps: tuple[Step, ...]
+    parallel: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DeclaredSchedule:
+    """A schedule as the workflow declares it, with its stable id and resolved zone."""
+
+    id: str
+    workflow_id: str
+    cron: str
+    timezone: str
+    input_data: dict[str, Any] | None
+    initial_state: dict[str, Any] | None
+    request_context: dict[str, Any] | None
+    metadata: dict[str, Any] | None
+    overlap: Overlap
+
+
+@dataclass(frozen=True, slots=True)
+class Workflow:
+    """A committed workflow: its id, models, stages and declared schedules."""
+
+    id: str
+    input: type[BaseModel] | None
+    output: type[BaseModel] | None
+    stages: tuple[Stage, ...]
+    schedules: tuple[DeclaredSchedule, ...]
+    description: str = ""
+
+    @property
+    def step_ids(self) -> list[str]:
+        return [s.id for stage in self.stages for s in stage.steps]
+
+
+@dataclass(slots=True)
+class WorkflowBuilder:
+    """What ``workflow(...)`` returns: chain ``.then`` / ``.parallel``, then ``.commit()``."""
+
+    id: str
+    input: type[BaseModel] | None
+    output: type[BaseModel] | None
+    schedules: tuple[DeclaredSchedule, ...]
+    description: str = ""
+    stages: list[Stage] = field(default_factory=list)
+
+    def then(self, step: Step) -> WorkflowBuilder:
+        self.stages.append(Stage((self._step(step),)))
+        return self
+
+    def parallel(self, steps: Sequence[Step]) -> WorkflowBuilder:
+        group = tuple(self._step(s) for s in steps)
+        if not group:
+            raise ConfigError(messages.parallel_empty(self.id), code="workflow_invalid")
+        self.stages.append(Stage(group, parallel=True))
+        return self
+
+    def _step(self, candidate: object) -> Step:
+        if not isinstance(candidate, Step):
+            raise ConfigError(messages.not_a_step(self.id, candidate), code="workflow_invalid")
+        taken = {s.id for stage in self.stages for s in stage.steps}
+        if candidate.id in taken:
+            raise ConfigError(
+                messages.step_id_duplicate(self.id, candidate.id), code="workflow_invalid"
+            )
+        return candidate
+
+    def commit(self) -> Workflow:
+        if not self.stages:
+            raise ConfigError(messages.workflow_without_steps(self.id), code="workflow_invalid")
+        return Workflow(
+            id=self.id,
+            input=self.input,
+            output=self.output,
+            stages=tuple(self.stages),
+            schedules=self.schedules,
+            description=self.description,
+        )
+
+
+def workflow(
+    *,
+    id: str,
+    input: type[BaseModel] | None = None,
+    output: type[BaseModel] | None = None,
+    schedule: Schedule | Sequence[Schedule] | None = None,
+    description: str = "",
+) -> WorkflowBuilder:
+    """Start defining a workflow; its schedules are validated now (SPEC §12)."""
+    _check_id("workflow", id)
+    return WorkflowBuilder(
+        id=id,
+        input=input,
+        output=output,
+        schedules=declared_schedules(id, schedule),
+        description=description,
+    )
+
+
+def declared_schedules(
+    workflow_id: str, schedule: Schedule | Sequence[Schedule] | None
+) -> tuple[DeclaredSchedule, ...]:
+    """The schedules of ``schedule=`` with their ids: ``wf_<id>`` or ``wf_<id>__<scheduleId>``."""
+    if schedule is None:
+        return ()
+    if isinstance(schedule, Schedule):
+        return (_declared(f"wf_{workflow_id}", workflow_id, schedule),)
+    out: list[DeclaredSchedule] = []
+    for entry in schedule:
+        if not isinstance(entry, Schedule):
+            raise ConfigError(messages.not_a_schedule(workflow_id), code="schedule_invalid")
+        if entry.id is None:
+            raise ConfigError(messages.schedule_id_required(workflow_id), code="schedule_invalid")
+        sid = f"wf_{workflow_id}__{entry.id}"
+        if any(d.id == sid for d in out):
+            raise ConfigError(messages.schedule_id_duplicate(sid), code="schedule_invalid")
+        out.append(_declared(sid, workflow_id, entry))
+    return tuple(out)
+
+
+def _declared(sid: str, workflow_id: str, s: Schedule) -> DeclaredSchedule:
+    if len(sid) > MAX_SCHEDULE_ID:
+        raise ConfigError(messages.schedule_id_too_long(sid), code="schedule_invalid")
+    zone = s.timezone
+    if zone is None:
+        zone = host_zone_name()
+        warnings.warn(messages.schedule_host_zone(sid, zone), UserWarning, stacklevel=4)
+    return DeclaredSchedule(
+        id=sid,
+        workflow_id=workflow_id,
+        cron=" ".join(s.cron.split()),
+        timezone=zone,
+        input_data=_check_json_object("input_data", s.input_data),
+        initial_state=_check_json_object("initial_state", s.initial_state),
+        request_context=_check_json_object("request_context", s.request_context),
+        metadata=_check_json_object("metadata", s.metadata),
+        overlap=s.overlap,
+    )
+
+
+__all__ = [
+    "DeclaredSchedule",
+    "Overlap",
+    "Schedule",
+    "Stage",
+    "Step",
+    "Workflow",
+    "WorkflowBuilder",
+    "declared_schedules",
+    "step",
+    "workflow",
+]

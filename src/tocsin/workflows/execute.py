@@ -1,0 +1,208 @@
+"""Executing one workflow run's stages (SPEC §12): validation, receipts, suspend, parallel groups.
+
+The caller (``tocsin.workflows.runner``) claims the run and persists; this module decides. Each
+step leaves a receipt ``{id, status, output, error, started_at, ended_at}``; a step whose
+receipt says ``success`` is never executed again, on a retry or a resume (the receipts rule of
+SPEC §9, per step): its stored output feeds the next stage instead.
+
+Data flow: the run's input (validated by the workflow's input model) feeds the first stage; a
+``.then`` stage hands its step's output on; a ``.parallel`` stage runs its steps on the same
+input (in threads) and hands ``{step_id: output}`` on. The last stage's output, validated by the
+workflow's output model, is the run's output. A Pydantic validation failure fails the step (and
+the run) with the model's message. ``ctx.suspend(payload)`` leaves the run ``suspended``; on
+resume the same step runs again with ``ctx.resume_data`` set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, NoReturn
+
+from pydantic import BaseModel
+from pydantic import ValidationError as ModelError
+
+from tocsin.core.receipts import truncate_error
+from tocsin.workflows.definition import Stage, Step, Workflow
+
+Receipt = dict[str, Any]
+Status = Literal["success", "failed", "suspended", "lost"]
+SaveFn = Callable[[list[Receipt]], bool]
+"""Persists the receipts so far; False when the run is no longer ours (canceled, requeued)."""
+
+
+class Suspended(Exception):
+    """Raised by :meth:`StepContext.suspend`."""
+
+    def __init__(self, payload: Any) -> None:
+        super().__init__("suspended")
+        self.payload = payload
+
+
+@dataclass(slots=True, kw_only=True)
+class StepContext:
+    """What a step sees besides its input: the run, the clock value, state and resume data."""
+
+    run_id: str
+    workflow_id: str
+    step_id: str
+    now: datetime
+    attempt: int = 1
+    schedule_id: str | None = None
+    scheduled_for: datetime | None = None
+    initial_state: dict[str, Any] | None = None
+    request_context: dict[str, Any] | None = None
+    resume_data: Any = None
+
+    def suspend(self, payload: Any = None) -> NoReturn:
+        """Stop here; the run is ``suspended`` until ``resume_workflow_run`` (SPEC §12)."""
+        raise Suspended(payload)
+
+
+@dataclass(slots=True)
+class Outcome:
+    """How a pass over the stages ended."""
+
+    status: Status
+    steps: list[Receipt]
+    output: Any = None
+    error: str | None = None
+    suspend_payload: Any = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def run_stages(wf: Workflow, run: Mapping[str, Any], *, now: datetime, save: SaveFn) -> Outcome:
+    """Execute every stage of ``wf`` that has not succeeded yet for ``run``."""
+    steps: list[Receipt] = [dict(r) for r in run.get("steps") or []]
+    try:
+        data = _validated(wf.input, run.get("input"))
+    except (ModelError, TypeError, ValueError) as exc:
+        return Outcome("failed", steps, error=_model_error("input", exc))
+    for index, stage in enumerate(wf.stages):
+        done = {r["id"]: r for r in steps if r.get("status") == "success"}
+        todo = [s for s in stage.steps if s.id not in done]
+        fresh = _run_group(todo, data, run, now) if todo else []
+        for receipt in fresh:
+            _upsert(steps, receipt)
+        # after the last stage the finish writes the receipts (one transaction, same fence)
+        last = index == len(wf.stages) - 1
+        if fresh and not last and not save(steps):
+            return Outcome("lost", steps)
+        for receipt in fresh:
+            if receipt["status"] == "suspended":
+                return Outcome("suspended", steps, suspend_payload=receipt.get("payload"))
+            if receipt["status"] == "failed":
+                return Outcome("failed", steps, error=f"step '{receipt['id']}': {receipt['error']}")
+        outputs = {r["id"]: r.get("output") for r in steps if r.get("status") == "success"}
+        data = _stage_output(stage, outputs)
+    try:
+        return Outcome("success", steps, output=_validated(wf.output, data))
+    except (ModelError, TypeError, ValueError) as exc:
+        return Outcome("failed", steps, error=_model_error("output", exc))
+
+
+def _stage_output(stage: Stage, outputs: Mapping[str, Any]) -> Any:
+    if stage.parallel:
+        return {s.id: outputs.get(s.id) for s in stage.steps}
+    return outputs.get(stage.steps[0].id)
+
+
+def _run_group(todo: list[Step], data: Any, run: Mapping[str, Any], now: datetime) -> list[Receipt]:
+    if len(todo) == 1:
+        return [_run_step(todo[0], data, run, now)]
+    with ThreadPoolExecutor(max_workers=min(8, len(todo)), thread_name_prefix="step") as pool:
+        return list(pool.map(lambda s: _run_step(s, data, run, now), todo))
+
+
+def _context(s: Step, run: Mapping[str, Any], now: datetime) -> StepContext:
+    previous = next((r for r in run.get("steps") or [] if r.get("id") == s.id), None)
+    resuming = previous is not None and previous.get("status") == "suspended"
+    return StepContext(
+        run_id=str(run["id"]),
+        workflow_id=str(run["workflow_id"]),
+        step_id=s.id,
+        now=now,
+        attempt=int(run.get("attempts") or 1),
+        schedule_id=run.get("schedule_id"),
+        scheduled_for=run.get("scheduled_for"),
+        initial_state=run.get("initial_state"),
+        request_context=run.get("request_context"),
+        resume_data=run.get("resume_data") if resuming else None,
+    )
+
+
+def _run_step(s: Step, data: Any, run: Mapping[str, Any], now: datetime) -> Receipt:
+    receipt: Receipt = {"id": s.id, "status": "running", "output": None, "error": None}
+    receipt["started_at"] = now.isoformat()
+    try:
+        arg = s.input.model_validate(_plain(data)) if s.input is not None else data
+        result = _call(s, arg, _context(s, run, now))
+        receipt.update(status="success", output=_validated(s.output, result))
+    except Suspended as signal:
+        receipt.update(status="suspended", payload=_jsonable(signal.payload))
+    except ModelError as exc:
+        receipt.update(status="failed", error=truncate_error(str(exc)))
+    except Exception as exc:
+        receipt.update(status="failed", error=truncate_error(str(exc) or type(exc).__name__))
+    receipt["ended_at"] = now.isoformat()
+    return receipt
+
+
+def _call(s: Step, arg: Any, ctx: StepContext) -> Any:
+    takes_ctx = _arity(s.fn) != 1
+    result = s.fn(arg, ctx) if takes_ctx else s.fn(arg)
+    if inspect.isawaitable(result):
+        return asyncio.run(_await(result))
+    return result
+
+
+async def _await(awaitable: Any) -> Any:
+    return await awaitable
+
+
+def _arity(fn: Callable[..., Any]) -> int:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 2
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return 2
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return sum(1 for p in params if p.kind in kinds)
+
+
+def _validated(model: type[BaseModel] | None, value: Any) -> Any:
+    """``value`` checked by ``model`` (when given) and reduced to plain JSON."""
+    if model is not None:
+        return model.model_validate(_plain(value)).model_dump(mode="json")
+    return _jsonable(value)
+
+
+def _plain(value: Any) -> Any:
+    return value.model_dump(mode="json") if isinstance(value, BaseModel) else value
+
+
+def _jsonable(value: Any) -> Any:
+    plain = _plain(value)
+    json.dumps(plain)  # raises TypeError / ValueError for what a JSON column cannot hold
+    return plain
+
+
+def _model_error(what: str, exc: Exception) -> str:
+    return truncate_error(f"workflow {what} invalid: {exc}")
+
+
+def _upsert(steps: list[Receipt], receipt: Receipt) -> None:
+    for index, existing in enumerate(steps):
+        if existing.get("id") == receipt["id"]:
+            steps[index] = receipt
+            return
+    steps.append(receipt)
+
+
+__all__ = ["Outcome", "StepContext", "Suspended", "run_stages"]

@@ -1,0 +1,205 @@
+"""``fire_due_schedules``: the tick's workflow-schedule pass (SPEC §6, §12).
+
+One transaction per call:
+
+1. claim up to ``limit`` due rows (unpaused, ``next_fire_at <= now``; PostgreSQL ``FOR UPDATE
+   SKIP LOCKED``, SQLite under ``store.begin()``, ``BEGIN IMMEDIATE``), so several schedulers
+   split them;
+2. per row, the instant fired is the *latest* cron instant ``<= now``: downtime coalesces onto it;
+3. ``overlap="skip"`` (the default): a schedule with a pending or running run fires nothing;
+4. the identities ``(schedule_id, scheduled_for)`` are claimed in the occurrence ledger under the
+   fixed namespace ``"workflow"``, in one batched ``claim_occurrences``: an instant is fired at
+   most once, whatever the number of hosts (a claim not returned was fired already);
+5. the fire row and its pending workflow run are written together (``published``); a schedule
+   whose workflow is not registered with the caller (when ``registered`` is given) or whose
+   stored expression no longer parses records a ``publish_failed`` fire with the error instead;
+6. ``next_fire_at`` moves to the first instant after ``now``.
+
+Returns the number of fire rows recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from tocsin import messages
+from tocsin.core.cron import CronError
+from tocsin.engine.ids import uuid7
+from tocsin.store import schedules as store_schedules
+from tocsin.store import workflow_runs as store_runs
+from tocsin.store.ledger import claim_occurrences
+from tocsin.store.tx import Store, Tx
+from tocsin.workflows.timing import latest_due, next_fire_after
+
+LEDGER_NAMESPACE = "workflow"
+DEFAULT_LIMIT = 1000
+
+
+@dataclass(slots=True)
+class _Pending:
+    """A due row whose instant is to be claimed in the ledger (one batched claim per call)."""
+
+    row: Mapping[str, Any]
+    scheduled_for: datetime
+    run_id: str
+    move: dict[str, Any]
+
+
+@dataclass(slots=True)
+class _Batch:
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    fires: list[dict[str, Any]] = field(default_factory=list)
+    moves: list[dict[str, Any]] = field(default_factory=list)
+    pending: list[_Pending] = field(default_factory=list)
+    # (cron, timezone) → (latest due, next fire) at this call's ``now``: rows sharing a timing
+    # are evaluated once
+    timings: dict[tuple[str, str], tuple[datetime | None, datetime | None]] = field(
+        default_factory=dict
+    )
+
+    def timing(self, cron: str, tz: str, now: datetime) -> tuple[datetime | None, datetime | None]:
+        key = (cron, tz)
+        hit = self.timings.get(key)
+        if hit is None:
+            hit = self.timings[key] = (latest_due(cron, tz, now), next_fire_after(cron, tz, now))
+        return hit
+
+
+def fire_due_schedules(
+    store: Store,
+    *,
+    now: datetime,
+    limit: int = DEFAULT_LIMIT,
+    registered: Collection[str] | None = None,
+) -> int:
+    """Fire every due schedule (up to ``limit``) at ``now``; returns the fires recorded."""
+    with store.begin() as tx:
+        rows = store_schedules.claim_due_schedules(tx, now=now, limit=limit)
+        if not rows:
+            return 0
+        skipping = [r["id"] for r in rows if r["overlap"] == "skip"]
+        busy = store_runs.active_schedule_ids(tx, schedule_ids=skipping)
+        batch = _Batch()
+        for row in rows:
+            _plan(row, now, busy, batch)
+        _claim(tx, now, registered, batch)
+        store_runs.insert_runs(tx, rows=batch.runs)
+        store_schedules.insert_fires(tx, fires=batch.fires)
+        store_schedules.advance_schedules(tx, moves=batch.moves, now=now)
+    return len(batch.fires)
+
+
+def _plan(row: Mapping[str, Any], now: datetime, busy: set[str], batch: _Batch) -> None:
+    try:
+        due, following = batch.timing(row["cron"], row["timezone"], now)
+    except (CronError, ValueError) as exc:
+        fire = _fire(row, row["next_fire_at"], now, run_id=None, error=str(exc))
+        batch.fires.append(fire)
+        batch.moves.append({"id": row["id"], "next_fire_at": None, "fire_id": fire["id"]})
+        return
+    scheduled_for = max(due, row["next_fire_at"]) if due is not None else row["next_fire_at"]
+    move: dict[str, Any] = {"id": row["id"], "next_fire_at": following}
+    batch.moves.append(move)
+    if row["id"] in busy:
+        return
+    batch.pending.append(_Pending(row, scheduled_for, uuid7(now), move))
+
+
+def _claim(tx: Tx, now: datetime, registered: Collection[str] | None, batch: _Batch) -> None:
+    """Claim every pending ``(schedule_id, scheduled_for)`` at once; a claim the ledger does
+    not return was fired already (by this host or another) and records nothing."""
+    claims = [
+        (LEDGER_NAMESPACE, p.row["id"], p.scheduled_for.isoformat(), p.run_id)
+        for p in batch.pending
+    ]
+    got = claim_occurrences(tx, claims=claims, now=now) if claims else set()
+    for pending, (_, schedule_id, identity, _) in zip(batch.pending, claims, strict=True):
+        if (schedule_id, identity) not in got:
+            continue
+        row, scheduled_for = pending.row, pending.scheduled_for
+        if registered is not None and row["workflow_id"] not in registered:
+            error = messages.workflow_unknown(row["workflow_id"])
+            fire = _fire(row, scheduled_for, now, run_id=None, error=error)
+        else:
+            batch.runs.append(_run(row, pending.run_id, scheduled_for, now))
+            fire = _fire(row, scheduled_for, now, run_id=pending.run_id, error=None)
+        batch.fires.append(fire)
+        pending.move["fire_id"] = fire["id"]
+
+
+def _fire(
+    row: Mapping[str, Any],
+    scheduled_for: datetime,
+    now: datetime,
+    *,
+    run_id: str | None,
+    error: str | None,
+) -> dict[str, Any]:
+    return {
+        "id": uuid7(now),
+        "schedule_id": row["id"],
+        "workflow_id": row["workflow_id"],
+        "scheduled_for": scheduled_for,
+        "fired_at": now,
+        "run_id": run_id,
+        "publish_status": "published" if error is None else "publish_failed",
+        "error": error,
+    }
+
+
+def _run(
+    row: Mapping[str, Any], run_id: str, scheduled_for: datetime, now: datetime
+) -> dict[str, Any]:
+    return new_run(
+        run_id=run_id,
+        workflow_id=row["workflow_id"],
+        input=row["input_data"],
+        now=now,
+        trigger="scheduled",
+        schedule_id=row["id"],
+        scheduled_for=scheduled_for,
+        initial_state=row["initial_state"],
+        request_context=row["request_context"],
+    )
+
+
+def new_run(
+    *,
+    run_id: str,
+    workflow_id: str,
+    input: Any,
+    now: datetime,
+    trigger: str,
+    schedule_id: str | None = None,
+    scheduled_for: datetime | None = None,
+    initial_state: Any = None,
+    request_context: Any = None,
+) -> dict[str, Any]:
+    """The row of a pending workflow run: scheduled fires and manual starts write the same."""
+    return {
+        "id": run_id,
+        "workflow_id": workflow_id,
+        "schedule_id": schedule_id,
+        "trigger": trigger,
+        "status": "pending",
+        "attempts": 0,
+        "input": input,
+        "output": None,
+        "error": None,
+        "steps": [],
+        "initial_state": initial_state,
+        "request_context": request_context,
+        "suspend_payload": None,
+        "resume_data": None,
+        "scheduled_for": scheduled_for,
+        "created_at": now,
+        "updated_at": now,
+        "started_at": None,
+        "ended_at": None,
+    }
+
+
+__all__ = ["DEFAULT_LIMIT", "LEDGER_NAMESPACE", "fire_due_schedules", "new_run"]

@@ -1,0 +1,125 @@
+"""Claim, execute and finish workflow runs: the one path of scheduled and manual runs (§12).
+
+``execute_pending`` claims pending runs of the workflows this process knows (a process never
+claims a run it could not execute), a few at a time; ``execute_claimed`` runs the stages of one
+claimed run (:func:`tocsin.workflows.execute.run_stages`), storing the receipts after each stage
+under the claim fence, then finishes the run ``success``, ``failed`` or ``suspended``. A run
+canceled meanwhile loses its fence: nothing more is written for it. The runner never raises
+because of a run: an unexpected error fails that run.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from functools import partial
+from typing import Any
+
+from tocsin import messages
+from tocsin.core.receipts import truncate_error
+from tocsin.runs.pool import RunPool
+from tocsin.store import workflow_runs as store_runs
+from tocsin.store.tx import Store
+from tocsin.workflows.definition import Workflow
+from tocsin.workflows.execute import run_stages
+
+log = logging.getLogger("tocsin.workflows")
+
+CLAIM_BATCH = 25
+SLOT_POLL_S = 0.5  # with a pool whose slots are all busy: how often the stop flag is looked at
+_KEEP: dict[str, Any] = {"output": None, "suspend_payload": None}
+Registry = Mapping[str, Workflow]
+
+
+def execute_pending(
+    store: Store,
+    registry: Registry,
+    *,
+    now: datetime,
+    limit: int | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    clock: Callable[[], datetime] | None = None,
+    pool: RunPool | None = None,
+) -> int:
+    """Execute pending runs of registered workflows until none is left (or ``limit``).
+
+    With ``pool`` (``tocsin worker``, ``serve``), runs are claimed only as its free slots allow
+    and each starts at once on a pool thread, beside the table runs: the call returns how many
+    it started, without waiting for them to finish.
+    """
+    ids = sorted(registry)
+    count = 0
+    while ids and (limit is None or count < limit):
+        if should_stop is not None and should_stop():
+            break
+        want = CLAIM_BATCH if limit is None else min(CLAIM_BATCH, limit - count)
+        if pool is not None:
+            if not pool.wait_for_slot(SLOT_POLL_S):
+                continue  # every slot busy: look at the stop flag, then wait again
+            want = min(want, pool.free())
+        at = clock() if clock is not None else now
+        with store.begin() as tx:
+            batch = store_runs.claim_next_runs(tx, now=at, limit=want, workflow_ids=ids)
+        if not batch:
+            break
+        for run in batch:
+            at = clock() if clock is not None else now
+            if pool is None:
+                execute_claimed(store, registry, run, now=at)
+            else:
+                pool.submit(partial(execute_claimed, store, registry, run, now=at))
+            count += 1
+    return count
+
+
+def claim_and_execute(store: Store, registry: Registry, run_id: str, *, now: datetime) -> bool:
+    """Execute one pending run now (``wait=True``); False when another worker took it."""
+    with store.begin() as tx:
+        run = store_runs.claim_run(tx, run_id=run_id, now=now)
+    if run is None:
+        return False
+    execute_claimed(store, registry, run, now=now)
+    return True
+
+
+def execute_claimed(
+    store: Store, registry: Registry, run: Mapping[str, Any], *, now: datetime
+) -> None:
+    """Run the stages of a claimed run and finish it; never raises because of the run."""
+    attempts = int(run["attempts"])
+
+    def save(steps: list[dict[str, Any]]) -> bool:
+        with store.begin() as tx:
+            return store_runs.save_steps(
+                tx, run_id=run["id"], attempts=attempts, steps=steps, now=now
+            )
+
+    wf = registry.get(str(run["workflow_id"]))
+    values: dict[str, Any]
+    if wf is None:
+        error = messages.workflow_not_registered_here(str(run["workflow_id"]))
+        values = {**_KEEP, "steps": run.get("steps") or [], "status": "failed", "error": error}
+    else:
+        try:
+            outcome = run_stages(wf, run, now=now, save=save)
+        except Exception as exc:  # a store error mid-run: fail the run, keep going
+            log.exception("workflow run failed", extra={"run_id": run["id"]})
+            outcome = None
+            error = truncate_error(str(exc) or type(exc).__name__)
+            values = {**_KEEP, "steps": run.get("steps") or [], "status": "failed", "error": error}
+        if outcome is not None:
+            if outcome.status == "lost":
+                return
+            values = {
+                "status": outcome.status,
+                "steps": outcome.steps,
+                "output": outcome.output,
+                "error": outcome.error,
+                "suspend_payload": outcome.suspend_payload,
+            }
+    with store.begin() as tx:
+        store_runs.finish_run(tx, run_id=run["id"], attempts=attempts, values=values, now=now)
+
+
+__all__ = ["claim_and_execute", "execute_claimed", "execute_pending"]

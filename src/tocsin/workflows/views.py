@@ -1,0 +1,77 @@
+"""What callers see of schedules, fires and workflow runs (SPEC §12): plain dicts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from tocsin.core.cron import explain, parse
+from tocsin.workflows.definition import Workflow
+
+SCHEDULE_FIELDS = (
+    "id",
+    "workflow_id",
+    "cron",
+    "timezone",
+    "next_fire_at",
+    "paused",
+    "source",
+    "overlap",
+    "input_data",
+    "initial_state",
+    "request_context",
+    "metadata",
+    "created_at",
+    "updated_at",
+)
+RUN_FIELDS = (
+    "id",
+    "workflow_id",
+    "schedule_id",
+    "trigger",
+    "status",
+    "attempts",
+    "input",
+    "output",
+    "error",
+    "scheduled_for",
+    "suspend_payload",
+    "created_at",
+    "started_at",
+    "ended_at",
+)
+STEP_FIELDS = ("id", "status", "output", "error", "started_at", "ended_at")
+
+
+def public_schedule(row: Mapping[str, Any], last_fire: Mapping[str, Any] | None) -> dict[str, Any]:
+    out = {name: row.get(name) for name in SCHEDULE_FIELDS}
+    out["paused"] = bool(out["paused"])
+    out["description"] = explain(parse(str(row["cron"]), dialect="extended"))
+    out["last_fire"] = dict(last_fire) if last_fire is not None else None
+    return out
+
+
+def public_run(run: Mapping[str, Any]) -> dict[str, Any]:
+    out = {name: run.get(name) for name in RUN_FIELDS}
+    out["steps"] = [{k: s.get(k) for k in STEP_FIELDS} for s in run.get("steps") or []]
+    started, ended = run.get("started_at"), run.get("ended_at")
+    out["duration_ms"] = (
+        round((ended - started).total_seconds() * 1000) if started and ended else None
+    )
+    return out
+
+
+def public_workflow(wf: Workflow) -> dict[str, Any]:
+    return {
+        "id": wf.id,
+        "description": wf.description,
+        "steps": [
+            {"id": s.id, "parallel": stage.parallel} for stage in wf.stages for s in stage.steps
+        ],
+        "input_schema": wf.input.model_json_schema() if wf.input is not None else None,
+        "output_schema": wf.output.model_json_schema() if wf.output is not None else None,
+        "schedules": [s.id for s in wf.schedules],
+    }
+
+
+__all__ = ["public_run", "public_schedule", "public_workflow"]
