@@ -23,6 +23,23 @@ from tocsin.cli.demo import demo_triggers, local_url
 
 TOCSIN = str(Path(sys.executable).parent / "tocsin")
 
+# ``tocsin demo`` exports these for its uvicorn factory (os.environ.update): run in-process, the
+# demo would leak them into every later test's subprocesses
+DEMO_EXPORTS = (
+    "TOCSIN_DATABASE_URL",
+    "TOCSIN_ADMIN_TOKEN",
+    "TOCSIN_OUTBOUND_ALLOW",
+    "TOCSIN_TICK_EVERY_S",
+    "TOCSIN_APP",
+)
+
+
+@pytest.fixture(autouse=True)
+def _restore_demo_exports(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in DEMO_EXPORTS:  # monkeypatch puts back what was there (or nothing) after the test
+        monkeypatch.delenv(name, raising=False)
+
+
 runner = CliRunner()
 
 

@@ -74,6 +74,7 @@ def server(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str, dict[
         finally:
             if proc.poll() is None:
                 proc.kill()
+                proc.wait(timeout=30)  # reaped: no zombie, no ResourceWarning
         log.close()
         print((tmp_path / "serve.log").read_text()[-4000:])
 

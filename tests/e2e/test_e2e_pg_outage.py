@@ -148,6 +148,7 @@ def test_a_stopped_database_is_503_and_a_restarted_one_is_200_again(
     finally:
         if proc.poll() is None:
             proc.kill()
+            proc.wait(timeout=30)  # reaped: no zombie, no ResourceWarning
         log.close()
         text = (tmp_path / "serve.log").read_text()
         print(text[-6000:])

@@ -81,6 +81,7 @@ def demo(tmp_path: Path) -> Iterator[dict[str, str]]:
     finally:
         if proc.poll() is None:
             proc.kill()
+            proc.wait(timeout=30)  # reaped: no zombie, no ResourceWarning
         log.close()
         print((tmp_path / "demo.log").read_text())
 

@@ -60,6 +60,7 @@ def stop(proc: subprocess.Popen[bytes], signum: signal.Signals = signal.SIGTERM)
     finally:
         if proc.poll() is None:
             proc.kill()
+            proc.wait(timeout=30)  # reaped: no zombie, no ResourceWarning
 
 
 @pytest.fixture
@@ -88,6 +89,7 @@ def served(env: dict[str, str], tmp_path: Path) -> Iterator[tuple[subprocess.Pop
     finally:
         if proc.poll() is None:
             proc.kill()
+            proc.wait(timeout=30)  # reaped: no zombie, no ResourceWarning
         log.close()
         print((tmp_path / "serve.log").read_text())  # shown by pytest when the test fails
 
@@ -212,6 +214,7 @@ def test_demo_seeds_serves_and_completes_runs(tmp_path: Path) -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
+            proc.wait(timeout=30)  # reaped: no zombie, no ResourceWarning
         log.close()
         print((tmp_path / "demo.log").read_text())
 
@@ -243,6 +246,7 @@ def test_tick_and_worker_as_separate_processes(env: dict[str, str], tmp_path: Pa
         tocsin.close()
         if proc.poll() is None:
             proc.kill()
+            proc.wait(timeout=30)  # reaped: no zombie, no ResourceWarning
         log.close()
         print((tmp_path / "worker.log").read_text())
 

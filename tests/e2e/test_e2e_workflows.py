@@ -49,6 +49,7 @@ def served(env: dict[str, str], tmp_path: Path) -> Iterator[tuple[subprocess.Pop
     finally:
         if proc.poll() is None:
             proc.kill()
+            proc.wait(timeout=30)  # reaped: no zombie, no ResourceWarning
         log.close()
         print((tmp_path / "serve.log").read_text())
 

@@ -53,11 +53,12 @@ def redacted(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-def open_tocsin(app: str | None = None, *, sync: bool = True) -> Tocsin:
+def open_tocsin(app: str | None = None, *, sync: bool = False) -> Tocsin:
     """The facade on ``TOCSIN_DATABASE_URL`` (migrated to head), with the workflows of ``app``
-    (or ``TOCSIN_APP``) registered and synced; a database that cannot be opened (a malformed
-    URL, a server that does not answer) is one line on stderr and exit code 1, a bad ``--app``
-    (or a workflow definition it refuses) one line and exit code 2."""
+    (or ``TOCSIN_APP``) registered, and synced with ``sync`` (only ``serve``, ``worker`` and
+    ``scheduler`` sync on start). A database that cannot be opened (a malformed URL, a server
+    that does not answer) is one line on stderr and exit code 1; a bad ``--app`` (or a workflow
+    definition it refuses) one line and exit code 2."""
     settings = Settings.from_environ()
     if app is not None:
         settings = replace(settings, app=app)
@@ -107,7 +108,7 @@ def run_server(app_factory: str, host: str, port: int) -> None:
 def serve(host: Host = "127.0.0.1", port: Port = 8000, app: AppOpt = None) -> None:
     """Serve the API with the embedded ticker and an in-process worker."""
     Settings.from_environ().check_servable()  # a short admin token: one line, exit code 2
-    open_tocsin(app).close()  # migrate (and sync), failing as one line if it cannot
+    open_tocsin(app, sync=True).close()  # migrate and sync, failing as one line if it cannot
     if app is not None:
         os.environ["TOCSIN_APP"] = app  # the uvicorn factory reads it (Settings.app)
     run_server(SERVED_APP, host, port)
@@ -127,7 +128,7 @@ def worker(app: AppOpt = None) -> None:
     SIGTERM/SIGINT (each run's current action or step ends first, an outbound one by its
     deadline; the run goes back to pending). Exits 1 if a run could not."""
     configure_logging()
-    tocsin = open_tocsin(app)
+    tocsin = open_tocsin(app, sync=True)
     stop = threading.Event()
     _stop_on_signals(stop)
     settings = tocsin.settings
