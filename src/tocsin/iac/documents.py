@@ -62,9 +62,11 @@ def dumps(documents: Iterable[Mapping[str, Any]]) -> str:
 
 
 def loads(text: str) -> list[dict[str, Any]]:
-    """Parse JSON Lines; 400 naming the first line that is not one JSON object."""
+    """Parse JSON Lines; 400 naming the first line that is not one JSON object. Lines end at
+    ``\n`` only (``str.splitlines`` would also split inside strings holding U+0085 or
+    U+2028, which the dump writes as they are)."""
     out: list[dict[str, Any]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
