@@ -78,8 +78,10 @@ class Match:
     adopted: bool
 
 
-def _stored_id(trigger: object) -> str | None:
-    value = trigger.get("id") if isinstance(trigger, Mapping) else None
+def _stored_id(item: object) -> str | None:
+    """The non-empty string id of a trigger or action object, else None (an id of any other
+    type is left for validation to refuse)."""
+    value = item.get("id") if isinstance(item, Mapping) else None
     return value if isinstance(value, str) and value else None
 
 
@@ -87,14 +89,16 @@ def match_triggers(authored: Sequence[object], stored: Sequence[object]) -> list
     """Pair each authored trigger with its stored trigger: by id first, then by structure
     (each stored trigger at most once, first equal one in stored order)."""
     by_id = {tid: i for i, t in enumerate(stored) if (tid := _stored_id(t)) is not None}
-    named = {item.get("id") for item in authored if isinstance(item, Mapping) and item.get("id")}
+    named = {tid for item in authored if (tid := _stored_id(item)) is not None}
     taken = {i for tid, i in by_id.items() if tid in named}
     matches: list[Match] = []
     for index, item in enumerate(authored):
         if not isinstance(item, Mapping):
             matches.append(Match(index, None, adopted=False))
         elif not blank_id(item.get("id")):
-            matches.append(Match(index, by_id.get(str(item["id"])), adopted=False))
+            given = _stored_id(item)  # an id of another type is refused by validation
+            found = by_id.get(given) if given is not None else None
+            matches.append(Match(index, found, adopted=False))
         else:
             found = _first_equal(item, stored, taken)
             if found is not None:
@@ -116,8 +120,8 @@ def adopt_action_ids(authored: object, stored: object) -> object:
     """``authored``'s actions with the ids of equal stored actions filled in where left out."""
     if not isinstance(authored, list) or not isinstance(stored, list):
         return authored
-    named = {a.get("id") for a in authored if isinstance(a, Mapping) and a.get("id")}
-    free = [s for s in stored if isinstance(s, Mapping) and s.get("id") not in named]
+    named = {aid for a in authored if (aid := _stored_id(a)) is not None}
+    free = [s for s in stored if isinstance(s, Mapping) and _stored_id(s) not in named]
     out: list[object] = []
     for action in authored:
         if isinstance(action, Mapping) and blank_id(action.get("id")):
