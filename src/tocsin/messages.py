@@ -518,6 +518,7 @@ def iac_document_invalid(number: int, reason: str) -> str:
 
 
 IAC_DOCUMENTS_NOT_LIST = "documents must be a list of trigger documents (JSON objects)"
+IAC_TABLES_NOT_NAMES = "tables must be a list of table names"
 
 
 def iac_table_unknown(name: str, scope: str, scope_id: str) -> str:

@@ -317,3 +317,14 @@ def test_a_changed_trigger_without_id_is_not_adopted(tocsin: Tocsin) -> None:
     [saved] = tocsin.set_triggers(table_id, [hourly()], now=NOW)
     [other] = tocsin.set_triggers(table_id, [hourly(expression="5 * * * *")], now=later(1))
     assert other["id"] != saved["id"]
+
+
+def test_export_of_named_tables_only(scope: Scope) -> None:
+    scope.table("A", [reminder()])
+    scope.table("B", [hourly()])
+    assert [d["table"] for d in scope.export(["B"])] == ["B"]
+    assert [d["table"] for d in scope.t.export("chatroom", scope.id, tables="A")] == ["A"]
+    assert [d["table"] for d in scope.export(["B", "A"])] == ["B", "A"]
+    with pytest.raises(ValidationError) as caught:
+        scope.export(["C"])
+    assert caught.value.detail == messages.iac_table_unknown("C", "chatroom", scope.id)

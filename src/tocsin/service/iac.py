@@ -45,9 +45,10 @@ class IacMixin(DataMixin, TocsinBase):
         """The scope's triggers as documents (normalized, canonical key order); only the named
         tables when ``tables`` is given. ``iac.dumps`` turns them into JSON Lines."""
         scope, scope_id = _scope(scope, scope_id)
-        if tables is not None and not all(isinstance(n, str) for n in tables):
-            raise ValidationError(messages.IAC_DOCUMENTS_NOT_LIST)
-        names = list(tables) if tables is not None else None
+        names = [tables] if isinstance(tables, str) else tables
+        if names is not None and not all(isinstance(n, str) for n in names):
+            raise ValidationError(messages.IAC_TABLES_NOT_NAMES)
+        names = list(names) if names is not None else None
         found = self._scope_tables(scope, scope_id)
         return iac.export_documents(found, names, scope=scope, scope_id=scope_id)
 
