@@ -131,3 +131,13 @@ def test_errors_exit_1_with_the_text(setup: tuple[Cli, str], tocsin: Tocsin) -> 
     bad = cli.run("plan", str(cli.tmp / "bad.jsonl"), "--scope", cli.scope)
     assert bad.returncode == 1 and "line 2" in bad.stderr
     assert cli.run("plan", boolean, "--scope", "chatroom:nope").returncode == 1
+
+
+def test_a_malformed_setting_is_exit_1_not_2(setup: tuple[Cli, str]) -> None:
+    cli, _ = setup
+    path = cli.write([{"table": "Cases", **HOURLY}])
+    assert cli.run("plan", path, "--scope", cli.scope).returncode == 2
+    cli.env["TOCSIN_STUCK_AFTER_S"] = "abc"
+    result = cli.run("plan", path, "--scope", cli.scope)
+    assert result.returncode == 1
+    assert "TOCSIN_STUCK_AFTER_S" in result.stderr

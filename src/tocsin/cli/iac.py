@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from tocsin import iac
-from tocsin.errors import TocsinError
+from tocsin.errors import SettingsError, TocsinError
 from tocsin.service import Tocsin
 from tocsin.service.auth import parse_scope
 
@@ -51,6 +51,18 @@ def _read(path: str) -> list[dict[str, Any]]:
         return iac.loads(text)
     except TocsinError as exc:
         raise _error(f"{path}: {exc.detail}") from None
+
+
+def _open() -> Tocsin:
+    """The facade; any failure to open it is exit code 1 here (2 means "changes")."""
+    try:
+        return open_tocsin()
+    except SettingsError as exc:
+        raise _error(str(exc)) from None
+    except typer.Exit as exc:
+        if exc.exit_code == CHANGES:
+            raise typer.Exit(ERROR) from None
+        raise
 
 
 def _scope(text: str) -> tuple[str, str]:
@@ -135,7 +147,7 @@ def export(
 ) -> None:
     """Write the scope's triggers as JSON Lines (normalized; byte-stable) to stdout."""
     kind, scope_id = _scope(scope)
-    tocsin = open_tocsin()
+    tocsin = _open()
     documents = _run(tocsin, lambda: tocsin.export(kind, scope_id, tables=table or None))
     sys.stdout.write(iac.dumps(documents))
 
@@ -148,12 +160,12 @@ def plan(
     """Compare documents with the stored triggers; exit 0 no changes, 2 changes, 1 error."""
     kind, scope_id = _scope(scope)
     documents = _read(file)
-    tocsin = open_tocsin()
+    tocsin = _open()
     entries = _run(tocsin, lambda: tocsin.plan(kind, scope_id, documents))
     if as_json:
         typer.echo(json.dumps({"plan": entries}, ensure_ascii=False))
     else:
-        render(Console(), entries)
+        render(Console(soft_wrap=True), entries)
     raise typer.Exit(CHANGES if _has_changes(entries) else NO_CHANGES)
 
 
@@ -165,8 +177,8 @@ def apply(
     """Show the plan, ask, and carry it out through the same validation as the API."""
     kind, scope_id = _scope(scope)
     documents = _read(file)
-    console = Console()
-    tocsin = open_tocsin()
+    console = Console(soft_wrap=True)
+    tocsin = _open()
     try:
         entries = tocsin.plan(kind, scope_id, documents)
         render(console, entries)
