@@ -328,3 +328,19 @@ def test_export_of_named_tables_only(scope: Scope) -> None:
     with pytest.raises(ValidationError) as caught:
         scope.export(["C"])
     assert caught.value.detail == messages.iac_table_unknown("C", "chatroom", scope.id)
+
+
+def test_moving_an_id_to_another_table_is_refused_before_anything_is_written(
+    scope: Scope, tocsin: Tocsin
+) -> None:
+    first = scope.table("A", [every_hour()])
+    second = scope.table("B")
+    [document] = scope.export()
+    before = tocsin.get_triggers(first)
+    moved = [{"table": "A"}, {**document, "table": "B"}]
+    assert actions(scope.plan(moved)) == [("delete", document["id"]), ("create", document["id"])]
+    with pytest.raises(ValidationError) as caught:
+        scope.apply(moved)
+    assert caught.value.detail == messages.trigger_id_taken(document["id"])
+    assert tocsin.get_triggers(first) == before
+    assert tocsin.get_triggers(second) == []
