@@ -4,6 +4,7 @@
 - ``tocsin scheduler`` / ``tocsin worker`` / ``tocsin tick``: the parts, separately
 - ``tocsin schedules …`` / ``tocsin workflows …``: workflow schedules and runs (SPEC §12)
 - ``tocsin runs list|retry``, ``tocsin preview``: operate on one table
+- ``tocsin export|plan|apply``: trigger documents as code (SPEC §11)
 - ``tocsin tokens create``: a bearer token for one scope and role
 - ``tocsin demo``: seed a demo database and serve it (``make run``)
 """
@@ -14,7 +15,7 @@ import typer
 
 from tocsin.errors import SettingsError
 
-from . import demo, processes, tables, tokens, workflows
+from . import demo, iac, processes, tables, tokens, workflows
 
 app = typer.Typer(
     name="tocsin",
@@ -24,6 +25,7 @@ app = typer.Typer(
 )
 processes.register(app)
 tables.register(app)
+iac.register(app)
 app.add_typer(tables.runs_app, name="runs")
 app.add_typer(tokens.app, name="tokens")
 app.add_typer(workflows.schedules_app, name="schedules")
