@@ -506,3 +506,15 @@ def demo_running(database: str, holder: str, env_file: str) -> str:
         f"Use it (source {env_file}), or stop it (Ctrl-C) before starting a new one; "
         "a second demo at the same time needs another directory"
     )
+
+
+# --- Studio (issue 13, SPEC §16) --------------------------------------------------------------
+STUDIO_CSRF_INVALID = "this form is missing its CSRF token or it does not match; reload the page"
+STUDIO_READ_ONLY = "your token may look but not change this (ask for a moderator or write token)"
+STUDIO_TOKEN_INVALID = "that token is not valid (unknown, expired or revoked); paste another"
+STUDIO_NO_SCHEDULES = "your token lacks the 'schedules:read' permission needed for this page"
+STUDIO_NO_SCOPE = "your token has no table scope (chatroom, workspace or user)"
+STUDIO_MODERATOR_ONLY = (
+    "triggers, the schedule preview and runs need a moderator token of this table's scope"
+)
+STUDIO_RESUME_DATA_INVALID = "resume data must be JSON (or left empty)"
