@@ -42,7 +42,8 @@ def _sign_in(request: Request, token: str, target: str) -> Response:
     now = utc_now(request)
     principal = facade(request).verify_token(token, now=now)
     if principal is None:
-        return _login_form(request, target, error=messages.STUDIO_TOKEN_INVALID, status=401)
+        # the form again, with the reason (200: a page to fill in, not a failed load)
+        return _login_form(request, target, error=messages.STUDIO_TOKEN_INVALID)
     session = sessions(request).open(token, now)
     landing = _safe_next(target)
     if landing == HOME and not principal.has("schedules:read"):

@@ -165,6 +165,7 @@ ENV = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+ENV.policies["json.dumps_kwargs"] = {"default": str, "sort_keys": True}
 ENV.filters["when"] = when
 ENV.filters["duration"] = duration
 ENV.filters["urlq"] = lambda text: quote(str(text), safe="")

@@ -105,7 +105,8 @@ def run_graph(
         return redirect(f"/workflows/{run['workflow_id']}/graph/{run_id}")
     by_id = {s["id"]: s for s in run["steps"]}
     layout = stages(t, workflow_id) or [[s["id"]] for s in run["steps"]]
-    graph = [[by_id.get(sid, {"id": sid, "status": "not started"}) for sid in st] for st in layout]
+    idle = {"status": "not started", "output": None, "error": None, "started_at": None}
+    graph = [[by_id.get(sid, {**idle, "id": sid}) for sid in st] for st in layout]
     return render(
         request,
         "graph.html",
