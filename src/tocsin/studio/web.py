@@ -156,7 +156,12 @@ def duration(ms: object) -> str:
         return f"{int(ms)} ms"
     if ms < 60_000:
         return f"{ms / 1000:.1f} s"
-    return f"{int(ms // 60_000)} min {int(ms % 60_000 // 1000)} s"
+    minutes = int(ms // 60_000)
+    if minutes < 60:
+        return f"{minutes} min {int(ms % 60_000 // 1000)} s"
+    if minutes < 1440:
+        return f"{minutes // 60} h {minutes % 60} min"
+    return f"{minutes // 1440} d {minutes % 1440 // 60} h"
 
 
 ENV = Environment(
