@@ -215,3 +215,14 @@ def test_list_tables_pages_one_scope(t: Tocsin) -> None:
     assert page["total"] == 2 and [x["name"] for x in page["items"]] == ["T0"]
     assert [x["name"] for x in t.list_tables("chatroom", CHAT, skip=1, limit=5)["items"]] == ["T2"]
     assert t.list_tables()["total"] == 3
+
+
+def test_the_sign_in_links_token_never_reaches_the_logs() -> None:
+    import logging
+
+    from tocsin.cli.logs import JsonLinesFormatter
+
+    line = '127.0.0.1:1 - "GET /login?token=s3cr3t-Value_1&next=/tables HTTP/1.1" 303'
+    record = logging.makeLogRecord({"name": "uvicorn.access", "msg": line, "levelname": "INFO"})
+    out = JsonLinesFormatter().format(record)
+    assert "s3cr3t" not in out and "/login?token=[redacted]&next=/tables" in out
