@@ -226,3 +226,55 @@ def test_the_sign_in_links_token_never_reaches_the_logs() -> None:
     record = logging.makeLogRecord({"name": "uvicorn.access", "msg": line, "levelname": "INFO"})
     out = JsonLinesFormatter().format(record)
     assert "s3cr3t" not in out and "/login?token=[redacted]&next=/tables" in out
+
+
+def test_preview_next_due_is_opt_in_and_feeds_next_fire(t: Tocsin) -> None:
+    table = t.create_table(
+        scope="chatroom", scope_id=CHAT, name="Cases", columns={"Due": "date"}, now=SYNCED
+    )
+    notify = [{"type": "notify", "message": "hi"}]
+    triggers = [
+        {"on": "schedule", "schedule": {"type": "cron", "expression": "0 9 * * 1"},
+         "actions": notify},
+        {"on": "schedule", "schedule": {"type": "date_column_reached", "column": "Due"},
+         "actions": notify},
+    ]  # fmt: skip
+    t.set_triggers(table["id"], triggers, now=SYNCED)  # a Tuesday
+    plain = t.preview(table["id"], now=SYNCED)["triggers"]
+    assert all("next_due_at" not in arm for arm in plain)  # the API's SPEC §7 document
+    cron, date = t.preview(table["id"], now=SYNCED, next_due=True)["triggers"]
+    assert cron["next_due_at"] == "2026-12-07T09:00:00" and cron["due_at"] is None
+    assert "next_due_at" not in date
+
+
+def test_triggers_and_preview_arms_in_words() -> None:
+    from tocsin.studio.words import preview_lines, trigger_words
+
+    daily = {
+        "on": "schedule",
+        "schedule": {"type": "daily", "at": "01:30", "timezone": "Asia/Taipei"},
+    }
+    assert trigger_words(daily) == "Every day at 01:30 (Asia/Taipei)"
+    cron = {"on": "schedule", "schedule": {"type": "cron", "expression": "0 9 * * 1-5"}}
+    assert trigger_words(cron) == "At 09:00 on Monday through Friday (UTC)"
+    due = {"type": "date_column_reached", "column": "Due", "offset_minutes": -1440}
+    assert trigger_words({"on": "schedule", "schedule": due}) == (
+        "When a record's Due is reached 1 day(s) before"
+    )
+    assert trigger_words({"on": "created"}) == "When a record is created"
+    date_arm = {"kind": "date_column_reached", "config_status": "valid", "records_scanned": 3,
+                "due_now": 1, "scheduled_for_future": 2, "truncated": False,
+                "warnings": ["overdue_records_will_fire"]}  # fmt: skip
+    assert preview_lines(date_arm) == [
+        "3 record(s) looked at:",
+        "1 due now (the next tick fires them)",
+        "2 scheduled for later",
+        "Overdue records will fire at the next tick.",
+    ]
+    busy = {"kind": "interval", "config_status": "valid", "active_run": True, "due_now": False,
+            "last_consumed_window_at": "2026-01-01T00:00:00", "warnings": []}  # fmt: skip
+    assert preview_lines(busy) == ["Not due: a run of this trigger is still active."]
+    broken = {"kind": "invalid", "config_status": "invalid", "error_codes": ["timezone_invalid"]}
+    assert preview_lines(broken) == [
+        "The scheduler skips this trigger: its config is invalid (timezone_invalid)."
+    ]

@@ -43,6 +43,7 @@ from tocsin.store import runs as store_runs
 from tocsin.store import state as store_state
 from tocsin.store.tx import Store, Tx
 
+CLOCK_KINDS = ("interval", "daily", "cron")
 WHEN_IGNORED = "when_ignored_for_recordless_schedule"
 # No skip-if-overdue (SPEC §4.1): the next tick fires every due row of this page, however old.
 OVERDUE_WILL_FIRE = "overdue_records_will_fire"
@@ -82,7 +83,7 @@ def schedule_preview(
             for t in stored
         ]
         arms = [
-            _with_next(t, states, arm, now) if next_due and arm.get("due_now") is not None else arm
+            _with_next(t, states, arm, now) if next_due and arm["kind"] in CLOCK_KINDS else arm
             for t, arm in zip(stored, arms, strict=True)
         ]
     return {
