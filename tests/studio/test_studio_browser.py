@@ -237,9 +237,13 @@ def test_member_sees_no_buttons_and_posts_without_csrf_are_refused(
         writer.close()
 
 
-def test_phone_width_and_dark_mode(chromium: Any, world: World) -> None:
+def test_phone_width_dark_mode_and_the_browsers_time_zone(chromium: Any, world: World) -> None:
     context = chromium.new_context(
-        viewport={"width": 390, "height": 844}, color_scheme="dark", is_mobile=True
+        viewport={"width": 390, "height": 844},
+        color_scheme="dark",
+        is_mobile=True,
+        timezone_id="Asia/Taipei",
+        locale="en-US",
     )
     errors: list[str] = []
     try:
@@ -247,6 +251,10 @@ def test_phone_width_and_dark_mode(chromium: Any, world: World) -> None:
         tab.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         sign_in(tab, world, world.writer)
         expect(tab.locator("#schedules tbody tr")).to_have_count(3)
+        # times in the browser's zone (UTC+8 here), UTC on hover
+        nightly = tab.locator("tr[data-schedule-id=wf_nightly] td[data-label='Next fire'] time")
+        expect(nightly).to_have_attribute("title", "2027-01-01 00:00:00 UTC")
+        expect(nightly).to_contain_text("8:00:00 AM")
         background = tab.evaluate("getComputedStyle(document.body).backgroundColor")
         assert background == "rgb(18, 21, 28)"  # the dark palette
         # the page itself never scrolls sideways; wide tables scroll inside their wrapper

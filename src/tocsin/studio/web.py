@@ -149,6 +149,12 @@ def when(value: object, empty: str = "—") -> Markup:
     return Markup("<time datetime='{}' title='{}'>{}</time>").format(iso, text, text)
 
 
+def utc(value: object) -> str:
+    """The instant as plain UTC text (shown beside a localized ``when``)."""
+    at = _instant(value)
+    return at.strftime("%Y-%m-%d %H:%M UTC") if at is not None else ""
+
+
 def duration(ms: object) -> str:
     if not isinstance(ms, int | float):
         return "—"
@@ -173,6 +179,7 @@ ENV = Environment(
 ENV.policies["json.dumps_kwargs"] = {"default": str, "sort_keys": True}
 ENV.filters["when"] = when
 ENV.filters["duration"] = duration
+ENV.filters["utc"] = utc
 ENV.filters["urlq"] = lambda text: quote(str(text), safe="")
 
 
