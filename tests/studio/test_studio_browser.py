@@ -185,7 +185,11 @@ def test_failed_table_run_is_retried_from_the_ui_and_ends_done(page: Any, world:
         t.work(now=FIRST)  # the server's worker may have executed it first
         return t.get_run(world.table_id, run["id"])["status"] == "done"
 
+    page.click("nav.tabs a:has-text('all')")  # pending there (polling) or already done
     wait_for("the retried run to end done", done)
+    badge = page.locator(f"tr[data-run-id='{run['id']}'] td[data-label=Status] .badge")
+    expect(badge).to_have_text("done", timeout=POLL_WAIT_MS)  # without a reload
+    expect(page.locator("#runs-panel")).to_have_attribute("data-polling", "off")
     page.click("nav.tabs a:has-text('done')")
     expect(page.locator(f"tr[data-run-id='{run['id']}'] .badge")).to_have_text("done")
     shot(page, world, "table")

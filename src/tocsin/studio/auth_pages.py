@@ -32,9 +32,11 @@ def _safe_next(target: str | None) -> str:
     return target
 
 
-def _cookie(response: Response, name: str, value: str, max_age: int) -> None:
+def _cookie(request: Request, response: Response, name: str, value: str, max_age: int) -> None:
+    """``HttpOnly``, ``SameSite=Strict``; ``Secure`` whenever the page came over HTTPS."""
+    secure = request.url.scheme == "https"
     response.set_cookie(
-        name, value, max_age=max_age, httponly=True, samesite="strict", path="/", secure=False
+        name, value, max_age=max_age, httponly=True, samesite="strict", path="/", secure=secure
     )
 
 
@@ -49,7 +51,7 @@ def _sign_in(request: Request, token: str, target: str) -> Response:
     if landing == HOME and not principal.has("schedules:read"):
         landing = "/tables"  # a table token's home
     response = redirect(landing)
-    _cookie(response, COOKIE, session.id, int(SESSION_TTL.total_seconds()))
+    _cookie(request, response, COOKIE, session.id, int(SESSION_TTL.total_seconds()))
     response.delete_cookie(LOGIN_CSRF, path="/")
     return response
 
@@ -65,7 +67,7 @@ def _login_form(request: Request, target: str, *, error: str = "", status: int =
         next=_safe_next(target),
         error=error,
     )
-    _cookie(response, LOGIN_CSRF, csrf, 3600)
+    _cookie(request, response, LOGIN_CSRF, csrf, 3600)
     return response
 
 

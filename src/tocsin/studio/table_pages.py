@@ -112,6 +112,7 @@ def table_detail(
         table=table,
         triggers=_triggers(request, table_id),
         runs=runs["items"],
+        live=any(r["status"] in ("pending", "running") for r in runs["items"]),
         status=status,
         filters=RUN_FILTERS,
         pages=pager(request, page, RUNS_PAGE, runs["total"], status=status),
