@@ -537,3 +537,15 @@ def iac_table_ambiguous(name: str, count: int) -> str:
 
 def iac_trigger_id_in_two_tables(trigger_id: str) -> str:
     return f"trigger id '{trigger_id}' appears in documents of two tables"
+
+
+# --- Studio (issue 13, SPEC §16) --------------------------------------------------------------
+STUDIO_CSRF_INVALID = "this form is missing its CSRF token or it does not match; reload the page"
+STUDIO_READ_ONLY = "your token may look but not change this (ask for a moderator or write token)"
+STUDIO_TOKEN_INVALID = "that token is not valid (unknown, expired or revoked); paste another"
+STUDIO_NO_SCHEDULES = "your token lacks the 'schedules:read' permission needed for this page"
+STUDIO_NO_SCOPE = "your token has no table scope (chatroom, workspace or user)"
+STUDIO_MODERATOR_ONLY = (
+    "triggers, the schedule preview and runs need a moderator token of this table's scope"
+)
+STUDIO_RESUME_DATA_INVALID = "resume data must be JSON (or left empty)"

@@ -16,6 +16,7 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from fastapi import FastAPI
 
+from tocsin import studio
 from tocsin.service import Tocsin
 from tocsin.service.apps import open_with_app
 from tocsin.settings import Settings
@@ -98,6 +99,7 @@ def create_app(
         app.include_router(module.router)
     if demo_routes:
         app.include_router(demo.router)
+    studio.install(app)  # the web UI (SPEC §16): /login, /workflows…, /tables…
     return app
 
 

@@ -188,6 +188,28 @@ class DataMixin(TocsinBase):
         with self.store.read() as tx:
             return public_table(_table(tx, table_id, include_trashed=include_trashed))
 
+    def list_tables(
+        self,
+        scope: str | None = None,
+        scope_id: str | None = None,
+        skip: int = 0,
+        limit: int = 50,
+    ) -> dict[str, Any]:
+        """Live tables, oldest first, of one scope when given: ``{"items", "total", …}``."""
+        _check_page(skip, limit)
+        if scope is not None and scope not in SCOPES:
+            raise ValidationError(messages.scope_invalid(scope))
+        with self.store.read() as tx:
+            items, total = store_records.page_tables(
+                tx, scope=scope, scope_id=scope_id, skip=skip, limit=limit
+            )
+        return {
+            "items": [public_table(t) for t in items],
+            "total": total,
+            "skip": skip,
+            "limit": limit,
+        }
+
     def trash_table(self, table_id: str, now: datetime | None = None) -> dict[str, Any]:
         """Trash a table: its schedules fall silent, its writes answer 404 (SPEC §2)."""
         return self._set_table_trashed(table_id, True, self._now(now))
@@ -366,12 +388,20 @@ class DataMixin(TocsinBase):
             return claims.count_backlog(tx, now=at)
 
     def preview(
-        self, table_id: str, now: datetime | None = None, record_limit: int = 1000
+        self,
+        table_id: str,
+        now: datetime | None = None,
+        record_limit: int = 1000,
+        *,
+        next_due: bool = False,
     ) -> dict[str, Any]:
-        """The schedule preview of a live table (SPEC §7); read-only."""
+        """The schedule preview of a live table (SPEC §7); read-only. ``next_due=True`` adds
+        each clock trigger's ``next_due_at`` (Studio's "next fire")."""
         at = self._now(now)
         limit = _check_limit("record_limit", record_limit, RECORD_LIMIT)
-        return schedule_preview(self.store, table_id=table_id, now=at, record_limit=limit)
+        return schedule_preview(
+            self.store, table_id=table_id, now=at, record_limit=limit, next_due=next_due
+        )
 
     # --- runs ----------------------------------------------------------------------------------
 
