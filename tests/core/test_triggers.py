@@ -198,7 +198,8 @@ def test_materialize_slots_only_on_daily() -> None:
 
 def test_duplicate_ids() -> None:
     error = refused(
-        [interval(id="trg_a", actions=[NOTIFY]), interval(id="trg_a", actions=[NOTIFY])], "trigger_id_duplicate"
+        [interval(id="trg_a", actions=[NOTIFY]), interval(id="trg_a", actions=[NOTIFY])],
+        "trigger_id_duplicate",
     )
     assert error.detail == messages.trigger_id_duplicate("trg_a")
     refused(
@@ -209,7 +210,10 @@ def test_duplicate_ids() -> None:
 
 def test_schedule_rules_apply() -> None:
     refused([{"on": "schedule", "actions": [NOTIFY]}], "schedule_object_missing")
-    refused([interval(actions=[NOTIFY]) | {"schedule": {"type": "monthly"}}], "unsupported_schedule_type")
+    refused(
+        [interval(actions=[NOTIFY]) | {"schedule": {"type": "monthly"}}],
+        "unsupported_schedule_type",
+    )
     bool_offset = {"type": "date_column_reached", "column": "Due", "offset_minutes": True}
     error = refused(
         [{"on": "schedule", "schedule": bool_offset, "actions": [NOTIFY]}], "offset_minutes_invalid"

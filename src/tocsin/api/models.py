@@ -128,6 +128,8 @@ class RunOut(Out):
     scheduled_for: datetime | None
     created_at: datetime
     updated_at: datetime
+    next_attempt_at: datetime | None = None
+    """A run waiting for an automatic retry (the trigger's ``retry`` policy): not before then."""
 
 
 class TriggersOut(Out):

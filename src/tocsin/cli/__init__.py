@@ -5,6 +5,7 @@
 - ``tocsin schedules …`` / ``tocsin workflows …``: workflow schedules and runs (SPEC §12)
 - ``tocsin runs list|retry``, ``tocsin preview``: operate on one table
 - ``tocsin tokens create``: a bearer token for one scope and role
+- ``tocsin secrets rotate``: a scope's webhook signing secret
 - ``tocsin demo``: seed a demo database and serve it (``make run``)
 """
 
@@ -14,7 +15,7 @@ import typer
 
 from tocsin.errors import SettingsError
 
-from . import demo, processes, tables, tokens, workflows
+from . import demo, processes, secrets, tables, tokens, workflows
 
 app = typer.Typer(
     name="tocsin",
@@ -26,6 +27,7 @@ processes.register(app)
 tables.register(app)
 app.add_typer(tables.runs_app, name="runs")
 app.add_typer(tokens.app, name="tokens")
+app.add_typer(secrets.app, name="secrets")
 app.add_typer(workflows.schedules_app, name="schedules")
 app.add_typer(workflows.workflows_app, name="workflows")
 demo.register(app)

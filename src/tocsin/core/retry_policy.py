@@ -13,7 +13,8 @@ run goes back to ``pending`` with ``next_attempt_at = now + delay(n)``::
 
 With ``jitter`` the delay is scaled into ``[delay/2, delay]`` by a fraction derived from the
 run id and the attempt number (SHA-256), so the same run and attempt always wait the same time
-(tests are never flaky) while runs failing together spread out.
+(tests are never flaky) while runs failing together spread out. The delay is applied rounded
+to the millisecond.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ class RetryPolicy:
         """When attempt ``attempt + 1`` may start, or None when the attempts are spent."""
         if attempt >= self.max_attempts:
             return None
-        return now + timedelta(seconds=self.delay_s(attempt, run_id))
+        return now + timedelta(milliseconds=round(self.delay_s(attempt, run_id) * 1000))
 
 
 def jitter_fraction(run_id: str, attempt: int) -> float:
@@ -74,7 +75,7 @@ def _number(value: object) -> bool:
 def validate_retry(raw: object) -> dict[str, Any]:
     """The ``retry`` object as written, or ``ConfigError`` naming the bad key and value."""
     if not isinstance(raw, Mapping):
-        raise _error("retry must be an object like {\"max_attempts\": 5, \"backoff_s\": 30}")
+        raise _error('retry must be an object like {"max_attempts": 5, "backoff_s": 30}')
     unknown = sorted(str(k) for k in raw if k not in RETRY_KEYS)
     if unknown:
         keys = ", ".join(repr(k) for k in unknown)
@@ -82,12 +83,13 @@ def validate_retry(raw: object) -> dict[str, Any]:
     attempts = raw.get("max_attempts")
     if type(attempts) is not int or not 1 <= attempts <= MAX_ATTEMPTS_LIMIT:
         raise _error(
-            f"retry max_attempts must be an integer in [1, {MAX_ATTEMPTS_LIMIT}] "
-            f"(got {attempts!r})"
+            f"retry max_attempts must be an integer in [1, {MAX_ATTEMPTS_LIMIT}] (got {attempts!r})"
         )
     backoff = raw.get("backoff_s", 30)
     if not _number(backoff) or not 0 < backoff <= MAX_BACKOFF_LIMIT_S:
-        raise _error(f"retry backoff_s must be a number in (0, {MAX_BACKOFF_LIMIT_S}] (got {backoff!r})")
+        raise _error(
+            f"retry backoff_s must be a number in (0, {MAX_BACKOFF_LIMIT_S}] (got {backoff!r})"
+        )
     factor = raw.get("factor", 2)
     if not _number(factor) or not 1 <= factor <= MAX_FACTOR:
         raise _error(f"retry factor must be a number in [1, {MAX_FACTOR}] (got {factor!r})")

@@ -94,7 +94,8 @@ def normalize_schedule(raw: Mapping[str, Any]) -> dict[str, Any]:
     """Omit-when-default (SPEC §4.5); idempotent, never raises, never validates.
 
     ``offset_minutes: 0`` (a real integer, not ``False``) and ``timezone: "UTC"`` on daily/cron
-    are dropped (a known zone written in another case is spelled as IANA does first); a cron expression has its whitespace runs collapsed. Everything else is kept.
+    are dropped (a known zone written in another case is spelled as IANA does first); a cron
+    expression has its whitespace runs collapsed. Everything else is kept.
     """
     out = dict(raw)
     kind = out.get("type")

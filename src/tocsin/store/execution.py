@@ -65,10 +65,10 @@ def claim_next_runs(tx: Tx, *, now: datetime, limit: int = 1) -> list[dict[str, 
     """Claim up to ``limit`` of the oldest pending runs: ``pending → running``, ``attempts + 1``.
 
     Eligible: ``status = 'pending'`` and ``next_attempt_at`` NULL or ``<= now`` (a run waiting
-    for its automatic-retry backoff is left alone), oldest ``updated_at`` first; on PostgreSQL rows locked by
-    another claimer are skipped (``FOR UPDATE SKIP LOCKED``), on SQLite the caller holds
-    ``BEGIN IMMEDIATE``. The outer ``status = 'pending'`` predicate is the fence either way.
-    Returns the claimed runs in creation order (empty when none is pending).
+    for its automatic-retry backoff is left alone), oldest ``updated_at`` first; on PostgreSQL
+    rows locked by another claimer are skipped (``FOR UPDATE SKIP LOCKED``), on SQLite the
+    caller holds ``BEGIN IMMEDIATE``. The outer ``status = 'pending'`` predicate is the fence
+    either way. Returns the claimed runs in creation order (empty when none is pending).
     """
     tx.require_writable()
     pick = (
