@@ -40,6 +40,15 @@ def with_columns(text: str, columns: object) -> str:
     return f"{text}. columns: {listed}"
 
 
+def datetime_offset_ignored(column: str, value: str, offset: str) -> str:
+    """The ``warnings`` entry of a record write whose datetime cell carries an offset (§4.1)."""
+    return (
+        f"column '{column}': the offset {offset} in '{value}' is ignored, not converted: "
+        "datetime cells are naive UTC, so this cell is read as that wall time in UTC. "
+        "convert to UTC (or write Z) before writing"
+    )
+
+
 # §4.4 cron
 def cron_invalid(reason: str) -> str:
     return f"cron schedule invalid: {reason}"

@@ -115,6 +115,13 @@ class RecordOut(Out):
     updated_at: datetime
 
 
+class RecordWritten(RecordOut):
+    """A record create/update answer: the record, and ``warnings`` (e.g. a datetime cell whose
+    UTC offset was ignored: cells are naive UTC, SPEC §4.1)."""
+
+    warnings: list[str] = Field(default_factory=list)
+
+
 class RunOut(Out):
     id: str
     table_id: str
@@ -169,6 +176,7 @@ __all__ = [
     "Page",
     "RecordOut",
     "RecordWrite",
+    "RecordWritten",
     "RunOut",
     "RunStatus",
     "Scope",
