@@ -9,6 +9,7 @@ import hashlib
 import hmac
 import json
 from importlib.metadata import version
+from pathlib import Path
 from typing import Any
 
 from api_support import NOW, Tenant, table_url
@@ -105,3 +106,28 @@ def test_api_call_is_not_signed_but_says_who_it_is(
     (got,) = hook.received
     assert "X-Tocsin-Signature" not in got.headers
     assert got.headers["User-Agent"] == f"tocsin/{version('tocsin')}"
+
+
+def documented_verify() -> Any:
+    """The receiver snippet of docs/retries-alerts-webhooks.md, executed as written."""
+    doc = (Path(__file__).parents[2] / "docs" / "retries-alerts-webhooks.md").read_text()
+    snippet = doc.split("```python\n", 1)[1].split("```", 1)[0]
+    assert len(snippet.strip().splitlines()) <= 10
+    scope: dict[str, Any] = {}
+    exec(snippet, scope)  # the documentation's own code, nothing else
+    return scope["verify"]
+
+
+def test_the_documented_receiver_snippet_verifies_a_real_delivery(
+    client: TestClient, tocsin: Tocsin, tenant: Tenant, table: dict[str, Any]
+) -> None:
+    secret = tocsin.rotate_secret("chatroom", tenant.scope_id, now=NOW)
+    with HookReceiver(200) as hook:
+        fire(client, tocsin, tenant, table, {"type": "webhook", "url": hook.url})
+    (got,) = hook.received
+    check = documented_verify()
+    forever = 10**10  # NOW is a fixed instant in the past: switch the replay window off
+    assert check(secret, got.headers, got.body, tolerance_s=forever)
+    assert not check(secret, got.headers, got.body + b" ", tolerance_s=forever)
+    assert not check("whsec_other", got.headers, got.body, tolerance_s=forever)
+    assert not check(secret, got.headers, got.body)  # a day-old timestamp is a replay
