@@ -253,3 +253,35 @@ def test_a_failing_alert_is_recorded_and_does_not_stop_the_next(
     assert receipts == {"act_main": False, "act_page": False, "act_note": True}
     assert run["status"] == "failed" and feed(client, tenant) == ["down: Leak"]
     assert run["error"].startswith("POST ")  # the run's error stays the action's, not an alert's
+
+
+def test_a_run_waiting_for_its_retry_is_not_lost_work_and_a_moderator_may_run_it_now(
+    client: TestClient, tocsin: Tocsin, tenant: Tenant, table: dict[str, Any]
+) -> None:
+    with HookReceiver(500, 200) as hook:
+        put_trigger(
+            client,
+            tenant,
+            table,
+            {
+                "on": "created",
+                "actions": [{"type": "webhook", "url": hook.url}],
+                "retry": {"max_attempts": 3, "backoff_s": 3600, "jitter": False},
+            },
+        )
+        add_record(client, tenant, table)
+        tocsin.work(now=NOW)
+        # long past the stale window, but its turn has not come: the sweeps leave it alone
+        assert tocsin.tick(now=s(900))["trigger_runs_requeued"] == 0
+        assert tocsin.requeue(now=s(900))["requeued"] == 0
+        run = the_run(client, tenant, table)
+        assert (run["status"], at(run["next_attempt_at"])) == ("pending", s(3600))
+        url = table_url(tenant, table, f"/trigger-runs/{run['id']}/retry")
+        retried = client.post(url, headers=tenant.moderator).json()
+        assert (retried["status"], retried["next_attempt_at"], retried["error"]) == (
+            "pending",
+            None,
+            None,
+        )
+        assert tocsin.work(now=s(901)) == 1
+    assert the_run(client, tenant, table)["status"] == "done" and len(hook.received) == 2
