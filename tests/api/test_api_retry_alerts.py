@@ -285,3 +285,31 @@ def test_a_run_waiting_for_its_retry_is_not_lost_work_and_a_moderator_may_run_it
         )
         assert tocsin.work(now=s(901)) == 1
     assert the_run(client, tenant, table)["status"] == "done" and len(hook.received) == 2
+
+
+def test_a_schedule_run_waiting_for_its_retry_holds_its_trigger_window(
+    client: TestClient, tocsin: Tocsin, tenant: Tenant, table: dict[str, Any]
+) -> None:
+    with HookReceiver(500) as hook:
+        put_trigger(
+            client,
+            tenant,
+            table,
+            {
+                "on": "schedule",
+                "schedule": {"type": "interval", "every_seconds": 60},
+                "actions": [{"type": "webhook", "url": hook.url}],
+                "retry": {"max_attempts": 2, "backoff_s": 600, "jitter": False},
+            },
+        )
+        assert tocsin.tick(now=NOW)["runs_created"] == 1
+        tocsin.work(now=NOW)
+        # the frozen definition carries the policy; while the run waits (SPEC §5.3) no later
+        # window is queued, however many pass
+        assert tocsin.tick(now=s(300))["runs_created"] == 0
+        run = the_run(client, tenant, table)
+        assert (run["status"], at(run["next_attempt_at"])) == ("pending", s(600))
+        tocsin.work(now=s(600))
+        assert the_run(client, tenant, table)["status"] == "failed"
+        assert tocsin.tick(now=s(660))["runs_created"] == 1  # one run for the latest window
+    assert len(hook.received) == 2
