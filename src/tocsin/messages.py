@@ -24,6 +24,31 @@ def daily_timezone_unknown(tz: str) -> str:
     )
 
 
+def did_you_mean(names: list[str]) -> str:
+    """The suggestion appended after a SPEC text (issue 18): "" when there is none."""
+    if not names:
+        return ""
+    quoted = [f"'{n}'" for n in names]
+    listed = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+    return f" (did you mean {listed}?)"
+
+
+def with_columns(text: str, columns: object) -> str:
+    """A missing-column SPEC text followed by the table's columns (issue 18)."""
+    names = [str(c) for c in columns] if columns else []  # type: ignore[attr-defined]
+    listed = ", ".join(names) if names else "none"
+    return f"{text}. columns: {listed}"
+
+
+def datetime_offset_ignored(column: str, value: str, offset: str) -> str:
+    """The ``warnings`` entry of a record write whose datetime cell carries an offset (§4.1)."""
+    return (
+        f"column '{column}': the offset {offset} in '{value}' is ignored, not converted: "
+        "datetime cells are naive UTC, so this cell is read as that wall time in UTC. "
+        "convert to UTC (or write Z) before writing"
+    )
+
+
 # §4.4 cron
 def cron_invalid(reason: str) -> str:
     return f"cron schedule invalid: {reason}"

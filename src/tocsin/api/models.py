@@ -119,6 +119,13 @@ class RecordOut(Out):
     updated_at: datetime
 
 
+class RecordWritten(RecordOut):
+    """A record create/update answer: the record, and ``warnings`` (e.g. a datetime cell whose
+    UTC offset was ignored: cells are naive UTC, SPEC §4.1)."""
+
+    warnings: list[str] = Field(default_factory=list)
+
+
 class RunOut(Out):
     id: str
     table_id: str
@@ -132,6 +139,8 @@ class RunOut(Out):
     scheduled_for: datetime | None
     created_at: datetime
     updated_at: datetime
+    next_attempt_at: datetime | None = None
+    """A run waiting for an automatic retry (the trigger's ``retry`` policy): not before then."""
 
 
 class TriggersOut(Out):
@@ -177,6 +186,7 @@ __all__ = [
     "Page",
     "RecordOut",
     "RecordWrite",
+    "RecordWritten",
     "RunOut",
     "RunStatus",
     "Scope",

@@ -6,6 +6,7 @@
 - ``tocsin runs list|retry``, ``tocsin preview``: operate on one table
 - ``tocsin export|plan|apply``: trigger documents as code (SPEC §11)
 - ``tocsin tokens create``: a bearer token for one scope and role
+- ``tocsin secrets rotate``: a scope's webhook signing secret
 - ``tocsin demo``: seed a demo database and serve it (``make run``)
 """
 
@@ -15,7 +16,7 @@ import typer
 
 from tocsin.errors import SettingsError
 
-from . import demo, iac, processes, tables, tokens, workflows
+from . import demo, iac, processes, secrets, tables, tokens, workflows
 
 app = typer.Typer(
     name="tocsin",
@@ -28,6 +29,7 @@ tables.register(app)
 iac.register(app)
 app.add_typer(tables.runs_app, name="runs")
 app.add_typer(tokens.app, name="tokens")
+app.add_typer(secrets.app, name="secrets")
 app.add_typer(workflows.schedules_app, name="schedules")
 app.add_typer(workflows.workflows_app, name="workflows")
 demo.register(app)

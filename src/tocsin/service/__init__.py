@@ -8,6 +8,7 @@ The class is assembled from mixins by concern so each stays under the module bud
 - :mod:`tocsin.service.auth`: API tokens and per-scope roles
 - :mod:`tocsin.service.health`: the readiness ping
 - :mod:`tocsin.service.iac`: export, plan and apply trigger documents (SPEC §11)
+- :mod:`tocsin.service.secrets`: per-scope webhook signing secrets
 - :mod:`tocsin.service.workflows`: workflows, schedules and workflow runs (SPEC §12)
 """
 
@@ -19,11 +20,19 @@ from tocsin.service.data import DataMixin
 from tocsin.service.execution import ExecutionMixin
 from tocsin.service.health import HealthMixin
 from tocsin.service.iac import IacMixin
+from tocsin.service.secrets import SecretsMixin
 from tocsin.service.workflows import WorkflowsMixin
 
 
 class Tocsin(
-    WorkflowsMixin, IacMixin, DataMixin, ExecutionMixin, AuthMixin, HealthMixin, TocsinBase
+    WorkflowsMixin,
+    IacMixin,
+    DataMixin,
+    ExecutionMixin,
+    AuthMixin,
+    HealthMixin,
+    SecretsMixin,
+    TocsinBase,
 ):
     """A durable trigger and schedule engine on one database. See DESIGN §4."""
 

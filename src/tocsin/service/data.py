@@ -15,7 +15,7 @@ from typing import Any
 
 from tocsin import messages
 from tocsin.core import limits
-from tocsin.core.cells import is_plain_json, validate_cells, validate_columns
+from tocsin.core.cells import is_plain_json, offset_warnings, validate_cells, validate_columns
 from tocsin.engine import configs
 from tocsin.engine.evaluate import row_event_triggers
 from tocsin.engine.ids import uuid7, uuid7s
@@ -245,11 +245,18 @@ class DataMixin(TocsinBase):
     def insert_record(
         self, table_id: str, data: Mapping[str, Any], now: datetime | None = None
     ) -> dict[str, Any]:
-        """Insert one record and return its dict (the HTTP ``POST …/records``)."""
-        return self._insert(table_id, [data], self._now(now))[0]
+        """Insert one record and return its dict (the HTTP ``POST …/records``), with
+        ``warnings``: one entry per datetime cell whose offset the naive-UTC rule ignores."""
+        warnings: list[str] = []
+        record = self._insert(table_id, [data], self._now(now), warnings=warnings)[0]
+        return {**record, "warnings": warnings}
 
     def _insert(
-        self, table_id: str, rows: list[Mapping[str, Any]], at: datetime
+        self,
+        table_id: str,
+        rows: list[Mapping[str, Any]],
+        at: datetime,
+        warnings: list[str] | None = None,
     ) -> list[dict[str, Any]]:
         if not isinstance(rows, list):
             raise ValidationError(messages.ROWS_NOT_LIST)
@@ -257,6 +264,10 @@ class DataMixin(TocsinBase):
         with self.store.begin() as tx:
             table = _table(tx, table_id)
             checked = [validate_cells(table["columns"], row) for row in rows]
+            if warnings is not None:
+                warnings.extend(
+                    w for row in checked for w in offset_warnings(table["columns"], row)
+                )
             ids = uuid7s(at, len(checked))
             values = [{"id": i, "data": data} for i, data in zip(ids, checked, strict=True)]
             created = store_records.insert_records(tx, table_id=table_id, rows=values, now=at)
@@ -273,7 +284,8 @@ class DataMixin(TocsinBase):
         data: Mapping[str, Any],
         now: datetime | None = None,
     ) -> dict[str, Any]:
-        """Partial update: only the given columns change; emits ``updated``."""
+        """Partial update: only the given columns change; emits ``updated``. The record comes
+        back with ``warnings`` (datetime offsets ignored, as for ``insert_record``)."""
         at = self._now(now)
         with self.store.begin() as tx:
             table = _table(tx, table_id)
@@ -291,7 +303,7 @@ class DataMixin(TocsinBase):
                 raise NotFound(messages.RECORD_NOT_FOUND)
             emit_row_event(tx, table, "updated", updated, at)
             configs.wake_date_triggers(tx, table=table)
-        return updated
+        return {**updated, "warnings": offset_warnings(table["columns"], patch)}
 
     def trash_record(
         self, table_id: str, record_id: str, now: datetime | None = None

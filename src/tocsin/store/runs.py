@@ -3,13 +3,14 @@
 Status machine (stored in ``runs.status``)::
 
     pending → running → done | failed          (retry: failed | pending | stale running → pending)
+                       └→ pending (automatic retry: ``next_attempt_at`` set, issue 18)
 
 ``stuck`` is a filter, not a status: failed, or running with ``updated_at`` older than
 ``stuck_after_s``. Claiming, receipts, finishing and retry live in ``store/execution.py``.
 
 Run dicts: ``id, table_id, trigger_id, record_id, source, clock, status, attempts, error,
 action_results (list), payload, definition, identity, scheduled_for, enqueued_at, created_at,
-updated_at, started_at, finished_at``.
+updated_at, started_at, finished_at, next_attempt_at``.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ RUN_FIELDS = (
     "updated_at",
     "started_at",
     "finished_at",
+    "next_attempt_at",
 )
 
 

@@ -161,6 +161,9 @@ runs = Table(
     Column("updated_at", UTCDateTime, nullable=False),
     Column("started_at", UTCDateTime, nullable=True),
     Column("finished_at", UTCDateTime, nullable=True),
+    # automatic retry (issue 18, migration 0011): a pending run waiting for its backoff is not
+    # claimed before this instant; NULL: claimable at once
+    Column("next_attempt_at", UTCDateTime, nullable=True),
     Index("ix_runs_table_created", "table_id", "created_at"),
     Index("ix_runs_status_updated", "status", "updated_at"),
     # §5.3 one active run per clock trigger
@@ -302,4 +305,16 @@ workflow_runs = Table(
     Index("ix_workflow_runs_status", "status", "updated_at"),
     Index("ix_workflow_runs_workflow", "workflow_id", "created_at"),
     Index("ix_workflow_runs_schedule", "schedule_id", "status"),
+)
+
+# issue 18 per-scope webhook signing secrets (migration 0011): one live secret per scope, kept in
+# clear (an HMAC key must be usable); rotating replaces it
+signing_secrets = Table(
+    "signing_secrets",
+    metadata,
+    Column("scope", String(16), nullable=False),
+    Column("scope_id", String(36), nullable=False),
+    Column("secret", String(128), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    PrimaryKeyConstraint("scope", "scope_id"),
 )

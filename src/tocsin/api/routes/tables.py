@@ -15,7 +15,15 @@ from ..deps import (
     NowDep,
     TocsinDep,
 )
-from ..models import Page, RecordOut, RecordWrite, TableCreate, TableOut, error_responses
+from ..models import (
+    Page,
+    RecordOut,
+    RecordWrite,
+    RecordWritten,
+    TableCreate,
+    TableOut,
+    error_responses,
+)
 
 PREFIX = "/private/module/custom_tables/{scope}/{scope_id}"
 router = APIRouter(prefix=PREFIX, tags=["tables"])
@@ -71,7 +79,7 @@ def restore_table(table: ModeratorAnyTable, tocsin: TocsinDep, now: NowDep) -> J
 @router.post(
     "/tables/{table_id}/records",
     status_code=201,
-    response_model=RecordOut,
+    response_model=RecordWritten,
     responses=error_responses(400, *AUTH, 404),
 )
 def create_record(body: RecordWrite, table: ModeratorTable, tocsin: TocsinDep, now: NowDep) -> Json:
@@ -89,7 +97,7 @@ def list_records(table: MemberTable, tocsin: TocsinDep, skip: Skip = 0, limit: L
 
 @router.patch(
     "/tables/{table_id}/records/{record_id}",
-    response_model=RecordOut,
+    response_model=RecordWritten,
     responses=error_responses(400, *AUTH, 404),
 )
 def update_record(
