@@ -22,6 +22,7 @@ from tocsin.settings import Settings
 
 from . import demo
 from .background import Background
+from .deps import RejectUnknownQuery
 from .errors import install_error_handlers
 from .guard import RequestGuard
 from .metrics import Metrics, serve_metrics
@@ -94,7 +95,7 @@ def create_app(
     install_error_handlers(app)
     app.add_middleware(RequestGuard, tocsin=facade, settings=settings)
     for module in (tables, triggers, runs, staged, messages, root, ops, schedules, workflows):
-        app.include_router(module.router)
+        app.include_router(module.router, dependencies=[RejectUnknownQuery])
     if demo_routes:
         app.include_router(demo.router)
     return app

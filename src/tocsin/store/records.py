@@ -107,6 +107,20 @@ def list_tables(
     return [table_dict(row) for row in tx.conn.execute(stmt).mappings()]
 
 
+def list_tables_page(
+    tx: Tx, *, scope: str, scope_id: str, skip: int, limit: int, include_trashed: bool = False
+) -> tuple[list[dict[str, Any]], int]:
+    """One page of a scope's tables, oldest first, and how many there are in all."""
+    where = [tables.c.scope == scope, tables.c.scope_id == scope_id]
+    if not include_trashed:
+        where.append(tables.c.trashed == false())
+    total = tx.conn.execute(select(func.count()).select_from(tables).where(*where)).scalar_one()
+    stmt = (
+        select(tables).where(*where).order_by(tables.c.created_at, tables.c.id).offset(skip)
+    ).limit(limit)
+    return [table_dict(row) for row in tx.conn.execute(stmt).mappings()], int(total)
+
+
 def set_table_trashed(tx: Tx, *, table_id: str, trashed: bool, now: datetime) -> bool:
     """Trash or restore a table; True only when its state changed (conditional write)."""
     tx.require_writable()
@@ -309,6 +323,7 @@ __all__ = [
     "insert_table",
     "list_records",
     "list_tables",
+    "list_tables_page",
     "lock_table",
     "lower_table_next_due",
     "page_live_records",
