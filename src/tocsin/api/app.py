@@ -23,6 +23,7 @@ from tocsin.settings import Settings
 from . import demo
 from .background import Background
 from .deps import RejectUnknownQuery
+from .docs import install_docs
 from .errors import install_error_handlers
 from .guard import RequestGuard
 from .metrics import Metrics, serve_metrics
@@ -86,6 +87,8 @@ def create_app(
         title="tocsin",
         version="0.1.0",
         description=DESCRIPTION,
+        docs_url=None,  # served from local assets by install_docs (offline)
+        redoc_url=None,
         lifespan=_lifespan(run_background, owned),
     )
     app.state.settings = settings
@@ -93,6 +96,7 @@ def create_app(
     app.state.metrics = Metrics(lambda: run_counter(facade))
     app.state.stopped_cleanly = None  # the lifespan's verdict once the background has stopped
     install_error_handlers(app)
+    install_docs(app)
     app.add_middleware(RequestGuard, tocsin=facade, settings=settings)
     for module in (tables, triggers, runs, staged, messages, root, ops, schedules, workflows):
         app.include_router(module.router, dependencies=[RejectUnknownQuery])
