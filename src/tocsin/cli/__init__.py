@@ -4,6 +4,8 @@
 - ``tocsin scheduler`` / ``tocsin worker`` / ``tocsin tick``: the parts, separately
 - ``tocsin schedules …`` / ``tocsin workflows …``: workflow schedules and runs (SPEC §12)
 - ``tocsin runs list|retry``, ``tocsin preview``: operate on one table
+- ``tocsin tables list|show|create``, ``tocsin triggers list|show|set|pause|resume``,
+  ``tocsin messages``: the data plane (refuse to create a database by accident: ``--create``)
 - ``tocsin tokens create``: a bearer token for one scope and role
 - ``tocsin demo``: seed a demo database and serve it (``make run``)
 """
@@ -14,7 +16,7 @@ import typer
 
 from tocsin.errors import SettingsError
 
-from . import demo, processes, tables, tokens, workflows
+from . import data, demo, processes, tables, tokens, workflows
 
 app = typer.Typer(
     name="tocsin",
@@ -25,6 +27,7 @@ app = typer.Typer(
 processes.register(app)
 tables.register(app)
 app.add_typer(tables.runs_app, name="runs")
+data.register(app)
 app.add_typer(tokens.app, name="tokens")
 app.add_typer(workflows.schedules_app, name="schedules")
 app.add_typer(workflows.workflows_app, name="workflows")
