@@ -131,7 +131,7 @@ def show_trigger(table: TableOpt, trigger_id: TriggerArg) -> None:
     echo_json(trigger)
 
 
-class Yaml12Loader(yaml.SafeLoader):
+class Yaml12Loader(yaml.SafeLoader):  # type: ignore[misc]  # no PyYAML stubs installed
     """YAML with YAML 1.2 booleans: only ``true``/``false`` are booleans. YAML 1.1 (PyYAML's
     default) would read the key ``on:`` (every trigger has one) as ``True``, and ``yes``/``no``/
     ``off`` values as booleans too."""
