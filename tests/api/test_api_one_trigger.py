@@ -223,3 +223,17 @@ def test_the_chatroom_feed_is_newest_first(
     resp = client.get(f"{tenant.prefix}/messages?limit=2", headers=tenant.member)
     assert resp.status_code == 200
     assert [m["text"] for m in resp.json()["items"]] == ["new third", "new second"]
+
+
+def test_authored_trigger_ids_with_dots_and_colons_work_in_paths_and_filters(
+    client: TestClient, tocsin: Tocsin, clock: Clock, tenant: Tenant, table: dict[str, Any]
+) -> None:
+    put(client, tenant, table, [{**ON_CREATE, "id": "team.a:on-create"}])
+    resp = client.get(one(tenant, table, "team.a:on-create"), headers=tenant.moderator)
+    assert resp.status_code == 200 and resp.json()["id"] == "team.a:on-create"
+    tocsin.insert_record(table["id"], {"Title": "x"}, now=clock.now)
+    runs = client.get(
+        table_url(tenant, table, "/trigger-runs?trigger_id=team.a:on-create"),
+        headers=tenant.moderator,
+    )
+    assert runs.status_code == 200 and runs.json()["total"] == 1

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from ..deps import IdPath, IdQuery, ModeratorTable, NowDep, TocsinDep
+from ..deps import IdPath, IdQuery, ModeratorTable, NowDep, TocsinDep, TriggerIdQuery
 from ..models import Page, RunOut, RunStatus, error_responses
 
 PREFIX = "/private/module/custom_tables/{scope}/{scope_id}/tables/{table_id}/trigger-runs"
@@ -29,7 +29,7 @@ def list_runs(
     status: RunStatus | None = None,
     skip: Skip = 0,
     limit: Limit = 50,
-    trigger_id: IdQuery = None,
+    trigger_id: TriggerIdQuery = None,
     record_id: IdQuery = None,
     since: Since = None,
     until: Until = None,

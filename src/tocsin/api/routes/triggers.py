@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Response
 
-from ..deps import IdPath, ModeratorTable, NowDep, TocsinDep
+from ..deps import ModeratorTable, NowDep, TocsinDep, TriggerIdPath
 from ..models import TriggerOut, TriggerPatch, TriggersOut, TriggersPut, error_responses
 
 PREFIX = "/private/module/custom_tables/{scope}/{scope_id}/tables/{table_id}"
@@ -40,7 +40,7 @@ def schedule_preview(table: ModeratorTable, tocsin: TocsinDep, now: NowDep) -> J
 @router.get(
     "/triggers/{trigger_id}", response_model=TriggerOut, responses=error_responses(401, 403, 404)
 )
-def get_trigger(trigger_id: IdPath, table: ModeratorTable, tocsin: TocsinDep) -> Json:
+def get_trigger(trigger_id: TriggerIdPath, table: ModeratorTable, tocsin: TocsinDep) -> Json:
     """One trigger of the config, with its id and its actions' ids."""
     return tocsin.get_trigger(table["id"], trigger_id)
 
@@ -51,7 +51,11 @@ def get_trigger(trigger_id: IdPath, table: ModeratorTable, tocsin: TocsinDep) ->
     responses=error_responses(400, 401, 403, 404),
 )
 def patch_trigger(
-    trigger_id: IdPath, body: TriggerPatch, table: ModeratorTable, tocsin: TocsinDep, now: NowDep
+    trigger_id: TriggerIdPath,
+    body: TriggerPatch,
+    table: ModeratorTable,
+    tocsin: TocsinDep,
+    now: NowDep,
 ) -> Json:
     """Merge a JSON Merge Patch (RFC 7396: objects merge, ``null`` removes a key, lists replace)
     into one trigger; its id, state and ledger stay (SPEC §5.2). Validated as ``PUT`` is."""
@@ -62,7 +66,7 @@ def patch_trigger(
     "/triggers/{trigger_id}", status_code=204, responses=error_responses(400, 401, 403, 404)
 )
 def delete_trigger(
-    trigger_id: IdPath, table: ModeratorTable, tocsin: TocsinDep, now: NowDep
+    trigger_id: TriggerIdPath, table: ModeratorTable, tocsin: TocsinDep, now: NowDep
 ) -> Response:
     """Remove one trigger: it is retired (state and ledger kept; re-adding its id revives it)."""
     tocsin.delete_trigger(table["id"], trigger_id, now=now)
