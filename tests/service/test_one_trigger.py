@@ -71,7 +71,7 @@ def test_patch_and_delete_refusals_write_nothing(tocsin: Tocsin) -> None:
                     "column": None,
                     "offset_minutes": None,
                 }
-            },  # fmt: skip
+            },
             now=NOW,
         )
     assert kind.value.detail == messages.schedule_kind_change("trg_due")
