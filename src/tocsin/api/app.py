@@ -27,7 +27,7 @@ from .docs import install_docs
 from .errors import install_error_handlers
 from .guard import RequestGuard
 from .metrics import Metrics, serve_metrics
-from .routes import messages, ops, root, runs, schedules, staged, tables, triggers, workflows
+from .routes import iac, messages, ops, root, runs, schedules, staged, tables, triggers, workflows
 
 log = logging.getLogger("tocsin.api")
 
@@ -98,7 +98,8 @@ def create_app(
     install_error_handlers(app)
     install_docs(app)
     app.add_middleware(RequestGuard, tocsin=facade, settings=settings)
-    for module in (tables, triggers, runs, staged, messages, root, ops, schedules, workflows):
+    routers = (tables, triggers, runs, staged, messages, root, ops, schedules, workflows, iac)
+    for module in routers:
         app.include_router(module.router, dependencies=[RejectUnknownQuery])
     if demo_routes:
         app.include_router(demo.router)

@@ -118,6 +118,10 @@ class TriggerPatch(Body):
         return dict(self.model_extra or {})
 
 
+class IacDocuments(Body):
+    documents: list[dict[str, Any]]
+
+
 class Out(BaseModel):
     """A response object: documented keys, extra keys allowed."""
 
@@ -169,6 +173,10 @@ class TriggerOut(Out):
     actions: list[dict[str, Any]]
 
 
+class IacPlanOut(Out):
+    plan: list[dict[str, Any]]
+
+
 class Page(BaseModel):
     """Every list answers ``{"items", "total", "skip", "limit"}``."""
 
@@ -199,6 +207,8 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
 __all__ = [
     "ColumnType",
     "ErrorOut",
+    "IacDocuments",
+    "IacPlanOut",
     "Page",
     "RecordOut",
     "RecordWrite",

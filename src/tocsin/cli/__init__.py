@@ -6,6 +6,7 @@
 - ``tocsin runs list|retry``, ``tocsin preview``: operate on one table
 - ``tocsin tables list|show|create``, ``tocsin triggers list|show|set|pause|resume``,
   ``tocsin messages``: the data plane (refuse to create a database by accident: ``--create``)
+- ``tocsin export|plan|apply``: trigger documents as code (SPEC §11)
 - ``tocsin tokens create``: a bearer token for one scope and role
 - ``tocsin demo``: seed a demo database and serve it (``make run``)
 """
@@ -16,7 +17,7 @@ import typer
 
 from tocsin.errors import SettingsError
 
-from . import data, demo, processes, tables, tokens, workflows
+from . import data, demo, iac, processes, tables, tokens, workflows
 
 app = typer.Typer(
     name="tocsin",
@@ -26,6 +27,7 @@ app = typer.Typer(
 )
 processes.register(app)
 tables.register(app)
+iac.register(app)
 app.add_typer(tables.runs_app, name="runs")
 data.register(app)
 app.add_typer(tokens.app, name="tokens")
