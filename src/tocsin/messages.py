@@ -533,6 +533,42 @@ def demo_running(database: str, holder: str, env_file: str) -> str:
     )
 
 
+# ---- one trigger at a time, listings and the CLI (issue 18) ----
+TRIGGER_NOT_FOUND = "trigger not found"
+TRIGGER_PATCH_NOT_OBJECT = "a trigger patch must be a JSON object (RFC 7396 merge patch)"
+
+
+def trigger_patch_id_mismatch(trigger_id: str, given: object) -> str:
+    return f"a trigger patch keeps the trigger's id: '{trigger_id}' cannot become {given!r}"
+
+
+def run_window_invalid(name: str) -> str:
+    return f"{name} must be a datetime (ISO 8601; without an offset it is read as UTC)"
+
+
+def unknown_query_parameters(names: list[str], allowed: list[str]) -> str:
+    known = ", ".join(allowed) if allowed else "none"
+    return f"unknown query parameter(s): {', '.join(names)}; this route accepts: {known}"
+
+
+def no_database(path: str) -> str:
+    return (
+        f"no tocsin database here: TOCSIN_DATABASE_URL is unset and ./{path} does not exist. "
+        "Set TOCSIN_DATABASE_URL (e.g. sqlite:///tocsin-demo.db after `make run`), run from the "
+        "directory that holds the database, or pass --create to create a new one"
+    )
+
+
+CLI_PAUSE_UNSUPPORTED = (
+    "pausing or resuming a table trigger is not supported yet by this build of tocsin "
+    "(Tocsin.pause_trigger / resume_trigger are missing)"
+)
+
+
+def triggers_file_invalid(path: str, reason: str) -> str:
+    return f"cannot read triggers from {path}: {reason}"
+
+
 # §11 infrastructure as code (trigger documents)
 def iac_line_invalid(line: int, reason: str) -> str:
     return f"line {line}: not a JSON object ({reason}); each line is one trigger document"

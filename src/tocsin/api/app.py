@@ -23,6 +23,8 @@ from tocsin.settings import Settings
 
 from . import demo
 from .background import Background
+from .deps import RejectUnknownQuery
+from .docs import install_docs
 from .errors import install_error_handlers
 from .guard import RequestGuard
 from .metrics import Metrics, serve_metrics
@@ -86,6 +88,8 @@ def create_app(
         title="tocsin",
         version="0.1.0",
         description=DESCRIPTION,
+        docs_url=None,  # served from local assets by install_docs (offline)
+        redoc_url=None,
         lifespan=_lifespan(run_background, owned),
     )
     app.state.settings = settings
@@ -93,10 +97,11 @@ def create_app(
     app.state.metrics = Metrics(lambda: run_counter(facade))
     app.state.stopped_cleanly = None  # the lifespan's verdict once the background has stopped
     install_error_handlers(app)
+    install_docs(app)
     app.add_middleware(RequestGuard, tocsin=facade, settings=settings)
     routers = (tables, triggers, runs, staged, messages, root, ops, schedules, workflows, iac)
     for module in routers:
-        app.include_router(module.router)
+        app.include_router(module.router, dependencies=[RejectUnknownQuery])
     if demo_routes:
         app.include_router(demo.router)
     studio.install(app)  # the web UI (SPEC §16): /login, /workflows…, /tables…

@@ -8,11 +8,23 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetJsonSchemaHandler,
+    StrictBool,
+    TypeAdapter,
+    model_validator,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import core_schema
 
 from tocsin import messages
+
+from .trigger_schema import DocumentedAs, Trigger, TriggerPatchDoc
 
 ColumnType = Literal["text", "number", "boolean", "date", "datetime", "select", "json"]
 RunStatus = Literal["pending", "running", "done", "failed", "stuck"]
@@ -88,7 +100,22 @@ class RecordWrite(Body):
 
 
 class TriggersPut(Body):
-    triggers: list[dict[str, Any]]
+    triggers: Annotated[list[dict[str, Any]], DocumentedAs(list[Trigger])]
+
+
+class TriggerPatch(Body):
+    """A JSON Merge Patch of one trigger (any subset of its keys; ``null`` removes a key)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return handler(TypeAdapter(TriggerPatchDoc).core_schema)
+
+    def patch(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
 
 
 class IacDocuments(Body):
@@ -144,7 +171,15 @@ class RunOut(Out):
 
 
 class TriggersOut(Out):
-    triggers: list[dict[str, Any]]
+    triggers: Annotated[list[dict[str, Any]], DocumentedAs(list[Trigger])]
+
+
+class TriggerOut(Out):
+    """One trigger, normalized, every id present (see ``Trigger`` for its shape)."""
+
+    id: str
+    on: str
+    actions: list[dict[str, Any]]
 
 
 class IacPlanOut(Out):
@@ -193,6 +228,8 @@ __all__ = [
     "TableCreate",
     "TableOut",
     "TickCounts",
+    "TriggerOut",
+    "TriggerPatch",
     "TriggersOut",
     "TriggersPut",
     "error_responses",

@@ -4,6 +4,8 @@
 - ``tocsin scheduler`` / ``tocsin worker`` / ``tocsin tick``: the parts, separately
 - ``tocsin schedules …`` / ``tocsin workflows …``: workflow schedules and runs (SPEC §12)
 - ``tocsin runs list|retry``, ``tocsin preview``: operate on one table
+- ``tocsin tables list|show|create``, ``tocsin triggers list|show|set|pause|resume``,
+  ``tocsin messages``: the data plane (refuse to create a database by accident: ``--create``)
 - ``tocsin export|plan|apply``: trigger documents as code (SPEC §11)
 - ``tocsin tokens create``: a bearer token for one scope and role
 - ``tocsin secrets rotate``: a scope's webhook signing secret
@@ -16,7 +18,7 @@ import typer
 
 from tocsin.errors import SettingsError
 
-from . import demo, iac, processes, secrets, tables, tokens, workflows
+from . import data, demo, iac, processes, secrets, tables, tokens, workflows
 
 app = typer.Typer(
     name="tocsin",
@@ -28,6 +30,7 @@ processes.register(app)
 tables.register(app)
 iac.register(app)
 app.add_typer(tables.runs_app, name="runs")
+data.register(app)
 app.add_typer(tokens.app, name="tokens")
 app.add_typer(secrets.app, name="secrets")
 app.add_typer(workflows.schedules_app, name="schedules")

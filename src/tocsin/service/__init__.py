@@ -7,6 +7,7 @@ The class is assembled from mixins by concern so each stays under the module bud
 - :mod:`tocsin.service.execution`: work, retry, requeue, staged changes, messages, commands
 - :mod:`tocsin.service.auth`: API tokens and per-scope roles
 - :mod:`tocsin.service.health`: the readiness ping
+- :mod:`tocsin.service.triggers`: one trigger at a time (get, merge-patch, delete), a scope's tables
 - :mod:`tocsin.service.iac`: export, plan and apply trigger documents (SPEC §11)
 - :mod:`tocsin.service.secrets`: per-scope webhook signing secrets
 - :mod:`tocsin.service.workflows`: workflows, schedules and workflow runs (SPEC §12)
@@ -21,12 +22,14 @@ from tocsin.service.execution import ExecutionMixin
 from tocsin.service.health import HealthMixin
 from tocsin.service.iac import IacMixin
 from tocsin.service.secrets import SecretsMixin
+from tocsin.service.triggers import TriggersMixin
 from tocsin.service.workflows import WorkflowsMixin
 
 
 class Tocsin(
     WorkflowsMixin,
     IacMixin,
+    TriggersMixin,
     DataMixin,
     ExecutionMixin,
     AuthMixin,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from tocsin import messages
@@ -49,6 +49,15 @@ MAX_SKIP = 2**62  # a bigint OFFSET on PostgreSQL, an INTEGER on SQLite
 MAX_ID = 64  # table/record/run ids are UUIDs; trigger ids at most 64 characters
 TABLE_LIMIT = (1, 2000)
 RECORD_LIMIT = (1, 10000)
+
+
+def _as_utc(name: str, value: object) -> datetime | None:
+    """A filter instant: aware datetimes convert to UTC; naive ones are read as UTC."""
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        raise ValidationError(messages.run_window_invalid(name))
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 def _check_page(skip: int, limit: int) -> None:
@@ -187,28 +196,6 @@ class DataMixin(TocsinBase):
         """A table (trashed ones carry ``trashed: true``); 404 when missing."""
         with self.store.read() as tx:
             return public_table(_table(tx, table_id, include_trashed=include_trashed))
-
-    def list_tables(
-        self,
-        scope: str | None = None,
-        scope_id: str | None = None,
-        skip: int = 0,
-        limit: int = 50,
-    ) -> dict[str, Any]:
-        """Live tables, oldest first, of one scope when given: ``{"items", "total", …}``."""
-        _check_page(skip, limit)
-        if scope is not None and scope not in SCOPES:
-            raise ValidationError(messages.scope_invalid(scope))
-        with self.store.read() as tx:
-            items, total = store_records.page_tables(
-                tx, scope=scope, scope_id=scope_id, skip=skip, limit=limit
-            )
-        return {
-            "items": [public_table(t) for t in items],
-            "total": total,
-            "skip": skip,
-            "limit": limit,
-        }
 
     def trash_table(self, table_id: str, now: datetime | None = None) -> dict[str, Any]:
         """Trash a table: its schedules fall silent, its writes answer 404 (SPEC §2)."""
@@ -424,12 +411,22 @@ class DataMixin(TocsinBase):
         skip: int = 0,
         limit: int = 50,
         now: datetime | None = None,
+        *,
+        trigger_id: str | None = None,
+        record_id: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
     ) -> dict[str, Any]:
-        """A table's runs, newest first; ``status`` may be ``stuck`` (a filter, SPEC §8)."""
+        """A table's runs, newest first; ``status`` may be ``stuck`` (a filter, SPEC §8);
+        ``trigger_id``, ``record_id`` and the creation window ``since <= created_at < until``
+        (naive instants read as UTC) narrow it further."""
         at = self._now(now)
         _check_page(skip, limit)
         if status is not None and status not in store_runs.RUN_FILTERS:
             raise ValidationError(messages.run_status_invalid(status))
+        start, end = _as_utc("since", since), _as_utc("until", until)
+        if any(v is not None and not is_id(v) for v in (trigger_id, record_id)):
+            return {"items": [], "total": 0, "skip": skip, "limit": limit}
         with self.store.read() as tx:
             _table(tx, table_id)
             items, total = store_runs.list_runs(
@@ -440,6 +437,10 @@ class DataMixin(TocsinBase):
                 limit=limit,
                 now=at,
                 stuck_after_s=self.settings.stuck_after_s,
+                trigger_id=trigger_id,
+                record_id=record_id,
+                since=start,
+                until=end,
             )
         return {"items": items, "total": total, "skip": skip, "limit": limit}
 

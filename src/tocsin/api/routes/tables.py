@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query
 
 from ..deps import (
     IdPath,
+    Member,
     MemberTable,
     Moderator,
     ModeratorAnyTable,
@@ -52,6 +53,12 @@ def create_table(body: TableCreate, who: Moderator, tocsin: TocsinDep, now: NowD
         scp_rules=body.scp_rules,
         now=now,
     )
+
+
+@router.get("/tables", response_model=Page, responses=error_responses(*AUTH))
+def list_tables(who: Member, tocsin: TocsinDep, skip: Skip = 0, limit: Limit = 50) -> Json:
+    """This scope's live tables, oldest first (member)."""
+    return tocsin.list_tables(who.scope, who.scope_id, skip=skip, limit=limit)
 
 
 @router.get("/tables/{table_id}", response_model=TableOut, responses=error_responses(*AUTH, 404))
