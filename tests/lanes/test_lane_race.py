@@ -11,10 +11,10 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
 
-from lane_support import A_END, A_START, LANE_ID, OBSERVED, Probe, make_lane
-
 from tocsin import Tocsin
 from tocsin.settings import Settings
+
+from .lane_support import A_END, A_START, LANE_ID, OBSERVED, Probe, make_lane
 
 ROUNDS = 5
 

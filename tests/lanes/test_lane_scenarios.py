@@ -16,7 +16,12 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from lane_support import (
+
+from tocsin import Candidate, Tocsin
+from tocsin.core.contract import ContractMismatch
+from tocsin.settings import Settings
+
+from .lane_support import (
     A_END,
     A_START,
     B_END,
@@ -28,10 +33,6 @@ from lane_support import (
     make_lane,
     unavailable,
 )
-
-from tocsin import Candidate, Tocsin
-from tocsin.core.contract import ContractMismatch
-from tocsin.settings import Settings
 
 
 @pytest.fixture

@@ -7,10 +7,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 import pytest
-from lane_support import LANE_ID, TPE, Probe, make_lane
 
 from tocsin import Schedule, Tocsin
 from tocsin.core.contract_verify import verify
+
+from .lane_support import LANE_ID, TPE, Probe, make_lane
 
 DAY0 = datetime(2026, 9, 7, 12, 0, tzinfo=TPE)
 S1 = DAY0.replace(day=8, hour=7, minute=30)  # first instant after DAY0

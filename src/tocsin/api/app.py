@@ -25,15 +25,15 @@ from .background import Background
 from .errors import install_error_handlers
 from .guard import RequestGuard
 from .metrics import Metrics, serve_metrics
-from .routes import messages, ops, root, runs, schedules, staged, tables, triggers, workflows
+from .routes import lanes, messages, ops, root, runs, schedules, staged, tables, triggers, workflows
 
 log = logging.getLogger("tocsin.api")
 
 DESCRIPTION = """A durable trigger and schedule engine.
 
 Tenant routes take `Authorization: Bearer <token>` (create one with `tocsin tokens create`);
-root routes take `X-ADMIN-TOKEN`; `/api/schedules…` and `/api/workflows…` take a token with the
-`schedules:read` / `schedules:write` permission. Errors are JSON `{"detail": …}`."""
+root routes take `X-ADMIN-TOKEN`; `/api/schedules…`, `/api/workflows…` and `/api/lanes…` take a
+token with the `schedules:read` / `schedules:write` permission. Errors are JSON `{"detail": …}`."""
 
 
 def run_counter(tocsin: Tocsin) -> dict[str, int]:
@@ -93,7 +93,8 @@ def create_app(
     app.state.stopped_cleanly = None  # the lifespan's verdict once the background has stopped
     install_error_handlers(app)
     app.add_middleware(RequestGuard, tocsin=facade, settings=settings)
-    for module in (tables, triggers, runs, staged, messages, root, ops, schedules, workflows):
+    routers = (tables, triggers, runs, staged, messages, root, ops, schedules, workflows, lanes)
+    for module in routers:
         app.include_router(module.router)
     if demo_routes:
         app.include_router(demo.router)
