@@ -3,6 +3,7 @@
 - ``tocsin serve``: API + embedded ticker + in-process worker (``--app`` for workflows)
 - ``tocsin scheduler`` / ``tocsin worker`` / ``tocsin tick``: the parts, separately
 - ``tocsin schedules …`` / ``tocsin workflows …``: workflow schedules and runs (SPEC §12)
+- ``tocsin lanes list|contracts|verify``: lanes and their run contracts (SPEC §14)
 - ``tocsin runs list|retry``, ``tocsin preview``: operate on one table
 - ``tocsin tokens create``: a bearer token for one scope and role
 - ``tocsin demo``: seed a demo database and serve it (``make run``)
@@ -14,7 +15,7 @@ import typer
 
 from tocsin.errors import SettingsError
 
-from . import demo, processes, tables, tokens, workflows
+from . import demo, lanes, processes, tables, tokens, workflows
 
 app = typer.Typer(
     name="tocsin",
@@ -28,6 +29,7 @@ app.add_typer(tables.runs_app, name="runs")
 app.add_typer(tokens.app, name="tokens")
 app.add_typer(workflows.schedules_app, name="schedules")
 app.add_typer(workflows.workflows_app, name="workflows")
+app.add_typer(lanes.lanes_app, name="lanes")
 demo.register(app)
 
 

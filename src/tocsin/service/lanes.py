@@ -79,6 +79,10 @@ class Lanes:
             added[lane.id] = lane
         self._registry.update(added)
 
+    def registered(self) -> dict[str, Lane]:
+        """The lanes registered with this facade, by id (a copy)."""
+        return dict(self._registry)
+
     def _lane(self, lane_id: object) -> Lane:
         lane = self._registry.get(lane_id) if isinstance(lane_id, str) else None
         if lane is None:
