@@ -5,11 +5,18 @@ admit a scheduled instant once (the occurrence ledger)."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tocsin import Tocsin
 from tocsin.settings import Settings
@@ -17,6 +24,7 @@ from tocsin.settings import Settings
 from .lane_support import A_END, A_START, LANE_ID, OBSERVED, Probe, make_lane
 
 ROUNDS = 5
+TESTS = Path(__file__).resolve().parents[1]
 
 
 def _twice(store_url: str, settings: Settings, call: Callable[[Tocsin], Any]) -> list[Any]:
@@ -76,3 +84,43 @@ def test_two_ticks_admit_a_scheduled_instant_once(
     assert len(items) == 1
     assert items[0]["contract"]["trigger"]["kind"] == "scheduled"
     assert probe.source_calls == 1
+
+
+def _spawn(store_url: str, due: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), *sys.path])}
+    return subprocess.Popen(
+        [sys.executable, "-m", "lanes.race_trigger", store_url, due],
+        env=env,
+        cwd=TESTS,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        bufsize=1,
+    )
+
+
+@pytest.mark.pg
+@pytest.mark.parametrize("backend", ["postgresql"])  # PostgreSQL only: overrides the matrix
+def test_two_os_processes_trigger_the_same_scheduled_run(tocsin: Tocsin, store_url: str) -> None:
+    for day in range(3):
+        due = (A_END + timedelta(days=day)).isoformat()
+        procs = [_spawn(store_url, due) for _ in range(2)]
+        try:
+            for proc in procs:
+                assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+            for proc in procs:  # both are connected and waiting: release them together
+                assert proc.stdin is not None
+                proc.stdin.write("go\n")
+                proc.stdin.flush()
+            out = [json.loads(p.communicate(timeout=60)[0]) for p in procs]
+        finally:
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+        assert sorted(o["decision"]["status"] for o in out) == ["ignored", "noop"], out
+        assert {o["attempt"] for o in out} == {1, 2}
+        assert out[0]["run_id"] == out[1]["run_id"]
+        assert sum(o["source_calls"] for o in out) == 1
+    assert tocsin.lanes.contracts(LANE_ID)["total"] == 6
