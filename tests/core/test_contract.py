@@ -6,10 +6,13 @@ import copy
 import hashlib
 import json
 from datetime import datetime, timedelta
+from itertools import pairwise
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tocsin.core import contract
 from tocsin.core.contract import ContractMismatch, Window
@@ -239,3 +242,19 @@ def test_a_not_asked_source_cannot_carry_a_selection_or_a_work_decision() -> Non
     with pytest.raises(ContractMismatch) as caught:
         verify(doc)
     assert caught.value.field == "decision.status"
+
+
+@given(
+    st.lists(st.integers(min_value=0, max_value=10**6), min_size=2, max_size=8, unique=True),
+    st.integers(min_value=-10, max_value=10**6 + 10),
+)
+def test_consecutive_windows_place_every_instant_in_at_most_one(
+    offsets: list[int], probe: int
+) -> None:
+    base = A.start
+    edges = [base + timedelta(seconds=s) for s in sorted(offsets)]
+    windows = [Window(a, b) for a, b in pairwise(edges)]
+    instant = base + timedelta(seconds=probe)
+    owners = [w for w in windows if w.contains(instant)]
+    assert len(owners) == (1 if edges[0] <= instant < edges[-1] else 0)
+    assert not any(a.overlaps(b) for a, b in pairwise(windows))
