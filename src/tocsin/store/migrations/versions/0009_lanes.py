@@ -17,6 +17,12 @@ depends_on: str | None = None
 
 
 def upgrade() -> None:
+    _lanes()
+    _lane_runs()
+    _lane_attempts()
+
+
+def _lanes() -> None:
     op.create_table(
         "lanes",
         sa.Column("id", sa.String(64), nullable=False),
@@ -29,6 +35,9 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name="pk_lanes"),
     )
     op.create_index("ix_lanes_due", "lanes", ["next_fire_at"])
+
+
+def _lane_runs() -> None:
     op.create_table(
         "lane_runs",
         sa.Column("run_id", sa.String(40), nullable=False),
@@ -50,6 +59,9 @@ def upgrade() -> None:
     op.create_index(
         "ix_lane_runs_window", "lane_runs", ["lane_id", "admitted", "window_start", "window_end"]
     )
+
+
+def _lane_attempts() -> None:
     op.create_table(
         "lane_attempts",
         sa.Column("attempt_id", sa.String(48), nullable=False),
