@@ -230,13 +230,13 @@ class Lanes:
 
     def work(self, now: datetime, limit: int | None = None) -> int:
         """Execute pending (tick-admitted) attempts of the registered lanes; returns how many."""
+        if not self._registry:
+            return 0
         with self._store.read() as tx:
-            rows = store_lanes.pending_attempts(tx, limit=None)
+            rows = store_lanes.pending_attempts(tx, lane_ids=sorted(self._registry), limit=limit)
         done = 0
         for row in rows:
-            lane = self._registry.get(row["lane_id"])
-            if lane is None or (limit is not None and done >= limit):
-                continue
+            lane = self._registry[row["lane_id"]]
             adm = self._claim(lane, row, now)
             if adm is not None:
                 execute(self._store, lane, adm, now=now)

@@ -159,9 +159,14 @@ def finish_attempt(tx: Tx, *, attempt_id: str, values: Mapping[str, Any], now: d
     tx.conn.execute(stmt)
 
 
-def pending_attempts(tx: Tx, *, limit: int | None) -> list[dict[str, Any]]:
-    """Attempts admitted by the tick and not yet executed, oldest first."""
-    stmt = select(A).where(A.c.state == "pending").order_by(A.c.created_at, A.c.attempt_id)
+def pending_attempts(tx: Tx, *, lane_ids: Sequence[str], limit: int | None) -> list[dict[str, Any]]:
+    """Attempts of ``lane_ids`` admitted by the tick and not yet executed, oldest first
+    (``ix_lane_attempts_state``)."""
+    stmt = (
+        select(A)
+        .where(A.c.state == "pending", A.c.lane_id.in_(list(lane_ids)))
+        .order_by(A.c.created_at, A.c.attempt_id)
+    )
     if limit is not None:
         stmt = stmt.limit(limit)
     return [dict(r) for r in tx.conn.execute(stmt).mappings()]
