@@ -560,3 +560,7 @@ def lane_retry_policy_changed(run_id: str, recorded: str, current: str) -> str:
         f"run '{run_id}' was recorded under selection policy '{recorded}' but the lane now "
         f"runs '{current}': a changed policy is a new run, trigger its window again instead"
     )
+
+
+def lane_attempt_superseded(attempt: int) -> str:
+    return f"superseded by retry attempt {attempt} (this attempt was left unfinished)"

@@ -96,3 +96,24 @@ def test_a_process_without_the_lane_leaves_its_attempts_pending(
         bare.close()
     assert tocsin.work(now=OBSERVED + timedelta(seconds=1)) == 1
     assert probe.source_calls == 1
+
+
+def test_a_stale_unfinished_run_can_be_retried_and_its_attempt_is_superseded(
+    t: Tocsin, probe: Probe
+) -> None:
+    t.tick(now=A_START)
+    assert t.tick(now=OBSERVED)["lanes_fired"] == 1  # admitted, never executed (a crash)
+    (pending,) = t.lanes.contracts(LANE_ID)["items"]
+    assert pending["scheduled_for"] == A_END and pending["contract"] is None
+    early = t.lanes.trigger(LANE_ID, kind="retry", run_id=pending["run_id"], now=OBSERVED)
+    assert early["decision"] == {"status": "ignored", "reason": "duplicate_trigger"}
+    stale = OBSERVED + timedelta(seconds=t.settings.stuck_after_s + 1)
+    # duplicates arriving meanwhile do not make the stalled run look fresh
+    t.lanes.trigger(LANE_ID, kind="scheduled", scheduled_for=A_END, now=stale)
+    retried = t.lanes.trigger(LANE_ID, kind="retry", run_id=pending["run_id"], now=stale)
+    assert retried["attempt"] == 4
+    assert retried["decision"] == {"status": "noop", "reason": "source_empty"}
+    old = t.lanes.attempt(pending["attempt_id"])
+    assert old["state"] == "failed" and "superseded by retry attempt 4" in old["error"]
+    assert t.work(now=stale) == 0  # the superseded attempt is never executed
+    assert probe.source_calls == 1

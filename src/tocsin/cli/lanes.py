@@ -25,7 +25,16 @@ from .workflows import JsonOpt, Limit, Skip, _facade, _print, _table
 lanes_app = typer.Typer(help="Lanes: list, contracts, verify (run contracts, SPEC §14).")
 
 LANE_COLUMNS = ("id", "registered", "cron", "timezone", "policy_version", "attempts", "last")
-ATTEMPT_COLUMNS = ("observed_at", "run_id", "attempt", "kind", "state", "decision", "handler")
+ATTEMPT_COLUMNS = (
+    "scheduled_for",
+    "observed_at",
+    "run_id",
+    "attempt",
+    "kind",
+    "state",
+    "decision",
+    "handler",
+)
 
 
 @lanes_app.command("list")

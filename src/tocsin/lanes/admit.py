@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from tocsin import messages
 from tocsin.core import contract
 from tocsin.core.contract import Window
 from tocsin.lanes.definition import Lane
@@ -106,6 +107,9 @@ def admit(
         retry = kind == "retry" and _retryable(existing, now, stale_after_s)
         if existing["admitted"] and not retry:
             return _record(tx, lane, row, kind, now, contract.IGNORED_DUPLICATE)
+        if retry:
+            error = messages.lane_attempt_superseded(existing["attempts"] + 1)
+            store_lanes.supersede_attempts(tx, run_id=run, error=error, now=now)
     state = "pending" if pending else "running"
     values = {"admitted": True, "state": state, "decision": None, "handler_status": None}
     store_lanes.update_run(tx, run_id=run, values=values, now=now)
@@ -153,7 +157,7 @@ def _record(
     *,
     state: str = "recorded",
 ) -> Admission:
-    number = store_lanes.allocate_attempt(tx, run_id=run["run_id"], now=now)
+    number = store_lanes.allocate_attempt(tx, run_id=run["run_id"])
     adm = Admission(
         lane_id=lane.id,
         zone=run["zone"],

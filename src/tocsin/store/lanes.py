@@ -115,13 +115,15 @@ def overlapping_run(
     return dict(row) if row is not None else None
 
 
-def allocate_attempt(tx: Tx, *, run_id: str, now: datetime) -> int:
-    """The run's next attempt number (atomic: the row lock orders concurrent callers)."""
+def allocate_attempt(tx: Tx, *, run_id: str) -> int:
+    """The run's next attempt number (atomic: the row lock orders concurrent callers).
+    ``updated_at`` is left alone: it dates the run's progress, which a duplicate trigger is not
+    (a stream of duplicates must not keep a stalled run looking fresh)."""
     tx.require_writable()
     stmt = (
         update(R)
         .where(R.c.run_id == run_id)
-        .values(attempts=R.c.attempts + 1, updated_at=now)
+        .values(attempts=R.c.attempts + 1)
         .returning(R.c.attempts)
     )
     return int(tx.conn.execute(stmt).scalar_one())
@@ -137,8 +139,16 @@ def insert_attempt(tx: Tx, *, values: Mapping[str, Any]) -> None:
     tx.conn.execute(insert(A).values(**values))
 
 
+def _attempt_select() -> Any:
+    """Attempts with their run's instants (known before the contract is)."""
+    return select(A, R.c.scheduled_for, R.c.window_start, R.c.window_end, R.c.zone).join(
+        R, R.c.run_id == A.c.run_id
+    )
+
+
 def get_attempt(tx: Tx, *, attempt_id: str) -> dict[str, Any] | None:
-    row = tx.conn.execute(select(A).where(A.c.attempt_id == attempt_id)).mappings().first()
+    stmt = _attempt_select().where(A.c.attempt_id == attempt_id)
+    row = tx.conn.execute(stmt).mappings().first()
     return dict(row) if row is not None else None
 
 
@@ -157,6 +167,18 @@ def finish_attempt(tx: Tx, *, attempt_id: str, values: Mapping[str, Any], now: d
     tx.require_writable()
     stmt = update(A).where(A.c.attempt_id == attempt_id).values(**values, updated_at=now)
     tx.conn.execute(stmt)
+
+
+def supersede_attempts(tx: Tx, *, run_id: str, error: str, now: datetime) -> int:
+    """A retry took over the run: its attempts still ``pending`` / ``running`` → ``failed``
+    (a superseded pending attempt is never claimed by ``work``)."""
+    tx.require_writable()
+    stmt = (
+        update(A)
+        .where(A.c.run_id == run_id, A.c.state.in_(("pending", "running")))
+        .values(state="failed", error=error, updated_at=now)
+    )
+    return int(tx.conn.execute(stmt).rowcount)
 
 
 def pending_attempts(tx: Tx, *, lane_ids: Sequence[str], limit: int | None) -> list[dict[str, Any]]:
@@ -181,7 +203,7 @@ def list_attempts(
         where.append(A.c.decision_status == decision)
     total = tx.conn.execute(select(func.count()).select_from(A).where(*where)).scalar_one()
     stmt = (
-        select(A)
+        _attempt_select()
         .where(*where)
         .order_by(A.c.created_at.desc(), A.c.run_id, A.c.attempt.desc())
         .offset(skip)
@@ -228,6 +250,7 @@ __all__ = [
     "lock_lane",
     "overlapping_run",
     "pending_attempts",
+    "supersede_attempts",
     "update_lane",
     "update_run",
 ]
