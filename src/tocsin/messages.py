@@ -548,7 +548,11 @@ def lane_decision_invalid(decision: object) -> str:
 
 LANE_RETRY_NEEDS_RUN_ID = "a retry names the run it retries: pass run_id"
 LANE_RUN_ID_ONLY_FOR_RETRY = "run_id is only accepted with kind='retry'"
-LANE_SCHEDULED_NEEDS_TIME = "a scheduled trigger needs scheduled_for (the instant it was due)"
+LANE_SCHEDULED_NEEDS_TIME = (
+    "scheduled_for must be an aware datetime (the instant the run was due); "
+    "a scheduled trigger needs it"
+)
+LANE_RETRY_KEEPS_ITS_TIME = "a retry keeps its run's scheduled_for: do not pass one"
 
 
 def lane_run_not_found(run_id: object) -> str:

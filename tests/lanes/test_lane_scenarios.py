@@ -229,6 +229,9 @@ def test_bad_input_is_rejected_before_anything_is_written(lanes_t: Tocsin, probe
         {"window": (A_START, A_END), "kind": "cron"},
         {"window": (A_START, A_END), "run_id": "run_x"},
         {"kind": "retry"},
+        {"kind": "retry", "run_id": "run_x", "scheduled_for": A_END},
+        {"kind": "scheduled", "window": (A_START, A_END)},
+        {"window": (A_START, A_END), "scheduled_for": A_END.replace(tzinfo=None)},
     ):
         with pytest.raises(Exception) as caught:
             lanes_t.lanes.trigger(LANE_ID, now=OBSERVED, **kwargs)

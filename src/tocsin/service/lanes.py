@@ -113,6 +113,8 @@ class Lanes:
         if kind not in KINDS:
             raise ValidationError(messages.lane_trigger_kind_invalid(kind))
         if kind == "retry":
+            if scheduled_for is not None:
+                raise ValidationError(messages.LANE_RETRY_KEEPS_ITS_TIME)
             win, due, zone = self._retried(lane, run_id, window)
         else:
             if run_id is not None:
