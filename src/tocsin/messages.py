@@ -568,3 +568,34 @@ def lane_retry_policy_changed(run_id: str, recorded: str, current: str) -> str:
 
 def lane_attempt_superseded(attempt: int) -> str:
     return f"superseded by retry attempt {attempt} (this attempt was left unfinished)"
+
+
+# §11 infrastructure as code (trigger documents)
+def iac_line_invalid(line: int, reason: str) -> str:
+    return f"line {line}: not a JSON object ({reason}); each line is one trigger document"
+
+
+def iac_document_invalid(number: int, reason: str) -> str:
+    return f"document {number}: {reason}"
+
+
+IAC_DOCUMENTS_NOT_LIST = "documents must be a list of trigger documents (JSON objects)"
+IAC_TABLES_NOT_NAMES = "tables must be a list of table names"
+
+
+def iac_table_unknown(name: str, scope: str, scope_id: str) -> str:
+    return (
+        f"table '{name}' is not a live table of {scope}:{scope_id}. "
+        "documents name their table by its name in the scope given"
+    )
+
+
+def iac_table_ambiguous(name: str, count: int) -> str:
+    return (
+        f"table name '{name}' names {count} live tables of this scope; "
+        "trigger documents need table names that are unique within the scope"
+    )
+
+
+def iac_trigger_id_in_two_tables(trigger_id: str) -> str:
+    return f"trigger id '{trigger_id}' appears in documents of two tables"

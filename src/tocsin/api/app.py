@@ -25,7 +25,19 @@ from .background import Background
 from .errors import install_error_handlers
 from .guard import RequestGuard
 from .metrics import Metrics, serve_metrics
-from .routes import lanes, messages, ops, root, runs, schedules, staged, tables, triggers, workflows
+from .routes import (
+    iac,
+    lanes,
+    messages,
+    ops,
+    root,
+    runs,
+    schedules,
+    staged,
+    tables,
+    triggers,
+    workflows,
+)
 
 log = logging.getLogger("tocsin.api")
 
@@ -93,7 +105,19 @@ def create_app(
     app.state.stopped_cleanly = None  # the lifespan's verdict once the background has stopped
     install_error_handlers(app)
     app.add_middleware(RequestGuard, tocsin=facade, settings=settings)
-    routers = (tables, triggers, runs, staged, messages, root, ops, schedules, workflows, lanes)
+    routers = (
+        tables,
+        triggers,
+        runs,
+        staged,
+        messages,
+        root,
+        ops,
+        schedules,
+        workflows,
+        iac,
+        lanes,
+    )
     for module in routers:
         app.include_router(module.router)
     if demo_routes:

@@ -91,6 +91,10 @@ class TriggersPut(Body):
     triggers: list[dict[str, Any]]
 
 
+class IacDocuments(Body):
+    documents: list[dict[str, Any]]
+
+
 class Out(BaseModel):
     """A response object: documented keys, extra keys allowed."""
 
@@ -134,6 +138,10 @@ class TriggersOut(Out):
     triggers: list[dict[str, Any]]
 
 
+class IacPlanOut(Out):
+    plan: list[dict[str, Any]]
+
+
 class Page(BaseModel):
     """Every list answers ``{"items", "total", "skip", "limit"}``."""
 
@@ -165,6 +173,8 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
 __all__ = [
     "ColumnType",
     "ErrorOut",
+    "IacDocuments",
+    "IacPlanOut",
     "Page",
     "RecordOut",
     "RecordWrite",

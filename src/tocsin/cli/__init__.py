@@ -5,6 +5,7 @@
 - ``tocsin schedules …`` / ``tocsin workflows …``: workflow schedules and runs (SPEC §12)
 - ``tocsin lanes list|contracts|verify``: lanes and their run contracts (SPEC §14)
 - ``tocsin runs list|retry``, ``tocsin preview``: operate on one table
+- ``tocsin export|plan|apply``: trigger documents as code (SPEC §11)
 - ``tocsin tokens create``: a bearer token for one scope and role
 - ``tocsin demo``: seed a demo database and serve it (``make run``)
 """
@@ -15,7 +16,7 @@ import typer
 
 from tocsin.errors import SettingsError
 
-from . import demo, lanes, processes, tables, tokens, workflows
+from . import demo, iac, lanes, processes, tables, tokens, workflows
 
 app = typer.Typer(
     name="tocsin",
@@ -25,6 +26,7 @@ app = typer.Typer(
 )
 processes.register(app)
 tables.register(app)
+iac.register(app)
 app.add_typer(tables.runs_app, name="runs")
 app.add_typer(tokens.app, name="tokens")
 app.add_typer(workflows.schedules_app, name="schedules")

@@ -7,6 +7,7 @@ The class is assembled from mixins by concern so each stays under the module bud
 - :mod:`tocsin.service.execution`: work, retry, requeue, staged changes, messages, commands
 - :mod:`tocsin.service.auth`: API tokens and per-scope roles
 - :mod:`tocsin.service.health`: the readiness ping
+- :mod:`tocsin.service.iac`: export, plan and apply trigger documents (SPEC §11)
 - :mod:`tocsin.service.workflows`: workflows, schedules and workflow runs (SPEC §12)
 - :mod:`tocsin.service.lanes`: lanes and their run contracts (SPEC §14)
 """
@@ -18,12 +19,20 @@ from tocsin.service.base import TocsinBase
 from tocsin.service.data import DataMixin
 from tocsin.service.execution import ExecutionMixin
 from tocsin.service.health import HealthMixin
+from tocsin.service.iac import IacMixin
 from tocsin.service.lanes import LanesMixin
 from tocsin.service.workflows import WorkflowsMixin
 
 
 class Tocsin(
-    LanesMixin, WorkflowsMixin, DataMixin, ExecutionMixin, AuthMixin, HealthMixin, TocsinBase
+    LanesMixin,
+    WorkflowsMixin,
+    IacMixin,
+    DataMixin,
+    ExecutionMixin,
+    AuthMixin,
+    HealthMixin,
+    TocsinBase,
 ):
     """A durable trigger and schedule engine on one database. See DESIGN §4."""
 
