@@ -569,6 +569,68 @@ def triggers_file_invalid(path: str, reason: str) -> str:
     return f"cannot read triggers from {path}: {reason}"
 
 
+# --- lanes (SPEC §14, issue 16) ----------------------------------------------------------------
+
+
+def contract_mismatch(field: str, expected: object, found: object) -> str:
+    return f"contract field '{field}' does not verify: expected {expected!r}, found {found!r}"
+
+
+def lane_window_invalid(start: object, end: object) -> str:
+    return (
+        f"a lane window needs two aware instants with start < end (half-open [start, end)); "
+        f"got start={start!r}, end={end!r}"
+    )
+
+
+def lane_attempt_invalid(attempt: object) -> str:
+    return f"an attempt number is a positive integer, got {attempt!r}"
+
+
+def lane_invalid(field: str, value: object) -> str:
+    return f"invalid lane {field}: {value!r}"
+
+
+def lane_duplicate(lane_id: str) -> str:
+    return f"lane '{lane_id}' is registered twice"
+
+
+def lane_unknown(lane_id: object) -> str:
+    return f"unknown lane '{lane_id}': no lane with this id is registered"
+
+
+def lane_trigger_kind_invalid(kind: object) -> str:
+    return f"invalid trigger kind {kind!r}: use manual, retry or scheduled"
+
+
+def lane_decision_invalid(decision: object) -> str:
+    return f"invalid decision filter {decision!r}: use ready, noop, stopped, rejected or ignored"
+
+
+LANE_RETRY_NEEDS_RUN_ID = "a retry names the run it retries: pass run_id"
+LANE_RUN_ID_ONLY_FOR_RETRY = "run_id is only accepted with kind='retry'"
+LANE_SCHEDULED_NEEDS_TIME = (
+    "scheduled_for must be an aware datetime (the instant the run was due); "
+    "a scheduled trigger needs it"
+)
+LANE_RETRY_KEEPS_ITS_TIME = "a retry keeps its run's scheduled_for: do not pass one"
+
+
+def lane_run_not_found(run_id: object) -> str:
+    return f"lane run '{run_id}' not found"
+
+
+def lane_retry_policy_changed(run_id: str, recorded: str, current: str) -> str:
+    return (
+        f"run '{run_id}' was recorded under selection policy '{recorded}' but the lane now "
+        f"runs '{current}': a changed policy is a new run, trigger its window again instead"
+    )
+
+
+def lane_attempt_superseded(attempt: int) -> str:
+    return f"superseded by retry attempt {attempt} (this attempt was left unfinished)"
+
+
 # §11 infrastructure as code (trigger documents)
 def iac_line_invalid(line: int, reason: str) -> str:
     return f"line {line}: not a JSON object ({reason}); each line is one trigger document"

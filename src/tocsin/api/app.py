@@ -28,15 +28,27 @@ from .docs import install_docs
 from .errors import install_error_handlers
 from .guard import RequestGuard
 from .metrics import Metrics, serve_metrics
-from .routes import iac, messages, ops, root, runs, schedules, staged, tables, triggers, workflows
+from .routes import (
+    iac,
+    lanes,
+    messages,
+    ops,
+    root,
+    runs,
+    schedules,
+    staged,
+    tables,
+    triggers,
+    workflows,
+)
 
 log = logging.getLogger("tocsin.api")
 
 DESCRIPTION = """A durable trigger and schedule engine.
 
 Tenant routes take `Authorization: Bearer <token>` (create one with `tocsin tokens create`);
-root routes take `X-ADMIN-TOKEN`; `/api/schedules…` and `/api/workflows…` take a token with the
-`schedules:read` / `schedules:write` permission. Errors are JSON `{"detail": …}`."""
+root routes take `X-ADMIN-TOKEN`; `/api/schedules…`, `/api/workflows…` and `/api/lanes…` take a
+token with the `schedules:read` / `schedules:write` permission. Errors are JSON `{"detail": …}`."""
 
 
 def run_counter(tocsin: Tocsin) -> dict[str, int]:
@@ -99,7 +111,19 @@ def create_app(
     install_error_handlers(app)
     install_docs(app)
     app.add_middleware(RequestGuard, tocsin=facade, settings=settings)
-    routers = (tables, triggers, runs, staged, messages, root, ops, schedules, workflows, iac)
+    routers = (
+        tables,
+        triggers,
+        runs,
+        staged,
+        messages,
+        root,
+        ops,
+        schedules,
+        workflows,
+        iac,
+        lanes,
+    )
     for module in routers:
         app.include_router(module.router, dependencies=[RejectUnknownQuery])
     if demo_routes:

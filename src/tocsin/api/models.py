@@ -202,6 +202,7 @@ class TickCounts(Out):
     trigger_runs_requeued: int
     staged_changes_requeued: int
     schedules_fired: int = 0
+    lanes_fired: int = 0
 
 
 class ErrorOut(BaseModel):

@@ -3,6 +3,7 @@
 - ``tocsin serve``: API + embedded ticker + in-process worker (``--app`` for workflows)
 - ``tocsin scheduler`` / ``tocsin worker`` / ``tocsin tick``: the parts, separately
 - ``tocsin schedules …`` / ``tocsin workflows …``: workflow schedules and runs (SPEC §12)
+- ``tocsin lanes list|contracts|verify``: lanes and their run contracts (SPEC §14)
 - ``tocsin runs list|retry``, ``tocsin preview``: operate on one table
 - ``tocsin tables list|show|create``, ``tocsin triggers list|show|set|pause|resume``,
   ``tocsin messages``: the data plane (refuse to create a database by accident: ``--create``)
@@ -18,7 +19,7 @@ import typer
 
 from tocsin.errors import SettingsError
 
-from . import data, demo, iac, processes, secrets, tables, tokens, workflows
+from . import data, demo, iac, lanes, processes, secrets, tables, tokens, workflows
 
 app = typer.Typer(
     name="tocsin",
@@ -35,6 +36,7 @@ app.add_typer(tokens.app, name="tokens")
 app.add_typer(secrets.app, name="secrets")
 app.add_typer(workflows.schedules_app, name="schedules")
 app.add_typer(workflows.workflows_app, name="workflows")
+app.add_typer(lanes.lanes_app, name="lanes")
 demo.register(app)
 
 

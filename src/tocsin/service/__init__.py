@@ -11,6 +11,7 @@ The class is assembled from mixins by concern so each stays under the module bud
 - :mod:`tocsin.service.iac`: export, plan and apply trigger documents (SPEC §11)
 - :mod:`tocsin.service.secrets`: per-scope webhook signing secrets
 - :mod:`tocsin.service.workflows`: workflows, schedules and workflow runs (SPEC §12)
+- :mod:`tocsin.service.lanes`: lanes and their run contracts (SPEC §14)
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ from tocsin.service.data import DataMixin
 from tocsin.service.execution import ExecutionMixin
 from tocsin.service.health import HealthMixin
 from tocsin.service.iac import IacMixin
+from tocsin.service.lanes import LanesMixin
 from tocsin.service.secrets import SecretsMixin
 from tocsin.service.triggers import TriggersMixin
 from tocsin.service.workflows import WorkflowsMixin
 
 
 class Tocsin(
+    LanesMixin,
     WorkflowsMixin,
     IacMixin,
     TriggersMixin,
