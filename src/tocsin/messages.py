@@ -506,3 +506,21 @@ def demo_running(database: str, holder: str, env_file: str) -> str:
         f"Use it (source {env_file}), or stop it (Ctrl-C) before starting a new one; "
         "a second demo at the same time needs another directory"
     )
+
+
+# ---- table schedule triggers: pause and resume (issue 12) ----
+TRIGGER_NOT_FOUND = "trigger not found"
+
+
+def trigger_not_pausable(trigger_id: str, on: object) -> str:
+    return (
+        f"trigger '{trigger_id}' fires on row events (on: '{on}'): only schedule triggers "
+        "(on: 'schedule') can be paused or resumed"
+    )
+
+
+def trigger_without_state(trigger_id: str) -> str:
+    return (
+        f"trigger '{trigger_id}' has no schedule state (its config is invalid): "
+        "fix the trigger before pausing or resuming it"
+    )

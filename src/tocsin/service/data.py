@@ -16,7 +16,7 @@ from typing import Any
 from tocsin import messages
 from tocsin.core import limits
 from tocsin.core.cells import is_plain_json, validate_cells, validate_columns
-from tocsin.engine import configs
+from tocsin.engine import configs, pause
 from tocsin.engine.evaluate import row_event_triggers
 from tocsin.engine.ids import uuid7, uuid7s
 from tocsin.engine.preview import schedule_preview
@@ -335,6 +335,26 @@ class DataMixin(TocsinBase):
             return configs.set_triggers_config(
                 tx, table=table, raw=triggers, now=at, new_id=self._new_id
             )
+
+    def pause_trigger(
+        self, table_id: str, trigger_id: str, now: datetime | None = None
+    ) -> dict[str, Any]:
+        """Pause a schedule trigger (issue 12; idempotent): the tick fires nothing for it until
+        :meth:`resume_trigger`; a triggers config save keeps it paused. 404 unknown table or
+        trigger, 409 a row-event trigger. Returns its pause view (``engine.pause``)."""
+        at = self._now(now)
+        with self.store.begin() as tx:
+            table = _locked_table(tx, table_id)
+            return pause.pause_trigger(tx, table=table, trigger_id=trigger_id, now=at)
+
+    def resume_trigger(
+        self, table_id: str, trigger_id: str, now: datetime | None = None
+    ) -> dict[str, Any]:
+        """Resume a paused schedule trigger from ``now``, with no backlog (idempotent)."""
+        at = self._now(now)
+        with self.store.begin() as tx:
+            table = _locked_table(tx, table_id)
+            return pause.resume_trigger(tx, table=table, trigger_id=trigger_id, now=at)
 
     def get_triggers(self, table_id: str) -> list[dict[str, Any]]:
         """The stored triggers config (``[]`` when none)."""

@@ -1,4 +1,5 @@
-"""A table's triggers config and its schedule preview (SPEC §3–§5, §7). Moderator only."""
+"""A table's triggers config, its schedule preview (SPEC §3–§5, §7) and schedule triggers' pause
+and resume (issue 12). Moderator only."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from ..deps import ModeratorTable, NowDep, TocsinDep
+from ..deps import IdPath, ModeratorTable, NowDep, TocsinDep
 from ..models import TriggersOut, TriggersPut, error_responses
 
 PREFIX = "/private/module/custom_tables/{scope}/{scope_id}/tables/{table_id}"
@@ -35,3 +36,27 @@ def put_triggers(body: TriggersPut, table: ModeratorTable, tocsin: TocsinDep, no
 def schedule_preview(table: ModeratorTable, tocsin: TocsinDep, now: NowDep) -> Json:
     """What the scheduler would do at this instant; creates nothing (SPEC §7)."""
     return tocsin.preview(table["id"], now=now)
+
+
+@router.post(
+    "/triggers/{trigger_id}/pause",
+    response_model=dict[str, Any],
+    responses=error_responses(401, 403, 404, 409),
+)
+def pause_trigger(
+    trigger_id: IdPath, table: ModeratorTable, tocsin: TocsinDep, now: NowDep
+) -> Json:
+    """Pause a schedule trigger (idempotent): no fire until resumed; kept across config saves."""
+    return tocsin.pause_trigger(table["id"], trigger_id, now=now)
+
+
+@router.post(
+    "/triggers/{trigger_id}/resume",
+    response_model=dict[str, Any],
+    responses=error_responses(401, 403, 404, 409),
+)
+def resume_trigger(
+    trigger_id: IdPath, table: ModeratorTable, tocsin: TocsinDep, now: NowDep
+) -> Json:
+    """Resume a paused schedule trigger from now: nothing that came due while paused fires."""
+    return tocsin.resume_trigger(table["id"], trigger_id, now=now)
