@@ -150,6 +150,7 @@ class TickCounts(Out):
     trigger_runs_requeued: int
     staged_changes_requeued: int
     schedules_fired: int = 0
+    workflow_runs_requeued: int = 0
 
 
 class ErrorOut(BaseModel):

@@ -20,7 +20,7 @@ from tocsin.engine import configs, pause
 from tocsin.engine.evaluate import row_event_triggers
 from tocsin.engine.ids import uuid7, uuid7s
 from tocsin.engine.preview import schedule_preview
-from tocsin.engine.tick import run_due_triggers
+from tocsin.engine.tick import run_due_triggers, sweep_workflow_runs
 from tocsin.engine.tick_plan import row_payload
 from tocsin.errors import NotFound, ValidationError
 from tocsin.service.base import TocsinBase
@@ -366,7 +366,8 @@ class DataMixin(TocsinBase):
         self, now: datetime | None = None, table_limit: int = 200, record_limit: int = 1000
     ) -> dict[str, int]:
         """One scheduler pass (``run_due_triggers``, SPEC §6), then the due workflow schedules
-        (``fire_due_schedules``, SPEC §12: counted as ``schedules_fired``)."""
+        (``fire_due_schedules``, SPEC §12: counted as ``schedules_fired``) and the stale workflow
+        runs' sweep (``workflow_runs_requeued``)."""
         at = self._now(now)
         counts = run_due_triggers(
             self.store,
@@ -376,6 +377,9 @@ class DataMixin(TocsinBase):
             stuck_after_s=self.settings.stuck_after_s,
         )
         counts["schedules_fired"] = fire_due_schedules(self.store, now=at)
+        counts["workflow_runs_requeued"] = sweep_workflow_runs(
+            self.store, now=at, stuck_after_s=self.settings.stuck_after_s
+        )
         return counts
 
     def tick_backlog(self, now: datetime | None = None) -> int:

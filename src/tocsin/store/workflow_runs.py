@@ -9,7 +9,7 @@ attempts)``: a run canceled meanwhile is never written back to another status.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import bindparam, func, insert, literal, select, update
@@ -188,6 +188,21 @@ def transition(
     return tx.conn.execute(stmt).rowcount == 1
 
 
+def requeue_stale_runs(tx: Tx, *, now: datetime, older_than_s: float) -> int:
+    """``running → pending`` for runs whose ``updated_at`` (stamped at the claim and at every
+    stored stage: the heartbeat) is older than ``older_than_s`` at ``now``: their worker died.
+    Receipts are kept (a worker resumes after the succeeded steps); the next claim bumps
+    ``attempts``, so a late write of the lost worker is fenced out. Returns how many moved."""
+    tx.require_writable()
+    cutoff = now - timedelta(seconds=older_than_s)
+    stmt = (
+        update(R)
+        .where(R.c.status == "running", R.c.updated_at < cutoff)
+        .values(status="pending", updated_at=now)
+    )
+    return int(tx.conn.execute(stmt).rowcount)
+
+
 def count_runs(tx: Tx, *, status: str | None = None) -> int:
     where = [] if status is None else [R.c.status == status]
     return int(tx.conn.execute(select(func.count()).select_from(R).where(*where)).scalar_one())
@@ -203,6 +218,7 @@ __all__ = [
     "get_run",
     "insert_runs",
     "list_runs",
+    "requeue_stale_runs",
     "run_dict",
     "save_steps",
     "transition",
