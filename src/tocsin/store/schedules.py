@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlalchemy import delete, func, select, update
 
-from tocsin.store.bulk import instant_binder, instant_reader, update_rows
+from tocsin.store.bulk import instant_binder, instant_reader, update_rows, with_rows
 from tocsin.store.dialects import upsert_insert
 from tocsin.store.schema import schedule_fires, workflow_runs, workflow_schedules
 from tocsin.store.tx import Tx
@@ -180,10 +180,18 @@ def insert_fires(tx: Tx, *, fires: Sequence[Mapping[str, Any]]) -> None:
     values = [
         tuple(bind(f[n]) if n in _FIRE_INSTANTS else f[n] for n in _FIRE_COLUMNS) for f in fires
     ]
-    mark = "%s" if tx.is_postgres else "?"
-    marks = ", ".join([mark] * len(_FIRE_COLUMNS))
-    sql = f"INSERT INTO schedule_fires ({', '.join(_FIRE_COLUMNS)}) VALUES ({marks})"
-    tx.conn.exec_driver_sql(sql, values)
+    names = ", ".join(_FIRE_COLUMNS)
+    if tx.is_postgres:  # one statement over unnest: no per-row round trip
+        kinds = tuple(
+            (f"c_{n}", "timestamp" if n in _FIRE_INSTANTS else "text") for n in _FIRE_COLUMNS
+        )
+        select_ = ", ".join(f"c_{n}" for n in _FIRE_COLUMNS)
+        with_rows(
+            tx, kinds, f"INSERT INTO schedule_fires ({names}) SELECT {select_} FROM v", values
+        )
+        return
+    marks = ", ".join(["?"] * len(_FIRE_COLUMNS))
+    tx.conn.exec_driver_sql(f"INSERT INTO schedule_fires ({names}) VALUES ({marks})", values)
 
 
 def _fire_select() -> Any:

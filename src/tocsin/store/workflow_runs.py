@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import bindparam, func, literal, select, update
 
-from tocsin.store.bulk import instant_binder, instant_reader
+from tocsin.store.bulk import instant_binder, instant_reader, update_rows, with_rows
 from tocsin.store.schema import WORKFLOW_ACTIVE, workflow_runs
 from tocsin.store.tx import Tx
 
@@ -64,10 +64,27 @@ def insert_runs(tx: Tx, *, rows: Sequence[Mapping[str, Any]]) -> None:
             cells.append(_same)
     pairs = tuple(zip(_INSERT_COLUMNS, cells, strict=True))
     values = [tuple(cell(r[name]) for name, cell in pairs) for r in rows]
-    mark = "%s" if tx.is_postgres else "?"
     names = ", ".join(f'"{n}"' for n in _INSERT_COLUMNS)
-    sql = f"INSERT INTO workflow_runs ({names}) VALUES ({', '.join([mark] * len(pairs))})"
+    if tx.is_postgres:  # one statement over unnest: no per-row round trip
+        with_rows(tx, _PG_COLUMNS, f"INSERT INTO workflow_runs ({names}) {_PG_SELECT}", values)
+        return
+    sql = f"INSERT INTO workflow_runs ({names}) VALUES ({', '.join(['?'] * len(pairs))})"
     tx.conn.exec_driver_sql(sql, values)
+
+
+def _pg_kind(name: str) -> str:
+    if name in _INSTANT_COLUMNS:
+        return "timestamp"
+    return "int" if name == "attempts" else "text"
+
+
+# PostgreSQL: the rows travel as one array per column (``bulk.with_rows``); JSON as its text
+_PG_COLUMNS = tuple((f"c_{n}", _pg_kind(n)) for n in _INSERT_COLUMNS)
+_PG_SELECT = (
+    "SELECT "
+    + ", ".join(f"CAST(c_{n} AS json)" if n in _JSON_COLUMNS else f"c_{n}" for n in _INSERT_COLUMNS)
+    + " FROM v"
+)
 
 
 def _same(value: Any) -> Any:
@@ -235,10 +252,10 @@ def finish_run(
     return tx.conn.execute(_FINISH, params).rowcount == 1
 
 
-_FINISH_MANY = (
-    "UPDATE workflow_runs SET status = ?, steps = ?, output = ?, error = ?,"
-    " suspend_payload = ?, updated_at = ?, ended_at = ?"
-    " WHERE id = ? AND status = 'running' AND attempts = ?"
+_FINISH_MANY = (  # SQLite: prepared once, executed per row (bulk.update_rows)
+    "UPDATE workflow_runs SET status = ?1, steps = ?2, output = ?3, error = ?4,"
+    " suspend_payload = ?5, updated_at = ?6, ended_at = ?7"
+    " WHERE id = ?8 AND status = 'running' AND attempts = ?9"
 )
 
 
@@ -265,8 +282,29 @@ def finish_runs(
         )
         for run_id, attempts, values, now in finishes
     ]
-    sql = _FINISH_MANY.replace("?", "%s") if tx.is_postgres else _FINISH_MANY
-    tx.conn.exec_driver_sql(sql, params)
+    update_rows(
+        tx,
+        _FINISH_COLUMNS,
+        "UPDATE workflow_runs SET status = v.st, steps = CAST(v.sp AS json),"
+        " output = CAST(v.o AS json), error = v.e, suspend_payload = CAST(v.su AS json),"
+        " updated_at = v.u, ended_at = v.en FROM v WHERE workflow_runs.id = v.rid"
+        " AND workflow_runs.status = 'running' AND workflow_runs.attempts = v.att",
+        params,
+        _FINISH_MANY,
+    )
+
+
+_FINISH_COLUMNS = (
+    ("st", "text"),
+    ("sp", "text"),
+    ("o", "text"),
+    ("e", "text"),
+    ("su", "text"),
+    ("u", "timestamp"),
+    ("en", "timestamp"),
+    ("rid", "text"),
+    ("att", "int"),
+)
 
 
 def transition(
