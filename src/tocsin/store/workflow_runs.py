@@ -169,8 +169,11 @@ def claim_next_runs(
     sql = (
         f"UPDATE workflow_runs SET status = 'running', attempts = attempts + 1,"
         f" started_at = COALESCE(started_at, {mark}), updated_at = {mark}"
-        f" WHERE id IN ({pick}) AND status = 'pending' RETURNING {names}"
+        f" WHERE id IN ({pick}) AND {'' if tx.is_postgres else '+'}status = 'pending'"
+        f" RETURNING {names}"
     )
+    # SQLite: ``+status`` keeps the outer UPDATE on the primary key (through the status index
+    # it walked every pending run per claim)
     rows = tx.conn.exec_driver_sql(sql, (at, at, *wanted, limit)).fetchall()
     claimed = [_decoded(tx, row) for row in rows]
     return sorted(claimed, key=lambda r: (r["created_at"], r["id"]))

@@ -28,7 +28,7 @@ from tocsin.workflows.execute import run_stages
 log = logging.getLogger("tocsin.workflows")
 
 CLAIM_BATCH = 25  # with a pool: at most its free slots
-BATCH = 200  # without a pool: runs claimed in one statement and finished in one transaction
+BATCH = 500  # without a pool: runs claimed in one statement and finished in one transaction
 SLOT_POLL_S = 0.5  # with a pool whose slots are all busy: how often the stop flag is looked at
 _KEEP: dict[str, Any] = {"output": None, "suspend_payload": None}
 Registry = Mapping[str, Workflow]
