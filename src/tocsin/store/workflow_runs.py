@@ -128,13 +128,18 @@ def list_runs(
 def active_schedule_ids(tx: Tx, *, schedule_ids: Iterable[str]) -> set[str]:
     """Which of ``schedule_ids`` have a pending or running run (the overlap fence)."""
     wanted = sorted(set(schedule_ids))
+    active = ", ".join(f"'{s}'" for s in WORKFLOW_ACTIVE)
     found: set[str] = set()
+    if tx.is_postgres:  # one statement, the ids as one array
+        sql = "SELECT schedule_id FROM workflow_runs WHERE schedule_id = ANY(%s)"
+        rows = tx.conn.exec_driver_sql(f"{sql} AND status IN ({active})", (wanted,)).fetchall()
+        return {str(r[0]) for r in rows}
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
-        stmt = select(R.c.schedule_id).where(
-            R.c.schedule_id.in_(chunk), R.c.status.in_(WORKFLOW_ACTIVE)
-        )
-        found.update(str(s) for s in tx.conn.execute(stmt).scalars())
+        marks = ", ".join("?" * len(chunk))
+        sql = f"SELECT schedule_id FROM workflow_runs WHERE schedule_id IN ({marks})"
+        sql += f" AND status IN ({active})"
+        found.update(str(r[0]) for r in tx.conn.exec_driver_sql(sql, tuple(chunk)).fetchall())
     return found
 
 
