@@ -180,13 +180,15 @@ def claim_next_runs(
     # SQLite: ``+status`` keeps the outer UPDATE on the primary key (through the status index
     # it walked every pending run per claim)
     rows = tx.conn.exec_driver_sql(sql, (at, at, *wanted, limit)).fetchall()
-    claimed = [_decoded(tx, row) for row in rows]
+    instant = instant_reader()
+    claimed = [_decoded(tx, row, instant) for row in rows]
     return sorted(claimed, key=lambda r: (r["created_at"], r["id"]))
 
 
-def _decoded(tx: Tx, row: Sequence[Any]) -> dict[str, Any]:
+def _decoded(
+    tx: Tx, row: Sequence[Any], instant: Callable[[Any], datetime | None]
+) -> dict[str, Any]:
     """A raw ``workflow_runs`` row (every column, in table order) as :func:`run_dict` gives it."""
-    instant = instant_reader()
     out = dict(zip(_INSERT_COLUMNS, row, strict=True))
     for name in _INSTANT_COLUMNS:
         out[name] = instant(out[name])
