@@ -1,10 +1,12 @@
 """Workflow schedules firing at once: tocsin beside APScheduler 3 (SPEC §12; issue 12's Bar).
 
 10,000 schedules are due at the same instant. tocsin (one process, on a fresh SQLite file and on
-a fresh PostgreSQL schema): ``tick`` until every fire row is recorded (each fire = a ledger claim,
-a fire row and a pending workflow run, in the tick's transaction), then ``work`` until every
-(one-step, no-op) run is ``success`` (claim, step receipt, finish: two transactions per run).
-The clock starts at the first tick and is read at both milestones.
+a fresh PostgreSQL schema): ``tick`` until every fire row is recorded (each tick fires up to 1,000
+due schedules set-based in one transaction: one claim of the due rows, one ledger claim for the
+batch, bulk inserts of fire rows and pending workflow runs, one bulk ``next_fire_at`` update),
+then ``work`` until every (one-step, no-op) run is ``success`` (500 runs claimed in one
+statement, executed, then finished together in one transaction). The clock starts at the first
+tick and is read at both milestones.
 
 APScheduler 3.x: a ``BackgroundScheduler`` with a ``SQLAlchemyJobStore`` on the *same SQLite
 file* as tocsin's leg and a 20-thread pool; 10,000 no-op date jobs added while paused, all due;

@@ -559,12 +559,6 @@ def no_database(path: str) -> str:
     )
 
 
-CLI_PAUSE_UNSUPPORTED = (
-    "pausing or resuming a table trigger is not supported yet by this build of tocsin "
-    "(Tocsin.pause_trigger / resume_trigger are missing)"
-)
-
-
 def triggers_file_invalid(path: str, reason: str) -> str:
     return f"cannot read triggers from {path}: {reason}"
 
@@ -672,3 +666,19 @@ STUDIO_MODERATOR_ONLY = (
     "triggers, the schedule preview and runs need a moderator token of this table's scope"
 )
 STUDIO_RESUME_DATA_INVALID = "resume data must be JSON (or left empty)"
+
+# ---- table schedule triggers: pause and resume (issue 12) ----
+
+
+def trigger_not_pausable(trigger_id: str, on: object) -> str:
+    return (
+        f"trigger '{trigger_id}' fires on row events (on: '{on}'): only schedule triggers "
+        "(on: 'schedule') can be paused or resumed"
+    )
+
+
+def trigger_without_state(trigger_id: str) -> str:
+    return (
+        f"trigger '{trigger_id}' has no schedule state (its config is invalid): "
+        "fix the trigger before pausing or resuming it"
+    )

@@ -22,6 +22,7 @@ COUNT_KEYS = {
     "staged_changes_requeued",
     "schedules_fired",
     "lanes_fired",
+    "workflow_runs_requeued",
 }
 
 

@@ -123,18 +123,24 @@ def test_triggers_set_refuses_bad_files_and_bad_configs(
     assert unknown.exit_code == 1 and messages.TRIGGER_NOT_FOUND in unknown.output
 
 
-def test_pause_and_resume_fail_cleanly_while_the_facade_lacks_them(
-    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+def test_triggers_pause_and_resume_through_the_cli(
+    env: dict[str, str], tmp_path: Path, tocsin: Tocsin
 ) -> None:
-    """A temporary seam: ``Tocsin.pause_trigger`` / ``resume_trigger`` come from another branch."""
-    monkeypatch.delattr(Tocsin, "pause_trigger", raising=False)
-    monkeypatch.delattr(Tocsin, "resume_trigger", raising=False)
     table_id = make_table(str(uuid.uuid4()))
-    for verb in ("pause", "resume"):
-        result = invoke("triggers", verb, "--table", table_id, "trg_x")
-        assert result.exit_code == 1
-        assert messages.CLI_PAUSE_UNSUPPORTED in result.output
-        assert "Traceback" not in result.output
+    path = tmp_path / "triggers.yaml"
+    path.write_text(YAML_TRIGGERS)
+    ok("triggers", "set", "--table", table_id, "--file", str(path))
+    paused = json.loads(ok("triggers", "pause", "--table", table_id, "trg_hourly"))
+    assert paused["paused"] is True and paused["paused_at"]
+    preview = tocsin.preview(table_id, now=datetime.now(UTC))
+    [hourly] = [t for t in preview["triggers"] if t["trigger_id"] == "trg_hourly"]
+    assert hourly["paused"] is True
+    resumed = json.loads(ok("triggers", "resume", "--table", table_id, "trg_hourly"))
+    assert resumed["paused"] is False
+    row_event = invoke("triggers", "pause", "--table", table_id, "trg_created")
+    assert row_event.exit_code == 1 and "Traceback" not in row_event.output
+    unknown = invoke("triggers", "pause", "--table", table_id, "trg_nope")
+    assert unknown.exit_code == 1 and messages.TRIGGER_NOT_FOUND in unknown.output
 
 
 def test_runs_list_filters_by_trigger_record_and_window(

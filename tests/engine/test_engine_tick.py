@@ -35,6 +35,7 @@ def test_response_shape(tocsin: Tocsin) -> None:
         "staged_changes_requeued": 0,
         "schedules_fired": 0,
         "lanes_fired": 0,
+        "workflow_runs_requeued": 0,
     }
 
 

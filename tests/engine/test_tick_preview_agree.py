@@ -4,7 +4,8 @@ Through the facade only (``Tocsin.tick``, ``Tocsin.preview``), on both backends,
 clock triggers only, date triggers only, and both (issue 10: the property must reach every kind
 of table the planner sees). Each example builds one or two tables of its shape (so a tick plans
 several tables at once), generated records and schedules, and earlier ticks whose runs ended
-``done``, ``failed`` or stayed pending. Then, at one instant, for every trigger:
+``done``, ``failed`` or stayed pending, some with triggers paused or resumed before them (issue
+12). Then, at one instant, for every trigger:
 
 - clock arm: the tick creates exactly ``int(due_now)`` runs (none when nothing is due);
 - date arm: when ``due_now`` > 0 the tick creates exactly that many (it stops at the page the
@@ -57,7 +58,11 @@ CLOCKS = st.one_of(
     ),
 )
 PRE_TICKS = st.lists(
-    st.tuples(st.integers(0, 2 * 24 * 60), st.sampled_from(["done", "failed", None])),
+    st.tuples(
+        st.integers(0, 2 * 24 * 60),
+        st.sampled_from(["done", "failed", None]),
+        st.sampled_from([None, None, "pause", "resume"]),  # issue 12: paused triggers agree too
+    ),
     max_size=3,
 )
 
@@ -88,6 +93,15 @@ def _build(t: Tocsin, setup: dict[str, Any]) -> str:
         write_raw_cells(t, table_id, record["id"], {"Due": cell, "Status": "Open"}, now=NOW)
     t.set_triggers(table_id, setup["triggers"], now=NOW)
     return table_id
+
+
+def _pause_or_resume(t: Tocsin, table_id: str, verb: str, now: datetime) -> None:
+    """Pause (or resume) every other schedule trigger of the table, the first one included."""
+    for trigger in t.get_triggers(table_id)[::2]:
+        if verb == "pause":
+            t.pause_trigger(table_id, trigger["id"], now=now)
+        else:
+            t.resume_trigger(table_id, trigger["id"], now=now)
 
 
 def _check_agreement(t: Tocsin, table_ids: list[str], now: datetime, limit: int) -> None:
@@ -131,8 +145,11 @@ def test_preview_due_now_is_what_the_next_tick_creates(
     table_ids = [_build(tocsin, setup) for setup in setups]
     try:
         last = 0
-        for delta, outcome in sorted(pre_ticks, key=lambda p: p[0]):
+        for delta, outcome, pausing in sorted(pre_ticks, key=lambda p: p[0]):
             at = NOW + timedelta(minutes=delta)
+            if pausing is not None:
+                for table_id in table_ids:
+                    _pause_or_resume(tocsin, table_id, pausing, at)
             tocsin.tick(now=at, record_limit=limit)
             if outcome is not None:
                 for table_id in table_ids:

@@ -37,6 +37,7 @@ def test_upsert_creates_then_overwrites_config_but_keeps_history(
             "trigger_id": "trg_i", "table_id": table["id"], "kind": "interval", "anchor": NOW,
             "last_consumed": None, "cursor_created_at": None, "cursor_id": None,
             "schedule_hash": "h1", "retired": False, "next_due_at": NOW, "updated_at": NOW,
+            "paused_at": None, "pause_windows": (),
         }  # fmt: skip
         st.consume_windows(tx, consumed=[("trg_i", NOW, None)], now=NOW)
         assert st.get_state(tx, trigger_id="trg_i").last_consumed == NOW  # type: ignore[union-attr]

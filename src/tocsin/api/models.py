@@ -204,6 +204,8 @@ class TickCounts(Out):
     schedules_fired: int = 0
     lanes_fired: int = 0
 
+    workflow_runs_requeued: int = 0
+
 
 class ErrorOut(BaseModel):
     detail: Any

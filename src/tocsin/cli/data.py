@@ -185,15 +185,13 @@ def set_triggers(
     print_rows(f"saved {len(saved)} trigger(s)", ("id", "name", "on"), saved)
 
 
-def _pause_or_resume(table: str, trigger_id: str, method: str) -> None:
+def _pause_or_resume(table: str, trigger_id: str, *, pause: bool) -> None:
     tocsin = open_existing()
     try:
-        # a temporary seam: Tocsin.pause_trigger / resume_trigger land on another branch
-        action = getattr(tocsin, method, None)
-        if action is None:
-            typer.echo(f"error: {messages.CLI_PAUSE_UNSUPPORTED}", err=True)
-            raise typer.Exit(1)
-        result = action(table, trigger_id, now=None)
+        if pause:
+            result = tocsin.pause_trigger(table, trigger_id)
+        else:
+            result = tocsin.resume_trigger(table, trigger_id)
     except TocsinError as exc:
         raise fail(exc) from None
     finally:
@@ -204,13 +202,13 @@ def _pause_or_resume(table: str, trigger_id: str, method: str) -> None:
 @triggers_app.command("pause")
 def pause_trigger(table: TableOpt, trigger_id: TriggerArg) -> None:
     """Pause one trigger (it keeps its id and state; no runs until resumed)."""
-    _pause_or_resume(table, trigger_id, "pause_trigger")
+    _pause_or_resume(table, trigger_id, pause=True)
 
 
 @triggers_app.command("resume")
 def resume_trigger(table: TableOpt, trigger_id: TriggerArg) -> None:
     """Resume a paused trigger."""
-    _pause_or_resume(table, trigger_id, "resume_trigger")
+    _pause_or_resume(table, trigger_id, pause=False)
 
 
 def list_messages(

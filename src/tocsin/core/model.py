@@ -33,6 +33,14 @@ class TriggerState:
     retired: bool  # the trigger was removed; state and ledger are kept
     next_due_at: datetime | None  # the earliest instant it may be due (DESIGN §5)
     updated_at: datetime | None
+    paused_at: datetime | None = None  # set while paused: the tick neither plans nor fires it
+    # date kind: past pauses ``(from, until)``; an occurrence whose fire instant falls inside one
+    # never fires (resume recomputes from ``now``: nothing backlogged)
+    pause_windows: tuple[tuple[datetime, datetime], ...] = ()
+
+    @property
+    def paused(self) -> bool:
+        return self.paused_at is not None
 
     @property
     def cursor(self) -> tuple[datetime, str] | None:

@@ -214,9 +214,10 @@ def wake_date_triggers(tx: Tx, *, table: Mapping[str, Any]) -> None:
 
 
 def refresh_table_next_due(tx: Tx, *, table_id: str) -> datetime:
-    """The table's ``next_due_at`` = the earliest of its live states' (NEVER_DUE when none)."""
+    """The table's ``next_due_at`` = the earliest of its live, unpaused states' (NEVER_DUE when
+    none)."""
     states = store_state.get_states(tx, table_id=table_id).values()
-    dues = [s.next_due_at for s in states if not s.retired and s.next_due_at is not None]
+    dues = [s.next_due_at for s in states if not (s.retired or s.paused or s.next_due_at is None)]
     next_due = min(dues, default=NEVER_DUE)
     store_records.set_table_next_due(tx, table_id=table_id, next_due_at=next_due)
     return next_due

@@ -29,14 +29,17 @@ from tocsin.core import identity, instants, predicates, triggers, windows
 from tocsin.core.model import TriggerState
 from tocsin.core.schedules import DateColumnReached, Schedule, parse_schedule
 
-# The six date-arm verdicts, in the scheduler's order (SPEC §7).
+# The date-arm verdicts, in the scheduler's order (SPEC §7), with the pause's (issue 12): an
+# occurrence whose fire instant fell inside one of the trigger's past pauses never fires.
 MISSING = "missing_schedule_value"
 INVALID = "invalid_schedule_value"
 ALREADY_FIRED = "already_fired"
+DUE_WHILE_PAUSED = "due_while_paused"
 FUTURE = "scheduled_for_future"
 WHEN_MISMATCH = "when_filter_mismatch"
 DUE_NOW = "due_now"
-DATE_VERDICTS = (MISSING, INVALID, ALREADY_FIRED, FUTURE, WHEN_MISMATCH, DUE_NOW)
+DATE_VERDICTS = (MISSING, INVALID, ALREADY_FIRED, DUE_WHILE_PAUSED, FUTURE, WHEN_MISMATCH, DUE_NOW)
+Pauses = Sequence[tuple[datetime, datetime]]  # a trigger's past pauses (from, until)
 
 ROW_EVENTS = ("created", "updated", "deleted", "restored")
 STATE_MISSING = "schedule_state_missing"
@@ -334,8 +337,10 @@ def classify_record(
     record: Mapping[str, Any],
     fired: set[str],
     now: datetime,
+    pauses: Pauses = (),
 ) -> RowVerdict:
-    """One record's verdict, in the scheduler order of SPEC §7."""
+    """One record's verdict, in the scheduler order of SPEC §7 (``pauses``: the trigger's past
+    pauses; a fire instant inside one, bounds included, is ``due_while_paused``)."""
     status, fire_at, ident = _fire_at(spec, column_type, record)
     if status != "ok" or fire_at is None:
         return RowVerdict(record=record, verdict=status, identity=None, fire_at=None)
@@ -343,6 +348,8 @@ def classify_record(
         verdict = INVALID
     elif ident in fired:
         verdict = ALREADY_FIRED
+    elif pauses and any(start <= fire_at <= until for start, until in pauses):
+        verdict = DUE_WHILE_PAUSED
     elif fire_at > now:
         verdict = FUTURE
     elif not _when_matches(when, record):
@@ -359,13 +366,14 @@ def classify_date_page(
     page: Sequence[Mapping[str, Any]],
     fired: set[str],
     now: datetime,
+    pauses: Pauses = (),
 ) -> list[RowVerdict]:
     """Per-record verdicts for a page, given the identities the ledger already holds."""
-    return [classify_record(spec, column_type, when, r, fired, now) for r in page]
+    return [classify_record(spec, column_type, when, r, fired, now, pauses) for r in page]
 
 
 def count_verdicts(verdicts: Iterable[RowVerdict]) -> dict[str, int]:
-    """The six mutually exclusive counts of the preview's date arm."""
+    """The mutually exclusive counts of the preview's date arm."""
     counts = dict.fromkeys(DATE_VERDICTS, 0)
     for v in verdicts:
         counts[v.verdict] += 1
@@ -396,7 +404,8 @@ def classify(
     if spec is None or not trigger.valid:
         raise ValueError(f"trigger {trigger.trigger_id!r} is invalid: {trigger.error_codes}")
     if isinstance(spec, DateColumnReached):
-        return classify_date_page(spec, column_type, trigger.when, page, set(fired), now)
+        pauses = getattr(state, "pause_windows", ())  # a date verdict needs no other state
+        return classify_date_page(spec, column_type, trigger.when, page, set(fired), now, pauses)
     if state.anchor is None:
         raise ValueError(f"clock trigger {trigger.trigger_id!r} has no anchor")
     return classify_clock(

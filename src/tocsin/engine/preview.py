@@ -7,12 +7,18 @@ values: only stable English codes and counts.
 
 Arms (a discriminated union on ``kind``), one per stored schedule trigger, in config order:
 
-- ``date_column_reached``: six mutually exclusive counts over the page the next tick reads first
+- ``date_column_reached``: mutually exclusive counts over the page the next tick reads first
   (the same cursor page, the same classification order); ``records_scanned`` is their sum,
   ``live_records = records_scanned + unscanned``, ``truncated = unscanned > 0``.
 - ``interval | daily | cron``: ``last_consumed_window_at``, ``due_at`` (the tick's due-window
   computation), ``due_now``, ``active_run`` (true forces ``due_now`` false).
 - ``invalid``: what the tick skips, with every stable error code.
+
+A paused trigger's arm (issue 12, :mod:`tocsin.engine.pause`) adds ``paused: true`` and
+``paused_at``, and says why nothing fires: warning ``trigger_paused``; a clock arm has no
+``due_at`` and ``due_now`` false; a date arm scans nothing (the tick reads none of its records).
+Once a date trigger has been resumed, its arm adds the count ``due_while_paused`` (occurrences
+whose fire instant fell inside a pause: they never fire); ``records_scanned`` includes it.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from tocsin.core.schedules import DateColumnReached
 from tocsin.engine.evaluate import (
     DATE_VERDICTS,
     DUE_NOW,
+    DUE_WHILE_PAUSED,
     ClockVerdict,
     StoredTrigger,
     classify,
@@ -47,7 +54,10 @@ CLOCK_KINDS = ("interval", "daily", "cron")
 WHEN_IGNORED = "when_ignored_for_recordless_schedule"
 # No skip-if-overdue (SPEC §4.1): the next tick fires every due row of this page, however old.
 OVERDUE_WILL_FIRE = "overdue_records_will_fire"
-# The six counts in the order SPEC §7 prints them.
+# A paused trigger (engine.pause): the tick neither plans nor fires it.
+TRIGGER_PAUSED = "trigger_paused"
+# The six counts in the order SPEC §7 prints them (``due_while_paused`` follows already_fired
+# once the trigger has been paused and resumed: issue 12).
 ARM_COUNT_ORDER = (
     "already_fired",
     "missing_schedule_value",
@@ -147,16 +157,26 @@ def clock_arm(
     if not isinstance(verdict, ClockVerdict):
         return invalid_arm(trigger)
     warnings = [WHEN_IGNORED] if trigger.when and spec.kind in ("interval", "daily") else []
+    paused = state.paused_at is not None
     return {
         "kind": spec.kind,
         "trigger_id": trigger.trigger_id,
         "config_status": "valid",
         "last_consumed_window_at": _iso_or_none(verdict.last_consumed),
-        "due_at": _iso_or_none(verdict.due_at),
-        "due_now": verdict.due_now,
+        "due_at": None if paused else _iso_or_none(verdict.due_at),
+        "due_now": verdict.due_now and not paused,
         "active_run": verdict.active_run,
-        "warnings": warnings,
+        **_pause_fields(state),
+        "warnings": [*warnings, TRIGGER_PAUSED] if paused else warnings,
     }
+
+
+def _pause_fields(state: TriggerState) -> dict[str, Any]:
+    """``paused`` and ``paused_at`` on a paused trigger's arm (none otherwise: the SPEC §7
+    document of an unpaused trigger is unchanged)."""
+    if state.paused_at is None:
+        return {}
+    return {"paused": True, "paused_at": to_iso(state.paused_at)}
 
 
 def date_arm(
@@ -175,9 +195,16 @@ def date_arm(
         return invalid_arm(trigger)
     column_type = str(table["columns"][spec.column])
     start = state.cursor
-    page, _ = read_cursor_page(
-        tx, table_id=str(table["id"]), cursor=start, start=start, wrapped=False, limit=record_limit
-    )
+    page: list[dict[str, Any]] = []
+    if state.paused_at is None:  # paused: the tick reads nothing of it
+        page, _ = read_cursor_page(
+            tx,
+            table_id=str(table["id"]),
+            cursor=start,
+            start=start,
+            wrapped=False,
+            limit=record_limit,
+        )
     ids = page_identities(spec, column_type, page)
     fired = ledger.fired_identities(
         tx, table_id=str(table["id"]), trigger_id=str(trigger.trigger_id), identities=ids
@@ -191,10 +218,19 @@ def date_arm(
         "trigger_id": trigger.trigger_id,
         "config_status": "valid",
         "records_scanned": scanned,
-        **{name: counts[name] for name in ARM_COUNT_ORDER},
+        **{name: counts[name] for name in ARM_COUNT_ORDER[:1]},
+        **({DUE_WHILE_PAUSED: counts[DUE_WHILE_PAUSED]} if state.pause_windows else {}),
+        **{name: counts[name] for name in ARM_COUNT_ORDER[1:]},
         "unscanned": unscanned,
         "truncated": unscanned > 0,
-        "warnings": [OVERDUE_WILL_FIRE] if counts[DUE_NOW] else [],
+        **_pause_fields(state),
+        "warnings": (
+            [TRIGGER_PAUSED]
+            if state.paused_at is not None
+            else [OVERDUE_WILL_FIRE]
+            if counts[DUE_NOW]
+            else []
+        ),
     }
 
 
@@ -204,6 +240,7 @@ def _iso_or_none(value: datetime | None) -> str | None:
 
 __all__ = [
     "OVERDUE_WILL_FIRE",
+    "TRIGGER_PAUSED",
     "WHEN_IGNORED",
     "clock_arm",
     "date_arm",

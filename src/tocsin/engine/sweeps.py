@@ -9,6 +9,9 @@ for a sweep that raised.
   each from its first unfinished action (receipts are kept).
 - :func:`requeue_staged_changes` → ``staged_changes_requeued``: approved changes whose
   application was lost (``applying`` for longer than the stale window) go back to ``approved``.
+- :func:`requeue_stale_workflow_runs` → ``workflow_runs_requeued`` (SPEC §12): running workflow
+  runs whose ``updated_at`` heartbeat is older than the stale window (their worker died) go back
+  to pending; a worker resumes each after its succeeded steps (the receipts rule, per step).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from datetime import datetime
 from tocsin.store.approvals import requeue_changes
 from tocsin.store.execution import requeue_runs
 from tocsin.store.tx import Tx
+from tocsin.store.workflow_runs import requeue_stale_runs
 
 DEFAULT_STALE_AFTER_S = 300
 
@@ -34,3 +38,8 @@ def requeue_staged_changes(
 ) -> int:
     """Hand approved changes whose application was lost back to ``approved``; the count."""
     return requeue_changes(tx, now=now, stale_after_s=stale_after_s)
+
+
+def requeue_stale_workflow_runs(tx: Tx, *, now: datetime, stuck_after_s: float) -> int:
+    """Hand running workflow runs whose worker died back to pending; the count."""
+    return requeue_stale_runs(tx, now=now, older_than_s=stuck_after_s)

@@ -83,6 +83,15 @@ def run_due_triggers(
     return report.as_dict()
 
 
+def sweep_workflow_runs(store: Store, *, now: datetime, stuck_after_s: float) -> int:
+    """The workflow-run recovery sweep (``sweeps.requeue_stale_workflow_runs``) in its own
+    transaction; 0 when it raises."""
+    return _sweep(
+        store,
+        lambda tx: sweeps.requeue_stale_workflow_runs(tx, now=now, stuck_after_s=stuck_after_s),
+    )
+
+
 def _sweep(store: Store, sweep: Callable[[Tx], int]) -> int:
     """One recovery sweep in its own transaction; 0 when it raises."""
     try:
@@ -229,6 +238,7 @@ __all__ = [
     "record_key",
     "run_due_triggers",
     "scan_date_trigger",
+    "sweep_workflow_runs",
     "tick_batch",
     "tick_tables",
 ]

@@ -75,18 +75,24 @@ class TablePlan:
         (``still_due``: clock triggers whose run was refused, due at their window)."""
         changed = {**self.next_dues, **{f.trigger_id: f.next_due for f in self.fires if f.window}}
         changed.update(still_due or {})
-        dues = (changed.get(tid, s.next_due_at) for tid, s in self.states.items() if not s.retired)
+        dues = (
+            changed.get(tid, s.next_due_at)
+            for tid, s in self.states.items()
+            if not s.retired and s.paused_at is None
+        )
         return min((d for d in dues if d is not None), default=NEVER_DUE)
 
 
 def due_candidates(
     stored: list[StoredTrigger], states: Mapping[str, TriggerState], now: datetime
 ) -> list[tuple[StoredTrigger, TriggerState]]:
-    """The valid triggers of a table that may be due at ``now``, with their states."""
+    """The valid, unpaused triggers of a table that may be due at ``now``, with their states."""
     out = []
     for trigger in stored:
         if trigger.spec is not None and not trigger.error_codes:
             state = states[str(trigger.trigger_id)]
+            if state.paused_at is not None:  # paused: never planned (engine.pause)
+                continue
             next_due = state.next_due_at
             if next_due is None or next_due <= now:
                 out.append((trigger, state))

@@ -16,11 +16,11 @@ from typing import Any
 from tocsin import messages
 from tocsin.core import limits
 from tocsin.core.cells import is_plain_json, offset_warnings, validate_cells, validate_columns
-from tocsin.engine import configs
+from tocsin.engine import configs, pause
 from tocsin.engine.evaluate import row_event_triggers
 from tocsin.engine.ids import uuid7, uuid7s
 from tocsin.engine.preview import schedule_preview
-from tocsin.engine.tick import run_due_triggers
+from tocsin.engine.tick import run_due_triggers, sweep_workflow_runs
 from tocsin.engine.tick_plan import row_payload
 from tocsin.errors import NotFound, ValidationError
 from tocsin.service.base import TocsinBase
@@ -357,6 +357,26 @@ class DataMixin(TocsinBase):
                 tx, table=table, raw=triggers, now=at, new_id=self._new_id
             )
 
+    def pause_trigger(
+        self, table_id: str, trigger_id: str, now: datetime | None = None
+    ) -> dict[str, Any]:
+        """Pause a schedule trigger (issue 12; idempotent): the tick fires nothing for it until
+        :meth:`resume_trigger`; a triggers config save keeps it paused. 404 unknown table or
+        trigger, 409 a row-event trigger. Returns its pause view (``engine.pause``)."""
+        at = self._now(now)
+        with self.store.begin() as tx:
+            table = _locked_table(tx, table_id)
+            return pause.pause_trigger(tx, table=table, trigger_id=trigger_id, now=at)
+
+    def resume_trigger(
+        self, table_id: str, trigger_id: str, now: datetime | None = None
+    ) -> dict[str, Any]:
+        """Resume a paused schedule trigger from ``now``, with no backlog (idempotent)."""
+        at = self._now(now)
+        with self.store.begin() as tx:
+            table = _locked_table(tx, table_id)
+            return pause.resume_trigger(tx, table=table, trigger_id=trigger_id, now=at)
+
     def get_triggers(self, table_id: str) -> list[dict[str, Any]]:
         """The stored triggers config (``[]`` when none)."""
         with self.store.read() as tx:
@@ -367,7 +387,8 @@ class DataMixin(TocsinBase):
         self, now: datetime | None = None, table_limit: int = 200, record_limit: int = 1000
     ) -> dict[str, int]:
         """One scheduler pass (``run_due_triggers``, SPEC §6), then the due workflow schedules
-        (``fire_due_schedules``, SPEC §12: counted as ``schedules_fired``)."""
+        (``fire_due_schedules``, SPEC §12: counted as ``schedules_fired``) and the stale workflow
+        runs' sweep (``workflow_runs_requeued``)."""
         at = self._now(now)
         counts = run_due_triggers(
             self.store,
@@ -377,6 +398,9 @@ class DataMixin(TocsinBase):
             stuck_after_s=self.settings.stuck_after_s,
         )
         counts["schedules_fired"] = fire_due_schedules(self.store, now=at)
+        counts["workflow_runs_requeued"] = sweep_workflow_runs(
+            self.store, now=at, stuck_after_s=self.settings.stuck_after_s
+        )
         return counts
 
     def tick_backlog(self, now: datetime | None = None) -> int:

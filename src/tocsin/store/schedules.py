@@ -11,12 +11,14 @@ Either way the occurrence ledger stays the fence: an instant claimed once is nev
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, delete, func, insert, select, update
+from sqlalchemy import delete, func, select, update
 
+from tocsin.store.bulk import instant_binder, instant_reader, update_rows, with_rows
 from tocsin.store.dialects import upsert_insert
 from tocsin.store.schema import schedule_fires, workflow_runs, workflow_schedules
 from tocsin.store.tx import Tx
@@ -93,55 +95,103 @@ def delete_schedule(tx: Tx, *, schedule_id: str) -> bool:
     return tx.conn.execute(delete(S).where(S.c.id == schedule_id)).rowcount == 1
 
 
+_DUE_COLUMNS = (
+    "id",
+    "workflow_id",
+    "cron",
+    "timezone",
+    "overlap",
+    "input_data",
+    "initial_state",
+    "request_context",
+    "next_fire_at",
+)
+_DUE_JSON = frozenset(("input_data", "initial_state", "request_context"))
+
+
 def claim_due_schedules(tx: Tx, *, now: datetime, limit: int) -> list[dict[str, Any]]:
-    """Up to ``limit`` unpaused schedules with ``next_fire_at <= now``, earliest first, locked.
+    """Up to ``limit`` unpaused schedules with ``next_fire_at <= now``, earliest first, locked:
+    each ``{id, workflow_id, cron, timezone, overlap, input_data, initial_state,
+    request_context, next_fire_at}`` (what firing reads; raw driver rows).
 
     PostgreSQL: ``FOR UPDATE SKIP LOCKED`` (rows another scheduler holds are skipped); SQLite:
     call inside ``store.begin()``.
     """
     tx.require_writable()
-    stmt = (
-        select(S)
-        .where(S.c.paused.is_(False), S.c.next_fire_at.is_not(None), S.c.next_fire_at <= now)
-        .order_by(S.c.next_fire_at, S.c.id)
-        .limit(limit)
+    mark = "%s" if tx.is_postgres else "?"
+    sql = (
+        f"SELECT {', '.join(_DUE_COLUMNS)} FROM workflow_schedules"
+        f" WHERE paused = false AND next_fire_at IS NOT NULL AND next_fire_at <= {mark}"
+        f" ORDER BY next_fire_at, id LIMIT {mark}"
     )
     if tx.is_postgres:
-        stmt = stmt.with_for_update(skip_locked=True)
-    return [schedule_dict(r) for r in tx.conn.execute(stmt).mappings()]
+        sql += " FOR UPDATE SKIP LOCKED"
+    found = tx.conn.exec_driver_sql(sql, (instant_binder(tx)(now), limit)).fetchall()
+    instant = instant_reader()
+    decode: Callable[[Any], Any] = _as_is if tx.is_postgres else _json_text
+    out = []
+    for row in found:
+        item = dict(zip(_DUE_COLUMNS, row, strict=True))
+        for name in _DUE_JSON:
+            item[name] = decode(item[name])
+        item["next_fire_at"] = instant(item["next_fire_at"])
+        out.append(item)
+    return out
 
 
-_ADVANCE = (
-    update(S)
-    .where(S.c.id == bindparam("p_id"))
-    .values(next_fire_at=bindparam("p_next"), updated_at=bindparam("p_now"))
-)
-_ADVANCE_FIRED = _ADVANCE.values(last_fire_id=bindparam("p_fire"))
+def _json_text(value: Any) -> Any:
+    return None if value is None else json.loads(value)
+
+
+def _as_is(value: Any) -> Any:
+    return value
 
 
 def advance_schedules(tx: Tx, *, moves: Sequence[Mapping[str, Any]], now: datetime) -> None:
     """Move each schedule's ``next_fire_at`` (``moves``: ``id``, ``next_fire_at``, optional
-    ``fire_id`` of the fire just recorded), in one executemany per shape."""
+    ``fire_id`` of the fire just recorded, kept as ``last_fire_id``), set-based."""
     tx.require_writable()
-    fired = [m for m in moves if m.get("fire_id")]
-    plain = [m for m in moves if not m.get("fire_id")]
-    if fired:
-        rows = [
-            {"p_id": m["id"], "p_next": m["next_fire_at"], "p_now": now, "p_fire": m["fire_id"]}
-            for m in fired
-        ]
-        tx.conn.execute(_ADVANCE_FIRED, rows)
-    if plain:
-        rows = [{"p_id": m["id"], "p_next": m["next_fire_at"], "p_now": now} for m in plain]
-        tx.conn.execute(_ADVANCE, rows)
+    bind = instant_binder(tx)
+    stamp = bind(now)
+    rows = [(m["id"], bind(m["next_fire_at"]), stamp, m.get("fire_id")) for m in moves]
+    update_rows(
+        tx,
+        (("sid", "text"), ("n", "timestamp"), ("t", "timestamp"), ("f", "text")),
+        "UPDATE workflow_schedules SET next_fire_at = v.n, updated_at = v.t,"
+        " last_fire_id = COALESCE(v.f, workflow_schedules.last_fire_id)"
+        " FROM v WHERE workflow_schedules.id = v.sid",
+        rows,
+        "UPDATE workflow_schedules SET next_fire_at = ?2, updated_at = ?3,"
+        " last_fire_id = COALESCE(?4, last_fire_id) WHERE id = ?1",
+    )
+
+
+_FIRE_COLUMNS = tuple(c.name for c in F.c)
+_FIRE_INSTANTS = frozenset(("scheduled_for", "fired_at"))
 
 
 def insert_fires(tx: Tx, *, fires: Sequence[Mapping[str, Any]]) -> None:
     """Record fire rows (``id, schedule_id, workflow_id, scheduled_for, fired_at, run_id,
-    publish_status, error``)."""
+    publish_status, error``): one executemany of a prepared driver statement."""
     tx.require_writable()
-    if fires:
-        tx.conn.execute(insert(F), [dict(f) for f in fires])
+    if not fires:
+        return
+    bind = instant_binder(tx)
+    values = [
+        tuple(bind(f[n]) if n in _FIRE_INSTANTS else f[n] for n in _FIRE_COLUMNS) for f in fires
+    ]
+    names = ", ".join(_FIRE_COLUMNS)
+    if tx.is_postgres:  # one statement over unnest: no per-row round trip
+        kinds = tuple(
+            (f"c_{n}", "timestamp" if n in _FIRE_INSTANTS else "text") for n in _FIRE_COLUMNS
+        )
+        select_ = ", ".join(f"c_{n}" for n in _FIRE_COLUMNS)
+        with_rows(
+            tx, kinds, f"INSERT INTO schedule_fires ({names}) SELECT {select_} FROM v", values
+        )
+        return
+    marks = ", ".join(["?"] * len(_FIRE_COLUMNS))
+    tx.conn.exec_driver_sql(f"INSERT INTO schedule_fires ({names}) VALUES ({marks})", values)
 
 
 def _fire_select() -> Any:

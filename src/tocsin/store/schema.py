@@ -118,6 +118,9 @@ trigger_state = Table(
     Column("retired", Boolean, nullable=False, server_default=text("false")),
     Column("next_due_at", UTCDateTime, nullable=True),
     Column("updated_at", UTCDateTime, nullable=False),
+    Column("paused_at", UTCDateTime, nullable=True),  # set while paused (migration 0007)
+    # a date trigger's past pauses [[from, until], ...] (ISO): their occurrences never fire
+    Column("pause_windows", JSON(none_as_null=True), nullable=True),
     Index("ix_trigger_state_table", "table_id"),
     # PostgreSQL: room for a new version of every row on its page, so the tick's per-fire
     # rewrites are HOT updates (migration 0002)

@@ -9,13 +9,18 @@ The scheduler derives nothing from the run log; this row (with the ledger) is th
 - ``next_due_at``: when this trigger may next be due (DESIGN §5)
 
 State dicts: ``trigger_id, table_id, kind, anchor, last_consumed, cursor_created_at, cursor_id,
-schedule_hash, retired, next_due_at, updated_at``. Writes take ``now``.
+schedule_hash, retired, next_due_at, updated_at, paused_at, pause_windows``. Writes take ``now``.
+
+Pause (issue 12): ``paused_at`` is set while a trigger is paused; it lives here, not in the
+triggers config, so a config save never unpauses (retiring the id does). A date trigger's past
+pauses are kept in ``pause_windows`` (JSON ``[[from, until], ...]``).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 
 from sqlalchemy import RowMapping, false, select, true, update
 
@@ -37,6 +42,8 @@ STATE_FIELDS = (
     "retired",
     "next_due_at",
     "updated_at",
+    "paused_at",
+    "pause_windows",
 )
 _COLUMNS = ", ".join(STATE_FIELDS)
 IN_CHUNK = 500  # ids per IN (...) list on SQLite: well under its bound-parameter limit
@@ -44,7 +51,28 @@ IN_CHUNK = 500  # ids per IN (...) list on SQLite: well under its bound-paramete
 
 def state_dict(row: RowMapping) -> TriggerState:
     """A ``trigger_state`` row as a :class:`TriggerState`."""
-    return TriggerState(**{name: row[name] for name in STATE_FIELDS})
+    fields = {name: row[name] for name in STATE_FIELDS}
+    fields["pause_windows"] = read_windows(fields["pause_windows"])
+    return TriggerState(**fields)
+
+
+def read_windows(value: object) -> tuple[tuple[datetime, datetime], ...]:
+    """Stored ``pause_windows`` (JSON, or its text on a raw SQLite read) as instant pairs."""
+    if isinstance(value, str):
+        value = json.loads(value)
+    if not isinstance(value, list):
+        return ()
+    return tuple((_instant(a), _instant(b)) for a, b in value)
+
+
+def _instant(text: str) -> datetime:
+    at = datetime.fromisoformat(text)
+    return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+
+
+def write_windows(windows: Sequence[tuple[datetime, datetime]]) -> list[list[str]] | None:
+    """``pause_windows`` as stored: ISO pairs (None when there is none)."""
+    return [[a.isoformat(), b.isoformat()] for a, b in windows] or None
 
 
 def states_of_tables(tx: Tx, *, table_ids: Sequence[str]) -> dict[str, dict[str, TriggerState]]:
@@ -62,7 +90,7 @@ def states_of_tables(tx: Tx, *, table_ids: Sequence[str]) -> dict[str, dict[str,
             marks = ", ".join("?" * len(chunk))
             rows += tx.conn.exec_driver_sql(sql + f"({marks})", tuple(chunk)).fetchall()
     instant = instant_reader()
-    for tid, tab, kind, anchor, last, cur_at, cur_id, sh, retired, nxt, upd in rows:
+    for tid, tab, kind, anchor, last, cur_at, cur_id, sh, retired, nxt, upd, paused, pw in rows:
         out.setdefault(str(tab), {})[str(tid)] = TriggerState(
             str(tid),
             str(tab),
@@ -75,6 +103,8 @@ def states_of_tables(tx: Tx, *, table_ids: Sequence[str]) -> dict[str, dict[str,
             bool(retired),
             instant(nxt),
             instant(upd),
+            instant(paused),
+            read_windows(pw) if pw is not None else (),
         )
     return out
 
@@ -135,7 +165,8 @@ def upsert_state(
 
 
 def retire_states(tx: Tx, *, table_id: str, keep_ids: Iterable[str], now: datetime) -> set[str]:
-    """Retire the table's live states whose id is not in ``keep_ids``; returns the retired ids."""
+    """Retire the table's live states whose id is not in ``keep_ids`` (a pause ends with its
+    trigger: a revived id starts unpaused); returns the retired ids."""
     tx.require_writable()
     stmt = update(trigger_state).where(
         trigger_state.c.table_id == table_id, trigger_state.c.retired == false()
@@ -143,7 +174,8 @@ def retire_states(tx: Tx, *, table_id: str, keep_ids: Iterable[str], now: dateti
     keep = sorted(set(keep_ids))
     if keep:
         stmt = stmt.where(trigger_state.c.trigger_id.not_in(keep))
-    stmt = stmt.values(retired=True, updated_at=now).returning(trigger_state.c.trigger_id)
+    stmt = stmt.values(retired=True, paused_at=None, updated_at=now)
+    stmt = stmt.returning(trigger_state.c.trigger_id)
     return set(tx.conn.execute(stmt).scalars())
 
 
@@ -229,7 +261,8 @@ def consume_windows(tx: Tx, *, consumed: Sequence[Consumed], now: datetime) -> N
 def lower_next_due(tx: Tx, *, table_id: str, kind: str, next_due_at: datetime) -> int:
     """Move the ``next_due_at`` of a table's live states of ``kind`` earlier (never later).
 
-    Eligibility: not retired, ``next_due_at`` later than the new value. Returns the row count.
+    Eligibility: not retired, not paused, ``next_due_at`` later than the new value. Returns the
+    row count.
     """
     tx.require_writable()
     stmt = (
@@ -238,11 +271,59 @@ def lower_next_due(tx: Tx, *, table_id: str, kind: str, next_due_at: datetime) -
             trigger_state.c.table_id == table_id,
             trigger_state.c.kind == kind,
             trigger_state.c.retired == false(),
+            trigger_state.c.paused_at.is_(None),
             trigger_state.c.next_due_at > next_due_at,
         )
         .values(next_due_at=next_due_at)
     )
     return int(tx.conn.execute(stmt).rowcount)
+
+
+def pause_state(tx: Tx, *, trigger_id: str, now: datetime) -> bool:
+    """Pause a live trigger at ``now``; False (nothing written) when it is already paused.
+
+    Eligibility: not retired, ``paused_at`` unset (idempotent: the first pause instant stays).
+    """
+    tx.require_writable()
+    stmt = (
+        update(trigger_state)
+        .where(
+            trigger_state.c.trigger_id == trigger_id,
+            trigger_state.c.retired == false(),
+            trigger_state.c.paused_at.is_(None),
+        )
+        .values(paused_at=now, updated_at=now)
+    )
+    return tx.conn.execute(stmt).rowcount == 1
+
+
+def resume_state(
+    tx: Tx,
+    *,
+    trigger_id: str,
+    last_consumed: datetime | None,
+    pause_windows: Sequence[tuple[datetime, datetime]],
+    next_due_at: datetime | None,
+    now: datetime,
+) -> bool:
+    """Resume a paused trigger: ``paused_at`` cleared, with what the pause consumed (clock:
+    ``last_consumed``; date: ``pause_windows``) and the next due instant computed from ``now``.
+
+    Eligibility: ``paused_at`` set (idempotent: False when it was not paused).
+    """
+    tx.require_writable()
+    stmt = (
+        update(trigger_state)
+        .where(trigger_state.c.trigger_id == trigger_id, trigger_state.c.paused_at.is_not(None))
+        .values(
+            paused_at=None,
+            last_consumed=last_consumed,
+            pause_windows=write_windows(pause_windows),
+            next_due_at=next_due_at,
+            updated_at=now,
+        )
+    )
+    return tx.conn.execute(stmt).rowcount == 1
 
 
 def set_next_dues(tx: Tx, *, next_dues: Sequence[tuple[str, datetime | None]]) -> None:
@@ -263,7 +344,10 @@ __all__ = [
     "get_state",
     "get_states",
     "lower_next_due",
+    "pause_state",
+    "read_windows",
     "reanchor_state",
+    "resume_state",
     "retire_states",
     "revive_state",
     "set_next_dues",

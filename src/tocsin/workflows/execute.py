@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, Literal, NoReturn
 
 from pydantic import BaseModel
@@ -166,6 +167,19 @@ async def _await(awaitable: Any) -> Any:
 
 
 def _arity(fn: Callable[..., Any]) -> int:
+    """How many positional arguments ``fn`` takes (1: no context), read once per step."""
+    try:
+        return _cached_arity(fn)
+    except TypeError:  # an unhashable callable
+        return _signature_arity(fn)
+
+
+@lru_cache(maxsize=1024)
+def _cached_arity(fn: Callable[..., Any]) -> int:
+    return _signature_arity(fn)
+
+
+def _signature_arity(fn: Callable[..., Any]) -> int:
     try:
         params = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):

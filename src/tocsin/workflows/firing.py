@@ -27,7 +27,7 @@ from typing import Any
 
 from tocsin import messages
 from tocsin.core.cron import CronError
-from tocsin.engine.ids import uuid7
+from tocsin.engine.ids import uuid7, uuid7s
 from tocsin.store import schedules as store_schedules
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.ledger import claim_occurrences
@@ -54,6 +54,7 @@ class _Batch:
     fires: list[dict[str, Any]] = field(default_factory=list)
     moves: list[dict[str, Any]] = field(default_factory=list)
     pending: list[_Pending] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)  # made in one uuid7s call, taken from the end
     # (cron, timezone) → (latest due, next fire) at this call's ``now``: rows sharing a timing
     # are evaluated once
     timings: dict[tuple[str, str], tuple[datetime | None, datetime | None]] = field(
@@ -82,7 +83,7 @@ def fire_due_schedules(
             return 0
         skipping = [r["id"] for r in rows if r["overlap"] == "skip"]
         busy = store_runs.active_schedule_ids(tx, schedule_ids=skipping)
-        batch = _Batch()
+        batch = _Batch(ids=uuid7s(now, 2 * len(rows))[::-1])
         for row in rows:
             _plan(row, now, busy, batch)
         _claim(tx, now, registered, batch)
@@ -96,7 +97,7 @@ def _plan(row: Mapping[str, Any], now: datetime, busy: set[str], batch: _Batch) 
     try:
         due, following = batch.timing(row["cron"], row["timezone"], now)
     except (CronError, ValueError) as exc:
-        fire = _fire(row, row["next_fire_at"], now, run_id=None, error=str(exc))
+        fire = _fire(row, row["next_fire_at"], now, run_id=None, error=str(exc), ids=batch.ids)
         batch.fires.append(fire)
         batch.moves.append({"id": row["id"], "next_fire_at": None, "fire_id": fire["id"]})
         return
@@ -105,7 +106,7 @@ def _plan(row: Mapping[str, Any], now: datetime, busy: set[str], batch: _Batch) 
     batch.moves.append(move)
     if row["id"] in busy:
         return
-    batch.pending.append(_Pending(row, scheduled_for, uuid7(now), move))
+    batch.pending.append(_Pending(row, scheduled_for, batch.ids.pop(), move))
 
 
 def _claim(tx: Tx, now: datetime, registered: Collection[str] | None, batch: _Batch) -> None:
@@ -122,10 +123,10 @@ def _claim(tx: Tx, now: datetime, registered: Collection[str] | None, batch: _Ba
         row, scheduled_for = pending.row, pending.scheduled_for
         if registered is not None and row["workflow_id"] not in registered:
             error = messages.workflow_unknown(row["workflow_id"])
-            fire = _fire(row, scheduled_for, now, run_id=None, error=error)
+            fire = _fire(row, scheduled_for, now, run_id=None, error=error, ids=batch.ids)
         else:
             batch.runs.append(_run(row, pending.run_id, scheduled_for, now))
-            fire = _fire(row, scheduled_for, now, run_id=pending.run_id, error=None)
+            fire = _fire(row, scheduled_for, now, run_id=pending.run_id, error=None, ids=batch.ids)
         batch.fires.append(fire)
         pending.move["fire_id"] = fire["id"]
 
@@ -137,9 +138,10 @@ def _fire(
     *,
     run_id: str | None,
     error: str | None,
+    ids: list[str],
 ) -> dict[str, Any]:
     return {
-        "id": uuid7(now),
+        "id": ids.pop() if ids else uuid7(now),
         "schedule_id": row["id"],
         "workflow_id": row["workflow_id"],
         "scheduled_for": scheduled_for,

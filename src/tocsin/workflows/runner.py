@@ -1,17 +1,18 @@
 """Claim, execute and finish workflow runs: the one path of scheduled and manual runs (§12).
 
 ``execute_pending`` claims pending runs of the workflows this process knows (a process never
-claims a run it could not execute), a few at a time; ``execute_claimed`` runs the stages of one
-claimed run (:func:`tocsin.workflows.execute.run_stages`), storing the receipts after each stage
-under the claim fence, then finishes the run ``success``, ``failed`` or ``suspended``. A run
-canceled meanwhile loses its fence: nothing more is written for it. The runner never raises
-because of a run: an unexpected error fails that run.
+claims a run it could not execute), a batch at a time (without a pool the batch is finished in
+one transaction: ``execute_batch``); ``execute_claimed`` runs the stages of one claimed run
+(:func:`tocsin.workflows.execute.run_stages`), storing the receipts after each stage under the
+claim fence, then finishes the run ``success``, ``failed`` or ``suspended``. A run canceled
+meanwhile loses its fence: nothing more is written for it. The runner never raises because of a
+run: an unexpected error fails that run.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -26,7 +27,8 @@ from tocsin.workflows.execute import run_stages
 
 log = logging.getLogger("tocsin.workflows")
 
-CLAIM_BATCH = 25
+CLAIM_BATCH = 25  # with a pool: at most its free slots
+BATCH = 500  # without a pool: runs claimed in one statement and finished in one transaction
 SLOT_POLL_S = 0.5  # with a pool whose slots are all busy: how often the stop flag is looked at
 _KEEP: dict[str, Any] = {"output": None, "suspend_payload": None}
 Registry = Mapping[str, Workflow]
@@ -44,16 +46,19 @@ def execute_pending(
 ) -> int:
     """Execute pending runs of registered workflows until none is left (or ``limit``).
 
-    With ``pool`` (``tocsin worker``, ``serve``), runs are claimed only as its free slots allow
-    and each starts at once on a pool thread, beside the table runs: the call returns how many
-    it started, without waiting for them to finish.
+    Without ``pool``: up to ``BATCH`` runs are claimed in one statement, executed one after the
+    other, and finished together in one transaction (:func:`execute_batch`). With ``pool``
+    (``tocsin worker``, ``serve``), runs are claimed only as its free slots allow and each starts
+    at once on a pool thread, beside the table runs: the call returns how many it started,
+    without waiting for them to finish.
     """
     ids = sorted(registry)
     count = 0
     while ids and (limit is None or count < limit):
         if should_stop is not None and should_stop():
             break
-        want = CLAIM_BATCH if limit is None else min(CLAIM_BATCH, limit - count)
+        size = CLAIM_BATCH if pool is not None else BATCH
+        want = size if limit is None else min(size, limit - count)
         if pool is not None:
             if not pool.wait_for_slot(SLOT_POLL_S):
                 continue  # every slot busy: look at the stop flag, then wait again
@@ -63,14 +68,39 @@ def execute_pending(
             batch = store_runs.claim_next_runs(tx, now=at, limit=want, workflow_ids=ids)
         if not batch:
             break
-        for run in batch:
-            at = clock() if clock is not None else now
-            if pool is None:
-                execute_claimed(store, registry, run, now=at)
-            else:
+        if pool is None:
+            execute_batch(store, registry, batch, now=now, clock=clock)
+        else:
+            for run in batch:
+                at = clock() if clock is not None else now
                 pool.submit(partial(execute_claimed, store, registry, run, now=at))
-            count += 1
+        count += len(batch)
     return count
+
+
+def execute_batch(
+    store: Store,
+    registry: Registry,
+    runs: Sequence[Mapping[str, Any]],
+    *,
+    now: datetime,
+    clock: Callable[[], datetime] | None = None,
+) -> None:
+    """Run the stages of claimed runs one after the other, then finish them all in one
+    transaction (each under its own claim fence). Intermediate stages' receipts are still
+    stored as each completes; a process killed before the finish leaves the batch ``running``
+    for the stale-run sweep, which hands it back to pending (resumed after its stored
+    receipts). Never raises because of a run."""
+    finishes: list[tuple[Mapping[str, Any], dict[str, Any], datetime]] = []
+    for run in runs:
+        at = clock() if clock is not None else now
+        values = run_to_end(store, registry, run, now=at)
+        if values is not None:
+            finishes.append((run, values, at))
+    with store.begin() as tx:
+        store_runs.finish_runs(
+            tx, finishes=[(str(r["id"]), int(r["attempts"]), v, at) for r, v, at in finishes]
+        )
 
 
 def claim_and_execute(store: Store, registry: Registry, run_id: str, *, now: datetime) -> bool:
@@ -87,6 +117,21 @@ def execute_claimed(
     store: Store, registry: Registry, run: Mapping[str, Any], *, now: datetime
 ) -> None:
     """Run the stages of a claimed run and finish it; never raises because of the run."""
+    values = run_to_end(store, registry, run, now=now)
+    if values is None:
+        return
+    with store.begin() as tx:
+        store_runs.finish_run(
+            tx, run_id=run["id"], attempts=int(run["attempts"]), values=values, now=now
+        )
+
+
+def run_to_end(
+    store: Store, registry: Registry, run: Mapping[str, Any], *, now: datetime
+) -> dict[str, Any] | None:
+    """Run the stages of a claimed run: its finish values (``FINISH_KEYS``), or None when the
+    claim was lost meanwhile (canceled…: nothing more is written). Never raises because of the
+    run: an unexpected error fails it."""
     attempts = int(run["attempts"])
 
     def save(steps: list[dict[str, Any]]) -> bool:
@@ -96,30 +141,30 @@ def execute_claimed(
             )
 
     wf = registry.get(str(run["workflow_id"]))
-    values: dict[str, Any]
     if wf is None:
         error = messages.workflow_not_registered_here(str(run["workflow_id"]))
-        values = {**_KEEP, "steps": run.get("steps") or [], "status": "failed", "error": error}
-    else:
-        try:
-            outcome = run_stages(wf, run, now=now, save=save)
-        except Exception as exc:  # a store error mid-run: fail the run, keep going
-            log.exception("workflow run failed", extra={"run_id": run["id"]})
-            outcome = None
-            error = truncate_error(str(exc) or type(exc).__name__)
-            values = {**_KEEP, "steps": run.get("steps") or [], "status": "failed", "error": error}
-        if outcome is not None:
-            if outcome.status == "lost":
-                return
-            values = {
-                "status": outcome.status,
-                "steps": outcome.steps,
-                "output": outcome.output,
-                "error": outcome.error,
-                "suspend_payload": outcome.suspend_payload,
-            }
-    with store.begin() as tx:
-        store_runs.finish_run(tx, run_id=run["id"], attempts=attempts, values=values, now=now)
+        return {**_KEEP, "steps": run.get("steps") or [], "status": "failed", "error": error}
+    try:
+        outcome = run_stages(wf, run, now=now, save=save)
+    except Exception as exc:  # a store error mid-run: fail the run, keep going
+        log.exception("workflow run failed", extra={"run_id": run["id"]})
+        error = truncate_error(str(exc) or type(exc).__name__)
+        return {**_KEEP, "steps": run.get("steps") or [], "status": "failed", "error": error}
+    if outcome.status == "lost":
+        return None
+    return {
+        "status": outcome.status,
+        "steps": outcome.steps,
+        "output": outcome.output,
+        "error": outcome.error,
+        "suspend_payload": outcome.suspend_payload,
+    }
 
 
-__all__ = ["claim_and_execute", "execute_claimed", "execute_pending"]
+__all__ = [
+    "claim_and_execute",
+    "execute_batch",
+    "execute_claimed",
+    "execute_pending",
+    "run_to_end",
+]

@@ -1,4 +1,5 @@
-"""A table's triggers config and its schedule preview (SPEC §3–§5, §7). Moderator only."""
+"""A table's triggers config, its schedule preview (SPEC §3–§5, §7) and schedule triggers' pause
+and resume (issue 12). Moderator only."""
 
 from __future__ import annotations
 
@@ -71,3 +72,27 @@ def delete_trigger(
     """Remove one trigger: it is retired (state and ledger kept; re-adding its id revives it)."""
     tocsin.delete_trigger(table["id"], trigger_id, now=now)
     return Response(status_code=204)
+
+
+@router.post(
+    "/triggers/{trigger_id}/pause",
+    response_model=dict[str, Any],
+    responses=error_responses(401, 403, 404, 409),
+)
+def pause_trigger(
+    trigger_id: TriggerIdPath, table: ModeratorTable, tocsin: TocsinDep, now: NowDep
+) -> Json:
+    """Pause a schedule trigger (idempotent): no fire until resumed; kept across config saves."""
+    return tocsin.pause_trigger(table["id"], trigger_id, now=now)
+
+
+@router.post(
+    "/triggers/{trigger_id}/resume",
+    response_model=dict[str, Any],
+    responses=error_responses(401, 403, 404, 409),
+)
+def resume_trigger(
+    trigger_id: TriggerIdPath, table: ModeratorTable, tocsin: TocsinDep, now: NowDep
+) -> Json:
+    """Resume a paused schedule trigger from now: nothing that came due while paused fires."""
+    return tocsin.resume_trigger(table["id"], trigger_id, now=now)

@@ -1,0 +1,120 @@
+"""Pause and resume a table's schedule trigger (issue 12; SPEC §5, §6, §7).
+
+The pause lives in the trigger's state row (``trigger_state.paused_at``), never in the triggers
+config: a ``PUT …/triggers`` keeps it (only retiring the id ends it). While paused the tick
+neither plans the trigger nor lets it keep its table due (``tick_plan.due_candidates``,
+``TablePlan.table_next_due``, ``configs.refresh_table_next_due``); record writes do not wake it
+(``store.state.lower_next_due``). Both operations are idempotent.
+
+Resume recomputes from ``now`` (nothing backlogged, however long the pause):
+
+- clock kinds (interval/daily/cron): the windows up to ``now`` are consumed (``last_consumed``
+  moves to the latest window ``<= now``, with no fire); the next window after it fires.
+- ``date_column_reached``: the pause ``[paused_at, now]`` is remembered in ``pause_windows``; an
+  occurrence whose fire instant falls inside a past pause never fires (the preview counts it as
+  ``due_while_paused``). Rows due before the pause, or after the resume, fire as usual.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from tocsin import messages
+from tocsin.core import windows
+from tocsin.core.instants import to_iso
+from tocsin.core.model import TriggerState
+from tocsin.core.schedules import CLOCK_KINDS, parse_schedule
+from tocsin.engine.configs import ALWAYS_DUE, NEVER_DUE, refresh_table_next_due
+from tocsin.engine.evaluate import clock_next_due
+from tocsin.errors import Conflict, NotFound
+from tocsin.store import state as store_state
+from tocsin.store.tx import Tx
+
+
+def schedule_trigger(table: Mapping[str, Any], trigger_id: str) -> Mapping[str, Any]:
+    """The table's stored trigger ``trigger_id``: 404 when absent, 409 when it is no schedule
+    trigger (row-event triggers have nothing to pause)."""
+    stored = table.get("triggers")
+    for trigger in stored if isinstance(stored, list) else []:
+        if isinstance(trigger, Mapping) and trigger.get("id") == trigger_id:
+            if trigger.get("on") != "schedule":
+                raise Conflict(messages.trigger_not_pausable(trigger_id, trigger.get("on")))
+            return trigger
+    raise NotFound(messages.TRIGGER_NOT_FOUND)
+
+
+def _live_state(tx: Tx, table: Mapping[str, Any], trigger_id: str) -> TriggerState:
+    state = store_state.get_state(tx, trigger_id=trigger_id)
+    if state is None or state.retired or state.table_id != str(table["id"]):
+        raise Conflict(messages.trigger_without_state(trigger_id))
+    return state
+
+
+def pause_trigger(
+    tx: Tx, *, table: Mapping[str, Any], trigger_id: str, now: datetime
+) -> dict[str, Any]:
+    """Pause (``table`` locked by the caller); the trigger's pause view."""
+    schedule_trigger(table, trigger_id)
+    _live_state(tx, table, trigger_id)
+    store_state.pause_state(tx, trigger_id=trigger_id, now=now)
+    refresh_table_next_due(tx, table_id=str(table["id"]))
+    return pause_view(_live_state(tx, table, trigger_id))
+
+
+def resume_trigger(
+    tx: Tx, *, table: Mapping[str, Any], trigger_id: str, now: datetime
+) -> dict[str, Any]:
+    """Resume from ``now`` (the module docstring; ``table`` locked by the caller)."""
+    trigger = schedule_trigger(table, trigger_id)
+    state = _live_state(tx, table, trigger_id)
+    if state.paused_at is not None:
+        last, pauses, next_due = resumed(trigger, table["columns"], state, now)
+        store_state.resume_state(
+            tx,
+            trigger_id=trigger_id,
+            last_consumed=last,
+            pause_windows=pauses,
+            next_due_at=next_due,
+            now=now,
+        )
+        refresh_table_next_due(tx, table_id=str(table["id"]))
+    return pause_view(_live_state(tx, table, trigger_id))
+
+
+Pauses = tuple[tuple[datetime, datetime], ...]
+
+
+def resumed(
+    trigger: Mapping[str, Any], columns: Mapping[str, str], state: TriggerState, now: datetime
+) -> tuple[datetime | None, Pauses, datetime]:
+    """A paused trigger's ``(last_consumed, pause_windows, next_due_at)`` once resumed at
+    ``now`` (pure)."""
+    spec = parse_schedule(trigger.get("schedule"), columns)
+    last, pauses = state.last_consumed, state.pause_windows
+    if spec.kind not in CLOCK_KINDS or state.anchor is None:
+        start = state.paused_at or now
+        return last, (*pauses, (min(start, now), now)), ALWAYS_DUE
+    due = windows.due_window(spec, state.anchor, last, now)
+    if due is not None:
+        last = due
+    next_due = clock_next_due(spec, anchor=state.anchor, last_consumed=last)
+    return last, pauses, next_due or NEVER_DUE
+
+
+def pause_view(state: TriggerState) -> dict[str, Any]:
+    """What pause/resume answer: the trigger's pause status and next due instant."""
+    due = state.next_due_at
+    shown = None if state.paused or due is None or due in (ALWAYS_DUE, NEVER_DUE) else due
+    return {
+        "table_id": state.table_id,
+        "trigger_id": state.trigger_id,
+        "kind": state.kind,
+        "paused": state.paused,
+        "paused_at": None if state.paused_at is None else to_iso(state.paused_at),
+        "next_due_at": None if shown is None else to_iso(shown),
+    }
+
+
+__all__ = ["pause_trigger", "pause_view", "resume_trigger", "resumed", "schedule_trigger"]
