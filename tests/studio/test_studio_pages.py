@@ -278,3 +278,49 @@ def test_triggers_and_preview_arms_in_words() -> None:
     assert preview_lines(broken) == [
         "The scheduler skips this trigger: its config is invalid (timezone_invalid)."
     ]
+
+
+def test_a_moderator_pauses_and_resumes_a_schedule_trigger(client: TestClient, t: Tocsin) -> None:
+    table = t.create_table(
+        scope="chatroom", scope_id=CHAT, name="Hourly", columns={"Title": "text"}, now=SYNCED
+    )
+    notify = [{"type": "notify", "message": "hi"}]
+    t.set_triggers(
+        table["id"],
+        [
+            {
+                "id": "trg_hourly",
+                "on": "schedule",
+                "schedule": {"type": "interval", "every_seconds": 3600},
+                "actions": notify,
+            },
+            {"id": "trg_new", "on": "created", "actions": notify},
+        ],
+        now=SYNCED,
+    )
+    page_url, base = f"/tables/{table['id']}", f"/tables/{table['id']}/triggers/trg_hourly"
+
+    def paused() -> bool:
+        arms = t.preview(table["id"], now=datetime.now(UTC))["triggers"]
+        return bool(next(a for a in arms if a["trigger_id"] == "trg_hourly").get("paused"))
+
+    client.get("/login", params={"token": member(t)})
+    csrf = csrf_of(client.get("/workflows").text)
+    refused = client.post(f"{base}/pause", data={"csrf": csrf})
+    assert refused.status_code == 403 and not paused()
+    client.post("/logout", data={"csrf": csrf})
+    client.get("/login", params={"token": t.create_token(scope="chatroom", scope_id=CHAT,
+                                                         role="moderator")})  # fmt: skip
+    page = client.get(page_url).text
+    assert f'action="{base}/pause"' in page
+    assert "/triggers/trg_new/pause" not in page  # a row-event trigger has no schedule to pause
+    assert client.post(f"{base}/pause", data={}).status_code == 403 and not paused()
+    done = client.post(f"{base}/pause", data={"csrf": csrf_of(page)})
+    assert done.status_code == 303 and done.headers["location"] == page_url and paused()
+    page = client.get(page_url).text
+    assert f'action="{base}/resume"' in page and "badge-paused" in page
+    assert "Paused: the scheduler fires nothing" in page
+    done = client.post(f"{base}/resume", data={"csrf": csrf_of(page)})
+    assert done.status_code == 303 and not paused()
+    assert client.post(f"/tables/{table['id']}/triggers/trg_nope/pause",
+                       data={"csrf": csrf_of(page)}).status_code == 404  # fmt: skip

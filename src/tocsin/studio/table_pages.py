@@ -1,6 +1,7 @@
 """Tables in Studio: the tables of the viewer's scope, and one table's triggers (schedule in
-words, next fire), its schedule preview rendered for people (SPEC §7) and its runs with the
-status and ``stuck`` filters (SPEC §8) and a Retry button on failed runs (SPEC §9.4).
+words, next fire, Pause/Resume per schedule trigger), its schedule preview rendered for people
+(SPEC §7) and its runs with the status and ``stuck`` filters (SPEC §8) and a Retry button on
+failed runs (SPEC §9.4).
 
 Roles are the API's (SPEC §15): a member sees the table; triggers, preview and runs need a
 moderator, who also gets the buttons.
@@ -36,6 +37,7 @@ RUNS_PAGE = 25
 RUN_FILTERS = ("pending", "running", "done", "failed", "stuck")
 TableId = Annotated[str, Path(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
 RunId = TableId
+TriggerId = Annotated[str, Path(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")]
 StatusQ = Annotated[str | None, Query(pattern="^(pending|running|done|failed|stuck)$")]
 
 
@@ -82,6 +84,7 @@ def _triggers(request: Request, table_id: str) -> list[dict[str, Any]]:
                 "words": trigger_words(trigger),
                 "next_fire": arm.get("next_due_at"),
                 "due_now": bool(arm.get("due_now")),
+                "paused": bool(arm.get("paused")),
                 "reasons": preview_lines(arm) if arm else [],
             }
         )
@@ -130,6 +133,27 @@ def retry(
     facade(request).retry_run(table_id, run_id, now=utc_now(request))
     back = form.get("back", "")
     return redirect(back if back.startswith(f"/tables/{table_id}") else f"/tables/{table_id}")
+
+
+@router.post("/tables/{table_id}/triggers/{trigger_id}/{verb}")
+@html_page
+def pause_or_resume(
+    request: Request,
+    viewer: ViewerDep,
+    form: FormDep,
+    table_id: TableId,
+    trigger_id: TriggerId,
+    verb: Annotated[str, Path(pattern="^(pause|resume)$")],
+) -> Response:
+    """Pause or resume one schedule trigger (issue 12; kept in its state row, idempotent)."""
+    check_post(viewer, form, allowed=viewer.moderator)
+    _owned(request, viewer, table_id)
+    t, now = facade(request), utc_now(request)
+    if verb == "pause":
+        t.pause_trigger(table_id, trigger_id, now=now)
+    else:
+        t.resume_trigger(table_id, trigger_id, now=now)
+    return redirect(f"/tables/{table_id}")
 
 
 __all__ = ["router"]

@@ -24,11 +24,14 @@ DATE_COUNTS = (
     ("when_filter_mismatch", "not matching the when filter"),
     ("missing_schedule_value", "with an empty date"),
     ("invalid_schedule_value", "with a date that cannot be read"),
+    ("due_while_paused", "came due while the trigger was paused (they never fire)"),
 )
 WARNINGS = {
     "when_ignored_for_recordless_schedule": "Its when filter is ignored: this schedule fires "
     "for the table, not for records.",
     "overdue_records_will_fire": "Overdue records will fire at the next tick.",
+    "trigger_paused": "Paused: the scheduler fires nothing for it until it is resumed (from "
+    "then on, without backlog).",
 }
 
 
@@ -78,6 +81,8 @@ def preview_lines(arm: Mapping[str, Any]) -> list[str]:
         codes = ", ".join(arm.get("error_codes") or [])
         return [f"The scheduler skips this trigger: its config is invalid ({codes})."]
     lines: list[str] = []
+    if arm.get("paused"):
+        return [WARNINGS["trigger_paused"]]
     if arm.get("kind") == "date_column_reached":
         scanned = int(arm.get("records_scanned") or 0)
         lines.append(f"{scanned} record(s) looked at:")
