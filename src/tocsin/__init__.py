@@ -3,19 +3,35 @@
 from __future__ import annotations
 
 from tocsin import errors
+from tocsin.core.compound import (
+    AllOf,
+    AnyOf,
+    Cron,
+    DefinitionChanged,
+    ScheduleSucceeded,
+    TableUpdated,
+    WorkflowSucceeded,
+)
 from tocsin.errors import ConfigError, Conflict, NotFound, PermissionDenied, TocsinError
 from tocsin.service import Tocsin
 from tocsin.workflows import Schedule, StepContext, step, workflow
 
 __all__ = [
+    "AllOf",
+    "AnyOf",
     "ConfigError",
     "Conflict",
+    "Cron",
+    "DefinitionChanged",
     "NotFound",
     "PermissionDenied",
     "Schedule",
+    "ScheduleSucceeded",
     "StepContext",
+    "TableUpdated",
     "Tocsin",
     "TocsinError",
+    "WorkflowSucceeded",
     "errors",
     "step",
     "workflow",

@@ -27,7 +27,9 @@ from tocsin.service.base import TocsinBase
 from tocsin.store import claims
 from tocsin.store import records as store_records
 from tocsin.store import runs as store_runs
+from tocsin.store import trigger_events as store_events
 from tocsin.store.tx import Tx
+from tocsin.workflows.compound import fire_trigger_schedules
 from tocsin.workflows.firing import fire_due_schedules
 
 SCOPES = ("chatroom", "workspace", "user")
@@ -129,6 +131,11 @@ def emit_row_event(
         for trigger, run_id in zip(fired, uuid7s(now, len(fired)), strict=True)
     ]
     return len(store_runs.insert_runs(tx, runs_=new_runs, now=now))
+
+
+def _table_updated(tx: Tx, table_id: str, now: datetime) -> None:
+    """The ``table_updated`` event of compound triggers (SPEC §13), in the write's transaction."""
+    store_events.insert_events(tx, events=[("table_updated", table_id)], now=now)
 
 
 class DataMixin(TocsinBase):
@@ -242,6 +249,7 @@ class DataMixin(TocsinBase):
                 emit_row_event(tx, table, "created", record, at)
             if created:
                 configs.wake_date_triggers(tx, table=table)
+                _table_updated(tx, table_id, at)
         return created
 
     def update_record(
@@ -269,6 +277,7 @@ class DataMixin(TocsinBase):
                 raise NotFound(messages.RECORD_NOT_FOUND)
             emit_row_event(tx, table, "updated", updated, at)
             configs.wake_date_triggers(tx, table=table)
+            _table_updated(tx, table_id, at)
         return updated
 
     def trash_record(
@@ -294,6 +303,7 @@ class DataMixin(TocsinBase):
             )
             if changed is not None:
                 emit_row_event(tx, table, "deleted" if trashed else "restored", changed, at)
+                _table_updated(tx, table_id, at)
                 if not trashed:
                     configs.wake_date_triggers(tx, table=table)
                 return changed
@@ -356,6 +366,7 @@ class DataMixin(TocsinBase):
             stuck_after_s=self.settings.stuck_after_s,
         )
         counts["schedules_fired"] = fire_due_schedules(self.store, now=at)
+        counts["schedules_fired"] += fire_trigger_schedules(self.store, now=at)
         return counts
 
     def tick_backlog(self, now: datetime | None = None) -> int:

@@ -103,6 +103,7 @@ def claim_due_schedules(tx: Tx, *, now: datetime, limit: int) -> list[dict[str, 
     stmt = (
         select(S)
         .where(S.c.paused.is_(False), S.c.next_fire_at.is_not(None), S.c.next_fire_at <= now)
+        .where(S.c.trigger_tree.is_(None))  # compound triggers: tocsin.workflows.compound
         .order_by(S.c.next_fire_at, S.c.id)
         .limit(limit)
     )

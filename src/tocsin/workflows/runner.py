@@ -19,6 +19,7 @@ from typing import Any
 from tocsin import messages
 from tocsin.core.receipts import truncate_error
 from tocsin.runs.pool import RunPool
+from tocsin.store import trigger_events as store_events
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.tx import Store
 from tocsin.workflows.definition import Workflow
@@ -119,7 +120,20 @@ def execute_claimed(
                 "suspend_payload": outcome.suspend_payload,
             }
     with store.begin() as tx:
-        store_runs.finish_run(tx, run_id=run["id"], attempts=attempts, values=values, now=now)
+        done = store_runs.finish_run(
+            tx, run_id=run["id"], attempts=attempts, values=values, now=now
+        )
+        if done and values["status"] == "success":
+            store_events.insert_events(tx, events=success_events(run), now=now)
+
+
+def success_events(run: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The events of a run's success (SPEC §13): ``workflow_succeeded`` and, for a run a
+    schedule fired, ``schedule_succeeded``; written with the run's final status."""
+    events = [("workflow_succeeded", str(run["workflow_id"]))]
+    if run.get("schedule_id"):
+        events.append(("schedule_succeeded", str(run["schedule_id"])))
+    return events
 
 
 __all__ = ["claim_and_execute", "execute_claimed", "execute_pending"]
