@@ -90,7 +90,7 @@ def world(store_url: str, settings: Settings) -> Iterator[World]:
             w.t.close()
 
 
-def T1() -> Cron:  # noqa: N802
+def T1() -> Cron:
     return Cron("0 9 * * *", timezone="UTC")
 
 
