@@ -34,9 +34,10 @@ ONE_SECOND = timedelta(seconds=1)
 
 @dataclass(frozen=True, slots=True)
 class Occurrence:
-    """An event matched to the leaf at ``path``, which happened at ``at``."""
+    """An event that happened at ``at``, matched to the leaves at ``paths`` (it latches them
+    all at once: an event counts once per trigger, however many leaves name it)."""
 
-    path: str
+    paths: tuple[str, ...]
     at: datetime
 
 
@@ -70,7 +71,9 @@ def match_events(node: Node, events: Iterable[tuple[str, str, datetime]]) -> lis
         if isinstance(leaf, Event):
             by_key.setdefault((leaf.kind, leaf.subject), []).append(path)
     out = [
-        Occurrence(p, at) for kind, subject, at in events for p in by_key.get((kind, subject), [])
+        Occurrence(tuple(by_key[(kind, subject)]), at)
+        for kind, subject, at in events
+        if (kind, subject) in by_key
     ]
     return sorted(out, key=lambda o: o.at)
 
@@ -102,12 +105,12 @@ def evaluate(
 
     if outcome.latches:
         check(now, frozenset())
-    steps: list[tuple[datetime, int, str, frozenset[str]]] = [
-        (o.at, 0, o.path, frozenset()) for o in occurrences
+    steps: list[tuple[datetime, int, tuple[str, ...], frozenset[str]]] = [
+        (o.at, 0, o.paths, frozenset()) for o in occurrences
     ]
-    steps += [(at, 1, "", active) for at, active in instants]
-    for at, kind, path, active in sorted(steps, key=lambda s: (s[0], s[1])):
-        if kind == 0:
+    steps += [(at, 1, (), active) for at, active in instants]
+    for at, _kind, paths, active in sorted(steps, key=lambda s: (s[0], s[1])):
+        for path in paths:
             outcome.latches.setdefault(path, at)
         check(at, active)
     return outcome
