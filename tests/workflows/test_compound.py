@@ -331,3 +331,33 @@ def test_imperative_create_takes_the_json_tree(world: World) -> None:
     assert made["trigger"]["tree"]["any"][0]["timezone"] == "UTC"
     world.event(0, at("08:10"))
     assert world.tick(at("08:11")) == 1  # the imperative OR fires on the event
+
+
+NY = "America/New_York"
+
+
+@pytest.mark.parametrize(
+    ("leaf", "day", "expected"),
+    [
+        # fall back: 01:30 happens at 05:30 UTC (EDT) and again at 06:30 UTC (EST)
+        (Cron("30 1 * * *", timezone=NY), 1, ["05:30", "06:30"]),
+        (Cron("30 1 * * *", timezone=NY, repeated="first"), 1, ["05:30"]),
+        # spring forward: 02:00 jumps to 03:00, so 02:30 never happens
+        (Cron("30 2 * * *", timezone=NY), 8, []),
+        (Cron("30 2 * * *", timezone=NY, repeated="first"), 8, []),
+        (Cron("30 2 * * *", timezone=NY, missing="shift"), 8, ["07:00"]),  # 03:00 EDT
+    ],
+)
+def test_dst_policy_per_time_trigger(
+    world: World, leaf: Cron, day: int, expected: list[str]
+) -> None:
+    month = 11 if day == 1 else 3
+    start = datetime(2026, month, day, 3, 0, tzinfo=UTC)
+    world.define(leaf)
+    world.t.sync_schedules(now=start)  # type: ignore[union-attr]
+    for quarter in range(1, 32):  # ticks every 15 minutes until 10:45 UTC
+        world.tick(start + timedelta(minutes=15 * quarter))
+        if quarter == 12:
+            world.restart()
+    fired = [f.strftime("%H:%M") for f in world.fired()]
+    assert fired == expected
