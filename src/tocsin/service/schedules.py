@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import uuid
+import warnings
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -136,9 +138,12 @@ class Schedules:
             metadata=metadata,
             overlap=overlap,
         )
-        (decl,) = declared_schedules(workflow_id, entry)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            (decl,) = declared_schedules(workflow_id, entry)
+        notes = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
         with self._store.read() as tx:
-            check_trigger_ids(tx, [decl], set(self._registry()))
+            check_trigger_ids(tx, [replace(decl, id=sid)], set(self._registry()))
         payload = {
             "input_data": decl.input_data,
             "initial_state": decl.initial_state,
@@ -168,7 +173,10 @@ class Schedules:
         }
         with self._store.begin() as tx:
             store_schedules.insert_schedule(tx, values=values)
-            return self._view(tx, _require(tx, sid))
+            out = self._view(tx, _require(tx, sid), at)
+        for note in notes:  # the caller sees them too (an AND of time triggers, a host zone)
+            warnings.warn(note, UserWarning, stacklevel=2)
+        return {**out, "warnings": notes}
 
     def delete(self, schedule_id: str) -> None:
         """Delete an imperative schedule (its fire history stays); declared ones → 409."""
