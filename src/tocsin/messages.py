@@ -585,3 +585,14 @@ def trigger_workflow_unknown(schedule_id: str, kind: str, workflow_id: str) -> s
 
 def trigger_schedule_unknown(schedule_id: str, other: str) -> str:
     return f"schedule '{schedule_id}': event 'schedule_succeeded' names unknown schedule '{other}'"
+
+
+# --- field-change conditions of row-event triggers (SPEC §13, issue 14) ----------------------
+
+CHANGED_ONLY_ON_UPDATED = "changed is only allowed with on: 'updated'"
+CHANGED_NOT_LIST = "changed must be a non-empty list of column names"
+CHANGED_DUPLICATE = "changed lists a column more than once"
+
+
+def changed_column_missing(column: object) -> str:
+    return f"changed column '{column}' does not exist on this table"

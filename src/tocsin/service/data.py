@@ -109,12 +109,18 @@ def _locked_table(tx: Tx, table_id: str) -> dict[str, Any]:
 
 
 def emit_row_event(
-    tx: Tx, table: Mapping[str, Any], event: str, record: Mapping[str, Any], now: datetime
+    tx: Tx,
+    table: Mapping[str, Any],
+    event: str,
+    record: Mapping[str, Any],
+    now: datetime,
+    previous: Mapping[str, Any] | None = None,
 ) -> int:
-    """Insert one pending run per row-event trigger that ``event`` on ``record`` fires (§3)."""
+    """Insert one pending run per row-event trigger that ``event`` on ``record`` fires (§3);
+    ``previous``: the row before an update (``changed`` and ``was`` conditions, §13)."""
     data = record.get("data")
     row = dict(data) if isinstance(data, Mapping) else {}
-    fired = row_event_triggers(table.get("triggers"), event, row)
+    fired = row_event_triggers(table.get("triggers"), event, row, previous)
     new_runs = [
         store_runs.NewRun(
             id=run_id,
@@ -275,7 +281,7 @@ class DataMixin(TocsinBase):
             )
             if updated is None:
                 raise NotFound(messages.RECORD_NOT_FOUND)
-            emit_row_event(tx, table, "updated", updated, at)
+            emit_row_event(tx, table, "updated", updated, at, previous=record["data"])
             configs.wake_date_triggers(tx, table=table)
             _table_updated(tx, table_id, at)
         return updated
