@@ -99,7 +99,8 @@ def test_without_changed_an_update_still_fires(tocsin: Tocsin) -> None:
         (
             {"on": "created", "when": [{"column": "Status", "was": "Open"}]},
             "when_predicate_invalid",
-            "when predicate invalid: 'was' tests the value before an update: only on: 'updated' triggers",
+            "when predicate invalid: 'was' tests the value before an update: "
+            "only on: 'updated' triggers",
         ),
         (
             {"on": "updated", "when": [{"column": "Status", "was": "Open", "op": "eq"}]},
