@@ -361,3 +361,36 @@ def test_dst_policy_per_time_trigger(
             world.restart()
     fired = [f.strftime("%H:%M") for f in world.fired()]
     assert fired == expected
+
+
+def test_pause_ignores_events_and_resume_has_no_backlog(world: World) -> None:
+    world.define(AnyOf(T1(), TableUpdated(world.tables[0])))
+    t = world.t
+    assert t is not None
+    t.sync_schedules(now=T0)
+    t.schedules.pause(SID, now=at("08:05"))
+    world.event(0, at("08:10"))
+    assert world.tick(NINE) == 0  # paused: neither the event nor 09:00
+    t.schedules.resume(SID, now=at("09:30"))
+    world.restart()
+    assert world.tick(at("09:31")) == 0  # the pause's instant and event are not replayed
+    world.event(0, at("09:40"))
+    assert world.tick(at("09:41")) == 1
+    assert world.fired() == [at("09:40")]
+
+
+def test_a_new_tree_at_sync_resets_the_latches(world: World) -> None:
+    e1, e2 = TableUpdated(world.tables[0]), TableUpdated(world.tables[1])
+    world.define(AllOf(e1, e2))
+    t = world.t
+    assert t is not None
+    t.sync_schedules(now=T0)
+    world.event(0, at("08:10"))
+    world.tick(at("08:11"))
+    t.workflows.clear()
+    world.define(AllOf(e2, e1))
+    assert t.sync_schedules(now=at("08:20"))["rescheduled"] == [SID]
+    world.event(1, at("08:30"))
+    assert world.tick(at("08:31")) == 0  # the 08:10 latch did not survive the new tree
+    view = t.schedules.get(SID, now=at("08:32"))
+    assert [leaf["latched_since"] for leaf in view["trigger"]["tree"]["all"]] == [at("08:30"), None]

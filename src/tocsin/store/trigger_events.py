@@ -116,11 +116,15 @@ def save_trigger_states(tx: Tx, *, states: Sequence[Mapping[str, Any]], now: dat
 
 
 def definition_hashes(tx: Tx, *, workflow_ids: Iterable[str]) -> dict[str, str]:
-    """The stored definition hash of each workflow that has one."""
+    """The stored definition hash of each workflow that has one, locked (PostgreSQL): two
+    processes syncing at once compare one after the other, so a change emits one event."""
     wanted = sorted(set(workflow_ids))
     if not wanted:
         return {}
     stmt = select(D.c.workflow_id, D.c.hash).where(D.c.workflow_id.in_(wanted))
+    stmt = stmt.order_by(D.c.workflow_id)
+    if tx.is_postgres:
+        stmt = stmt.with_for_update()
     return {r.workflow_id: r.hash for r in tx.conn.execute(stmt)}
 
 

@@ -15,8 +15,16 @@ from typing import Any
 from tocsin.workflows.definition import Workflow
 
 
+def _const(value: object) -> Any:
+    if isinstance(value, CodeType):
+        return _code(value)
+    if isinstance(value, frozenset):  # its repr's order depends on the process's hash seed
+        return sorted(repr(v) for v in value)
+    return repr(value)
+
+
 def _code(code: CodeType) -> list[Any]:
-    consts = [_code(c) if isinstance(c, CodeType) else repr(c) for c in code.co_consts]
+    consts = [_const(c) for c in code.co_consts]
     return [code.co_code.hex(), consts, list(code.co_names)]
 
 
