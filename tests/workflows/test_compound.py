@@ -394,3 +394,22 @@ def test_a_new_tree_at_sync_resets_the_latches(world: World) -> None:
     assert world.tick(at("08:31")) == 0  # the 08:10 latch did not survive the new tree
     view = t.schedules.get(SID, now=at("08:32"))
     assert [leaf["latched_since"] for leaf in view["trigger"]["tree"]["all"]] == [at("08:30"), None]
+
+
+def test_writes_nobody_listens_to_leave_no_event(world: World) -> None:
+    from tocsin.store import trigger_events as store_events
+
+    world.define(AnyOf(TableUpdated(world.tables[0])))
+    t = world.t
+    assert t is not None
+    world.event(1, at("07:00"))  # before the schedule exists: nobody listens yet
+    t.sync_schedules(now=T0)
+    world.event(1, at("08:10"))  # the other table
+    with t.store.read() as tx:
+        assert store_events.count_events(tx) == 0
+    world.event(0, at("08:20"))
+    with t.store.read() as tx:
+        assert store_events.count_events(tx) == 1
+    assert world.tick(at("08:21")) == 1
+    with t.store.read() as tx:
+        assert store_events.count_events(tx) == 0

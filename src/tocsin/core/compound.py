@@ -221,6 +221,23 @@ def from_json(raw: object, depth: int = 1) -> Node:
     return node
 
 
+def subscription_keys(raw: object) -> str | None:
+    """The events a stored JSON tree listens to, as `` kind:subject kind:subject `` (each
+    surrounded by spaces, so a writer can test ``LIKE '% kind:subject %'``); None for none."""
+    found: set[str] = set()
+    stack = [raw]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, Mapping):
+            kind = node.get("event")
+            if isinstance(kind, str) and kind in EVENT_SUBJECTS:
+                found.add(f"{kind}:{node.get(EVENT_SUBJECTS[kind])}")
+            stack.extend(node.get(op) for op in ("all", "any") if op in node)
+    return " " + " ".join(sorted(found)) + " " if found else None
+
+
 def _only(raw: Mapping[str, Any], kind: str, allowed: list[str]) -> None:
     extra = sorted(str(k) for k in raw if k not in allowed)
     if extra:
@@ -245,6 +262,7 @@ __all__ = [
     "check_shape",
     "from_json",
     "leaves",
+    "subscription_keys",
     "to_json",
     "with_zone",
 ]

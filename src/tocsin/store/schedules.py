@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlalchemy import bindparam, delete, func, insert, select, update
 
+from tocsin.core.compound import subscription_keys
 from tocsin.store.dialects import upsert_insert
 from tocsin.store.schema import schedule_fires, workflow_runs, workflow_schedules
 from tocsin.store.tx import Tx
@@ -30,6 +31,7 @@ def schedule_dict(row: Mapping[Any, Any]) -> dict[str, Any]:
     """A stored row with ``meta`` spelled ``metadata``."""
     out = dict(row)
     out["metadata"] = out.pop("meta", None)
+    out.pop("trigger_keys", None)
     return out
 
 
@@ -37,6 +39,8 @@ def _values(values: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(values)
     if "metadata" in out:
         out["meta"] = out.pop("metadata")
+    if "trigger_tree" in out:  # the events its writers test before writing one (§13)
+        out["trigger_keys"] = subscription_keys(out["trigger_tree"])
     return out
 
 

@@ -262,6 +262,7 @@ workflow_schedules = Table(
     Column("trigger_tree", JSON(none_as_null=True), nullable=True),
     Column("latches", JSON(none_as_null=True), nullable=True),
     Column("evaluated_at", UTCDateTime, nullable=True),
+    Column("trigger_keys", Text, nullable=True),  # " kind:subject … ": what the tree listens to
     Index("ix_workflow_schedules_due", "paused", "next_fire_at"),
     Index("ix_workflow_schedules_workflow", "workflow_id"),
 )

@@ -17,11 +17,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, delete, func, insert, select, update
+from sqlalchemy import String, bindparam, delete, exists, func, insert, select, update
 
 from tocsin.store.dialects import upsert_insert
 from tocsin.store.schedules import schedule_dict
-from tocsin.store.schema import trigger_events, workflow_definitions, workflow_schedules
+from tocsin.store.schema import (
+    UTCDateTime,
+    trigger_events,
+    workflow_definitions,
+    workflow_schedules,
+)
 from tocsin.store.tx import Tx
 
 E = trigger_events
@@ -30,12 +35,32 @@ D = workflow_definitions
 IN_CHUNK = 500
 
 
+_LISTENED = exists().where(S.c.trigger_keys.like(bindparam("p_pattern"), escape="\\"))
+_INSERT_IF_LISTENED = insert(E).from_select(
+    ["kind", "subject", "occurred_at"],
+    select(
+        bindparam("p_kind", type_=String()),
+        bindparam("p_subject", type_=String()),
+        bindparam("p_at", type_=UTCDateTime()),
+    ).where(_LISTENED),
+)
+
+
+def _pattern(kind: str, subject: str) -> str:
+    text = f"{kind}:{subject}".replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"% {text} %"
+
+
 def insert_events(tx: Tx, *, events: Iterable[tuple[str, str]], now: datetime) -> None:
-    """Record ``(kind, subject)`` events that happened at ``now``."""
-    rows = [{"kind": k, "subject": s, "occurred_at": now} for k, s in events]
+    """Record ``(kind, subject)`` events that happened at ``now`` — each only when some
+    schedule's tree listens to it (``trigger_keys``), in the same statement: a write nobody
+    listens to leaves no row behind."""
+    rows = [
+        {"p_kind": k, "p_subject": s, "p_at": now, "p_pattern": _pattern(k, s)} for k, s in events
+    ]
     if rows:
         tx.require_writable()
-        tx.conn.execute(insert(E), rows)
+        tx.conn.execute(_INSERT_IF_LISTENED, rows)
 
 
 def claim_events(tx: Tx, *, limit: int) -> list[dict[str, Any]]:

@@ -21,6 +21,7 @@ def upgrade() -> None:
         batch.add_column(sa.Column("trigger_tree", sa.JSON(none_as_null=True), nullable=True))
         batch.add_column(sa.Column("latches", sa.JSON(none_as_null=True), nullable=True))
         batch.add_column(sa.Column("evaluated_at", sa.DateTime(), nullable=True))
+        batch.add_column(sa.Column("trigger_keys", sa.Text(), nullable=True))
     op.create_table(
         "trigger_events",
         sa.Column(
@@ -47,6 +48,7 @@ def downgrade() -> None:
     op.drop_table("workflow_definitions")
     op.drop_table("trigger_events")
     with op.batch_alter_table("workflow_schedules") as batch:
+        batch.drop_column("trigger_keys")
         batch.drop_column("evaluated_at")
         batch.drop_column("latches")
         batch.drop_column("trigger_tree")
