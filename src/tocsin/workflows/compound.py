@@ -12,7 +12,8 @@ One transaction per call:
 4. each fire claims ``(schedule_id, instant)`` in the occurrence ledger (namespace
    ``"workflow"``, as cron schedules) and writes its fire row and pending run;
 5. latches, ``evaluated_at = now`` and ``next_fire_at`` are written back and the claimed events
-   deleted, in the same transaction: an event counts once, a restart loses nothing.
+   deleted, in the same transaction: an event counts once, a restart loses nothing. A fire held
+   back by an active run is looked at again every ``HELD_RECHECK`` (not every tick).
 
 A paused schedule neither latches events nor fires; resuming starts from ``now``.
 """
@@ -20,7 +21,7 @@ A paused schedule neither latches events nor fires; resuming starts from ``now``
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from tocsin import messages
@@ -36,6 +37,8 @@ from tocsin.workflows.firing import LEDGER_NAMESPACE, new_run
 
 EVENT_LIMIT = 1000
 DEFAULT_LIMIT = 1000
+#: how often a fire held back by an active run is looked at again
+HELD_RECHECK = timedelta(seconds=5)
 
 
 def load_latches(raw: object) -> dict[str, datetime]:
@@ -50,11 +53,14 @@ def dump_latches(latches: Mapping[str, datetime]) -> dict[str, str] | None:
 
 
 def next_fire(tree: Node, latches: Mapping[str, datetime], now: datetime) -> datetime | None:
-    """When the schedule is next worth evaluating: ``now`` while its latches already satisfy
-    it (a fire held back by an active run), else its next time instant."""
+    """When the schedule is next worth evaluating: its next time instant, or sooner, in
+    ``HELD_RECHECK``, while its latches already satisfy it (a fire held back by an active run
+    under ``overlap="skip"``: it fires at the first evaluation after the run ended)."""
+    following = compound_eval.next_instant(tree, now)
     if latches and compound_eval.satisfied(tree, latches, ()):
-        return now
-    return compound_eval.next_instant(tree, now)
+        recheck = now + HELD_RECHECK
+        return recheck if following is None else min(recheck, following)
+    return following
 
 
 def fire_trigger_schedules(
