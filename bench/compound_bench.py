@@ -43,7 +43,8 @@ def _fresh_pg(base: str) -> str:
     schema = f"b_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(base, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {schema}")
-    return f"{base.replace('postgresql://', 'postgresql+psycopg://', 1)}?options=-csearch_path%3D{schema}"
+    driver = base.replace("postgresql://", "postgresql+psycopg://", 1)
+    return f"{driver}?options=-csearch_path%3D{schema}"
 
 
 @step(id="noop")
