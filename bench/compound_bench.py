@@ -35,16 +35,23 @@ from tocsin.workflows.compound import fire_trigger_schedules
 NOW = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
 
 
-def _fresh_sqlite() -> str:
-    return f"sqlite:///{Path(tempfile.mkdtemp()) / 'bench.db'}"
+def _sqlite(writes: int, ticks: int) -> None:
+    """One run on a SQLite file in a temporary directory, removed afterwards."""
+    with tempfile.TemporaryDirectory() as folder:
+        run(f"sqlite:///{Path(folder) / 'bench.db'}", writes, ticks)
 
 
-def _fresh_pg(base: str) -> str:
-    schema = f"b_{uuid.uuid4().hex[:12]}"
+def _pg(base: str, writes: int, ticks: int) -> None:
+    """One run in a fresh schema, dropped afterwards."""
+    schema = f"compound_bench_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(base, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {schema}")
     driver = base.replace("postgresql://", "postgresql+psycopg://", 1)
-    return f"{driver}?options=-csearch_path%3D{schema}"
+    try:
+        run(f"{driver}?options=-csearch_path%3D{schema}", writes, ticks)
+    finally:
+        with psycopg.connect(base, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
 @step(id="noop")
@@ -125,10 +132,10 @@ def main() -> None:
     args = ap.parse_args()
     if args.backend in ("sqlite", "both"):
         print("sqlite")
-        run(_fresh_sqlite(), args.writes, args.ticks)
+        _sqlite(args.writes, args.ticks)
     if args.backend in ("postgresql", "both"):
         print("postgresql")
-        run(_fresh_pg(args.pg_url), args.writes, args.ticks)
+        _pg(args.pg_url, args.writes, args.ticks)
 
 
 if __name__ == "__main__":
