@@ -20,7 +20,13 @@ from tocsin.core.compound import Node, from_json
 from tocsin.errors import Conflict, NotFound, ValidationError
 from tocsin.store import schedules as store_schedules
 from tocsin.store.tx import Store, Tx
-from tocsin.workflows.definition import Overlap, Schedule, Workflow, declared_schedules
+from tocsin.workflows.definition import (
+    DeclaredSchedule,
+    Overlap,
+    Schedule,
+    Workflow,
+    declared_schedules,
+)
 from tocsin.workflows.sync import check_trigger_ids
 from tocsin.workflows.timing import next_fire_of
 from tocsin.workflows.trigger_views import trigger_view
@@ -43,6 +49,37 @@ def _require(tx: Tx, schedule_id: object) -> dict[str, Any]:
     if row is None:
         raise NotFound(messages.SCHEDULE_NOT_FOUND)
     return row
+
+
+def _imperative_row(sid: str, decl: DeclaredSchedule, at: datetime) -> dict[str, Any]:
+    """The row of a new imperative schedule; its payload must be plain JSON."""
+    payload = {
+        "input_data": decl.input_data,
+        "initial_state": decl.initial_state,
+        "request_context": decl.request_context,
+        "metadata": decl.metadata,
+    }
+    try:
+        json.dumps(payload, allow_nan=False)
+    except (TypeError, ValueError):
+        raise ValidationError(messages.not_plain_json("schedule data")) from None
+    return {
+        "id": sid,
+        "workflow_id": decl.workflow_id,
+        "source": "imperative",
+        "cron": decl.cron,
+        "timezone": decl.timezone,
+        "overlap": decl.overlap,
+        **payload,
+        "paused": False,
+        "next_fire_at": next_fire_of(decl.cron, decl.timezone, decl.trigger, at),
+        "last_fire_id": None,
+        "trigger_tree": decl.trigger,
+        "latches": None,
+        "evaluated_at": at,
+        "created_at": at,
+        "updated_at": at,
+    }
 
 
 class Schedules:
@@ -144,33 +181,7 @@ class Schedules:
         notes = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
         with self._store.read() as tx:
             check_trigger_ids(tx, [replace(decl, id=sid)], set(self._registry()))
-        payload = {
-            "input_data": decl.input_data,
-            "initial_state": decl.initial_state,
-            "request_context": decl.request_context,
-            "metadata": decl.metadata,
-        }
-        try:
-            json.dumps(payload, allow_nan=False)
-        except (TypeError, ValueError):
-            raise ValidationError(messages.not_plain_json("schedule data")) from None
-        values = {
-            "id": sid,
-            "workflow_id": workflow_id,
-            "source": "imperative",
-            "cron": decl.cron,
-            "timezone": decl.timezone,
-            "overlap": decl.overlap,
-            **payload,
-            "paused": False,
-            "next_fire_at": next_fire_of(decl.cron, decl.timezone, decl.trigger, at),
-            "last_fire_id": None,
-            "trigger_tree": decl.trigger,
-            "latches": None,
-            "evaluated_at": at,
-            "created_at": at,
-            "updated_at": at,
-        }
+        values = _imperative_row(sid, decl, at)
         with self._store.begin() as tx:
             store_schedules.insert_schedule(tx, values=values)
             out = self._view(tx, _require(tx, sid), at)
