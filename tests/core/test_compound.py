@@ -13,10 +13,7 @@ from hypothesis import strategies as st
 from tocsin.core.compound import (
     AllOf,
     AnyOf,
-    Compound,
     Cron,
-    Event,
-    Node,
     TableUpdated,
     WorkflowSucceeded,
     and_of_times,
@@ -32,6 +29,9 @@ from tocsin.core.compound_eval import (
     next_of,
 )
 from tocsin.errors import ConfigError
+
+from compound_reference import BASE as REF_BASE  # isort: skip
+from compound_reference import PERIODS, SUBJECTS, node_of, reference  # isort: skip
 
 NY = "America/New_York"
 
@@ -182,10 +182,7 @@ def test_next_instant_is_the_earliest_time_leaf() -> None:
 
 # --- the engine against a reference interpreter -----------------------------------------------
 
-BASE = datetime(2026, 3, 2, 0, 0, tzinfo=UTC)
-PERIODS = (2, 3, 5)  # time leaf i fires at minutes divisible by PERIODS[i]
-SUBJECTS = ("a", "b", "c")
-
+BASE = REF_BASE
 
 leaf_strategy = st.one_of(
     st.tuples(st.just("T"), st.sampled_from(range(len(PERIODS)))),
@@ -198,72 +195,8 @@ tree_strategy = st.recursive(
 )
 
 
-def _node(ref: Any) -> Node:
-    kind, arg = ref
-    if kind == "T":
-        return Cron(f"*/{PERIODS[arg]} * * * *", timezone="UTC")
-    if kind == "E":
-        return Event("table_updated", SUBJECTS[arg])
-    return Compound(kind, tuple(_node(c) for c in arg))
-
-
-def _ref_leaves(ref: Any, path: str = "") -> list[tuple[str, Any]]:
-    kind, arg = ref
-    if kind in ("T", "E"):
-        return [(path, ref)]
-    out = []
-    for i, child in enumerate(arg):
-        out += _ref_leaves(child, f"{path}.{i}" if path else str(i))
-    return out
-
-
-def _ref_holds(ref: Any, path: str, latched: set[str], minute: int | None) -> bool:
-    kind, arg = ref
-    if kind == "T":
-        return minute is not None and minute % PERIODS[arg] == 0
-    if kind == "E":
-        return path in latched
-    kids = [
-        _ref_holds(c, f"{path}.{i}" if path else str(i), latched, minute) for i, c in enumerate(arg)
-    ]
-    return all(kids) if kind == "all" else any(kids)
-
-
-def reference(ref: Any, events: list[tuple[int, int]], ticks: list[int]) -> list[int]:
-    """The seed's table, minute by minute: an event latches its leaves (and may fire at once); a
-    time leaf holds only at its minutes; a fire resets every latch. A tick after downtime sees,
-    per time leaf, only its latest minute since the previous tick (coalescing)."""
-    leaves = _ref_leaves(ref)
-    latched: set[str] = set()
-    fires: list[int] = []
-    previous = 0
-    for tick in ticks:
-        window = range(previous + 1, tick + 1)
-        latest = set()
-        for _, (kind, arg) in leaves:
-            if kind == "T":
-                hits = [m for m in window if m % PERIODS[arg] == 0]
-                if hits:
-                    latest.add(hits[-1])
-        for minute in window:
-            for ev_minute, subject in events:
-                if ev_minute != minute:
-                    continue
-                for path, (kind, arg) in leaves:
-                    if kind == "E" and arg == subject:
-                        latched.add(path)
-                if _ref_holds(ref, "", latched, None):
-                    fires.append(minute)
-                    latched = set()
-            if minute in latest and _ref_holds(ref, "", latched, minute):
-                fires.append(minute)
-                latched = set()
-        previous = tick
-    return fires
-
-
 def engine(ref: Any, events: list[tuple[int, int]], ticks: list[int]) -> list[int]:
-    tree = _node(ref)
+    tree = node_of(ref)
     latches: dict[str, datetime] = {}
     fires: list[int] = []
     previous = 0
