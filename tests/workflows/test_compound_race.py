@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 import uuid
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -24,7 +25,18 @@ SCHEDULERS = 2
 
 @pytest.mark.pg
 @pytest.mark.parametrize("backend", ["postgresql"])  # PostgreSQL only: overrides the matrix
-def test_two_schedulers_count_each_event_once(store_url: str, settings: Settings) -> None:
+def test_two_schedulers_count_each_event_once(
+    store_url: str, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    claimed: list[tuple[str, int]] = []  # (scheduler thread, event id) per claim
+    real_claim = store_events.claim_events
+
+    def spying_claim(tx: Any, *, limit: int) -> list[dict[str, Any]]:
+        got = real_claim(tx, limit=limit)
+        claimed.extend((threading.current_thread().name, e["id"]) for e in got)
+        return got
+
+    monkeypatch.setattr(store_events, "claim_events", spying_claim)
     writer = Tocsin.open(store_url, settings=settings)
     table = str(writer.create_table("chatroom", str(uuid.uuid4()), "E", {"N": "number"})["id"])
     sched = Schedule(
@@ -51,7 +63,9 @@ def test_two_schedulers_count_each_event_once(store_url: str, settings: Settings
         except BaseException as exc:  # reported below
             errors.append(exc)
 
-    threads = [threading.Thread(target=ticker, args=(i,)) for i in range(SCHEDULERS)]
+    threads = [
+        threading.Thread(target=ticker, args=(i,), name=f"scheduler-{i}") for i in range(SCHEDULERS)
+    ]
     for thread in threads:
         thread.start()
     try:
@@ -68,6 +82,8 @@ def test_two_schedulers_count_each_event_once(store_url: str, settings: Settings
         assert instants == [BASE + timedelta(milliseconds=10 * (i + 1)) for i in range(EVENTS)]
         with writer.store.read() as tx:
             assert store_events.count_events(tx) == 0
+        ids = [event_id for _, event_id in claimed]
+        assert len(ids) == len(set(ids)) == EVENTS  # every event claimed by one scheduler, once
     finally:
         done.set()
         for t in (*schedulers, writer):
