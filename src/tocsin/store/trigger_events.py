@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import String, bindparam, delete, exists, func, insert, select, update
+from sqlalchemy import String, bindparam, delete, exists, func, insert, or_, select, update
 
 from tocsin.store.dialects import upsert_insert
 from tocsin.store.schedules import schedule_dict
@@ -33,6 +33,7 @@ E = trigger_events
 S = workflow_schedules
 D = workflow_definitions
 IN_CHUNK = 500
+MAX_PATTERNS = 100  # more distinct events in one claim: lock every tree schedule instead
 
 
 _LISTENED = exists().where(S.c.trigger_keys.like(bindparam("p_pattern"), escape="\\"))
@@ -82,10 +83,18 @@ def count_events(tx: Tx) -> int:
     return int(tx.conn.execute(select(func.count()).select_from(E)).scalar_one())
 
 
-def lock_trigger_schedules(tx: Tx) -> list[dict[str, Any]]:
-    """Every unpaused schedule with a trigger tree, locked in id order (waiting for locks)."""
+def lock_trigger_schedules(
+    tx: Tx, *, events: Iterable[tuple[str, str]], now: datetime
+) -> list[dict[str, Any]]:
+    """The unpaused schedules with a trigger tree that listen to one of ``events`` (``(kind,
+    subject)``) or are due at ``now``, locked in id order (waiting for locks)."""
     tx.require_writable()
+    pairs = sorted(set(events))
     stmt = select(S).where(S.c.trigger_tree.is_not(None), S.c.paused.is_(False)).order_by(S.c.id)
+    if len(pairs) <= MAX_PATTERNS:
+        wanted = [S.c.next_fire_at <= now]
+        wanted += [S.c.trigger_keys.like(_pattern(k, s), escape="\\") for k, s in pairs]
+        stmt = stmt.where(or_(*wanted))
     if tx.is_postgres:
         stmt = stmt.with_for_update()
     return [schedule_dict(r) for r in tx.conn.execute(stmt).mappings()]

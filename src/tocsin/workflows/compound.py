@@ -3,9 +3,9 @@
 One transaction per call:
 
 1. claim up to ``EVENT_LIMIT`` outbox events (PostgreSQL ``FOR UPDATE SKIP LOCKED``);
-2. with events: lock every unpaused trigger schedule in id order, *waiting* for locks, so two
-   schedulers apply their events one after the other; without: claim only the due ones
-   (``next_fire_at <= now``, skipping locked rows);
+2. with events: lock the unpaused trigger schedules that listen to them or are due, in id
+   order, *waiting* for locks, so two schedulers apply their events one after the other;
+   without: claim only the due ones (``next_fire_at <= now``, skipping locked rows);
 3. per schedule, :func:`tocsin.core.compound_eval.evaluate` merges its events with its due
    instants (each time trigger's latest instant since ``evaluated_at``: downtime coalesces) and
    decides the fires; ``overlap="skip"`` fires at most once and nothing while a run is active;
@@ -74,7 +74,8 @@ def fire_trigger_schedules(
     with store.begin() as tx:
         events = store_events.claim_events(tx, limit=EVENT_LIMIT)
         if events:
-            rows = store_events.lock_trigger_schedules(tx)
+            pairs = [(e["kind"], e["subject"]) for e in events]
+            rows = store_events.lock_trigger_schedules(tx, events=pairs, now=now)
         else:
             rows = store_events.claim_due_trigger_schedules(tx, now=now, limit=limit)
         skipping = [r["id"] for r in rows if r["overlap"] == "skip"]
