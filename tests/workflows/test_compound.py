@@ -413,3 +413,34 @@ def test_writes_nobody_listens_to_leave_no_event(world: World) -> None:
     assert world.tick(at("08:21")) == 1
     with t.store.read() as tx:
         assert store_events.count_events(tx) == 0
+
+
+def test_listening_is_exact_even_with_like_wildcards_in_ids(world: World) -> None:
+    from tocsin import WorkflowSucceeded
+    from tocsin.core.compound import subscription_keys, to_json
+    from tocsin.store import trigger_events as store_events
+
+    tree = AnyOf(WorkflowSucceeded("my_wf"), WorkflowSucceeded("100%"))
+    assert subscription_keys(to_json(tree)) == (
+        " workflow_succeeded:100% workflow_succeeded:my_wf "
+    )
+    world.define(tree)
+    t = world.t
+    assert t is not None
+    from tocsin.store import schedules as store_schedules
+
+    with t.store.begin() as tx:
+        store_schedules.insert_schedule(
+            tx,
+            values={
+                "id": SID, "workflow_id": "watch", "source": "imperative", "cron": "",
+                "timezone": "UTC", "overlap": "allow", "input_data": None, "initial_state": None,
+                "request_context": None, "metadata": None, "paused": False, "next_fire_at": None,
+                "last_fire_id": None, "trigger_tree": to_json(tree), "latches": None,
+                "evaluated_at": T0, "created_at": T0, "updated_at": T0,
+            },
+        )  # fmt: skip
+        events = [("workflow_succeeded", s) for s in ("myXwf", "100", "1000", "my_wf", "100%")]
+        store_events.insert_events(tx, events=events, now=T0)
+    with t.store.read() as tx:
+        assert store_events.count_events(tx) == 2  # only my_wf and 100%
