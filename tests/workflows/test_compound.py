@@ -444,3 +444,33 @@ def test_listening_is_exact_even_with_like_wildcards_in_ids(world: World) -> Non
         store_events.insert_events(tx, events=events, now=T0)
     with t.store.read() as tx:
         assert store_events.count_events(tx) == 2  # only my_wf and 100%
+
+
+def test_a_stored_tree_that_no_longer_reads_fails_once_and_stops(world: World) -> None:
+    from tocsin.store import schedules as store_schedules
+
+    t = world.t
+    assert t is not None
+    world.define(T1())
+    broken = {"all": [{"cron": "0 9 * * *", "timezone": "Gone/Zone"}]}
+    with t.store.begin() as tx:
+        store_schedules.insert_schedule(
+            tx,
+            values={
+                "id": SID, "workflow_id": "watch", "source": "imperative", "cron": "",
+                "timezone": "UTC", "overlap": "allow", "input_data": None, "initial_state": None,
+                "request_context": None, "metadata": None, "paused": False, "next_fire_at": T0,
+                "last_fire_id": None, "trigger_tree": broken, "latches": None,
+                "evaluated_at": T0, "created_at": T0, "updated_at": T0,
+            },
+        )  # fmt: skip
+    assert world.tick(NINE) == 0  # the tick goes on
+    (fire,) = t.schedules.fires(SID)["items"]
+    assert fire["publish_status"] == "publish_failed" and "Gone/Zone" in fire["error"]
+    with t.store.read() as tx:
+        assert store_schedules.get_schedule(tx, schedule_id=SID)["next_fire_at"] is None  # type: ignore[index]
+    assert world.tick(at("09:00", day=1)) == 0
+    assert len(t.schedules.fires(SID)["items"]) == 1
+    view = t.schedules.get(SID)  # still readable, and so is the list
+    assert view["trigger"] is None and "Gone/Zone" in view["description"]
+    assert t.schedules.list()["total"] == 1

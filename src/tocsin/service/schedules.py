@@ -97,7 +97,10 @@ class Schedules:
         fire = store_schedules.fires_by_id(tx, fire_ids=[row.get("last_fire_id") or ""])
         out = public_schedule(row, fire.get(str(row.get("last_fire_id"))))
         if row.get("trigger_tree") is not None:
-            out["trigger"] = trigger_view(row, self._now(now))
+            try:
+                out["trigger"] = trigger_view(row, self._now(now))
+            except ValueError:  # unreadable: the description says why
+                out["trigger"] = None
         return out
 
     def list(

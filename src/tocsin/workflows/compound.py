@@ -28,6 +28,7 @@ from tocsin import messages
 from tocsin.core import compound_eval
 from tocsin.core.compound import Node, from_json
 from tocsin.engine.ids import uuid7
+from tocsin.errors import ConfigError
 from tocsin.store import schedules as store_schedules
 from tocsin.store import trigger_events as store_events
 from tocsin.store import workflow_runs as store_runs
@@ -100,8 +101,16 @@ def _one(
     now: datetime,
     registered: Collection[str] | None,
 ) -> tuple[dict[str, Any] | None, int]:
-    """Evaluate one schedule; its new state (None: untouched) and the fires recorded."""
-    tree = from_json(row["trigger_tree"])
+    """Evaluate one schedule; its new state (None: untouched) and the fires recorded. A stored
+    tree that no longer reads (a zone gone from tzdata…) records one ``publish_failed`` fire
+    with the error and stops the schedule (``next_fire_at`` null), as a cron schedule does."""
+    try:
+        tree = from_json(row["trigger_tree"])
+    except (ConfigError, ValueError) as exc:
+        fire = _fire(row, now, now, run_id=None, error=str(exc))
+        store_schedules.insert_fires(tx, fires=[fire])
+        state = {"id": row["id"], "latches": row["latches"], "evaluated_at": now}
+        return {**state, "next_fire_at": None, "last_fire_id": fire["id"]}, 0
     occurrences = compound_eval.match_events(tree, seen)
     after = row["evaluated_at"] or row["created_at"]
     due = row["next_fire_at"] is not None and row["next_fire_at"] <= now
@@ -150,18 +159,24 @@ def _record(
         error = messages.workflow_unknown(row["workflow_id"])
     else:
         store_runs.insert_runs(tx, rows=[_run(row, run_id, at, now)])
-    fire = {
+    fire = _fire(row, at, now, run_id=run_id if error is None else None, error=error)
+    store_schedules.insert_fires(tx, fires=[fire])
+    return str(fire["id"])
+
+
+def _fire(
+    row: Mapping[str, Any], at: datetime, now: datetime, *, run_id: str | None, error: str | None
+) -> dict[str, Any]:
+    return {
         "id": uuid7(now),
         "schedule_id": row["id"],
         "workflow_id": row["workflow_id"],
         "scheduled_for": at,
         "fired_at": now,
-        "run_id": run_id if error is None else None,
+        "run_id": run_id,
         "publish_status": "published" if error is None else "publish_failed",
         "error": error,
     }
-    store_schedules.insert_fires(tx, fires=[fire])
-    return str(fire["id"])
 
 
 def _run(row: Mapping[str, Any], run_id: str, at: datetime, now: datetime) -> dict[str, Any]:

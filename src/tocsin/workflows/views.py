@@ -53,7 +53,10 @@ def public_schedule(row: Mapping[str, Any], last_fire: Mapping[str, Any] | None)
         out["description"] = explain(parse(str(row["cron"]), dialect="extended"))
     else:
         out["cron"] = None
-        out["description"] = describe(from_json(tree))
+        try:
+            out["description"] = describe(from_json(tree))
+        except ValueError as exc:  # a stored tree that no longer reads (ConfigError too)
+            out["description"] = f"unreadable trigger: {exc}"
     out["last_fire"] = dict(last_fire) if last_fire is not None else None
     return out
 
