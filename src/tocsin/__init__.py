@@ -3,23 +3,39 @@
 from __future__ import annotations
 
 from tocsin import errors
+from tocsin.core.compound import (
+    AllOf,
+    AnyOf,
+    Cron,
+    DefinitionChanged,
+    ScheduleSucceeded,
+    TableUpdated,
+    WorkflowSucceeded,
+)
 from tocsin.errors import ConfigError, Conflict, NotFound, PermissionDenied, TocsinError
 from tocsin.lanes import Candidate, Lane, SourceUnavailable
 from tocsin.service import Tocsin
 from tocsin.workflows import Schedule, StepContext, step, workflow
 
 __all__ = [
+    "AllOf",
+    "AnyOf",
     "Candidate",
     "ConfigError",
     "Conflict",
+    "Cron",
+    "DefinitionChanged",
     "Lane",
     "NotFound",
     "PermissionDenied",
     "Schedule",
+    "ScheduleSucceeded",
     "SourceUnavailable",
     "StepContext",
+    "TableUpdated",
     "Tocsin",
     "TocsinError",
+    "WorkflowSucceeded",
     "errors",
     "step",
     "workflow",

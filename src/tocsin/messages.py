@@ -682,3 +682,93 @@ def trigger_without_state(trigger_id: str) -> str:
         f"trigger '{trigger_id}' has no schedule state (its config is invalid): "
         "fix the trigger before pausing or resuming it"
     )
+
+
+# --- compound / event triggers of workflow schedules (SPEC §13, issue 14) --------------------
+
+
+def trigger_cron_not_string(value: object) -> str:
+    return f"a time trigger's cron must be a string, got {value!r}"
+
+
+def trigger_repeated_invalid(value: object) -> str:
+    return f"a time trigger's repeated must be 'both' or 'first', got {value!r}"
+
+
+def trigger_missing_invalid(value: object) -> str:
+    return f"a time trigger's missing must be 'skip' or 'shift', got {value!r}"
+
+
+def trigger_event_unknown(kind: object, known: list[str]) -> str:
+    return f"unknown event {kind!r}; known events: {', '.join(known)}"
+
+
+def trigger_subject_invalid(kind: str, key: str, value: object) -> str:
+    return (
+        f"event '{kind}' needs '{key}': a non-empty string of at most 64 characters, got {value!r}"
+    )
+
+
+def trigger_compound_empty(op: str) -> str:
+    word = "AND" if op == "all" else "OR"
+    return f"an {word} trigger ('{op}') needs at least one trigger inside, got none"
+
+
+def trigger_node_invalid(value: object) -> str:
+    text = repr(value)
+    if len(text) > 80:
+        text = text[:77] + "..."
+    return (
+        'a trigger must be a time trigger ({"cron": ...}), an event trigger '
+        '({"event": ...}), {"all": [...]} or {"any": [...]}; got ' + text
+    )
+
+
+def trigger_children_not_list(op: str) -> str:
+    return f"'{op}' must be a list of triggers"
+
+
+def trigger_keys_unknown(kind: str, keys: list[str], allowed: list[str]) -> str:
+    return f"unknown keys in a '{kind}' trigger: {', '.join(keys)}; allowed: {', '.join(allowed)}"
+
+
+def trigger_too_deep(depth: int) -> str:
+    return f"a trigger tree may nest at most {depth} levels"
+
+
+def trigger_too_many_leaves(count: int) -> str:
+    return f"a trigger tree may hold at most {count} time and event triggers"
+
+
+def trigger_and_of_times(schedule_id: str) -> str:
+    return (
+        f"schedule '{schedule_id}': an AND of time triggers fires only when their instants "
+        "coincide; a single, more specific time trigger is better (SPEC §13)"
+    )
+
+
+def schedule_cron_or_trigger(value: object) -> str:
+    return f"a schedule needs exactly one of cron= or trigger=, got {value}"
+
+
+def trigger_table_unknown(schedule_id: str, table_id: str) -> str:
+    return f"schedule '{schedule_id}': event 'table_updated' names unknown table '{table_id}'"
+
+
+def trigger_workflow_unknown(schedule_id: str, kind: str, workflow_id: str) -> str:
+    return f"schedule '{schedule_id}': event '{kind}' names unknown workflow '{workflow_id}'"
+
+
+def trigger_schedule_unknown(schedule_id: str, other: str) -> str:
+    return f"schedule '{schedule_id}': event 'schedule_succeeded' names unknown schedule '{other}'"
+
+
+# --- field-change conditions of row-event triggers (SPEC §13, issue 14) ----------------------
+
+CHANGED_ONLY_ON_UPDATED = "changed is only allowed with on: 'updated'"
+CHANGED_NOT_LIST = "changed must be a non-empty list of column names"
+CHANGED_DUPLICATE = "changed lists a column more than once"
+
+
+def changed_column_missing(column: object) -> str:
+    return f"changed column '{column}' does not exist on this table"

@@ -1,4 +1,4 @@
-"""``tocsin schedules list|show|pause|resume|fires`` and ``tocsin workflows list|start|runs``
+"""``tocsin schedules list|show|create|pause|resume|fires`` and ``tocsin workflows list|start|runs``
 (SPEC §12, §16), printed as Rich tables (``--json`` for machines)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from tocsin.service import Tocsin
 
 from .processes import AppOpt, open_tocsin
 
-schedules_app = typer.Typer(help="Workflow schedules: list, show, pause, resume, fires.")
+schedules_app = typer.Typer(help="Workflow schedules: list, show, create, pause, resume, fires.")
 workflows_app = typer.Typer(help="Workflows: list, start, runs.")
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
@@ -81,10 +81,85 @@ def schedules_list(
 
 @schedules_app.command("show")
 def schedules_show(schedule_id: str, as_json: JsonOpt = False) -> None:
-    """One schedule with its last fire."""
+    """One schedule with its last fire; a compound trigger in words with each latch."""
     with _facade() as t:
         sched = t.schedules.get(schedule_id)
-    _print(sched, as_json, lambda: _table(sched["id"], SCHEDULE_COLUMNS, [_schedule_row(sched)]))
+
+    def render() -> None:
+        _table(sched["id"], SCHEDULE_COLUMNS, [_schedule_row(sched)])
+        trigger = sched.get("trigger")
+        if trigger is not None:
+            typer.echo(f"trigger: {trigger['description']}")
+            for line in latch_lines(trigger["tree"]):
+                typer.echo(f"  {line}")
+
+    _print(sched, as_json, render)
+
+
+def latch_lines(node: dict[str, Any]) -> list[str]:
+    """One line per leaf of an annotated trigger tree: its latch or its next instant."""
+    for op in ("all", "any"):
+        if op in node:
+            return [line for child in node[op] for line in latch_lines(child)]
+    if "cron" in node:
+        return [f"[{node['path']}] cron {node['cron']} ({node['timezone']}): next {node['next']}"]
+    since = node.get("latched_since")
+    state = f"latched since {since}" if since is not None else "waiting"
+    subject = next(v for k, v in node.items() if k.endswith("_id"))
+    return [f"[{node['path']}] {node['event']} {subject}: {state}"]
+
+
+TriggerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--trigger", help='A compound trigger as JSON, e.g. {"any": [...]}; @file reads a file.'
+    ),
+]
+
+
+@schedules_app.command("create")
+def schedules_create(
+    workflow: Annotated[str, typer.Option("--workflow", help="A workflow of the app.")],
+    cron: Annotated[str | None, typer.Option("--cron")] = None,
+    trigger: TriggerOpt = None,
+    timezone: Annotated[str | None, typer.Option("--timezone")] = None,
+    input_json: Annotated[str | None, typer.Option("--input", help="inputData as JSON.")] = None,
+    overlap: Annotated[str, typer.Option("--overlap")] = "skip",
+    app: AppOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Create an imperative schedule: ``--cron`` or a ``--trigger`` tree (SPEC §13)."""
+    tree = _json_arg("--trigger", trigger)
+    data = _json_arg("--input", input_json)
+    with _facade(app) as t:
+        sched = t.schedules.create(
+            workflow_id=workflow,
+            cron=cron,
+            trigger=tree,
+            timezone=timezone,
+            input_data=data,
+            overlap=overlap,  # type: ignore[arg-type]
+        )
+    for note in sched.get("warnings") or []:
+        typer.echo(f"warning: {note}", err=True)
+    _print(
+        sched,
+        as_json,
+        lambda: typer.echo(f"created {sched['id']}: next fire {sched['next_fire_at']}"),
+    )
+
+
+def _json_arg(name: str, text: str | None) -> Any:
+    if text is None:
+        return None
+    if text.startswith("@"):
+        with open(text[1:], encoding="utf-8") as handle:
+            text = handle.read()
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        typer.echo(f"error: {name} is not valid JSON: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 @schedules_app.command("pause")

@@ -13,6 +13,11 @@ every row). Evaluation never raises, whatever the cells hold:
 - ``in``: the cell equals one element of the list ``value``.
 - ``is_empty`` / ``is_not_empty``: the cell is / is not missing, ``null``, blank text, ``[]`` or
   ``{}``.
+
+A predicate may instead test the *previous* value of an update (SPEC §13, issue 14):
+``{"column": "Status", "was": "Open"}`` holds when the cell equalled ``was`` (a scalar, ``eq``'s
+equality) before the write; it is allowed only on ``on: "updated"`` triggers, and is false
+wherever no previous row is known.
 """
 
 from __future__ import annotations
@@ -27,21 +32,43 @@ OPS = ("eq", "neq", "gt", "gte", "lt", "lte", "contains", "in", "is_empty", "is_
 _UNARY = frozenset({"is_empty", "is_not_empty"})
 _ORDERING = frozenset({"gt", "gte", "lt", "lte"})
 _KEYS = frozenset({"column", "op", "value"})
+_WAS_KEYS = frozenset({"column", "was"})
 
 
-def validate_when(when: object, columns: Mapping[str, str]) -> list[dict[str, Any]]:
+def validate_when(
+    when: object, columns: Mapping[str, str], *, previous: bool = False
+) -> list[dict[str, Any]]:
     """The normalised predicate list; ``ConfigError`` code when_column_missing or
-    when_predicate_invalid. ``None`` means no predicates."""
+    when_predicate_invalid. ``None`` means no predicates. ``previous``: the trigger sees the
+    row before the write (``on: "updated"``), so ``was`` predicates are allowed."""
     if when is None:
         return []
     if not isinstance(when, list):
         raise _invalid("when must be a list of {column, op, value} objects")
-    return [_validate_one(item, columns) for item in when]
+    return [_validate_one(item, columns, previous) for item in when]
 
 
-def _validate_one(item: object, columns: Mapping[str, str]) -> dict[str, Any]:
+def _validate_was(
+    item: Mapping[str, Any], columns: Mapping[str, str], previous: bool
+) -> dict[str, Any]:
+    unknown = sorted(str(k) for k in item if k not in _WAS_KEYS)
+    if unknown:
+        raise _invalid(f"a 'was' predicate takes only column and was, not {', '.join(unknown)}")
+    if not previous:
+        raise _invalid("'was' tests the value before an update: only on: 'updated' triggers")
+    column = item.get("column")
+    if not isinstance(column, str) or column not in columns:
+        raise ConfigError(messages.when_column_missing(column), code="when_column_missing")
+    if not _is_scalar(item["was"]):
+        raise _invalid("'was' needs a scalar value (string, number, boolean or null)")
+    return {"column": column, "was": item["was"]}
+
+
+def _validate_one(item: object, columns: Mapping[str, str], previous: bool) -> dict[str, Any]:
     if not isinstance(item, Mapping):
         raise _invalid("each predicate must be an object with column, op and value")
+    if "was" in item:
+        return _validate_was(item, columns, previous)
     unknown = sorted(str(k) for k in item if k not in _KEYS)
     if unknown:
         raise _invalid(f"unknown key(s) {', '.join(repr(k) for k in unknown)}")
@@ -79,19 +106,29 @@ def _invalid(reason: str) -> ConfigError:
     return ConfigError(messages.when_predicate_invalid(reason), code="when_predicate_invalid")
 
 
-def matches(when: object, row: Mapping[str, Any] | None) -> bool:
-    """AND over the predicates; never raises. A malformed predicate is false."""
+def matches(
+    when: object, row: Mapping[str, Any] | None, previous: Mapping[str, Any] | None = None
+) -> bool:
+    """AND over the predicates; never raises. A malformed predicate is false; a ``was``
+    predicate without a ``previous`` row is false."""
     if not when:
         return True
     if not isinstance(when, list):
         return False
     cells: Mapping[str, Any] = row if isinstance(row, Mapping) else {}
-    return all(_holds(p, cells) for p in when)
+    return all(_holds(p, cells, previous) for p in when)
 
 
-def _holds(predicate: object, row: Mapping[str, Any]) -> bool:
+def _holds(
+    predicate: object, row: Mapping[str, Any], previous: Mapping[str, Any] | None = None
+) -> bool:
     if not isinstance(predicate, Mapping):
         return False
+    if "was" in predicate:
+        column = predicate.get("column")
+        if not isinstance(previous, Mapping) or not isinstance(column, str):
+            return False
+        return _equal(previous.get(column), predicate["was"])
     op = predicate.get("op")
     column = predicate.get("column")
     if not isinstance(column, str):
@@ -160,4 +197,13 @@ _TESTS: dict[str, Callable[[Any, Any], bool]] = {
     "is_not_empty": lambda c, v: not _is_empty(c),
 }
 
-__all__ = ["OPS", "matches", "validate_when"]
+
+def same_value(a: object, b: object) -> bool:
+    """Did a cell keep its value? Numbers compare numerically, everything else by type and
+    value (``True`` is not ``1``, ``"1"`` is not ``1``)."""
+    if _is_number(a) and _is_number(b):
+        return bool(a == b)
+    return type(a) is type(b) and a == b
+
+
+__all__ = ["OPS", "matches", "same_value", "validate_when"]

@@ -35,7 +35,17 @@ from tocsin.core.templates import has_row_tokens
 from tocsin.errors import ConfigError
 
 EVENTS = ("created", "updated", "deleted", "restored", "schedule")
-_TRIGGER_KEYS = ("id", "name", "on", "when", "schedule", "actions", "retry", "on_failure")
+_TRIGGER_KEYS = (
+    "id",
+    "name",
+    "on",
+    "changed",
+    "when",
+    "schedule",
+    "actions",
+    "retry",
+    "on_failure",
+)
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}", re.ASCII)
 
 
@@ -93,7 +103,8 @@ def _validate_trigger(item: object, columns: Mapping[str, str], new_id: NewId) -
         raise _trigger_error("a schedule is only allowed with on: 'schedule'")
     if isinstance(schedule, Cron) and item.get("when"):
         raise ConfigError(messages.CRON_WHEN_NOT_ALLOWED, code="cron_when_not_allowed")
-    when = validate_when(item.get("when"), columns)
+    changed = _validate_changed(on, item.get("changed"), columns)
+    when = validate_when(item.get("when"), columns, previous=on == "updated")
     actions = _validate_actions(item.get("actions"), new_id, columns, what="actions")
     alerts = None
     if item.get("on_failure") is not None:
@@ -104,6 +115,8 @@ def _validate_trigger(item: object, columns: Mapping[str, str], new_id: NewId) -
     if "name" in item:
         out["name"] = item["name"]
     out["on"] = on
+    if changed is not None:
+        out["changed"] = changed
     if "when" in item and item["when"] is not None:
         out["when"] = when
     if schedule is not None:
@@ -123,6 +136,24 @@ def _refuse_shared_ids(actions: list[dict[str, Any]], alerts: list[dict[str, Any
             f"action id '{min(shared)}' appears in both actions and on_failure (ids are "
             "per trigger)"
         )
+
+
+def _validate_changed(on: object, changed: object, columns: Mapping[str, str]) -> list[str] | None:
+    """``changed``: on ``updated`` only, a non-empty list of distinct column names (§13)."""
+    if changed is None:
+        return None
+    if on != "updated":
+        raise ConfigError(messages.CHANGED_ONLY_ON_UPDATED, code="changed_invalid")
+    if not isinstance(changed, list) or not changed:
+        raise ConfigError(messages.CHANGED_NOT_LIST, code="changed_invalid")
+    for column in changed:
+        if not isinstance(column, str) or column not in columns:
+            raise ConfigError(
+                messages.changed_column_missing(column), code="changed_column_missing"
+            )
+    if len(set(changed)) != len(changed):
+        raise ConfigError(messages.CHANGED_DUPLICATE, code="changed_invalid")
+    return list(changed)
 
 
 def _check_schedule_actions(schedule: Schedule | None, actions: list[dict[str, Any]]) -> None:

@@ -420,8 +420,24 @@ def classify(
 # --- row events ------------------------------------------------------------------------------
 
 
-def row_event_triggers(stored: object, event: str, row: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The row-event triggers a write fires: ``on == event`` and ``when`` matches (SPEC §3).
+def _changed(columns: object, row: Mapping[str, Any], previous: Mapping[str, Any] | None) -> bool:
+    """No ``changed`` list: True. Else some listed column's value changed (needs ``previous``)."""
+    if columns is None:
+        return True
+    if not isinstance(columns, list) or previous is None:
+        return False
+    return any(not predicates.same_value(previous.get(c), row.get(c)) for c in columns)
+
+
+def row_event_triggers(
+    stored: object,
+    event: str,
+    row: Mapping[str, Any],
+    previous: Mapping[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """The row-event triggers a write fires: ``on == event`` and ``when`` matches (SPEC §3);
+    with ``changed`` (§13), only when one of those columns' values differs from ``previous``
+    (the row before an update), so an empty patch or an unchanged value fires nothing.
 
     A broken stored entry (no id, bad ``when``) is skipped, never raised.
     """
@@ -436,7 +452,8 @@ def row_event_triggers(stored: object, event: str, row: Mapping[str, Any]) -> li
         if not isinstance(when, list):
             continue
         try:
-            ok = bool(predicates.matches(when, dict(row)))
+            ok = _changed(trigger.get("changed"), row, previous)
+            ok = ok and bool(predicates.matches(when, dict(row), previous))
         except Exception:
             ok = False
         if ok:

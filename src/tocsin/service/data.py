@@ -27,7 +27,9 @@ from tocsin.service.base import TocsinBase
 from tocsin.store import claims
 from tocsin.store import records as store_records
 from tocsin.store import runs as store_runs
+from tocsin.store import trigger_events as store_events
 from tocsin.store.tx import Tx
+from tocsin.workflows.compound import fire_trigger_schedules
 from tocsin.workflows.firing import fire_due_schedules
 
 SCOPES = ("chatroom", "workspace", "user")
@@ -116,12 +118,18 @@ def _locked_table(tx: Tx, table_id: str) -> dict[str, Any]:
 
 
 def emit_row_event(
-    tx: Tx, table: Mapping[str, Any], event: str, record: Mapping[str, Any], now: datetime
+    tx: Tx,
+    table: Mapping[str, Any],
+    event: str,
+    record: Mapping[str, Any],
+    now: datetime,
+    previous: Mapping[str, Any] | None = None,
 ) -> int:
-    """Insert one pending run per row-event trigger that ``event`` on ``record`` fires (§3)."""
+    """Insert one pending run per row-event trigger that ``event`` on ``record`` fires (§3);
+    ``previous``: the row before an update (``changed`` and ``was`` conditions, §13)."""
     data = record.get("data")
     row = dict(data) if isinstance(data, Mapping) else {}
-    fired = row_event_triggers(table.get("triggers"), event, row)
+    fired = row_event_triggers(table.get("triggers"), event, row, previous)
     new_runs = [
         store_runs.NewRun(
             id=run_id,
@@ -138,6 +146,11 @@ def emit_row_event(
         for trigger, run_id in zip(fired, uuid7s(now, len(fired)), strict=True)
     ]
     return len(store_runs.insert_runs(tx, runs_=new_runs, now=now))
+
+
+def _table_updated(tx: Tx, table_id: str, now: datetime) -> None:
+    """The ``table_updated`` event of compound triggers (SPEC §13), in the write's transaction."""
+    store_events.insert_events(tx, events=[("table_updated", table_id)], now=now)
 
 
 class DataMixin(TocsinBase):
@@ -262,6 +275,7 @@ class DataMixin(TocsinBase):
                 emit_row_event(tx, table, "created", record, at)
             if created:
                 configs.wake_date_triggers(tx, table=table)
+                _table_updated(tx, table_id, at)
         return created
 
     def update_record(
@@ -288,8 +302,9 @@ class DataMixin(TocsinBase):
             )
             if updated is None:
                 raise NotFound(messages.RECORD_NOT_FOUND)
-            emit_row_event(tx, table, "updated", updated, at)
+            emit_row_event(tx, table, "updated", updated, at, previous=record["data"])
             configs.wake_date_triggers(tx, table=table)
+            _table_updated(tx, table_id, at)
         return {**updated, "warnings": offset_warnings(table["columns"], patch)}
 
     def trash_record(
@@ -315,6 +330,7 @@ class DataMixin(TocsinBase):
             )
             if changed is not None:
                 emit_row_event(tx, table, "deleted" if trashed else "restored", changed, at)
+                _table_updated(tx, table_id, at)
                 if not trashed:
                     configs.wake_date_triggers(tx, table=table)
                 return changed
@@ -401,6 +417,7 @@ class DataMixin(TocsinBase):
         counts["workflow_runs_requeued"] = sweep_workflow_runs(
             self.store, now=at, stuck_after_s=self.settings.stuck_after_s
         )
+        counts["schedules_fired"] += fire_trigger_schedules(self.store, now=at)
         return counts
 
     def tick_backlog(self, now: datetime | None = None) -> int:

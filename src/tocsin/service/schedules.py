@@ -9,16 +9,27 @@ from __future__ import annotations
 
 import json
 import uuid
+import warnings
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from tocsin import messages
+from tocsin.core.compound import Node, from_json
 from tocsin.errors import Conflict, NotFound, ValidationError
 from tocsin.store import schedules as store_schedules
 from tocsin.store.tx import Store, Tx
-from tocsin.workflows.definition import Overlap, Schedule, Workflow, declared_schedules
-from tocsin.workflows.timing import next_fire_after
+from tocsin.workflows.definition import (
+    DeclaredSchedule,
+    Overlap,
+    Schedule,
+    Workflow,
+    declared_schedules,
+)
+from tocsin.workflows.sync import check_trigger_ids
+from tocsin.workflows.timing import next_fire_of
+from tocsin.workflows.trigger_views import trigger_view
 from tocsin.workflows.views import public_schedule
 
 MAX_PAGE = 500
@@ -40,6 +51,37 @@ def _require(tx: Tx, schedule_id: object) -> dict[str, Any]:
     return row
 
 
+def _imperative_row(sid: str, decl: DeclaredSchedule, at: datetime) -> dict[str, Any]:
+    """The row of a new imperative schedule; its payload must be plain JSON."""
+    payload = {
+        "input_data": decl.input_data,
+        "initial_state": decl.initial_state,
+        "request_context": decl.request_context,
+        "metadata": decl.metadata,
+    }
+    try:
+        json.dumps(payload, allow_nan=False)
+    except (TypeError, ValueError):
+        raise ValidationError(messages.not_plain_json("schedule data")) from None
+    return {
+        "id": sid,
+        "workflow_id": decl.workflow_id,
+        "source": "imperative",
+        "cron": decl.cron,
+        "timezone": decl.timezone,
+        "overlap": decl.overlap,
+        **payload,
+        "paused": False,
+        "next_fire_at": next_fire_of(decl.cron, decl.timezone, decl.trigger, at),
+        "last_fire_id": None,
+        "trigger_tree": decl.trigger,
+        "latches": None,
+        "evaluated_at": at,
+        "created_at": at,
+        "updated_at": at,
+    }
+
+
 class Schedules:
     """The schedules service of one facade."""
 
@@ -51,9 +93,15 @@ class Schedules:
     ) -> None:
         self._store, self._registry, self._now = store, registry, clock
 
-    def _view(self, tx: Tx, row: Mapping[str, Any]) -> dict[str, Any]:
+    def _view(self, tx: Tx, row: Mapping[str, Any], now: datetime | None = None) -> dict[str, Any]:
         fire = store_schedules.fires_by_id(tx, fire_ids=[row.get("last_fire_id") or ""])
-        return public_schedule(row, fire.get(str(row.get("last_fire_id"))))
+        out = public_schedule(row, fire.get(str(row.get("last_fire_id"))))
+        if row.get("trigger_tree") is not None:
+            try:
+                out["trigger"] = trigger_view(row, self._now(now))
+            except ValueError:  # unreadable: the description says why
+                out["trigger"] = None
+        return out
 
     def list(
         self, workflow_id: str | None = None, skip: int = 0, limit: int = 50
@@ -68,9 +116,10 @@ class Schedules:
         items = [public_schedule(r, fires.get(str(r["last_fire_id"]))) for r in rows]
         return {"items": items, "total": total, "skip": skip, "limit": limit}
 
-    def get(self, schedule_id: str) -> dict[str, Any]:
+    def get(self, schedule_id: str, now: datetime | None = None) -> dict[str, Any]:
+        """One schedule; a compound one with its tree, each latch and its next instant."""
         with self._store.read() as tx:
-            return self._view(tx, _require(tx, schedule_id))
+            return self._view(tx, _require(tx, schedule_id), now)
 
     def pause(self, schedule_id: str, now: datetime | None = None) -> dict[str, Any]:
         """Stop firing (persisted; idempotent; survives restarts and redeploys)."""
@@ -89,8 +138,11 @@ class Schedules:
         with self._store.begin() as tx:
             row = _require(tx, schedule_id)
             if row["paused"]:
-                following = next_fire_after(row["cron"], row["timezone"], at)
+                tree = row.get("trigger_tree")
+                following = next_fire_of(row["cron"], row["timezone"], tree, at)
                 values = {"paused": False, "next_fire_at": following}
+                if tree is not None:
+                    values["evaluated_at"] = at  # no backlog of the pause's instants
                 store_schedules.update_schedule(tx, schedule_id=row["id"], values=values, now=at)
             return self._view(tx, _require(tx, schedule_id))
 
@@ -98,7 +150,8 @@ class Schedules:
         self,
         *,
         workflow_id: str,
-        cron: str,
+        cron: str | None = None,
+        trigger: Node | Mapping[str, Any] | None = None,
         timezone: str | None = None,
         input_data: Mapping[str, Any] | None = None,
         initial_state: Mapping[str, Any] | None = None,
@@ -107,13 +160,17 @@ class Schedules:
         overlap: Overlap = "skip",
         now: datetime | None = None,
     ) -> dict[str, Any]:
-        """An imperative schedule (id ``sch_…``) of a registered workflow, validated first."""
+        """An imperative schedule (id ``sch_…``) of a registered workflow, validated first:
+        ``cron`` or a compound ``trigger`` (nodes or their JSON tree, SPEC §13)."""
         at = self._now(now)
         if workflow_id not in self._registry():
             raise NotFound(messages.workflow_unknown(workflow_id))
         sid = f"sch_{uuid.uuid4().hex[:16]}"
+        if isinstance(trigger, Mapping):
+            trigger = from_json(trigger)
         entry = Schedule(
             cron=cron,
+            trigger=trigger,
             timezone=timezone,
             input_data=input_data,
             initial_state=initial_state,
@@ -121,34 +178,19 @@ class Schedules:
             metadata=metadata,
             overlap=overlap,
         )
-        (decl,) = declared_schedules(workflow_id, entry)
-        payload = {
-            "input_data": decl.input_data,
-            "initial_state": decl.initial_state,
-            "request_context": decl.request_context,
-            "metadata": decl.metadata,
-        }
-        try:
-            json.dumps(payload, allow_nan=False)
-        except (TypeError, ValueError):
-            raise ValidationError(messages.not_plain_json("schedule data")) from None
-        values = {
-            "id": sid,
-            "workflow_id": workflow_id,
-            "source": "imperative",
-            "cron": decl.cron,
-            "timezone": decl.timezone,
-            "overlap": decl.overlap,
-            **payload,
-            "paused": False,
-            "next_fire_at": next_fire_after(decl.cron, decl.timezone, at),
-            "last_fire_id": None,
-            "created_at": at,
-            "updated_at": at,
-        }
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            (decl,) = declared_schedules(workflow_id, entry)
+        notes = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+        with self._store.read() as tx:
+            check_trigger_ids(tx, [replace(decl, id=sid)], set(self._registry()))
+        values = _imperative_row(sid, decl, at)
         with self._store.begin() as tx:
             store_schedules.insert_schedule(tx, values=values)
-            return self._view(tx, _require(tx, sid))
+            out = self._view(tx, _require(tx, sid), at)
+        for note in notes:  # the caller sees them too (an AND of time triggers, a host zone)
+            warnings.warn(note, UserWarning, stacklevel=2)
+        return {**out, "warnings": notes}
 
     def delete(self, schedule_id: str) -> None:
         """Delete an imperative schedule (its fire history stays); declared ones → 409."""

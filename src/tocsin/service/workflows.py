@@ -25,6 +25,7 @@ from tocsin.settings import Settings
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.tx import Tx
 from tocsin.workflows import runner
+from tocsin.workflows.compound import fire_trigger_schedules
 from tocsin.workflows.definition import Workflow
 from tocsin.workflows.firing import fire_due_schedules, new_run
 from tocsin.workflows.sync import sync_schedules
@@ -94,11 +95,14 @@ class WorkflowsMixin(DataMixin, ExecutionMixin):
         """Declared schedules → rows: ``{"created", "rescheduled", "patched", "deleted",
         "unchanged"}`` (SPEC §12)."""
         declared = [s for wf in self.workflows.values() for s in wf.schedules]
-        return sync_schedules(self.store, declared, now=self._now(now))
+        registry = list(self.workflows.values())
+        return sync_schedules(self.store, declared, now=self._now(now), workflows=registry)
 
     def fire_schedules(self, now: datetime | None = None, limit: int = 1000) -> int:
         """Only the schedule half of ``tick``: fire due workflow schedules; returns the fires."""
-        return fire_due_schedules(self.store, now=self._now(now), limit=limit)
+        at = self._now(now)
+        fired = fire_due_schedules(self.store, now=at, limit=limit)
+        return fired + fire_trigger_schedules(self.store, now=at, limit=limit)
 
     # --- runs ----------------------------------------------------------------------------------
 

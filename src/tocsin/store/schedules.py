@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlalchemy import delete, func, select, update
 
+from tocsin.core.compound import subscription_keys
 from tocsin.store.bulk import instant_binder, instant_reader, update_rows, with_rows
 from tocsin.store.dialects import upsert_insert
 from tocsin.store.schema import schedule_fires, workflow_runs, workflow_schedules
@@ -32,6 +33,7 @@ def schedule_dict(row: Mapping[Any, Any]) -> dict[str, Any]:
     """A stored row with ``meta`` spelled ``metadata``."""
     out = dict(row)
     out["metadata"] = out.pop("meta", None)
+    out.pop("trigger_keys", None)
     return out
 
 
@@ -39,6 +41,8 @@ def _values(values: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(values)
     if "metadata" in out:
         out["meta"] = out.pop("metadata")
+    if "trigger_tree" in out:  # the events its writers test before writing one (§13)
+        out["trigger_keys"] = subscription_keys(out["trigger_tree"])
     return out
 
 
@@ -122,6 +126,7 @@ def claim_due_schedules(tx: Tx, *, now: datetime, limit: int) -> list[dict[str, 
     sql = (
         f"SELECT {', '.join(_DUE_COLUMNS)} FROM workflow_schedules"
         f" WHERE paused = false AND next_fire_at IS NOT NULL AND next_fire_at <= {mark}"
+        " AND trigger_tree IS NULL"  # compound triggers: tocsin.workflows.compound
         f" ORDER BY next_fire_at, id LIMIT {mark}"
     )
     if tx.is_postgres:

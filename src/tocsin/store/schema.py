@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     Column,
     DateTime,
@@ -263,6 +264,12 @@ workflow_schedules = Table(
     Column("last_fire_id", String(36), nullable=True),
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
+    # §13 compound trigger (JSON tree; null: a plain ``cron`` schedule), its event latches
+    # (leaf path → ISO instant) and the instant up to which its time triggers were evaluated
+    Column("trigger_tree", JSON(none_as_null=True), nullable=True),
+    Column("latches", JSON(none_as_null=True), nullable=True),
+    Column("evaluated_at", UTCDateTime, nullable=True),
+    Column("trigger_keys", Text, nullable=True),  # " kind:subject … ": what the tree listens to
     Index("ix_workflow_schedules_due", "paused", "next_fire_at"),
     Index("ix_workflow_schedules_workflow", "workflow_id"),
 )
@@ -383,4 +390,25 @@ lane_attempts = Table(
     Index("ix_lane_attempts_page", "lane_id", "created_at"),
     Index("ix_lane_attempts_decision", "lane_id", "decision_status", "created_at"),
     Index("ix_lane_attempts_state", "state", "created_at"),
+)
+
+# §13 the event outbox: written in the transaction of its cause, consumed (deleted) by the tick
+trigger_events = Table(
+    "trigger_events",
+    metadata,
+    Column(
+        "id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    ),
+    Column("kind", String(32), nullable=False),
+    Column("subject", String(64), nullable=False),
+    Column("occurred_at", UTCDateTime, nullable=False),
+)
+
+# §13 the definition hash of each workflow at its last sync (``definition_changed``)
+workflow_definitions = Table(
+    "workflow_definitions",
+    metadata,
+    Column("workflow_id", String(64), primary_key=True),
+    Column("hash", String(64), nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
 )

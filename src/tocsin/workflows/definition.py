@@ -26,6 +26,17 @@ from pydantic import BaseModel
 
 from tocsin import messages
 from tocsin.core import cron
+from tocsin.core.compound import (
+    Compound,
+    Cron,
+    Event,
+    Node,
+    and_of_times,
+    check_shape,
+    leaves,
+    to_json,
+    with_zone,
+)
 from tocsin.core.zones import is_known_zone
 from tocsin.errors import ConfigError
 from tocsin.workflows.host_zone import host_zone_name
@@ -50,17 +61,32 @@ def _check_json_object(name: str, value: object) -> dict[str, Any] | None:
     return dict(value)
 
 
+def check_tree(tree: object) -> None:
+    """A ``trigger=`` must be a tree of ``Cron`` / event / ``AllOf`` / ``AnyOf`` nodes."""
+    if not isinstance(tree, Cron | Event | Compound):
+        raise ConfigError(messages.trigger_node_invalid(tree), code="trigger_invalid")
+    check_shape(tree)
+
+
+def time_leaves(tree: Node) -> list[tuple[str, Cron]]:
+    return [(p, leaf) for p, leaf in leaves(tree) if isinstance(leaf, Cron)]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Schedule:
-    """When a workflow fires: an extended cron expression in an IANA zone (SPEC §12, §13).
+    """When a workflow fires: an extended cron expression in an IANA zone (SPEC §12, §13), or
+    a compound ``trigger`` (``AllOf`` / ``AnyOf`` over ``Cron`` and event triggers; its time
+    triggers without a zone take ``timezone``). ``cron=`` is the shorthand for one time trigger
+    that fires a repeated wall time once.
 
     ``id`` is required when a workflow declares a list of schedules. ``overlap="skip"`` (the
     default) fires nothing while a run of this schedule is still pending or running.
     """
 
-    cron: str
+    cron: str | None = None
     timezone: str | None = None
     id: str | None = None
+    trigger: Node | None = None
     input_data: Mapping[str, Any] | None = None
     initial_state: Mapping[str, Any] | None = None
     request_context: Mapping[str, Any] | None = None
@@ -68,7 +94,13 @@ class Schedule:
     overlap: Overlap = "skip"
 
     def __post_init__(self) -> None:
-        cron.parse(self.cron, dialect="extended")  # raises CronError (a ConfigError)
+        if (self.cron is None) == (self.trigger is None):
+            given = "both" if self.cron is not None else "neither"
+            raise ConfigError(messages.schedule_cron_or_trigger(given), code="schedule_invalid")
+        if self.cron is not None:
+            cron.parse(self.cron, dialect="extended")  # raises CronError (a ConfigError)
+        else:
+            check_tree(self.trigger)
         if self.timezone is not None and not is_known_zone(self.timezone):
             raise ConfigError(messages.schedule_timezone_unknown(self.timezone), code="tz")
         if self.overlap not in ("skip", "allow"):
@@ -134,6 +166,7 @@ class DeclaredSchedule:
     request_context: dict[str, Any] | None
     metadata: dict[str, Any] | None
     overlap: Overlap
+    trigger: dict[str, Any] | None = None  # the compound trigger's JSON tree (SPEC §13)
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,14 +274,23 @@ def _declared(sid: str, workflow_id: str, s: Schedule) -> DeclaredSchedule:
     if len(sid) > MAX_SCHEDULE_ID:
         raise ConfigError(messages.schedule_id_too_long(sid), code="schedule_invalid")
     zone = s.timezone
+    tree = None
+    if s.trigger is not None:
+        if and_of_times(s.trigger):
+            warnings.warn(messages.trigger_and_of_times(sid), UserWarning, stacklevel=4)
+        if zone is None and all(leaf.timezone for _, leaf in time_leaves(s.trigger)):
+            zone = "UTC"  # every time trigger has its own zone: the schedule's is never read
     if zone is None:
         zone = host_zone_name()
         warnings.warn(messages.schedule_host_zone(sid, zone), UserWarning, stacklevel=4)
+    if s.trigger is not None:
+        tree = to_json(with_zone(s.trigger, zone))
     return DeclaredSchedule(
         id=sid,
         workflow_id=workflow_id,
-        cron=" ".join(s.cron.split()),
+        cron=" ".join(s.cron.split()) if s.cron is not None else "",
         timezone=zone,
+        trigger=tree,
         input_data=_check_json_object("input_data", s.input_data),
         initial_state=_check_json_object("initial_state", s.initial_state),
         request_context=_check_json_object("request_context", s.request_context),

@@ -20,6 +20,7 @@ from typing import Any
 from tocsin import messages
 from tocsin.core.receipts import truncate_error
 from tocsin.runs.pool import RunPool
+from tocsin.store import trigger_events as store_events
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.tx import Store
 from tocsin.workflows.definition import Workflow
@@ -101,6 +102,12 @@ def execute_batch(
         store_runs.finish_runs(
             tx, finishes=[(str(r["id"]), int(r["attempts"]), v, at) for r, v, at in finishes]
         )
+        won = [(r, at) for r, v, at in finishes if v["status"] == "success"]
+        if won:  # the runs the fence let finish ``success`` (not one canceled meanwhile)
+            now_as = store_runs.runs_by_id(tx, run_ids=[str(r["id"]) for r, _ in won])
+            for run, at in won:
+                if now_as.get(str(run["id"]), {}).get("status") == "success":
+                    store_events.insert_events(tx, events=success_events(run), now=at)
 
 
 def claim_and_execute(store: Store, registry: Registry, run_id: str, *, now: datetime) -> bool:
@@ -121,9 +128,20 @@ def execute_claimed(
     if values is None:
         return
     with store.begin() as tx:
-        store_runs.finish_run(
+        done = store_runs.finish_run(
             tx, run_id=run["id"], attempts=int(run["attempts"]), values=values, now=now
         )
+        if done and values["status"] == "success":
+            store_events.insert_events(tx, events=success_events(run), now=now)
+
+
+def success_events(run: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The events of a run's success (SPEC §13): ``workflow_succeeded`` and, for a run a
+    schedule fired, ``schedule_succeeded``; written with the run's final status."""
+    events = [("workflow_succeeded", str(run["workflow_id"]))]
+    if run.get("schedule_id"):
+        events.append(("schedule_succeeded", str(run["schedule_id"])))
+    return events
 
 
 def run_to_end(
@@ -167,4 +185,5 @@ __all__ = [
     "execute_claimed",
     "execute_pending",
     "run_to_end",
+    "success_events",
 ]

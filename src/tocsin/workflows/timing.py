@@ -10,6 +10,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from tocsin.core import cron
+from tocsin.core.compound import from_json
+from tocsin.core.compound_eval import next_instant
 
 REPEATED: cron.Repeated = "first"
 
@@ -27,4 +29,14 @@ def latest_due(expression: str, timezone: str, now: datetime) -> datetime | None
     return cron.prev_at_or_before(spec, now, tz=timezone, repeated=REPEATED)
 
 
-__all__ = ["latest_due", "next_fire_after"]
+def next_fire_of(
+    expression: str, timezone: str, trigger: object, after: datetime
+) -> datetime | None:
+    """``next_fire_after`` of a cron schedule, or the next time instant of a stored compound
+    trigger tree (SPEC §13; None for a tree of event triggers only)."""
+    if trigger is None:
+        return next_fire_after(expression, timezone, after)
+    return next_instant(from_json(trigger), after)
+
+
+__all__ = ["latest_due", "next_fire_after", "next_fire_of"]

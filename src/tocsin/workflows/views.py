@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tocsin.core.compound import from_json
 from tocsin.core.cron import explain, parse
 from tocsin.workflows.definition import Workflow
+from tocsin.workflows.trigger_views import describe
 
 SCHEDULE_FIELDS = (
     "id",
@@ -46,7 +48,15 @@ STEP_FIELDS = ("id", "status", "output", "error", "started_at", "ended_at")
 def public_schedule(row: Mapping[str, Any], last_fire: Mapping[str, Any] | None) -> dict[str, Any]:
     out = {name: row.get(name) for name in SCHEDULE_FIELDS}
     out["paused"] = bool(out["paused"])
-    out["description"] = explain(parse(str(row["cron"]), dialect="extended"))
+    tree = row.get("trigger_tree")
+    if tree is None:
+        out["description"] = explain(parse(str(row["cron"]), dialect="extended"))
+    else:
+        out["cron"] = None
+        try:
+            out["description"] = describe(from_json(tree))
+        except ValueError as exc:  # a stored tree that no longer reads (ConfigError too)
+            out["description"] = f"unreadable trigger: {exc}"
     out["last_fire"] = dict(last_fire) if last_fire is not None else None
     return out
 

@@ -26,12 +26,15 @@ WRITE = error_responses(400, 401, 403, 404, 409)
 
 
 class ScheduleCreate(BaseModel):
-    """An imperative schedule of a registered workflow."""
+    """An imperative schedule of a registered workflow: ``cron`` or a ``trigger`` tree
+    (``{"all": [...]}``, ``{"any": [...]}``, ``{"cron": ..., "timezone": ..., "repeated": ...,
+    "missing": ...}``, ``{"event": "table_updated", "table_id": ...}``, ...)."""
 
     model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
 
     workflow_id: str
-    cron: str
+    cron: str | None = None
+    trigger: dict[str, Any] | None = None  # a compound trigger's JSON tree (SPEC §13)
     timezone: str | None = None
     input_data: dict[str, Any] | None = None
     initial_state: dict[str, Any] | None = None
@@ -61,9 +64,11 @@ def create_schedule(
 
 
 @router.get("/{schedule_id}", responses=READ)
-def get_schedule(schedule_id: ScheduleIdPath, _: SchedulesRead, tocsin: TocsinDep) -> Json:
-    """One schedule with its last fire."""
-    return tocsin.schedules.get(schedule_id)
+def get_schedule(
+    schedule_id: ScheduleIdPath, _: SchedulesRead, tocsin: TocsinDep, now: NowDep
+) -> Json:
+    """One schedule with its last fire (a compound one: its tree, latches, next instant)."""
+    return tocsin.schedules.get(schedule_id, now=now)
 
 
 @router.delete("/{schedule_id}", status_code=204, responses=WRITE)

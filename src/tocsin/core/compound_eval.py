@@ -1,0 +1,215 @@
+"""Evaluating a compound trigger (SPEC §13): instants, latches, fire decisions.
+
+Semantics (the seed's compound table): a time trigger is satisfied only *at* its instants; an
+event trigger is *latched* from its event until the whole tree is satisfied and the schedule
+fires, then every latch resets. So ``AND(T1, E1)`` fires at T1 when E1 happened at or before
+T1 since the last fire, ``OR(T1, E1)`` at T1 or when E1 happens, ``AND(T1, T2)`` only when both
+instants coincide, ``AND(E1, E2)`` once both happened.
+
+One :func:`evaluate` call is one tick: the new event occurrences and the due instants (each time
+trigger's *latest* instant since the last tick: downtime coalesces onto it) are merged in time
+order, an event before an instant at the same time. After each step the tree is checked; a fire
+resets the latches. ``can_fire=False`` (paused, or a run still active under ``overlap="skip"``)
+latches events but fires nothing; ``once=True`` stops firing after the first fire of the call
+(the run it starts is active). With latches still satisfying the tree from an earlier tick that
+could not fire, the call fires at ``now`` first.
+
+Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from tocsin.core import cron
+from tocsin.core.compound import Compound, Cron, Event, Node, leaves
+from tocsin.core.cron.timeline import Timeline, resolve
+
+#: how far the spring-forward gaps of a ``missing="shift"`` trigger are searched
+GAP_HORIZON = timedelta(days=800)
+ONE_SECOND = timedelta(seconds=1)
+
+
+@dataclass(frozen=True, slots=True)
+class Occurrence:
+    """An event that happened at ``at``, matched to the leaves at ``paths`` (it latches them
+    all at once: an event counts once per trigger, however many leaves name it)."""
+
+    paths: tuple[str, ...]
+    at: datetime
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What one evaluation decided: the fire instants, in order, and the latches after."""
+
+    fires: list[datetime] = field(default_factory=list)
+    latches: dict[str, datetime] = field(default_factory=dict)
+
+
+def satisfied(
+    node: Node, latched: Collection[str], active: Collection[str], path: str = ""
+) -> bool:
+    """Is the tree satisfied with the event leaves ``latched`` and time leaves ``active``?"""
+    if isinstance(node, Cron):
+        return path in active
+    if isinstance(node, Event):
+        return path in latched
+    parts = (
+        satisfied(c, latched, active, f"{path}.{i}" if path else str(i))
+        for i, c in enumerate(node.children)
+    )
+    return all(parts) if node.op == "all" else any(parts)
+
+
+def match_events(node: Node, events: Iterable[tuple[str, str, datetime]]) -> list[Occurrence]:
+    """Each ``(kind, subject, at)`` event as an occurrence on every leaf it satisfies."""
+    by_key: dict[tuple[str, str], list[str]] = {}
+    for path, leaf in leaves(node):
+        if isinstance(leaf, Event):
+            by_key.setdefault((leaf.kind, leaf.subject), []).append(path)
+    out = [
+        Occurrence(tuple(by_key[(kind, subject)]), at)
+        for kind, subject, at in events
+        if (kind, subject) in by_key
+    ]
+    return sorted(out, key=lambda o: o.at)
+
+
+def subjects(node: Node) -> set[tuple[str, str]]:
+    """The ``(kind, subject)`` pairs the tree listens to."""
+    return {(leaf.kind, leaf.subject) for _, leaf in leaves(node) if isinstance(leaf, Event)}
+
+
+def evaluate(
+    node: Node,
+    *,
+    latches: Mapping[str, datetime],
+    occurrences: Sequence[Occurrence],
+    instants: Sequence[tuple[datetime, frozenset[str]]],
+    now: datetime,
+    can_fire: bool = True,
+    once: bool = False,
+) -> Outcome:
+    """One tick: merge occurrences and due instants in time order; see the module docstring."""
+    outcome = Outcome(latches=dict(latches))
+    allowed = [can_fire]
+
+    def check(at: datetime, active: frozenset[str]) -> None:
+        if allowed[0] and satisfied(node, outcome.latches, active):
+            outcome.fires.append(at)
+            outcome.latches.clear()
+            allowed[0] = not once
+
+    if outcome.latches:
+        check(now, frozenset())
+    steps: list[tuple[datetime, int, tuple[str, ...], frozenset[str]]] = [
+        (o.at, 0, o.paths, frozenset()) for o in occurrences
+    ]
+    steps += [(at, 1, (), active) for at, active in instants]
+    for at, _kind, paths, active in sorted(steps, key=lambda s: (s[0], s[1])):
+        for path in paths:
+            outcome.latches.setdefault(path, at)
+        check(at, active)
+    return outcome
+
+
+# --- instants -------------------------------------------------------------------------------
+
+
+def due_instants(
+    node: Node, after: datetime, now: datetime
+) -> list[tuple[datetime, frozenset[str]]]:
+    """Each time leaf's latest instant in ``(after, now]``, with the time leaves matching it."""
+    times = [(p, leaf) for p, leaf in leaves(node) if isinstance(leaf, Cron)]
+    candidates = {at for _, leaf in times if (at := latest_in(leaf, after, now)) is not None}
+    out = []
+    for at in sorted(candidates):
+        active = frozenset(p for p, leaf in times if fires_at(leaf, at))
+        out.append((at, active))
+    return out
+
+
+def next_instant(node: Node, after: datetime) -> datetime | None:
+    """The first instant strictly after ``after`` at which some time leaf is satisfied."""
+    found = [
+        at for _, leaf in leaves(node) if isinstance(leaf, Cron) and (at := next_of(leaf, after))
+    ]
+    return min(found) if found else None
+
+
+def next_of(leaf: Cron, after: datetime) -> datetime | None:
+    spec = cron.parse(leaf.expression, dialect="extended")
+    plain = cron.next_after(spec, after, tz=leaf.timezone, repeated=leaf.repeated)
+    if leaf.missing == "shift":
+        shifted = next(iter(_shifted(leaf, after, after + GAP_HORIZON)), None)
+        if shifted is not None and (plain is None or shifted < plain):
+            return shifted
+    return plain
+
+
+def latest_in(leaf: Cron, after: datetime, now: datetime) -> datetime | None:
+    """The latest instant of ``leaf`` in ``(after, now]``, or None."""
+    spec = cron.parse(leaf.expression, dialect="extended")
+    found = cron.prev_at_or_before(spec, now, tz=leaf.timezone, repeated=leaf.repeated)
+    if leaf.missing == "shift":
+        low = max(after, now - GAP_HORIZON)
+        shifted = list(_shifted(leaf, low, now))
+        if shifted and (found is None or shifted[-1] > found):
+            found = shifted[-1]
+    return found if found is not None and found > after else None
+
+
+def fires_at(leaf: Cron, at: datetime) -> bool:
+    """Is ``at`` one of the leaf's instants?"""
+    spec = cron.parse(leaf.expression, dialect="extended")
+    if cron.prev_at_or_before(spec, at, tz=leaf.timezone, repeated=leaf.repeated) == at:
+        return True
+    return leaf.missing == "shift" and at in _shifted(leaf, at - ONE_SECOND, at)
+
+
+def _shifted(leaf: Cron, low: datetime, high: datetime) -> Iterator[datetime]:
+    """``missing="shift"``: the end of each spring-forward gap in ``(low, high]`` that swallowed
+    a wall time of the leaf (the first valid instant after the gap)."""
+    spec = cron.parse(leaf.expression, dialect="extended")
+    for end, wall_from, wall_to in _gaps(leaf.timezone, low, high):
+        wall = cron.next_after(spec, wall_from - ONE_SECOND, tz=None)
+        if wall is not None and wall < wall_to:
+            yield end
+
+
+def _gaps(
+    tz: str | None, low: datetime, high: datetime
+) -> Iterator[tuple[datetime, datetime, datetime]]:
+    """``(instant, first skipped wall, first wall after)`` of each forward jump in ``(low, high]``;
+    walls are UTC-tagged datetimes."""
+    zone = resolve(tz)
+    if not isinstance(zone, Timeline):
+        return
+    instant = low
+    for _ in range(64):
+        _start, end, offset, _before = zone.segment(instant)
+        if end > high:
+            return
+        following = zone.segment(end)[2]
+        if following > offset and end > low:
+            yield end, end + offset, end + following
+        instant = end
+
+
+__all__ = [
+    "Compound",
+    "Occurrence",
+    "Outcome",
+    "due_instants",
+    "evaluate",
+    "fires_at",
+    "latest_in",
+    "match_events",
+    "next_instant",
+    "next_of",
+    "satisfied",
+    "subjects",
+]

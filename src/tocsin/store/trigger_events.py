@@ -1,0 +1,192 @@
+"""The event outbox, compound-trigger schedule state and workflow definition hashes (SPEC §13).
+
+Named statements only; the rules live in ``tocsin.workflows.compound``.
+
+- An event row is inserted in the transaction of its cause (a record write, a workflow run's
+  success, a sync that changed a definition): it exists exactly when its cause committed.
+- The tick claims events (PostgreSQL ``FOR UPDATE SKIP LOCKED``: two schedulers claim disjoint
+  events) and deletes them in the transaction that updates the latches they set, so an event
+  counts once.
+- The schedules with a trigger tree are locked in id order, waiting (not skipping) when events
+  were claimed: two schedulers update the latches one after the other, never over each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import String, bindparam, delete, exists, func, insert, or_, select, update
+
+from tocsin.store.dialects import upsert_insert
+from tocsin.store.schedules import schedule_dict
+from tocsin.store.schema import (
+    UTCDateTime,
+    trigger_events,
+    workflow_definitions,
+    workflow_schedules,
+)
+from tocsin.store.tx import Tx
+
+E = trigger_events
+S = workflow_schedules
+D = workflow_definitions
+IN_CHUNK = 500
+MAX_PATTERNS = 100  # more distinct events in one claim: lock every tree schedule instead
+
+
+_LISTENED = exists().where(S.c.trigger_keys.like(bindparam("p_pattern"), escape="\\"))
+_INSERT_IF_LISTENED = insert(E).from_select(
+    ["kind", "subject", "occurred_at"],
+    select(
+        bindparam("p_kind", type_=String()),
+        bindparam("p_subject", type_=String()),
+        bindparam("p_at", type_=UTCDateTime()),
+    ).where(_LISTENED),
+)
+
+
+def _pattern(kind: str, subject: str) -> str:
+    text = f"{kind}:{subject}".replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"% {text} %"
+
+
+def insert_events(tx: Tx, *, events: Iterable[tuple[str, str]], now: datetime) -> None:
+    """Record ``(kind, subject)`` events that happened at ``now`` — each only when some
+    schedule's tree listens to it (``trigger_keys``), in the same statement: a write nobody
+    listens to leaves no row behind."""
+    rows = [
+        {"p_kind": k, "p_subject": s, "p_at": now, "p_pattern": _pattern(k, s)} for k, s in events
+    ]
+    if rows:
+        tx.require_writable()
+        tx.conn.execute(_INSERT_IF_LISTENED, rows)
+
+
+def claim_events(tx: Tx, *, limit: int) -> list[dict[str, Any]]:
+    """Up to ``limit`` events, oldest first, locked (PostgreSQL: skipping locked ones)."""
+    tx.require_writable()
+    stmt = select(E).order_by(E.c.id).limit(limit)
+    if tx.is_postgres:
+        stmt = stmt.with_for_update(skip_locked=True)
+    return [dict(r) for r in tx.conn.execute(stmt).mappings()]
+
+
+def delete_events(tx: Tx, *, ids: Sequence[int]) -> None:
+    tx.require_writable()
+    for start in range(0, len(ids), IN_CHUNK):
+        tx.conn.execute(delete(E).where(E.c.id.in_(list(ids[start : start + IN_CHUNK]))))
+
+
+def count_events(tx: Tx) -> int:
+    return int(tx.conn.execute(select(func.count()).select_from(E)).scalar_one())
+
+
+def lock_trigger_schedules(
+    tx: Tx, *, events: Iterable[tuple[str, str]], now: datetime
+) -> list[dict[str, Any]]:
+    """The unpaused schedules with a trigger tree that listen to one of ``events`` (``(kind,
+    subject)``) or are due at ``now``, locked in id order (waiting for locks)."""
+    tx.require_writable()
+    pairs = sorted(set(events))
+    stmt = select(S).where(S.c.trigger_tree.is_not(None), S.c.paused.is_(False)).order_by(S.c.id)
+    if len(pairs) <= MAX_PATTERNS:
+        wanted = [S.c.next_fire_at <= now]
+        wanted += [S.c.trigger_keys.like(_pattern(k, s), escape="\\") for k, s in pairs]
+        stmt = stmt.where(or_(*wanted))
+    if tx.is_postgres:
+        stmt = stmt.with_for_update()
+    return [schedule_dict(r) for r in tx.conn.execute(stmt).mappings()]
+
+
+def claim_due_trigger_schedules(tx: Tx, *, now: datetime, limit: int) -> list[dict[str, Any]]:
+    """Unpaused schedules with a trigger tree and ``next_fire_at <= now``, in id order, locked
+    (PostgreSQL: skipping rows another scheduler holds)."""
+    tx.require_writable()
+    stmt = (
+        select(S)
+        .where(S.c.trigger_tree.is_not(None), S.c.paused.is_(False))
+        .where(S.c.next_fire_at.is_not(None), S.c.next_fire_at <= now)
+        .order_by(S.c.id)
+        .limit(limit)
+    )
+    if tx.is_postgres:
+        stmt = stmt.with_for_update(skip_locked=True)
+    return [schedule_dict(r) for r in tx.conn.execute(stmt).mappings()]
+
+
+_SAVE = (
+    update(S)
+    .where(S.c.id == bindparam("p_id"))
+    .values(
+        latches=bindparam("p_latches"),
+        evaluated_at=bindparam("p_evaluated"),
+        next_fire_at=bindparam("p_next"),
+        last_fire_id=bindparam("p_fire"),
+        updated_at=bindparam("p_now"),
+    )
+)
+
+
+def save_trigger_states(tx: Tx, *, states: Sequence[Mapping[str, Any]], now: datetime) -> None:
+    """Write back each schedule's ``latches``, ``evaluated_at``, ``next_fire_at`` and
+    ``last_fire_id`` (``states``: dicts with those keys and ``id``)."""
+    if not states:
+        return
+    tx.require_writable()
+    rows = [
+        {
+            "p_id": s["id"],
+            "p_latches": s["latches"],
+            "p_evaluated": s["evaluated_at"],
+            "p_next": s["next_fire_at"],
+            "p_fire": s["last_fire_id"],
+            "p_now": now,
+        }
+        for s in states
+    ]
+    tx.conn.execute(_SAVE, rows)
+
+
+def definition_hashes(tx: Tx, *, workflow_ids: Iterable[str]) -> dict[str, str]:
+    """The stored definition hash of each workflow that has one, locked (PostgreSQL): two
+    processes syncing at once compare one after the other, so a change emits one event."""
+    wanted = sorted(set(workflow_ids))
+    if not wanted:
+        return {}
+    stmt = select(D.c.workflow_id, D.c.hash).where(D.c.workflow_id.in_(wanted))
+    stmt = stmt.order_by(D.c.workflow_id)
+    if tx.is_postgres:
+        stmt = stmt.with_for_update()
+    return {r.workflow_id: r.hash for r in tx.conn.execute(stmt)}
+
+
+def put_definition_hash(tx: Tx, *, workflow_id: str, digest: str, now: datetime) -> None:
+    tx.require_writable()
+    stmt = upsert_insert(tx, D).values(workflow_id=workflow_id, hash=digest, updated_at=now)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=["workflow_id"], set_={"hash": digest, "updated_at": now}
+    )
+    tx.conn.execute(stmt)
+
+
+def schedule_ids_exist(tx: Tx, *, ids: Iterable[str]) -> set[str]:
+    wanted = sorted(set(ids))
+    if not wanted:
+        return set()
+    return set(tx.conn.execute(select(S.c.id).where(S.c.id.in_(wanted))).scalars())
+
+
+__all__ = [
+    "claim_due_trigger_schedules",
+    "claim_events",
+    "count_events",
+    "definition_hashes",
+    "delete_events",
+    "insert_events",
+    "lock_trigger_schedules",
+    "put_definition_hash",
+    "save_trigger_states",
+    "schedule_ids_exist",
+]
