@@ -13,6 +13,7 @@ from typing import Any
 
 from tocsin.core import identity
 from tocsin.core.model import TriggerState
+from tocsin.core.skips import SkipRange
 from tocsin.core.schedules import DateColumnReached
 from tocsin.engine.configs import ALWAYS_DUE, NEVER_DUE
 from tocsin.engine.evaluate import (
@@ -22,6 +23,7 @@ from tocsin.engine.evaluate import (
     classify,
     clock_next_due,
 )
+from tocsin.engine.tick_skips import clock_skips
 
 Cursor = tuple[datetime, str]  # a record's position: (created_at, id)
 
@@ -69,6 +71,7 @@ class TablePlan:
     next_dues: dict[str, datetime | None] = field(default_factory=dict)
     cursors: dict[str, Cursor | None] = field(default_factory=dict)
     skipped: list[tuple[str, Exception]] = field(default_factory=list)
+    skips: list[SkipRange] = field(default_factory=list)  # due occurrences that did not fire
 
     def table_next_due(self, still_due: Mapping[str, datetime] | None = None) -> datetime:
         """The earliest ``next_due_at`` of the live states once the plan is applied
@@ -112,7 +115,7 @@ def plan_table(
                 if tid in scans:
                     plan_date(plan, trigger, state, scans[tid])
                 continue
-            decided = decide_clock_trigger(trigger, state, now, tid in active)
+            decided = decide_clock_trigger(trigger, state, now, tid in active, plan.skips)
         except Exception as exc:  # a broken trigger never fails the table (SPEC §6)
             plan.skipped.append((tid, exc))
             continue
@@ -124,14 +127,21 @@ def plan_table(
 
 
 def decide_clock_trigger(
-    trigger: StoredTrigger, state: TriggerState, now: datetime, active: bool
+    trigger: StoredTrigger,
+    state: TriggerState,
+    now: datetime,
+    active: bool,
+    skips: list[SkipRange] | None = None,
 ) -> Fire | NextDue | None:
     """THE evaluator's verdict for one clock trigger: a :class:`Fire` for the coalesced due
-    window, a :class:`NextDue` when its ``next_due_at`` changes, or None (nothing to write)."""
+    window, a :class:`NextDue` when its ``next_due_at`` changes, or None (nothing to write).
+    ``skips`` (when given) receives the due windows that did not fire (:mod:`tick_skips`)."""
     spec, table_id = trigger.spec, str(state.table_id)
     verdict = classify(trigger, state, now=now, active_run=active)
     if spec is None or state.anchor is None or not isinstance(verdict, ClockVerdict):
         return None
+    if skips is not None and verdict.due_at is not None:
+        skips += clock_skips(trigger, state, verdict.due_at, fired=verdict.due_now)
     if not verdict.due_now or verdict.due_at is None:
         changed = verdict.next_due_at != state.next_due_at
         return NextDue(verdict.next_due_at) if changed else None
