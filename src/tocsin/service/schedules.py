@@ -17,7 +17,7 @@ from tocsin import messages
 from tocsin.errors import Conflict, NotFound, ValidationError
 from tocsin.store import schedules as store_schedules
 from tocsin.store.tx import Store, Tx
-from tocsin.workflows.definition import Overlap, Schedule, Workflow, declared_schedules
+from tocsin.workflows.definition import CatchUp, Overlap, Schedule, Workflow, declared_schedules
 from tocsin.workflows.timing import next_fire_after
 from tocsin.workflows.views import public_schedule
 
@@ -106,6 +106,8 @@ class Schedules:
         metadata: Mapping[str, Any] | None = None,
         overlap: Overlap = "skip",
         now: datetime | None = None,
+        catch_up: CatchUp = "latest",
+        max_catch_up: int = 100,
     ) -> dict[str, Any]:
         """An imperative schedule (id ``sch_…``) of a registered workflow, validated first."""
         at = self._now(now)
@@ -120,6 +122,8 @@ class Schedules:
             request_context=request_context,
             metadata=metadata,
             overlap=overlap,
+            catch_up=catch_up,
+            max_catch_up=max_catch_up,
         )
         (decl,) = declared_schedules(workflow_id, entry)
         payload = {
@@ -139,6 +143,8 @@ class Schedules:
             "cron": decl.cron,
             "timezone": decl.timezone,
             "overlap": decl.overlap,
+            "catch_up": decl.catch_up,
+            "max_catch_up": decl.max_catch_up,
             **payload,
             "paused": False,
             "next_fire_at": next_fire_after(decl.cron, decl.timezone, at),

@@ -31,6 +31,7 @@ from tocsin.errors import ConfigError
 from tocsin.workflows.host_zone import host_zone_name
 
 Overlap = Literal["skip", "allow"]
+CatchUp = Literal["latest", "none", "all"]
 StepFn = Callable[..., Any]
 MAX_SCHEDULE_ID = 64  # the occurrence ledger's trigger_id column
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*", re.ASCII)
@@ -66,6 +67,8 @@ class Schedule:
     request_context: Mapping[str, Any] | None = None
     metadata: Mapping[str, Any] | None = None
     overlap: Overlap = "skip"
+    catch_up: CatchUp = "latest"  # issue 17: latest | none | all
+    max_catch_up: int = 100  # catch_up="all": at most this many missed instants fire
 
     def __post_init__(self) -> None:
         cron.parse(self.cron, dialect="extended")  # raises CronError (a ConfigError)
@@ -73,6 +76,11 @@ class Schedule:
             raise ConfigError(messages.schedule_timezone_unknown(self.timezone), code="tz")
         if self.overlap not in ("skip", "allow"):
             raise ConfigError(messages.schedule_overlap_invalid(self.overlap), code="overlap")
+        if self.catch_up not in ("latest", "none", "all"):
+            raise ConfigError(messages.catch_up_invalid(self.catch_up), code="catch_up")
+        m = self.max_catch_up
+        if isinstance(m, bool) or not isinstance(m, int) or not 1 <= m <= 10_000:
+            raise ConfigError(messages.max_catch_up_invalid(m), code="catch_up")
         if self.id is not None:
             _check_id("schedule", self.id)
         for name in ("input_data", "initial_state", "request_context", "metadata"):
@@ -134,6 +142,8 @@ class DeclaredSchedule:
     request_context: dict[str, Any] | None
     metadata: dict[str, Any] | None
     overlap: Overlap
+    catch_up: CatchUp = "latest"
+    max_catch_up: int = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,10 +264,13 @@ def _declared(sid: str, workflow_id: str, s: Schedule) -> DeclaredSchedule:
         request_context=_check_json_object("request_context", s.request_context),
         metadata=_check_json_object("metadata", s.metadata),
         overlap=s.overlap,
+        catch_up=s.catch_up,
+        max_catch_up=s.max_catch_up,
     )
 
 
 __all__ = [
+    "CatchUp",
     "DeclaredSchedule",
     "Overlap",
     "Schedule",

@@ -26,7 +26,15 @@ from tocsin.workflows.definition import DeclaredSchedule
 from tocsin.workflows.timing import next_fire_after
 
 OUTCOMES = ("created", "rescheduled", "patched", "deleted", "unchanged")
-PATCHABLE = ("input_data", "initial_state", "request_context", "metadata", "overlap")
+PATCHABLE = (
+    "input_data",
+    "initial_state",
+    "request_context",
+    "metadata",
+    "overlap",
+    "catch_up",
+    "max_catch_up",
+)
 
 
 def sync_schedules(
