@@ -13,8 +13,8 @@ from typing import Any
 
 from tocsin.core import identity
 from tocsin.core.model import TriggerState
-from tocsin.core.skips import SkipRange
 from tocsin.core.schedules import DateColumnReached
+from tocsin.core.skips import SkipRange
 from tocsin.engine.configs import ALWAYS_DUE, NEVER_DUE
 from tocsin.engine.evaluate import (
     ClockVerdict,

@@ -8,6 +8,7 @@ The class is assembled from mixins by concern so each stays under the module bud
 - :mod:`tocsin.service.auth`: API tokens and per-scope roles
 - :mod:`tocsin.service.health`: the readiness ping
 - :mod:`tocsin.service.workflows`: workflows, schedules and workflow runs (SPEC §12)
+- :mod:`tocsin.service.whynot`: skips, next fires, the global dry run, run-now (issue 17)
 """
 
 from __future__ import annotations
@@ -17,10 +18,13 @@ from tocsin.service.base import TocsinBase
 from tocsin.service.data import DataMixin
 from tocsin.service.execution import ExecutionMixin
 from tocsin.service.health import HealthMixin
+from tocsin.service.whynot import WhyNotMixin
 from tocsin.service.workflows import WorkflowsMixin
 
 
-class Tocsin(WorkflowsMixin, DataMixin, ExecutionMixin, AuthMixin, HealthMixin, TocsinBase):
+class Tocsin(
+    WorkflowsMixin, WhyNotMixin, DataMixin, ExecutionMixin, AuthMixin, HealthMixin, TocsinBase
+):
     """A durable trigger and schedule engine on one database. See DESIGN §4."""
 
 

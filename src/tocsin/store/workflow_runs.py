@@ -65,13 +65,14 @@ def list_runs(
 
 
 def active_schedule_ids(tx: Tx, *, schedule_ids: Iterable[str]) -> set[str]:
-    """Which of ``schedule_ids`` have a pending or running run (the overlap fence)."""
+    """Which of ``schedule_ids`` have a pending or running run (the overlap fence); backfill
+    runs (issue 17, their own namespace) never fence scheduled fires."""
     wanted = sorted(set(schedule_ids))
     found: set[str] = set()
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
         stmt = select(R.c.schedule_id).where(
-            R.c.schedule_id.in_(chunk), R.c.status.in_(WORKFLOW_ACTIVE)
+            R.c.schedule_id.in_(chunk), R.c.status.in_(WORKFLOW_ACTIVE), R.c.trigger != "backfill"
         )
         found.update(str(s) for s in tx.conn.execute(stmt).scalars())
     return found

@@ -40,9 +40,7 @@ class Decision:
     skips: list[skips.SkipRange] = field(default_factory=list)
 
 
-def decide(
-    row: Mapping[str, Any], due: datetime | None, *, busy: bool, now: datetime
-) -> Decision:
+def decide(row: Mapping[str, Any], due: datetime | None, *, busy: bool, now: datetime) -> Decision:
     """The decision for a claimed due ``row`` (``due``: its latest instant ``<= now``)."""
     first: datetime = row["next_fire_at"]
     latest = max(due, first) if due is not None else first
@@ -82,4 +80,11 @@ def owed_range(
     return [rng]
 
 
-__all__ = ["CATCH_UP", "DEFAULT_MAX_CATCH_UP", "MAX_MAX_CATCH_UP", "Decision", "decide", "owed_range"]
+__all__ = [
+    "CATCH_UP",
+    "DEFAULT_MAX_CATCH_UP",
+    "MAX_MAX_CATCH_UP",
+    "Decision",
+    "decide",
+    "owed_range",
+]

@@ -33,7 +33,9 @@ def upgrade() -> None:
             "target_kind", "target_id", "reason", "first_instant", name="pk_skips"
         ),
     )
-    op.create_index("ix_skips_last", "skips", ["target_kind", "target_id", "reason", "last_instant"])
+    op.create_index(
+        "ix_skips_last", "skips", ["target_kind", "target_id", "reason", "last_instant"]
+    )
     with op.batch_alter_table("workflow_schedules") as batch:
         batch.add_column(
             sa.Column("catch_up", sa.String(8), server_default="latest", nullable=False)
