@@ -4,9 +4,11 @@ why, derived without I/O from THE evaluator's verdict and the trigger's state.
 - a fire of window ``w`` after missed windows: the windows between the last one accounted for
   and ``w`` were replaced by ``w`` (``coalesced``); a cron window in a spring-forward gap never
   existed (``dst_gap``);
-- a due window refused by the one-active-run fence: ``active_run``. The window stays due and
-  the trigger's ``next_due_at`` is moved onto it (the tick's existing rule), which marks how far
-  the fence was recorded: a later tick records only the windows after it.
+- a due window refused by the one-active-run fence stays due (it fires once the run ends, or
+  is replaced by a later one); the windows it replaced while the fence held are ``active_run``.
+  The tick moves the trigger's ``next_due_at`` onto the refused window (its existing rule), so
+  ``next_due_at`` marks how far the ranges were recorded: the windows before it. Adjacent ranges
+  of one reason merge in the store (``after``: the window before a range's first).
 
 Fast path: a fire of the very window the state expected (``next_due_at``) records nothing and
 computes nothing more, except the DST check of a zoned cron trigger.
@@ -14,12 +16,15 @@ computes nothing more, except the DST check of a zoned cron trigger.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 
 from tocsin.core import skips, windows
 from tocsin.core.model import TriggerState
 from tocsin.core.schedules import Cron, Interval, Schedule, zone_name
 from tocsin.engine.evaluate import StoredTrigger, clock_next_due
+
+_TICK = timedelta(microseconds=1)
 
 
 def clock_skips(
@@ -36,27 +41,57 @@ def clock_skips(
         since = state.last_consumed or anchor
         for at, walls in skips.gap_walls(spec.spec, zone_name(spec), since, due_at):
             out.append(_range(tid, table_id, skips.DST_GAP, at, at, walls, None))
+    reason = skips.COALESCED if fired else skips.ACTIVE_RUN
+    return out + replaced_range(trigger, state, due_at, reason)
+
+
+def replaced_range(
+    trigger: StoredTrigger, state: TriggerState, due_at: datetime, reason: str
+) -> list[skips.SkipRange]:
+    """The windows before ``due_at`` not yet accounted for (after ``last_consumed``, from the
+    state's ``next_due_at`` when a fence moved it on), as one ``reason`` range."""
+    spec, anchor = trigger.spec, state.anchor
     expected = state.next_due_at
-    if expected == due_at and fired:
-        return out
+    if spec is None or anchor is None or expected == due_at:
+        return []  # the window the state expected: nothing replaced since
     first = clock_next_due(spec, anchor=anchor, last_consumed=state.last_consumed)
     if first is None:
-        return out
-    after = state.last_consumed
-    if expected is not None and expected > first:  # the fence recorded up to ``expected``
-        after, first = expected, windows.next_window_after(spec, anchor, expected) or due_at
-    if fired:
-        found = _span(spec, anchor, first, due_at)
-        if found is not None:
-            last, count, capped = found
-            out.append(_range(tid, table_id, skips.COALESCED, first, last, count, after, capped))
-    elif first <= due_at:
-        last, count, capped = _span(spec, anchor, first, due_at + timedelta(microseconds=1)) or (
-            due_at,
-            1,
-            False,
-        )
-        out.append(_range(tid, table_id, skips.ACTIVE_RUN, first, last, count, after, capped))
+        return []
+    if expected is not None and expected > first:  # the windows before it were recorded
+        first = expected
+    found = _span(spec, anchor, first, due_at)
+    if found is None:
+        return []
+    last, count, capped = found
+    after = windows.due_window(spec, anchor, None, first - _TICK)
+    tid, table_id = str(trigger.trigger_id), str(state.table_id)
+    return [_range(tid, table_id, reason, first, last, count, after, capped)]
+
+
+def invalid_skips(
+    stored: list[StoredTrigger], states: Mapping[str, TriggerState], now: datetime
+) -> list[skips.SkipRange]:
+    """Invalid stored clock triggers whose state had a window due: the tick skips them
+    (``invalid_config``). Their schedule cannot be read, so the range is the state's due
+    instant, its count a lower bound (recorded once: the store keeps one row per first)."""
+    out = []
+    for t in stored:
+        state = states.get(str(t.trigger_id)) if t.trigger_id else None
+        if t.valid or state is None or state.retired or state.kind == "date_column_reached":
+            continue
+        due = state.next_due_at
+        if due is not None and due <= now:
+            rng = _range(
+                str(t.trigger_id),
+                str(state.table_id),
+                skips.INVALID_CONFIG,
+                due,
+                due,
+                1,
+                None,
+                True,
+            )
+            out.append(rng)
     return out
 
 
@@ -86,4 +121,4 @@ def _range(
     )
 
 
-__all__ = ["clock_skips"]
+__all__ = ["clock_skips", "invalid_skips", "replaced_range"]

@@ -18,11 +18,14 @@ from tocsin.core.instants import to_iso
 from tocsin.core.model import TriggerState
 from tocsin.core.schedules import Cron, Daily, DateColumnReached, Schedule, zone_name
 from tocsin.core.skips import INVALID_CONFIG, PAUSED, TABLE_TRASHED
-from tocsin.core.windows import next_window_after
+from tocsin.core.windows import due_window, next_window_after
 from tocsin.engine.evaluate import DUE_NOW, ClockVerdict, StoredTrigger, classify, inspect_stored
 from tocsin.engine.tick import read_and_plan, scan_date_trigger
 from tocsin.engine.tick_plan import TablePlan
+from tocsin.engine.tick_skips import replaced_range
+from tocsin.store import records as store_records
 from tocsin.store import runs as store_runs
+from tocsin.store import skips as store_skips
 from tocsin.store import state as store_state
 from tocsin.store import whynot as store_whynot
 from tocsin.store.tx import Tx
@@ -167,6 +170,31 @@ def _why(
     return {"status": NOT_DUE, "reason": NOT_DUE, "next_at": _iso(verdict.next_due_at), "runs": 0}
 
 
+def record_restore_skips(tx: Tx, *, table_id: str, now: datetime) -> None:
+    """A trashed table was restored at ``now``: the windows its clock triggers owed while it
+    was trashed, up to the latest one (which the next tick still fires, SPEC §5.3), are
+    recorded ``table_trashed``; each trigger's ``next_due_at`` moves onto that latest window
+    (the mark of what is recorded, see :mod:`tocsin.engine.tick_skips`)."""
+    table = store_records.get_table(tx, table_id=table_id)
+    if table is None:
+        return
+    states = store_state.get_states(tx, table_id=table_id)
+    live = {tid for tid, s in states.items() if not s.retired}
+    ranges, moves = [], []
+    for trigger in inspect_stored(table["triggers"], table["columns"], live):
+        state = states.get(str(trigger.trigger_id))
+        spec = trigger.spec
+        if not trigger.valid or state is None or state.anchor is None or spec is None:
+            continue
+        due = due_window(spec, state.anchor, state.last_consumed, now)
+        found = replaced_range(trigger, state, due, TABLE_TRASHED) if due else []
+        if found and due is not None:
+            ranges += found
+            moves.append((str(trigger.trigger_id), due))
+    store_skips.record_skips(tx, ranges=ranges, now=now)
+    store_state.set_next_dues(tx, next_dues=moves)
+
+
 def _iso(value: datetime | None) -> str | None:
     return None if value is None else to_iso(value)
 
@@ -175,6 +203,7 @@ __all__ = [
     "clock_next_fires",
     "dry_run_tables",
     "instant_view",
+    "record_restore_skips",
     "trigger_paused",
     "zone_of",
 ]
