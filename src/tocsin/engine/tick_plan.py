@@ -115,7 +115,8 @@ def plan_table(
                 if tid in scans:
                     plan_date(plan, trigger, state, scans[tid])
                 continue
-            decided = decide_clock_trigger(trigger, state, now, tid in active, plan.skips)
+            decided = decide_clock_trigger(trigger, state, now, tid in active)
+            plan.skips += decided_skips(trigger, state, decided, now, tid in active)
         except Exception as exc:  # a broken trigger never fails the table (SPEC §6)
             plan.skipped.append((tid, exc))
             continue
@@ -127,21 +128,14 @@ def plan_table(
 
 
 def decide_clock_trigger(
-    trigger: StoredTrigger,
-    state: TriggerState,
-    now: datetime,
-    active: bool,
-    skips: list[SkipRange] | None = None,
+    trigger: StoredTrigger, state: TriggerState, now: datetime, active: bool
 ) -> Fire | NextDue | None:
     """THE evaluator's verdict for one clock trigger: a :class:`Fire` for the coalesced due
-    window, a :class:`NextDue` when its ``next_due_at`` changes, or None (nothing to write).
-    ``skips`` (when given) receives the due windows that did not fire (:mod:`tick_skips`)."""
+    window, a :class:`NextDue` when its ``next_due_at`` changes, or None (nothing to write)."""
     spec, table_id = trigger.spec, str(state.table_id)
     verdict = classify(trigger, state, now=now, active_run=active)
     if spec is None or state.anchor is None or not isinstance(verdict, ClockVerdict):
         return None
-    if skips is not None and verdict.due_at is not None:
-        skips += clock_skips(trigger, state, verdict.due_at, fired=verdict.due_now)
     if not verdict.due_now or verdict.due_at is None:
         changed = verdict.next_due_at != state.next_due_at
         return NextDue(verdict.next_due_at) if changed else None
@@ -149,6 +143,23 @@ def decide_clock_trigger(
     fire = Fire(table_id, tid, window_identity(window), trigger.position, window, window=window)
     fire.next_due = clock_next_due(spec, anchor=state.anchor, last_consumed=window)
     return fire
+
+
+def decided_skips(
+    trigger: StoredTrigger,
+    state: TriggerState,
+    decided: Fire | NextDue | None,
+    now: datetime,
+    active: bool,
+) -> list[SkipRange]:
+    """The skip records of a clock trigger's decision (issue 17, :mod:`tick_skips`): a fire
+    (the windows it replaced), or a due window held by the fence (``NextDue`` onto a window
+    ``<= now``: the windows it replaced). A fenced window already marked records nothing."""
+    if isinstance(decided, Fire) and decided.window is not None:
+        return clock_skips(trigger, state, decided.window, fired=True)
+    if active and isinstance(decided, NextDue) and decided.at is not None and decided.at <= now:
+        return clock_skips(trigger, state, decided.at, fired=False)
+    return []
 
 
 @lru_cache(maxsize=4096)
@@ -189,6 +200,7 @@ __all__ = [
     "NextDue",
     "TablePlan",
     "decide_clock_trigger",
+    "decided_skips",
     "due_candidates",
     "plan_date",
     "plan_table",
