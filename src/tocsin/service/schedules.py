@@ -206,7 +206,9 @@ class Schedules:
     def next_fires(
         self, schedule_id: str, n: int = 10, now: datetime | None = None
     ) -> dict[str, Any]:
-        """The next ``n`` instants (UTC and the schedule's zone); none while paused."""
+        """The next ``n`` instants (UTC and the schedule's zone); none while paused. With
+        ``overlap="skip"`` and a run pending or running (``active_run``), a due instant is
+        skipped, not listed; the later ones fire if the run has ended by then."""
         at, n = self._now(now), check_n(n)
         with self._store.read() as tx:
             row = _require(tx, schedule_id)
@@ -214,7 +216,8 @@ class Schedules:
                 store_wf_runs.active_schedule_ids(tx, schedule_ids=[row["id"]])
             )
         items = schedule_next_fires(row, busy=busy, now=at, n=n)
-        return {"schedule_id": row["id"], "paused": row["paused"], "items": items}
+        out = {"schedule_id": row["id"], "paused": row["paused"], "active_run": busy}
+        return {**out, "items": items}
 
     def backfill(
         self,

@@ -29,8 +29,7 @@ def schedule_next_fires(
     at: datetime | None = now
     if row["next_fire_at"] <= now:
         decision = catchup.decide(row, latest_due(cron, tz, now), busy=busy, now=now)
-        status = "waiting_for_active_run" if busy else "due"
-        out += [{**instant_view(d, tz), "status": status} for d in decision.fire[-n:]]
+        out += [{**instant_view(d, tz), "status": "due"} for d in decision.fire[-n:]]
     while len(out) < n and at is not None:
         at = next_fire_after(cron, tz, at)
         if at is not None:
