@@ -47,9 +47,7 @@ def test_catch_up_latest_fires_the_latest_and_records_the_week_as_one_row(tocsin
     _setup(tocsin, overlap="allow")
     assert tocsin.tick(now=NOW + WEEK)["schedules_fired"] == 1
     assert _scheduled(tocsin) == [NOW + WEEK]
-    assert _skips(tocsin) == [
-        ("coalesced", "2026-03-02T12:01:00", "2026-03-09T11:59:00", 10_079)
-    ]
+    assert _skips(tocsin) == [("coalesced", "2026-03-02T12:01:00", "2026-03-09T11:59:00", 10_079)]
 
 
 def test_catch_up_none_fires_nothing_after_downtime_and_records_every_instant(
@@ -57,9 +55,7 @@ def test_catch_up_none_fires_nothing_after_downtime_and_records_every_instant(
 ) -> None:
     _setup(tocsin, overlap="allow", catch_up="none")
     assert tocsin.tick(now=NOW + WEEK)["schedules_fired"] == 0
-    assert _skips(tocsin) == [
-        ("coalesced", "2026-03-02T12:01:00", "2026-03-09T12:00:00", 10_080)
-    ]
+    assert _skips(tocsin) == [("coalesced", "2026-03-02T12:01:00", "2026-03-09T12:00:00", 10_080)]
     assert tocsin.schedules.get(SID)["next_fire_at"] == NOW + WEEK + minutes(1)
     assert tocsin.tick(now=NOW + WEEK + minutes(1))["schedules_fired"] == 1  # on time: fires
     assert _scheduled(tocsin) == [NOW + WEEK + minutes(1)]
@@ -69,9 +65,7 @@ def test_catch_up_all_fires_the_newest_max_oldest_first(tocsin: Tocsin) -> None:
     _setup(tocsin, overlap="allow", catch_up="all", max_catch_up=100)
     assert tocsin.tick(now=NOW + WEEK)["schedules_fired"] == 100
     assert _scheduled(tocsin) == [NOW + WEEK - minutes(99 - i) for i in range(100)]
-    assert _skips(tocsin) == [
-        ("coalesced", "2026-03-02T12:01:00", "2026-03-09T10:20:00", 9_980)
-    ]
+    assert _skips(tocsin) == [("coalesced", "2026-03-02T12:01:00", "2026-03-09T10:20:00", 9_980)]
     fires = tocsin.schedules.fires(SID, limit=500)["items"]
     assert len(fires) == 100 and fires[0]["scheduled_for"] == NOW + WEEK
     assert tocsin.schedules.get(SID)["last_fire"]["scheduled_for"] == NOW + WEEK
