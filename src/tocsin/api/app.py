@@ -25,7 +25,18 @@ from .background import Background
 from .errors import install_error_handlers
 from .guard import RequestGuard
 from .metrics import Metrics, serve_metrics
-from .routes import messages, ops, root, runs, schedules, staged, tables, triggers, workflows
+from .routes import (
+    messages,
+    ops,
+    root,
+    runs,
+    schedules,
+    staged,
+    tables,
+    triggers,
+    whynot,
+    workflows,
+)
 
 log = logging.getLogger("tocsin.api")
 
@@ -93,7 +104,8 @@ def create_app(
     app.state.stopped_cleanly = None  # the lifespan's verdict once the background has stopped
     install_error_handlers(app)
     app.add_middleware(RequestGuard, tocsin=facade, settings=settings)
-    for module in (tables, triggers, runs, staged, messages, root, ops, schedules, workflows):
+    modules = (tables, triggers, runs, staged, messages, root, ops, schedules, workflows, whynot)
+    for module in modules:
         app.include_router(module.router)
     if demo_routes:
         app.include_router(demo.router)
