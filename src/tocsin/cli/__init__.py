@@ -14,7 +14,7 @@ import typer
 
 from tocsin.errors import SettingsError
 
-from . import demo, processes, tables, tokens, workflows
+from . import demo, processes, tables, tokens, whynot, workflows
 
 app = typer.Typer(
     name="tocsin",
@@ -29,6 +29,7 @@ app.add_typer(tokens.app, name="tokens")
 app.add_typer(workflows.schedules_app, name="schedules")
 app.add_typer(workflows.workflows_app, name="workflows")
 demo.register(app)
+whynot.register(app)
 
 
 def main() -> None:
