@@ -16,7 +16,7 @@ from tocsin.cli import app
 from tocsin.service import Tocsin
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
-from engine_support import NOW, finish_all, interval, make_table  # noqa: E402
+from engine_support import NOW, finish_all, interval, make_table
 
 runner = CliRunner()
 APP = "workflows.sample_app:WORKFLOWS"
