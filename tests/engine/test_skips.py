@@ -173,3 +173,47 @@ def test_the_store_merges_adjacent_ranges_and_never_counts_twice(tocsin: Tocsin)
         (NOW + minutes(12), NOW + minutes(12), 1),
         (NOW + minutes(1), NOW + minutes(9), 9),
     ]
+
+
+def test_the_paused_hook_records_owed_windows_once_and_merges(tocsin: Tocsin) -> None:
+    """The hook the table-trigger pause (another branch) calls: windows owed while paused."""
+    from tocsin.engine.evaluate import inspect_stored
+    from tocsin.engine.tick_skips import paused_skips
+    from tocsin.store import records as store_records
+    from tocsin.store import state as store_state
+
+    table_id = make_table(tocsin)
+    [saved] = tocsin.set_triggers(table_id, [interval(60)], now=NOW)
+    tocsin.tick(now=NOW)
+    finish_all(tocsin, table_id, now=NOW)
+    for at in (NOW + minutes(10), NOW + minutes(20)):  # two checks while paused
+        with tocsin.store.begin() as tx:
+            table = store_records.get_table(tx, table_id=table_id)
+            assert table is not None
+            states = store_state.get_states(tx, table_id=table_id)
+            [trigger] = inspect_stored(table["triggers"], table["columns"], set(states))
+            ranges, next_due = paused_skips(trigger, states[saved["id"]], at)
+            store_skips.record_skips(tx, ranges=ranges, now=at)
+            store_state.set_next_dues(tx, next_dues=[(saved["id"], next_due)])
+    assert _skips(tocsin, table_id, saved["id"]) == [
+        {
+            "reason": "paused",
+            "first_instant": "2026-08-27T05:03:13",
+            "last_instant": "2026-08-27T05:22:13",
+            "count": 20,
+            "count_is_lower_bound": False,
+        }
+    ]
+
+
+def test_the_compound_hook_is_a_plan_item_the_store_merges(tocsin: Tocsin) -> None:
+    from tocsin.engine.tick_skips import compound_unsatisfied
+
+    first = compound_unsatisfied("trg_and", "tab", NOW)
+    second = compound_unsatisfied("trg_and", "tab", NOW + hours(1), after=NOW)
+    with tocsin.store.begin() as tx:
+        store_skips.record_skips(tx, ranges=[first], now=NOW)
+        store_skips.record_skips(tx, ranges=[second], now=NOW + hours(1))
+    with tocsin.store.read() as tx:
+        rows, total = store_skips.list_skips(tx, target_kind="trigger", target_id="trg_and")
+    assert total == 1 and rows[0]["reason"] == "compound_unsatisfied" and rows[0]["count"] == 2

@@ -68,6 +68,34 @@ def replaced_range(
     return [_range(tid, table_id, reason, first, last, count, after, capped)]
 
 
+def paused_skips(
+    trigger: StoredTrigger, state: TriggerState, now: datetime
+) -> tuple[list[skips.SkipRange], datetime | None]:
+    """HOOK for table-trigger pause (built on another branch; the lead wires it into
+    ``plan_table`` where ``tocsin.engine.whynot.trigger_paused`` says a trigger is paused): the
+    windows a paused clock trigger owed up to ``now``, recorded ``paused`` (the latest one
+    included: a paused trigger fires none of them), and the ``next_due_at`` to write (the next
+    window after ``now``), so a later call records only the windows after it."""
+    spec, anchor = trigger.spec, state.anchor
+    if spec is None or anchor is None:
+        return [], None
+    due = windows.due_window(spec, anchor, state.last_consumed, now)
+    following = windows.next_window_after(spec, anchor, now)
+    if due is None:
+        return [], following
+    end = following if following is not None else due + _TICK
+    return replaced_range(trigger, state, end, skips.PAUSED), following
+
+
+def compound_unsatisfied(
+    trigger_id: str, table_id: str, instant: datetime, after: datetime | None = None
+) -> skips.SkipRange:
+    """HOOK for compound (AND) triggers (built on another branch; the lead wires it): a time
+    instant of an AND tree whose events had not occurred, as a plan item (``after``: the
+    tree's previous time instant, so consecutive unsatisfied instants merge into one row)."""
+    return _range(trigger_id, table_id, skips.COMPOUND_UNSATISFIED, instant, instant, 1, after)
+
+
 def invalid_skips(
     stored: list[StoredTrigger], states: Mapping[str, TriggerState], now: datetime
 ) -> list[skips.SkipRange]:
@@ -121,4 +149,10 @@ def _range(
     )
 
 
-__all__ = ["clock_skips", "invalid_skips", "replaced_range"]
+__all__ = [
+    "clock_skips",
+    "compound_unsatisfied",
+    "invalid_skips",
+    "paused_skips",
+    "replaced_range",
+]
