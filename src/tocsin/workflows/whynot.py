@@ -59,7 +59,8 @@ def _schedule_why(row: Mapping[str, Any], busy: bool, at: datetime) -> dict[str,
             row, latest_due(row["cron"], row["timezone"], at), busy=busy, now=at
         )
     except (CronError, ValueError) as exc:
-        return {"status": "fires", "reason": INVALID_CONFIG, "detail": str(exc), "runs": 1}
+        # the fire pass records a publish_failed fire (no run) and stops the schedule
+        return {"status": "skipped", "reason": INVALID_CONFIG, "detail": str(exc), "runs": 0}
     skipped = [{"reason": r.reason, "count": r.count} for r in decision.skips]
     if decision.fire:
         instants = [to_iso(d) for d in decision.fire[-10:]]
