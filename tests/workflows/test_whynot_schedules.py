@@ -168,3 +168,20 @@ def test_backfill_refuses_more_than_10000_without_force(tocsin: Tocsin) -> None:
     with pytest.raises(ValidationError):
         tocsin.schedules.backfill(SID, NOW, NOW - WEEK, now=NOW)
     assert tocsin.workflow_runs(workflow_id="minutely")["total"] == 0
+
+
+def test_a_spring_forward_gap_is_a_dst_gap_skip(tocsin: Tocsin) -> None:
+    sched = Schedule(
+        cron="30 2 * * *", timezone="Europe/Paris", input_data={"user_id": "m"}, overlap="allow"
+    )
+    flow = (
+        workflow(id="minutely", input=ReportIn, output=ReportOut, schedule=sched)
+        .then(send_report)
+        .commit()
+    )
+    tocsin.register_workflows([flow])
+    start = datetime.fromisoformat("2027-03-26T12:00:00+00:00")
+    tocsin.sync_schedules(now=start)
+    fired = [tocsin.tick(now=start + timedelta(days=d))["schedules_fired"] for d in (1, 2, 3)]
+    assert fired == [1, 0, 1]  # the 27th, nothing on the 28th (no 02:30), the 29th
+    assert _skips(tocsin) == [("dst_gap", "2027-03-28T01:00:00", "2027-03-28T01:00:00", 1)]

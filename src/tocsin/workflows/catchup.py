@@ -10,7 +10,9 @@ The instants owed are ``next_fire_at .. latest`` (``latest``: the latest instant
 - ``catch_up="none"``: ``latest`` fires only when it is the only instant owed (the schedule
   is on time); after downtime every owed instant is skipped (``coalesced``);
 - ``catch_up="all"``: the newest ``max_catch_up`` owed instants fire, oldest first; older ones
-  are skipped (``coalesced``).
+  are skipped (``coalesced``);
+- a fire also records the spring-forward gaps it passed whose wall times the cron matches
+  (``dst_gap``: a wall time that does not exist never fires).
 
 Used by the tick's schedule pass (:mod:`tocsin.workflows.firing`) and the global dry run
 (``Tocsin.due``): one copy of the rules.
@@ -23,7 +25,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from tocsin.core import skips
+from tocsin.core import cron, skips
+from tocsin.core.cron.timeline import Timeline, resolve
 from tocsin.workflows.timing import latest_due, next_fire_after
 
 CATCH_UP = ("latest", "none", "all")
@@ -62,7 +65,22 @@ def decide(row: Mapping[str, Any], due: datetime | None, *, busy: bool, now: dat
             fire.insert(0, before)
     out.fire = fire
     out.skips += owed_range(row, first, fire[0], skips.COALESCED, inclusive=False)
+    out.skips += dst_gaps(row, first, latest)
     return out
+
+
+def dst_gaps(row: Mapping[str, Any], first: datetime, latest: datetime) -> list[skips.SkipRange]:
+    """The spring-forward gaps since the instant before ``first`` up to ``latest`` whose wall
+    times the schedule matches: those never fire (``dst_gap``). Fixed-offset zones: none."""
+    tz = row["timezone"]
+    if not isinstance(resolve(tz), Timeline):
+        return []
+    spec = cron.parse(row["cron"], dialect="extended")
+    since = latest_due(row["cron"], tz, first - _TICK) or first
+    return [
+        skips.SkipRange(skips.SCHEDULE, str(row["id"]), skips.DST_GAP, at, at, walls)
+        for at, walls in skips.gap_walls(spec, tz, since, latest)
+    ]
 
 
 def owed_range(
