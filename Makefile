@@ -3,13 +3,20 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+RUNTIME_STAMP := $(VENV)/.installed-runtime
 PG_URL ?= postgresql://postgres@127.0.0.1:5432/test
 
 .PHONY: install run test lint fmt bench clean
 
-$(STAMP): pyproject.toml
+# runtime dependencies only: what `make run` needs (a lighter first run)
+$(RUNTIME_STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --upgrade pip >/dev/null
+	$(BIN)/pip install -e .
+	touch $(RUNTIME_STAMP)
+
+# runtime + dev tools (pytest, ruff, mypy, playwright, …): test, lint, fmt, bench
+$(STAMP): $(RUNTIME_STAMP)
 	$(BIN)/pip install -e '.[dev]'
 	touch $(STAMP)
 
@@ -17,7 +24,7 @@ install: $(STAMP)
 
 # a fresh demo database (./tocsin-demo.db), seeded, served with a 5 s tick; `make run PORT=8001`
 PORT ?= 8000
-run: $(STAMP)
+run: $(RUNTIME_STAMP)
 	$(BIN)/tocsin demo --port $(PORT)
 
 lint: $(STAMP)

@@ -24,6 +24,31 @@ def daily_timezone_unknown(tz: str) -> str:
     )
 
 
+def did_you_mean(names: list[str]) -> str:
+    """The suggestion appended after a SPEC text (issue 18): "" when there is none."""
+    if not names:
+        return ""
+    quoted = [f"'{n}'" for n in names]
+    listed = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+    return f" (did you mean {listed}?)"
+
+
+def with_columns(text: str, columns: object) -> str:
+    """A missing-column SPEC text followed by the table's columns (issue 18)."""
+    names = [str(c) for c in columns] if columns else []  # type: ignore[attr-defined]
+    listed = ", ".join(names) if names else "none"
+    return f"{text}. columns: {listed}"
+
+
+def datetime_offset_ignored(column: str, value: str, offset: str) -> str:
+    """The ``warnings`` entry of a record write whose datetime cell carries an offset (§4.1)."""
+    return (
+        f"column '{column}': the offset {offset} in '{value}' is ignored, not converted: "
+        "datetime cells are naive UTC, so this cell is read as that wall time in UTC. "
+        "convert to UTC (or write Z) before writing"
+    )
+
+
 # §4.4 cron
 def cron_invalid(reason: str) -> str:
     return f"cron schedule invalid: {reason}"
@@ -508,9 +533,148 @@ def demo_running(database: str, holder: str, env_file: str) -> str:
     )
 
 
+# ---- one trigger at a time, listings and the CLI (issue 18) ----
+TRIGGER_NOT_FOUND = "trigger not found"
+TRIGGER_PATCH_NOT_OBJECT = "a trigger patch must be a JSON object (RFC 7396 merge patch)"
+
+
+def trigger_patch_id_mismatch(trigger_id: str, given: object) -> str:
+    return f"a trigger patch keeps the trigger's id: '{trigger_id}' cannot become {given!r}"
+
+
+def run_window_invalid(name: str) -> str:
+    return f"{name} must be a datetime (ISO 8601; without an offset it is read as UTC)"
+
+
+def unknown_query_parameters(names: list[str], allowed: list[str]) -> str:
+    known = ", ".join(allowed) if allowed else "none"
+    return f"unknown query parameter(s): {', '.join(names)}; this route accepts: {known}"
+
+
+def no_database(path: str) -> str:
+    return (
+        f"no tocsin database here: TOCSIN_DATABASE_URL is unset and ./{path} does not exist. "
+        "Set TOCSIN_DATABASE_URL (e.g. sqlite:///tocsin-demo.db after `make run`), run from the "
+        "directory that holds the database, or pass --create to create a new one"
+    )
+
+
+CLI_PAUSE_UNSUPPORTED = (
+    "pausing or resuming a table trigger is not supported yet by this build of tocsin "
+    "(Tocsin.pause_trigger / resume_trigger are missing)"
+)
+
+
+def triggers_file_invalid(path: str, reason: str) -> str:
+    return f"cannot read triggers from {path}: {reason}"
+
+
+# --- lanes (SPEC §14, issue 16) ----------------------------------------------------------------
+
+
+def contract_mismatch(field: str, expected: object, found: object) -> str:
+    return f"contract field '{field}' does not verify: expected {expected!r}, found {found!r}"
+
+
+def lane_window_invalid(start: object, end: object) -> str:
+    return (
+        f"a lane window needs two aware instants with start < end (half-open [start, end)); "
+        f"got start={start!r}, end={end!r}"
+    )
+
+
+def lane_attempt_invalid(attempt: object) -> str:
+    return f"an attempt number is a positive integer, got {attempt!r}"
+
+
+def lane_invalid(field: str, value: object) -> str:
+    return f"invalid lane {field}: {value!r}"
+
+
+def lane_duplicate(lane_id: str) -> str:
+    return f"lane '{lane_id}' is registered twice"
+
+
+def lane_unknown(lane_id: object) -> str:
+    return f"unknown lane '{lane_id}': no lane with this id is registered"
+
+
+def lane_trigger_kind_invalid(kind: object) -> str:
+    return f"invalid trigger kind {kind!r}: use manual, retry or scheduled"
+
+
+def lane_decision_invalid(decision: object) -> str:
+    return f"invalid decision filter {decision!r}: use ready, noop, stopped, rejected or ignored"
+
+
+LANE_RETRY_NEEDS_RUN_ID = "a retry names the run it retries: pass run_id"
+LANE_RUN_ID_ONLY_FOR_RETRY = "run_id is only accepted with kind='retry'"
+LANE_SCHEDULED_NEEDS_TIME = (
+    "scheduled_for must be an aware datetime (the instant the run was due); "
+    "a scheduled trigger needs it"
+)
+LANE_RETRY_KEEPS_ITS_TIME = "a retry keeps its run's scheduled_for: do not pass one"
+
+
+def lane_run_not_found(run_id: object) -> str:
+    return f"lane run '{run_id}' not found"
+
+
+def lane_retry_policy_changed(run_id: str, recorded: str, current: str) -> str:
+    return (
+        f"run '{run_id}' was recorded under selection policy '{recorded}' but the lane now "
+        f"runs '{current}': a changed policy is a new run, trigger its window again instead"
+    )
+
+
+def lane_attempt_superseded(attempt: int) -> str:
+    return f"superseded by retry attempt {attempt} (this attempt was left unfinished)"
+
+
+# §11 infrastructure as code (trigger documents)
+def iac_line_invalid(line: int, reason: str) -> str:
+    return f"line {line}: not a JSON object ({reason}); each line is one trigger document"
+
+
+def iac_document_invalid(number: int, reason: str) -> str:
+    return f"document {number}: {reason}"
+
+
+IAC_DOCUMENTS_NOT_LIST = "documents must be a list of trigger documents (JSON objects)"
+IAC_TABLES_NOT_NAMES = "tables must be a list of table names"
+
+
+def iac_table_unknown(name: str, scope: str, scope_id: str) -> str:
+    return (
+        f"table '{name}' is not a live table of {scope}:{scope_id}. "
+        "documents name their table by its name in the scope given"
+    )
+
+
+def iac_table_ambiguous(name: str, count: int) -> str:
+    return (
+        f"table name '{name}' names {count} live tables of this scope; "
+        "trigger documents need table names that are unique within the scope"
+    )
+
+
+def iac_trigger_id_in_two_tables(trigger_id: str) -> str:
+    return f"trigger id '{trigger_id}' appears in documents of two tables"
+
+
+# --- Studio (issue 13, SPEC §16) --------------------------------------------------------------
+STUDIO_CSRF_INVALID = "this form is missing its CSRF token or it does not match; reload the page"
+STUDIO_READ_ONLY = "your token may look but not change this (ask for a moderator or write token)"
+STUDIO_TOKEN_INVALID = "that token is not valid (unknown, expired or revoked); paste another"
+STUDIO_NO_SCHEDULES = "your token lacks the 'schedules:read' permission needed for this page"
+STUDIO_NO_SCOPE = "your token has no table scope (chatroom, workspace or user)"
+STUDIO_MODERATOR_ONLY = (
+    "triggers, the schedule preview and runs need a moderator token of this table's scope"
+)
+STUDIO_RESUME_DATA_INVALID = "resume data must be JSON (or left empty)"
+
 # --- issue 17: why didn't it fire? -------------------------------------------------------------
 
-TRIGGER_NOT_FOUND = "trigger not found"
 NEXT_FIRES_CLOCK_ONLY = (
     "next fires are computed for interval, daily and cron triggers; a date_column_reached"
     " trigger fires per record (see the schedule preview)"

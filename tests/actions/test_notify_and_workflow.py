@@ -40,7 +40,7 @@ def test_messages_are_paged(tocsin: Tocsin) -> None:
     make_run(tocsin, table, trg)
     tocsin.work(now=LATER)
     page = tocsin.messages(table["scope_id"], skip=1, limit=2)
-    assert [m["text"] for m in page["items"]] == ["m1", "m2"]
+    assert [m["text"] for m in page["items"]] == ["m3", "m2"]  # newest first
     assert (page["total"], page["skip"], page["limit"]) == (5, 1, 2)
     with pytest.raises(ValidationError):
         tocsin.messages(table["scope_id"], limit=0)

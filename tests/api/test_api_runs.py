@@ -21,6 +21,7 @@ COUNT_KEYS = {
     "trigger_runs_requeued",
     "staged_changes_requeued",
     "schedules_fired",
+    "lanes_fired",
 }
 
 

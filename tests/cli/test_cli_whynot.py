@@ -39,15 +39,19 @@ def test_trigger_commands_and_due(env: dict[str, str], tocsin: Tocsin) -> None:
     tocsin.tick(now=NOW)
     finish_all(tocsin, table_id, now=NOW)
     tocsin.tick(now=NOW + timedelta(days=7))
-    skips = invoke("triggers", "skips", table_id, saved["id"])
+    skips = invoke("triggers", "skips", "--table", table_id, saved["id"])
     assert skips.exit_code == 0, skips.output
     assert "1 skip range(s)" in skips.output and "coalesced" in skips.output
     assert "10079" in skips.output
-    as_json = json.loads(invoke("triggers", "skips", table_id, saved["id"], "--json").output)
+    as_json = json.loads(
+        invoke("triggers", "skips", "--table", table_id, saved["id"], "--json").output
+    )
     assert as_json["items"][0]["count"] == 10_079
     at = (NOW + timedelta(days=7, minutes=1)).isoformat()
     nxt = json.loads(
-        invoke("triggers", "next", table_id, saved["id"], "-n", "2", "--at", at, "--json").output
+        invoke(
+            "triggers", "next", "--table", table_id, saved["id"], "-n", "2", "--at", at, "--json"
+        ).output
     )
     assert [i["status"] for i in nxt["items"]] == ["waiting_for_active_run", "scheduled"]
     due = invoke("due", "--at", "2026-09-03T05:03:13Z")
@@ -57,9 +61,9 @@ def test_trigger_commands_and_due(env: dict[str, str], tocsin: Tocsin) -> None:
     assert report["runs"] == 0
     bad = invoke("due", "--at", "tomorrow")
     assert bad.exit_code == 2 and "--at must be an ISO instant" in bad.output
-    ran = invoke("triggers", "run", table_id, saved["id"])
+    ran = invoke("triggers", "run", "--table", table_id, saved["id"])
     assert ran.exit_code == 0 and json.loads(ran.output)["source"] == "manual"
-    missing = invoke("triggers", "skips", table_id, "trg_nope")
+    missing = invoke("triggers", "skips", "--table", table_id, "trg_nope")
     assert missing.exit_code == 1 and "error (404): trigger not found" in missing.output
 
 

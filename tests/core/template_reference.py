@@ -66,6 +66,8 @@ def _resolve(text: str, match: re.Match[str], ctx: TemplateContext) -> tuple[Any
         return ctx.run_id or "", start + 2
     if ns == "run" and name == "scheduled_for":
         return _stamp(ctx.scheduled_for), start + len(name)
+    if ns == "run" and name == "error":
+        return ctx.error or "", start + len(name)
     return match.group(0), start  # not a token we know: left as written
 
 

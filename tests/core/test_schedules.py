@@ -87,7 +87,9 @@ def test_offset_refused(offset: object) -> None:
 def test_column_missing(column: object) -> None:
     raw = {"type": "date_column_reached", "column": column}
     error = refused(raw, "schedule_column_missing")
-    assert error.detail == f"date_column_reached column '{column}' does not exist on this table"
+    seed = f"date_column_reached column '{column}' does not exist on this table"
+    # the SPEC text, exactly, then the table's columns (issue 18)
+    assert error.detail == f"{seed}. columns: {', '.join(COLUMNS)}"
 
 
 def test_column_key_absent() -> None:

@@ -96,7 +96,7 @@ def test_schedule_is_normalized() -> None:
         {
             "on": "schedule",
             "schedule": {"type": "daily", "at": "01:30", "timezone": "UTC"},
-            "actions": [],
+            "actions": [NOTIFY],
         },
     ]
     out = validate(raw)
@@ -198,7 +198,8 @@ def test_materialize_slots_only_on_daily() -> None:
 
 def test_duplicate_ids() -> None:
     error = refused(
-        [interval(id="trg_a", actions=[]), interval(id="trg_a", actions=[])], "trigger_id_duplicate"
+        [interval(id="trg_a", actions=[NOTIFY]), interval(id="trg_a", actions=[NOTIFY])],
+        "trigger_id_duplicate",
     )
     assert error.detail == messages.trigger_id_duplicate("trg_a")
     refused(
@@ -208,32 +209,35 @@ def test_duplicate_ids() -> None:
 
 
 def test_schedule_rules_apply() -> None:
-    refused([{"on": "schedule", "actions": []}], "schedule_object_missing")
-    refused([interval(actions=[]) | {"schedule": {"type": "monthly"}}], "unsupported_schedule_type")
+    refused([{"on": "schedule", "actions": [NOTIFY]}], "schedule_object_missing")
+    refused(
+        [interval(actions=[NOTIFY]) | {"schedule": {"type": "monthly"}}],
+        "unsupported_schedule_type",
+    )
     bool_offset = {"type": "date_column_reached", "column": "Due", "offset_minutes": True}
     error = refused(
-        [{"on": "schedule", "schedule": bool_offset, "actions": []}], "offset_minutes_invalid"
+        [{"on": "schedule", "schedule": bool_offset, "actions": [NOTIFY]}], "offset_minutes_invalid"
     )
     assert error.detail == messages.OFFSET_MINUTES_INVALID
 
 
 def test_when_rules_apply() -> None:
     bad_column = [{"column": "Nope", "op": "eq", "value": 1}]
-    refused([{"on": "created", "when": bad_column, "actions": []}], "when_column_missing")
+    refused([{"on": "created", "when": bad_column, "actions": [NOTIFY]}], "when_column_missing")
     bad_op = [{"column": "Status", "op": "~", "value": 1}]
-    refused([{"on": "created", "when": bad_op, "actions": []}], "when_predicate_invalid")
+    refused([{"on": "created", "when": bad_op, "actions": [NOTIFY]}], "when_predicate_invalid")
     # accepted (and validated) on interval/daily, never evaluated there
     when = [{"column": "Status", "op": "eq", "value": "x"}]
-    assert validate([interval(when=when, actions=[])])[0]["when"] == when
+    assert validate([interval(when=when, actions=[NOTIFY])])[0]["when"] == when
 
 
 def test_kind_change_is_refused() -> None:
-    previous = validate([interval(id="trg_k", actions=[])])
+    previous = validate([interval(id="trg_k", actions=[NOTIFY])])
     daily = {
         "id": "trg_k",
         "on": "schedule",
         "schedule": {"type": "daily", "at": "01:30"},
-        "actions": [],
+        "actions": [NOTIFY],
     }
     error = refused([daily], "schedule_kind_change_requires_new_trigger_id", previous)
     assert error.detail == kind_change_text("trg_k")
@@ -241,7 +245,7 @@ def test_kind_change_is_refused() -> None:
     # timing changes under the same kind are fine; so is a new id
     assert validate(
         [
-            interval(id="trg_k", actions=[])
+            interval(id="trg_k", actions=[NOTIFY])
             | {"schedule": {"type": "interval", "every_seconds": 60}}
         ],
         previous,
@@ -256,7 +260,7 @@ def test_cron_rejects_when() -> None:
         "on": "schedule",
         "schedule": {"type": "cron", "expression": "0 9 * * *"},
         "when": when,
-        "actions": [],
+        "actions": [WEBHOOK],
     }
     error = refused([trigger], "cron_when_not_allowed")
     assert error.detail == CRON_WHEN_TEXT
@@ -295,7 +299,7 @@ def test_cron_trigger_ok() -> None:
 
 
 def test_classify_valid() -> None:
-    stored = validate([interval(actions=[])])
+    stored = validate([interval(actions=[NOTIFY])])
     assert classify_stored(stored[0], COLUMNS) == []
     assert classify_stored_config(stored, COLUMNS) == [[]]
 

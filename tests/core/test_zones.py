@@ -17,10 +17,12 @@ import pytest
 
 from tocsin import messages
 from tocsin.core.zones import (
+    canonical_zone,
     get_zone,
     is_ambiguous,
     is_known_zone,
     is_nonexistent,
+    suggest,
     wall_to_instant,
 )
 from tocsin.errors import ConfigError
@@ -82,10 +84,30 @@ def test_non_string_timezone(value: object) -> None:
 def test_unknown_timezone(name: str) -> None:
     with pytest.raises(ConfigError) as info:
         get_zone(name)
-    assert info.value.detail == unknown_text(name)
-    assert info.value.detail == messages.daily_timezone_unknown(name)
+    # the SPEC text, exactly, then the nearest valid names when some are close (issue 18)
+    assert unknown_text(name) == messages.daily_timezone_unknown(name)
+    assert info.value.detail == unknown_text(name) + messages.did_you_mean(suggest(name))
     assert info.value.code == "timezone_invalid"
     assert not is_known_zone(name)
+
+
+def test_an_unknown_zone_names_the_nearest_valid_ones() -> None:
+    with pytest.raises(ConfigError) as info:
+        get_zone("Europe/Berln")
+    assert info.value.detail == (
+        unknown_text("Europe/Berln")
+        + " (did you mean 'Europe/Berlin', 'Europe/Dublin' or 'Europe/Belfast'?)"
+    )
+    with pytest.raises(ConfigError) as far:
+        get_zone("Mars/Olympus")
+    assert far.value.detail == unknown_text("Mars/Olympus")  # nothing close: the text alone
+
+
+@pytest.mark.parametrize("name", ["europe/berlin", "EUROPE/BERLIN", "eUrOpE/bErLiN"])
+def test_any_case_of_a_known_zone_is_that_zone(name: str) -> None:
+    assert get_zone(name).key == "Europe/Berlin"
+    assert canonical_zone(name) == "Europe/Berlin"
+    assert not is_known_zone(name)  # as written, it is not an IANA key
 
 
 @pytest.mark.parametrize(

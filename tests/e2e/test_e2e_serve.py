@@ -200,6 +200,16 @@ def test_demo_seeds_serves_and_completes_runs(tmp_path: Path) -> None:
             "wf_demo-digest__every-minute",
             "wf_demo-digest__morning",
         }
+        # Studio's one-click sign-in (SPEC §16): a session cookie, then away from the token
+        with httpx.Client(follow_redirects=False, timeout=10) as browser:
+            signed = browser.get(values["STUDIO"])
+            assert signed.status_code == 303
+            assert signed.headers["location"] == "/workflows/schedules"
+            cookie = signed.headers["set-cookie"]
+            assert "HttpOnly" in cookie and "SameSite=strict" in cookie
+            assert values["STUDIO"].rsplit("=", 1)[1] not in cookie  # never the token itself
+            studio = browser.get(f"{base}/workflows/schedules")
+            assert studio.status_code == 200 and "wf_demo-digest__morning" in studio.text
         fires_url = f"{base}/api/schedules/wf_demo-digest__every-minute/fires"
 
         def workflow_ran() -> bool:

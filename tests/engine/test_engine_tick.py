@@ -34,6 +34,7 @@ def test_response_shape(tocsin: Tocsin) -> None:
         "trigger_runs_requeued": 0,
         "staged_changes_requeued": 0,
         "schedules_fired": 0,
+        "lanes_fired": 0,
     }
 
 

@@ -49,7 +49,7 @@ def test_work_runs_actions_in_order_and_stores_one_receipt_each(tocsin: Tocsin) 
     assert all(r["ok"] and r["type"] == "notify" for r in done["action_results"])
     assert done["started_at"] == LATER and done["finished_at"] == LATER
     feed = tocsin.messages(table["scope_id"])
-    assert [m["text"] for m in feed["items"]] == ["one Leak", "two"]
+    assert [m["text"] for m in feed["items"]] == ["two", "one Leak"]  # newest first
     assert tocsin.work(now=LATER) == 0
 
 

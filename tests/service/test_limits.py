@@ -56,7 +56,7 @@ def test_a_notify_to_the_tables_own_chatroom_is_saved_and_posts(tocsin: Tocsin) 
     tocsin.set_triggers(table["id"], config, now=NOW)
     tocsin.insert_record(table["id"], {"T": "x"}, now=NOW)
     assert tocsin.work(now=LATER) == 1
-    assert [m["text"] for m in tocsin.messages(room)["items"]] == ["a x", "b x"]
+    assert [m["text"] for m in tocsin.messages(room)["items"]] == ["b x", "a x"]  # newest first
 
 
 @pytest.mark.parametrize("scope", ["workspace", "user"])

@@ -92,6 +92,8 @@ class ActionContext:
     action_id: str
     row: Mapping[str, Any] | None
     now: datetime
+    error: str | None = None
+    """The error that failed the run, while its ``on_failure`` actions run (``$run.error``)."""
 
     @property
     def recordless(self) -> bool:
@@ -120,6 +122,7 @@ class ActionContext:
             run_id=self.run.get("id"),
             scheduled_for=self.run.get("scheduled_for"),
             max_bytes=self.env.max_rendered_bytes,
+            error=self.error,
         )
 
 

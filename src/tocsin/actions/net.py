@@ -216,7 +216,7 @@ def send(
     url: str,
     headers: Mapping[str, str],
     json_body: Any = None,
-    content: str | None = None,
+    content: str | bytes | None = None,
     timeout_s: object = None,
 ) -> Answer:
     """One guarded request, pinned to the vetted address, that ends by its deadline

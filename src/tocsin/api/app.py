@@ -16,16 +16,21 @@ from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from fastapi import FastAPI
 
+from tocsin import studio
 from tocsin.service import Tocsin
 from tocsin.service.apps import open_with_app
 from tocsin.settings import Settings
 
 from . import demo
 from .background import Background
+from .deps import RejectUnknownQuery
+from .docs import install_docs
 from .errors import install_error_handlers
 from .guard import RequestGuard
 from .metrics import Metrics, serve_metrics
 from .routes import (
+    iac,
+    lanes,
     messages,
     ops,
     root,
@@ -43,8 +48,8 @@ log = logging.getLogger("tocsin.api")
 DESCRIPTION = """A durable trigger and schedule engine.
 
 Tenant routes take `Authorization: Bearer <token>` (create one with `tocsin tokens create`);
-root routes take `X-ADMIN-TOKEN`; `/api/schedules…` and `/api/workflows…` take a token with the
-`schedules:read` / `schedules:write` permission. Errors are JSON `{"detail": …}`."""
+root routes take `X-ADMIN-TOKEN`; `/api/schedules…`, `/api/workflows…` and `/api/lanes…` take a
+token with the `schedules:read` / `schedules:write` permission. Errors are JSON `{"detail": …}`."""
 
 
 def run_counter(tocsin: Tocsin) -> dict[str, int]:
@@ -96,6 +101,8 @@ def create_app(
         title="tocsin",
         version="0.1.0",
         description=DESCRIPTION,
+        docs_url=None,  # served from local assets by install_docs (offline)
+        redoc_url=None,
         lifespan=_lifespan(run_background, owned),
     )
     app.state.settings = settings
@@ -103,12 +110,27 @@ def create_app(
     app.state.metrics = Metrics(lambda: run_counter(facade))
     app.state.stopped_cleanly = None  # the lifespan's verdict once the background has stopped
     install_error_handlers(app)
+    install_docs(app)
     app.add_middleware(RequestGuard, tocsin=facade, settings=settings)
-    modules = (tables, triggers, runs, staged, messages, root, ops, schedules, workflows, whynot)
-    for module in modules:
-        app.include_router(module.router)
+    routers = (
+        tables,
+        triggers,
+        runs,
+        staged,
+        messages,
+        root,
+        ops,
+        schedules,
+        workflows,
+        iac,
+        lanes,
+        whynot,
+    )
+    for module in routers:
+        app.include_router(module.router, dependencies=[RejectUnknownQuery])
     if demo_routes:
         app.include_router(demo.router)
+    studio.install(app)  # the web UI (SPEC §16): /login, /workflows…, /tables…
     return app
 
 

@@ -13,6 +13,9 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import Depends, Header, Path, Query, Request
+from fastapi.dependencies.models import Dependant
+from fastapi.exceptions import RequestValidationError
+from fastapi.routing import APIRoute
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from tocsin import messages
@@ -52,6 +55,12 @@ Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 IdPath = Annotated[str, Path(pattern=ID_PATTERN, description="an id")]
 IdQuery = Annotated[str | None, Query(pattern=ID_PATTERN, description="an id")]
+# trigger ids are authored: 1-64 letters, digits, '_', '.', ':' or '-' (core.triggers)
+TRIGGER_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}$"
+TriggerIdPath = Annotated[str, Path(pattern=TRIGGER_ID_PATTERN, description="a trigger id")]
+TriggerIdQuery = Annotated[
+    str | None, Query(pattern=TRIGGER_ID_PATTERN, description="only this trigger's runs")
+]
 
 
 def require(role: str) -> Callable[..., Principal]:
@@ -144,3 +153,43 @@ SchedulesWrite = Annotated[Principal, Depends(require_permission("schedules:writ
 SCHEDULE_ID_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
 ScheduleIdPath = Annotated[str, Path(pattern=SCHEDULE_ID_PATTERN, description="a schedule id")]
 WorkflowIdPath = Annotated[str, Path(pattern=SCHEDULE_ID_PATTERN, description="a workflow id")]
+
+
+def _declared_query(route: APIRoute) -> frozenset[str]:
+    """The query parameter names ``route`` declares (its dependencies' included), cached."""
+    cached: frozenset[str] | None = getattr(route, "_tocsin_query_names", None)
+    if cached is None:
+        names: set[str] = set()
+        pending: list[Dependant] = [route.dependant]
+        while pending:
+            dependant = pending.pop()
+            names.update(param.alias for param in dependant.query_params)
+            pending.extend(dependant.dependencies)
+        cached = frozenset(names)
+        route._tocsin_query_names = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def reject_unknown_query(request: Request) -> None:
+    """422 for a query parameter the route does not declare (a typo such as ``?stauts=`` must
+    not silently list everything), in FastAPI's validation shape."""
+    route = request.scope.get("route")
+    if not isinstance(route, APIRoute):
+        return
+    allowed = _declared_query(route)
+    unknown = sorted({name for name in request.query_params if name not in allowed})
+    if unknown:
+        msg = messages.unknown_query_parameters(unknown, sorted(allowed))
+        errors = [
+            {
+                "type": "extra_forbidden",
+                "loc": ["query", name],
+                "msg": msg,
+                "input": request.query_params.get(name),
+            }
+            for name in unknown
+        ]
+        raise RequestValidationError(errors)
+
+
+RejectUnknownQuery = Depends(reject_unknown_query)

@@ -8,11 +8,23 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetJsonSchemaHandler,
+    StrictBool,
+    TypeAdapter,
+    model_validator,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import core_schema
 
 from tocsin import messages
+
+from .trigger_schema import DocumentedAs, Trigger, TriggerPatchDoc
 
 ColumnType = Literal["text", "number", "boolean", "date", "datetime", "select", "json"]
 RunStatus = Literal["pending", "running", "done", "failed", "stuck"]
@@ -88,7 +100,26 @@ class RecordWrite(Body):
 
 
 class TriggersPut(Body):
-    triggers: list[dict[str, Any]]
+    triggers: Annotated[list[dict[str, Any]], DocumentedAs(list[Trigger])]
+
+
+class TriggerPatch(Body):
+    """A JSON Merge Patch of one trigger (any subset of its keys; ``null`` removes a key)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return handler(TypeAdapter(TriggerPatchDoc).core_schema)
+
+    def patch(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class IacDocuments(Body):
+    documents: list[dict[str, Any]]
 
 
 class Out(BaseModel):
@@ -115,6 +146,13 @@ class RecordOut(Out):
     updated_at: datetime
 
 
+class RecordWritten(RecordOut):
+    """A record create/update answer: the record, and ``warnings`` (e.g. a datetime cell whose
+    UTC offset was ignored: cells are naive UTC, SPEC §4.1)."""
+
+    warnings: list[str] = Field(default_factory=list)
+
+
 class RunOut(Out):
     id: str
     table_id: str
@@ -128,10 +166,24 @@ class RunOut(Out):
     scheduled_for: datetime | None
     created_at: datetime
     updated_at: datetime
+    next_attempt_at: datetime | None = None
+    """A run waiting for an automatic retry (the trigger's ``retry`` policy): not before then."""
 
 
 class TriggersOut(Out):
-    triggers: list[dict[str, Any]]
+    triggers: Annotated[list[dict[str, Any]], DocumentedAs(list[Trigger])]
+
+
+class TriggerOut(Out):
+    """One trigger, normalized, every id present (see ``Trigger`` for its shape)."""
+
+    id: str
+    on: str
+    actions: list[dict[str, Any]]
+
+
+class IacPlanOut(Out):
+    plan: list[dict[str, Any]]
 
 
 class Page(BaseModel):
@@ -150,6 +202,7 @@ class TickCounts(Out):
     trigger_runs_requeued: int
     staged_changes_requeued: int
     schedules_fired: int = 0
+    lanes_fired: int = 0
 
 
 class ErrorOut(BaseModel):
@@ -164,15 +217,20 @@ def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
 __all__ = [
     "ColumnType",
     "ErrorOut",
+    "IacDocuments",
+    "IacPlanOut",
     "Page",
     "RecordOut",
     "RecordWrite",
+    "RecordWritten",
     "RunOut",
     "RunStatus",
     "Scope",
     "TableCreate",
     "TableOut",
     "TickCounts",
+    "TriggerOut",
+    "TriggerPatch",
     "TriggersOut",
     "TriggersPut",
     "error_responses",

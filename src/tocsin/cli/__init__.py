@@ -3,8 +3,13 @@
 - ``tocsin serve``: API + embedded ticker + in-process worker (``--app`` for workflows)
 - ``tocsin scheduler`` / ``tocsin worker`` / ``tocsin tick``: the parts, separately
 - ``tocsin schedules …`` / ``tocsin workflows …``: workflow schedules and runs (SPEC §12)
+- ``tocsin lanes list|contracts|verify``: lanes and their run contracts (SPEC §14)
 - ``tocsin runs list|retry``, ``tocsin preview``: operate on one table
+- ``tocsin tables list|show|create``, ``tocsin triggers list|show|set|pause|resume``,
+  ``tocsin messages``: the data plane (refuse to create a database by accident: ``--create``)
+- ``tocsin export|plan|apply``: trigger documents as code (SPEC §11)
 - ``tocsin tokens create``: a bearer token for one scope and role
+- ``tocsin secrets rotate``: a scope's webhook signing secret
 - ``tocsin demo``: seed a demo database and serve it (``make run``)
 """
 
@@ -14,7 +19,7 @@ import typer
 
 from tocsin.errors import SettingsError
 
-from . import demo, processes, tables, tokens, whynot, workflows
+from . import data, demo, iac, lanes, processes, secrets, tables, tokens, whynot, workflows
 
 app = typer.Typer(
     name="tocsin",
@@ -24,10 +29,14 @@ app = typer.Typer(
 )
 processes.register(app)
 tables.register(app)
+iac.register(app)
 app.add_typer(tables.runs_app, name="runs")
+data.register(app)
 app.add_typer(tokens.app, name="tokens")
+app.add_typer(secrets.app, name="secrets")
 app.add_typer(workflows.schedules_app, name="schedules")
 app.add_typer(workflows.workflows_app, name="workflows")
+app.add_typer(lanes.lanes_app, name="lanes")
 demo.register(app)
 whynot.register(app)
 

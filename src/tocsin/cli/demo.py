@@ -107,7 +107,15 @@ def seed(tocsin: Tocsin, base_url: str) -> dict[str, str]:
     tocsin.set_triggers(table["id"], demo_triggers(base_url))
     token = tocsin.create_token(scope="chatroom", scope_id=DEMO_CHATROOM, role="moderator")
     schedules = tocsin.create_token(permissions=["schedules:write"])
-    return {"TABLE": table["id"], "TOKEN": token, "SCHEDULES_TOKEN": schedules}
+    studio = tocsin.create_token(  # Studio's one-click sign-in: the tables and the schedules
+        scope="chatroom", scope_id=DEMO_CHATROOM, role="moderator", permissions=["schedules:write"]
+    )
+    return {
+        "TABLE": table["id"],
+        "TOKEN": token,
+        "SCHEDULES_TOKEN": schedules,
+        "STUDIO": f"{base_url}/login?token={studio}",
+    }
 
 
 def environment(settings: Settings, base_url: str, seeded: dict[str, str]) -> dict[str, str]:
@@ -125,6 +133,7 @@ def announce(env: dict[str, str]) -> None:
     lines = [f"export {key}='{value}'" for key, value in env.items()]
     ENV_FILE.write_text("\n".join(lines) + "\n", encoding="utf-8")
     typer.echo(f"\ntocsin demo: {env['TOCSIN']}  (OpenAPI docs at {env['TOCSIN']}/docs)")
+    typer.echo(f"  Studio (one-click sign-in):   {env['STUDIO']}")
     typer.echo(f"  admin token (X-ADMIN-TOKEN):  {env['ADMIN']}")
     typer.echo(f"  moderator token (Bearer):     {env['TOKEN']}")
     typer.echo(f"  schedules token (Bearer):     {env['SCHEDULES_TOKEN']}")

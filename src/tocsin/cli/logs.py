@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 from datetime import UTC, datetime
 from typing import Any
@@ -16,6 +17,8 @@ _STANDARD = set(vars(logging.makeLogRecord({}))) | {
     "taskName",
     "color_message",
 }
+# Studio's one-click sign-in link (``/login?token=…``) must not leave its token in access logs
+_TOKEN_IN_QUERY = re.compile(r"([?&]token=)[^&\s\"]+")
 
 
 class JsonLinesFormatter(logging.Formatter):
@@ -26,7 +29,7 @@ class JsonLinesFormatter(logging.Formatter):
             "ts": datetime.fromtimestamp(record.created, UTC).isoformat(),
             "level": record.levelname.lower(),
             "logger": record.name,
-            "msg": record.getMessage(),
+            "msg": _TOKEN_IN_QUERY.sub(r"\1[redacted]", record.getMessage()),
         }
         for key, value in vars(record).items():
             if key not in _STANDARD and not key.startswith("_"):

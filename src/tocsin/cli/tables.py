@@ -1,17 +1,21 @@
-"""Commands on one table: ``tocsin runs list|retry`` and ``tocsin preview`` (SPEC §7–§9)."""
+"""Commands on one table: ``tocsin runs list|retry`` and ``tocsin preview`` (SPEC §7–§9).
+
+They open an existing database only (``render.open_existing``): with ``TOCSIN_DATABASE_URL``
+unset and no ``./tocsin.db`` they say so instead of answering "table not found"."""
 
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from tocsin.errors import TocsinError
+from tocsin import messages
+from tocsin.errors import TocsinError, ValidationError
 
-from .processes import open_tocsin
+from .render import fail, print_rows
+from .render import open_existing as open_tocsin
 
 runs_app = typer.Typer(help="List and retry a table's trigger runs.", no_args_is_help=True)
 
@@ -19,21 +23,28 @@ TableOpt = Annotated[str, typer.Option("--table", help="The table id.")]
 RUN_COLUMNS = ("id", "trigger_id", "source", "status", "attempts", "scheduled_for", "error")
 
 
-def _fail(exc: TocsinError) -> typer.Exit:
-    typer.echo(f"error ({exc.status}): {exc.detail}", err=True)
-    return typer.Exit(1)
+_fail = fail
+WINDOW = "ISO 8601, e.g. 2026-09-01T09:00Z; UTC unless it carries an offset"
+Since = Annotated[str | None, typer.Option(help=f"Runs created at or after ({WINDOW}).")]
+Until = Annotated[str | None, typer.Option(help=f"Runs created before ({WINDOW}).")]
+
+
+def parse_instant(name: str, text: str | None) -> datetime | None:
+    """``--since``/``--until``: ISO 8601 (a date, or a date and time, ``Z`` or an offset)."""
+    if text is None:
+        return None
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        raise ValidationError(messages.run_window_invalid(f"--{name} {text!r}")) from None
 
 
 def _render_runs(page: dict[str, Any], as_json: bool) -> None:
     if as_json:
         typer.echo(json.dumps(page, default=str))
         return
-    grid = Table(title=f"{page['total']} run(s)")
-    for name in RUN_COLUMNS:
-        grid.add_column(name)
-    for run in page["items"]:
-        grid.add_row(*("" if run.get(c) is None else str(run.get(c)) for c in RUN_COLUMNS))
-    Console().print(grid)
+    ids = ("id", "trigger_id")
+    print_rows(f"{page['total']} run(s)", RUN_COLUMNS, page["items"], ids=ids)
 
 
 @runs_app.command("list")
@@ -42,12 +53,25 @@ def list_runs(
     status: Annotated[str | None, typer.Option(help="pending|running|done|failed|stuck")] = None,
     skip: Annotated[int, typer.Option(min=0)] = 0,
     limit: Annotated[int, typer.Option(min=1, max=500)] = 50,
+    trigger: Annotated[str | None, typer.Option("--trigger", help="Only this trigger.")] = None,
+    record: Annotated[str | None, typer.Option("--record", help="Only this record.")] = None,
+    since: Since = None,
+    until: Until = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """A table's runs, newest first."""
+    """A table's runs, newest first; --trigger, --record, --since and --until narrow it."""
     tocsin = open_tocsin()
     try:
-        page = tocsin.list_runs(table, status=status, skip=skip, limit=limit)
+        page = tocsin.list_runs(
+            table,
+            status=status,
+            skip=skip,
+            limit=limit,
+            trigger_id=trigger,
+            record_id=record,
+            since=parse_instant("since", since),
+            until=parse_instant("until", until),
+        )
     except TocsinError as exc:
         raise _fail(exc) from None
     finally:

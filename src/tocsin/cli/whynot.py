@@ -1,5 +1,5 @@
-"""Why (not) on the command line (issue 17): ``tocsin due``, ``tocsin triggers skips|next|run``
-and ``tocsin schedules skips|next|backfill``; Rich tables (``--json`` for machines)."""
+"""Why (not) on the command line (issue 17): ``tocsin due``, ``tocsin triggers skips|next|run
+--table T TRIGGER`` and ``tocsin schedules skips|next|backfill``; Rich tables (``--json``)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,8 @@ from typing import Annotated, Any
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+from .data import TableOpt, TriggerArg, triggers_app
 from .workflows import JsonOpt, Limit, Skip, _facade, _print, _table, schedules_app
-
-triggers_app = typer.Typer(help="Table triggers: skips, next fires, run now.")
 
 AtOpt = Annotated[
     str | None, typer.Option("--at", help="An ISO instant with its offset (2026-12-01T09:00Z).")
@@ -82,7 +81,11 @@ def _due_row(entry: dict[str, Any]) -> dict[str, Any]:
 
 @triggers_app.command("skips")
 def trigger_skips(
-    table_id: str, trigger_id: str, skip: Skip = 0, limit: Limit = 50, as_json: JsonOpt = False
+    table_id: TableOpt,
+    trigger_id: TriggerArg,
+    skip: Skip = 0,
+    limit: Limit = 50,
+    as_json: JsonOpt = False,
 ) -> None:
     """A trigger's skipped occurrences as ranges, newest first."""
     with _facade() as t:
@@ -93,7 +96,11 @@ def trigger_skips(
 
 @triggers_app.command("next")
 def trigger_next(
-    table_id: str, trigger_id: str, n: NOpt = 10, at: AtOpt = None, as_json: JsonOpt = False
+    table_id: TableOpt,
+    trigger_id: TriggerArg,
+    n: NOpt = 10,
+    at: AtOpt = None,
+    as_json: JsonOpt = False,
 ) -> None:
     """The next instants a clock trigger fires at, in UTC and its zone."""
     when = _instant(at)
@@ -103,7 +110,7 @@ def trigger_next(
 
 
 @triggers_app.command("run")
-def trigger_run(table_id: str, trigger_id: str) -> None:
+def trigger_run(table_id: TableOpt, trigger_id: TriggerArg) -> None:
     """One manual run of a trigger now (never consumes or blocks a scheduled occurrence)."""
     with _facade() as t:
         run = t.run_trigger(table_id, trigger_id)
@@ -158,8 +165,8 @@ def schedule_backfill(
 
 
 def register(app: typer.Typer) -> None:
+    """``tocsin due``; the trigger and schedule commands join ``triggers`` / ``schedules``."""
     app.command()(due)
-    app.add_typer(triggers_app, name="triggers")
 
 
-__all__ = ["register", "triggers_app"]
+__all__ = ["register"]

@@ -11,12 +11,16 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 HTTP_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"})
+WEBHOOK_METHODS = ("POST", "PUT", "PATCH")
 MAX_HORIZON_DAYS = 366
 _SLOT_COLUMNS = ("weekday_column", "start_column", "end_column", "slot_minutes_column")
 # type -> (required fields, optional fields); a field maps to the name of its check
 ACTION_FIELDS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "notify": ({"message": "text"}, {"chatroom_id": "text"}),
-    "webhook": ({"url": "text"}, {"payload": "json", "headers": "headers", "timeout_s": "seconds"}),
+    "webhook": (
+        {"url": "text"},
+        {"payload": "json", "headers": "headers", "timeout_s": "seconds", "method": "hook_method"},
+    ),
     "api_call": (
         {"method": "method", "url": "text"},
         {"headers": "headers", "body": "json", "timeout_s": "seconds"},
@@ -42,6 +46,7 @@ FIELD_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
         "an object of string header values",
     ),
     "method": (lambda v: isinstance(v, str) and v.upper() in HTTP_METHODS, "an HTTP method"),
+    "hook_method": (lambda v: v in WEBHOOK_METHODS, "one of " + ", ".join(WEBHOOK_METHODS)),
     # an outbound action's timeout_s (the runtime caps it: TOCSIN_ACTION_TIMEOUT_MAX_S)
     "seconds": (
         lambda v: type(v) in (int, float) and 0 < v < math.inf,
@@ -54,4 +59,11 @@ FIELD_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
 }
 
 
-__all__ = ["ACTION_FIELDS", "ACTION_TYPES", "FIELD_CHECKS", "HTTP_METHODS", "MAX_HORIZON_DAYS"]
+__all__ = [
+    "ACTION_FIELDS",
+    "ACTION_TYPES",
+    "FIELD_CHECKS",
+    "HTTP_METHODS",
+    "MAX_HORIZON_DAYS",
+    "WEBHOOK_METHODS",
+]

@@ -16,7 +16,7 @@ from datetime import date
 from typing import Any
 
 from tocsin import messages
-from tocsin.core.instants import classify_cell
+from tocsin.core.instants import classify_cell, ignored_offset
 from tocsin.errors import ValidationError
 
 COLUMN_TYPES = ("text", "number", "boolean", "date", "datetime", "select", "json")
@@ -100,11 +100,22 @@ def validate_cells(columns: Mapping[str, str], data: object) -> dict[str, Any]:
     return dict(data)
 
 
+def offset_warnings(columns: Mapping[str, str], data: Mapping[str, Any]) -> list[str]:
+    """One warning per datetime cell of ``data`` written with an offset the naive-UTC rule
+    ignores (SPEC §4.1; issue 18): the write is accepted, the caller is told."""
+    out = []
+    for name, value in data.items():
+        if columns.get(name) == "datetime" and (offset := ignored_offset(value)) is not None:
+            out.append(messages.datetime_offset_ignored(str(name), str(value), offset))
+    return out
+
+
 __all__ = [
     "COLUMN_TYPES",
     "MAX_JSON_DEPTH",
     "cell_ok",
     "is_plain_json",
+    "offset_warnings",
     "validate_cells",
     "validate_columns",
 ]

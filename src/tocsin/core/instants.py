@@ -87,6 +87,19 @@ def classify_cell(value: object) -> tuple[CellStatus, datetime | None]:
     return "ok", instant
 
 
+def ignored_offset(value: object) -> str | None:
+    """The explicit UTC offset of a valid datetime cell that the naive-UTC rule drops (SPEC
+    §4.1: ``+08:00`` is ignored, not converted), or None: no offset, ``Z`` or a zero offset,
+    which change nothing."""
+    if not isinstance(value, str):
+        return None
+    match = _CELL.fullmatch(value.strip())
+    tz = None if match is None else match.group("tz")
+    if tz is None or tz in ("Z", "z") or tz.replace(":", "")[1:] == "0000":
+        return None
+    return tz if classify_cell(value)[0] == "ok" else None
+
+
 def add_minutes_saturating(dt: datetime, minutes: int) -> datetime:
     """``dt + minutes``, clamped to ``MIN_UTC``/``MAX_UTC`` instead of raising (SPEC §4.1).
 

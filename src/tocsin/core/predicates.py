@@ -50,7 +50,8 @@ def _validate_one(item: object, columns: Mapping[str, str]) -> dict[str, Any]:
         raise _invalid(f"unknown op {op!r}. valid ops: {', '.join(OPS)}")
     column = item.get("column")
     if not isinstance(column, str) or column not in columns:
-        raise ConfigError(messages.when_column_missing(column), code="when_column_missing")
+        detail = messages.with_columns(messages.when_column_missing(column), columns)
+        raise ConfigError(detail, code="when_column_missing")
     out: dict[str, Any] = {"column": column, "op": op}
     if op in _UNARY:
         if "value" in item:

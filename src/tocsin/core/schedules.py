@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Literal, TypeGuard
 
 from tocsin import messages
 from tocsin.core import cron
-from tocsin.core.zones import get_zone
+from tocsin.core.zones import canonical_zone, get_zone
 from tocsin.errors import ConfigError
 
 SCHEDULE_TYPES = ("date_column_reached", "interval", "daily", "cron")
@@ -94,13 +94,17 @@ def normalize_schedule(raw: Mapping[str, Any]) -> dict[str, Any]:
     """Omit-when-default (SPEC §4.5); idempotent, never raises, never validates.
 
     ``offset_minutes: 0`` (a real integer, not ``False``) and ``timezone: "UTC"`` on daily/cron
-    are dropped; a cron expression has its whitespace runs collapsed. Everything else is kept.
+    are dropped (a known zone written in another case is spelled as IANA does first); a cron
+    expression has its whitespace runs collapsed. Everything else is kept.
     """
     out = dict(raw)
     kind = out.get("type")
     offset = out.get("offset_minutes")
     if kind == "date_column_reached" and is_int(offset) and offset == 0:
         del out["offset_minutes"]
+    zone = out.get("timezone")
+    if kind in ("daily", "cron") and isinstance(zone, str) and (canonical := canonical_zone(zone)):
+        out["timezone"] = canonical  # any case of a known zone names it (issue 18)
     if kind in ("daily", "cron") and out.get("timezone") == "UTC":
         del out["timezone"]
     if kind == "cron" and isinstance(out.get("expression"), str):
@@ -182,7 +186,7 @@ def _date_column(
     offset = body.get("offset_minutes", 0)
     ok = True
     if not isinstance(column, str) or column not in columns:
-        detail = messages.schedule_column_missing(column)
+        detail = messages.with_columns(messages.schedule_column_missing(column), columns)
         problems.append(ConfigError(detail, code="schedule_column_missing"))
         ok = False
     elif columns[column] not in DATE_COLUMN_TYPES:
@@ -245,7 +249,8 @@ def _timezone(body: Mapping[str, Any], problems: list[ConfigError]) -> str | Lit
     except ConfigError as exc:
         problems.append(exc)
         return False
-    return None if name == "UTC" else str(name)
+    canonical = canonical_zone(str(name)) or str(name)  # any case of a known zone is accepted
+    return None if canonical == "UTC" else canonical
 
 
 __all__ = [

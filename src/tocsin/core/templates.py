@@ -4,7 +4,8 @@ Tokens:
 
 - ``$row.id`` (or ``${row.id}``) — the record id, even when a column is named ``id``;
 - ``$trigger.id``, ``$run.id``; ``$run.scheduled_for`` (RFC 3339, empty when the run has no
-  scheduled instant);
+  scheduled instant); ``$run.error`` (the error that failed the run, in ``on_failure`` actions;
+  empty elsewhere);
 - ``${row.<column>}`` — any column name, spaces and punctuation included (up to the ``}``);
 - ``$row.<column>`` — the *longest* column name of the row snapshot that follows ``$row.``, so
   ``$row.Due Date`` works when the row has a ``Due Date`` column and ``$row.案件名稱`` works
@@ -68,6 +69,8 @@ class TemplateContext:
     run_id: str | None = None
     scheduled_for: datetime | None = None
     max_bytes: int | None = None
+    error: str | None = None
+    """The run's error, for ``on_failure`` actions (``$run.error``); None renders ``""``."""
 
 
 def render(value: Any, ctx: TemplateContext) -> Any:
@@ -194,6 +197,8 @@ class _Render:
             return ctx.run_id or "", start + 2
         if ns == "run" and name == "scheduled_for":
             return _stamp(ctx.scheduled_for), start + len(name)
+        if ns == "run" and name == "error":
+            return ctx.error or "", start + len(name)
         return f"${ns}.", start  # not a token we know: left as written
 
     def _row_name(self, text: str, start: int) -> str:

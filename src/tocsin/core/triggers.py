@@ -18,8 +18,10 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeGuard
 
 from tocsin import messages
+from tocsin.core.action_checks import table_problem
 from tocsin.core.action_fields import ACTION_FIELDS, ACTION_TYPES, FIELD_CHECKS
 from tocsin.core.predicates import validate_when
+from tocsin.core.retry_policy import validate_retry
 from tocsin.core.schedules import (
     Cron,
     Daily,
@@ -33,7 +35,7 @@ from tocsin.core.templates import has_row_tokens
 from tocsin.errors import ConfigError
 
 EVENTS = ("created", "updated", "deleted", "restored", "schedule")
-_TRIGGER_KEYS = ("id", "name", "on", "when", "schedule", "actions")
+_TRIGGER_KEYS = ("id", "name", "on", "when", "schedule", "actions", "retry", "on_failure")
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}", re.ASCII)
 
 
@@ -92,8 +94,12 @@ def _validate_trigger(item: object, columns: Mapping[str, str], new_id: NewId) -
     if isinstance(schedule, Cron) and item.get("when"):
         raise ConfigError(messages.CRON_WHEN_NOT_ALLOWED, code="cron_when_not_allowed")
     when = validate_when(item.get("when"), columns)
-    actions = _validate_actions(item.get("actions"), new_id)
-    _check_schedule_actions(schedule, actions)
+    actions = _validate_actions(item.get("actions"), new_id, columns, what="actions")
+    alerts = None
+    if item.get("on_failure") is not None:
+        alerts = _validate_actions(item["on_failure"], new_id, columns, what="on_failure")
+        _refuse_shared_ids(actions, alerts)
+    _check_schedule_actions(schedule, actions + (alerts or []))
     out: dict[str, Any] = {"id": trigger_id}
     if "name" in item:
         out["name"] = item["name"]
@@ -103,7 +109,20 @@ def _validate_trigger(item: object, columns: Mapping[str, str], new_id: NewId) -
     if schedule is not None:
         out["schedule"] = schedule_to_dict(schedule)
     out["actions"] = actions
+    if item.get("retry") is not None:
+        out["retry"] = validate_retry(item["retry"])
+    if alerts is not None:
+        out["on_failure"] = alerts
     return out
+
+
+def _refuse_shared_ids(actions: list[dict[str, Any]], alerts: list[dict[str, Any]]) -> None:
+    shared = {a["id"] for a in actions} & {a["id"] for a in alerts}
+    if shared:
+        raise _action_error(
+            f"action id '{min(shared)}' appears in both actions and on_failure (ids are "
+            "per trigger)"
+        )
 
 
 def _check_schedule_actions(schedule: Schedule | None, actions: list[dict[str, Any]]) -> None:
@@ -114,13 +133,19 @@ def _check_schedule_actions(schedule: Schedule | None, actions: list[dict[str, A
         raise ConfigError(messages.MATERIALIZE_SLOTS_DAILY_ONLY, code="action_invalid")
 
 
-def _validate_actions(raw: object, new_id: NewId) -> list[dict[str, Any]]:
+def _validate_actions(
+    raw: object, new_id: NewId, columns: Mapping[str, str], *, what: str
+) -> list[dict[str, Any]]:
     if not isinstance(raw, list):
-        raise _action_error("actions must be a list of action objects")
+        raise _action_error(f"{what} must be a list of action objects")
+    if not raw:
+        raise _action_error(f"{what} must hold at least one action (got an empty list)")
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
     for item in raw:
         action = _validate_action(item, new_id)
+        if (problem := table_problem(action, columns)) is not None:
+            raise _action_error(problem)
         if action["id"] in seen:
             raise _action_error(f"action id '{action['id']}' appears more than once")
         seen.add(action["id"])

@@ -14,10 +14,11 @@ never fires; see ``tocsin.core.cron``.)
 
 from __future__ import annotations
 
+import difflib
 import re
 from datetime import UTC, date, datetime, time
 from functools import lru_cache
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from tocsin import messages
 from tocsin.core.instants import MAX_UTC, MIN_UTC
@@ -34,19 +35,54 @@ _NOT_PORTABLE = frozenset({"localtime", "Factory", "posixrules"})
 _NOT_PORTABLE_PREFIXES = ("posix/", "right/")
 
 
+SUGGESTIONS = 3
+SUGGESTION_CUTOFF = 0.6
+
+
 def get_zone(name: object) -> ZoneInfo:
-    """The ``ZoneInfo`` for an IANA name, or ``ConfigError`` (code ``timezone_invalid``)."""
+    """The ``ZoneInfo`` for an IANA name in any case (``europe/berlin`` is Europe/Berlin), or
+    ``ConfigError`` (code ``timezone_invalid``): the SPEC text, then the nearest valid names
+    (``did you mean 'Europe/Berlin'?``) when some are close."""
     if not isinstance(name, str):
         raise ConfigError(messages.DAILY_TIMEZONE_NOT_STRING, code=TIMEZONE_INVALID)
-    zone = _load(name)
+    canonical = canonical_zone(name)
+    zone = None if canonical is None else _load(canonical)
     if zone is None:
-        raise ConfigError(messages.daily_timezone_unknown(name), code=TIMEZONE_INVALID)
+        detail = messages.daily_timezone_unknown(name) + messages.did_you_mean(suggest(name))
+        raise ConfigError(detail, code=TIMEZONE_INVALID)
     return zone
 
 
 def is_known_zone(name: object) -> bool:
-    """True when ``get_zone(name)`` would succeed."""
+    """True when ``name`` is an IANA zone as written (exact case)."""
     return isinstance(name, str) and _load(name) is not None
+
+
+def canonical_zone(name: str) -> str | None:
+    """``name`` as the IANA database spells it (any case accepted), or None when unknown."""
+    if _load(name) is not None:
+        return name
+    return _by_folded_name().get(name.casefold())
+
+
+def suggest(name: str) -> list[str]:
+    """Up to ``SUGGESTIONS`` known zone names closest to ``name`` (case-insensitive)."""
+    folded = _by_folded_name()
+    close = difflib.get_close_matches(
+        name.casefold(), list(folded), n=SUGGESTIONS, cutoff=SUGGESTION_CUTOFF
+    )
+    return [folded[key] for key in close]
+
+
+@lru_cache(maxsize=1)
+def _by_folded_name() -> dict[str, str]:
+    """Every portable zone name by its case-folded spelling."""
+    names = sorted(
+        n
+        for n in available_timezones()
+        if n not in _NOT_PORTABLE and not n.startswith(_NOT_PORTABLE_PREFIXES)
+    )
+    return {n.casefold(): n for n in names}
 
 
 @lru_cache(maxsize=1024)
@@ -100,10 +136,12 @@ def local_date(instant: datetime, zone: ZoneInfo) -> date:
 
 __all__ = [
     "TIMEZONE_INVALID",
+    "canonical_zone",
     "get_zone",
     "is_ambiguous",
     "is_known_zone",
     "is_nonexistent",
     "local_date",
+    "suggest",
     "wall_to_instant",
 ]

@@ -30,6 +30,7 @@ from typing import Any
 
 from tocsin import messages
 from tocsin.core import windows
+from tocsin.core.adoption import adopt_ids
 from tocsin.core.cells import is_plain_json
 from tocsin.core.model import TriggerState
 from tocsin.core.schedules import CLOCK_KINDS, Schedule, parse_schedule, schedule_to_dict
@@ -69,6 +70,32 @@ def initial_next_due(spec: Schedule, anchor: datetime | None, last: datetime | N
     return clock_next_due(spec, anchor=anchor, last_consumed=last) or NEVER_DUE
 
 
+def check_triggers_config(
+    tx: Tx, *, table: Mapping[str, Any], raw: object, new_id: Callable[[str], str]
+) -> list[dict[str, Any]]:
+    """The normalized config ``raw`` would save on ``table``, or the error saving it would
+    raise; writes nothing (IaC checks every table of a plan with it before applying any).
+
+    Triggers and actions sent without ids adopt the ids of structurally equal stored ones
+    (``core.adoption``): re-sending an unchanged config keeps every state row and ledger.
+    """
+    columns: dict[str, str] = dict(table["columns"])
+    previous = table.get("triggers")
+    stored = previous if isinstance(previous, list) else None
+    config = validate_triggers(adopt_ids(raw, stored), columns, new_id=new_id, previous=stored)
+    if config and has_scp_rules(table):
+        raise ValidationError(messages.SCP_WITH_TRIGGERS)
+    if not is_plain_json(config):
+        raise ValidationError(messages.not_plain_json("triggers"))
+    specs = _specs(config, columns)
+    _refuse_foreign_or_kind_change(tx, table_id=str(table["id"]), specs=specs)
+    return config
+
+
+def _specs(config: list[dict[str, Any]], columns: Mapping[str, str]) -> dict[str, Schedule]:
+    return {t["id"]: parse_schedule(t["schedule"], columns) for t in config if _is_schedule(t)}
+
+
 def set_triggers_config(
     tx: Tx,
     *,
@@ -77,19 +104,11 @@ def set_triggers_config(
     now: datetime,
     new_id: Callable[[str], str],
 ) -> list[dict[str, Any]]:
-    """Validate, persist and re-sync trigger state; returns the normalized config with ids."""
-    columns: dict[str, str] = dict(table["columns"])
-    previous = table.get("triggers")
-    config = validate_triggers(
-        raw, columns, new_id=new_id, previous=previous if isinstance(previous, list) else None
-    )
-    if config and has_scp_rules(table):
-        raise ValidationError(messages.SCP_WITH_TRIGGERS)
-    if not is_plain_json(config):
-        raise ValidationError(messages.not_plain_json("triggers"))
+    """Validate (:func:`check_triggers_config`), persist and re-sync trigger state; returns
+    the normalized config with ids."""
+    config = check_triggers_config(tx, table=table, raw=raw, new_id=new_id)
     table_id = str(table["id"])
-    specs = {t["id"]: parse_schedule(t["schedule"], columns) for t in config if _is_schedule(t)}
-    _refuse_foreign_or_kind_change(tx, table_id=table_id, specs=specs)
+    specs = _specs(config, dict(table["columns"]))
     store_records.set_table_triggers(tx, table_id=table_id, triggers=config or None, now=now)
     sync_states(tx, table_id=table_id, specs=specs, now=now)
     refresh_table_next_due(tx, table_id=table_id)
@@ -221,6 +240,7 @@ def set_scp_rules(
 __all__ = [
     "ALWAYS_DUE",
     "NEVER_DUE",
+    "check_triggers_config",
     "has_scp_rules",
     "has_triggers",
     "refresh_table_next_due",

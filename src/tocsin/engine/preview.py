@@ -43,6 +43,7 @@ from tocsin.store import runs as store_runs
 from tocsin.store import state as store_state
 from tocsin.store.tx import Store, Tx
 
+CLOCK_KINDS = ("interval", "daily", "cron")
 WHEN_IGNORED = "when_ignored_for_recordless_schedule"
 # No skip-if-overdue (SPEC §4.1): the next tick fires every due row of this page, however old.
 OVERDUE_WILL_FIRE = "overdue_records_will_fire"
@@ -58,9 +59,11 @@ ARM_COUNT_ORDER = (
 
 
 def schedule_preview(
-    store: Store, *, table_id: str, now: datetime, record_limit: int
+    store: Store, *, table_id: str, now: datetime, record_limit: int, next_due: bool = False
 ) -> dict[str, Any]:
-    """The SPEC §7 document for a live table; ``NotFound`` when missing or trashed."""
+    """The SPEC §7 document for a live table; ``NotFound`` when missing or trashed. With
+    ``next_due`` (Studio) each clock arm also carries ``next_due_at``: the due window, else the
+    next window the tick will fire."""
     with store.read() as tx:
         table = store_records.get_table(tx, table_id=table_id)
         if table is None:
@@ -78,6 +81,10 @@ def schedule_preview(
         arms = [
             _arm(tx, table, t, states, active, live=live, now=now, record_limit=record_limit)
             for t in stored
+        ]
+        arms = [
+            _with_next(t, states, arm, now) if next_due and arm["kind"] in CLOCK_KINDS else arm
+            for t, arm in zip(stored, arms, strict=True)
         ]
     return {
         "table_id": str(table["id"]),
@@ -105,6 +112,16 @@ def _arm(
     if isinstance(trigger.spec, DateColumnReached):
         return date_arm(tx, table, trigger, state, live=live, now=now, record_limit=record_limit)
     return clock_arm(trigger, state, active_run=trigger.trigger_id in active, now=now)
+
+
+def _with_next(
+    trigger: StoredTrigger, states: Mapping[str, TriggerState], arm: dict[str, Any], now: datetime
+) -> dict[str, Any]:
+    """``arm`` plus ``next_due_at`` from the same verdict the tick acts on."""
+    state = states[str(trigger.trigger_id)]
+    verdict = classify(trigger, state, now=now, active_run=bool(arm.get("active_run")))
+    following = verdict.next_due_at if isinstance(verdict, ClockVerdict) else None
+    return {**arm, "next_due_at": _iso_or_none(following)}
 
 
 def invalid_arm(trigger: StoredTrigger) -> dict[str, Any]:

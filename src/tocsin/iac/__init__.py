@@ -1,3 +1,31 @@
-"""tocsin.iac."""
+"""Infrastructure as code for table triggers: export, plan and apply (SPEC §11).
+
+- :mod:`tocsin.iac.documents`: the JSON Lines document format (parse, group, canonical dump)
+- :mod:`tocsin.iac.differ`: authored documents against stored configs → per-trigger plan
+- :mod:`tocsin.iac.scope`: table names within a scope, and the export
+
+The facade (``Tocsin.export`` / ``plan`` / ``apply``) reads the store and writes through
+``set_triggers``; everything here is pure.
+"""
 
 from __future__ import annotations
+
+from tocsin.iac.differ import Entry, TablePlan, check_ids_across_tables, diff, plan_table
+from tocsin.iac.documents import TableDocuments, canonical, dumps, group, loads
+from tocsin.iac.scope import export_documents, resolve, stored_config
+
+__all__ = [
+    "Entry",
+    "TableDocuments",
+    "TablePlan",
+    "canonical",
+    "check_ids_across_tables",
+    "diff",
+    "dumps",
+    "export_documents",
+    "group",
+    "loads",
+    "plan_table",
+    "resolve",
+    "stored_config",
+]

@@ -19,6 +19,17 @@ One run, step by step:
 4. **Finish**: ``done`` with the last receipt, or ``failed`` at the first failing action with the
    error (≤ 1000 characters). Later actions wait for a retry, which resumes at the failed one.
 
+   A trigger with a ``retry`` policy (``core.retry_policy``) turns a failing action into an
+   automatic retry while attempts remain: the run goes back to ``pending`` with its error, its
+   receipts and ``next_attempt_at`` (no worker claims it before then) and the next attempt
+   resumes at the failed action. Only when the attempts are spent is it ``failed``.
+5. **Alert**: when a run finally fails at an action, the trigger's ``on_failure`` actions run
+   once, in order, rendered with ``$run.error``; each stores its receipt (in
+   ``action_results``, by its own id) before the run is marked failed, so a crash never repeats
+   an alert that was sent, and an alert with a successful receipt is not sent again by a later
+   retry. An alert that fails is recorded (``ok: false``) and does not stop the others. Every
+   failed run is logged at WARNING with its run, trigger and table ids.
+
 Every write after the claim is fenced by ``attempts``: if the run was requeued as stale and
 claimed again meanwhile, this worker stops writing and walks away.
 
@@ -48,7 +59,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any, Protocol
@@ -63,6 +74,7 @@ from tocsin.actions.base import (
 )
 from tocsin.actions.registry import get_action
 from tocsin.core.receipts import make_receipt, pending_actions, truncate_error, upsert_receipt
+from tocsin.core.retry_policy import retry_policy
 from tocsin.runs.definition import action_list, frozen_problem, resolve_definition, row_snapshot
 from tocsin.runs.pool import RunPool
 from tocsin.runs.retry import TransientPolicy, call_with_retries
@@ -71,6 +83,7 @@ from tocsin.store.execution import (
     finish_run,
     release_run,
     save_receipt,
+    schedule_retry,
     touch_run,
 )
 from tocsin.store.records import get_table
@@ -119,7 +132,8 @@ class Worker:
         return [(run, tables[run["table_id"]]) for run in runs]
 
     def execute(self, run: dict[str, Any], table: Table, *, now: datetime) -> str:
-        """Run a claimed run to its outcome: ``done|failed|released|lost``. Never raises."""
+        """Run a claimed run to its outcome: ``done|failed|retrying|released|lost``. Never
+        raises."""
         try:
             return self._execute(run, table, now=now)
         except Exception as exc:  # the worker itself never dies on a run
@@ -212,7 +226,7 @@ class Worker:
                 return receipts, self.release(run, now=self.time(ctx.now))
             text = _error_text(exc)
             receipts = upsert_receipt(receipts, make_receipt(action_id, str(kind), False, text))
-            return receipts, self._finish(run, "failed", text, receipts, now=self.time(ctx.now))
+            return receipts, self._fail(run, ctx, text, receipts)
         receipts = upsert_receipt(receipts, make_receipt(action_id, str(kind), True, detail))
         if not self._committed(  # stamped when the action ended (it may have taken a while)
             partial(self._record, run=run, receipts=receipts, last=last, now=self.time(ctx.now))
@@ -237,6 +251,65 @@ class Worker:
             if not self._record(tx, run=run, receipts=receipts, last=last, now=ctx.now):
                 raise _LostClaim  # rolls the effect back with the receipt
         return receipts, "done" if last else "next"
+
+    def _fail(self, run: dict[str, Any], ctx: ActionContext, error: str, receipts: Receipts) -> str:
+        """An action failed: an automatic retry while the trigger's policy has attempts left
+        (``retrying``), else the ``on_failure`` alerts and ``failed`` (or ``lost``)."""
+        now, text = self.time(ctx.now), truncate_error(error)
+        policy = retry_policy(ctx.trigger)
+        at = None if policy is None else policy.next_attempt_at(run["attempts"], run["id"], now)
+        if at is not None:
+            fields = {"run_id": run["id"], "attempts": run["attempts"], "now": now}
+            write = partial(schedule_retry, error=text, receipts=receipts, next_attempt_at=at)
+            if not self._committed(partial(write, **fields)):
+                return "lost"
+            log.info(
+                "run %s attempt %s failed; retrying at %s",
+                run["id"],
+                run["attempts"],
+                at.isoformat(),
+                extra={"run_id": run["id"], "trigger_id": run["trigger_id"]},
+            )
+            return "retrying"
+        try:
+            receipts = self._alert(run, replace(ctx, error=text), receipts)
+        except _LostClaim:
+            return "lost"
+        return self._finish(run, "failed", text, receipts, now=self.time(ctx.now))
+
+    def _alert(self, run: dict[str, Any], ctx: ActionContext, receipts: Receipts) -> Receipts:
+        """Run the ``on_failure`` actions that have no successful receipt yet; each receipt is
+        stored as it comes. Raises ``_LostClaim`` when the run was requeued meanwhile."""
+        alerts = ctx.trigger.get("on_failure")
+        if not isinstance(alerts, list):
+            return receipts
+        for position, action in pending_actions(alerts, receipts):
+            action_id = str(action.get("id") or f"on-failure-{position}")
+            at = replace(ctx, action_id=action_id, now=self.time(ctx.now))
+            receipts = self._alert_one(run, at, action, receipts)
+        return receipts
+
+    def _alert_one(
+        self, run: dict[str, Any], ctx: ActionContext, action: Mapping[str, Any], receipts: Receipts
+    ) -> Receipts:
+        kind = str(action.get("type"))
+        try:
+            handler = get_action(kind)
+            if isinstance(handler, TransactionalAction):
+                commit = partial(self._in_tx, handler, run, ctx, action, receipts, last=False)
+                return call_with_retries(commit, self.policy)[0]
+            detail = call_with_retries(partial(handler.execute, ctx, action), self.policy)
+            receipt = make_receipt(ctx.action_id, kind, True, detail)
+        except _LostClaim:
+            raise
+        except Exception as exc:  # a failed alert is recorded; the others still go
+            log.warning("on_failure action %s of run %s failed: %s", ctx.action_id, run["id"], exc)
+            receipt = make_receipt(ctx.action_id, kind, False, _error_text(exc))
+        receipts = upsert_receipt(receipts, receipt)
+        write = partial(save_receipt, run_id=run["id"], attempts=run["attempts"], receipts=receipts)
+        if not self._committed(partial(write, now=self.time(ctx.now))):
+            raise _LostClaim
+        return receipts
 
     def _committed(self, write: Callable[[Tx], bool]) -> bool:
         """``write(tx)`` in its own transaction, retried in place on lock conflicts (SPEC §9.5)."""
@@ -278,7 +351,22 @@ class Worker:
         text = None if error is None else truncate_error(error)
         fields = {"run_id": run["id"], "attempts": run["attempts"], "now": now}
         write = partial(finish_run, status=status, error=text, receipts=receipts, **fields)
-        return status if self._committed(write) else "lost"
+        if not self._committed(write):
+            return "lost"
+        if status == "failed":
+            log.warning(
+                "run %s failed (trigger %s, table %s): %s",
+                run["id"],
+                run.get("trigger_id"),
+                run.get("table_id"),
+                text,
+                extra={
+                    "run_id": run["id"],
+                    "trigger_id": run.get("trigger_id"),
+                    "table_id": run.get("table_id"),
+                },
+            )
+        return status
 
     def release(self, run: dict[str, Any], *, now: datetime) -> str:
         write = partial(release_run, run_id=run["id"], attempts=run["attempts"], now=now)

@@ -7,7 +7,11 @@ The class is assembled from mixins by concern so each stays under the module bud
 - :mod:`tocsin.service.execution`: work, retry, requeue, staged changes, messages, commands
 - :mod:`tocsin.service.auth`: API tokens and per-scope roles
 - :mod:`tocsin.service.health`: the readiness ping
+- :mod:`tocsin.service.triggers`: one trigger at a time (get, merge-patch, delete), a scope's tables
+- :mod:`tocsin.service.iac`: export, plan and apply trigger documents (SPEC §11)
+- :mod:`tocsin.service.secrets`: per-scope webhook signing secrets
 - :mod:`tocsin.service.workflows`: workflows, schedules and workflow runs (SPEC §12)
+- :mod:`tocsin.service.lanes`: lanes and their run contracts (SPEC §14)
 - :mod:`tocsin.service.whynot`: skips, next fires, the global dry run, run-now (issue 17)
 """
 
@@ -18,12 +22,26 @@ from tocsin.service.base import TocsinBase
 from tocsin.service.data import DataMixin
 from tocsin.service.execution import ExecutionMixin
 from tocsin.service.health import HealthMixin
+from tocsin.service.iac import IacMixin
+from tocsin.service.lanes import LanesMixin
+from tocsin.service.secrets import SecretsMixin
+from tocsin.service.triggers import TriggersMixin
 from tocsin.service.whynot import WhyNotMixin
 from tocsin.service.workflows import WorkflowsMixin
 
 
 class Tocsin(
-    WorkflowsMixin, WhyNotMixin, DataMixin, ExecutionMixin, AuthMixin, HealthMixin, TocsinBase
+    LanesMixin,
+    WorkflowsMixin,
+    WhyNotMixin,
+    IacMixin,
+    TriggersMixin,
+    DataMixin,
+    ExecutionMixin,
+    AuthMixin,
+    HealthMixin,
+    SecretsMixin,
+    TocsinBase,
 ):
     """A durable trigger and schedule engine on one database. See DESIGN §4."""
 

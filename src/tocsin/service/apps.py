@@ -1,11 +1,15 @@
-"""Opening the facade for a process: ``--app`` / ``TOCSIN_APP`` workflows, synced on start."""
+"""Opening the facade for a process: ``--app`` / ``TOCSIN_APP`` workflows (synced on start) and
+the lanes of a Tocsin it names."""
 
 from __future__ import annotations
 
+import importlib
 import logging
 from datetime import datetime
 
+from tocsin.lanes.definition import Lane
 from tocsin.service import Tocsin
+from tocsin.service.lanes import Lanes
 from tocsin.settings import Settings
 from tocsin.workflows.loading import load_workflows
 
@@ -17,7 +21,8 @@ def open_with_app(settings: Settings, *, sync: bool = True) -> Tocsin:
     ``sync=False``: the caller syncs at its own instant) their declared schedules synced (SPEC §12:
     on every start)."""
     workflows = load_workflows(settings.app) if settings.app else []
-    facade = Tocsin.open(settings=settings, workflows=workflows)
+    lanes = load_lanes(settings.app) if settings.app else []
+    facade = Tocsin.open(settings=settings, workflows=workflows, lanes=lanes)
     if settings.app and sync:
         try:
             sync_and_log(facade)
@@ -27,10 +32,21 @@ def open_with_app(settings: Settings, *, sync: bool = True) -> Tocsin:
     return facade
 
 
+def load_lanes(spec: str) -> list[Lane]:
+    """The lanes registered on the Tocsin ``spec`` names (``Tocsin.open(url, lanes=[...])``);
+    none for a workflow or a list of workflows. ``load_workflows`` imported it already."""
+    module_name, _, attr = spec.partition(":")
+    target: object = importlib.import_module(module_name)
+    for part in attr.split("."):
+        target = getattr(target, part)
+    service = getattr(target, "lanes", None)
+    return list(service.registered().values()) if isinstance(service, Lanes) else []
+
+
 def sync_and_log(facade: Tocsin, now: datetime | None = None) -> dict[str, list[str]]:
     report = facade.sync_schedules(now=now)
     log.info("schedules synced", extra={f"schedules_{k}": len(v) for k, v in report.items()})
     return report
 
 
-__all__ = ["open_with_app", "sync_and_log"]
+__all__ = ["load_lanes", "open_with_app", "sync_and_log"]

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from tocsin import messages
 from tocsin.core import limits
-from tocsin.core.cells import is_plain_json, validate_cells, validate_columns
+from tocsin.core.cells import is_plain_json, offset_warnings, validate_cells, validate_columns
 from tocsin.engine import configs
 from tocsin.engine.evaluate import row_event_triggers
 from tocsin.engine.ids import uuid7, uuid7s
@@ -50,6 +50,15 @@ MAX_SKIP = 2**62  # a bigint OFFSET on PostgreSQL, an INTEGER on SQLite
 MAX_ID = 64  # table/record/run ids are UUIDs; trigger ids at most 64 characters
 TABLE_LIMIT = (1, 2000)
 RECORD_LIMIT = (1, 10000)
+
+
+def _as_utc(name: str, value: object) -> datetime | None:
+    """A filter instant: aware datetimes convert to UTC; naive ones are read as UTC."""
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        raise ValidationError(messages.run_window_invalid(name))
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 def _check_page(skip: int, limit: int) -> None:
@@ -228,11 +237,18 @@ class DataMixin(TocsinBase):
     def insert_record(
         self, table_id: str, data: Mapping[str, Any], now: datetime | None = None
     ) -> dict[str, Any]:
-        """Insert one record and return its dict (the HTTP ``POST …/records``)."""
-        return self._insert(table_id, [data], self._now(now))[0]
+        """Insert one record and return its dict (the HTTP ``POST …/records``), with
+        ``warnings``: one entry per datetime cell whose offset the naive-UTC rule ignores."""
+        warnings: list[str] = []
+        record = self._insert(table_id, [data], self._now(now), warnings=warnings)[0]
+        return {**record, "warnings": warnings}
 
     def _insert(
-        self, table_id: str, rows: list[Mapping[str, Any]], at: datetime
+        self,
+        table_id: str,
+        rows: list[Mapping[str, Any]],
+        at: datetime,
+        warnings: list[str] | None = None,
     ) -> list[dict[str, Any]]:
         if not isinstance(rows, list):
             raise ValidationError(messages.ROWS_NOT_LIST)
@@ -240,6 +256,10 @@ class DataMixin(TocsinBase):
         with self.store.begin() as tx:
             table = _table(tx, table_id)
             checked = [validate_cells(table["columns"], row) for row in rows]
+            if warnings is not None:
+                warnings.extend(
+                    w for row in checked for w in offset_warnings(table["columns"], row)
+                )
             ids = uuid7s(at, len(checked))
             values = [{"id": i, "data": data} for i, data in zip(ids, checked, strict=True)]
             created = store_records.insert_records(tx, table_id=table_id, rows=values, now=at)
@@ -256,7 +276,8 @@ class DataMixin(TocsinBase):
         data: Mapping[str, Any],
         now: datetime | None = None,
     ) -> dict[str, Any]:
-        """Partial update: only the given columns change; emits ``updated``."""
+        """Partial update: only the given columns change; emits ``updated``. The record comes
+        back with ``warnings`` (datetime offsets ignored, as for ``insert_record``)."""
         at = self._now(now)
         with self.store.begin() as tx:
             table = _table(tx, table_id)
@@ -274,7 +295,7 @@ class DataMixin(TocsinBase):
                 raise NotFound(messages.RECORD_NOT_FOUND)
             emit_row_event(tx, table, "updated", updated, at)
             configs.wake_date_triggers(tx, table=table)
-        return updated
+        return {**updated, "warnings": offset_warnings(table["columns"], patch)}
 
     def trash_record(
         self, table_id: str, record_id: str, now: datetime | None = None
@@ -371,12 +392,20 @@ class DataMixin(TocsinBase):
             return claims.count_backlog(tx, now=at)
 
     def preview(
-        self, table_id: str, now: datetime | None = None, record_limit: int = 1000
+        self,
+        table_id: str,
+        now: datetime | None = None,
+        record_limit: int = 1000,
+        *,
+        next_due: bool = False,
     ) -> dict[str, Any]:
-        """The schedule preview of a live table (SPEC §7); read-only."""
+        """The schedule preview of a live table (SPEC §7); read-only. ``next_due=True`` adds
+        each clock trigger's ``next_due_at`` (Studio's "next fire")."""
         at = self._now(now)
         limit = _check_limit("record_limit", record_limit, RECORD_LIMIT)
-        return schedule_preview(self.store, table_id=table_id, now=at, record_limit=limit)
+        return schedule_preview(
+            self.store, table_id=table_id, now=at, record_limit=limit, next_due=next_due
+        )
 
     # --- runs ----------------------------------------------------------------------------------
 
@@ -387,12 +416,22 @@ class DataMixin(TocsinBase):
         skip: int = 0,
         limit: int = 50,
         now: datetime | None = None,
+        *,
+        trigger_id: str | None = None,
+        record_id: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
     ) -> dict[str, Any]:
-        """A table's runs, newest first; ``status`` may be ``stuck`` (a filter, SPEC §8)."""
+        """A table's runs, newest first; ``status`` may be ``stuck`` (a filter, SPEC §8);
+        ``trigger_id``, ``record_id`` and the creation window ``since <= created_at < until``
+        (naive instants read as UTC) narrow it further."""
         at = self._now(now)
         _check_page(skip, limit)
         if status is not None and status not in store_runs.RUN_FILTERS:
             raise ValidationError(messages.run_status_invalid(status))
+        start, end = _as_utc("since", since), _as_utc("until", until)
+        if any(v is not None and not is_id(v) for v in (trigger_id, record_id)):
+            return {"items": [], "total": 0, "skip": skip, "limit": limit}
         with self.store.read() as tx:
             _table(tx, table_id)
             items, total = store_runs.list_runs(
@@ -403,6 +442,10 @@ class DataMixin(TocsinBase):
                 limit=limit,
                 now=at,
                 stuck_after_s=self.settings.stuck_after_s,
+                trigger_id=trigger_id,
+                record_id=record_id,
+                since=start,
+                until=end,
             )
         return {"items": items, "total": total, "skip": skip, "limit": limit}
 

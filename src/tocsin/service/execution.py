@@ -196,7 +196,7 @@ class ExecutionMixin(TocsinBase):
         return counts
 
     def messages(self, chatroom_id: str, skip: int = 0, limit: int = 50) -> dict[str, Any]:
-        """notify's feed of one chatroom, oldest first: ``{"items", "total", "skip", "limit"}``."""
+        """notify's feed of one chatroom, newest first: ``{"items", "total", "skip", "limit"}``."""
         _check_page(skip, limit)
         with self.store.read() as tx:
             return list_messages(tx, chatroom_id=chatroom_id, skip=skip, limit=limit)

@@ -157,6 +157,13 @@ class WorkflowsMixin(DataMixin, ExecutionMixin):
         with self.store.read() as tx:
             return public_run(_require_run(tx, run_id))
 
+    def get_workflow_runs(self, run_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """The runs of ``run_ids`` that exist, by id (unknown ids are left out)."""
+        wanted = [i for i in run_ids if isinstance(i, str) and 0 < len(i) <= 64]
+        with self.store.read() as tx:
+            found = store_runs.runs_by_id(tx, run_ids=wanted)
+        return {k: public_run(v) for k, v in found.items()}
+
     def cancel_workflow_run(self, run_id: str, now: datetime | None = None) -> dict[str, Any]:
         """pending / running / suspended → canceled (a running step finishes; nothing after)."""
         at = self._now(now)

@@ -40,12 +40,13 @@ def insert_message(
 
 
 def list_messages(tx: Tx, *, chatroom_id: str, skip: int, limit: int) -> dict[str, Any]:
-    """One page of a chatroom's feed, oldest first: ``{"items", "total", "skip", "limit"}``."""
+    """One page of a chatroom's feed, newest first (as runs are): ``{"items", "total", "skip",
+    "limit"}``. Ids are time-sortable, so messages of one instant come newest first too."""
     where = chat_messages.c.chatroom_id == chatroom_id
     page = (
         select(chat_messages)
         .where(where)
-        .order_by(chat_messages.c.created_at, chat_messages.c.id)
+        .order_by(chat_messages.c.created_at.desc(), chat_messages.c.id.desc())
         .offset(skip)
         .limit(limit)
     )

@@ -6,6 +6,7 @@
        ▲                  │
        ├── release ───────┘   (graceful stop: the worker hands the run back)
        ├── requeue ───────┘   (stale running: updated_at older than the stale window)
+       ├── schedule_retry ┘   (automatic retry: a failed attempt waits until next_attempt_at)
        └── reset_for_retry ◀── failed | pending | stale running
 
 Every write a worker makes after its claim is *fenced* by ``(status='running', attempts=n)``: a
@@ -56,21 +57,23 @@ def _claim_values(now: datetime) -> dict[str, Any]:
         "started_at": func.coalesce(runs.c.started_at, literal(now, type_=runs.c.started_at.type)),
         "updated_at": now,
         "finished_at": None,
+        "next_attempt_at": None,
     }
 
 
 def claim_next_runs(tx: Tx, *, now: datetime, limit: int = 1) -> list[dict[str, Any]]:
     """Claim up to ``limit`` of the oldest pending runs: ``pending → running``, ``attempts + 1``.
 
-    Eligible: ``status = 'pending'``, oldest ``updated_at`` first; on PostgreSQL rows locked by
-    another claimer are skipped (``FOR UPDATE SKIP LOCKED``), on SQLite the caller holds
-    ``BEGIN IMMEDIATE``. The outer ``status = 'pending'`` predicate is the fence either way.
-    Returns the claimed runs in creation order (empty when none is pending).
+    Eligible: ``status = 'pending'`` and ``next_attempt_at`` NULL or ``<= now`` (a run waiting
+    for its automatic-retry backoff is left alone), oldest ``updated_at`` first; on PostgreSQL
+    rows locked by another claimer are skipped (``FOR UPDATE SKIP LOCKED``), on SQLite the
+    caller holds ``BEGIN IMMEDIATE``. The outer ``status = 'pending'`` predicate is the fence
+    either way. Returns the claimed runs in creation order (empty when none is pending).
     """
     tx.require_writable()
     pick = (
         select(runs.c.id)
-        .where(runs.c.status == "pending")
+        .where(runs.c.status == "pending", _attempt_due(now))
         .order_by(runs.c.updated_at, runs.c.id)
         .limit(limit)
     )
@@ -93,12 +96,18 @@ def claim_next_runs(tx: Tx, *, now: datetime, limit: int = 1) -> list[dict[str, 
     return sorted(claimed, key=lambda run: (run["created_at"], run["id"]))
 
 
+def _attempt_due(now: datetime) -> ColumnElement[bool]:
+    """The run is not waiting for an automatic-retry backoff past ``now``."""
+    return or_(runs.c.next_attempt_at.is_(None), runs.c.next_attempt_at <= now)
+
+
 def claim_run(tx: Tx, *, run_id: str, now: datetime) -> dict[str, Any] | None:
-    """Claim one run by id: ``pending → running`` only if it is still pending (else None)."""
+    """Claim one run by id: ``pending → running`` only if it is still pending and its
+    automatic-retry backoff (if any) has passed (else None)."""
     tx.require_writable()
     stmt = (
         update(runs)
-        .where(runs.c.id == run_id, runs.c.status == "pending")
+        .where(runs.c.id == run_id, runs.c.status == "pending", _attempt_due(now))
         .values(**_claim_values(now))
         .returning(*runs.c)
     )
@@ -178,6 +187,36 @@ def finish_run(
         return tx.conn.execute(stmt, params).rowcount == 1
 
 
+def schedule_retry(
+    tx: Tx,
+    *,
+    run_id: str,
+    attempts: int,
+    error: str,
+    receipts: list[dict[str, Any]],
+    next_attempt_at: datetime,
+    now: datetime,
+) -> bool:
+    """``running → pending`` after a failed attempt that the trigger's retry policy retries:
+    the error and receipts are kept (the next attempt resumes after the successful actions) and
+    no worker claims the run before ``next_attempt_at``. False if fenced out."""
+    tx.require_writable()
+    stmt = (
+        update(runs)
+        .where(_fence(run_id, attempts))
+        .values(
+            status="pending",
+            error=error,
+            action_results=receipts,
+            next_attempt_at=next_attempt_at,
+            updated_at=now,
+            enqueued_at=now,
+        )
+    )
+    with map_db_errors():
+        return tx.conn.execute(stmt).rowcount == 1
+
+
 def touch_run(tx: Tx, *, run_id: str, attempts: int, now: datetime) -> bool:
     """Heartbeat: ``updated_at = now`` on a run this worker still holds; False if fenced out."""
     tx.require_writable()
@@ -223,7 +262,14 @@ def reset_for_retry(
             runs.c.updated_at == expected_updated_at,
             or_(runs.c.clock.is_(False), ~another_active),
         )
-        .values(status="pending", error=None, updated_at=now, enqueued_at=now, finished_at=None)
+        .values(
+            status="pending",
+            error=None,
+            updated_at=now,
+            enqueued_at=now,
+            finished_at=None,
+            next_attempt_at=None,
+        )
         .returning(*runs.c)
     )
     try:
@@ -276,6 +322,8 @@ def requeue_runs(
         # the (status, updated_at) index reads only the old pending runs, not all of them
         conds.append(runs.c.updated_at < cutoff)
         conds.append(func.coalesce(runs.c.enqueued_at, runs.c.updated_at) < cutoff)
+        # a run waiting for its automatic-retry backoff was not lost: its turn has not come
+        conds.append(or_(runs.c.next_attempt_at.is_(None), runs.c.next_attempt_at < cutoff))
         values = {"enqueued_at": now}
     if table_id is not None:
         conds.append(runs.c.table_id == table_id)

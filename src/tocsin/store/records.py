@@ -107,6 +107,27 @@ def list_tables(
     return [table_dict(row) for row in tx.conn.execute(stmt).mappings()]
 
 
+def page_tables(
+    tx: Tx, *, scope: str | None, scope_id: str | None, skip: int, limit: int
+) -> tuple[list[dict[str, Any]], int]:
+    """A page of live tables (of one scope when given), oldest first; and the total. The scope
+    filter uses ``ix_tables_scope``; only ``limit`` rows are read."""
+    where = [tables.c.trashed == false()]
+    if scope is not None:
+        where.append(tables.c.scope == scope)
+    if scope_id is not None:
+        where.append(tables.c.scope_id == scope_id)
+    total = tx.conn.execute(select(func.count()).select_from(tables).where(*where)).scalar_one()
+    stmt = (
+        select(tables)
+        .where(*where)
+        .order_by(tables.c.created_at, tables.c.id)
+        .offset(skip)
+        .limit(limit)
+    )
+    return [table_dict(row) for row in tx.conn.execute(stmt).mappings()], int(total)
+
+
 def set_table_trashed(tx: Tx, *, table_id: str, trashed: bool, now: datetime) -> bool:
     """Trash or restore a table; True only when its state changed (conditional write)."""
     tx.require_writable()
@@ -313,6 +334,7 @@ __all__ = [
     "lower_table_next_due",
     "page_live_records",
     "page_records",
+    "page_tables",
     "record_dict",
     "set_record_trashed",
     "set_table_next_due",

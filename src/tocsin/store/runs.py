@@ -3,13 +3,14 @@
 Status machine (stored in ``runs.status``)::
 
     pending → running → done | failed          (retry: failed | pending | stale running → pending)
+                       └→ pending (automatic retry: ``next_attempt_at`` set, issue 18)
 
 ``stuck`` is a filter, not a status: failed, or running with ``updated_at`` older than
 ``stuck_after_s``. Claiming, receipts, finishing and retry live in ``store/execution.py``.
 
 Run dicts: ``id, table_id, trigger_id, record_id, source, clock, status, attempts, error,
 action_results (list), payload, definition, identity, scheduled_for, enqueued_at, created_at,
-updated_at, started_at, finished_at``.
+updated_at, started_at, finished_at, next_attempt_at``.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ RUN_FIELDS = (
     "updated_at",
     "started_at",
     "finished_at",
+    "next_attempt_at",
 )
 
 
@@ -167,11 +169,24 @@ def list_runs(
     limit: int,
     now: datetime,
     stuck_after_s: float,
+    trigger_id: str | None = None,
+    record_id: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
-    """A table's runs, newest first, optionally filtered by status or ``stuck``; and the total."""
+    """A table's runs, newest first, optionally filtered by status or ``stuck``, trigger,
+    record and creation time (``since`` <= created_at < ``until``); and the total."""
     if status is not None and status not in RUN_FILTERS:
         raise ValueError(f"unknown run status filter {status!r}; expected one of {RUN_FILTERS}")
     where: list[ColumnElement[bool]] = [runs.c.table_id == table_id]
+    if trigger_id is not None:
+        where.append(runs.c.trigger_id == trigger_id)
+    if record_id is not None:
+        where.append(runs.c.record_id == record_id)
+    if since is not None:
+        where.append(runs.c.created_at >= since)
+    if until is not None:
+        where.append(runs.c.created_at < until)
     if status == "stuck":
         where.append(stuck_condition(now=now, stuck_after_s=stuck_after_s))
     elif status is not None:

@@ -24,6 +24,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
     text,
 )
 from sqlalchemy.types import TypeDecorator
@@ -162,6 +163,9 @@ runs = Table(
     Column("updated_at", UTCDateTime, nullable=False),
     Column("started_at", UTCDateTime, nullable=True),
     Column("finished_at", UTCDateTime, nullable=True),
+    # automatic retry (issue 18, migration 0011): a pending run waiting for its backoff is not
+    # claimed before this instant; NULL: claimable at once
+    Column("next_attempt_at", UTCDateTime, nullable=True),
     Index("ix_runs_table_created", "table_id", "created_at"),
     Index("ix_runs_status_updated", "status", "updated_at"),
     # §5.3 one active run per clock trigger
@@ -323,4 +327,78 @@ workflow_runs = Table(
     Index("ix_workflow_runs_status", "status", "updated_at"),
     Index("ix_workflow_runs_workflow", "workflow_id", "created_at"),
     Index("ix_workflow_runs_schedule", "schedule_id", "status"),
+)
+
+# issue 18 per-scope webhook signing secrets (migration 0011): one live secret per scope, kept in
+# clear (an HMAC key must be usable); rotating replaces it
+signing_secrets = Table(
+    "signing_secrets",
+    metadata,
+    Column("scope", String(16), nullable=False),
+    Column("scope_id", String(36), nullable=False),
+    Column("secret", String(128), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    PrimaryKeyConstraint("scope", "scope_id"),
+)
+
+# §14 lanes: one row per registered lane (its schedule's next instant; the per-lane lock row)
+lanes = Table(
+    "lanes",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("cron", String(200), nullable=True),  # null: a lane without a schedule
+    Column("timezone", String(64), nullable=False),
+    Column("policy_version", String(200), nullable=False),
+    Column("next_fire_at", UTCDateTime, nullable=True),  # the next instant the tick fires
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Index("ix_lanes_due", "next_fire_at"),
+)
+
+# §14 one row per logical run (run_id); ``admitted`` once it passed the overlap and duplicate
+# checks: only admitted windows count for the overlap check; ``attempts`` allocates numbers
+lane_runs = Table(
+    "lane_runs",
+    metadata,
+    Column("run_id", String(40), primary_key=True),
+    Column("lane_id", String(64), nullable=False),
+    Column("zone", String(64), nullable=False),
+    Column("scheduled_for", UTCDateTime, nullable=False),
+    Column("window_start", UTCDateTime, nullable=False),
+    Column("window_end", UTCDateTime, nullable=False),
+    Column("policy_version", String(200), nullable=False),
+    Column("admitted", Boolean, nullable=False),
+    Column("attempts", Integer, nullable=False),
+    # admitted runs: pending → running → recorded | failed (retry: → pending again)
+    Column("state", String(16), nullable=False),
+    Column("decision", String(16), nullable=True),  # of the last attempt that asked the source
+    Column("handler_status", String(16), nullable=True),  # succeeded | failed | null
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Index("ix_lane_runs_window", "lane_id", "admitted", "window_start", "window_end"),
+)
+
+# §14 one row per attempt: the contract document and, beside it, the handler's outcome
+lane_attempts = Table(
+    "lane_attempts",
+    metadata,
+    Column("attempt_id", String(48), primary_key=True),
+    Column("run_id", String(40), nullable=False),
+    Column("lane_id", String(64), nullable=False),
+    Column("attempt", Integer, nullable=False),
+    Column("kind", String(16), nullable=False),  # scheduled | manual | retry
+    Column("observed_at", UTCDateTime, nullable=False),
+    Column("state", String(16), nullable=False),  # pending → running → recorded | failed
+    Column("decision_status", String(16), nullable=True),
+    Column("decision_reason", String(32), nullable=True),
+    Column("contract", JSON(none_as_null=True), nullable=True),
+    Column("handler_status", String(16), nullable=True),  # succeeded | failed | null
+    Column("handler_error", Text, nullable=True),
+    Column("error", Text, nullable=True),  # an attempt that failed before its decision
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    UniqueConstraint("run_id", "attempt", name="uq_lane_attempts_run_attempt"),
+    Index("ix_lane_attempts_page", "lane_id", "created_at"),
+    Index("ix_lane_attempts_decision", "lane_id", "decision_status", "created_at"),
+    Index("ix_lane_attempts_state", "state", "created_at"),
 )

@@ -31,5 +31,5 @@ Chatroom = Annotated[str, Depends(chatroom_member)]
 def list_messages(
     chatroom: Chatroom, tocsin: TocsinDep, skip: Skip = 0, limit: Limit = 50
 ) -> dict[str, Any]:
-    """The chatroom's messages, oldest first."""
+    """The chatroom's messages, newest first (as runs are)."""
     return tocsin.messages(chatroom, skip=skip, limit=limit)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from ..deps import IdPath, ModeratorTable, NowDep, TocsinDep
+from ..deps import IdPath, IdQuery, ModeratorTable, NowDep, TocsinDep, TriggerIdQuery
 from ..models import Page, RunOut, RunStatus, error_responses
 
 PREFIX = "/private/module/custom_tables/{scope}/{scope_id}/tables/{table_id}/trigger-runs"
@@ -15,6 +16,9 @@ router = APIRouter(prefix=PREFIX, tags=["runs"])
 Skip = Annotated[int, Query(ge=0, le=1_000_000)]
 Limit = Annotated[int, Query(ge=1, le=500)]
 Json = dict[str, Any]
+WINDOW = "ISO 8601; without an offset the instant is read as UTC"
+Since = Annotated[datetime | None, Query(description=f"runs created at or after this ({WINDOW})")]
+Until = Annotated[datetime | None, Query(description=f"runs created before this ({WINDOW})")]
 
 
 @router.get("", response_model=Page, responses=error_responses(401, 403, 404))
@@ -25,9 +29,24 @@ def list_runs(
     status: RunStatus | None = None,
     skip: Skip = 0,
     limit: Limit = 50,
+    trigger_id: TriggerIdQuery = None,
+    record_id: IdQuery = None,
+    since: Since = None,
+    until: Until = None,
 ) -> Json:
-    """Runs, newest first; ``status=stuck`` is failed or stale running (SPEC §8)."""
-    return tocsin.list_runs(table["id"], status=status, skip=skip, limit=limit, now=now)
+    """Runs, newest first; ``status=stuck`` is failed or stale running (SPEC §8); narrowed by
+    ``trigger_id``, ``record_id`` and creation time (``since`` <= created_at < ``until``)."""
+    return tocsin.list_runs(
+        table["id"],
+        status=status,
+        skip=skip,
+        limit=limit,
+        now=now,
+        trigger_id=trigger_id,
+        record_id=record_id,
+        since=since,
+        until=until,
+    )
 
 
 @router.get("/{run_id}", response_model=RunOut, responses=error_responses(401, 403, 404))

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query
 
 from ..deps import (
     IdPath,
+    Member,
     MemberTable,
     Moderator,
     ModeratorAnyTable,
@@ -15,7 +16,15 @@ from ..deps import (
     NowDep,
     TocsinDep,
 )
-from ..models import Page, RecordOut, RecordWrite, TableCreate, TableOut, error_responses
+from ..models import (
+    Page,
+    RecordOut,
+    RecordWrite,
+    RecordWritten,
+    TableCreate,
+    TableOut,
+    error_responses,
+)
 
 PREFIX = "/private/module/custom_tables/{scope}/{scope_id}"
 router = APIRouter(prefix=PREFIX, tags=["tables"])
@@ -46,6 +55,12 @@ def create_table(body: TableCreate, who: Moderator, tocsin: TocsinDep, now: NowD
     )
 
 
+@router.get("/tables", response_model=Page, responses=error_responses(*AUTH))
+def list_tables(who: Member, tocsin: TocsinDep, skip: Skip = 0, limit: Limit = 50) -> Json:
+    """This scope's live tables, oldest first (member)."""
+    return tocsin.list_tables(who.scope, who.scope_id, skip=skip, limit=limit)
+
+
 @router.get("/tables/{table_id}", response_model=TableOut, responses=error_responses(*AUTH, 404))
 def get_table(table: MemberTable) -> Json:
     """A live table of this scope (member)."""
@@ -71,7 +86,7 @@ def restore_table(table: ModeratorAnyTable, tocsin: TocsinDep, now: NowDep) -> J
 @router.post(
     "/tables/{table_id}/records",
     status_code=201,
-    response_model=RecordOut,
+    response_model=RecordWritten,
     responses=error_responses(400, *AUTH, 404),
 )
 def create_record(body: RecordWrite, table: ModeratorTable, tocsin: TocsinDep, now: NowDep) -> Json:
@@ -89,7 +104,7 @@ def list_records(table: MemberTable, tocsin: TocsinDep, skip: Skip = 0, limit: L
 
 @router.patch(
     "/tables/{table_id}/records/{record_id}",
-    response_model=RecordOut,
+    response_model=RecordWritten,
     responses=error_responses(400, *AUTH, 404),
 )
 def update_record(

@@ -17,13 +17,13 @@ from pydantic import BaseModel, ConfigDict
 
 from ..deps import (
     Admin,
-    IdPath,
     ModeratorTable,
     NowDep,
     ScheduleIdPath,
     SchedulesRead,
     SchedulesWrite,
     TocsinDep,
+    TriggerIdPath,
 )
 from ..models import error_responses
 from .triggers import PREFIX
@@ -41,7 +41,7 @@ root_router = APIRouter(prefix="/root", tags=["root"], dependencies=[Admin])
 
 @tables_router.get("/skips", responses=READ)
 def trigger_skips(
-    trigger_id: IdPath,
+    trigger_id: TriggerIdPath,
     table: ModeratorTable,
     tocsin: TocsinDep,
     skip: Skip = 0,
@@ -53,14 +53,16 @@ def trigger_skips(
 
 @tables_router.get("/next-fires", responses=READ)
 def trigger_next_fires(
-    trigger_id: IdPath, table: ModeratorTable, tocsin: TocsinDep, now: NowDep, n: N = 10
+    trigger_id: TriggerIdPath, table: ModeratorTable, tocsin: TocsinDep, now: NowDep, n: N = 10
 ) -> Json:
     """The next ``n`` instants the clock trigger fires at, in UTC and its zone."""
     return tocsin.next_fires(table["id"], trigger_id, n=n, now=now)
 
 
 @tables_router.post("/run", status_code=201, responses=READ)
-def run_trigger(trigger_id: IdPath, table: ModeratorTable, tocsin: TocsinDep, now: NowDep) -> Json:
+def run_trigger(
+    trigger_id: TriggerIdPath, table: ModeratorTable, tocsin: TocsinDep, now: NowDep
+) -> Json:
     """One manual run of the trigger now; never consumes or blocks a scheduled occurrence."""
     return tocsin.run_trigger(table["id"], trigger_id, now=now)
 

@@ -2,7 +2,7 @@
 catch-up policy of workflow schedules.
 
 Revision ID: 0010
-Revises: 0006
+Revises: 0012 (main's head at the merge; the lead may renumber)
 Create Date: 2026-12-01
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0010"
-down_revision: str | None = "0006"
+down_revision: str | None = "0012"
 branch_labels: str | None = None
 depends_on: str | None = None
 

@@ -1,0 +1,82 @@
+"""Lanes over HTTP (SPEC §14, §15): ``/api/lanes…``.
+
+Bearer tokens with ``schedules:read`` (the list and the contracts) or ``schedules:write``
+(trigger), as for ``/api/schedules``. Instants in a trigger body are RFC 3339 with an offset
+(a naive instant is 422); unknown keys are 422.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Path, Query
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+from ..deps import NowDep, SchedulesRead, SchedulesWrite, TocsinDep
+from ..models import error_responses
+
+router = APIRouter(prefix="/api/lanes", tags=["lanes"])
+
+Skip = Annotated[int, Query(ge=0, le=1_000_000)]
+Limit = Annotated[int, Query(ge=1, le=500)]
+LaneIdPath = Annotated[str, Path(pattern=r"^[A-Za-z0-9_.-]{1,64}$", description="a lane id")]
+Decision = Literal["ready", "noop", "stopped", "rejected", "ignored"]
+Json = dict[str, Any]
+READ = error_responses(401, 403, 404)
+WRITE = error_responses(400, 401, 403, 404)
+
+
+class WindowIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    start_inclusive: AwareDatetime
+    end_exclusive: AwareDatetime
+
+
+class LaneTrigger(BaseModel):
+    """``kind`` manual (a window), retry (a ``run_id``) or scheduled (``scheduled_for``, the
+    window defaulting to the lane's previous schedule instant)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["manual", "retry", "scheduled"] = "manual"
+    window: WindowIn | None = None
+    run_id: Annotated[str | None, Field(max_length=40)] = None
+    scheduled_for: AwareDatetime | None = None
+
+
+@router.get("", responses=READ)
+def list_lanes(_: SchedulesRead, tocsin: TocsinDep) -> Json:
+    """Registered lanes and lanes with a stored history: ``{"items": […]}``."""
+    return {"items": tocsin.lanes.list()}
+
+
+@router.get("/{lane_id}/contracts", responses=READ)
+def list_contracts(
+    lane_id: LaneIdPath,
+    _: SchedulesRead,
+    tocsin: TocsinDep,
+    decision: Decision | None = None,
+    skip: Skip = 0,
+    limit: Limit = 50,
+) -> Json:
+    """A lane's attempts newest first, each with its contract; ``?decision=`` filters."""
+    return tocsin.lanes.contracts(lane_id, skip=skip, limit=limit, decision=decision)
+
+
+@router.post("/{lane_id}/trigger", responses=WRITE)
+def trigger_lane(
+    lane_id: LaneIdPath, body: LaneTrigger, _: SchedulesWrite, tocsin: TocsinDep, now: NowDep
+) -> Json:
+    """Admit and execute one attempt now; answers the attempt with its contract."""
+    window = None
+    if body.window is not None:
+        window = (body.window.start_inclusive, body.window.end_exclusive)
+    return tocsin.lanes.trigger(
+        lane_id,
+        window,
+        kind=body.kind,
+        run_id=body.run_id,
+        scheduled_for=body.scheduled_for,
+        now=now,
+    )

@@ -1,0 +1,206 @@
+"""``tocsin export | plan | apply``: trigger documents as code, the Terraform way (SPEC §11).
+
+- ``tocsin export --scope chatroom:<uuid> [--table NAME]… > triggers.jsonl``
+- ``tocsin plan triggers.jsonl --scope …  [--json]``: a coloured per-trigger diff; exit code
+  0 = no changes, 2 = changes, 1 = error (``terraform plan -detailed-exitcode``)
+- ``tocsin apply triggers.jsonl --scope … [--yes]``: shows the plan, asks, then applies
+
+``FILE`` may be ``-`` for standard input.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from tocsin import iac
+from tocsin.errors import SettingsError, TocsinError
+from tocsin.service import Tocsin
+from tocsin.service.auth import parse_scope
+
+from .processes import open_tocsin
+
+ScopeOpt = Annotated[str, typer.Option("--scope", help="<chatroom|workspace|user>:<uuid>")]
+FileArg = Annotated[str, typer.Argument(metavar="FILE", help="JSON Lines documents, or -")]
+NO_CHANGES, CHANGES, ERROR = 0, 2, 1
+STYLE = {
+    "create": ("+", "green"),
+    "update": ("~", "yellow"),
+    "delete": ("-", "red"),
+    "noop": ("=", "dim"),
+}
+
+
+def _error(text: str) -> typer.Exit:
+    typer.echo(f"error: {text}", err=True)
+    return typer.Exit(ERROR)
+
+
+def _read(path: str) -> list[dict[str, Any]]:
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _error(f"cannot read {path}: {exc}") from None
+    try:
+        return iac.loads(text)
+    except TocsinError as exc:
+        raise _error(f"{path}: {exc.detail}") from None
+
+
+def _open() -> Tocsin:
+    """The facade; any failure to open it is exit code 1 here (2 means "changes")."""
+    try:
+        return open_tocsin()
+    except SettingsError as exc:
+        raise _error(str(exc)) from None
+    except typer.Exit as exc:
+        if exc.exit_code == CHANGES:
+            raise typer.Exit(ERROR) from None
+        raise
+
+
+def _scope(text: str) -> tuple[str, str]:
+    try:
+        return parse_scope(text)
+    except TocsinError as exc:
+        raise _error(exc.detail) from None
+
+
+def _value(value: object) -> str:
+    return escape(json.dumps(value, ensure_ascii=False, sort_keys=True))
+
+
+def _change_line(change: dict[str, Any]) -> str:
+    path = escape(change["path"] or "(trigger)")
+    if "before" not in change:
+        return f"    [green]+ {path}: {_value(change['after'])}[/]"
+    if "after" not in change:
+        return f"    [red]- {path}: {_value(change['before'])}[/]"
+    before, after = _value(change["before"]), _value(change["after"])
+    return f"    [yellow]~ {path}: {before} → {after}[/]"
+
+
+def summary(entries: list[dict[str, Any]]) -> dict[str, int]:
+    """How many entries of each action."""
+    counts = dict.fromkeys(STYLE, 0)
+    for entry in entries:
+        counts[entry["action"]] += 1
+    return counts
+
+
+def render(console: Console, entries: list[dict[str, Any]]) -> None:
+    """The per-trigger diff, then one summary line."""
+    for entry in entries:
+        sign, colour = STYLE[entry["action"]]
+        who = entry["trigger_id"] or "(new id)"
+        name = f' "{entry["name"]}"' if entry["name"] is not None else ""
+        adopted = " (adopted)" if entry.get("adopted") else ""
+        head = f"{sign} {entry['action']:<6} {entry['table']} / {who}{name}{adopted}"
+        console.print(f"[{colour}]{escape(head)}[/]")
+        if entry["action"] != "noop":
+            for change in entry["changes"]:
+                console.print(_change_line(change))
+    n = summary(entries)
+    console.print(
+        f"[bold]Plan: {n['create']} to create, {n['update']} to update, "
+        f"{n['delete']} to delete, {n['noop']} unchanged.[/]"
+    )
+
+
+def _render_applied(console: Console, entries: list[dict[str, Any]]) -> None:
+    for entry in entries:
+        if entry["action"] == "create":
+            head = f"created {entry['table']} / {entry['trigger_id']}"
+            console.print(f"[green]{escape(head)}[/]")
+    n = summary(entries)
+    console.print(
+        f"[bold]Apply complete: {n['create']} created, {n['update']} updated, "
+        f"{n['delete']} deleted.[/]"
+    )
+
+
+def _has_changes(entries: list[dict[str, Any]]) -> bool:
+    return any(e["action"] != "noop" for e in entries)
+
+
+def _run(tocsin: Tocsin, call: Any) -> Any:
+    try:
+        return call()
+    except TocsinError as exc:
+        typer.echo(f"error ({exc.status}): {exc.detail}", err=True)
+        raise typer.Exit(ERROR) from None
+    finally:
+        tocsin.close()
+
+
+def export(
+    scope: ScopeOpt,
+    table: Annotated[
+        list[str] | None, typer.Option("--table", help="Only this table (repeatable).")
+    ] = None,
+) -> None:
+    """Write the scope's triggers as JSON Lines (normalized; byte-stable) to stdout."""
+    kind, scope_id = _scope(scope)
+    tocsin = _open()
+    documents = _run(tocsin, lambda: tocsin.export(kind, scope_id, tables=table or None))
+    sys.stdout.write(iac.dumps(documents))
+
+
+def plan(
+    file: FileArg,
+    scope: ScopeOpt,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
+) -> None:
+    """Compare documents with the stored triggers; exit 0 no changes, 2 changes, 1 error."""
+    kind, scope_id = _scope(scope)
+    documents = _read(file)
+    tocsin = _open()
+    entries = _run(tocsin, lambda: tocsin.plan(kind, scope_id, documents))
+    if as_json:
+        typer.echo(json.dumps({"plan": entries}, ensure_ascii=False))
+    else:
+        render(Console(soft_wrap=True), entries)
+    raise typer.Exit(CHANGES if _has_changes(entries) else NO_CHANGES)
+
+
+def apply(
+    file: FileArg,
+    scope: ScopeOpt,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Apply without asking.")] = False,
+) -> None:
+    """Show the plan, ask, and carry it out through the same validation as the API."""
+    kind, scope_id = _scope(scope)
+    documents = _read(file)
+    console = Console(soft_wrap=True)
+    tocsin = _open()
+    try:
+        entries = tocsin.plan(kind, scope_id, documents)
+        render(console, entries)
+        if not _has_changes(entries):
+            console.print("No changes. Nothing to apply.")
+            return
+        if not yes and not typer.confirm("Apply these changes?", default=False):
+            typer.echo("Apply cancelled.", err=True)
+            raise typer.Exit(ERROR)
+        done = tocsin.apply(kind, scope_id, documents)
+    except TocsinError as exc:
+        typer.echo(f"error ({exc.status}): {exc.detail}", err=True)
+        raise typer.Exit(ERROR) from None
+    finally:
+        tocsin.close()
+    _render_applied(console, done)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(export)
+    app.command()(plan)
+    app.command()(apply)
+
+
+__all__ = ["register", "render", "summary"]

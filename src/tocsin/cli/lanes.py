@@ -1,0 +1,111 @@
+"""``tocsin lanes list|contracts|verify`` (SPEC §14, §16).
+
+- ``list``: registered lanes (``--app``) and every lane with a stored history;
+- ``contracts LANE``: a lane's attempts newest first (``--decision`` filters); ``--jsonl`` prints
+  one contract document per line, the input ``verify`` reads;
+- ``verify FILE``: reads a JSON Lines file of contracts (a bare document, or an attempt entry with
+  ``contract`` and ``attempt``), recomputes each one's ``run_id`` and ``attempt_id`` and
+  re-derives its decision; the first mismatch prints its line and field and exits 1.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from tocsin.core.contract import ContractMismatch
+from tocsin.service.lanes import Lanes
+
+from .processes import AppOpt
+from .workflows import JsonOpt, Limit, Skip, _facade, _print, _table
+
+lanes_app = typer.Typer(help="Lanes: list, contracts, verify (run contracts, SPEC §14).")
+
+LANE_COLUMNS = ("id", "registered", "cron", "timezone", "policy_version", "attempts", "last")
+ATTEMPT_COLUMNS = (
+    "scheduled_for",
+    "observed_at",
+    "run_id",
+    "attempt",
+    "kind",
+    "state",
+    "decision",
+    "handler",
+)
+
+
+@lanes_app.command("list")
+def lanes_list(app: AppOpt = None, as_json: JsonOpt = False) -> None:
+    """Lanes: registered ones and those with a stored history."""
+    with _facade(app) as t:
+        items = t.lanes.list()
+    rows = [{**x, "last": x["last_decision"] or x["last_state"]} for x in items]
+    _print({"items": items}, as_json, lambda: _table(f"{len(items)} lane(s)", LANE_COLUMNS, rows))
+
+
+def _attempt_row(item: dict[str, Any]) -> dict[str, Any]:
+    decision = item["decision"]
+    return {
+        **item,
+        "decision": f"{decision['status']} / {decision['reason']}" if decision else None,
+        "handler": item["handler"]["status"],
+    }
+
+
+@lanes_app.command("contracts")
+def lanes_contracts(
+    lane_id: str,
+    decision: Annotated[str | None, typer.Option("--decision")] = None,
+    skip: Skip = 0,
+    limit: Limit = 50,
+    app: AppOpt = None,
+    as_json: JsonOpt = False,
+    jsonl: Annotated[bool, typer.Option("--jsonl", help="One contract per line.")] = False,
+) -> None:
+    """A lane's attempts with their contracts, newest first."""
+    with _facade(app) as t:
+        page = t.lanes.contracts(lane_id, skip=skip, limit=limit, decision=decision)
+    if jsonl:
+        for item in page["items"]:
+            if item["contract"] is not None:
+                typer.echo(json.dumps(item["contract"], ensure_ascii=False))
+        return
+    rows = [_attempt_row(i) for i in page["items"]]
+    title = f"{page['total']} attempt(s) of {lane_id}"
+    _print(page, as_json, lambda: _table(title, ATTEMPT_COLUMNS, rows))
+
+
+@lanes_app.command("verify")
+def lanes_verify(
+    path: Annotated[Path, typer.Argument(help="A JSON Lines file of contracts ('-': stdin).")],
+) -> None:
+    """Verify every contract of a JSON Lines file; exit 1 on the first mismatch."""
+    text = typer.get_text_stream("stdin").read() if str(path) == "-" else _read(path)
+    count = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            Lanes.verify(json.loads(line))
+        except json.JSONDecodeError as exc:
+            typer.echo(f"line {number}: not JSON ({exc.msg})", err=True)
+            raise typer.Exit(1) from None
+        except ContractMismatch as exc:
+            typer.echo(f"line {number}: field {exc.field}: {exc.detail}", err=True)
+            raise typer.Exit(1) from None
+        count += 1
+    typer.echo(f"{count} contract(s) verified")
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        typer.echo(f"error: cannot read {path}: {exc.strerror}", err=True)
+        raise typer.Exit(2) from None
+
+
+__all__ = ["lanes_app"]

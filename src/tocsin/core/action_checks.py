@@ -1,0 +1,114 @@
+"""Checks on action configs that need the table: done at save, not at run time (issue 18). Pure.
+
+- ``webhook`` / ``api_call`` URLs must be ``http://`` or ``https://`` with a host. A URL that is
+  one template token (``$row.Url``) is checked when it is rendered; a URL with a literal start
+  must begin with the scheme and a host (or a token standing for the host).
+- Every ``$row.<column>`` / ``${row.<column>}`` token in any action field must name a column of
+  the table (``$row.id`` always does), read the way the renderer reads it
+  (``tocsin.core.templates``: a bare token takes the longest column name that follows).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from tocsin.core.templates import column_trie, longest_name
+
+URL_ACTIONS = ("webhook", "api_call")
+_ROW = re.compile(r"\$(?:(?P<brace>\{row\.)|row\.)")
+_WORD = re.compile(r"[\w\-]*")
+_TOKEN = re.compile(r"\$\{?(?:row|trigger|run)\.")
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` can never be fetched (a sentence), or None."""
+    token = _TOKEN.search(url)
+    literal = url if token is None else url[: token.start()]
+    if token is not None and token.start() == 0:
+        return None  # the whole URL comes from a template token
+    scheme, sep, rest = literal.partition("://")
+    if not sep or scheme.lower() not in ("http", "https"):
+        return f"url must be an http:// or https:// URL with a host (got {url!r})"
+    if token is not None and "/" not in rest and "?" not in rest and "#" not in rest:
+        return None  # the host is (partly) a template token
+    try:
+        host = urlsplit(literal).hostname
+    except ValueError:
+        host = None
+    if not host:
+        return f"url must be an http:// or https:// URL with a host (got {url!r})"
+    return None
+
+
+def row_columns(value: Any, names: Any) -> Iterator[str]:
+    """Every column name a ``$row`` token of ``value`` refers to (strings inside lists and dict
+    values; keys excluded), read as the renderer reads it; ``id`` for the record id."""
+    if isinstance(value, str):
+        yield from _names_in(value, column_trie(names))
+    elif isinstance(value, list):
+        for item in value:
+            yield from row_columns(item, names)
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from row_columns(item, names)
+
+
+def _names_in(text: str, trie: dict[str, Any]) -> Iterator[str]:
+    for match in _ROW.finditer(text):
+        start = match.end()
+        if match.group("brace") is not None:
+            close = text.find("}", start)
+            if close > start:
+                yield text[start:close]
+            continue
+        best = longest_name(trie, text, start)
+        word = _WORD.match(text, start)
+        word_name = word.group(0) if word else ""
+        if word_name == "id" and best in ("", "id"):
+            yield "id"
+        else:
+            yield best or word_name
+
+
+def missing_row_column(action: Mapping[str, Any], columns: Mapping[str, str]) -> str | None:
+    """The first ``$row`` column name of ``action`` that the table lacks, or None."""
+    for field, value in action.items():
+        if field in ("id", "type"):
+            continue
+        for name in row_columns(value, columns):
+            if name != "id" and name not in columns:
+                return name
+    return None
+
+
+def table_problem(action: Mapping[str, Any], columns: Mapping[str, str]) -> str | None:
+    """What a saved action must already get right (its URL, its ``$row`` columns): the reason
+    it is refused, or None."""
+    kind = action["type"]
+    if kind in URL_ACTIONS and (problem := url_problem(action["url"])) is not None:
+        return f"{kind} action {problem}"
+    missing = missing_row_column(action, columns)
+    if missing is not None:
+        return (
+            f"{kind} action uses '$row.{missing}' but this table has no column '{missing}'. "
+            f"{columns_hint(columns)}"
+        )
+    return None
+
+
+def columns_hint(columns: Mapping[str, str]) -> str:
+    """``columns: A, B`` (the table's columns, as named), or ``columns: none``."""
+    return "columns: " + (", ".join(str(name) for name in columns) or "none")
+
+
+__all__ = [
+    "URL_ACTIONS",
+    "columns_hint",
+    "missing_row_column",
+    "row_columns",
+    "table_problem",
+    "url_problem",
+]

@@ -1,0 +1,63 @@
+"""The public shapes of lanes and their attempts (facade, HTTP, CLI and Studio read these).
+
+An attempt entry carries the stored contract (three layers and the decision) unchanged, and
+beside it what is not part of the contract: the attempt's state, the handler's outcome and an
+error text when the attempt failed before any decision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from tocsin.lanes.definition import Lane
+
+
+def public_attempt(row: Mapping[str, Any]) -> dict[str, Any]:
+    decision = None
+    if row["decision_status"] is not None:
+        decision = {"status": row["decision_status"], "reason": row["decision_reason"]}
+    return {
+        "attempt_id": row["attempt_id"],
+        "run_id": row["run_id"],
+        "lane_id": row["lane_id"],
+        "attempt": row["attempt"],
+        "kind": row["kind"],
+        "state": row["state"],
+        "observed_at": row["observed_at"],
+        "scheduled_for": row["scheduled_for"],
+        "window": {"start_inclusive": row["window_start"], "end_exclusive": row["window_end"]},
+        "timezone": row["zone"],
+        "decision": decision,
+        "contract": row["contract"],
+        "handler": {"status": row["handler_status"], "error": row["handler_error"]},
+        "error": row["error"],
+        "created_at": row["created_at"],
+        "updated_at": row["updated_at"],
+    }
+
+
+def public_lane(
+    lane_id: str,
+    lane: Lane | None,
+    row: Mapping[str, Any] | None,
+    summary: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    summary = summary or {}
+    return {
+        "id": lane_id,
+        "registered": lane is not None,
+        "cron": lane.cron if lane is not None else (row or {}).get("cron"),
+        "timezone": lane.zone if lane is not None else (row or {}).get("timezone"),
+        "policy_version": (
+            lane.policy_version if lane is not None else (row or {}).get("policy_version")
+        ),
+        "next_fire_at": (row or {}).get("next_fire_at"),
+        "attempts": summary.get("attempts", 0),
+        "last_decision": summary.get("last_decision"),
+        "last_state": summary.get("last_state"),
+        "last_at": summary.get("last_at"),
+    }
+
+
+__all__ = ["public_attempt", "public_lane"]

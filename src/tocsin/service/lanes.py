@@ -1,0 +1,335 @@
+"""Lanes on the facade (SPEC §14): ``Tocsin.open(url, lanes=[...])`` and ``t.lanes``.
+
+```python
+t = Tocsin.open(url, lanes=[intake])
+t.lanes.trigger("content-intake", window=(start, end), kind="manual", now=now)
+t.lanes.trigger("content-intake", kind="retry", run_id="run_…", now=now)
+t.lanes.contracts("content-intake", skip=0, limit=50, decision="noop")
+t.lanes.verify(contract); t.lanes.list()
+```
+
+``trigger`` admits and executes at once and returns the attempt (its contract, the handler's
+outcome beside it). ``kind="scheduled"`` with ``scheduled_for`` is for a scheduler outside
+tocsin that delivers at least once (the window defaults to ``[previous instant,
+scheduled_for)``); tocsin's own tick admits scheduled runs through the occurrence ledger
+(:mod:`tocsin.lanes.firing`) and ``work`` executes them.
+
+Manual triggers: ``scheduled_for`` defaults to ``now`` (a manual run was due when asked for).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
+from typing import Any, Self, cast
+
+from tocsin import messages
+from tocsin.core.contract import Window
+from tocsin.core.contract_verify import verify
+from tocsin.errors import NotFound, ValidationError
+from tocsin.lanes.admit import Admission, admit
+from tocsin.lanes.definition import Lane
+from tocsin.lanes.execute import execute
+from tocsin.lanes.firing import fire_due_lanes, scheduled_window, sync_lanes
+from tocsin.lanes.views import public_attempt, public_lane
+from tocsin.runs.pool import RunPool
+from tocsin.service.schedules import check_page
+from tocsin.service.workflows import WorkflowsMixin
+from tocsin.settings import Settings
+from tocsin.store import lanes as store_lanes
+from tocsin.store.tx import Store
+from tocsin.workflows.definition import Workflow
+
+KINDS = ("manual", "retry", "scheduled")
+DECISION_STATUSES = ("ready", "noop", "stopped", "rejected", "ignored")
+
+
+def _window(value: object) -> Window:
+    if not isinstance(value, tuple | list) or len(value) != 2:
+        raise ValidationError(messages.lane_window_invalid(value, None))
+    return Window(value[0], value[1])
+
+
+def _aware(value: object) -> datetime:
+    if not isinstance(value, datetime) or value.tzinfo is None:
+        raise ValidationError(messages.LANE_SCHEDULED_NEEDS_TIME)
+    return value
+
+
+class Lanes:
+    """The lanes service of one facade."""
+
+    def __init__(
+        self,
+        store: Store,
+        registry: dict[str, Lane],
+        clock: Callable[[datetime | None], datetime],
+        stale_after_s: float,
+    ) -> None:
+        self._store, self._registry, self._now = store, registry, clock
+        self._stale = stale_after_s
+
+    def register(self, lanes: Iterable[Lane]) -> None:
+        added: dict[str, Lane] = {}
+        for lane in lanes:
+            if not isinstance(lane, Lane):
+                raise ValidationError(messages.lane_invalid("definition", lane))
+            if lane.id in self._registry or lane.id in added:
+                raise ValidationError(messages.lane_duplicate(lane.id))
+            added[lane.id] = lane
+        self._registry.update(added)
+
+    def registered(self) -> dict[str, Lane]:
+        """The lanes registered with this facade, by id (a copy)."""
+        return dict(self._registry)
+
+    def _lane(self, lane_id: object) -> Lane:
+        lane = self._registry.get(lane_id) if isinstance(lane_id, str) else None
+        if lane is None:
+            raise NotFound(messages.lane_unknown(lane_id))
+        return lane
+
+    def list(self) -> list[dict[str, Any]]:
+        """Registered lanes and lanes with a stored history, by id."""
+        with self._store.read() as tx:
+            rows = store_lanes.list_lane_rows(tx)
+            summaries = store_lanes.lane_summaries(tx)
+        ids = sorted(set(rows) | set(self._registry))
+        return [public_lane(i, self._registry.get(i), rows.get(i), summaries.get(i)) for i in ids]
+
+    def trigger(
+        self,
+        lane_id: str,
+        window: tuple[datetime, datetime] | None = None,
+        *,
+        kind: str = "manual",
+        run_id: str | None = None,
+        scheduled_for: datetime | None = None,
+        now: datetime | None = None,
+    ) -> dict[str, Any]:
+        """Admit one attempt and, when admitted, execute it now; returns the attempt."""
+        at = self._now(now)
+        lane = self._lane(lane_id)
+        if kind not in KINDS:
+            raise ValidationError(messages.lane_trigger_kind_invalid(kind))
+        if kind == "retry":
+            if scheduled_for is not None:
+                raise ValidationError(messages.LANE_RETRY_KEEPS_ITS_TIME)
+            win, due, zone = self._retried(lane, run_id, window)
+        else:
+            if run_id is not None:
+                raise ValidationError(messages.LANE_RUN_ID_ONLY_FOR_RETRY)
+            win, due, zone = self._fresh(lane, kind, window, scheduled_for, at)
+        with self._store.begin() as tx:
+            adm = admit(
+                tx,
+                lane,
+                kind=kind,
+                scheduled_for=due,
+                window=win,
+                zone=zone,
+                now=at,
+                stale_after_s=self._stale,
+            )
+        if adm.decision is None:
+            execute(self._store, lane, adm, now=at)
+        return self.attempt(adm.attempt_id)
+
+    def _fresh(
+        self,
+        lane: Lane,
+        kind: str,
+        window: object,
+        scheduled_for: datetime | None,
+        at: datetime,
+    ) -> tuple[Window, datetime, str]:
+        if kind == "manual":
+            due = at if scheduled_for is None else _aware(scheduled_for)
+            return _window(window), due, lane.zone
+        due = _aware(scheduled_for)
+        if window is None and lane.cron:
+            computed = scheduled_window(lane, due)
+            if computed is not None:
+                return computed, due, lane.zone
+        return _window(window), due, lane.zone
+
+    def _retried(self, lane: Lane, run_id: object, window: object) -> tuple[Window, datetime, str]:
+        if run_id is None:
+            raise ValidationError(messages.LANE_RETRY_NEEDS_RUN_ID)
+        run = None
+        if isinstance(run_id, str) and len(run_id) <= 40:
+            with self._store.read() as tx:
+                run = store_lanes.get_run(tx, run_id=run_id)
+        if run is None or run["lane_id"] != lane.id or not run["admitted"]:
+            raise NotFound(messages.lane_run_not_found(run_id))
+        if run["policy_version"] != lane.policy_version:
+            raise ValidationError(
+                messages.lane_retry_policy_changed(
+                    run["run_id"], run["policy_version"], lane.policy_version
+                )
+            )
+        stored = Window(run["window_start"], run["window_end"])
+        if window is not None and _window(window) != stored:
+            raise ValidationError(messages.lane_window_invalid(window, "the run's own window"))
+        return stored, run["scheduled_for"], run["zone"]
+
+    def attempt(self, attempt_id: str) -> dict[str, Any]:
+        with self._store.read() as tx:
+            row = store_lanes.get_attempt(tx, attempt_id=attempt_id)
+        if row is None:
+            raise NotFound(messages.lane_run_not_found(attempt_id))
+        return public_attempt(row)
+
+    def contracts(
+        self, lane_id: str, skip: int = 0, limit: int = 50, decision: str | None = None
+    ) -> dict[str, Any]:
+        """A lane's attempts newest first: ``{"items", "total", "skip", "limit"}``; each item
+        carries its contract (trigger, source, selection layers and the decision)."""
+        check_page(skip, limit)
+        if decision is not None and decision not in DECISION_STATUSES:
+            raise ValidationError(messages.lane_decision_invalid(decision))
+        with self._store.read() as tx:
+            known = lane_id in self._registry or (
+                isinstance(lane_id, str) and lane_id in store_lanes.list_lane_rows(tx)
+            )
+            if not known:
+                raise NotFound(messages.lane_unknown(lane_id))
+            rows, total = store_lanes.list_attempts(
+                tx, lane_id=lane_id, decision=decision, skip=skip, limit=limit
+            )
+        return {
+            "items": [public_attempt(r) for r in rows],
+            "total": total,
+            "skip": skip,
+            "limit": limit,
+        }
+
+    @staticmethod
+    def verify(contract: Mapping[str, Any], attempt: int | None = None) -> dict[str, Any]:
+        """Recompute ``run_id`` / ``attempt_id`` and re-derive the decision; raises
+        ``ContractMismatch`` (400) naming the first field that differs. Accepts a bare contract
+        or an attempt entry (``{"contract": …, "attempt": n}``)."""
+        doc: Any = contract
+        if isinstance(contract, Mapping) and "contract" in contract:
+            doc = contract["contract"]
+            attempt = attempt if attempt is not None else contract.get("attempt")
+        number = verify(doc, attempt)
+        return {
+            "ok": True,
+            "run_id": doc["run_id"],
+            "attempt_id": doc["attempt_id"],
+            "attempt": number,
+        }
+
+    # --- the tick and the worker ---------------------------------------------------------
+
+    def fire(self, now: datetime) -> int:
+        """Sync the registered lanes' rows, then admit their due scheduled runs."""
+        if not any(lane.cron for lane in self._registry.values()):
+            return 0
+        sync_lanes(self._store, self._registry, now=now)
+        return fire_due_lanes(self._store, self._registry, now=now, stale_after_s=self._stale)
+
+    def work(self, now: datetime, limit: int | None = None) -> int:
+        """Execute pending (tick-admitted) attempts of the registered lanes; returns how many."""
+        if not self._registry:
+            return 0
+        with self._store.read() as tx:
+            rows = store_lanes.pending_attempts(tx, lane_ids=sorted(self._registry), limit=limit)
+        done = 0
+        for row in rows:
+            lane = self._registry[row["lane_id"]]
+            adm = self._claim(lane, row, now)
+            if adm is not None:
+                execute(self._store, lane, adm, now=now)
+                done += 1
+        return done
+
+    def _claim(self, lane: Lane, row: Mapping[str, Any], now: datetime) -> Admission | None:
+        with self._store.begin() as tx:
+            if not store_lanes.claim_attempt(tx, attempt_id=row["attempt_id"], now=now):
+                return None
+            run = store_lanes.get_run(tx, run_id=row["run_id"])
+            if run is None:
+                return None
+            if run["policy_version"] != lane.policy_version:
+                error = messages.lane_retry_policy_changed(
+                    run["run_id"], run["policy_version"], lane.policy_version
+                )
+                values = {"state": "failed", "error": error}
+                store_lanes.finish_attempt(tx, attempt_id=row["attempt_id"], values=values, now=now)
+                store_lanes.update_run(
+                    tx, run_id=run["run_id"], values={"state": "failed"}, now=now
+                )
+                return None
+            store_lanes.update_run(tx, run_id=run["run_id"], values={"state": "running"}, now=now)
+        return Admission(
+            lane_id=lane.id,
+            zone=run["zone"],
+            policy_version=run["policy_version"],
+            run_id=run["run_id"],
+            attempt=row["attempt"],
+            attempt_id=row["attempt_id"],
+            kind=row["kind"],
+            scheduled_for=run["scheduled_for"],
+            observed_at=row["observed_at"],
+            window=Window(run["window_start"], run["window_end"]),
+            decision=None,
+        )
+
+
+class LanesMixin(WorkflowsMixin):
+    """``Tocsin.open(url, lanes=[...])``, ``t.lanes``; the tick admits scheduled lane runs
+    (``lanes_fired``) and ``work`` executes them (issue 16)."""
+
+    @classmethod
+    def open(
+        cls,
+        url: str | None = None,
+        settings: Settings | None = None,
+        *,
+        workflows: Iterable[Workflow] = (),
+        lanes: Iterable[Lane] = (),
+    ) -> Self:
+        """Open the database, register ``workflows`` and ``lanes`` (nothing is written)."""
+        opened = super().open(url, settings, workflows=workflows)
+        opened.lanes.register(lanes)
+        return opened
+
+    @property
+    def lanes(self) -> Lanes:
+        service = self.__dict__.get("_lanes")
+        if service is None:
+            service = self.__dict__["_lanes"] = Lanes(
+                self.store, {}, self._now, self.settings.stuck_after_s
+            )
+        return cast(Lanes, service)
+
+    def tick(
+        self, now: datetime | None = None, table_limit: int = 200, record_limit: int = 1000
+    ) -> dict[str, int]:
+        """As before, then the due scheduled lane runs (counted as ``lanes_fired``)."""
+        at = self._now(now)
+        counts = super().tick(at, table_limit, record_limit)
+        counts["lanes_fired"] = self.lanes.fire(at)
+        return counts
+
+    def work(
+        self,
+        now: datetime | None = None,
+        limit: int | None = None,
+        *,
+        should_stop: Callable[[], bool] | None = None,
+        clock: Callable[[], datetime] | None = None,
+        pool: RunPool | None = None,
+    ) -> int:
+        """As before, then the pending scheduled lane attempts of the registered lanes."""
+        done = super().work(now, limit, should_stop=should_stop, clock=clock, pool=pool)
+        left = None if limit is None else limit - done
+        if left is not None and left <= 0:
+            return done
+        at = self._now(now) if now is not None else (clock or self.wall_clock)()
+        return done + self.lanes.work(at, left)
+
+
+__all__ = ["DECISION_STATUSES", "KINDS", "Lanes", "LanesMixin"]

@@ -1,0 +1,111 @@
+"""One trigger at a time, and a scope's tables (issue 18).
+
+``patch_trigger`` and ``delete_trigger`` rebuild the whole config and save it through the same
+path as ``set_triggers`` (limits, ``validate_triggers``, state sync), so every SPEC §5 rule holds:
+a merge keeps the trigger's id, hence its state and ledger; a schedule type change under that id
+is refused with the SPEC text; a removed trigger is retired, not forgotten.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from tocsin import messages
+from tocsin.core import limits
+from tocsin.core.patch import merge_patch
+from tocsin.engine import configs
+from tocsin.errors import NotFound, ValidationError
+from tocsin.service.base import TocsinBase
+from tocsin.service.data import SCOPES, _check_page, _locked_table, _table, public_table
+from tocsin.store import records as store_records
+from tocsin.store.tx import Tx
+
+
+def _stored(table: Mapping[str, Any]) -> list[dict[str, Any]]:
+    stored = table.get("triggers")
+    return [dict(t) for t in stored] if isinstance(stored, list) else []
+
+
+def _index_of(triggers: list[dict[str, Any]], trigger_id: object) -> int:
+    for index, trigger in enumerate(triggers):
+        if trigger.get("id") == trigger_id:
+            return index
+    raise NotFound(messages.TRIGGER_NOT_FOUND)
+
+
+class TriggersMixin(TocsinBase):
+    """``list_tables``, ``get_trigger``, ``patch_trigger``, ``delete_trigger``."""
+
+    def list_tables(
+        self,
+        scope: str | None = None,
+        scope_id: str | None = None,
+        skip: int = 0,
+        limit: int = 50,
+    ) -> dict[str, Any]:
+        """Live tables, oldest first, of one scope when given (every scope's otherwise):
+        ``{"items", "total", "skip", "limit"}``."""
+        _check_page(skip, limit)
+        if scope is not None and scope not in SCOPES:
+            raise ValidationError(messages.scope_invalid(scope))
+        canonical = None
+        if scope_id is not None:
+            try:
+                canonical = str(uuid.UUID(str(scope_id)))
+            except ValueError:
+                raise ValidationError(messages.scope_id_invalid(scope_id)) from None
+        with self.store.read() as tx:
+            items, total = store_records.page_tables(
+                tx, scope=scope, scope_id=canonical, skip=skip, limit=limit
+            )
+        return {
+            "items": [public_table(t) for t in items],
+            "total": total,
+            "skip": skip,
+            "limit": limit,
+        }
+
+    def get_trigger(self, table_id: str, trigger_id: str) -> dict[str, Any]:
+        """One trigger of the stored config, with its id and its actions' ids."""
+        with self.store.read() as tx:
+            triggers = _stored(_table(tx, table_id))
+        return triggers[_index_of(triggers, trigger_id)]
+
+    def patch_trigger(
+        self, table_id: str, trigger_id: str, patch: object, now: datetime | None = None
+    ) -> dict[str, Any]:
+        """Merge ``patch`` (RFC 7396) into one trigger and save the config; returns the trigger,
+        normalized. The id stays; ``patch`` may repeat it but never change it."""
+        at = self._now(now)
+        if not isinstance(patch, Mapping):
+            raise ValidationError(messages.TRIGGER_PATCH_NOT_OBJECT)
+        if "id" in patch and patch["id"] != trigger_id:
+            raise ValidationError(messages.trigger_patch_id_mismatch(trigger_id, patch["id"]))
+        with self.store.begin() as tx:
+            table = _locked_table(tx, table_id)
+            triggers = _stored(table)
+            index = _index_of(triggers, trigger_id)
+            triggers[index] = {**merge_patch(triggers[index], patch), "id": trigger_id}
+            saved = self._save(tx, table, triggers, at)
+        return saved[_index_of(saved, trigger_id)]
+
+    def delete_trigger(self, table_id: str, trigger_id: str, now: datetime | None = None) -> None:
+        """Remove one trigger from the config: it is retired (state and ledger kept, SPEC §5.2),
+        and saving its id again revives it."""
+        at = self._now(now)
+        with self.store.begin() as tx:
+            table = _locked_table(tx, table_id)
+            triggers = _stored(table)
+            del triggers[_index_of(triggers, trigger_id)]
+            self._save(tx, table, triggers, at)
+
+    def _save(
+        self, tx: Tx, table: Mapping[str, Any], triggers: list[dict[str, Any]], at: datetime
+    ) -> list[dict[str, Any]]:
+        limits.check_triggers(triggers, table, self.settings)
+        return configs.set_triggers_config(
+            tx, table=table, raw=triggers, now=at, new_id=self._new_id
+        )

@@ -1,0 +1,256 @@
+"""Lanes, lane runs and lane attempts (SPEC §14). Named statements only; rules in tocsin.lanes.
+
+The fences:
+
+- ``lock_lane``: every admission takes the lane's row lock (PostgreSQL ``FOR UPDATE``; SQLite:
+  the caller's ``store.begin()`` is ``BEGIN IMMEDIATE``), so the overlap check, the duplicate
+  check and the insert of one lane's runs are serialised across processes;
+- ``insert_run``: ``run_id`` is the primary key, inserted ``ON CONFLICT DO NOTHING``;
+- ``allocate_attempt``: ``UPDATE … SET attempts = attempts + 1 … RETURNING attempts`` — the row
+  lock makes the numbers of one run distinct, and ``(run_id, attempt)`` is unique besides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, func, insert, or_, select, update
+
+from tocsin.store.dialects import upsert_insert
+from tocsin.store.schema import lane_attempts, lane_runs, lanes
+from tocsin.store.tx import Tx
+
+L = lanes
+R = lane_runs
+A = lane_attempts
+
+
+def insert_lane(tx: Tx, *, values: Mapping[str, Any]) -> bool:
+    """Insert a lane row; False when it exists already (``ON CONFLICT DO NOTHING``)."""
+    tx.require_writable()
+    stmt = (
+        upsert_insert(tx, L)
+        .values(**values)
+        .on_conflict_do_nothing(index_elements=["id"])
+        .returning(L.c.id)
+    )
+    return tx.conn.execute(stmt).scalar_one_or_none() is not None
+
+
+def lock_lane(tx: Tx, *, lane_id: str) -> dict[str, Any] | None:
+    """The lane row, locked for this transaction (PostgreSQL ``FOR UPDATE``)."""
+    stmt = select(L).where(L.c.id == lane_id)
+    if tx.is_postgres and not tx.readonly:
+        stmt = stmt.with_for_update()
+    row = tx.conn.execute(stmt).mappings().first()
+    return dict(row) if row is not None else None
+
+
+def update_lane(tx: Tx, *, lane_id: str, values: Mapping[str, Any], now: datetime) -> None:
+    tx.require_writable()
+    tx.conn.execute(update(L).where(L.c.id == lane_id).values(**values, updated_at=now))
+
+
+def list_lane_rows(tx: Tx) -> dict[str, dict[str, Any]]:
+    return {r["id"]: dict(r) for r in tx.conn.execute(select(L).order_by(L.c.id)).mappings()}
+
+
+def claim_due_lanes(
+    tx: Tx, *, now: datetime, lane_ids: Sequence[str], limit: int
+) -> list[dict[str, Any]]:
+    """Up to ``limit`` of ``lane_ids`` with ``next_fire_at <= now``, earliest first, locked.
+
+    PostgreSQL: ``FOR UPDATE SKIP LOCKED`` (a lane another ticker holds is skipped); SQLite: call
+    inside ``store.begin()``.
+    """
+    tx.require_writable()
+    stmt = (
+        select(L)
+        .where(L.c.id.in_(list(lane_ids)), L.c.next_fire_at.is_not(None), L.c.next_fire_at <= now)
+        .order_by(L.c.next_fire_at, L.c.id)
+        .limit(limit)
+    )
+    if tx.is_postgres:
+        stmt = stmt.with_for_update(skip_locked=True)
+    return [dict(r) for r in tx.conn.execute(stmt).mappings()]
+
+
+def get_run(tx: Tx, *, run_id: str) -> dict[str, Any] | None:
+    row = tx.conn.execute(select(R).where(R.c.run_id == run_id)).mappings().first()
+    return dict(row) if row is not None else None
+
+
+def insert_run(tx: Tx, *, values: Mapping[str, Any]) -> bool:
+    """Insert a run; False when its ``run_id`` is recorded already."""
+    tx.require_writable()
+    stmt = (
+        upsert_insert(tx, R)
+        .values(**values)
+        .on_conflict_do_nothing(index_elements=["run_id"])
+        .returning(R.c.run_id)
+    )
+    return tx.conn.execute(stmt).scalar_one_or_none() is not None
+
+
+def overlapping_run(
+    tx: Tx, *, lane_id: str, start: datetime, end: datetime, other_than: str
+) -> dict[str, Any] | None:
+    """An admitted run of the lane, other than ``other_than``, whose ``[start, end)`` overlaps
+    (``ix_lane_runs_window``)."""
+    stmt = (
+        select(R)
+        .where(
+            R.c.lane_id == lane_id,
+            R.c.admitted.is_(True),
+            R.c.window_start < end,
+            R.c.window_end > start,
+            R.c.run_id != other_than,
+        )
+        .order_by(R.c.window_start)
+        .limit(1)
+    )
+    row = tx.conn.execute(stmt).mappings().first()
+    return dict(row) if row is not None else None
+
+
+def allocate_attempt(tx: Tx, *, run_id: str) -> int:
+    """The run's next attempt number (atomic: the row lock orders concurrent callers).
+    ``updated_at`` is left alone: it dates the run's progress, which a duplicate trigger is not
+    (a stream of duplicates must not keep a stalled run looking fresh)."""
+    tx.require_writable()
+    stmt = (
+        update(R)
+        .where(R.c.run_id == run_id)
+        .values(attempts=R.c.attempts + 1)
+        .returning(R.c.attempts)
+    )
+    return int(tx.conn.execute(stmt).scalar_one())
+
+
+def update_run(tx: Tx, *, run_id: str, values: Mapping[str, Any], now: datetime) -> None:
+    tx.require_writable()
+    tx.conn.execute(update(R).where(R.c.run_id == run_id).values(**values, updated_at=now))
+
+
+def insert_attempt(tx: Tx, *, values: Mapping[str, Any]) -> None:
+    tx.require_writable()
+    tx.conn.execute(insert(A).values(**values))
+
+
+def _attempt_select() -> Any:
+    """Attempts with their run's instants (known before the contract is)."""
+    return select(A, R.c.scheduled_for, R.c.window_start, R.c.window_end, R.c.zone).join(
+        R, R.c.run_id == A.c.run_id
+    )
+
+
+def get_attempt(tx: Tx, *, attempt_id: str) -> dict[str, Any] | None:
+    stmt = _attempt_select().where(A.c.attempt_id == attempt_id)
+    row = tx.conn.execute(stmt).mappings().first()
+    return dict(row) if row is not None else None
+
+
+def claim_attempt(tx: Tx, *, attempt_id: str, now: datetime) -> bool:
+    """``pending → running`` for one attempt; False when another worker claimed it."""
+    tx.require_writable()
+    stmt = (
+        update(A)
+        .where(A.c.attempt_id == attempt_id, A.c.state == "pending")
+        .values(state="running", updated_at=now)
+    )
+    return tx.conn.execute(stmt).rowcount == 1
+
+
+def finish_attempt(tx: Tx, *, attempt_id: str, values: Mapping[str, Any], now: datetime) -> None:
+    tx.require_writable()
+    stmt = update(A).where(A.c.attempt_id == attempt_id).values(**values, updated_at=now)
+    tx.conn.execute(stmt)
+
+
+def supersede_attempts(tx: Tx, *, run_id: str, error: str, now: datetime) -> int:
+    """A retry took over the run: its attempts still ``pending`` / ``running`` → ``failed``
+    (a superseded pending attempt is never claimed by ``work``)."""
+    tx.require_writable()
+    stmt = (
+        update(A)
+        .where(A.c.run_id == run_id, A.c.state.in_(("pending", "running")))
+        .values(state="failed", error=error, updated_at=now)
+    )
+    return int(tx.conn.execute(stmt).rowcount)
+
+
+def pending_attempts(tx: Tx, *, lane_ids: Sequence[str], limit: int | None) -> list[dict[str, Any]]:
+    """Attempts of ``lane_ids`` admitted by the tick and not yet executed, oldest first
+    (``ix_lane_attempts_state``)."""
+    stmt = (
+        select(A)
+        .where(A.c.state == "pending", A.c.lane_id.in_(list(lane_ids)))
+        .order_by(A.c.created_at, A.c.attempt_id)
+    )
+    if limit is not None:
+        stmt = stmt.limit(limit)
+    return [dict(r) for r in tx.conn.execute(stmt).mappings()]
+
+
+def list_attempts(
+    tx: Tx, *, lane_id: str, decision: str | None, skip: int, limit: int
+) -> tuple[list[dict[str, Any]], int]:
+    """A lane's attempts newest first (optionally of one decision status), and the total."""
+    where = [A.c.lane_id == lane_id]
+    if decision is not None:
+        where.append(A.c.decision_status == decision)
+    total = tx.conn.execute(select(func.count()).select_from(A).where(*where)).scalar_one()
+    stmt = (
+        _attempt_select()
+        .where(*where)
+        .order_by(A.c.created_at.desc(), A.c.run_id, A.c.attempt.desc())
+        .offset(skip)
+        .limit(limit)
+    )
+    return [dict(r) for r in tx.conn.execute(stmt).mappings()], int(total)
+
+
+def lane_summaries(tx: Tx) -> dict[str, dict[str, Any]]:
+    """Per lane: the number of attempts and the newest attempt's decision and time."""
+    counts = select(A.c.lane_id, func.count().label("n"), func.max(A.c.created_at).label("last"))
+    out: dict[str, dict[str, Any]] = {}
+    for row in tx.conn.execute(counts.group_by(A.c.lane_id)).mappings():
+        out[row["lane_id"]] = {"attempts": int(row["n"]), "last_at": row["last"]}
+    if not out:
+        return out
+    newest = select(A.c.lane_id, A.c.decision_status, A.c.state).where(
+        or_(
+            *(
+                and_(A.c.lane_id == lane, A.c.created_at == info["last_at"])
+                for lane, info in out.items()
+            )
+        )
+    )
+    for row in tx.conn.execute(newest).mappings():
+        out[row["lane_id"]]["last_decision"] = row["decision_status"]
+        out[row["lane_id"]]["last_state"] = row["state"]
+    return out
+
+
+__all__ = [
+    "allocate_attempt",
+    "claim_attempt",
+    "claim_due_lanes",
+    "finish_attempt",
+    "get_attempt",
+    "get_run",
+    "insert_attempt",
+    "insert_lane",
+    "insert_run",
+    "lane_summaries",
+    "list_attempts",
+    "list_lane_rows",
+    "lock_lane",
+    "overlapping_run",
+    "pending_attempts",
+    "supersede_attempts",
+    "update_lane",
+    "update_run",
+]

@@ -1,0 +1,104 @@
+"""Schedules in Studio (SPEC §16, seed "View schedules in Studio"): the list across workflows
+(``?workflowId=`` narrows it), a schedule's detail with Pause / Resume and its paginated fire
+history, and the history panel alone (what the detail page polls every 5 s while a fire is
+non-terminal)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query, Request, Response
+
+from tocsin import messages
+from tocsin.errors import PermissionDenied
+
+from .web import FormDep, ViewerDep, check_post, facade, html_page, pager, redirect, render, utc_now
+
+router = APIRouter(include_in_schema=False)
+SCHEDULES_PAGE = 50
+FIRES_PAGE = 20
+NON_TERMINAL = frozenset({"pending", "running", "suspended"})
+ID = r"^[A-Za-z0-9_.-]{1,64}$"
+ScheduleId = Annotated[str, Path(pattern=ID)]
+PageQ = Annotated[int, Query(ge=1, le=1_000_000)]
+WorkflowQ = Annotated[str | None, Query(alias="workflowId", pattern=ID)]
+
+
+def _require_read(viewer: ViewerDep) -> None:
+    if not viewer.reads_schedules:
+        raise PermissionDenied(messages.STUDIO_NO_SCHEDULES)
+
+
+@router.get("/workflows/schedules")
+@html_page
+def schedules_list(
+    request: Request, viewer: ViewerDep, workflow_id: WorkflowQ = None, page: PageQ = 1
+) -> Response:
+    """Every schedule: id, workflow, cron in words, zone, next fire, last run, paused."""
+    _require_read(viewer)
+    skip = (page - 1) * SCHEDULES_PAGE
+    found = facade(request).schedules.list(workflow_id=workflow_id, skip=skip, limit=SCHEDULES_PAGE)
+    return render(
+        request,
+        "schedules.html",
+        viewer=viewer,
+        schedules=found["items"],
+        workflow_id=workflow_id,
+        pages=pager(request, page, SCHEDULES_PAGE, found["total"], workflowId=workflow_id),
+    )
+
+
+def _fires(request: Request, schedule_id: str, page: int) -> dict[str, Any]:
+    """A page of fires, each with its run (start, duration) when the run row exists."""
+    t = facade(request)
+    found = t.schedules.fires(schedule_id, skip=(page - 1) * FIRES_PAGE, limit=FIRES_PAGE)
+    runs = t.get_workflow_runs(f["run_id"] for f in found["items"] if f.get("run_id"))
+    fires = [{**f, "run": runs.get(str(f.get("run_id")))} for f in found["items"]]
+    live = any(f["run_status"] in NON_TERMINAL for f in fires)
+    at = f"/workflows/schedules/{schedule_id}"
+    pages = pager(request, page, FIRES_PAGE, found["total"], at=at)
+    return {"fires": fires, "live": live, "fire_pages": pages}
+
+
+@router.get("/workflows/schedules/{schedule_id}")
+@html_page
+def schedule_detail(
+    request: Request, viewer: ViewerDep, schedule_id: ScheduleId, page: PageQ = 1
+) -> Response:
+    """Metadata, Pause / Resume, and the fire history."""
+    _require_read(viewer)
+    schedule = facade(request).schedules.get(schedule_id)
+    panel = _fires(request, schedule_id, page)
+    return render(request, "schedule.html", viewer=viewer, schedule=schedule, page=page, **panel)
+
+
+@router.get("/workflows/schedules/{schedule_id}/fires")
+@html_page
+def fires_panel(
+    request: Request, viewer: ViewerDep, schedule_id: ScheduleId, page: PageQ = 1
+) -> Response:
+    """The fire history panel alone (polled by the detail page)."""
+    _require_read(viewer)
+    schedule = facade(request).schedules.get(schedule_id)
+    panel = _fires(request, schedule_id, page)
+    return render(request, "fires_panel.html", viewer=viewer, schedule=schedule, page=page, **panel)
+
+
+@router.post("/workflows/schedules/{schedule_id}/{verb}")
+@html_page
+def pause_or_resume(
+    request: Request,
+    viewer: ViewerDep,
+    form: FormDep,
+    schedule_id: ScheduleId,
+    verb: Annotated[str, Path(pattern="^(pause|resume)$")],
+) -> Response:
+    """Pause or resume (CSRF token and ``schedules:write`` required), then back to the page."""
+    check_post(viewer, form, allowed=viewer.writes_schedules)
+    service = facade(request).schedules
+    action = service.pause if verb == "pause" else service.resume
+    action(schedule_id, now=utc_now(request))
+    return redirect(f"/workflows/schedules/{schedule_id}")
+
+
+__all__ = ["router"]

@@ -1,0 +1,96 @@
+"""SPEC §14, §15 over HTTP: /api/lanes, /api/lanes/{id}/contracts, /api/lanes/{id}/trigger."""
+
+from __future__ import annotations
+
+import pytest
+from api_support import Clock, TestClient, bearer
+
+from lanes.lane_support import A_END, A_START, B_END, LANE_ID, Probe, inside, make_lane
+from tocsin import Candidate
+from tocsin.service import Tocsin
+
+WINDOW = {"start_inclusive": A_START.isoformat(), "end_exclusive": A_END.isoformat()}
+
+
+@pytest.fixture
+def probe() -> Probe:
+    return Probe()
+
+
+@pytest.fixture
+def tokens(tocsin: Tocsin, clock: Clock, probe: Probe) -> dict[str, dict[str, str]]:
+    tocsin.lanes.register([make_lane(probe)])
+    clock.now = B_END
+    read = tocsin.create_token(permissions=["schedules:read"])
+    write = tocsin.create_token(permissions=["schedules:write"])
+    return {"read": bearer(read), "write": bearer(write)}
+
+
+def test_permissions(client: TestClient, tokens: dict[str, dict[str, str]]) -> None:
+    assert client.get("/api/lanes").status_code == 401
+    url = f"/api/lanes/{LANE_ID}/trigger"
+    denied = client.post(url, json={"window": WINDOW}, headers=tokens["read"])
+    assert denied.status_code == 403
+    assert denied.json() == {"detail": "this token lacks the 'schedules:write' permission"}
+    assert client.get("/api/lanes", headers=tokens["read"]).status_code == 200
+
+
+def test_trigger_list_and_filter_contracts(
+    client: TestClient, tokens: dict[str, dict[str, str]], probe: Probe
+) -> None:
+    probe.answer = lambda w: [
+        Candidate("v1", inside(w.start, 10), {"lang": "zh"}),
+        Candidate("v2", inside(w.start, 20), {"lang": "en"}),
+    ]
+    url = f"/api/lanes/{LANE_ID}/trigger"
+    body = {"kind": "scheduled", "window": WINDOW, "scheduled_for": A_END.isoformat()}
+    first = client.post(url, json=body, headers=tokens["write"])
+    assert first.status_code == 200, first.text
+    doc = first.json()["contract"]
+    assert doc["decision"] == {"status": "ready", "reason": "selected"}
+    assert doc["trigger"]["observed_at"] == "2026-09-08T22:00:00+08:00"
+    assert first.json()["handler"] == {"status": "succeeded", "error": None}
+    again = client.post(url, json=body, headers=tokens["write"]).json()
+    assert again["decision"] == {"status": "ignored", "reason": "duplicate_trigger"}
+    assert probe.counts() == (1, 1)
+    listed = client.get("/api/lanes", headers=tokens["read"]).json()["items"]
+    assert [(x["id"], x["attempts"], x["registered"]) for x in listed] == [(LANE_ID, 2, True)]
+    contracts = f"/api/lanes/{LANE_ID}/contracts"
+    page = client.get(contracts, headers=tokens["read"]).json()
+    assert page["total"] == 2 and page["limit"] == 50
+    ready = client.get(f"{contracts}?decision=ready", headers=tokens["read"]).json()
+    assert [i["contract"]["selection"]["accepted_refs"] for i in ready["items"]] == [["v1"]]
+    paged = client.get(f"{contracts}?skip=1&limit=1", headers=tokens["read"]).json()
+    assert paged["total"] == 2 and len(paged["items"]) == 1
+
+
+def test_bad_input_is_4xx_and_writes_nothing(
+    client: TestClient, tokens: dict[str, dict[str, str]], tocsin: Tocsin, probe: Probe
+) -> None:
+    url = f"/api/lanes/{LANE_ID}/trigger"
+    naive = {"start_inclusive": "2026-09-07T22:00:00", "end_exclusive": "2026-09-08T07:30:00"}
+    backwards = {
+        "start_inclusive": WINDOW["end_exclusive"],
+        "end_exclusive": WINDOW["start_inclusive"],
+    }
+    cases = [
+        ({"window": naive}, 422),
+        ({"window": WINDOW, "extra": 1}, 422),
+        ({"window": WINDOW, "kind": "cron"}, 422),
+        ({"window": backwards}, 400),
+        ({}, 400),
+        ({"kind": "retry"}, 400),
+        ({"kind": "retry", "run_id": "run_" + "0" * 32}, 404),
+    ]
+    for body, status in cases:
+        resp = client.post(url, json=body, headers=tokens["write"])
+        assert resp.status_code == status, (body, resp.text)
+        assert "detail" in resp.json()
+    missing = client.post(
+        "/api/lanes/nope/trigger", json={"window": WINDOW}, headers=tokens["write"]
+    )
+    assert missing.status_code == 404
+    assert client.get("/api/lanes/nope/contracts", headers=tokens["read"]).status_code == 404
+    bad = client.get(f"/api/lanes/{LANE_ID}/contracts?decision=done", headers=tokens["read"])
+    assert bad.status_code == 422
+    assert tocsin.lanes.contracts(LANE_ID)["total"] == 0 and probe.counts() == (0, 0)

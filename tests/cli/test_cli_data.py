@@ -1,0 +1,207 @@
+"""``tocsin tables|triggers|messages`` and ``runs list`` filters (issue 18), through Typer's
+runner on both backends; ids printed whole at a narrow width; no accidental database."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from tocsin import messages
+from tocsin.cli import app
+from tocsin.cli.data import Yaml12Loader
+from tocsin.service import Tocsin
+
+runner = CliRunner()
+NOW = datetime(2026, 8, 27, 5, 0, tzinfo=UTC)
+YAML_TRIGGERS = """\
+triggers:
+  - id: trg_hourly
+    name: hourly
+    on: schedule
+    schedule: {type: interval, every_seconds: 3600}
+    actions:
+      - {type: notify, message: "tick $trigger.id"}
+  - id: trg_created
+    on: created
+    actions:
+      - {type: notify, message: "new $row.Title"}
+"""
+
+
+@pytest.fixture
+def env(store_url: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    monkeypatch.setenv("TOCSIN_DATABASE_URL", store_url)
+    return {"TOCSIN_DATABASE_URL": store_url}
+
+
+def invoke(*args: str, columns: int = 200) -> Any:
+    result = runner.invoke(app, list(args), env={"COLUMNS": str(columns)})
+    return result
+
+
+def ok(*args: str, columns: int = 200) -> str:
+    result = invoke(*args, columns=columns)
+    assert result.exit_code == 0, result.output
+    output: str = result.output
+    return output
+
+
+def make_table(scope_id: str) -> str:
+    out = ok("tables", "create", "--scope", f"chatroom:{scope_id}", "--name", "Cases",
+             "--column", "Title=text", "--column", "Due=datetime")  # fmt: skip
+    return out.strip().splitlines()[-1]
+
+
+def test_tables_create_list_show(env: dict[str, str], tocsin: Tocsin) -> None:
+    scope_id = str(uuid.uuid4())
+    table_id = make_table(scope_id)
+    assert tocsin.get_table(table_id)["columns"] == {"Title": "text", "Due": "datetime"}
+    page = json.loads(ok("tables", "list", "--scope", f"chatroom:{scope_id}", "--json"))
+    assert [t["id"] for t in page["items"]] == [table_id] and page["total"] == 1
+    shown = json.loads(ok("tables", "show", table_id))
+    assert shown["name"] == "Cases" and shown["triggers"] == []
+    bad = invoke("tables", "create", "--scope", f"chatroom:{scope_id}", "--name", "X",
+                 "--column", "Due")  # fmt: skip
+    assert bad.exit_code == 1 and "NAME=TYPE" in bad.output
+    missing = invoke("tables", "show", str(uuid.uuid4()))
+    assert missing.exit_code == 1 and messages.TABLE_NOT_FOUND in missing.output
+
+
+def test_ids_are_printed_whole_at_a_narrow_width(env: dict[str, str]) -> None:
+    scope_id = str(uuid.uuid4())
+    table_id = make_table(scope_id)
+    for width in (40, 20):
+        out = ok("tables", "list", "--scope", f"chatroom:{scope_id}", columns=width)
+        assert table_id in out and scope_id in out  # whole, on one line: copyable
+        assert "…" not in out
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".json"])
+def test_triggers_set_from_a_file_then_list_and_show(
+    env: dict[str, str], tmp_path: Path, suffix: str
+) -> None:
+    table_id = make_table(str(uuid.uuid4()))
+    path = tmp_path / f"triggers{suffix}"
+    body = yaml.load(YAML_TRIGGERS, Loader=Yaml12Loader)
+    assert body["triggers"][1]["on"] == "created"  # not True, as YAML 1.1 would have it
+    path.write_text(YAML_TRIGGERS if suffix == ".yaml" else json.dumps(body["triggers"]))
+    out = ok("triggers", "set", "--table", table_id, "--file", str(path), columns=30)
+    assert "trg_hourly" in out and "trg_created" in out
+    listed = json.loads(ok("triggers", "list", "--table", table_id, "--json"))["triggers"]
+    assert [t["id"] for t in listed] == ["trg_hourly", "trg_created"]
+    assert all(a["id"] for t in listed for a in t["actions"])
+    table_out = ok("triggers", "list", "--table", table_id, columns=40)
+    assert "trg_hourly" in table_out and "notify" in table_out
+    shown = json.loads(ok("triggers", "show", "--table", table_id, "trg_created"))
+    assert shown == listed[1]
+
+
+def test_triggers_set_refuses_bad_files_and_bad_configs(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    table_id = make_table(str(uuid.uuid4()))
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("triggers: [unclosed")
+    result = invoke("triggers", "set", "--table", table_id, "--file", str(broken))
+    assert result.exit_code == 1 and "cannot read triggers from" in result.output
+    absent = invoke("triggers", "set", "--table", table_id, "--file", str(tmp_path / "no.json"))
+    assert absent.exit_code == 1 and "cannot read triggers from" in absent.output
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([{"on": "schedule", "schedule": {"type": "yearly"}, "actions": []}]))
+    refused = invoke("triggers", "set", "--table", table_id, "--file", str(bad))
+    assert refused.exit_code == 1
+    assert "invalid schedule type 'yearly'" in refused.output
+    assert "error (400)" in refused.output
+    unknown = invoke("triggers", "show", "--table", table_id, "trg_nope")
+    assert unknown.exit_code == 1 and messages.TRIGGER_NOT_FOUND in unknown.output
+
+
+def test_pause_and_resume_fail_cleanly_while_the_facade_lacks_them(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A temporary seam: ``Tocsin.pause_trigger`` / ``resume_trigger`` come from another branch."""
+    monkeypatch.delattr(Tocsin, "pause_trigger", raising=False)
+    monkeypatch.delattr(Tocsin, "resume_trigger", raising=False)
+    table_id = make_table(str(uuid.uuid4()))
+    for verb in ("pause", "resume"):
+        result = invoke("triggers", verb, "--table", table_id, "trg_x")
+        assert result.exit_code == 1
+        assert messages.CLI_PAUSE_UNSUPPORTED in result.output
+        assert "Traceback" not in result.output
+
+
+def test_runs_list_filters_by_trigger_record_and_window(
+    env: dict[str, str], tocsin: Tocsin
+) -> None:
+    table_id = make_table(str(uuid.uuid4()))
+    config = yaml.load(YAML_TRIGGERS, Loader=Yaml12Loader)["triggers"]
+    tocsin.set_triggers(table_id, config, now=NOW)  # saved at NOW: the interval is due at NOW
+    first = tocsin.insert_record(table_id, {"Title": "a"}, now=NOW)["id"]
+    tocsin.tick(now=NOW)
+    second = tocsin.insert_record(table_id, {"Title": "b"}, now=NOW + timedelta(hours=2))["id"]
+
+    def listed(*args: str) -> list[tuple[str, str | None]]:
+        page = json.loads(ok("runs", "list", "--table", table_id, "--json", *args))
+        return [(r["trigger_id"], r["record_id"]) for r in page["items"]]
+
+    assert listed("--trigger", "trg_created") == [("trg_created", second), ("trg_created", first)]
+    assert listed("--record", first) == [("trg_created", first)]
+    assert listed("--since", "2026-08-27T06:00") == [("trg_created", second)]
+    assert listed("--since", "2026-08-27T08:00+01:00") == [("trg_created", second)]
+    assert sorted(listed("--until", "2026-08-27T06:00"), key=str) == [
+        ("trg_created", first),
+        ("trg_hourly", None),
+    ]
+    bad = invoke("runs", "list", "--table", table_id, "--since", "yesterday")
+    assert bad.exit_code == 1 and "--since 'yesterday' must be a datetime" in bad.output
+    narrow = ok("runs", "list", "--table", table_id, "--trigger", "trg_hourly", columns=40)
+    (run,) = tocsin.list_runs(table_id, trigger_id="trg_hourly", now=NOW)["items"]
+    assert run["id"] in narrow and "trg_hourly" in narrow
+
+
+def test_messages_lists_the_feed_newest_first(env: dict[str, str], tocsin: Tocsin) -> None:
+    scope_id = str(uuid.uuid4())
+    table_id = make_table(scope_id)
+    config = [{"on": "created", "actions": [{"type": "notify", "message": "new $row.Title"}]}]
+    tocsin.set_triggers(table_id, config, now=NOW)
+    for minute, title in enumerate(("one", "two")):
+        tocsin.insert_record(table_id, {"Title": title}, now=NOW + timedelta(minutes=minute))
+        tocsin.work(now=NOW + timedelta(minutes=minute))
+    page = json.loads(ok("messages", "--chatroom", scope_id, "--json"))
+    assert [m["text"] for m in page["items"]] == ["new two", "new one"]
+    table_out = ok("messages", "--chatroom", scope_id, columns=40)
+    assert page["items"][0]["id"] in table_out
+    bad = invoke("messages", "--chatroom", "not-a-uuid")
+    assert bad.exit_code == 1
+
+
+def test_no_database_is_refused_instead_of_created(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TOCSIN_DATABASE_URL", raising=False)
+    monkeypatch.chdir(tmp_path)
+    scope = f"chatroom:{uuid.uuid4()}"
+    for args in (
+        ["tables", "list", "--scope", scope],
+        ["runs", "list", "--table", "t"],
+        ["triggers", "list", "--table", "t"],
+        ["preview", "--table", "t"],
+        ["tables", "create", "--scope", scope, "--name", "A"],
+    ):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 1, args
+        assert messages.no_database("tocsin.db") in " ".join(result.output.split()), args
+        assert messages.TABLE_NOT_FOUND not in result.output
+        assert not (tmp_path / "tocsin.db").exists()
+    created = runner.invoke(app, ["tables", "create", "--scope", scope, "--name", "A", "--create"])
+    assert created.exit_code == 0, created.output
+    assert (tmp_path / "tocsin.db").exists()
+    listed = runner.invoke(app, ["tables", "list", "--scope", scope, "--json"])  # it exists now
+    assert listed.exit_code == 0 and json.loads(listed.output)["total"] == 1

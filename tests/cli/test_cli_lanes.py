@@ -1,0 +1,83 @@
+"""``tocsin lanes list|contracts|verify`` through Typer's runner (SPEC §14, §16)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from lanes.lane_support import A_END, A_START, B_END, LANE_ID, Probe, inside, make_lane
+from tocsin import Candidate
+from tocsin.cli import app
+from tocsin.service import Tocsin
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def env(store_url: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    monkeypatch.setenv("TOCSIN_DATABASE_URL", store_url)
+    monkeypatch.delenv("TOCSIN_APP", raising=False)
+    return {"TOCSIN_DATABASE_URL": store_url}
+
+
+def invoke(*args: str) -> Any:
+    return runner.invoke(app, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def recorded(env: dict[str, str], tocsin: Tocsin) -> Tocsin:
+    probe = Probe()
+    probe.answer = lambda w: [
+        Candidate("v1", inside(w.start, 10), {"lang": "zh"}),
+        Candidate("v2", inside(w.start, 20), {"lang": "en"}),
+    ]
+    tocsin.lanes.register([make_lane(probe)])
+    for _ in range(2):
+        tocsin.lanes.trigger(
+            LANE_ID, window=(A_START, A_END), kind="scheduled", scheduled_for=A_END, now=A_END
+        )
+    tocsin.lanes.trigger(LANE_ID, window=(A_START, B_END), now=B_END)
+    return tocsin
+
+
+def test_list_and_contracts(recorded: Tocsin) -> None:
+    listed = invoke("lanes", "list", "--json")
+    assert listed.exit_code == 0, listed.output
+    (lane,) = json.loads(listed.output)["items"]
+    assert (lane["id"], lane["registered"], lane["attempts"]) == (LANE_ID, False, 3)
+    table = invoke("lanes", "contracts", LANE_ID)
+    assert table.exit_code == 0 and "ready / selected" in table.output
+    ignored = invoke("lanes", "contracts", LANE_ID, "--decision", "ignored", "--json")
+    (item,) = json.loads(ignored.output)["items"]
+    assert item["decision"] == {"status": "ignored", "reason": "duplicate_trigger"}
+    bad = invoke("lanes", "contracts", LANE_ID, "--decision", "done")
+    assert bad.exit_code == 1 and "invalid decision filter" in bad.output
+    missing = invoke("lanes", "contracts", "nope")
+    assert missing.exit_code == 1 and "unknown lane 'nope'" in missing.output
+
+
+def test_verify_a_jsonl_export_and_name_the_first_tampered_field(
+    recorded: Tocsin, tmp_path: Path
+) -> None:
+    export = invoke("lanes", "contracts", LANE_ID, "--jsonl")
+    assert export.exit_code == 0
+    lines = export.output.splitlines()
+    assert len(lines) == 3
+    good = tmp_path / "contracts.jsonl"
+    good.write_text(export.output, encoding="utf-8")
+    ok = invoke("lanes", "verify", str(good))
+    assert ok.exit_code == 0 and "3 contract(s) verified" in ok.output
+    doc = json.loads(lines[1])
+    doc["selection_policy_version"] = "policy-v2"
+    bad = tmp_path / "tampered.jsonl"
+    bad.write_text("\n".join([lines[0], json.dumps(doc), lines[2]]) + "\n", encoding="utf-8")
+    failed = invoke("lanes", "verify", str(bad))
+    assert failed.exit_code == 1
+    assert "line 2: field run_id" in failed.output
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("{not json\n", encoding="utf-8")
+    assert invoke("lanes", "verify", str(broken)).exit_code == 1

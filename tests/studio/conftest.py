@@ -1,0 +1,189 @@
+"""Studio browser fixtures: a real ``tocsin serve`` process, the system Chromium, a world.
+
+- ``chromium``: Playwright's sync API driving ``/usr/bin/chromium`` (never ``playwright
+  install``). Missing: the tests skip with the reason, and FAIL under ``CI=true``.
+- ``served``: ``tocsin serve --app studio.studio_app:WORKFLOWS`` on a free port over the
+  conftest database, with a one-hour tick: nothing fires unless a test fires it, with an
+  explicit ``now``, through its own facade (``world.t``) on the same database.
+- ``world``: that facade, tokens (writer, member) and a table whose cron trigger posts to a
+  local webhook receiver the test can make fail or succeed.
+- ``page``: a fresh browser context (laptop width) that fails the test on any console error.
+
+Screenshots go to ``tests/output/studio/<backend>/`` (ignored by git).
+"""
+
+from __future__ import annotations
+
+import http.server
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from e2e.test_e2e_serve import TOCSIN, free_port, wait_for
+from studio.studio_app import WORKFLOWS
+from tocsin.service import Tocsin
+from tocsin.settings import Settings
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+TESTS = Path(__file__).resolve().parents[1]
+OUTPUT = TESTS / "output" / "studio"
+APP = "studio.studio_app:WORKFLOWS"
+CHAT = "0b5e5a53-7c2e-4d1f-9d8e-3a1c6b7f2e10"
+SAVED = datetime(2026, 12, 31, 12, 0, tzinfo=UTC)  # the table trigger's save instant
+FIRST = datetime(2027, 1, 1, 0, 0, 5, tzinfo=UTC)  # every yearly schedule is due here
+SECOND = datetime(2028, 1, 1, 0, 0, 5, tzinfo=UTC)
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        reason = f"Studio browser tests need the system Chromium at {CHROMIUM}"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI=true: {reason}", pytrace=False)
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+class Receiver(http.server.BaseHTTPRequestHandler):
+    """The table trigger's webhook target: answers ``server.code``."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response(self.server.code)  # type: ignore[attr-defined]
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def receiver() -> Iterator[http.server.ThreadingHTTPServer]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    server.code = 500  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def env(store_url: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "TOCSIN_DATABASE_URL": store_url,
+        "TOCSIN_TICK_EVERY_S": "3600",
+        "TOCSIN_OUTBOUND_ALLOW": "127.0.0.1",
+        "PYTHONPATH": os.pathsep.join([str(TESTS), *sys.path]),
+    }
+
+
+@pytest.fixture
+def served(env: dict[str, str], tmp_path: Path) -> Iterator[str]:
+    port = free_port()
+    log = (tmp_path / "serve.log").open("wb")
+    args = [TOCSIN, "serve", "--port", str(port), "--app", APP]
+    proc = subprocess.Popen(args, env=env, cwd=TESTS, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for("the server", lambda: httpx.get(f"{base}/healthz").status_code == 200)
+        yield base
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=30)
+        log.close()
+        print((tmp_path / "serve.log").read_text())  # shown by pytest when the test fails
+
+
+@dataclass
+class World:
+    t: Tocsin
+    base: str
+    writer: str
+    member: str
+    table_id: str
+    receiver: http.server.ThreadingHTTPServer
+    shots: Path
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def url(self, path: str) -> str:
+        return self.base + path
+
+
+@pytest.fixture
+def world(
+    served: str,
+    env: dict[str, str],
+    backend: str,
+    receiver: http.server.ThreadingHTTPServer,
+) -> Iterator[World]:
+    settings = Settings.from_environ(env)
+    t = Tocsin.open(settings=settings, workflows=WORKFLOWS)  # the server synced the schedules
+    try:
+        writer = t.create_token(
+            scope="chatroom", scope_id=CHAT, role="moderator", permissions=["schedules:write"]
+        )
+        member = t.create_token(
+            scope="chatroom", scope_id=CHAT, role="member", permissions=["schedules:read"]
+        )
+        table = t.create_table(
+            scope="chatroom", scope_id=CHAT, name="Invoices", columns={"Due": "date"}, now=SAVED
+        )
+        hook = f"http://127.0.0.1:{receiver.server_address[1]}/hook"
+        trigger = {
+            "name": "Post the yearly summary",
+            "on": "schedule",
+            "schedule": {"type": "cron", "expression": "0 0 1 1 *"},
+            "actions": [{"type": "webhook", "url": hook}],
+        }
+        t.set_triggers(table["id"], [trigger], now=SAVED)
+        shots = OUTPUT / backend
+        shots.mkdir(parents=True, exist_ok=True)
+        yield World(t, served, writer, member, table["id"], receiver, shots)
+    finally:
+        t.close()
+
+
+@pytest.fixture
+def page(chromium: Any) -> Iterator[Any]:
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    tab = context.new_page()
+    errors: list[str] = []
+    tab.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    tab.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        yield tab
+    finally:
+        context.close()
+    assert errors == [], f"console errors: {errors}"

@@ -1,0 +1,273 @@
+"""Studio in a real browser against a real ``tocsin serve`` (SPEC §16, issue 13).
+
+Time is driven explicitly: the server ticks once an hour on the real clock and every schedule
+fires once a year, so fires happen only when a test calls ``fire_schedules`` / ``tick`` with an
+explicit ``now`` on the same database. The page's polling is real (every 5 s): the tests wait for
+what it shows, never for the scheduler.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from e2e.test_e2e_serve import wait_for
+
+from .conftest import FIRST, SECOND, World
+
+pytestmark = pytest.mark.slow
+POLL_WAIT_MS = 20_000  # a few 5-second polls
+
+
+def sign_in(page: Any, world: World, token: str, next_path: str = "") -> None:
+    page.goto(world.url("/login" + (f"?next={next_path}" if next_path else "")))
+    page.fill("#token", token)
+    page.click("button[type=submit]")
+
+
+def shot(page: Any, world: World, name: str, *, full: bool = True) -> None:
+    page.screenshot(path=str(world.shots / f"{name}.png"), full_page=full)
+
+
+def test_sign_in_list_filter_detail_pause_and_resume(page: Any, world: World) -> None:
+    page.goto(world.url("/workflows/schedules"))
+    expect(page).to_have_url(re.compile(r"/login\?next="))  # signed out: to the sign-in page
+    shot(page, world, "login")
+    page.fill("#token", "not-a-token")
+    page.click("button[type=submit]")
+    expect(page.locator("[role=alert]")).to_contain_text("not valid")
+    page.fill("#token", world.writer)
+    page.click("button[type=submit]")
+    expect(page).to_have_url(world.url("/workflows/schedules"))
+    rows = page.locator("#schedules tbody tr")
+    expect(rows).to_have_count(3)
+    expect(page.locator("tr[data-schedule-id=wf_report__morning]")).to_contain_text(
+        "At 00:00 on day 1 of the month in January"
+    )
+    shot(page, world, "schedules")
+
+    page.fill("#workflowId", "report")
+    page.click(".filter button")
+    expect(page).to_have_url(world.url("/workflows/schedules?workflowId=report"))
+    expect(rows).to_have_count(2)
+    shot(page, world, "schedules-filtered")
+
+    page.click("a[href='/workflows/schedules/wf_report__morning']")
+    expect(page.locator("h1")).to_contain_text("wf_report__morning")
+    expect(page.locator("#state")).to_have_text("active")
+    expect(page.locator("#fires .empty")).to_contain_text("No fires yet")
+    page.click("button:has-text('Pause')")
+    expect(page.locator("#state")).to_have_text("paused")
+    assert world.t.schedules.get("wf_report__morning")["paused"] is True
+    shot(page, world, "schedule-paused")
+
+    # the next tick: the witness fires, the paused schedule does not
+    assert world.t.fire_schedules(now=FIRST) == 2  # evening + nightly
+    page.reload()
+    expect(page.locator("#state")).to_have_text("paused")
+    expect(page.locator("#fires tbody tr")).to_have_count(0)
+    assert world.t.schedules.fires("wf_report__evening")["total"] == 1
+
+    page.click("button:has-text('Resume')")
+    expect(page.locator("#state")).to_have_text("active")
+    assert world.t.schedules.get("wf_report__morning")["paused"] is False
+    page.goto(world.url("/workflows/schedules?workflowId=report"))
+    expect(page.locator("tr[data-schedule-id=wf_report__morning] .badge-paused")).to_have_count(0)
+
+
+def test_a_fire_appears_while_polling_and_polling_stops_once_terminal(
+    page: Any, world: World
+) -> None:
+    t = world.t
+    assert t.fire_schedules(now=FIRST) == 3
+    t.work(now=FIRST)  # nightly's run suspends (waits for approval); the server may race us
+    first = wait_for(
+        "the first nightly run to suspend",
+        lambda: [r for r in t.workflow_runs("nightly")["items"] if r["status"] == "suspended"],
+    )[0]
+    sign_in(page, world, world.writer, "/workflows/schedules/wf_nightly")
+    expect(page).to_have_url(world.url("/workflows/schedules/wf_nightly"))
+    panel = page.locator("#fires")
+    expect(panel).to_have_attribute("data-live", "1")
+    expect(panel).to_have_attribute("data-polling", "on")
+    expect(page.locator("#fires tbody tr")).to_have_count(1)
+    expect(page.locator("#fires tbody tr .badge")).to_have_text("suspended")
+    time_cell = page.locator("#fires tbody tr td time").first
+    expect(time_cell).to_have_attribute("title", "2027-01-01 00:00:00 UTC")
+    shot(page, world, "schedule-live")
+
+    # a second fire while the page polls: it appears without a reload
+    assert t.fire_schedules(now=SECOND) == 3
+    expect(page.locator("#fires tbody tr")).to_have_count(2, timeout=POLL_WAIT_MS)
+
+    # resume the first from its run graph (the Resume form), the second through the facade
+    page.goto(world.url(f"/workflows/nightly/graph/{first['id']}"))
+    expect(page.locator("#run-status")).to_have_text("suspended")
+    expect(page.locator(".stage.parallel .step")).to_have_count(2)  # count ‖ measure
+    shot(page, world, "graph-suspended")
+    page.fill("#data", '{"ok": true}')
+    page.click("form[action$='/resume'] button")
+    t.work(now=SECOND)
+    expect(page.locator("#run-status")).to_have_text("success", timeout=POLL_WAIT_MS)
+    expect(page.locator("[data-step-id=measure] .badge")).to_have_text("success")
+    shot(page, world, "graph")
+    assert t.get_workflow_run(first["id"])["output"] is not None
+
+    page.goto(world.url("/workflows/schedules/wf_nightly"))
+    expect(page.locator("#fires")).to_have_attribute("data-polling", "on")
+    second = next(r for r in t.workflow_runs("nightly")["items"] if r["status"] == "suspended")
+    t.resume_workflow_run(second["id"], {"ok": True}, now=SECOND)
+    expect(page.locator("#fires")).to_have_attribute("data-polling", "off", timeout=POLL_WAIT_MS)
+    expect(page.locator("#fires tbody tr .badge-success")).to_have_count(2)
+    polls = page.evaluate("window.tocsinStudio")
+    assert polls["timers"] == 0  # no refresh is scheduled any more
+    shot(page, world, "schedule-terminal")
+
+
+def test_schedules_header_action_for_zero_one_and_several(page: Any, world: World) -> None:
+    sign_in(page, world, world.writer, "/workflows")
+    expect(page).to_have_url(world.url("/workflows"))
+    expect(page.locator("article[data-workflow-id]")).to_have_count(3)
+    shot(page, world, "workflows")
+
+    page.goto(world.url("/workflows/adhoc"))
+    expect(page.locator("h1")).to_have_text("adhoc")
+    expect(page.locator("#schedules-action")).to_have_count(0)  # none: hidden
+
+    page.goto(world.url("/workflows/nightly"))
+    action = page.locator("#schedules-action")
+    expect(action).to_have_attribute("href", "/workflows/schedules/wf_nightly")  # one: direct
+    shot(page, world, "workflow")
+    action.click()
+    expect(page).to_have_url(world.url("/workflows/schedules/wf_nightly"))
+
+    page.goto(world.url("/workflows/report"))
+    action = page.locator("#schedules-action")
+    expect(action).to_have_attribute("href", "/workflows/schedules?workflowId=report")
+    expect(action).to_have_text("Schedules (2)")
+    action.click()
+    expect(page.locator("#schedules tbody tr")).to_have_count(2)
+
+
+def test_failed_table_run_is_retried_from_the_ui_and_ends_done(page: Any, world: World) -> None:
+    t = world.t
+    counts = t.tick(now=FIRST)
+    assert counts["runs_created"] == 1
+    t.work(now=FIRST)  # the receiver answers 500: the run fails
+    run = wait_for(
+        "the table run to fail",
+        lambda: [
+            r for r in t.list_runs(world.table_id, now=FIRST)["items"] if r["status"] == "failed"
+        ],
+    )[0]
+    sign_in(page, world, world.writer, "/tables")
+    expect(page.locator("#tables tbody tr")).to_have_count(1)
+    shot(page, world, "tables")
+    page.click("#tables a")
+    trigger = page.locator("article.trigger")
+    expect(trigger).to_contain_text("At 00:00 on day 1 of the month in January (UTC)")
+    expect(trigger.locator("time")).to_have_attribute("title", "2028-01-01 00:00:00 UTC")
+    page.click("nav.tabs a:has-text('stuck')")  # failed runs are stuck too (SPEC §8)
+    expect(page.locator(f"tr[data-run-id='{run['id']}']")).to_contain_text("failed")
+    page.click("nav.tabs a:has-text('failed')")
+    row = page.locator(f"tr[data-run-id='{run['id']}']")
+    expect(row).to_contain_text("answered 500")
+    shot(page, world, "table-failed")
+
+    world.receiver.code = 200  # type: ignore[attr-defined]
+    row.locator("button:has-text('Retry')").click()
+    expect(page).to_have_url(re.compile(r"/tables/.+\?status=failed"))
+
+    def done() -> bool:
+        t.work(now=FIRST)  # the server's worker may have executed it first
+        return t.get_run(world.table_id, run["id"])["status"] == "done"
+
+    page.click("nav.tabs a:has-text('all')")  # pending there (polling) or already done
+    wait_for("the retried run to end done", done)
+    badge = page.locator(f"tr[data-run-id='{run['id']}'] td[data-label=Status] .badge")
+    expect(badge).to_have_text("done", timeout=POLL_WAIT_MS)  # without a reload
+    expect(page.locator("#runs-panel")).to_have_attribute("data-polling", "off")
+    page.click("nav.tabs a:has-text('done')")
+    expect(page.locator(f"tr[data-run-id='{run['id']}'] .badge")).to_have_text("done")
+    shot(page, world, "table")
+
+
+def test_member_sees_no_buttons_and_posts_without_csrf_are_refused(
+    chromium: Any, page: Any, world: World
+) -> None:
+    t = world.t
+    t.fire_schedules(now=FIRST)
+    t.work(now=FIRST)
+    sign_in(page, world, world.member, "/workflows/schedules/wf_report__morning")
+    expect(page.locator("h1")).to_contain_text("wf_report__morning")
+    expect(page.locator("main button")).to_have_count(0)
+    shot(page, world, "member-schedule")
+    page.goto(world.url("/tables"))
+    page.click("#tables a")
+    expect(page.locator("main")).to_contain_text("need a moderator token")
+    expect(page.locator("main button")).to_have_count(0)
+    run = t.workflow_runs("nightly")["items"][0]
+    page.goto(world.url(f"/workflows/nightly/graph/{run['id']}"))
+    expect(page.locator("#run-status")).to_have_text(re.compile("suspended|running|pending"))
+    expect(page.locator("main button")).to_have_count(0)
+
+    # the member's own session and CSRF token: still refused (read-only)
+    csrf = page.locator("form.who input[name=csrf]").get_attribute("value")
+    refused = page.request.post(
+        world.url("/workflows/schedules/wf_report__morning/pause"), form={"csrf": csrf}
+    )
+    assert refused.status == 403 and "may look but not change" in refused.text()
+
+    # a writer's POST without the CSRF token, or with a wrong one: refused, nothing written
+    writer = chromium.new_context()
+    try:
+        tab = writer.new_page()
+        sign_in(tab, world, world.writer, "/workflows/schedules/wf_report__morning")
+        expect(tab.locator("button:has-text('Pause')")).to_have_count(1)
+        url = world.url("/workflows/schedules/wf_report__morning/pause")
+        assert tab.request.post(url, form={}).status == 403
+        assert tab.request.post(url, form={"csrf": "forged"}).status == 403
+        assert t.schedules.get("wf_report__morning")["paused"] is False
+        good = tab.locator("form[action$='/pause'] input[name=csrf]").get_attribute("value")
+        assert tab.request.post(url, form={"csrf": good}).status == 200  # after the redirect
+        assert t.schedules.get("wf_report__morning")["paused"] is True
+        tab.goto(world.url("/workflows/schedules/no-such-schedule"))
+        expect(tab.locator("[role=alert]")).to_have_text("schedule not found")
+        shot(tab, world, "error-404")
+    finally:
+        writer.close()
+
+
+def test_phone_width_dark_mode_and_the_browsers_time_zone(chromium: Any, world: World) -> None:
+    context = chromium.new_context(
+        viewport={"width": 390, "height": 844},
+        color_scheme="dark",
+        is_mobile=True,
+        timezone_id="Asia/Taipei",
+        locale="en-US",
+    )
+    errors: list[str] = []
+    try:
+        tab = context.new_page()
+        tab.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        sign_in(tab, world, world.writer)
+        expect(tab.locator("#schedules tbody tr")).to_have_count(3)
+        # times in the browser's zone (UTC+8 here), UTC on hover
+        nightly = tab.locator("tr[data-schedule-id=wf_nightly] td[data-label='Next fire'] time")
+        expect(nightly).to_have_attribute("title", "2027-01-01 00:00:00 UTC")
+        expect(nightly).to_contain_text("8:00:00 AM")
+        background = tab.evaluate("getComputedStyle(document.body).backgroundColor")
+        assert background == "rgb(18, 21, 28)"  # the dark palette
+        # the page itself never scrolls sideways; wide tables scroll inside their wrapper
+        width = tab.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390
+        shot(tab, world, "phone-schedules")
+        tab.goto(world.url("/workflows/schedules/wf_nightly"))
+        assert tab.evaluate("document.documentElement.scrollWidth") <= 390
+        shot(tab, world, "phone-schedule")
+    finally:
+        context.close()
+    assert errors == []
