@@ -772,3 +772,35 @@ CHANGED_DUPLICATE = "changed lists a column more than once"
 
 def changed_column_missing(column: object) -> str:
     return f"changed column '{column}' does not exist on this table"
+
+
+# --- issue 17: why didn't it fire? -------------------------------------------------------------
+
+NEXT_FIRES_CLOCK_ONLY = (
+    "next fires are computed for interval, daily and cron triggers; a date_column_reached"
+    " trigger fires per record (see the schedule preview)"
+)
+TRIGGER_INVALID_NO_FIRES = "the trigger's stored config is invalid: it never fires until fixed"
+
+
+def count_invalid(name: str, low: int, high: int, value: object) -> str:
+    return f"{name} must be an integer from {low} to {high}, got {value!r}"
+
+
+def backfill_too_many(count: int, limit: int) -> str:
+    return (
+        f"the backfill range holds {count} instants, more than {limit}:"
+        " narrow it or pass force=True (--force)"
+    )
+
+
+def backfill_range_invalid() -> str:
+    return "the backfill range is empty: start must be before end"
+
+
+def catch_up_invalid(value: object) -> str:
+    return f"catch_up must be 'latest', 'none' or 'all', got {value!r}"
+
+
+def max_catch_up_invalid(value: object) -> str:
+    return f"max_catch_up must be an integer from 1 to 10000, got {value!r}"

@@ -39,6 +39,7 @@ from .routes import (
     staged,
     tables,
     triggers,
+    whynot,
     workflows,
 )
 
@@ -123,6 +124,7 @@ def create_app(
         workflows,
         iac,
         lanes,
+        whynot,
     )
     for module in routers:
         app.include_router(module.router, dependencies=[RejectUnknownQuery])

@@ -19,7 +19,7 @@ import typer
 
 from tocsin.errors import SettingsError
 
-from . import data, demo, iac, lanes, processes, secrets, tables, tokens, workflows
+from . import data, demo, iac, lanes, processes, secrets, tables, tokens, whynot, workflows
 
 app = typer.Typer(
     name="tocsin",
@@ -38,6 +38,7 @@ app.add_typer(workflows.schedules_app, name="schedules")
 app.add_typer(workflows.workflows_app, name="workflows")
 app.add_typer(lanes.lanes_app, name="lanes")
 demo.register(app)
+whynot.register(app)
 
 
 def main() -> None:

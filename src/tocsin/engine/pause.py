@@ -6,7 +6,9 @@ neither plans the trigger nor lets it keep its table due (``tick_plan.due_candid
 ``TablePlan.table_next_due``, ``configs.refresh_table_next_due``); record writes do not wake it
 (``store.state.lower_next_due``). Both operations are idempotent.
 
-Resume recomputes from ``now`` (nothing backlogged, however long the pause):
+Resume recomputes from ``now`` (nothing backlogged, however long the pause); a clock trigger's
+windows the pause kept from firing are recorded in the skip ledger as one ``paused`` range
+(issue 17):
 
 - clock kinds (interval/daily/cron): the windows up to ``now`` are consumed (``last_consumed``
   moves to the latest window ``<= now``, with no fire); the next window after it fires.
@@ -26,9 +28,11 @@ from tocsin.core import windows
 from tocsin.core.instants import to_iso
 from tocsin.core.model import TriggerState
 from tocsin.core.schedules import CLOCK_KINDS, parse_schedule
+from tocsin.engine import tick_skips
 from tocsin.engine.configs import ALWAYS_DUE, NEVER_DUE, refresh_table_next_due
-from tocsin.engine.evaluate import clock_next_due
+from tocsin.engine.evaluate import clock_next_due, inspect_stored
 from tocsin.errors import Conflict, NotFound
+from tocsin.store import skips as store_skips
 from tocsin.store import state as store_state
 from tocsin.store.tx import Tx
 
@@ -70,6 +74,10 @@ def resume_trigger(
     trigger = schedule_trigger(table, trigger_id)
     state = _live_state(tx, table, trigger_id)
     if state.paused_at is not None:
+        [stored] = inspect_stored([trigger], table["columns"], [trigger_id])
+        if stored.spec is not None and stored.spec.kind in CLOCK_KINDS:  # issue 17
+            ranges, _ = tick_skips.paused_skips(stored, state, now)  # the windows not fired
+            store_skips.record_skips(tx, ranges=ranges, now=now)
         last, pauses, next_due = resumed(trigger, table["columns"], state, now)
         store_state.resume_state(
             tx,

@@ -26,6 +26,7 @@ from tocsin.engine import sweeps
 from tocsin.engine.evaluate import DUE_NOW, StoredTrigger, classify, inspect_stored, page_identities
 from tocsin.engine.tick_apply import Outcome, apply_plans
 from tocsin.engine.tick_plan import Cursor, DateScan, TablePlan, due_candidates, plan_table
+from tocsin.engine.tick_skips import invalid_skips
 from tocsin.store import claims, ledger
 from tocsin.store import records as store_records
 from tocsin.store import runs as store_runs
@@ -142,7 +143,7 @@ def read_and_plan(
 ) -> list[TablePlan]:
     """Read what the claimed tables' triggers need, and plan each."""
     states = store_state.states_of_tables(tx, table_ids=[t["id"] for t in tables])
-    read: list[tuple[dict[str, Any], bool, list[tuple[StoredTrigger, Any]]]] = []
+    read: list[tuple[dict[str, Any], list[StoredTrigger], list[tuple[StoredTrigger, Any]]]] = []
     clock_ids: list[str] = []
     for table in tables:
         table_states = states[table["id"]]
@@ -152,10 +153,10 @@ def read_and_plan(
         clock_ids += [
             str(t.trigger_id) for t, _ in candidates if not isinstance(t.spec, DateColumnReached)
         ]
-        read.append((table, bool(stored), candidates))
+        read.append((table, stored, candidates))
     active = store_runs.active_clock_trigger_ids(tx, trigger_ids=clock_ids)
     plans = []
-    for table, has_schedules, candidates in read:
+    for table, stored, candidates in read:
         table_id = table["id"]
         scans = {
             str(t.trigger_id): scan_date_trigger(tx, table, t, s, now, limit)
@@ -163,9 +164,10 @@ def read_and_plan(
             if isinstance(t.spec, DateColumnReached)
         }
         table_states = states[table_id]
-        plans.append(
-            plan_table(table_id, has_schedules, table_states, candidates, active, scans, now)
-        )
+        plan = plan_table(table_id, bool(stored), table_states, candidates, active, scans, now)
+        if any(not t.valid for t in stored):  # issue 17: due windows of invalid configs
+            plan.skips += invalid_skips(stored, table_states, now)
+        plans.append(plan)
     return plans
 
 

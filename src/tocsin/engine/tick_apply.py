@@ -18,7 +18,7 @@ from datetime import datetime
 
 from tocsin.engine.ids import uuid7s
 from tocsin.engine.tick_plan import Fire, TablePlan, row_payload
-from tocsin.store import claims, ledger, state
+from tocsin.store import claims, ledger, skips, state
 from tocsin.store import runs as store_runs
 from tocsin.store.tx import Tx
 
@@ -40,6 +40,7 @@ def apply_plans(tx: Tx, plans: Sequence[TablePlan], now: datetime) -> list[Outco
         if fire.window is not None:
             consumed.append((fire.trigger_id, fire.window, fire.next_due))
     state.consume_windows(tx, consumed=consumed, now=now)
+    skips.record_skips(tx, ranges=[r for p in plans for r in p.skips], now=now)
     state.set_next_dues(tx, next_dues=[nd for p in plans for nd in p.next_dues.items()])
     cursors = [(tid, *(c or (None, None))) for p in plans for tid, c in p.cursors.items()]
     state.advance_cursors(tx, cursors=cursors, now=now)

@@ -14,6 +14,7 @@ from typing import Any
 from tocsin.core import identity
 from tocsin.core.model import TriggerState
 from tocsin.core.schedules import DateColumnReached
+from tocsin.core.skips import SkipRange
 from tocsin.engine.configs import ALWAYS_DUE, NEVER_DUE
 from tocsin.engine.evaluate import (
     ClockVerdict,
@@ -22,6 +23,7 @@ from tocsin.engine.evaluate import (
     classify,
     clock_next_due,
 )
+from tocsin.engine.tick_skips import clock_skips
 
 Cursor = tuple[datetime, str]  # a record's position: (created_at, id)
 
@@ -69,6 +71,7 @@ class TablePlan:
     next_dues: dict[str, datetime | None] = field(default_factory=dict)
     cursors: dict[str, Cursor | None] = field(default_factory=dict)
     skipped: list[tuple[str, Exception]] = field(default_factory=list)
+    skips: list[SkipRange] = field(default_factory=list)  # due occurrences that did not fire
 
     def table_next_due(self, still_due: Mapping[str, datetime] | None = None) -> datetime:
         """The earliest ``next_due_at`` of the live states once the plan is applied
@@ -119,6 +122,7 @@ def plan_table(
                     plan_date(plan, trigger, state, scans[tid])
                 continue
             decided = decide_clock_trigger(trigger, state, now, tid in active)
+            plan.skips += decided_skips(trigger, state, decided, now, tid in active)
         except Exception as exc:  # a broken trigger never fails the table (SPEC §6)
             plan.skipped.append((tid, exc))
             continue
@@ -145,6 +149,23 @@ def decide_clock_trigger(
     fire = Fire(table_id, tid, window_identity(window), trigger.position, window, window=window)
     fire.next_due = clock_next_due(spec, anchor=state.anchor, last_consumed=window)
     return fire
+
+
+def decided_skips(
+    trigger: StoredTrigger,
+    state: TriggerState,
+    decided: Fire | NextDue | None,
+    now: datetime,
+    active: bool,
+) -> list[SkipRange]:
+    """The skip records of a clock trigger's decision (issue 17, :mod:`tick_skips`): a fire
+    (the windows it replaced), or a due window held by the fence (``NextDue`` onto a window
+    ``<= now``: the windows it replaced). A fenced window already marked records nothing."""
+    if isinstance(decided, Fire) and decided.window is not None:
+        return clock_skips(trigger, state, decided.window, fired=True)
+    if active and isinstance(decided, NextDue) and decided.at is not None and decided.at <= now:
+        return clock_skips(trigger, state, decided.at, fired=False)
+    return []
 
 
 @lru_cache(maxsize=4096)
@@ -185,6 +206,7 @@ __all__ = [
     "NextDue",
     "TablePlan",
     "decide_clock_trigger",
+    "decided_skips",
     "due_candidates",
     "plan_date",
     "plan_table",

@@ -12,6 +12,7 @@ The class is assembled from mixins by concern so each stays under the module bud
 - :mod:`tocsin.service.secrets`: per-scope webhook signing secrets
 - :mod:`tocsin.service.workflows`: workflows, schedules and workflow runs (SPEC §12)
 - :mod:`tocsin.service.lanes`: lanes and their run contracts (SPEC §14)
+- :mod:`tocsin.service.whynot`: skips, next fires, the global dry run, run-now (issue 17)
 """
 
 from __future__ import annotations
@@ -25,12 +26,14 @@ from tocsin.service.iac import IacMixin
 from tocsin.service.lanes import LanesMixin
 from tocsin.service.secrets import SecretsMixin
 from tocsin.service.triggers import TriggersMixin
+from tocsin.service.whynot import WhyNotMixin
 from tocsin.service.workflows import WorkflowsMixin
 
 
 class Tocsin(
     LanesMixin,
     WorkflowsMixin,
+    WhyNotMixin,
     IacMixin,
     TriggersMixin,
     DataMixin,

@@ -22,6 +22,7 @@ from tocsin.engine.ids import uuid7, uuid7s
 from tocsin.engine.preview import schedule_preview
 from tocsin.engine.tick import run_due_triggers, sweep_workflow_runs
 from tocsin.engine.tick_plan import row_payload
+from tocsin.engine.whynot import record_restore_skips
 from tocsin.errors import NotFound, ValidationError
 from tocsin.service.base import TocsinBase
 from tocsin.store import claims
@@ -221,7 +222,11 @@ class DataMixin(TocsinBase):
     def _set_table_trashed(self, table_id: str, trashed: bool, at: datetime) -> dict[str, Any]:
         with self.store.begin() as tx:
             _table(tx, table_id, include_trashed=True)
-            store_records.set_table_trashed(tx, table_id=table_id, trashed=trashed, now=at)
+            changed = store_records.set_table_trashed(
+                tx, table_id=table_id, trashed=trashed, now=at
+            )
+            if changed and not trashed:  # issue 17: what the trash skipped
+                record_restore_skips(tx, table_id=table_id, now=at)
             return public_table(_table(tx, table_id, include_trashed=True))
 
     def set_scp_rules(

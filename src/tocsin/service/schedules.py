@@ -17,10 +17,23 @@ from typing import Any
 
 from tocsin import messages
 from tocsin.core.compound import Node, from_json
+from tocsin.core.instants import require_aware
+from tocsin.core.skips import PAUSED, SCHEDULE, SkipRange
 from tocsin.errors import Conflict, NotFound, ValidationError
+from tocsin.service.whynot import check_n, skip_view
 from tocsin.store import schedules as store_schedules
+from tocsin.store import skips as store_skips
+from tocsin.store import workflow_runs as store_wf_runs
 from tocsin.store.tx import Store, Tx
+from tocsin.workflows.backfill import (
+    MAX_WITHOUT_FORCE,
+    Progress,
+    backfill_instants,
+    run_backfill,
+)
+from tocsin.workflows.catchup import owed_range
 from tocsin.workflows.definition import (
+    CatchUp,
     DeclaredSchedule,
     Overlap,
     Schedule,
@@ -31,8 +44,10 @@ from tocsin.workflows.sync import check_trigger_ids
 from tocsin.workflows.timing import next_fire_of
 from tocsin.workflows.trigger_views import trigger_view
 from tocsin.workflows.views import public_schedule
+from tocsin.workflows.whynot import schedule_next_fires
 
 MAX_PAGE = 500
+MAX_INSTANTS = 1_000_000  # a forced backfill's bound
 MAX_ID = 64
 
 
@@ -70,6 +85,8 @@ def _imperative_row(sid: str, decl: DeclaredSchedule, at: datetime) -> dict[str,
         "cron": decl.cron,
         "timezone": decl.timezone,
         "overlap": decl.overlap,
+        "catch_up": decl.catch_up,
+        "max_catch_up": decl.max_catch_up,
         **payload,
         "paused": False,
         "next_fire_at": next_fire_of(decl.cron, decl.timezone, decl.trigger, at),
@@ -143,6 +160,8 @@ class Schedules:
                 values = {"paused": False, "next_fire_at": following}
                 if tree is not None:
                     values["evaluated_at"] = at  # no backlog of the pause's instants
+                else:  # issue 17: the instants the pause skipped
+                    store_skips.record_skips(tx, ranges=paused_skips(row, at), now=at)
                 store_schedules.update_schedule(tx, schedule_id=row["id"], values=values, now=at)
             return self._view(tx, _require(tx, schedule_id))
 
@@ -159,6 +178,8 @@ class Schedules:
         metadata: Mapping[str, Any] | None = None,
         overlap: Overlap = "skip",
         now: datetime | None = None,
+        catch_up: CatchUp = "latest",
+        max_catch_up: int = 100,
     ) -> dict[str, Any]:
         """An imperative schedule (id ``sch_…``) of a registered workflow, validated first:
         ``cron`` or a compound ``trigger`` (nodes or their JSON tree, SPEC §13)."""
@@ -177,6 +198,8 @@ class Schedules:
             request_context=request_context,
             metadata=metadata,
             overlap=overlap,
+            catch_up=catch_up,
+            max_catch_up=max_catch_up,
         )
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -210,5 +233,69 @@ class Schedules:
             )
         return {"items": items, "total": total, "skip": skip, "limit": limit}
 
+    # --- issue 17: why didn't it fire? -------------------------------------------------------
 
-__all__ = ["Schedules", "check_page"]
+    def skips(self, schedule_id: str, skip: int = 0, limit: int = 50) -> dict[str, Any]:
+        """The schedule's skipped instants as ranges, newest first."""
+        check_page(skip, limit)
+        with self._store.read() as tx:
+            row = _require(tx, schedule_id)
+            rows, total = store_skips.list_skips(
+                tx, target_kind=SCHEDULE, target_id=row["id"], skip=skip, limit=limit
+            )
+        items = [skip_view(r) for r in rows]
+        return {"items": items, "total": total, "skip": skip, "limit": limit}
+
+    def next_fires(
+        self, schedule_id: str, n: int = 10, now: datetime | None = None
+    ) -> dict[str, Any]:
+        """The next ``n`` instants (UTC and the schedule's zone); none while paused. With
+        ``overlap="skip"`` and a run pending or running (``active_run``), a due instant is
+        skipped, not listed; the later ones fire if the run has ended by then."""
+        at, n = self._now(now), check_n(n)
+        with self._store.read() as tx:
+            row = _require(tx, schedule_id)
+            busy = row["overlap"] == "skip" and bool(
+                store_wf_runs.active_schedule_ids(tx, schedule_ids=[row["id"]])
+            )
+        items = schedule_next_fires(row, busy=busy, now=at, n=n)
+        out = {"schedule_id": row["id"], "paused": row["paused"], "active_run": busy}
+        return {**out, "items": items}
+
+    def backfill(
+        self,
+        schedule_id: str,
+        start: datetime,
+        end: datetime,
+        *,
+        now: datetime | None = None,
+        force: bool = False,
+        progress: Progress | None = None,
+    ) -> dict[str, int]:
+        """One run per instant of ``[start, end)``, oldest first; idempotent (an instant
+        backfilled before is not run again); more than 10,000 instants need ``force``."""
+        at = self._now(now)
+        try:
+            first, last = require_aware(start, "start"), require_aware(end, "end")
+        except ValueError as exc:
+            raise ValidationError(str(exc)) from None
+        if first >= last:
+            raise ValidationError(messages.backfill_range_invalid())
+        with self._store.read() as tx:
+            row = _require(tx, schedule_id)
+        cap = MAX_INSTANTS if force else MAX_WITHOUT_FORCE
+        instants = backfill_instants(row, first, last, cap)
+        if len(instants) > cap:
+            raise ValidationError(messages.backfill_too_many(len(instants), cap))
+        return run_backfill(self._store, row, instants, now=at, progress=progress)
+
+
+def paused_skips(row: Mapping[str, Any], at: datetime) -> list[SkipRange]:
+    """The instants a paused schedule owed up to ``at``, as one ``paused`` range."""
+    nxt = row["next_fire_at"]
+    if nxt is None or nxt > at:
+        return []
+    return owed_range(row, nxt, at, PAUSED, inclusive=True)
+
+
+__all__ = ["Schedules", "check_page", "paused_skips"]

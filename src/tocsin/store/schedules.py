@@ -105,6 +105,8 @@ _DUE_COLUMNS = (
     "cron",
     "timezone",
     "overlap",
+    "catch_up",
+    "max_catch_up",
     "input_data",
     "initial_state",
     "request_context",
@@ -115,8 +117,8 @@ _DUE_JSON = frozenset(("input_data", "initial_state", "request_context"))
 
 def claim_due_schedules(tx: Tx, *, now: datetime, limit: int) -> list[dict[str, Any]]:
     """Up to ``limit`` unpaused schedules with ``next_fire_at <= now``, earliest first, locked:
-    each ``{id, workflow_id, cron, timezone, overlap, input_data, initial_state,
-    request_context, next_fire_at}`` (what firing reads; raw driver rows).
+    each ``{id, workflow_id, cron, timezone, overlap, catch_up, max_catch_up, input_data,
+    initial_state, request_context, next_fire_at}`` (what firing reads; raw driver rows).
 
     PostgreSQL: ``FOR UPDATE SKIP LOCKED`` (rows another scheduler holds are skipped); SQLite:
     call inside ``store.begin()``.

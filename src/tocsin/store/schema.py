@@ -255,6 +255,9 @@ workflow_schedules = Table(
     Column("cron", String(200), nullable=False),  # extended dialect (§13)
     Column("timezone", String(64), nullable=False),
     Column("overlap", String(8), nullable=False),  # skip | allow
+    # issue 17: latest | none | all (migration 0010)
+    Column("catch_up", String(8), nullable=False, server_default="latest"),
+    Column("max_catch_up", Integer, nullable=False, server_default=text("100")),
     Column("input_data", JSON(none_as_null=True), nullable=True),
     Column("initial_state", JSON(none_as_null=True), nullable=True),
     Column("request_context", JSON(none_as_null=True), nullable=True),
@@ -272,6 +275,23 @@ workflow_schedules = Table(
     Column("trigger_keys", Text, nullable=True),  # " kind:subject … ": what the tree listens to
     Index("ix_workflow_schedules_due", "paused", "next_fire_at"),
     Index("ix_workflow_schedules_workflow", "workflow_id"),
+)
+
+# issue 17 the skip ledger: due occurrences that did not fire, one row per range of one reason
+skips = Table(
+    "skips",
+    metadata,
+    Column("target_kind", String(16), nullable=False),  # trigger | schedule
+    Column("target_id", String(64), nullable=False),
+    Column("reason", String(32), nullable=False),
+    Column("first_instant", UTCDateTime, nullable=False),
+    Column("last_instant", UTCDateTime, nullable=False),
+    Column("count", BigInteger, nullable=False),
+    Column("at_least", Boolean, nullable=False, server_default=text("false")),  # count capped
+    Column("table_id", String(36), nullable=True),
+    Column("updated_at", UTCDateTime, nullable=False),
+    PrimaryKeyConstraint("target_kind", "target_id", "reason", "first_instant"),
+    Index("ix_skips_last", "target_kind", "target_id", "reason", "last_instant"),
 )
 
 # §12 the fire history: one row per fire, scheduled vs actual time, publish status

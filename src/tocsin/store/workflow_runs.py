@@ -136,19 +136,18 @@ def list_runs(
 
 
 def active_schedule_ids(tx: Tx, *, schedule_ids: Iterable[str]) -> set[str]:
-    """Which of ``schedule_ids`` have a pending or running run (the overlap fence)."""
+    """Which of ``schedule_ids`` have a pending or running run (the overlap fence); backfill
+    runs (issue 17, their own namespace) never fence scheduled fires."""
     wanted = sorted(set(schedule_ids))
-    active = ", ".join(f"'{s}'" for s in WORKFLOW_ACTIVE)
+    fence = f"status IN ({', '.join(repr(s) for s in WORKFLOW_ACTIVE)}) AND trigger <> 'backfill'"
     found: set[str] = set()
     if tx.is_postgres:  # one statement, the ids as one array
-        sql = "SELECT schedule_id FROM workflow_runs WHERE schedule_id = ANY(%s)"
-        rows = tx.conn.exec_driver_sql(f"{sql} AND status IN ({active})", (wanted,)).fetchall()
-        return {str(r[0]) for r in rows}
+        sql = f"SELECT schedule_id FROM workflow_runs WHERE schedule_id = ANY(%s) AND {fence}"
+        return {str(r[0]) for r in tx.conn.exec_driver_sql(sql, (wanted,)).fetchall()}
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
         marks = ", ".join("?" * len(chunk))
-        sql = f"SELECT schedule_id FROM workflow_runs WHERE schedule_id IN ({marks})"
-        sql += f" AND status IN ({active})"
+        sql = f"SELECT schedule_id FROM workflow_runs WHERE schedule_id IN ({marks}) AND {fence}"
         found.update(str(r[0]) for r in tx.conn.exec_driver_sql(sql, tuple(chunk)).fetchall())
     return found
 

@@ -42,6 +42,7 @@ from tocsin.errors import ConfigError
 from tocsin.workflows.host_zone import host_zone_name
 
 Overlap = Literal["skip", "allow"]
+CatchUp = Literal["latest", "none", "all"]
 StepFn = Callable[..., Any]
 MAX_SCHEDULE_ID = 64  # the occurrence ledger's trigger_id column
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*", re.ASCII)
@@ -92,6 +93,8 @@ class Schedule:
     request_context: Mapping[str, Any] | None = None
     metadata: Mapping[str, Any] | None = None
     overlap: Overlap = "skip"
+    catch_up: CatchUp = "latest"  # issue 17: latest | none | all
+    max_catch_up: int = 100  # catch_up="all": at most this many missed instants fire
 
     def __post_init__(self) -> None:
         if (self.cron is None) == (self.trigger is None):
@@ -105,6 +108,11 @@ class Schedule:
             raise ConfigError(messages.schedule_timezone_unknown(self.timezone), code="tz")
         if self.overlap not in ("skip", "allow"):
             raise ConfigError(messages.schedule_overlap_invalid(self.overlap), code="overlap")
+        if self.catch_up not in ("latest", "none", "all"):
+            raise ConfigError(messages.catch_up_invalid(self.catch_up), code="catch_up")
+        m = self.max_catch_up
+        if isinstance(m, bool) or not isinstance(m, int) or not 1 <= m <= 10_000:
+            raise ConfigError(messages.max_catch_up_invalid(m), code="catch_up")
         if self.id is not None:
             _check_id("schedule", self.id)
         for name in ("input_data", "initial_state", "request_context", "metadata"):
@@ -167,6 +175,8 @@ class DeclaredSchedule:
     metadata: dict[str, Any] | None
     overlap: Overlap
     trigger: dict[str, Any] | None = None  # the compound trigger's JSON tree (SPEC §13)
+    catch_up: CatchUp = "latest"
+    max_catch_up: int = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,10 +306,13 @@ def _declared(sid: str, workflow_id: str, s: Schedule) -> DeclaredSchedule:
         request_context=_check_json_object("request_context", s.request_context),
         metadata=_check_json_object("metadata", s.metadata),
         overlap=s.overlap,
+        catch_up=s.catch_up,
+        max_catch_up=s.max_catch_up,
     )
 
 
 __all__ = [
+    "CatchUp",
     "DeclaredSchedule",
     "Overlap",
     "Schedule",

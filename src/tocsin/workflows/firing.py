@@ -5,7 +5,9 @@ One transaction per call:
 1. claim up to ``limit`` due rows (unpaused, ``next_fire_at <= now``; PostgreSQL ``FOR UPDATE
    SKIP LOCKED``, SQLite under ``store.begin()``, ``BEGIN IMMEDIATE``), so several schedulers
    split them;
-2. per row, the instant fired is the *latest* cron instant ``<= now``: downtime coalesces onto it;
+2. per row, :func:`tocsin.workflows.catchup.decide`: the instants fired (the *latest* cron
+   instant ``<= now`` by default: downtime coalesces onto it; ``catch_up`` "none" / "all") and
+   the skipped ones, recorded in the skip ledger (issue 17);
 3. ``overlap="skip"`` (the default): a schedule with a pending or running run fires nothing;
 4. the identities ``(schedule_id, scheduled_for)`` are claimed in the occurrence ledger under the
    fixed namespace ``"workflow"``, in one batched ``claim_occurrences``: an instant is fired at
@@ -27,11 +29,14 @@ from typing import Any
 
 from tocsin import messages
 from tocsin.core.cron import CronError
+from tocsin.core.skips import SkipRange
 from tocsin.engine.ids import uuid7, uuid7s
 from tocsin.store import schedules as store_schedules
+from tocsin.store import skips as store_skips
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.ledger import claim_occurrences
 from tocsin.store.tx import Store, Tx
+from tocsin.workflows import catchup
 from tocsin.workflows.timing import latest_due, next_fire_after
 
 LEDGER_NAMESPACE = "workflow"
@@ -55,6 +60,7 @@ class _Batch:
     moves: list[dict[str, Any]] = field(default_factory=list)
     pending: list[_Pending] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)  # made in one uuid7s call, taken from the end
+    skips: list[SkipRange] = field(default_factory=list)  # issue 17: due, not fired
     # (cron, timezone) → (latest due, next fire) at this call's ``now``: rows sharing a timing
     # are evaluated once
     timings: dict[tuple[str, str], tuple[datetime | None, datetime | None]] = field(
@@ -90,6 +96,7 @@ def fire_due_schedules(
         store_runs.insert_runs(tx, rows=batch.runs)
         store_schedules.insert_fires(tx, fires=batch.fires)
         store_schedules.advance_schedules(tx, moves=batch.moves, now=now)
+        store_skips.record_skips(tx, ranges=batch.skips, now=now)
     return len(batch.fires)
 
 
@@ -101,12 +108,13 @@ def _plan(row: Mapping[str, Any], now: datetime, busy: set[str], batch: _Batch) 
         batch.fires.append(fire)
         batch.moves.append({"id": row["id"], "next_fire_at": None, "fire_id": fire["id"]})
         return
-    scheduled_for = max(due, row["next_fire_at"]) if due is not None else row["next_fire_at"]
     move: dict[str, Any] = {"id": row["id"], "next_fire_at": following}
     batch.moves.append(move)
-    if row["id"] in busy:
-        return
-    batch.pending.append(_Pending(row, scheduled_for, batch.ids.pop(), move))
+    decision = catchup.decide(row, due, busy=row["id"] in busy, now=now)  # issue 17
+    batch.skips += decision.skips
+    for scheduled_for in decision.fire:
+        run_id = batch.ids.pop() if batch.ids else uuid7(now)
+        batch.pending.append(_Pending(row, scheduled_for, run_id, move))
 
 
 def _claim(tx: Tx, now: datetime, registered: Collection[str] | None, batch: _Batch) -> None:

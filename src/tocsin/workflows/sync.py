@@ -33,7 +33,15 @@ from tocsin.workflows.hashing import definition_hash
 from tocsin.workflows.timing import next_fire_of
 
 OUTCOMES = ("created", "rescheduled", "patched", "deleted", "unchanged")
-PATCHABLE = ("input_data", "initial_state", "request_context", "metadata", "overlap")
+PATCHABLE = (
+    "input_data",
+    "initial_state",
+    "request_context",
+    "metadata",
+    "overlap",
+    "catch_up",
+    "max_catch_up",
+)
 
 
 def sync_schedules(

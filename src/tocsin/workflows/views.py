@@ -19,6 +19,8 @@ SCHEDULE_FIELDS = (
     "paused",
     "source",
     "overlap",
+    "catch_up",
+    "max_catch_up",
     "input_data",
     "initial_state",
     "request_context",

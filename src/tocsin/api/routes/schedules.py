@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Response
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from ..deps import NowDep, ScheduleIdPath, SchedulesRead, SchedulesWrite, TocsinDep
@@ -41,6 +41,8 @@ class ScheduleCreate(BaseModel):
     request_context: dict[str, Any] | None = None
     metadata: dict[str, Any] | None = None
     overlap: Literal["skip", "allow"] = "skip"
+    catch_up: Literal["latest", "none", "all"] = "latest"
+    max_catch_up: Annotated[int, Field(ge=1, le=10_000)] = 100
 
 
 @router.get("", responses=READ)

@@ -1,0 +1,127 @@
+"""Why (not) over HTTP (issue 17): skips, next fires, run-now, backfill, the global dry run.
+
+- ``GET P/tables/{id}/triggers/{trigger_id}/skips`` and ``…/next-fires``; ``POST …/run`` (one
+  manual run now): moderator of the table;
+- ``GET /api/schedules/{id}/skips`` and ``…/next-fires`` (``schedules:read``), ``POST
+  …/backfill`` (``schedules:write``);
+- ``GET /root/due?at=`` (``X-ADMIN-TOKEN``): what a tick at ``at`` fires, and why not.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel, ConfigDict
+
+from ..deps import (
+    Admin,
+    ModeratorTable,
+    NowDep,
+    ScheduleIdPath,
+    SchedulesRead,
+    SchedulesWrite,
+    TocsinDep,
+    TriggerIdPath,
+)
+from ..models import error_responses
+from .triggers import PREFIX
+
+Json = dict[str, Any]
+Skip = Annotated[int, Query(ge=0, le=1_000_000)]
+Limit = Annotated[int, Query(ge=1, le=500)]
+N = Annotated[int, Query(ge=1, le=1000)]
+READ = error_responses(400, 401, 403, 404)
+
+tables_router = APIRouter(prefix=PREFIX + "/triggers/{trigger_id}", tags=["triggers"])
+schedules_router = APIRouter(prefix="/api/schedules/{schedule_id}", tags=["schedules"])
+root_router = APIRouter(prefix="/root", tags=["root"], dependencies=[Admin])
+
+
+@tables_router.get("/skips", responses=READ)
+def trigger_skips(
+    trigger_id: TriggerIdPath,
+    table: ModeratorTable,
+    tocsin: TocsinDep,
+    skip: Skip = 0,
+    limit: Limit = 50,
+) -> Json:
+    """The trigger's skipped occurrences as ranges (reason, first, last, count), newest first."""
+    return tocsin.skips(table["id"], trigger_id, skip=skip, limit=limit)
+
+
+@tables_router.get("/next-fires", responses=READ)
+def trigger_next_fires(
+    trigger_id: TriggerIdPath, table: ModeratorTable, tocsin: TocsinDep, now: NowDep, n: N = 10
+) -> Json:
+    """The next ``n`` instants the clock trigger fires at, in UTC and its zone."""
+    return tocsin.next_fires(table["id"], trigger_id, n=n, now=now)
+
+
+@tables_router.post("/run", status_code=201, responses=READ)
+def run_trigger(
+    trigger_id: TriggerIdPath, table: ModeratorTable, tocsin: TocsinDep, now: NowDep
+) -> Json:
+    """One manual run of the trigger now; never consumes or blocks a scheduled occurrence."""
+    return tocsin.run_trigger(table["id"], trigger_id, now=now)
+
+
+@schedules_router.get("/skips", responses=READ)
+def schedule_skips(
+    schedule_id: ScheduleIdPath,
+    _: SchedulesRead,
+    tocsin: TocsinDep,
+    skip: Skip = 0,
+    limit: Limit = 50,
+) -> Json:
+    """The schedule's skipped instants as ranges, newest first."""
+    return tocsin.schedules.skips(schedule_id, skip=skip, limit=limit)
+
+
+@schedules_router.get("/next-fires", responses=READ)
+def schedule_next_fires(
+    schedule_id: ScheduleIdPath, _: SchedulesRead, tocsin: TocsinDep, now: NowDep, n: N = 10
+) -> Json:
+    """The next ``n`` instants (UTC and the schedule's zone); none while paused."""
+    return tocsin.schedules.next_fires(schedule_id, n=n, now=now)
+
+
+class BackfillBody(BaseModel):
+    """``[start, end)``; more than 10,000 instants need ``force``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    start: datetime
+    end: datetime
+    force: bool = False
+
+
+@schedules_router.post("/backfill", responses=error_responses(400, 401, 403, 404))
+def backfill(
+    schedule_id: ScheduleIdPath,
+    body: BackfillBody,
+    _: SchedulesWrite,
+    tocsin: TocsinDep,
+    now: NowDep,
+) -> Json:
+    """One run per instant of ``[start, end)``, oldest first; idempotent."""
+    return tocsin.schedules.backfill(schedule_id, body.start, body.end, now=now, force=body.force)
+
+
+@root_router.get("/due", responses=error_responses(400, 403))
+def due(
+    tocsin: TocsinDep,
+    now: NowDep,
+    at: Annotated[datetime | None, Query(description="an aware instant; default now")] = None,
+    record_limit: Annotated[int, Query(ge=1, le=10000)] = 1000,
+) -> Json:
+    """The global dry run (read-only): what a tick at ``at`` fires, and why not for the rest."""
+    return tocsin.due(at=at or now, record_limit=record_limit)
+
+
+router = APIRouter()
+for _sub in (tables_router, schedules_router, root_router):
+    router.include_router(_sub)
+
+__all__ = ["router"]

@@ -1,0 +1,172 @@
+"""Why (not) on the command line (issue 17): ``tocsin due``, ``tocsin triggers skips|next|run
+--table T TRIGGER`` and ``tocsin schedules skips|next|backfill``; Rich tables (``--json``)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from .data import TableOpt, TriggerArg, triggers_app
+from .workflows import JsonOpt, Limit, Skip, _facade, _print, _table, schedules_app
+
+AtOpt = Annotated[
+    str | None, typer.Option("--at", help="An ISO instant with its offset (2026-12-01T09:00Z).")
+]
+NOpt = Annotated[int, typer.Option("-n", min=1, max=1000, help="How many instants.")]
+SKIP_COLUMNS = ("reason", "first_instant", "last_instant", "count")
+NEXT_COLUMNS = ("at", "local", "zone", "status")
+DUE_COLUMNS = ("kind", "target", "status", "reason", "runs", "detail")
+
+
+def _instant(text: str | None, name: str = "--at") -> datetime | None:
+    """An aware instant from ``text`` (``Z`` accepted); exit 2 when it is not one."""
+    if text is None:
+        return None
+    try:
+        at = datetime.fromisoformat(text.replace("z", "Z").replace("Z", "+00:00"))
+    except ValueError:
+        at = None
+    if at is None or at.tzinfo is None:
+        typer.echo(f"error: {name} must be an ISO instant with an offset, got {text!r}", err=True)
+        raise typer.Exit(2)
+    return at
+
+
+def _skip_rows(page: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {**s, "count": f"≥{s['count']}" if s["count_is_lower_bound"] else s["count"]}
+        for s in page["items"]
+    ]
+
+
+def due(
+    at: AtOpt = None,
+    record_limit: Annotated[int, typer.Option(min=1, max=10000)] = 1000,
+    as_json: JsonOpt = False,
+) -> None:
+    """The global dry run: what a tick at ``--at`` (default now) fires, and why not for the
+    rest. Read-only."""
+    when = _instant(at)
+    with _facade() as t:
+        report = t.due(at=when, record_limit=record_limit)
+    rows = [_due_row(e) for e in report["fires"] + report["not_firing"]]
+    title = f"at {report['at']}: {report['runs']} run(s) would be created"
+    _print(report, as_json, lambda: _table(title, DUE_COLUMNS, rows))
+
+
+def _due_row(entry: dict[str, Any]) -> dict[str, Any]:
+    if entry["kind"] == "trigger":
+        target = f"{entry['table_id']} / {entry['trigger_id']}"
+    else:
+        target = f"{entry['schedule_id']} ({entry['workflow_id']})"
+    detail = ""
+    if entry.get("scheduled_for"):
+        detail = "for " + ", ".join(entry["scheduled_for"])
+    elif entry.get("next_at"):
+        detail = f"next at {entry['next_at']}"
+    elif entry.get("error_codes"):
+        detail = ", ".join(entry["error_codes"])
+    elif entry.get("counts"):
+        detail = ", ".join(f"{k}: {v}" for k, v in entry["counts"].items())
+    skipped = ", ".join(f"{s['reason']} ×{s['count']}" for s in entry.get("skips") or [])
+    if skipped:
+        detail = f"{detail}; skips {skipped}".strip("; ")
+    reason = entry.get("reason") or ""
+    return {**entry, "target": target, "reason": reason, "detail": detail}
+
+
+@triggers_app.command("skips")
+def trigger_skips(
+    table_id: TableOpt,
+    trigger_id: TriggerArg,
+    skip: Skip = 0,
+    limit: Limit = 50,
+    as_json: JsonOpt = False,
+) -> None:
+    """A trigger's skipped occurrences as ranges, newest first."""
+    with _facade() as t:
+        page = t.skips(table_id, trigger_id, skip=skip, limit=limit)
+    title = f"{page['total']} skip range(s) of {trigger_id}"
+    _print(page, as_json, lambda: _table(title, SKIP_COLUMNS, _skip_rows(page)))
+
+
+@triggers_app.command("next")
+def trigger_next(
+    table_id: TableOpt,
+    trigger_id: TriggerArg,
+    n: NOpt = 10,
+    at: AtOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The next instants a clock trigger fires at, in UTC and its zone."""
+    when = _instant(at)
+    with _facade() as t:
+        out = t.next_fires(table_id, trigger_id, n=n, now=when)
+    _print(out, as_json, lambda: _table(f"next fires of {trigger_id}", NEXT_COLUMNS, out["items"]))
+
+
+@triggers_app.command("run")
+def trigger_run(table_id: TableOpt, trigger_id: TriggerArg) -> None:
+    """One manual run of a trigger now (never consumes or blocks a scheduled occurrence)."""
+    with _facade() as t:
+        run = t.run_trigger(table_id, trigger_id)
+    typer.echo(json.dumps(run, default=str))
+
+
+@schedules_app.command("skips")
+def schedule_skips(
+    schedule_id: str, skip: Skip = 0, limit: Limit = 50, as_json: JsonOpt = False
+) -> None:
+    """A schedule's skipped instants as ranges, newest first."""
+    with _facade() as t:
+        page = t.schedules.skips(schedule_id, skip=skip, limit=limit)
+    title = f"{page['total']} skip range(s) of {schedule_id}"
+    _print(page, as_json, lambda: _table(title, SKIP_COLUMNS, _skip_rows(page)))
+
+
+@schedules_app.command("next")
+def schedule_next(
+    schedule_id: str, n: NOpt = 10, at: AtOpt = None, as_json: JsonOpt = False
+) -> None:
+    """The next instants a schedule fires at (none while paused)."""
+    when = _instant(at)
+    with _facade() as t:
+        out = t.schedules.next_fires(schedule_id, n=n, now=when)
+    _print(out, as_json, lambda: _table(f"next fires of {schedule_id}", NEXT_COLUMNS, out["items"]))
+
+
+@schedules_app.command("backfill")
+def schedule_backfill(
+    schedule_id: str,
+    start: Annotated[str, typer.Option("--from", help="The first instant (included).")],
+    end: Annotated[str, typer.Option("--to", help="The end (excluded).")],
+    force: Annotated[bool, typer.Option("--force", help="Allow more than 10,000 runs.")] = False,
+) -> None:
+    """One run per instant of ``[--from, --to)``, oldest first; repeating it creates nothing
+    twice."""
+    first, last = _instant(start, "--from"), _instant(end, "--to")
+    assert first is not None and last is not None
+    columns = (TextColumn("backfill"), BarColumn(), MofNCompleteColumn())
+    with _facade() as t, Progress(*columns, transient=True) as bar:
+        task = bar.add_task("backfill", total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        out = t.schedules.backfill(schedule_id, first, last, force=force, progress=progress)
+    typer.echo(
+        f"backfilled {schedule_id}: {out['created']} run(s) created,"
+        f" {out['existing']} already backfilled, {out['instants']} instant(s)"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """``tocsin due``; the trigger and schedule commands join ``triggers`` / ``schedules``."""
+    app.command()(due)
+
+
+__all__ = ["register"]

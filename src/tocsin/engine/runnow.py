@@ -1,0 +1,68 @@
+"""Run now (issue 17): one manual run of a table trigger, at once.
+
+Its own ledger namespace: the identity is ``manual:<run id>`` (never a window or record
+identity), so it never consumes a scheduled occurrence; the run is not a clock run (the
+one-active-run fence of SPEC §5.3 does not count it), so it never blocks the next scheduled
+occurrence either. Nothing of the trigger's state moves.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from tocsin import messages
+from tocsin.engine.evaluate import inspect_stored
+from tocsin.engine.ids import uuid7
+from tocsin.errors import NotFound, ValidationError
+from tocsin.store import ledger
+from tocsin.store import records as store_records
+from tocsin.store import runs as store_runs
+from tocsin.store import state as store_state
+from tocsin.store.tx import Store
+
+MANUAL_PREFIX = "manual:"
+
+
+def run_trigger_now(
+    store: Store, *, table_id: str, trigger_id: str, now: datetime
+) -> dict[str, Any]:
+    """Insert one pending manual run of ``trigger_id``; the run."""
+    with store.begin() as tx:
+        table = store_records.get_table(tx, table_id=table_id)
+        if table is None:
+            raise NotFound(messages.TABLE_NOT_FOUND)
+        states = store_state.get_states(tx, table_id=table_id)
+        live = {tid for tid, s in states.items() if not s.retired}
+        found = [
+            t
+            for t in inspect_stored(table["triggers"], table["columns"], live)
+            if t.trigger_id == trigger_id
+        ]
+        if not found:
+            raise NotFound(messages.TRIGGER_NOT_FOUND)
+        if not found[0].valid:
+            raise ValidationError(messages.TRIGGER_INVALID_NO_FIRES)
+        run_id = uuid7(now)
+        identity = MANUAL_PREFIX + run_id
+        ledger.claim_occurrences(tx, claims=[(table_id, trigger_id, identity, run_id)], now=now)
+        new = store_runs.NewRun(
+            id=run_id,
+            table_id=table_id,
+            trigger_id=trigger_id,
+            record_id=None,
+            source="manual",
+            clock=False,
+            payload={},
+            definition=None,
+            identity=identity,
+            scheduled_for=now,
+            definition_at=found[0].position,
+        )
+        store_runs.insert_runs(tx, runs_=[new], now=now)
+        run = store_runs.get_run(tx, run_id=run_id)
+    assert run is not None
+    return run
+
+
+__all__ = ["MANUAL_PREFIX", "run_trigger_now"]

@@ -1,0 +1,130 @@
+"""The skip ledger (issue 17): due occurrences that did not fire, one row per range.
+
+A row is ``(target_kind, target_id, reason, first_instant, last_instant, count)``. Writing a
+batch of ranges (:func:`record_skips`) is two set-based statements whatever its size:
+
+1. merge: a range whose ``after`` (the occurrence just before its first) is the
+   ``last_instant`` of a row of the same target and reason extends that row (adjacent runs of
+   one reason are one row);
+2. insert the others; a range already recorded (same target, reason and first instant) keeps
+   the wider of the two (a range seen again by a later tick is never counted twice).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select
+
+from tocsin.core.skips import SkipRange
+from tocsin.store.bulk import instant_binder, with_rows
+from tocsin.store.schema import skips
+from tocsin.store.tx import Tx
+
+_COLUMNS = (
+    ("kind", "text"),
+    ("tid", "text"),
+    ("reason", "text"),
+    ("fst", "timestamp"),
+    ("lst", "timestamp"),
+    ("cnt", "bigint"),
+    ("aft", "timestamp"),
+    ("al", "boolean"),
+    ("tab", "text"),
+    ("ua", "timestamp"),
+)
+_KEY = "s.target_kind = v.kind AND s.target_id = v.tid AND s.reason = v.reason"
+_MERGE = (
+    "UPDATE skips AS s SET last_instant = v.lst, count = s.count + v.cnt,"
+    " at_least = (s.at_least OR v.al), updated_at = v.ua FROM v"
+    f" WHERE {_KEY} AND v.aft IS NOT NULL AND s.last_instant = v.aft"
+)
+_INSERT = (
+    "INSERT INTO skips (target_kind, target_id, reason, first_instant, last_instant, count,"
+    " at_least, table_id, updated_at)"
+    " SELECT kind, tid, reason, fst, lst, cnt, al, tab, ua FROM v WHERE NOT EXISTS"
+    f" (SELECT 1 FROM skips AS s WHERE {_KEY} AND s.last_instant = v.lst)"
+    " ON CONFLICT (target_kind, target_id, reason, first_instant) DO UPDATE SET"
+    " count = CASE WHEN excluded.last_instant > skips.last_instant"
+    " THEN excluded.count ELSE skips.count END,"
+    " last_instant = CASE WHEN excluded.last_instant > skips.last_instant"
+    " THEN excluded.last_instant ELSE skips.last_instant END,"
+    " updated_at = excluded.updated_at"
+)
+
+
+def merge_adjacent(ranges: Sequence[SkipRange]) -> list[SkipRange]:
+    """One range per run of adjacent ranges of the same target and reason within a batch."""
+    out: list[SkipRange] = []
+    ends: dict[tuple[str, str, str, datetime], int] = {}
+    for r in sorted(ranges, key=lambda r: (r.target_kind, r.target_id, r.reason, r.first)):
+        at = ends.pop((r.target_kind, r.target_id, r.reason, r.after), None) if r.after else None
+        if at is not None:
+            prev = out[at]
+            r = SkipRange(
+                r.target_kind,
+                r.target_id,
+                r.reason,
+                prev.first,
+                r.last,
+                prev.count + r.count,
+                prev.after,
+                prev.at_least or r.at_least,
+                r.table_id,
+            )
+            out[at] = r
+        else:
+            at = len(out)
+            out.append(r)
+        ends[(r.target_kind, r.target_id, r.reason, r.last)] = at
+    return out
+
+
+def record_skips(tx: Tx, *, ranges: Sequence[SkipRange], now: datetime) -> None:
+    """Record ``ranges`` (see the module docstring): two statements per batch."""
+    tx.require_writable()
+    if not ranges:
+        return
+    bind = instant_binder(tx)
+    stamp = bind(now)
+    rows = [
+        (
+            r.target_kind,
+            r.target_id,
+            r.reason,
+            bind(r.first),
+            bind(r.last),
+            r.count,
+            bind(r.after),
+            r.at_least if tx.is_postgres else int(r.at_least),
+            r.table_id,
+            stamp,
+        )
+        for r in merge_adjacent(ranges)
+    ]
+    merge = _MERGE
+    if not tx.is_postgres:  # SQLite: no alias on the UPDATE target
+        merge = merge.replace("skips AS s", "skips").replace("s.", "skips.")
+    with_rows(tx, _COLUMNS, merge, rows)
+    with_rows(tx, _COLUMNS, _INSERT, rows)
+
+
+def list_skips(
+    tx: Tx, *, target_kind: str, target_id: str, skip: int = 0, limit: int = 50
+) -> tuple[list[dict[str, Any]], int]:
+    """A target's skip ranges, newest first; and how many there are."""
+    where = (skips.c.target_kind == target_kind, skips.c.target_id == target_id)
+    total = tx.conn.execute(select(func.count()).select_from(skips).where(*where)).scalar_one()
+    stmt = (
+        select(skips)
+        .where(*where)
+        .order_by(skips.c.last_instant.desc(), skips.c.reason)
+        .offset(skip)
+        .limit(limit)
+    )
+    return [dict(r) for r in tx.conn.execute(stmt).mappings()], int(total)
+
+
+__all__ = ["list_skips", "merge_adjacent", "record_skips"]

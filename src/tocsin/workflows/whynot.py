@@ -1,0 +1,81 @@
+"""Why (not) for workflow schedules (issue 17): next fires and the dry run's entries, decided
+by :func:`tocsin.workflows.catchup.decide` (the fire pass's own rules). Read-only."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from tocsin.core.cron import CronError
+from tocsin.core.instants import to_iso
+from tocsin.core.skips import INVALID_CONFIG, PAUSED
+from tocsin.engine.whynot import NOT_DUE, instant_view
+from tocsin.store import whynot as store_whynot
+from tocsin.store import workflow_runs as store_wf_runs
+from tocsin.store.tx import Tx
+from tocsin.workflows import catchup
+from tocsin.workflows.timing import latest_due, next_fire_after
+
+
+def schedule_next_fires(
+    row: Mapping[str, Any], *, busy: bool, now: datetime, n: int
+) -> list[dict[str, Any]]:
+    """The next ``n`` instants a workflow schedule fires at (nothing while paused)."""
+    if row["paused"] or row["next_fire_at"] is None:
+        return []
+    cron, tz = row["cron"], row["timezone"]
+    out: list[dict[str, Any]] = []
+    at: datetime | None = now
+    if row["next_fire_at"] <= now:
+        decision = catchup.decide(row, latest_due(cron, tz, now), busy=busy, now=now)
+        out += [{**instant_view(d, tz), "status": "due"} for d in decision.fire[-n:]]
+    while len(out) < n and at is not None:
+        at = next_fire_after(cron, tz, at)
+        if at is not None:
+            out.append({**instant_view(at, tz), "status": "scheduled"})
+    return out
+
+
+def schedule_entries(tx: Tx, at: datetime) -> list[dict[str, Any]]:
+    rows = store_whynot.all_schedules(tx)
+    skipping = [r["id"] for r in rows if r["overlap"] == "skip"]
+    busy = store_wf_runs.active_schedule_ids(tx, schedule_ids=skipping)
+    return [
+        {"kind": "schedule", "schedule_id": r["id"], "workflow_id": r["workflow_id"]}
+        | _schedule_why(r, r["id"] in busy, at)
+        for r in rows
+    ]
+
+
+def _schedule_why(row: Mapping[str, Any], busy: bool, at: datetime) -> dict[str, Any]:
+    if row["paused"]:
+        return {"status": "skipped", "reason": PAUSED, "runs": 0}
+    nxt = row["next_fire_at"]
+    if nxt is None or nxt > at:
+        return {"status": NOT_DUE, "reason": NOT_DUE, "next_at": _iso(nxt), "runs": 0}
+    try:
+        decision = catchup.decide(
+            row, latest_due(row["cron"], row["timezone"], at), busy=busy, now=at
+        )
+    except (CronError, ValueError) as exc:
+        # the fire pass records a publish_failed fire (no run) and stops the schedule
+        return {"status": "skipped", "reason": INVALID_CONFIG, "detail": str(exc), "runs": 0}
+    skipped = [{"reason": r.reason, "count": r.count} for r in decision.skips]
+    if decision.fire:
+        instants = [to_iso(d) for d in decision.fire[-10:]]
+        return {
+            "status": "fires",
+            "runs": len(decision.fire),
+            "scheduled_for": instants,
+            "skips": skipped,
+        }
+    reason = decision.skips[0].reason if decision.skips else NOT_DUE
+    return {"status": "skipped", "reason": reason, "skips": skipped, "runs": 0}
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else to_iso(value)
+
+
+__all__ = ["schedule_entries", "schedule_next_fires"]

@@ -1,0 +1,87 @@
+"""Issue 17 over HTTP: skips, next fires and run-now of a trigger; schedule skips, next fires and
+backfill; GET /root/due (admin)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from api_support import ADMIN, Clock, Tenant, TestClient, bearer, table_url
+
+from tocsin.service import Tocsin
+from workflows.helpers import every_minute
+
+HOURLY = {
+    "name": "hourly",
+    "on": "schedule",
+    "schedule": {"type": "interval", "every_seconds": 3600},
+    "actions": [{"type": "notify", "message": "hi"}],
+}
+
+
+def _trigger(client: TestClient, tenant: Tenant, table: dict[str, Any]) -> str:
+    resp = client.put(
+        table_url(tenant, table, "/triggers"), json={"triggers": [HOURLY]}, headers=tenant.moderator
+    )
+    assert resp.status_code == 200, resp.text
+    return str(resp.json()["triggers"][0]["id"])
+
+
+def test_trigger_skips_next_fires_and_run_now(
+    client: TestClient, tenant: Tenant, table: dict[str, Any], tocsin: Tocsin, clock: Clock
+) -> None:
+    tid = _trigger(client, tenant, table)
+    base = table_url(tenant, table, f"/triggers/{tid}")
+    tocsin.tick(now=clock.now)
+    nxt = client.get(f"{base}/next-fires?n=2", headers=tenant.moderator)
+    assert nxt.status_code == 200, nxt.text
+    assert len(nxt.json()["items"]) == 2
+    manual = client.post(f"{base}/run", headers=tenant.moderator)
+    assert manual.status_code == 201, manual.text
+    assert manual.json()["source"] == "manual"
+    skips = client.get(f"{base}/skips", headers=tenant.moderator)
+    assert skips.status_code == 200 and skips.json()["items"] == []
+    assert client.get(f"{base}/skips", headers=tenant.member).status_code == 403
+    missing = table_url(tenant, table, "/triggers/trg_nope/skips")
+    resp = client.get(missing, headers=tenant.moderator)
+    assert resp.status_code == 404 and resp.json() == {"detail": "trigger not found"}
+    assert client.get(f"{base}/next-fires?n=0", headers=tenant.moderator).status_code == 422
+
+
+def test_root_due_is_admin_only_and_read_only(
+    client: TestClient, tenant: Tenant, table: dict[str, Any], tocsin: Tocsin, clock: Clock
+) -> None:
+    tid = _trigger(client, tenant, table)
+    assert client.get("/root/due").status_code in (401, 403)
+    at = (clock.now + timedelta(hours=1)).isoformat().replace("+00:00", "Z")
+    resp = client.get(f"/root/due?at={at}", headers=ADMIN)
+    assert resp.status_code == 200, resp.text
+    body = resp.json()
+    assert [(e["trigger_id"], e["runs"]) for e in body["fires"]] == [(tid, 1)]
+    assert tocsin.list_runs(table["id"], now=clock.now)["total"] == 0
+    naive = client.get("/root/due?at=2026-12-01T09:00:00", headers=ADMIN)
+    assert naive.status_code == 400 and "aware" in naive.json()["detail"]
+
+
+def test_schedule_skips_next_fires_and_backfill(
+    client: TestClient, tocsin: Tocsin, clock: Clock
+) -> None:
+    tocsin.register_workflows([every_minute(overlap="allow")])
+    tocsin.sync_schedules(now=clock.now)
+    read = bearer(tocsin.create_token(permissions=["schedules:read"]))
+    write = bearer(tocsin.create_token(permissions=["schedules:write"]))
+    tocsin.tick(now=clock.now + timedelta(hours=1))
+    skips = client.get("/api/schedules/wf_tick-tock/skips", headers=read).json()
+    assert [(s["reason"], s["count"]) for s in skips["items"]] == [("coalesced", 59)]
+    nxt = client.get("/api/schedules/wf_tick-tock/next-fires?n=3", headers=read).json()
+    assert len(nxt["items"]) == 3 and nxt["items"][0]["zone"] == "UTC"
+    start = (clock.now - timedelta(minutes=10)).isoformat()
+    end = clock.now.isoformat()
+    url = "/api/schedules/wf_tick-tock/backfill"
+    assert client.post(url, json={"start": start, "end": end}, headers=read).status_code == 403
+    first = client.post(url, json={"start": start, "end": end}, headers=write)
+    assert first.status_code == 200 and first.json()["created"] == 10
+    again = client.post(url, json={"start": start, "end": end}, headers=write)
+    assert again.json() == {"instants": 10, "created": 0, "existing": 10}
+    bad = client.post(url, json={"start": end, "end": start}, headers=write)
+    assert bad.status_code == 400
