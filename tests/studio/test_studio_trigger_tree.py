@@ -174,3 +174,30 @@ def test_tree_summary_strips_only_the_outer_parentheses() -> None:
     assert tree_summary("(a and (b or c))") == "a and (b or c)"
     assert tree_summary("(a) and (b)") == "(a) and (b)"
     assert tree_summary("At 09:00 every day") == "At 09:00 every day"
+
+
+def test_a_stored_tree_that_no_longer_reads_shows_why_never_500(
+    tocsin: Tocsin, client: TestClient
+) -> None:
+    from tocsin.store import schedules as store_schedules
+
+    tocsin.register_workflows([workflow(id="watch").then(send_report).commit()])
+    broken = {"all": [{"cron": "0 9 * * *", "timezone": "Gone/Zone"}]}
+    with tocsin.store.begin() as tx:
+        store_schedules.insert_schedule(
+            tx,
+            values={
+                "id": SID, "workflow_id": "watch", "source": "imperative", "cron": "",
+                "timezone": "UTC", "overlap": "allow", "input_data": None, "initial_state": None,
+                "request_context": None, "metadata": None, "paused": False, "next_fire_at": T0,
+                "last_fire_id": None, "trigger_tree": broken, "latches": None,
+                "evaluated_at": T0, "created_at": T0, "updated_at": T0,
+            },
+        )  # fmt: skip
+    page = client.get(f"/workflows/schedules/{SID}")
+    assert page.status_code == 200
+    section = tree_section(page.text)
+    assert 'class="error"' in section and "Gone/Zone" in section
+    assert "ALL of:" not in section
+    listing = client.get("/workflows/schedules")
+    assert listing.status_code == 200 and "unreadable trigger" in listing.text
