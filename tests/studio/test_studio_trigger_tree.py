@@ -201,3 +201,35 @@ def test_a_stored_tree_that_no_longer_reads_shows_why_never_500(
     assert "ALL of:" not in section
     listing = client.get("/workflows/schedules")
     assert listing.status_code == 200 and "unreadable trigger" in listing.text
+
+
+def test_an_event_only_tree_held_by_a_busy_run_is_satisfied_now(
+    tocsin: Tocsin, client: TestClient, clock: Clock, table_id: str
+) -> None:
+    sched = Schedule(trigger=TableUpdated(table_id), timezone="UTC")  # overlap="skip"
+    tocsin.register_workflows([workflow(id="watch", schedule=sched).then(send_report).commit()])
+    tocsin.sync_schedules(now=T0)
+    words = text_of(tree_section(client.get(f"/workflows/schedules/{SID}").text))
+    assert "when its events occur (no time trigger)" in words
+    assert f"Event table {table_id} updated waiting" in words  # a single leaf, no group
+    assert "ALL of:" not in words and "ANY of:" not in words
+    tocsin.insert_record(table_id, {"N": 1}, now=EVENT_AT)
+    assert tocsin.tick(now=EVENT_AT)["schedules_fired"] == 1  # its run stays pending
+    later = EVENT_AT.replace(minute=20)
+    tocsin.insert_record(table_id, {"N": 2}, now=later)
+    assert tocsin.tick(now=later)["schedules_fired"] == 0  # latched, held back by the run
+    clock.now = later
+    section = tree_section(client.get(f"/workflows/schedules/{SID}").text)
+    satisfied = re.search(r'id="satisfied-now">(.*?)</dd>', section)
+    assert satisfied is not None and "badge-satisfied" in satisfied.group(1)
+    assert "satisfied since 2026-03-02 07:20:00 UTC" in text_of(section)
+
+
+def test_a_paused_tree_could_fire_at_no_instant(
+    tocsin: Tocsin, client: TestClient, table_id: str
+) -> None:
+    define(tocsin, AllOf(Cron("0 9 * * *"), TableUpdated(table_id)))
+    tocsin.schedules.pause(SID, now=T0)
+    section = tree_section(client.get(f"/workflows/schedules/{SID}").text)
+    could = re.search(r'id="could-fire">(.*?)</dd>', section)
+    assert could is not None and "none while paused" in could.group(1)
