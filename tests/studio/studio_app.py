@@ -8,15 +8,33 @@ real clock, never fires one during a test: the tests fire them with an explicit 
 - ``nightly``: one schedule (``overlap="allow"``) whose step suspends until resumed: its fires
   stay non-terminal until the test resumes them (the polling test).
 - ``adhoc``: no schedule: its Schedules action is hidden.
+- ``digest``: a compound trigger (SPEC §13): ALL of noon on 29 February in Berlin and ANY of
+  "report succeeded" / "nightly's definition changed". Its instant never comes during a test
+  (the next is 2028-02-29, after ``SECOND``), so it never fires; a report run latches it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from tocsin import Schedule, StepContext, step, workflow
+from tocsin import (
+    AllOf,
+    AnyOf,
+    Cron,
+    DefinitionChanged,
+    Schedule,
+    StepContext,
+    WorkflowSucceeded,
+    step,
+    workflow,
+)
 
 YEARLY = "0 0 1 1 *"
+LEAP_NOON = "0 12 29 2 *"
+DIGEST = AllOf(
+    Cron(LEAP_NOON, timezone="Europe/Berlin"),
+    AnyOf(WorkflowSucceeded("report"), DefinitionChanged("nightly")),
+)
 
 
 @step(id="send-report")
@@ -59,4 +77,7 @@ WORKFLOWS = [
     .parallel([count, measure])
     .commit(),
     workflow(id="adhoc").then(send_report).commit(),
+    workflow(id="digest", schedule=Schedule(trigger=DIGEST, timezone="UTC"))
+    .then(send_report)
+    .commit(),
 ]

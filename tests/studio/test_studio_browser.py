@@ -43,7 +43,7 @@ def test_sign_in_list_filter_detail_pause_and_resume(page: Any, world: World) ->
     page.click("button[type=submit]")
     expect(page).to_have_url(world.url("/workflows/schedules"))
     rows = page.locator("#schedules tbody tr")
-    expect(rows).to_have_count(3)
+    expect(rows).to_have_count(4)  # morning, evening, nightly, digest
     expect(page.locator("tr[data-schedule-id=wf_report__morning]")).to_contain_text(
         "At 00:00 on day 1 of the month in January"
     )
@@ -130,7 +130,7 @@ def test_a_fire_appears_while_polling_and_polling_stops_once_terminal(
 def test_schedules_header_action_for_zero_one_and_several(page: Any, world: World) -> None:
     sign_in(page, world, world.writer, "/workflows")
     expect(page).to_have_url(world.url("/workflows"))
-    expect(page.locator("article[data-workflow-id]")).to_have_count(3)
+    expect(page.locator("article[data-workflow-id]")).to_have_count(4)
     shot(page, world, "workflows")
 
     page.goto(world.url("/workflows/adhoc"))
@@ -254,7 +254,7 @@ def test_phone_width_dark_mode_and_the_browsers_time_zone(chromium: Any, world: 
         tab = context.new_page()
         tab.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         sign_in(tab, world, world.writer)
-        expect(tab.locator("#schedules tbody tr")).to_have_count(3)
+        expect(tab.locator("#schedules tbody tr")).to_have_count(4)
         # times in the browser's zone (UTC+8 here), UTC on hover
         nightly = tab.locator("tr[data-schedule-id=wf_nightly] td[data-label='Next fire'] time")
         expect(nightly).to_have_attribute("title", "2027-01-01 00:00:00 UTC")
@@ -268,6 +268,53 @@ def test_phone_width_dark_mode_and_the_browsers_time_zone(chromium: Any, world: 
         tab.goto(world.url("/workflows/schedules/wf_nightly"))
         assert tab.evaluate("document.documentElement.scrollWidth") <= 390
         shot(tab, world, "phone-schedule")
+        tab.goto(world.url("/workflows/schedules/wf_digest"))  # a compound trigger's tree
+        expect(tab.locator("#trigger .badge-waiting")).to_have_count(2)
+        assert tab.evaluate("document.documentElement.scrollWidth") <= 390
+        shot(tab, world, "phone-schedule-tree")
     finally:
         context.close()
     assert errors == []
+
+
+def digest_latch(world: World) -> object:
+    """Tick at ``FIRST``, then the ``report succeeded`` leaf's latch of ``wf_digest`` (None:
+    waiting)."""
+    world.t.tick(now=FIRST)
+    tree = world.t.schedules.get("wf_digest", now=FIRST)["trigger"]["tree"]
+    return tree["all"][1]["any"][0]["latched_since"]
+
+
+def test_a_compound_schedule_shows_its_tree_with_latches(page: Any, world: World) -> None:
+    sign_in(page, world, world.writer, "/workflows/schedules")
+    row = page.locator("tr[data-schedule-id=wf_digest]")
+    expect(row.locator("td[data-label='When']")).to_contain_text(
+        "At 12:00 on day 29 of the month in February (Europe/Berlin) and"
+    )
+    expect(row.locator("code.cron")).to_have_count(0)  # a tree has no cron column
+    row.locator("a[href='/workflows/schedules/wf_digest']").click()
+    expect(page.locator("h1")).to_contain_text("wf_digest")
+    tree = page.locator("#trigger .ttree")
+    expect(tree.locator(".tgroup-all > .tlabel")).to_have_text("ALL of:")
+    expect(tree.locator(".tgroup-all .tgroup-any > .tlabel")).to_have_text("ANY of:")
+    expect(tree.locator(".tleaf-event")).to_have_count(2)
+    expect(tree.locator(".badge-waiting")).to_have_count(2)
+    expect(tree.locator(".tleaf-event").first).to_contain_text("workflow report succeeded")
+    # noon in Berlin (CET) on the next 29 February: the leaf's and the whole tree's next instant
+    leap = "2028-02-29 11:00:00 UTC"
+    expect(tree.locator(".tleaf-time time")).to_have_attribute("title", leap)
+    expect(page.locator("#could-fire time")).to_have_attribute("title", leap)
+    expect(page.locator("#satisfied-now")).to_contain_text("no")
+    shot(page, world, "schedule-tree-waiting")
+
+    # a report run succeeds: a tick latches the digest's event leaf (it does not fire: no instant)
+    t = world.t
+    assert t.fire_schedules(now=FIRST) == 3
+    t.work(now=FIRST)  # the server may race us to the runs; either way they succeed
+    wait_for("the digest's latch", lambda: digest_latch(world))
+    page.reload()
+    expect(tree.locator(".badge-latched")).to_have_count(1)
+    expect(tree.locator(".badge-latched")).to_contain_text("satisfied since")
+    expect(tree.locator(".badge-waiting")).to_have_count(1)  # nightly's definition did not change
+    assert t.schedules.fires("wf_digest")["total"] == 0
+    shot(page, world, "schedule-tree-latched")

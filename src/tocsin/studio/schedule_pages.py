@@ -12,6 +12,7 @@ from fastapi import APIRouter, Path, Query, Request, Response
 from tocsin import messages
 from tocsin.errors import PermissionDenied
 
+from .tree_words import tree_blocks, tree_summary
 from .web import FormDep, ViewerDep, check_post, facade, html_page, pager, redirect, render, utc_now
 
 router = APIRouter(include_in_schema=False)
@@ -38,11 +39,12 @@ def schedules_list(
     _require_read(viewer)
     skip = (page - 1) * SCHEDULES_PAGE
     found = facade(request).schedules.list(workflow_id=workflow_id, skip=skip, limit=SCHEDULES_PAGE)
+    items = [{**s, "summary": tree_summary(s["description"])} for s in found["items"]]
     return render(
         request,
         "schedules.html",
         viewer=viewer,
-        schedules=found["items"],
+        schedules=items,
         workflow_id=workflow_id,
         pages=pager(request, page, SCHEDULES_PAGE, found["total"], workflowId=workflow_id),
     )
@@ -65,11 +67,19 @@ def _fires(request: Request, schedule_id: str, page: int) -> dict[str, Any]:
 def schedule_detail(
     request: Request, viewer: ViewerDep, schedule_id: ScheduleId, page: PageQ = 1
 ) -> Response:
-    """Metadata, Pause / Resume, and the fire history."""
+    """Metadata, Pause / Resume, a compound trigger's tree with its latches (SPEC §13), and the
+    fire history."""
     _require_read(viewer)
-    schedule = facade(request).schedules.get(schedule_id)
+    schedule = facade(request).schedules.get(schedule_id, now=utc_now(request))
+    trigger = schedule.get("trigger")
+    extra: dict[str, Any] = {
+        "tree": tree_blocks(trigger["tree"]) if trigger else None,
+        "summary": tree_summary(schedule["description"]),
+    }
     panel = _fires(request, schedule_id, page)
-    return render(request, "schedule.html", viewer=viewer, schedule=schedule, page=page, **panel)
+    return render(
+        request, "schedule.html", viewer=viewer, schedule=schedule, page=page, **extra, **panel
+    )
 
 
 @router.get("/workflows/schedules/{schedule_id}/fires")
