@@ -9,20 +9,22 @@ real clock, never fires one during a test: the tests fire them with an explicit 
   stay non-terminal until the test resumes them (the polling test).
 - ``adhoc``: no schedule: its Schedules action is hidden.
 
-``LANES``: the lane ``content-intake`` (daily 07:30 in Asia/Taipei) whose source answers what
-``FEED`` holds; :func:`drive_lane` records one run of each decision with explicit instants (the
-lane pages' tests; the served app shows the lane from its stored history).
+``LANES``: the lane ``content-intake`` (yearly too, in Asia/Taipei) whose source answers what
+``FEED`` holds; :func:`drive_lane` records one run of each decision over explicit day-long
+windows with explicit instants. ``APP`` is what ``tocsin serve --app studio.studio_app:APP``
+reads of a Tocsin: its workflows and its lanes (registries only; no database is opened here).
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 from zoneinfo import ZoneInfo
 
 from tocsin import Candidate, Lane, Schedule, SourceUnavailable, StepContext, step, workflow
 from tocsin.core.contract import Window
 from tocsin.service import Tocsin
+from tocsin.service.lanes import Lanes
 
 YEARLY = "0 0 1 1 *"
 
@@ -95,13 +97,25 @@ def handle(accepted: list[Candidate], contract: Any) -> None:
 LANES = [
     Lane(
         id=LANE_ID,
-        schedule=Schedule(cron="30 7 * * *", timezone="Asia/Taipei"),
+        schedule=Schedule(cron=YEARLY, timezone="Asia/Taipei"),
         policy_version="policy-v1",
         source=fetch,
         select=policy,
         handler=handle,
     )
 ]
+
+
+class App:
+    """The registries ``--app`` reads of a Tocsin (``workflows``, ``lanes``)."""
+
+    def __init__(self) -> None:
+        self.workflows = {w.id: w for w in WORKFLOWS}
+        registry = {lane.id: lane for lane in LANES}
+        self.lanes = Lanes(cast(Any, None), registry, lambda now: now, 0.0)
+
+
+APP = App()
 
 
 def _run(t: Tocsin, day: int, **feed: Any) -> dict[str, Any]:

@@ -60,7 +60,8 @@ def test_empty_states_say_what_to_do_next(client: TestClient, t: Tocsin) -> None
     listing = client.get("/lanes").text
     assert 'href="/lanes"' in listing and 'aria-current="page">Lanes' in listing  # navigation
     assert f'data-lane-id="{LANE_ID}"' in listing and "never ran" in listing
-    assert '<code class="cron">30 7 * * *</code>' in listing and "At 07:30 every day" in listing
+    assert '<code class="cron">0 0 1 1 *</code>' in listing
+    assert "At 00:00 on day 1 of the month in January" in listing  # the cron in words
     assert "Asia/Taipei" in listing and "policy-v1" in listing
     detail = client.get(LANE).text
     assert "No runs yet." in detail and f"POST /api/lanes/{LANE_ID}/trigger" in detail
@@ -72,7 +73,9 @@ def test_runs_show_three_layers_and_decision_badges(client: TestClient, t: Tocsi
     drive_lane(t)
     client.get("/login", params={"token": writer(t)})
     listing = client.get("/lanes").text
-    assert "badge-decision-ready" in listing and ">7</td>" in listing  # last decision, attempts
+    assert (
+        "badge-decision-ready" in listing and ">7</div></td>" in listing
+    )  # last decision, attempts
     page = client.get(LANE).text
     assert rows(page) == ["ready", "noop", "rejected", "ignored", "ready", "noop", "stopped"]
     for status in ("ready", "noop", "rejected", "ignored", "stopped"):
