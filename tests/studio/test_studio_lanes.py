@@ -71,11 +71,21 @@ def test_empty_states_say_what_to_do_next(client: TestClient, t: Tocsin) -> None
 
 def test_runs_show_three_layers_and_decision_badges(client: TestClient, t: Tocsin) -> None:
     drive_lane(t)
+    (lane,) = t.lanes.list()  # one grouped read gives the counts per decision
+    assert lane["attempts"] == 7 and lane["decisions"] == {
+        "ready": 2,
+        "noop": 2,
+        "rejected": 1,
+        "ignored": 1,
+        "stopped": 1,
+    }
     client.get("/login", params={"token": writer(t)})
     listing = client.get("/lanes").text
-    assert (
-        "badge-decision-ready" in listing and ">7</div></td>" in listing
-    )  # last decision, attempts
+    assert "badge-decision-ready" in listing  # the last decision
+    assert '<td data-label="Attempts"><div class="cell">7<' in listing
+    counts = dict(re.findall(r'data-count="([a-z]+)">[a-z]+ (\d+)</a>', listing))
+    assert counts == {"ready": "2", "noop": "2", "rejected": "1", "ignored": "1", "stopped": "1"}
+    assert f'<a href="/lanes/{LANE_ID}?decision=noop" data-count="noop">' in listing
     page = client.get(LANE).text
     assert rows(page) == ["ready", "noop", "rejected", "ignored", "ready", "noop", "stopped"]
     for status in ("ready", "noop", "rejected", "ignored", "stopped"):
@@ -106,6 +116,7 @@ def test_the_decision_filter_narrows_runs(client: TestClient, t: Tocsin) -> None
     page = client.get(LANE).text
     for status in ("ready", "noop", "rejected", "ignored", "stopped"):
         assert f'href="/lanes/{LANE_ID}?decision={status}"' in page
+    assert '>noop <span class="muted">2</span></a>' in page  # the count on each filter
     expected = {"ready": 2, "noop": 2, "rejected": 1, "ignored": 1, "stopped": 1}
     for status, count in expected.items():
         got = client.get(LANE, params={"decision": status}).text
