@@ -315,3 +315,18 @@ def test_lanes_list_detail_and_the_decision_filter(page: Any, world: World) -> N
     expect(rows).to_have_count(2)
     expect(page.locator("#attempts")).to_contain_text("source_empty")
     expect(page.locator("#attempts")).to_contain_text("no_eligible_input")
+    expect(page.locator("#trigger-manual")).to_have_count(0)  # a reader gets no form
+
+    # a writer triggers a manual run over a window read in the lane's zone
+    sign_in(page, world, world.writer, f"/lanes/{LANE_ID}")
+    page.click("#trigger-manual summary")
+    page.fill("input[name=start]", "2026-09-20T07:30:00")
+    page.fill("input[name=end]", "2026-09-21T07:30:00")
+    shot(page, world, "lane-trigger")
+    page.click("#trigger-manual button[type=submit]")
+    expect(page).to_have_url(world.url(f"/lanes/{LANE_ID}"))
+    expect(rows).to_have_count(8)
+    expect(rows.first.locator(".badge-manual")).to_have_count(1)
+    expect(rows.first.locator("time").first).to_have_attribute("title", re.compile("UTC"))
+    newest = world.t.lanes.contracts(LANE_ID, limit=1)["items"][0]["contract"]
+    assert newest["window"]["start_inclusive"] == "2026-09-20T07:30:00+08:00"

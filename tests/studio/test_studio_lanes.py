@@ -14,8 +14,8 @@ from tocsin.api.app import create_app
 from tocsin.service import Tocsin
 
 from .conftest import CHAT
-from .studio_app import LANE_ID, LANES, _run, drive_lane
-from .test_studio_pages import member, writer
+from .studio_app import FEED, LANE_ID, LANES, _run, drive_lane
+from .test_studio_pages import csrf_of, member, writer
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -162,3 +162,46 @@ def test_a_stored_lane_no_longer_registered_still_shows(tocsin: Tocsin) -> None:
         assert f'data-lane-id="{LANE_ID}"' in listing and "not registered" in listing
         assert "Asia/Taipei" in listing and "policy-v1" in listing  # from the stored row
         assert len(rows(client.get(LANE).text)) == 7
+
+
+def test_a_writer_triggers_a_manual_run_from_the_form(client: TestClient, t: Tocsin) -> None:
+    FEED.update({"candidates": [], "down": None, "handler_fails": False})
+    client.get("/login", params={"token": writer(t)})
+    page = client.get(LANE).text
+    assert f'action="/lanes/{LANE_ID}/trigger"' in page and "in Asia/Taipei" in page
+    window = {"start": "2026-09-07T22:00", "end": "2026-09-08T07:30:00"}
+    refused = client.post(f"{LANE}/trigger", data=window)  # no CSRF token
+    assert refused.status_code == 403 and t.lanes.contracts(LANE_ID)["total"] == 0
+    done = client.post(f"{LANE}/trigger", data={**window, "csrf": csrf_of(page)})
+    assert done.status_code == 303 and done.headers["location"] == LANE
+    (item,) = t.lanes.contracts(LANE_ID)["items"]
+    assert item["kind"] == "manual"
+    assert item["decision"] == {"status": "noop", "reason": "source_empty"}
+    assert item["contract"]["window"] == {  # read in the lane's zone
+        "start_inclusive": "2026-09-07T22:00:00+08:00",
+        "end_exclusive": "2026-09-08T07:30:00+08:00",
+    }
+    assert rows(client.get(LANE).text) == ["noop"]
+
+
+def test_the_trigger_form_refuses_bad_input_and_readers(client: TestClient, t: Tocsin) -> None:
+    client.get("/login", params={"token": writer(t)})
+    csrf = csrf_of(client.get(LANE).text)
+    for start, end in (
+        ("yesterday", "2026-09-08T07:30"),
+        ("2026-09-08T07:30", ""),
+        ("2026-09-08T07:30", "2026-09-07T22:00"),  # end before start
+        ("2026-09-08T07:30", "2026-09-08T07:30"),  # empty window
+    ):
+        resp = client.post(f"{LANE}/trigger", data={"start": start, "end": end, "csrf": csrf})
+        assert resp.status_code == 400, (start, end)
+        assert "window" in resp.text
+    assert client.post("/lanes/nope/trigger", data={"csrf": csrf}).status_code == 404
+    assert t.lanes.contracts(LANE_ID)["total"] == 0  # nothing written
+    client.get("/login", params={"token": member(t)})
+    page = client.get(LANE).text
+    assert "/trigger" not in page.replace(f"POST /api/lanes/{LANE_ID}/trigger", "")
+    window = {"start": "2026-09-07T22:00", "end": "2026-09-08T07:30", "csrf": csrf_of(page)}
+    refused = client.post(f"{LANE}/trigger", data=window)
+    assert refused.status_code == 403 and "may look but not change" in refused.text
+    assert t.lanes.contracts(LANE_ID)["total"] == 0

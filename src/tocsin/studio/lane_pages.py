@@ -3,20 +3,24 @@ last decision, and one lane's attempts newest first, each with its three layers 
 source, selection), its decision badge and the handler's outcome beside the contract;
 ``?decision=`` narrows the attempts to one decision.
 
-Rights are the API's: ``schedules:read`` to look (as ``GET /api/lanes``).
+Rights are the API's: ``schedules:read`` to look (as ``GET /api/lanes``); ``schedules:write``
+(and the session's CSRF token) for the "Trigger a manual run" form, whose window is read in
+the lane's zone and runs at once as ``POST /api/lanes/{id}/trigger`` does.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Any
+from zoneinfo import ZoneInfo
 
 from fastapi import APIRouter, Path, Query, Request, Response
 
 from tocsin import messages
-from tocsin.errors import PermissionDenied
+from tocsin.errors import NotFound, PermissionDenied, ValidationError
 
 from .schedule_pages import ID, PageQ
-from .web import ViewerDep, facade, html_page, pager, render
+from .web import FormDep, ViewerDep, check_post, facade, html_page, pager, redirect, render, utc_now
 from .words import cron_words, lane_reason_words
 
 router = APIRouter(include_in_schema=False)
@@ -83,6 +87,30 @@ def lane_detail(
         decisions=DECISIONS,
         pages=pager(request, page, RUNS_PAGE, found["total"], decision=decision),
     )
+
+
+def _form_instant(form: dict[str, str], field: str, zone: str) -> datetime:
+    """A ``datetime-local`` value (or one with an offset), naive ones read in ``zone``."""
+    value = form.get(field, "").strip()
+    try:
+        at = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValidationError(messages.studio_lane_instant_invalid(field, value, zone)) from None
+    return at.replace(tzinfo=ZoneInfo(zone)) if at.tzinfo is None else at
+
+
+@router.post("/lanes/{lane_id}/trigger")
+@html_page
+def trigger_manual(request: Request, viewer: ViewerDep, form: FormDep, lane_id: LaneId) -> Response:
+    """A manual run over the form's window (CSRF and ``schedules:write``), then the lane page."""
+    check_post(viewer, form, allowed=viewer.writes_schedules)
+    service = facade(request).lanes
+    lane = service.registered().get(lane_id)
+    if lane is None:
+        raise NotFound(messages.lane_unknown(lane_id))
+    window = (_form_instant(form, "start", lane.zone), _form_instant(form, "end", lane.zone))
+    service.trigger(lane_id, window, kind="manual", now=utc_now(request))
+    return redirect(f"/lanes/{lane_id}")
 
 
 __all__ = ["router"]
