@@ -134,6 +134,9 @@ def test_runs_are_paginated_newest_first(client: TestClient, t: Tocsin) -> None:
     assert f'href="/lanes/{LANE_ID}?page=2"' in first
     second = client.get(LANE, params={"page": 2}).text
     assert len(rows(second)) == 5 and "title='2026-09-07 23:30:05 UTC'" in second  # day 0
+    beyond = client.get(LANE, params={"page": 9}).text
+    assert rows(beyond) == [] and "No runs on page 9 (there are 30)" in beyond
+    assert f'href="/lanes/{LANE_ID}?page=1"' in beyond
     noop = client.get(LANE, params={"decision": "noop", "page": 2}).text
     assert len(rows(noop)) == 5 and f'href="/lanes/{LANE_ID}?decision=noop&amp;page=1"' in noop
 
