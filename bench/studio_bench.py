@@ -7,12 +7,15 @@ answers) directly through the store (one transaction per 10,000 rows): 10 regist
 deep), the rest spread over the others. A table with a date trigger, a cron trigger and 1,000
 table runs (one tick over 1,000 due records).
 
+A lane (``intake``) with ``BENCH_LANE_ATTEMPTS`` attempts (default 20,000), one run each,
+decisions cycling through the five statuses, each with a full contract document.
+
 Then every Studio page is requested in-process (FastAPI's TestClient, signed in with a writer
 token) ``BENCH_REPEAT`` times after one warm-up; the script prints each page's median and worst
 time and its ratio to the 200 ms budget. The deep pages (page 100 of the schedules list, page
 2,500 of the hot schedule's fires) show that pagination reads one page, not every row.
 
-Environment: ``BENCH_REPEAT`` (default 15), ``BENCH_PG_URL`` (default
+Environment: ``BENCH_REPEAT`` (default 15), ``BENCH_LANE_ATTEMPTS``, ``BENCH_PG_URL`` (default
 ``postgresql://postgres@127.0.0.1:5432/test``). Run: ``.venv/bin/python bench/studio_bench.py``.
 """
 
@@ -34,6 +37,7 @@ from tocsin import StepContext, step, workflow
 from tocsin.api.app import create_app
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
+from tocsin.store import lanes as store_lanes
 from tocsin.store import schedules as store_schedules
 from tocsin.store import workflow_runs as store_runs
 
@@ -50,6 +54,16 @@ BUDGET_MS = 200.0
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 CHAT = "3f0c8a1e-5b2d-4e6f-8a9b-0c1d2e3f4a5b"
 HOT = "sch_000000"
+LANE = "intake"
+LANE_ATTEMPTS = int(os.environ.get("BENCH_LANE_ATTEMPTS", "20000"))
+DECISIONS = (
+    ("ready", "selected"),
+    ("noop", "source_empty"),
+    ("noop", "no_eligible_input"),
+    ("rejected", "window_overlap"),
+    ("ignored", "duplicate_trigger"),
+    ("stopped", "source_unavailable"),
+)
 
 
 @step(id="a")
@@ -129,6 +143,57 @@ def fire_and_run(n: int) -> tuple[dict[str, Any], dict[str, Any]]:
     return fire, run
 
 
+def lane_rows(n: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Run and attempt ``n`` of the bench lane: day ``n``'s window, a decision in turn."""
+    start, end = T0 + timedelta(days=n), T0 + timedelta(days=n + 1)
+    status, reason = DECISIONS[n % len(DECISIONS)]
+    run_id, attempt_id = f"run_{n:032x}", f"attempt_{n:032x}"
+    iso = {"start_inclusive": start.isoformat(), "end_exclusive": end.isoformat()}
+    contract = {
+        "schema_version": "trigger-contract.v1",
+        "lane_id": LANE,
+        "trigger": {"kind": "scheduled", "scheduled_for": iso["end_exclusive"],
+                    "observed_at": iso["end_exclusive"]},
+        "window": iso,
+        "selection_policy_version": "policy-v1",
+        "run_id": run_id,
+        "attempt_id": attempt_id,
+        "source_observation": {"status": "responded", "candidate_count": 3},
+        "selection": {"accepted_refs": [f"item-{n}"] if status == "ready" else [],
+                      "rejected": [{"ref": f"old-{n}", "reason": "outside_window"},
+                                   {"ref": f"en-{n}", "reason": "policy_excluded"}]},
+        "decision": {"status": status, "reason": reason},
+    }  # fmt: skip
+    run = {
+        "run_id": run_id, "lane_id": LANE, "zone": "UTC", "scheduled_for": end,
+        "window_start": start, "window_end": end, "policy_version": "policy-v1",
+        "admitted": status != "rejected", "attempts": 1, "state": "recorded",
+        "decision": status, "handler_status": "succeeded" if status == "ready" else None,
+        "created_at": end, "updated_at": end,
+    }  # fmt: skip
+    attempt = {
+        "attempt_id": attempt_id, "run_id": run_id, "lane_id": LANE, "attempt": 1,
+        "kind": "scheduled", "observed_at": end, "state": "recorded", "decision_status": status,
+        "decision_reason": reason, "contract": contract, "handler_status": run["handler_status"],
+        "handler_error": None, "error": None, "created_at": end, "updated_at": end,
+    }  # fmt: skip
+    return run, attempt
+
+
+def seed_lane(t: Tocsin) -> None:
+    with t.store.begin() as tx:
+        store_lanes.insert_lane(tx, values={
+            "id": LANE, "cron": "0 0 * * *", "timezone": "UTC", "policy_version": "policy-v1",
+            "next_fire_at": None, "created_at": T0, "updated_at": T0,
+        })  # fmt: skip
+    for start in range(0, LANE_ATTEMPTS, 5_000):
+        with t.store.begin() as tx:
+            for n in range(start, min(start + 5_000, LANE_ATTEMPTS)):
+                run, attempt = lane_rows(n)
+                store_lanes.insert_run(tx, values=run)
+                store_lanes.insert_attempt(tx, values=attempt)
+
+
 def seed(t: Tocsin) -> str:
     """Schedules, fires and runs through the store; a table with 1,000 runs. Its id."""
     with t.store.begin() as tx:
@@ -152,6 +217,7 @@ def seed(t: Tocsin) -> str:
     ]  # fmt: skip
     t.set_triggers(table["id"], triggers, now=T0)
     t.tick(now=T0 + timedelta(days=1), record_limit=1000)
+    seed_lane(t)
     return str(table["id"])
 
 
@@ -183,6 +249,10 @@ def pages(t: Tocsin, table_id: str) -> list[str]:
         "/tables",
         f"/tables/{table_id}",
         f"/tables/{table_id}?status=stuck",
+        "/lanes",
+        f"/lanes/{LANE}",
+        f"/lanes/{LANE}?decision=stopped",
+        f"/lanes/{LANE}?page={max(1, LANE_ATTEMPTS // 25)}",
     ]
 
 
@@ -192,7 +262,8 @@ def bench(url: str, label: str) -> None:
         started = time.perf_counter()
         table_id = seed(t)
         print(f"\n{label}: seeded {SCHEDULES:,} schedules, {FIRES:,} fires and runs, 1,000 "
-              f"table runs in {time.perf_counter() - started:.1f} s")  # fmt: skip
+              f"table runs, {LANE_ATTEMPTS:,} lane attempts in "
+              f"{time.perf_counter() - started:.1f} s")  # fmt: skip
         token = t.create_token(
             scope="chatroom", scope_id=CHAT, role="moderator", permissions=["schedules:write"]
         )

@@ -667,6 +667,14 @@ STUDIO_MODERATOR_ONLY = (
 )
 STUDIO_RESUME_DATA_INVALID = "resume data must be JSON (or left empty)"
 
+
+def studio_lane_instant_invalid(field: str, value: object, zone: str) -> str:
+    return (
+        f"window {field} must be a date and time like 2026-09-08T07:30 (read in the lane's "
+        f"zone, {zone}); got {value!r}"
+    )
+
+
 # ---- table schedule triggers: pause and resume (issue 12) ----
 
 

@@ -2,9 +2,10 @@
 
 - ``chromium``: Playwright's sync API driving ``/usr/bin/chromium`` (never ``playwright
   install``). Missing: the tests skip with the reason, and FAIL under ``CI=true``.
-- ``served``: ``tocsin serve --app studio.studio_app:WORKFLOWS`` on a free port over the
-  conftest database, with a one-hour tick: nothing fires unless a test fires it, with an
-  explicit ``now``, through its own facade (``world.t``) on the same database.
+- ``served``: ``tocsin serve --app studio.studio_app:APP`` (its workflows and its lane) on a
+  free port over the conftest database, with a one-hour tick: nothing fires unless a test
+  fires it, with an explicit ``now``, through its own facade (``world.t``) on the same
+  database.
 - ``world``: that facade, tokens (writer, member) and a table whose cron trigger posts to a
   local webhook receiver the test can make fail or succeed.
 - ``page``: a fresh browser context (laptop width) that fails the test on any console error.
@@ -29,7 +30,7 @@ import httpx
 import pytest
 
 from e2e.test_e2e_serve import TOCSIN, free_port, wait_for
-from studio.studio_app import WORKFLOWS
+from studio.studio_app import LANES, WORKFLOWS
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
 
@@ -44,7 +45,7 @@ CHROMIUM_ARGS = [
 ]
 TESTS = Path(__file__).resolve().parents[1]
 OUTPUT = TESTS / "output" / "studio"
-APP = "studio.studio_app:WORKFLOWS"
+APP = "studio.studio_app:APP"
 CHAT = "0b5e5a53-7c2e-4d1f-9d8e-3a1c6b7f2e10"
 SAVED = datetime(2026, 12, 31, 12, 0, tzinfo=UTC)  # the table trigger's save instant
 FIRST = datetime(2027, 1, 1, 0, 0, 5, tzinfo=UTC)  # every yearly schedule is due here
@@ -149,7 +150,7 @@ def world(
     receiver: http.server.ThreadingHTTPServer,
 ) -> Iterator[World]:
     settings = Settings.from_environ(env)
-    t = Tocsin.open(settings=settings, workflows=WORKFLOWS)  # the server synced the schedules
+    t = Tocsin.open(settings=settings, workflows=WORKFLOWS, lanes=LANES)  # the server synced
     try:
         writer = t.create_token(
             scope="chatroom", scope_id=CHAT, role="moderator", permissions=["schedules:write"]

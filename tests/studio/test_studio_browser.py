@@ -17,6 +17,7 @@ from playwright.sync_api import expect
 from e2e.test_e2e_serve import wait_for
 
 from .conftest import FIRST, SECOND, World
+from .studio_app import LANE_ID, drive_lane
 
 pytestmark = pytest.mark.slow
 POLL_WAIT_MS = 20_000  # a few 5-second polls
@@ -272,6 +273,11 @@ def test_phone_width_dark_mode_and_the_browsers_time_zone(chromium: Any, world: 
         expect(tab.locator("#trigger .badge-waiting")).to_have_count(2)
         assert tab.evaluate("document.documentElement.scrollWidth") <= 390
         shot(tab, world, "phone-schedule-tree")
+        drive_lane(world.t)
+        tab.goto(world.url(f"/lanes/{LANE_ID}"))
+        expect(tab.locator("#attempts tbody tr")).to_have_count(7)
+        assert tab.evaluate("document.documentElement.scrollWidth") <= 390
+        shot(tab, world, "phone-lane")
     finally:
         context.close()
     assert errors == []
@@ -318,3 +324,56 @@ def test_a_compound_schedule_shows_its_tree_with_latches(page: Any, world: World
     expect(tree.locator(".badge-waiting")).to_have_count(1)  # nightly's definition did not change
     assert t.schedules.fires("wf_digest")["total"] == 0
     shot(page, world, "schedule-tree-latched")
+
+
+def test_lanes_list_detail_and_the_decision_filter(page: Any, world: World) -> None:
+    """Runs recorded by another process (the test's facade, explicit instants) show up on the
+    served lane pages with their layers and decision badges; the filter narrows them."""
+    drive_lane(world.t)
+    sign_in(page, world, world.member, "/lanes")
+    expect(page).to_have_url(world.url("/lanes"))
+    expect(page.locator("nav a[aria-current=page]")).to_have_text("Lanes")
+    lane = page.locator(f"tr[data-lane-id={LANE_ID}]")
+    expect(lane).to_contain_text("At 00:00 on day 1 of the month in January")
+    expect(lane).to_contain_text("Asia/Taipei")
+    expect(lane.locator(".badge-decision-ready")).to_have_count(1)  # the last decision
+    expect(lane.locator(".badge-not-registered")).to_have_count(0)  # the served app has it
+    shot(page, world, "lanes")
+
+    page.click(f"a[href='/lanes/{LANE_ID}']")
+    rows = page.locator("#attempts tbody tr")
+    expect(rows).to_have_count(7)
+    ready = page.locator("#attempts tr[data-decision=ready]").last
+    expect(ready).to_contain_text("post-zh")
+    expect(ready).to_contain_text("policy excluded")
+    expect(ready).to_contain_text("outside window")
+    expect(ready.locator(".badge-succeeded")).to_have_count(1)
+    # instants in the browser's zone, UTC on hover
+    expect(ready.locator("time").first).to_have_attribute("title", "2026-09-09 23:30:00 UTC")
+    shot(page, world, "lane")
+
+    page.click("nav.tabs a[data-decision=stopped]")
+    expect(page).to_have_url(world.url(f"/lanes/{LANE_ID}?decision=stopped"))
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("timeout")
+    expect(rows.first.locator(".badge-decision-stopped")).to_have_count(1)
+    shot(page, world, "lane-stopped")
+    page.click("nav.tabs a[data-decision=noop]")
+    expect(rows).to_have_count(2)
+    expect(page.locator("#attempts")).to_contain_text("source_empty")
+    expect(page.locator("#attempts")).to_contain_text("no_eligible_input")
+    expect(page.locator("#trigger-manual")).to_have_count(0)  # a reader gets no form
+
+    # a writer triggers a manual run over a window read in the lane's zone
+    sign_in(page, world, world.writer, f"/lanes/{LANE_ID}")
+    page.click("#trigger-manual summary")
+    page.fill("input[name=start]", "2026-09-20T07:30:00")
+    page.fill("input[name=end]", "2026-09-21T07:30:00")
+    shot(page, world, "lane-trigger")
+    page.click("#trigger-manual button[type=submit]")
+    expect(page).to_have_url(world.url(f"/lanes/{LANE_ID}"))
+    expect(rows).to_have_count(8)
+    expect(rows.first.locator(".badge-manual")).to_have_count(1)
+    expect(rows.first.locator("time").first).to_have_attribute("title", re.compile("UTC"))
+    newest = world.t.lanes.contracts(LANE_ID, limit=1)["items"][0]["contract"]
+    assert newest["window"]["start_inclusive"] == "2026-09-20T07:30:00+08:00"

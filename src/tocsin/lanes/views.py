@@ -54,6 +54,7 @@ def public_lane(
         ),
         "next_fire_at": (row or {}).get("next_fire_at"),
         "attempts": summary.get("attempts", 0),
+        "decisions": dict(summary.get("decisions") or {}),
         "last_decision": summary.get("last_decision"),
         "last_state": summary.get("last_state"),
         "last_at": summary.get("last_at"),

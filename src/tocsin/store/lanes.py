@@ -213,11 +213,22 @@ def list_attempts(
 
 
 def lane_summaries(tx: Tx) -> dict[str, dict[str, Any]]:
-    """Per lane: the number of attempts and the newest attempt's decision and time."""
-    counts = select(A.c.lane_id, func.count().label("n"), func.max(A.c.created_at).label("last"))
+    """Per lane: the number of attempts, per decision (``decisions``: status → count, attempts
+    without a decision yet left out) and the newest attempt's decision and time."""
+    counts = select(
+        A.c.lane_id,
+        A.c.decision_status,
+        func.count().label("n"),
+        func.max(A.c.created_at).label("last"),
+    ).group_by(A.c.lane_id, A.c.decision_status)
     out: dict[str, dict[str, Any]] = {}
-    for row in tx.conn.execute(counts.group_by(A.c.lane_id)).mappings():
-        out[row["lane_id"]] = {"attempts": int(row["n"]), "last_at": row["last"]}
+    for row in tx.conn.execute(counts).mappings():
+        info = out.setdefault(row["lane_id"], {"attempts": 0, "last_at": None, "decisions": {}})
+        info["attempts"] += int(row["n"])
+        if info["last_at"] is None or row["last"] > info["last_at"]:
+            info["last_at"] = row["last"]
+        if row["decision_status"] is not None:
+            info["decisions"][row["decision_status"]] = int(row["n"])
     if not out:
         return out
     newest = select(A.c.lane_id, A.c.decision_status, A.c.state).where(

@@ -13,11 +13,11 @@ from urllib.parse import urlencode
 from fastapi import FastAPI, Request, Response
 from fastapi.staticfiles import StaticFiles
 
-from . import auth_pages, schedule_pages, table_pages, workflow_pages
+from . import auth_pages, lane_pages, schedule_pages, table_pages, workflow_pages
 from .sessions import Sessions
 from .web import HERE, SignInRequired, redirect
 
-ROUTERS = (auth_pages, schedule_pages, workflow_pages, table_pages)
+ROUTERS = (auth_pages, schedule_pages, workflow_pages, table_pages, lane_pages)
 
 
 def install(app: FastAPI) -> None:

@@ -104,4 +104,21 @@ def preview_lines(arm: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-__all__ = ["cron_words", "preview_lines", "trigger_words"]
+LANE_REASONS = {
+    "selected": "at least one candidate was accepted; the handler was called with them",
+    "source_empty": "the source answered with no candidates",
+    "no_eligible_input": "the source answered, but no candidate was in the window and passed "
+    "the policy",
+    "source_unavailable": "the source could not be asked; nothing was selected",
+    "window_overlap": "this window overlaps one already recorded for the lane; the source was "
+    "not asked",
+    "duplicate_trigger": "this run was already recorded (same run id); the source was not asked",
+}
+
+
+def lane_reason_words(reason: object) -> str:
+    """A lane decision's reason (SPEC §14) in words; an unknown reason as it is."""
+    return LANE_REASONS.get(str(reason), str(reason))
+
+
+__all__ = ["cron_words", "lane_reason_words", "preview_lines", "trigger_words"]

@@ -1,0 +1,116 @@
+"""Lanes in Studio (SPEC §14, §16; issue 16): every lane with its schedule in words and its
+last decision, and one lane's attempts newest first, each with its three layers (trigger,
+source, selection), its decision badge and the handler's outcome beside the contract;
+``?decision=`` narrows the attempts to one decision.
+
+Rights are the API's: ``schedules:read`` to look (as ``GET /api/lanes``); ``schedules:write``
+(and the session's CSRF token) for the "Trigger a manual run" form, whose window is read in
+the lane's zone and runs at once as ``POST /api/lanes/{id}/trigger`` does.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+from zoneinfo import ZoneInfo
+
+from fastapi import APIRouter, Path, Query, Request, Response
+
+from tocsin import messages
+from tocsin.errors import NotFound, PermissionDenied, ValidationError
+
+from .schedule_pages import ID, PageQ
+from .web import FormDep, ViewerDep, check_post, facade, html_page, pager, redirect, render, utc_now
+from .words import cron_words, lane_reason_words
+
+router = APIRouter(include_in_schema=False)
+RUNS_PAGE = 25
+DECISIONS = ("ready", "noop", "rejected", "ignored", "stopped")
+LaneId = Annotated[str, Path(pattern=ID)]
+DecisionQ = Annotated[str | None, Query(pattern="^(ready|noop|rejected|ignored|stopped)$")]
+
+
+def _require_read(viewer: ViewerDep) -> None:
+    if not viewer.reads_schedules:
+        raise PermissionDenied(messages.STUDIO_NO_SCHEDULES)
+
+
+def _with_words(lane: dict[str, Any]) -> dict[str, Any]:
+    cron = lane.get("cron")
+    words = cron_words(cron, dialect="extended") if cron else None
+    return {**lane, "cron_words": words}
+
+
+@router.get("/lanes")
+@html_page
+def lanes_list(request: Request, viewer: ViewerDep) -> Response:
+    """Every lane: id, schedule in words, zone, policy version, last decision."""
+    _require_read(viewer)
+    lanes = [_with_words(lane) for lane in facade(request).lanes.list()]
+    return render(request, "lanes.html", viewer=viewer, lanes=lanes)
+
+
+def _attempt_view(item: dict[str, Any]) -> dict[str, Any]:
+    """An attempt with its layers read out of the contract (empty before a decision)."""
+    contract = item.get("contract") or {}
+    decision = item.get("decision")
+    return {
+        **item,
+        "source": contract.get("source_observation"),
+        "selection": contract.get("selection"),
+        "reason_words": lane_reason_words(decision.get("reason")) if decision else None,
+    }
+
+
+@router.get("/lanes/{lane_id}")
+@html_page
+def lane_detail(
+    request: Request,
+    viewer: ViewerDep,
+    lane_id: LaneId,
+    decision: DecisionQ = None,
+    page: PageQ = 1,
+) -> Response:
+    """A lane's metadata and its attempts (paginated, newest first, ``?decision=``)."""
+    _require_read(viewer)
+    t = facade(request)
+    skip = (page - 1) * RUNS_PAGE
+    found = t.lanes.contracts(lane_id, skip=skip, limit=RUNS_PAGE, decision=decision)
+    lane = next((_with_words(x) for x in t.lanes.list() if x["id"] == lane_id), None)
+    return render(
+        request,
+        "lane.html",
+        viewer=viewer,
+        lane=lane or {"id": lane_id},
+        attempts=[_attempt_view(item) for item in found["items"]],
+        decision=decision,
+        decisions=DECISIONS,
+        pages=pager(request, page, RUNS_PAGE, found["total"], decision=decision),
+    )
+
+
+def _form_instant(form: dict[str, str], field: str, zone: str) -> datetime:
+    """A ``datetime-local`` value (or one with an offset), naive ones read in ``zone``."""
+    value = form.get(field, "").strip()
+    try:
+        at = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValidationError(messages.studio_lane_instant_invalid(field, value, zone)) from None
+    return at.replace(tzinfo=ZoneInfo(zone)) if at.tzinfo is None else at
+
+
+@router.post("/lanes/{lane_id}/trigger")
+@html_page
+def trigger_manual(request: Request, viewer: ViewerDep, form: FormDep, lane_id: LaneId) -> Response:
+    """A manual run over the form's window (CSRF and ``schedules:write``), then the lane page."""
+    check_post(viewer, form, allowed=viewer.writes_schedules)
+    service = facade(request).lanes
+    lane = service.registered().get(lane_id)
+    if lane is None:
+        raise NotFound(messages.lane_unknown(lane_id))
+    window = (_form_instant(form, "start", lane.zone), _form_instant(form, "end", lane.zone))
+    service.trigger(lane_id, window, kind="manual", now=utc_now(request))
+    return redirect(f"/lanes/{lane_id}")
+
+
+__all__ = ["router"]
