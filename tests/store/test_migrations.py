@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 from alembic import command
@@ -11,7 +13,13 @@ from sqlalchemy import inspect, text
 
 from tocsin.store import Store, open_store
 from tocsin.store.ledger import claim_occurrences, fired_identities
-from tocsin.store.migrate import alembic_config, current_revision, head_revision, upgrade_to_head
+from tocsin.store.migrate import (
+    HEAD_REVISION,
+    alembic_config,
+    current_revision,
+    head_revision,
+    upgrade_to_head,
+)
 from tocsin.store.schema import metadata
 
 from .helpers import NOW, PG_ONLY
@@ -51,12 +59,22 @@ def test_one_active_run_index_is_partial_with_its_predicate(store: Store) -> Non
 
 
 def test_database_is_at_head_and_reopening_is_a_noop(store: Store, store_url: str) -> None:
-    assert current_revision(store) == head_revision() == "0015"
+    assert current_revision(store) == head_revision() == HEAD_REVISION == "0015"
     again = open_store(store_url)
     try:
         assert current_revision(again) == "0015"
     finally:
         again.dispose()
+
+
+def test_opening_a_database_at_head_does_not_import_alembic(store: Store, store_url: str) -> None:
+    """Alembic (about 9 MB a process) loads only when a migration is to run."""
+    code = (
+        "import sys; from tocsin.store import open_store; "
+        f"open_store({store_url!r}).dispose(); print('alembic' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False", out.stderr
 
 
 def test_downgrade_to_base_and_back(store: Store) -> None:

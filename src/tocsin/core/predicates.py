@@ -206,4 +206,23 @@ def same_value(a: object, b: object) -> bool:
     return type(a) is type(b) and a == b
 
 
-__all__ = ["OPS", "matches", "same_value", "validate_when"]
+def validate_changed(on: object, changed: object, columns: Mapping[str, str]) -> list[str] | None:
+    """A row-event trigger's ``changed``: on ``updated`` only, a non-empty list of distinct
+    column names; the trigger fires only when one of their values changed (§13)."""
+    if changed is None:
+        return None
+    if on != "updated":
+        raise ConfigError(messages.CHANGED_ONLY_ON_UPDATED, code="changed_invalid")
+    if not isinstance(changed, list) or not changed:
+        raise ConfigError(messages.CHANGED_NOT_LIST, code="changed_invalid")
+    for column in changed:
+        if not isinstance(column, str) or column not in columns:
+            raise ConfigError(
+                messages.changed_column_missing(column), code="changed_column_missing"
+            )
+    if len(set(changed)) != len(changed):
+        raise ConfigError(messages.CHANGED_DUPLICATE, code="changed_invalid")
+    return list(changed)
+
+
+__all__ = ["OPS", "matches", "same_value", "validate_changed", "validate_when"]

@@ -20,7 +20,7 @@ from typing import Any, TypeGuard
 from tocsin import messages
 from tocsin.core.action_checks import table_problem
 from tocsin.core.action_fields import ACTION_FIELDS, ACTION_TYPES, FIELD_CHECKS
-from tocsin.core.predicates import validate_when
+from tocsin.core.predicates import validate_changed, validate_when
 from tocsin.core.retry_policy import validate_retry
 from tocsin.core.schedules import (
     Cron,
@@ -35,17 +35,8 @@ from tocsin.core.templates import has_row_tokens
 from tocsin.errors import ConfigError
 
 EVENTS = ("created", "updated", "deleted", "restored", "schedule")
-_TRIGGER_KEYS = (
-    "id",
-    "name",
-    "on",
-    "changed",
-    "when",
-    "schedule",
-    "actions",
-    "retry",
-    "on_failure",
-)
+_TRIGGER_KEYS: tuple[str, ...] = ("id", "name", "on", "changed", "when", "schedule", "actions")
+_TRIGGER_KEYS += ("retry", "on_failure")  # issue 18: retry policy and failure alerts
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}", re.ASCII)
 
 
@@ -103,7 +94,7 @@ def _validate_trigger(item: object, columns: Mapping[str, str], new_id: NewId) -
         raise _trigger_error("a schedule is only allowed with on: 'schedule'")
     if isinstance(schedule, Cron) and item.get("when"):
         raise ConfigError(messages.CRON_WHEN_NOT_ALLOWED, code="cron_when_not_allowed")
-    changed = _validate_changed(on, item.get("changed"), columns)
+    changed = validate_changed(on, item.get("changed"), columns)
     when = validate_when(item.get("when"), columns, previous=on == "updated")
     actions = _validate_actions(item.get("actions"), new_id, columns, what="actions")
     alerts = None
@@ -136,24 +127,6 @@ def _refuse_shared_ids(actions: list[dict[str, Any]], alerts: list[dict[str, Any
             f"action id '{min(shared)}' appears in both actions and on_failure (ids are "
             "per trigger)"
         )
-
-
-def _validate_changed(on: object, changed: object, columns: Mapping[str, str]) -> list[str] | None:
-    """``changed``: on ``updated`` only, a non-empty list of distinct column names (§13)."""
-    if changed is None:
-        return None
-    if on != "updated":
-        raise ConfigError(messages.CHANGED_ONLY_ON_UPDATED, code="changed_invalid")
-    if not isinstance(changed, list) or not changed:
-        raise ConfigError(messages.CHANGED_NOT_LIST, code="changed_invalid")
-    for column in changed:
-        if not isinstance(column, str) or column not in columns:
-            raise ConfigError(
-                messages.changed_column_missing(column), code="changed_column_missing"
-            )
-    if len(set(changed)) != len(changed):
-        raise ConfigError(messages.CHANGED_DUPLICATE, code="changed_invalid")
-    return list(changed)
 
 
 def _check_schedule_actions(schedule: Schedule | None, actions: list[dict[str, Any]]) -> None:

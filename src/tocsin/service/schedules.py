@@ -201,10 +201,8 @@ class Schedules:
             catch_up=catch_up,
             max_catch_up=max_catch_up,
         )
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            (decl,) = declared_schedules(workflow_id, entry)
-        notes = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+        notes: list[str] = []
+        (decl,) = declared_schedules(workflow_id, entry, notes)
         with self._store.read() as tx:
             check_trigger_ids(tx, [replace(decl, id=sid)], set(self._registry()))
         values = _imperative_row(sid, decl, at)

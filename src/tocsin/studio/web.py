@@ -50,7 +50,7 @@ class SignInRequired(Exception):
 def utc_now(request: Request) -> datetime:
     """The request's instant: the real clock at the edge (an app may set ``studio_clock``)."""
     clock: Callable[[], datetime] | None = getattr(request.app.state, "studio_clock", None)
-    return clock() if clock is not None else datetime.now(UTC)
+    return clock() if clock is not None else facade(request).wall_clock()
 
 
 def facade(request: Request) -> Tocsin:

@@ -260,13 +260,17 @@ def workflow(
 
 
 def declared_schedules(
-    workflow_id: str, schedule: Schedule | Sequence[Schedule] | None
+    workflow_id: str,
+    schedule: Schedule | Sequence[Schedule] | None,
+    notes: list[str] | None = None,
 ) -> tuple[DeclaredSchedule, ...]:
-    """The schedules of ``schedule=`` with their ids: ``wf_<id>`` or ``wf_<id>__<scheduleId>``."""
+    """The schedules of ``schedule=`` with their ids: ``wf_<id>`` or ``wf_<id>__<scheduleId>``.
+    Advice (an AND of time triggers, the host's zone) is a ``UserWarning``, or appended to
+    ``notes`` when given (no process-wide warnings filter is touched)."""
     if schedule is None:
         return ()
     if isinstance(schedule, Schedule):
-        return (_declared(f"wf_{workflow_id}", workflow_id, schedule),)
+        return (_declared(f"wf_{workflow_id}", workflow_id, schedule, notes),)
     out: list[DeclaredSchedule] = []
     for entry in schedule:
         if not isinstance(entry, Schedule):
@@ -276,23 +280,32 @@ def declared_schedules(
         sid = f"wf_{workflow_id}__{entry.id}"
         if any(d.id == sid for d in out):
             raise ConfigError(messages.schedule_id_duplicate(sid), code="schedule_invalid")
-        out.append(_declared(sid, workflow_id, entry))
+        out.append(_declared(sid, workflow_id, entry, notes))
     return tuple(out)
 
 
-def _declared(sid: str, workflow_id: str, s: Schedule) -> DeclaredSchedule:
+def _advise(notes: list[str] | None, text: str) -> None:
+    if notes is None:
+        warnings.warn(text, UserWarning, stacklevel=5)  # the caller of workflow(...)
+    else:
+        notes.append(text)
+
+
+def _declared(
+    sid: str, workflow_id: str, s: Schedule, notes: list[str] | None = None
+) -> DeclaredSchedule:
     if len(sid) > MAX_SCHEDULE_ID:
         raise ConfigError(messages.schedule_id_too_long(sid), code="schedule_invalid")
     zone = s.timezone
     tree = None
     if s.trigger is not None:
         if and_of_times(s.trigger):
-            warnings.warn(messages.trigger_and_of_times(sid), UserWarning, stacklevel=4)
+            _advise(notes, messages.trigger_and_of_times(sid))
         if zone is None and all(leaf.timezone for _, leaf in time_leaves(s.trigger)):
             zone = "UTC"  # every time trigger has its own zone: the schedule's is never read
     if zone is None:
         zone = host_zone_name()
-        warnings.warn(messages.schedule_host_zone(sid, zone), UserWarning, stacklevel=4)
+        _advise(notes, messages.schedule_host_zone(sid, zone))
     if s.trigger is not None:
         tree = to_json(with_zone(s.trigger, zone))
     return DeclaredSchedule(
