@@ -125,3 +125,14 @@ def test_instants_at_the_ends_of_the_calendar_are_400_not_500(
     assert resp.status_code == 400, resp.text
     assert "0001-01-02" in resp.json()["detail"]
     assert tocsin.lanes.contracts(LANE_ID)["total"] == 0 and probe.counts() == (0, 0)
+
+
+def test_a_run_id_no_database_can_store_is_422_not_500(
+    client: TestClient, tokens: dict[str, dict[str, str]], tocsin: Tocsin
+) -> None:
+    """A NUL character in ``run_id`` reached a PostgreSQL query (500); it is refused up front."""
+    body = {"kind": "retry", "run_id": "run_\u0000"}
+    resp = client.post(f"/api/lanes/{LANE_ID}/trigger", json=body, headers=tokens["write"])
+    assert resp.status_code == 422, resp.text
+    assert "NUL" in str(resp.json()["detail"])
+    assert tocsin.lanes.contracts(LANE_ID)["total"] == 0
