@@ -250,3 +250,12 @@ def test_the_plan_shows_tenant_text_literally() -> None:
     text = out.getvalue()
     assert "\x1b" not in text and "\x07" not in text
     assert "[bold]B[/bold]" in text and "T\\x1b[2J" in text and "when\\x1b[2J" in text
+
+
+def test_workflow_and_lane_tables_show_text_literally(capsys: pytest.CaptureFixture[str]) -> None:
+    """A step's or a source's error text can carry what a remote service answered."""
+    from tocsin.cli.workflows import _table
+
+    _table("runs", ["id", "error"], [{"id": "wfr_1", "error": HOSTILE}])
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "[bold]B[/bold]" in out
