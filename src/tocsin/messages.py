@@ -577,6 +577,10 @@ def lane_window_invalid(start: object, end: object) -> str:
     )
 
 
+def lane_instant_out_of_range(instant: object, earliest: object, latest: object) -> str:
+    return f"a lane instant must lie between {earliest} and {latest}, got {instant}"
+
+
 def lane_attempt_invalid(attempt: object) -> str:
     return f"an attempt number is a positive integer, got {attempt!r}"
 

@@ -101,6 +101,21 @@ def test_root_writes_are_refused_before_their_body_is_parsed(client: TestClient)
     assert client.post("/root/custom-tables/run-due-triggers", headers=ADMIN).status_code == 200
 
 
+@pytest.mark.parametrize(
+    "path", ["/api/schedules", "/api/workflows/w/start", "/api/lanes/content-intake/trigger"]
+)
+@pytest.mark.parametrize("headers", [{}, bearer("not-a-token")])
+def test_permission_route_writes_are_refused_before_their_body_is_parsed(
+    client: TestClient, path: str, headers: dict[str, str]
+) -> None:
+    """Every ``/api/…`` write (lanes included) authenticates before its body is parsed: a body
+    that is not JSON is a 401, not a 422 from parsing it for an unknown caller."""
+    sent = {**headers, "Content-Type": "application/json"}
+    resp = client.post(path, content=b"{not json", headers=sent)
+    assert resp.status_code == 401, resp.text
+    assert resp.json() == {"detail": messages.TOKEN_INVALID}
+
+
 def test_a_422_does_not_echo_a_whole_large_input(
     client: TestClient, tenant: Tenant, table: dict[str, Any]
 ) -> None:

@@ -94,3 +94,45 @@ def test_bad_input_is_4xx_and_writes_nothing(
     bad = client.get(f"/api/lanes/{LANE_ID}/contracts?decision=done", headers=tokens["read"])
     assert bad.status_code == 422
     assert tocsin.lanes.contracts(LANE_ID)["total"] == 0 and probe.counts() == (0, 0)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"window": {**WINDOW, "end_exclusive": "9999-12-31T23:59:59Z"}},
+        {
+            "window": {
+                "start_inclusive": "0001-01-01T00:00:00+05:00",
+                **{"end_exclusive": A_END.isoformat()},
+            }
+        },
+        {"kind": "scheduled", "scheduled_for": "9999-12-31T23:59:59Z"},
+        {"kind": "scheduled", "scheduled_for": "0001-01-01T00:00:00Z", "window": WINDOW},
+        {"window": WINDOW, "scheduled_for": "9999-12-31T23:59:59Z"},
+        {"kind": "scheduled", "scheduled_for": "0001-01-01T23:59:59Z"},
+    ],
+)
+def test_instants_at_the_ends_of_the_calendar_are_400_not_500(
+    client: TestClient,
+    tokens: dict[str, dict[str, str]],
+    tocsin: Tocsin,
+    probe: Probe,
+    body: dict[str, object],
+) -> None:
+    """An instant the lane's zone cannot express (year 1 or 9999 shifted by its offset) is a
+    400 with the lane message, before anything is recorded (it was an OverflowError: 500)."""
+    resp = client.post(f"/api/lanes/{LANE_ID}/trigger", json=body, headers=tokens["write"])
+    assert resp.status_code == 400, resp.text
+    assert "0001-01-02" in resp.json()["detail"]
+    assert tocsin.lanes.contracts(LANE_ID)["total"] == 0 and probe.counts() == (0, 0)
+
+
+def test_a_run_id_no_database_can_store_is_422_not_500(
+    client: TestClient, tokens: dict[str, dict[str, str]], tocsin: Tocsin
+) -> None:
+    """A NUL character in ``run_id`` reached a PostgreSQL query (500); it is refused up front."""
+    body = {"kind": "retry", "run_id": "run_\u0000"}
+    resp = client.post(f"/api/lanes/{LANE_ID}/trigger", json=body, headers=tokens["write"])
+    assert resp.status_code == 422, resp.text
+    assert "NUL" in str(resp.json()["detail"])
+    assert tocsin.lanes.contracts(LANE_ID)["total"] == 0

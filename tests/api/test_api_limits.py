@@ -140,3 +140,35 @@ def test_a_workspace_token_cannot_reach_a_chatroom_feed_either(
     resp = client.put(f"{prefix}/tables/{table.json()['id']}/triggers", json=body, headers=headers)
     assert resp.status_code == 400
     assert resp.json() == {"detail": messages.notify_outside_chatroom("workspace")}
+
+
+def put_alerts(
+    client: TestClient, tenant: Tenant, table: dict[str, Any], *alerts: dict[str, Any]
+) -> Any:
+    trigger = {
+        "id": "trg_1",
+        "on": "created",
+        "actions": [{"type": "notify", "message": "m"}],
+        "on_failure": list(alerts),
+    }
+    url = table_url(tenant, table, "/triggers")
+    return client.put(url, json={"triggers": [trigger]}, headers=tenant.moderator)
+
+
+def test_on_failure_actions_obey_the_same_save_checks_as_actions(
+    client: TestClient, tenant: Tenant, other: Tenant, table: dict[str, Any]
+) -> None:
+    """``on_failure`` holds actions too: a notify into another tenant's chatroom is a 400 at
+    save (not only a failed alert at run time), and their count is capped like ``actions``."""
+    spam = {"type": "notify", "chatroom_id": other.scope_id, "message": "spam"}
+    resp = put_alerts(client, tenant, table, spam)
+    assert resp.status_code == 400
+    assert resp.json() == {"detail": messages.notify_other_chatroom(other.scope_id)}
+    notify = {"type": "notify", "message": "m"}
+    resp = put_alerts(client, tenant, table, *[notify] * 21)
+    assert resp.status_code == 400
+    assert resp.json() == {"detail": messages.too_many_actions("'trg_1'", 21, 20)}
+    got = client.get(table_url(tenant, table, "/triggers"), headers=tenant.moderator)
+    assert got.json() == {"triggers": []}
+    own = {"type": "notify", "chatroom_id": tenant.scope_id, "message": "ok"}
+    assert put_alerts(client, tenant, table, own, *[notify] * 19).status_code == 200

@@ -237,3 +237,18 @@ def test_authored_trigger_ids_with_dots_and_colons_work_in_paths_and_filters(
         headers=tenant.moderator,
     )
     assert runs.status_code == 200 and runs.json()["total"] == 1
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["since=9999-12-31T23:59:59-05:00", "until=0001-01-01T00:00:00%2B05:00"],
+)
+def test_a_run_filter_instant_utc_cannot_hold_is_400_not_500(
+    client: TestClient, tenant: Tenant, table: dict[str, Any], query: str
+) -> None:
+    """An offset that pushes the instant past year 9999 (or before year 1) in UTC overflowed
+    while converting it (500); it is a 400 with the filter's message."""
+    resp = client.get(table_url(tenant, table, f"/trigger-runs?{query}"), headers=tenant.moderator)
+    assert resp.status_code == 400, resp.text
+    name = query.split("=")[0]
+    assert resp.json() == {"detail": messages.run_window_invalid(name)}

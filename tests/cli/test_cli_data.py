@@ -211,3 +211,51 @@ def test_no_database_is_refused_instead_of_created(
     assert (tmp_path / "tocsin.db").exists()
     listed = runner.invoke(app, ["tables", "list", "--scope", scope, "--json"])  # it exists now
     assert listed.exit_code == 0 and json.loads(listed.output)["total"] == 1
+
+
+HOSTILE = "[bold]B[/bold] \x1b]0;pwned\x07\x1b[31m end"
+
+
+def test_tenant_text_reaches_the_terminal_literally(env: dict[str, str], tocsin: Tocsin) -> None:
+    """Names and messages are tenants' data: Rich markup in them is printed as written, and a
+    control character (ESC: terminal title, colours, OSC 52 clipboard) is shown as ``\\xNN``,
+    never sent raw to the operator's terminal."""
+    table_id = make_table(str(uuid.uuid4()))
+    notify = {"type": "notify", "message": "m"}
+    trigger = {"id": "trg_x", "name": HOSTILE, "on": "created", "actions": [notify]}
+    tocsin.set_triggers(table_id, [trigger], now=NOW)
+    out = ok("triggers", "list", "--table", table_id)
+    assert "\x1b" not in out and "\x07" not in out
+    assert "[bold]B[/bold]" in out and "\\x1b]0;pwned\\x07" in out
+
+
+def test_the_plan_shows_tenant_text_literally() -> None:
+    from io import StringIO
+
+    from rich.console import Console
+
+    from tocsin.cli.iac import render
+
+    out = StringIO()
+    entries = [
+        {
+            "table": "T\x1b[2J",
+            "trigger_id": "trg_x",
+            "name": HOSTILE,
+            "action": "update",
+            "changes": [{"path": "when\x1b[2J", "before": 1, "after": 2}],
+        }
+    ]
+    render(Console(file=out, width=200), entries)
+    text = out.getvalue()
+    assert "\x1b" not in text and "\x07" not in text
+    assert "[bold]B[/bold]" in text and "T\\x1b[2J" in text and "when\\x1b[2J" in text
+
+
+def test_workflow_and_lane_tables_show_text_literally(capsys: pytest.CaptureFixture[str]) -> None:
+    """A step's or a source's error text can carry what a remote service answered."""
+    from tocsin.cli.workflows import _table
+
+    _table("runs", ["id", "error"], [{"id": "wfr_1", "error": HOSTILE}])
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "[bold]B[/bold]" in out

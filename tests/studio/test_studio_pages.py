@@ -78,6 +78,30 @@ def test_signed_out_pages_send_to_login_and_back(client: TestClient, t: Tocsin) 
         assert "script-src 'self'" in page.headers["content-security-policy"]
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/workflows/schedules/wf_nightly/pause",
+        f"/tables/{uuid.UUID(int=1)}/runs/{uuid.UUID(int=2)}/retry",
+    ],
+)
+def test_a_signed_out_form_post_never_signs_in_back_to_a_post_only_path(
+    client: TestClient, t: Tocsin, path: str
+) -> None:
+    """A session that expired before a button was pressed: the sign-in must not land on the
+    form's POST-only path (a bare 405 JSON page); it lands on the viewer's home instead."""
+    resp = client.post(path, data={"csrf": "x"})
+    assert resp.status_code == 303
+    location = resp.headers["location"]
+    assert location.startswith("/login")
+    form = client.get(location)
+    next_field = re.search(r'name="next" value="([^"]*)"', form.text)
+    landing = next_field.group(1) if next_field else "/workflows/schedules"
+    signed = client.get("/login", params={"token": writer(t), "next": landing})
+    assert signed.status_code == 303
+    assert client.get(signed.headers["location"]).status_code == 200
+
+
 def test_login_link_sets_an_opaque_httponly_strict_cookie(client: TestClient, t: Tocsin) -> None:
     token = writer(t)
     resp = client.get("/login", params={"token": token})

@@ -8,9 +8,9 @@ in order, before the application sees the request:
 2. a request that may carry a body (any method but GET, HEAD, OPTIONS) to a tenant route
    (``/private/module/custom_tables/<scope>/<scope_id>/…``) without a valid bearer token → 401,
    with another tenant's token → 403; to a root route (``/root/…``) without the admin token → 403;
-   to ``/api/schedules…`` or ``/api/workflows…`` without a valid (known, unexpired, unrevoked)
-   bearer token → 401 (the routes' own dependencies still decide roles and permissions: this only
-   authenticates early);
+   to ``/api/schedules…``, ``/api/workflows…`` or ``/api/lanes…`` without a valid (known,
+   unexpired, unrevoked) bearer token → 401 (the routes' own dependencies still decide roles and
+   permissions: this only authenticates early);
 3. the body is counted as it streams (chunked uploads have no ``Content-Length``): past the
    limit, reading it raises a 413 ``HTTPException`` that the application renders.
 
@@ -39,7 +39,7 @@ from .errors import error_headers
 BODYLESS_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 TENANT_PATH = re.compile(r"^/private/module/custom_tables/(chatroom|workspace|user)/([^/]+)(?:/|$)")
 ROOT_PATH = re.compile(r"^/root(?:/|$)")
-API_PATH = re.compile(r"^/api/(?:schedules|workflows)(?:/|$)")
+API_PATH = re.compile(r"^/api/(?:schedules|workflows|lanes)(?:/|$)")
 
 
 def _header(scope: Scope, name: bytes) -> str | None:

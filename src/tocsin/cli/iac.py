@@ -25,6 +25,7 @@ from tocsin.service import Tocsin
 from tocsin.service.auth import parse_scope
 
 from .processes import open_tocsin
+from .render import printable
 
 ScopeOpt = Annotated[str, typer.Option("--scope", help="<chatroom|workspace|user>:<uuid>")]
 FileArg = Annotated[str, typer.Argument(metavar="FILE", help="JSON Lines documents, or -")]
@@ -73,11 +74,11 @@ def _scope(text: str) -> tuple[str, str]:
 
 
 def _value(value: object) -> str:
-    return escape(json.dumps(value, ensure_ascii=False, sort_keys=True))
+    return escape(printable(json.dumps(value, ensure_ascii=False, sort_keys=True)))
 
 
 def _change_line(change: dict[str, Any]) -> str:
-    path = escape(change["path"] or "(trigger)")
+    path = escape(printable(change["path"] or "(trigger)"))
     if "before" not in change:
         return f"    [green]+ {path}: {_value(change['after'])}[/]"
     if "after" not in change:
@@ -102,7 +103,7 @@ def render(console: Console, entries: list[dict[str, Any]]) -> None:
         name = f' "{entry["name"]}"' if entry["name"] is not None else ""
         adopted = " (adopted)" if entry.get("adopted") else ""
         head = f"{sign} {entry['action']:<6} {entry['table']} / {who}{name}{adopted}"
-        console.print(f"[{colour}]{escape(head)}[/]")
+        console.print(f"[{colour}]{escape(printable(head))}[/]")
         if entry["action"] != "noop":
             for change in entry["changes"]:
                 console.print(_change_line(change))
@@ -117,7 +118,7 @@ def _render_applied(console: Console, entries: list[dict[str, Any]]) -> None:
     for entry in entries:
         if entry["action"] == "create":
             head = f"created {entry['table']} / {entry['trigger_id']}"
-            console.print(f"[green]{escape(head)}[/]")
+            console.print(f"[green]{escape(printable(head))}[/]")
     n = summary(entries)
     console.print(
         f"[bold]Apply complete: {n['create']} created, {n['update']} updated, "

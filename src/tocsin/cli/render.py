@@ -6,13 +6,15 @@
 - :func:`print_rows`: a Rich table whose id columns are never truncated. Id columns are
   ``no_wrap`` with ``overflow="fold"``, and the console is made at least as wide as the ids
   need, so at any terminal width every id is printed whole on one line (copyable); the other
-  columns fold instead.
+  columns fold instead. Cells are plain text (tenants' names and messages: Rich markup in them
+  is printed as written) with control characters shown as ``\\xNN`` (:func:`printable`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
@@ -20,6 +22,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from tocsin import messages
 from tocsin.errors import TocsinError
@@ -38,6 +41,7 @@ CreateOpt = Annotated[
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 MIN_OTHER_COLUMN = 6  # the narrowest a non-id column may get before the console widens
 CELL_PADDING = 3  # a cell's left and right padding plus its border
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def open_existing(create: bool = False) -> Tocsin:
@@ -60,12 +64,18 @@ def echo_json(value: Any) -> None:
     typer.echo(json.dumps(value, indent=2, default=str))
 
 
+def printable(text: str) -> str:
+    """``text`` with each control character shown as ``\\xNN``: a raw ESC in a tenant's name or
+    message would reach the operator's terminal as an escape sequence (title, colours, OSC 52)."""
+    return CONTROL.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
+
+
 def cell(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, dict | list):
-        return json.dumps(value, default=str)
-    return str(value)
+        return printable(json.dumps(value, default=str))
+    return printable(str(value))
 
 
 def print_rows(
@@ -84,7 +94,7 @@ def print_rows(
         else:
             grid.add_column(name, overflow="fold")
     for line in cells:
-        grid.add_row(*line)
+        grid.add_row(*(Text(value) for value in line))  # Text: no markup
     Console(width=_width_for(columns, cells, ids)).print(grid)
 
 
@@ -98,4 +108,12 @@ def _width_for(columns: Sequence[str], cells: list[list[str]], ids: Sequence[str
     return max(terminal, needed)
 
 
-__all__ = ["CreateOpt", "JsonOpt", "echo_json", "fail", "open_existing", "print_rows"]
+__all__ = [
+    "CreateOpt",
+    "JsonOpt",
+    "echo_json",
+    "fail",
+    "open_existing",
+    "print_rows",
+    "printable",
+]

@@ -11,11 +11,13 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from tocsin.errors import TocsinError
 from tocsin.service import Tocsin
 
 from .processes import AppOpt, open_tocsin
+from .render import printable
 
 schedules_app = typer.Typer(help="Workflow schedules: list, show, create, pause, resume, fires.")
 workflows_app = typer.Typer(help="Workflows: list, start, runs.")
@@ -40,8 +42,9 @@ def _facade(app: str | None = None) -> Iterator[Tocsin]:
         tocsin.close()
 
 
-def _cell(value: Any) -> str:
-    return "" if value is None else str(value)
+def _cell(value: Any) -> Text:
+    """Plain text (no Rich markup), control characters shown as ``\\xNN``."""
+    return Text("" if value is None else printable(str(value)))
 
 
 def _table(title: str, columns: Sequence[str], rows: list[dict[str, Any]]) -> None:

@@ -20,7 +20,7 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 from zoneinfo import ZoneInfo
 
@@ -42,6 +42,9 @@ NOOP_NONE_ELIGIBLE = ("noop", "no_eligible_input")
 READY = ("ready", "selected")
 DECISIONS = (REJECTED_OVERLAP, IGNORED_DUPLICATE, STOPPED, NOOP_EMPTY, NOOP_NONE_ELIGIBLE, READY)
 NOT_ASKED = {"status": "not_asked", "candidate_count": None}
+# a day inside datetime's range: every zone's offset (under a day) can express these instants
+EARLIEST = datetime(1, 1, 2, tzinfo=UTC)
+LATEST = datetime(9999, 12, 30, tzinfo=UTC)
 
 
 class ContractMismatch(ValidationError):
@@ -65,12 +68,22 @@ class Window:
                 raise ValidationError(messages.lane_window_invalid(self.start, self.end))
         if not self.start < self.end:
             raise ValidationError(messages.lane_window_invalid(self.start, self.end))
+        check_instant(self.start)
+        check_instant(self.end)
 
     def contains(self, instant: datetime) -> bool:
         return self.start <= instant < self.end
 
     def overlaps(self, other: Window) -> bool:
         return self.start < other.end and other.start < self.end
+
+
+def check_instant(instant: datetime) -> datetime:
+    """``instant`` (aware) when every lane zone can express it (``rfc3339``), else a
+    ``ValidationError``: year 1 or 9999 shifted by an offset overflows ``datetime``."""
+    if not EARLIEST <= instant <= LATEST:
+        raise ValidationError(messages.lane_instant_out_of_range(instant, EARLIEST, LATEST))
+    return instant
 
 
 class Placeable(Protocol):

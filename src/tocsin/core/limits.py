@@ -11,7 +11,8 @@ core never reads settings itself):
   insert, and on update after merging the patch). This also bounds the row snapshot every run
   of a row event copies;
 - ``check_triggers``: at most ``max_triggers_per_table`` triggers, ``max_actions_per_trigger``
-  actions each, and every ``notify`` posting to the table's own chatroom
+  actions each (and as many ``on_failure`` alerts), and every ``notify`` (alerts included)
+  posting to the table's own chatroom
   (:func:`tocsin.core.targets.check_notify_targets`).
 
 The rendered-size cap is ``TemplateContext.max_bytes`` (:mod:`tocsin.core.templates`).
@@ -78,6 +79,9 @@ def check_records(rows: Iterable[object], limits: Limits) -> None:
             raise ValidationError(messages.record_too_large(size, limits.max_record_bytes))
 
 
+ACTION_LISTS = ("actions", "on_failure")
+
+
 def check_triggers(raw: object, table: Mapping[str, Any], limits: Limits) -> None:
     """A triggers config about to be saved on ``table``: counts, then notify targets."""
     if not isinstance(raw, list):
@@ -86,12 +90,15 @@ def check_triggers(raw: object, table: Mapping[str, Any], limits: Limits) -> Non
         count, most = len(raw), limits.max_triggers_per_table
         raise ValidationError(messages.too_many_triggers(count, most))
     for index, trigger in enumerate(raw):
-        actions = trigger.get("actions") if isinstance(trigger, Mapping) else None
-        if isinstance(actions, list) and len(actions) > limits.max_actions_per_trigger:
-            trigger_id = trigger.get("id") if isinstance(trigger, Mapping) else None
-            label = f"'{trigger_id}'" if isinstance(trigger_id, str) else f"#{index + 1}"
-            count, most = len(actions), limits.max_actions_per_trigger
-            raise ValidationError(messages.too_many_actions(label, count, most))
+        if not isinstance(trigger, Mapping):
+            continue
+        for key in ACTION_LISTS:  # the alerts of on_failure are actions too, capped alike
+            actions = trigger.get(key)
+            if isinstance(actions, list) and len(actions) > limits.max_actions_per_trigger:
+                trigger_id = trigger.get("id")
+                label = f"'{trigger_id}'" if isinstance(trigger_id, str) else f"#{index + 1}"
+                count, most = len(actions), limits.max_actions_per_trigger
+                raise ValidationError(messages.too_many_actions(label, count, most))
     check_notify_targets(raw, scope=table.get("scope"), scope_id=table.get("scope_id"))
 
 

@@ -33,13 +33,17 @@ def notify_chatroom(chatroom_id: object, *, scope: object, scope_id: object) -> 
 
 
 def check_notify_targets(raw: object, *, scope: object, scope_id: object) -> None:
-    """At save: every ``notify`` of a (raw) triggers list posts to the table's own chatroom.
+    """At save: every ``notify`` of a (raw) triggers list, its ``on_failure`` alerts included,
+    posts to the table's own chatroom.
 
     Only well-shaped notify actions are looked at; ``validate_triggers`` refuses the others.
     """
     for trigger in raw if isinstance(raw, list) else ():
-        actions = trigger.get("actions") if isinstance(trigger, Mapping) else None
-        for action in actions if isinstance(actions, list) else ():
+        if not isinstance(trigger, Mapping):
+            continue
+        lists = (trigger.get("actions"), trigger.get("on_failure"))  # alerts post too
+        actions = [a for listed in lists if isinstance(listed, list) for a in listed]
+        for action in actions:
             if not isinstance(action, Mapping) or action.get("type") != "notify":
                 continue
             chatroom_id = action.get("chatroom_id")

@@ -60,7 +60,10 @@ def _as_utc(name: str, value: object) -> datetime | None:
         return None
     if not isinstance(value, datetime):
         raise ValidationError(messages.run_window_invalid(name))
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    try:
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    except OverflowError:  # year 9999 behind UTC, or year 1 ahead of it
+        raise ValidationError(messages.run_window_invalid(name)) from None
 
 
 def _check_page(skip: int, limit: int) -> None:

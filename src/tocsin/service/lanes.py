@@ -24,7 +24,7 @@ from datetime import datetime
 from typing import Any, Self, cast
 
 from tocsin import messages
-from tocsin.core.contract import Window
+from tocsin.core.contract import Window, check_instant
 from tocsin.core.contract_verify import verify
 from tocsin.errors import NotFound, ValidationError
 from tocsin.lanes.admit import Admission, admit
@@ -53,7 +53,7 @@ def _window(value: object) -> Window:
 def _aware(value: object) -> datetime:
     if not isinstance(value, datetime) or value.tzinfo is None:
         raise ValidationError(messages.LANE_SCHEDULED_NEEDS_TIME)
-    return value
+    return check_instant(value)
 
 
 class Lanes:

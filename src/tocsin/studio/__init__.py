@@ -8,14 +8,12 @@ the pages, ``/studio/static`` and the sign-in sessions to an app that serves
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
 from fastapi import FastAPI, Request, Response
 from fastapi.staticfiles import StaticFiles
 
 from . import auth_pages, lane_pages, schedule_pages, table_pages, workflow_pages
 from .sessions import Sessions
-from .web import HERE, SignInRequired, redirect
+from .web import HERE, SignInRequired, sign_in_redirect
 
 ROUTERS = (auth_pages, schedule_pages, workflow_pages, table_pages, lane_pages)
 
@@ -29,8 +27,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(SignInRequired)
     def sign_in(request: Request, _exc: SignInRequired) -> Response:
-        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-        return redirect("/login?" + urlencode({"next": target}))
+        return sign_in_redirect(request)
 
 
 __all__ = ["install"]

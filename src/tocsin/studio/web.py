@@ -200,6 +200,15 @@ def redirect(url: str) -> RedirectResponse:
     return RedirectResponse(url, status_code=303, headers=SECURITY_HEADERS)
 
 
+def sign_in_redirect(request: Request) -> RedirectResponse:
+    """To ``/login``, back to this page afterwards; a form's POST-only path is not a page (it
+    would answer 405 after signing in), so a signed-out POST signs in to the viewer's home."""
+    if request.method != "GET":
+        return redirect("/login")
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    return redirect("/login?" + urlencode({"next": target}))
+
+
 def html_page(fn: Callable[P, Response]) -> Callable[P, Response]:
     """Sign-in redirects and ``TocsinError`` as HTML error pages, for one studio route."""
 
@@ -210,8 +219,7 @@ def html_page(fn: Callable[P, Response]) -> Callable[P, Response]:
         try:
             return fn(*args, **kwargs)
         except SignInRequired:
-            target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-            return redirect("/login?" + urlencode({"next": target}))
+            return sign_in_redirect(request)
         except TocsinError as exc:
             viewer = kwargs.get("viewer")
             return render(
@@ -283,6 +291,7 @@ __all__ = [
     "redirect",
     "render",
     "sessions",
+    "sign_in_redirect",
     "utc_now",
     "when",
 ]

@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, ConfigDict, Field
 
 from ..deps import NowDep, SchedulesRead, SchedulesWrite, TocsinDep
-from ..models import error_responses
+from ..models import Body, error_responses
 
 router = APIRouter(prefix="/api/lanes", tags=["lanes"])
 
@@ -26,14 +26,14 @@ READ = error_responses(401, 403, 404)
 WRITE = error_responses(400, 401, 403, 404)
 
 
-class WindowIn(BaseModel):
+class WindowIn(Body):
     model_config = ConfigDict(extra="forbid")
 
     start_inclusive: AwareDatetime
     end_exclusive: AwareDatetime
 
 
-class LaneTrigger(BaseModel):
+class LaneTrigger(Body):
     """``kind`` manual (a window), retry (a ``run_id``) or scheduled (``scheduled_for``, the
     window defaulting to the lane's previous schedule instant)."""
 

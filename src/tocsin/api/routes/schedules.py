@@ -10,11 +10,18 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from ..deps import NowDep, ScheduleIdPath, SchedulesRead, SchedulesWrite, TocsinDep
-from ..models import error_responses
+from ..deps import (
+    SCHEDULE_ID_PATTERN,
+    NowDep,
+    ScheduleIdPath,
+    SchedulesRead,
+    SchedulesWrite,
+    TocsinDep,
+)
+from ..models import Body, error_responses
 
 router = APIRouter(prefix="/api/schedules", tags=["schedules"])
 
@@ -25,7 +32,7 @@ READ = error_responses(401, 403, 404)
 WRITE = error_responses(400, 401, 403, 404, 409)
 
 
-class ScheduleCreate(BaseModel):
+class ScheduleCreate(Body):
     """An imperative schedule of a registered workflow: ``cron`` or a ``trigger`` tree
     (``{"all": [...]}``, ``{"any": [...]}``, ``{"cron": ..., "timezone": ..., "repeated": ...,
     "missing": ...}``, ``{"event": "table_updated", "table_id": ...}``, ...)."""
@@ -49,7 +56,9 @@ class ScheduleCreate(BaseModel):
 def list_schedules(
     _: SchedulesRead,
     tocsin: TocsinDep,
-    workflow_id: Annotated[str | None, Query(alias="workflowId", max_length=64)] = None,
+    workflow_id: Annotated[
+        str | None, Query(alias="workflowId", pattern=SCHEDULE_ID_PATTERN)
+    ] = None,
     skip: Skip = 0,
     limit: Limit = 50,
 ) -> Json:

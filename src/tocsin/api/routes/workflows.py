@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from ..deps import IdPath, NowDep, SchedulesRead, SchedulesWrite, TocsinDep, WorkflowIdPath
-from ..models import error_responses
+from ..models import Body, error_responses
 
 router = APIRouter(prefix="/api/workflows", tags=["workflows"])
 
@@ -23,7 +23,7 @@ WRITE = error_responses(400, 401, 403, 404, 409)
 STATUS_PATTERN = "^(pending|running|success|failed|suspended|canceled)$"
 
 
-class StartBody(BaseModel):
+class StartBody(Body):
     """``input`` for the workflow; ``wait`` runs it before answering (default: enqueue)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -32,7 +32,7 @@ class StartBody(BaseModel):
     wait: bool = False
 
 
-class ResumeBody(BaseModel):
+class ResumeBody(Body):
     """What the suspended step receives as ``ctx.resume_data``."""
 
     model_config = ConfigDict(extra="forbid")
