@@ -1,7 +1,7 @@
 """Recovery sweeps the tick runs on every pass (SPEC §6, §9.6, §9.7).
 
-Both take the tick's transaction and ``now``; the tick wraps each in ``try/except`` and reports 0
-for a sweep that raised.
+Each takes a transaction and ``now``; :func:`recover` runs them all at the start of every tick,
+each in its own transaction (one that raises is logged and reports 0).
 
 - :func:`requeue_lost_runs` → ``trigger_runs_requeued``: pending runs not picked up within the
   stale window are re-stamped (their delivery was lost), and running runs whose ``updated_at`` is
@@ -16,14 +16,40 @@ for a sweep that raised.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from datetime import datetime
 
 from tocsin.store.approvals import requeue_changes
 from tocsin.store.execution import requeue_runs
-from tocsin.store.tx import Tx
+from tocsin.store.tx import Store, Tx
 from tocsin.store.workflow_runs import requeue_stale_runs
 
 DEFAULT_STALE_AFTER_S = 300
+log = logging.getLogger(__name__)
+
+
+def recover(store: Store, *, now: datetime, stuck_after_s: float) -> dict[str, int]:
+    """Every sweep, each in its own transaction (one that raises is logged and reports 0):
+    ``trigger_runs_requeued``, ``staged_changes_requeued``, ``workflow_runs_requeued``."""
+    return {
+        "trigger_runs_requeued": _guarded(
+            store, lambda tx: requeue_lost_runs(tx, now=now, stuck_after_s=stuck_after_s)
+        ),
+        "staged_changes_requeued": _guarded(store, lambda tx: requeue_staged_changes(tx, now=now)),
+        "workflow_runs_requeued": _guarded(
+            store, lambda tx: requeue_stale_workflow_runs(tx, now=now, stuck_after_s=stuck_after_s)
+        ),
+    }
+
+
+def _guarded(store: Store, sweep: Callable[[Tx], int]) -> int:
+    try:
+        with store.begin() as tx:
+            return int(sweep(tx))
+    except Exception:
+        log.exception("tick: a recovery sweep failed; reporting 0")
+        return 0
 
 
 def requeue_lost_runs(tx: Tx, *, now: datetime, stuck_after_s: float) -> int:

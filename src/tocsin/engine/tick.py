@@ -1,8 +1,8 @@
 """The tick: ``run_due_triggers`` claims due occurrences and inserts pending runs (SPEC §6).
 
-One path, given ``now``: the two recovery sweeps (each in its own transaction; one that raises
-reports 0); up to ``table_limit`` candidate tables, least recently ticked first (idle tables are
-never loaded, DESIGN §5); then per batch of ``BATCH_TABLES``, one transaction: **claim** the
+One path, given ``now``: the recovery sweeps (:func:`tocsin.engine.sweeps.recover`); up to
+``table_limit`` candidate tables, least recently ticked first (idle tables are never loaded,
+DESIGN §5); then per batch of ``BATCH_TABLES``, one transaction: **claim** the
 tables still due (``store.claims``) and **read** their trigger states, active clock runs and the
 date triggers' cursor pages (the first page after the cursor, then up to ``MAX_EXTRA_PAGES``
 more while a page has no due row, wrapping to the start at most once); **plan** each table
@@ -15,7 +15,7 @@ The tick never waits for actions: workers claim the pending runs.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
@@ -50,6 +50,7 @@ class TickReport:
     runs_created: int = 0
     trigger_runs_requeued: int = 0
     staged_changes_requeued: int = 0
+    workflow_runs_requeued: int = 0
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -65,14 +66,9 @@ class TickReport:
 def run_due_triggers(
     store: Store, *, now: datetime, table_limit: int, record_limit: int, stuck_after_s: float
 ) -> dict[str, int]:
-    """One scheduler pass at ``now``; never raises because of one table, trigger or sweep."""
-    report = TickReport()
-    report.trigger_runs_requeued = _sweep(
-        store, lambda tx: sweeps.requeue_lost_runs(tx, now=now, stuck_after_s=stuck_after_s)
-    )
-    report.staged_changes_requeued = _sweep(
-        store, lambda tx: sweeps.requeue_staged_changes(tx, now=now)
-    )
+    """One scheduler pass at ``now``: the recovery sweeps (:func:`sweeps.recover`), then the
+    due tables; never raises because of one table, trigger or sweep."""
+    report = TickReport(**sweeps.recover(store, now=now, stuck_after_s=stuck_after_s))
     done: list[str] = []  # the tables this tick took: later batches skip them
     while len(done) < table_limit:
         size = min(BATCH_TABLES, table_limit - len(done))
@@ -82,25 +78,6 @@ def run_due_triggers(
         done += taken
         report.add(outcomes)
     return report.as_dict()
-
-
-def sweep_workflow_runs(store: Store, *, now: datetime, stuck_after_s: float) -> int:
-    """The workflow-run recovery sweep (``sweeps.requeue_stale_workflow_runs``) in its own
-    transaction; 0 when it raises."""
-    return _sweep(
-        store,
-        lambda tx: sweeps.requeue_stale_workflow_runs(tx, now=now, stuck_after_s=stuck_after_s),
-    )
-
-
-def _sweep(store: Store, sweep: Callable[[Tx], int]) -> int:
-    """One recovery sweep in its own transaction; 0 when it raises."""
-    try:
-        with store.begin() as tx:
-            return int(sweep(tx))
-    except Exception:
-        log.exception("tick: a recovery sweep failed; reporting 0")
-        return 0
 
 
 def tick_batch(
@@ -240,7 +217,6 @@ __all__ = [
     "record_key",
     "run_due_triggers",
     "scan_date_trigger",
-    "sweep_workflow_runs",
     "tick_batch",
     "tick_tables",
 ]

@@ -20,7 +20,7 @@ from tocsin.engine import configs, pause
 from tocsin.engine.evaluate import row_event_triggers
 from tocsin.engine.ids import uuid7, uuid7s
 from tocsin.engine.preview import schedule_preview
-from tocsin.engine.tick import run_due_triggers, sweep_workflow_runs
+from tocsin.engine.tick import run_due_triggers
 from tocsin.engine.tick_plan import row_payload
 from tocsin.engine.whynot import record_restore_skips
 from tocsin.errors import NotFound, ValidationError
@@ -410,9 +410,9 @@ class DataMixin(TocsinBase):
     def tick(
         self, now: datetime | None = None, table_limit: int = 200, record_limit: int = 1000
     ) -> dict[str, int]:
-        """One scheduler pass (``run_due_triggers``, SPEC §6), then the due workflow schedules
-        (``fire_due_schedules``, SPEC §12: counted as ``schedules_fired``) and the stale workflow
-        runs' sweep (``workflow_runs_requeued``)."""
+        """One scheduler pass (``run_due_triggers``, SPEC §6: the recovery sweeps, stale workflow
+        runs' included, then the due tables), then the due workflow schedules
+        (``fire_due_schedules``, SPEC §12: counted as ``schedules_fired``)."""
         at = self._now(now)
         counts = run_due_triggers(
             self.store,
@@ -422,9 +422,6 @@ class DataMixin(TocsinBase):
             stuck_after_s=self.settings.stuck_after_s,
         )
         counts["schedules_fired"] = fire_due_schedules(self.store, now=at)
-        counts["workflow_runs_requeued"] = sweep_workflow_runs(
-            self.store, now=at, stuck_after_s=self.settings.stuck_after_s
-        )
         counts["schedules_fired"] += fire_trigger_schedules(self.store, now=at)
         return counts
 
