@@ -99,7 +99,7 @@ def test_skips_are_paginated_apart_from_the_fires(client: TestClient, t: Tocsin)
     with t.store.begin() as tx:
         store_skips.record_skips(tx, ranges=ranges, now=SYNCED)
     first = client.get(f"/workflows/schedules/{sid}").text
-    assert len(_rows(first)) == 20 and "page 1 of 3 · 45 skipped occurrences" in first
+    assert len(_rows(first)) == 20 and "page 1 of 3 · 45 skip ranges" in first
     assert _rows(first)[0].startswith("skipped 2020-02-14 00:00:00 UTC")  # the newest
     assert f'href="/workflows/schedules/{sid}?skips=2"' in first
     last = client.get(f"/workflows/schedules/{sid}", params={"skips": 3, "page": 1}).text
