@@ -5,7 +5,8 @@ time instant of an AND tree that passes before its events occurred is a
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -83,3 +84,61 @@ def test_a_paused_compound_schedule_records_no_unsatisfied_instant(world: World)
     for minute in range(1, 4):
         assert world.tick(at("08:00") + timedelta(minutes=minute)) == 0
     assert [s[0] for s in _skips(world)] == []
+
+
+# --- the global dry run (t.due) -----------------------------------------------------------------
+
+
+def _entry(w: World, when: datetime) -> dict[str, Any]:
+    assert w.t is not None
+    found = w.t.due(at=when)
+    return next(e for e in found["fires"] + found["not_firing"] if e.get("schedule_id") == SID)
+
+
+def test_due_says_which_events_an_and_tree_waits_for(world: World) -> None:
+    e1, e2 = TableUpdated(world.tables[0]), TableUpdated(world.tables[1])
+    world.define(AllOf(Cron("0 9 * * *", timezone="UTC"), e1, e2))
+    world.t.sync_schedules(now=at("08:00"))  # type: ignore[union-attr]
+    early = _entry(world, at("08:30"))
+    assert early["status"] == "not_due" and early["next_at"] == "2026-03-02T09:00:00"
+    assert [w["subject"] for w in early["waiting_for"]] == world.tables
+    world.event(0, at("08:40"))
+    nine = _entry(world, at("09:00"))
+    assert nine["status"] == "skipped" and nine["reason"] == "compound_unsatisfied"
+    assert nine["instant"] == "2026-03-02T09:00:00"
+    assert [w["subject"] for w in nine["waiting_for"]] == [world.tables[1]]  # E1 happened
+    world.event(1, at("08:50"))
+    fires = _entry(world, at("09:00"))
+    assert fires["status"] == "fires" and fires["scheduled_for"] == ["2026-03-02T09:00:00"]
+    assert world.tick(at("09:00")) == 1 and world.fired() == [at("09:00")]  # as it said
+    after = _entry(world, at("09:00", day=1))
+    assert after["reason"] == "compound_unsatisfied" and len(after["waiting_for"]) == 2
+
+
+def test_due_is_read_only_and_agrees_with_the_tick(world: World) -> None:
+    world.define(AllOf(EVERY_MINUTE, TableUpdated(world.tables[0])))
+    world.t.sync_schedules(now=at("08:00"))  # type: ignore[union-attr]
+    plan = {3: True, 4: False, 7: True, 8: True}  # minute -> an event just before it
+    for minute in range(1, 10):
+        when = at("08:00") + timedelta(minutes=minute)
+        if plan.get(minute):
+            world.event(0, when - timedelta(seconds=20))
+        entry = _entry(world, when)
+        assert _entry(world, when) == entry  # asking twice changes nothing (no event consumed)
+        fired = world.tick(when)
+        assert (entry["status"] == "fires") == (fired == 1), minute
+        assert entry.get("runs", 0) == fired
+        if fired == 0:
+            assert entry["reason"] == "compound_unsatisfied"
+    assert world.fired() == [at("08:03"), at("08:07"), at("08:08")]
+
+
+def test_due_for_events_only_and_paused_trees(world: World) -> None:
+    world.define(AllOf(TableUpdated(world.tables[0]), TableUpdated(world.tables[1])))
+    world.t.sync_schedules(now=at("08:00"))  # type: ignore[union-attr]
+    world.event(1, at("08:10"))
+    waiting = _entry(world, at("08:15"))
+    assert waiting["status"] == "not_due" and waiting["next_at"] is None
+    assert [w["subject"] for w in waiting["waiting_for"]] == [world.tables[0]]
+    world.t.schedules.pause(SID, now=at("08:20"))  # type: ignore[union-attr]
+    assert _entry(world, at("08:25"))["reason"] == "paused"
