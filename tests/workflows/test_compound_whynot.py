@@ -142,3 +142,14 @@ def test_due_for_events_only_and_paused_trees(world: World) -> None:
     assert [w["subject"] for w in waiting["waiting_for"]] == [world.tables[0]]
     world.t.schedules.pause(SID, now=at("08:20"))  # type: ignore[union-attr]
     assert _entry(world, at("08:25"))["reason"] == "paused"
+
+
+def test_next_fires_of_a_compound_schedule_are_its_trees_instants(world: World) -> None:
+    world.define(AllOf(Cron("0 9 * * *", timezone="UTC"), TableUpdated(world.tables[0])))
+    world.t.sync_schedules(now=at("08:00"))  # type: ignore[union-attr]
+    found = world.t.schedules.next_fires(SID, n=3, now=at("08:00"))  # type: ignore[union-attr]
+    assert [(i["at"], i["status"]) for i in found["items"]] == [
+        (f"2026-03-0{d}T09:00:00", "could_fire") for d in (2, 3, 4)
+    ]
+    world.t.schedules.pause(SID, now=at("08:00"))  # type: ignore[union-attr]
+    assert world.t.schedules.next_fires(SID, now=at("08:00"))["items"] == []  # type: ignore[union-attr]

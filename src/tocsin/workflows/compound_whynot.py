@@ -14,6 +14,7 @@ from tocsin.core import compound_eval
 from tocsin.core.compound import Cron, Node, from_json, leaves
 from tocsin.core.instants import to_iso
 from tocsin.core.skips import ACTIVE_RUN, COMPOUND_UNSATISFIED, INVALID_CONFIG, PAUSED
+from tocsin.engine.whynot import instant_view
 from tocsin.errors import ConfigError
 from tocsin.workflows.compound import load_latches
 
@@ -65,6 +66,22 @@ def compound_why(
     }
 
 
+def compound_next_instants(row: Mapping[str, Any], *, now: datetime, n: int) -> list[Any]:
+    """The tree's next ``n`` time instants after ``now`` in UTC and the schedule's zone, each
+    ``could_fire``; none when the stored tree no longer reads or has no time trigger."""
+    try:
+        tree = from_json(row["trigger_tree"])
+    except (ConfigError, ValueError):
+        return []
+    zone = str(row.get("timezone") or "UTC")
+    out: list[Any] = []
+    at = compound_eval.next_instant(tree, now)
+    while at is not None and len(out) < n:
+        out.append({**instant_view(at, zone), "status": "could_fire"})
+        at = compound_eval.next_instant(tree, at)
+    return out
+
+
 def _active(tree: Node, at: datetime | None) -> frozenset[str]:
     """The time leaves satisfied at ``at`` (none when ``at`` is None)."""
     if at is None:
@@ -82,4 +99,4 @@ def _waiting(
     return [{"path": p, "kind": leaf.kind, "subject": leaf.subject} for p, leaf in found]
 
 
-__all__ = ["compound_why"]
+__all__ = ["compound_next_instants", "compound_why"]

@@ -17,16 +17,20 @@ from tocsin.store import workflow_runs as store_wf_runs
 from tocsin.store.tx import Tx
 from tocsin.workflows import catchup
 from tocsin.workflows.compound import EVENT_LIMIT
-from tocsin.workflows.compound_whynot import compound_why
+from tocsin.workflows.compound_whynot import compound_next_instants, compound_why
 from tocsin.workflows.timing import latest_due, next_fire_after
 
 
 def schedule_next_fires(
     row: Mapping[str, Any], *, busy: bool, now: datetime, n: int
 ) -> list[dict[str, Any]]:
-    """The next ``n`` instants a workflow schedule fires at (nothing while paused)."""
+    """The next ``n`` instants a workflow schedule fires at (nothing while paused); for a
+    compound trigger, its tree's next time instants (``could_fire``: it fires there only if its
+    events have occurred by then)."""
     if row["paused"] or row["next_fire_at"] is None:
         return []
+    if row.get("trigger_tree") is not None:
+        return compound_next_instants(row, now=now, n=n)
     cron, tz = row["cron"], row["timezone"]
     out: list[dict[str, Any]] = []
     at: datetime | None = now
