@@ -170,7 +170,7 @@ def test_failed_table_run_is_retried_from_the_ui_and_ends_done(page: Any, world:
     page.click("#tables a")
     trigger = page.locator("article.trigger")
     expect(trigger).to_contain_text("At 00:00 on day 1 of the month in January (UTC)")
-    expect(trigger.locator("time")).to_have_attribute("title", "2028-01-01 00:00:00 UTC")
+    expect(trigger.locator(".next-fire time")).to_have_attribute("title", "2028-01-01 00:00:00 UTC")
     page.click("nav.tabs a:has-text('stuck')")  # failed runs are stuck too (SPEC §8)
     expect(page.locator(f"tr[data-run-id='{run['id']}']")).to_contain_text("failed")
     page.click("nav.tabs a:has-text('failed')")
