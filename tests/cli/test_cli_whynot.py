@@ -82,3 +82,22 @@ def test_schedule_skips_next_and_backfill(env: dict[str, str], tocsin: Tocsin) -
     assert "0 run(s) created, 60 already backfilled" in again.output
     big = invoke(*args, "--to", "2026-03-09T00:00Z")
     assert big.exit_code == 1 and "more than 10000" in big.output
+
+
+def test_due_names_the_events_a_compound_schedule_waits_for(
+    env: dict[str, str], tocsin: Tocsin
+) -> None:
+    from tocsin import AllOf, Cron, Schedule, TableUpdated, workflow
+    from tocsin.cli.whynot import _due_row
+    from workflows.helpers import send_report
+
+    table_id = make_table(tocsin)
+    tree = AllOf(Cron("0 9 * * *", timezone="UTC"), TableUpdated(table_id))
+    sched = Schedule(trigger=tree, input_data={})
+    tocsin.register_workflows([workflow(id="watch", schedule=sched).then(send_report).commit()])
+    tocsin.sync_schedules(now=datetime(2026, 3, 2, 8, tzinfo=UTC))
+    report = json.loads(invoke("due", "--at", "2026-03-02T09:00:00Z", "--json").output)
+    [entry] = [e for e in report["not_firing"] if e.get("schedule_id") == "wf_watch"]
+    assert entry["reason"] == "compound_unsatisfied"
+    assert entry["waiting_for"] == [{"path": "1", "kind": "table_updated", "subject": table_id}]
+    assert _due_row(entry)["detail"] == f"waiting for table_updated {table_id}"

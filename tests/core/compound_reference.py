@@ -47,12 +47,24 @@ def _ref_holds(ref: Any, path: str, latched: set[str], minute: int | None) -> bo
 
 
 def reference(ref: Any, events: list[tuple[int, int]], ticks: list[int]) -> list[int]:
-    """The seed's table, minute by minute: an event latches its leaves (and may fire at once); a
-    time leaf holds only at its minutes; a fire resets every latch. A tick after downtime sees,
-    per time leaf, only its latest minute since the previous tick (coalescing)."""
+    """The fires of :func:`reference_run`."""
+    return reference_run(ref, events, ticks)[0]
+
+
+def reference_run(
+    ref: Any, events: list[tuple[int, int]], ticks: list[int]
+) -> tuple[list[int], list[int]]:
+    """``(fires, unsatisfied)``: the seed's table, minute by minute: an event latches its leaves
+    (and may fire at once); a time leaf holds only at its minutes; a fire resets every latch. A
+    tick after downtime sees, per time leaf, only its latest minute since the previous tick
+    (coalescing). A minute looked
+    at that does not fire but would with every event leaf latched is *unsatisfied* (issue 17:
+    it passed waiting for events)."""
     leaves = _ref_leaves(ref)
+    every_event = {path for path, (kind, _) in leaves if kind == "E"}
     latched: set[str] = set()
     fires: list[int] = []
+    unsatisfied: list[int] = []
     previous = 0
     for tick in ticks:
         window = range(previous + 1, tick + 1)
@@ -75,5 +87,7 @@ def reference(ref: Any, events: list[tuple[int, int]], ticks: list[int]) -> list
             if minute in latest and _ref_holds(ref, "", latched, minute):
                 fires.append(minute)
                 latched = set()
+            elif minute in latest and _ref_holds(ref, "", every_event, minute):
+                unsatisfied.append(minute)
         previous = tick
-    return fires
+    return fires, unsatisfied

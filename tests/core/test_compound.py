@@ -27,11 +27,14 @@ from tocsin.core.compound_eval import (
     match_events,
     next_instant,
     next_of,
+    previous_instant,
+    waiting_for,
 )
 from tocsin.errors import ConfigError
 
 from compound_reference import BASE as REF_BASE  # isort: skip
 from compound_reference import PERIODS, SUBJECTS, node_of, reference  # isort: skip
+from compound_reference import reference_run  # isort: skip
 
 NY = "America/New_York"
 
@@ -196,9 +199,17 @@ tree_strategy = st.recursive(
 
 
 def engine(ref: Any, events: list[tuple[int, int]], ticks: list[int]) -> list[int]:
+    return engine_run(ref, events, ticks)[0]
+
+
+def engine_run(
+    ref: Any, events: list[tuple[int, int]], ticks: list[int]
+) -> tuple[list[int], list[int]]:
+    """``(fires, unsatisfied instants)`` of the evaluator over ``ticks``, in minutes."""
     tree = node_of(ref)
     latches: dict[str, datetime] = {}
     fires: list[int] = []
+    unsatisfied: list[int] = []
     previous = 0
     for tick in ticks:
         after, now = BASE + timedelta(minutes=previous), BASE + timedelta(minutes=tick)
@@ -216,8 +227,9 @@ def engine(ref: Any, events: list[tuple[int, int]], ticks: list[int]) -> list[in
         )
         latches = outcome.latches
         fires += [int((f - BASE).total_seconds() // 60) for f in outcome.fires]
+        unsatisfied += [int((u - BASE).total_seconds() // 60) for u in outcome.unsatisfied]
         previous = tick
-    return fires
+    return fires, unsatisfied
 
 
 @settings(max_examples=150, deadline=None)
@@ -234,7 +246,7 @@ def test_engine_matches_the_reference_interpreter(
         total += gap
         ticks.append(total)
     events = sorted(events)
-    assert engine(tree, events, ticks) == reference(tree, events, ticks)
+    assert engine_run(tree, events, ticks) == reference_run(tree, events, ticks)
 
 
 def test_the_reference_agrees_with_the_seed_rows() -> None:
@@ -258,3 +270,23 @@ def test_an_event_at_the_instant_counts_for_it() -> None:
         now=nine,
     )
     assert outcome.fires == [nine] and outcome.latches == {}
+
+
+def test_unsatisfied_instants_are_those_waiting_for_events() -> None:
+    t0, t1, e1 = ("T", 0), ("T", 1), ("E", 0)  # T0 every 2 minutes, T1 every 3
+    every = list(range(1, 10))
+    assert reference_run(("all", [t1, e1]), [(4, 0)], every) == ([6], [3, 9])
+    assert engine_run(("all", [t1, e1]), [(4, 0)], every) == ([6], [3, 9])
+    assert engine_run(("any", [t1, e1]), [], every) == ([3, 6, 9], [])  # never waits
+    # AND(T0, T1) off their coincidence waits for a time, not for events: not unsatisfied
+    assert engine_run(("all", [t0, t1]), [], every) == ([6], [])
+    assert engine_run(("all", [t0, ("any", [t1, e1])]), [], every) == ([6], [2, 4, 8])
+
+
+def test_waiting_for_names_the_missing_event_leaves() -> None:
+    tree = AllOf(Cron("0 9 * * *", timezone="UTC"), WorkflowSucceeded("w"), WorkflowSucceeded("v"))
+    nine = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+    active = dict(due_instants(tree, nine - timedelta(minutes=1), nine))[nine]
+    assert [leaf.subject for _, leaf in waiting_for(tree, {"1"}, active)] == ["v"]
+    assert waiting_for(tree, {"1", "2"}, active) == []  # satisfied: waits for nothing
+    assert previous_instant(tree, nine) == nine - timedelta(days=1)

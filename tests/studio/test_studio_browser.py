@@ -170,7 +170,7 @@ def test_failed_table_run_is_retried_from_the_ui_and_ends_done(page: Any, world:
     page.click("#tables a")
     trigger = page.locator("article.trigger")
     expect(trigger).to_contain_text("At 00:00 on day 1 of the month in January (UTC)")
-    expect(trigger.locator("time")).to_have_attribute("title", "2028-01-01 00:00:00 UTC")
+    expect(trigger.locator(".next-fire time")).to_have_attribute("title", "2028-01-01 00:00:00 UTC")
     page.click("nav.tabs a:has-text('stuck')")  # failed runs are stuck too (SPEC §8)
     expect(page.locator(f"tr[data-run-id='{run['id']}']")).to_contain_text("failed")
     page.click("nav.tabs a:has-text('failed')")
@@ -377,3 +377,34 @@ def test_lanes_list_detail_and_the_decision_filter(page: Any, world: World) -> N
     expect(rows.first.locator("time").first).to_have_attribute("title", re.compile("UTC"))
     newest = world.t.lanes.contracts(LANE_ID, limit=1)["items"][0]["contract"]
     assert newest["window"]["start_inclusive"] == "2026-09-20T07:30:00+08:00"
+
+
+def test_a_paused_schedules_skipped_instants_show_in_its_history(page: Any, world: World) -> None:
+    """Issue 17: pause from the page, two yearly instants pass (ticks with an explicit now),
+    resume: the history shows one ``paused`` skip row for both, beside the fires."""
+    sid = "wf_report__morning"
+    sign_in(page, world, world.writer, f"/workflows/schedules/{sid}")
+    expect(page).to_have_url(world.url(f"/workflows/schedules/{sid}"))
+    expect(page.locator("#next-fires li")).to_have_count(5)
+    expect(page.locator("#next-fires li time").first).to_have_attribute(
+        "title", "2027-01-01 00:00:00 UTC"
+    )
+    expect(page.locator("#skips")).to_contain_text("Nothing skipped")
+    page.click("button:has-text('Pause')")
+    expect(page.locator("#state")).to_have_text("paused")
+    expect(page.locator("#next-fires")).to_contain_text("none while paused")
+    world.t.tick(now=FIRST)
+    world.t.tick(now=SECOND)
+    assert world.t.schedules.fires("wf_nightly")["total"] == 2  # the witness (overlap allow)
+    assert world.t.schedules.fires(sid)["total"] == 0
+    world.t.schedules.resume(sid, now=SECOND.replace(hour=1))  # the resume's instant: explicit
+    page.reload()
+    expect(page.locator("#state")).to_have_text("active")
+    row = page.locator("#skips li[data-skip-reason=paused]")
+    expect(row).to_have_count(1)
+    expect(row).to_contain_text("skipped 2 instants")
+    expect(row).to_contain_text("— paused")
+    expect(row.locator("time").first).to_have_attribute("title", "2027-01-01 00:00:00 UTC")
+    expect(row.locator("time").last).to_have_attribute("title", "2028-01-01 00:00:00 UTC")
+    expect(page.locator("#fires tbody tr")).to_have_count(0)  # no fire while it was paused
+    shot(page, world, "schedule-skips")

@@ -72,6 +72,9 @@ def _due_row(entry: dict[str, Any]) -> dict[str, Any]:
         detail = ", ".join(entry["error_codes"])
     elif entry.get("counts"):
         detail = ", ".join(f"{k}: {v}" for k, v in entry["counts"].items())
+    waiting = ", ".join(f"{w['kind']} {w['subject']}" for w in entry.get("waiting_for") or [])
+    if waiting:
+        detail = f"{detail}; waiting for {waiting}".strip("; ")
     skipped = ", ".join(f"{s['reason']} ×{s['count']}" for s in entry.get("skips") or [])
     if skipped:
         detail = f"{detail}; skips {skipped}".strip("; ")

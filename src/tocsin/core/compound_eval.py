@@ -14,6 +14,12 @@ latches events but fires nothing; ``once=True`` stops firing after the first fir
 (the run it starts is active). With latches still satisfying the tree from an earlier tick that
 could not fire, the call fires at ``now`` first.
 
+Unsatisfied instants (issue 17, skip reason ``compound_unsatisfied``): a due instant the call
+could fire at, where the tree is not satisfied but would be had every event leaf occurred
+(the instant passed waiting for events) is listed in :attr:`Outcome.unsatisfied`; an instant
+that cannot satisfy the tree whatever the events (``AND(T1, T2)`` off their coincidence) is
+not. :func:`waiting_for` names the event leaves a tree still needs at an instant.
+
 Pure: no I/O, no clock.
 """
 
@@ -43,10 +49,12 @@ class Occurrence:
 
 @dataclass(slots=True)
 class Outcome:
-    """What one evaluation decided: the fire instants, in order, and the latches after."""
+    """What one evaluation decided: the fire instants, in order, the latches after, and the
+    due instants that passed waiting for events (in order)."""
 
     fires: list[datetime] = field(default_factory=list)
     latches: dict[str, datetime] = field(default_factory=dict)
+    unsatisfied: list[datetime] = field(default_factory=list)
 
 
 def satisfied(
@@ -62,6 +70,29 @@ def satisfied(
         for i, c in enumerate(node.children)
     )
     return all(parts) if node.op == "all" else any(parts)
+
+
+def event_paths(node: Node) -> frozenset[str]:
+    """The paths of the tree's event leaves."""
+    return frozenset(p for p, leaf in leaves(node) if isinstance(leaf, Event))
+
+
+def waits_for_events(node: Node, latched: Collection[str], active: Collection[str]) -> bool:
+    """Not satisfied now, but satisfied had every event leaf occurred: the tree waits for
+    events (not for another time leaf's instant)."""
+    if satisfied(node, latched, active):
+        return False
+    return satisfied(node, event_paths(node), active)
+
+
+def waiting_for(
+    node: Node, latched: Collection[str], active: Collection[str]
+) -> list[tuple[str, Event]]:
+    """The event leaves not yet latched, when the tree waits for events at ``active`` (see
+    :func:`waits_for_events`); empty otherwise."""
+    if not waits_for_events(node, latched, active):
+        return []
+    return [(p, leaf) for p, leaf in leaves(node) if isinstance(leaf, Event) and p not in latched]
 
 
 def match_events(node: Node, events: Iterable[tuple[str, str, datetime]]) -> list[Occurrence]:
@@ -98,10 +129,14 @@ def evaluate(
     allowed = [can_fire]
 
     def check(at: datetime, active: frozenset[str]) -> None:
-        if allowed[0] and satisfied(node, outcome.latches, active):
+        if not allowed[0]:
+            return
+        if satisfied(node, outcome.latches, active):
             outcome.fires.append(at)
             outcome.latches.clear()
             allowed[0] = not once
+        elif active and waits_for_events(node, outcome.latches, active):
+            outcome.unsatisfied.append(at)
 
     if outcome.latches:
         check(now, frozenset())
@@ -138,6 +173,18 @@ def next_instant(node: Node, after: datetime) -> datetime | None:
         at for _, leaf in leaves(node) if isinstance(leaf, Cron) and (at := next_of(leaf, after))
     ]
     return min(found) if found else None
+
+
+def previous_instant(node: Node, before: datetime) -> datetime | None:
+    """The last instant strictly before ``before`` at which some time leaf is satisfied
+    (searched back :data:`GAP_HORIZON`): a skip range's merge point."""
+    low, high = before - GAP_HORIZON, before - timedelta(microseconds=1)
+    found = [
+        at
+        for _, leaf in leaves(node)
+        if isinstance(leaf, Cron) and (at := latest_in(leaf, low, high)) is not None
+    ]
+    return max(found) if found else None
 
 
 def next_of(leaf: Cron, after: datetime) -> datetime | None:
@@ -205,11 +252,15 @@ __all__ = [
     "Outcome",
     "due_instants",
     "evaluate",
+    "event_paths",
     "fires_at",
     "latest_in",
     "match_events",
     "next_instant",
     "next_of",
+    "previous_instant",
     "satisfied",
     "subjects",
+    "waiting_for",
+    "waits_for_events",
 ]

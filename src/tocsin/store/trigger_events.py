@@ -73,6 +73,13 @@ def claim_events(tx: Tx, *, limit: int) -> list[dict[str, Any]]:
     return [dict(r) for r in tx.conn.execute(stmt).mappings()]
 
 
+def peek_events(tx: Tx, *, limit: int) -> list[dict[str, Any]]:
+    """Up to ``limit`` events, oldest first, as :func:`claim_events` would take them, without
+    locking (the dry run, issue 17)."""
+    stmt = select(E).order_by(E.c.id).limit(limit)
+    return [dict(r) for r in tx.conn.execute(stmt).mappings()]
+
+
 def delete_events(tx: Tx, *, ids: Sequence[int]) -> None:
     tx.require_writable()
     for start in range(0, len(ids), IN_CHUNK):
@@ -186,6 +193,7 @@ __all__ = [
     "delete_events",
     "insert_events",
     "lock_trigger_schedules",
+    "peek_events",
     "put_definition_hash",
     "save_trigger_states",
     "schedule_ids_exist",

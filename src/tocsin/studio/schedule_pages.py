@@ -10,14 +10,27 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Request, Response
 
 from tocsin import messages
-from tocsin.errors import PermissionDenied
+from tocsin.errors import PermissionDenied, TocsinError
 
 from .tree_words import tree_blocks, tree_summary
-from .web import FormDep, ViewerDep, check_post, facade, html_page, pager, redirect, render, utc_now
+from .web import (
+    FormDep,
+    Pager,
+    ViewerDep,
+    check_post,
+    facade,
+    html_page,
+    pager,
+    redirect,
+    render,
+    utc_now,
+)
 
 router = APIRouter(include_in_schema=False)
 SCHEDULES_PAGE = 50
 FIRES_PAGE = 20
+SKIPS_PAGE = 20
+NEXT_FIRES = 5
 NON_TERMINAL = frozenset({"pending", "running", "suspended"})
 ID = r"^[A-Za-z0-9_.-]{1,64}$"
 ScheduleId = Annotated[str, Path(pattern=ID)]
@@ -50,22 +63,59 @@ def schedules_list(
     )
 
 
-def _fires(request: Request, schedule_id: str, page: int) -> dict[str, Any]:
-    """A page of fires, each with its run (start, duration) when the run row exists."""
+def _fires(request: Request, schedule_id: str, page: int, skips_page: int) -> dict[str, Any]:
+    """A page of fires, each with its run (start, duration) when the run row exists; beside it
+    a page of the skip ledger (issue 17), paginated on its own (``?skips=``): each side reads
+    one page from the store, never the whole history."""
     t = facade(request)
     found = t.schedules.fires(schedule_id, skip=(page - 1) * FIRES_PAGE, limit=FIRES_PAGE)
     runs = t.get_workflow_runs(f["run_id"] for f in found["items"] if f.get("run_id"))
     fires = [{**f, "run": runs.get(str(f.get("run_id")))} for f in found["items"]]
     live = any(f["run_status"] in NON_TERMINAL for f in fires)
     at = f"/workflows/schedules/{schedule_id}"
-    pages = pager(request, page, FIRES_PAGE, found["total"], at=at)
-    return {"fires": fires, "live": live, "fire_pages": pages}
+    pages = pager(request, page, FIRES_PAGE, found["total"], at=at, skips=_kept(skips_page))
+    skipped = t.schedules.skips(schedule_id, skip=(skips_page - 1) * SKIPS_PAGE, limit=SKIPS_PAGE)
+    skip_pages = Pager(
+        page=skips_page,
+        size=SKIPS_PAGE,
+        total=skipped["total"],
+        base=at,
+        params=(("page", str(page)),) if page > 1 else (),
+        key="skips",
+    )
+    return {
+        "fires": fires,
+        "live": live,
+        "fire_pages": pages,
+        "skips": skipped["items"],
+        "skip_pages": skip_pages,
+        "skips_page": skips_page,
+    }
+
+
+def _kept(page: int) -> str | None:
+    return str(page) if page > 1 else None
+
+
+def _next_fires(request: Request, schedule_id: str) -> list[dict[str, Any]]:
+    """The next instants (issue 17); none for a schedule whose trigger has no cron of its
+    own (compound: its tree says when it could fire)."""
+    t = facade(request)
+    try:
+        found = t.schedules.next_fires(schedule_id, n=NEXT_FIRES, now=utc_now(request))
+    except TocsinError:
+        return []
+    return list(found["items"])
 
 
 @router.get("/workflows/schedules/{schedule_id}")
 @html_page
 def schedule_detail(
-    request: Request, viewer: ViewerDep, schedule_id: ScheduleId, page: PageQ = 1
+    request: Request,
+    viewer: ViewerDep,
+    schedule_id: ScheduleId,
+    page: PageQ = 1,
+    skips: PageQ = 1,
 ) -> Response:
     """Metadata, Pause / Resume, a compound trigger's tree with its latches (SPEC §13), and the
     fire history."""
@@ -75,8 +125,9 @@ def schedule_detail(
     extra: dict[str, Any] = {
         "tree": tree_blocks(trigger["tree"]) if trigger else None,
         "summary": tree_summary(schedule["description"]),
+        "next_fires": _next_fires(request, schedule_id) if schedule.get("cron") else [],
     }
-    panel = _fires(request, schedule_id, page)
+    panel = _fires(request, schedule_id, page, skips)
     return render(
         request, "schedule.html", viewer=viewer, schedule=schedule, page=page, **extra, **panel
     )
@@ -85,12 +136,16 @@ def schedule_detail(
 @router.get("/workflows/schedules/{schedule_id}/fires")
 @html_page
 def fires_panel(
-    request: Request, viewer: ViewerDep, schedule_id: ScheduleId, page: PageQ = 1
+    request: Request,
+    viewer: ViewerDep,
+    schedule_id: ScheduleId,
+    page: PageQ = 1,
+    skips: PageQ = 1,
 ) -> Response:
-    """The fire history panel alone (polled by the detail page)."""
+    """The fire history panel alone, with its skips (polled by the detail page)."""
     _require_read(viewer)
     schedule = facade(request).schedules.get(schedule_id)
-    panel = _fires(request, schedule_id, page)
+    panel = _fires(request, schedule_id, page, skips)
     return render(request, "fires_panel.html", viewer=viewer, schedule=schedule, page=page, **panel)
 
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Request, Response
 
 from tocsin import messages
-from tocsin.errors import NotFound, PermissionDenied
+from tocsin.errors import NotFound, PermissionDenied, TocsinError
 
 from .schedule_pages import PageQ
 from .web import (
@@ -34,6 +34,8 @@ from .words import preview_lines, trigger_words
 router = APIRouter(include_in_schema=False)
 TABLES_PAGE = 50
 RUNS_PAGE = 25
+RECENT_SKIPS = 5
+NEXT_FIRES = 5
 RUN_FILTERS = ("pending", "running", "done", "failed", "stuck")
 TableId = Annotated[str, Path(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
 RunId = TableId
@@ -86,9 +88,30 @@ def _triggers(request: Request, table_id: str) -> list[dict[str, Any]]:
                 "due_now": bool(arm.get("due_now")),
                 "paused": bool(arm.get("paused")),
                 "reasons": preview_lines(arm) if arm else [],
+                **_why(request, table_id, trigger),
             }
         )
     return out
+
+
+def _why(request: Request, table_id: str, trigger: dict[str, Any]) -> dict[str, Any]:
+    """A trigger's recent skips (the newest :data:`RECENT_SKIPS` ranges and how many there
+    are) and, for a clock trigger, its next fires (issue 17)."""
+    t, trigger_id = facade(request), trigger.get("id")
+    if not isinstance(trigger_id, str):
+        return {"skips": [], "skips_total": 0, "next_fires": None}
+    try:
+        found = t.skips(table_id, trigger_id, limit=RECENT_SKIPS)
+    except TocsinError:
+        found = {"items": [], "total": 0}
+    upcoming: list[dict[str, Any]] | None = None
+    if trigger.get("on") == "schedule":
+        try:
+            nxt = t.next_fires(table_id, trigger_id, n=NEXT_FIRES, now=utc_now(request))
+            upcoming = list(nxt["items"])
+        except TocsinError:
+            upcoming = None
+    return {"skips": found["items"], "skips_total": found["total"], "next_fires": upcoming}
 
 
 @router.get("/tables/{table_id}")

@@ -27,6 +27,7 @@ from tocsin.service import Tocsin
 from tocsin.service.auth import SCOPES, Principal
 
 from .sessions import COOKIE, Session, Sessions
+from .words import skip_reason_words
 
 HERE = Path(__file__).parent
 SECURITY_HEADERS = {
@@ -180,6 +181,7 @@ ENV.policies["json.dumps_kwargs"] = {"default": str, "sort_keys": True}
 ENV.filters["when"] = when
 ENV.filters["duration"] = duration
 ENV.filters["utc"] = utc
+ENV.filters["skip_reason"] = skip_reason_words
 ENV.filters["urlq"] = lambda text: quote(str(text), safe="")
 
 
@@ -242,6 +244,7 @@ class Pager:
     total: int
     base: str
     params: tuple[tuple[str, str], ...] = ()
+    key: str = "page"  # the query parameter holding the page number
 
     @property
     def skip(self) -> int:
@@ -252,7 +255,7 @@ class Pager:
         return max(1, math.ceil(self.total / self.size))
 
     def link(self, page: int) -> str:
-        return self.base + "?" + urlencode([*self.params, ("page", str(page))])
+        return self.base + "?" + urlencode([*self.params, (self.key, str(page))])
 
     @property
     def prev(self) -> str | None:

@@ -121,4 +121,26 @@ def lane_reason_words(reason: object) -> str:
     return LANE_REASONS.get(str(reason), str(reason))
 
 
-__all__ = ["cron_words", "lane_reason_words", "preview_lines", "trigger_words"]
+SKIP_REASONS = {
+    "coalesced": "coalesced (downtime: the latest missed instant fired instead)",
+    "active_run": "a run was still active (overlap skip)",
+    "paused": "paused",
+    "dst_gap": "the wall time does not exist (DST gap)",
+    "table_trashed": "the table was in the trash",
+    "invalid_config": "the trigger's config is invalid",
+    "compound_unsatisfied": "its events had not occurred (compound trigger)",
+}
+
+
+def skip_reason_words(reason: object) -> str:
+    """A skip range's reason (issue 17) in words; an unknown reason as it is."""
+    return SKIP_REASONS.get(str(reason), str(reason))
+
+
+__all__ = [
+    "cron_words",
+    "lane_reason_words",
+    "preview_lines",
+    "skip_reason_words",
+    "trigger_words",
+]

@@ -11,7 +11,11 @@ One transaction per call:
    decides the fires; ``overlap="skip"`` fires at most once and nothing while a run is active;
 4. each fire claims ``(schedule_id, instant)`` in the occurrence ledger (namespace
    ``"workflow"``, as cron schedules) and writes its fire row and pending run;
-5. latches, ``evaluated_at = now`` and ``next_fire_at`` are written back and the claimed events
+5. each due instant that passed waiting for events (the tree not satisfied there, but it
+   would have been had its events occurred) is recorded in the skip ledger as
+   ``compound_unsatisfied`` (issue 17), merged with the range ending at the tree's previous
+   instant: consecutive unsatisfied instants are one row;
+6. latches, ``evaluated_at = now`` and ``next_fire_at`` are written back and the claimed events
    deleted, in the same transaction: an event counts once, a restart loses nothing. A fire held
    back by an active run is looked at again every ``HELD_RECHECK`` (not every tick).
 
@@ -27,9 +31,11 @@ from typing import Any
 from tocsin import messages
 from tocsin.core import compound_eval
 from tocsin.core.compound import Node, from_json
+from tocsin.core.skips import COMPOUND_UNSATISFIED, SCHEDULE, SkipRange
 from tocsin.engine.ids import uuid7
 from tocsin.errors import ConfigError
 from tocsin.store import schedules as store_schedules
+from tocsin.store import skips as store_skips
 from tocsin.store import trigger_events as store_events
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.ledger import claim_occurrences
@@ -82,12 +88,13 @@ def fire_trigger_schedules(
         skipping = [r["id"] for r in rows if r["overlap"] == "skip"]
         busy = store_runs.active_schedule_ids(tx, schedule_ids=skipping) if skipping else set()
         seen = [(e["kind"], e["subject"], e["occurred_at"]) for e in events]
-        fired, states = 0, []
+        fired, states, skipped = 0, [], list[SkipRange]()
         for row in rows:
-            state, count = _one(tx, row, seen, busy, now, registered)
+            state, count = _one(tx, row, seen, busy, now, registered, skipped)
             fired += count
             if state is not None:
                 states.append(state)
+        store_skips.record_skips(tx, ranges=skipped, now=now)
         store_events.save_trigger_states(tx, states=states, now=now)
         store_events.delete_events(tx, ids=[e["id"] for e in events])
     return fired
@@ -100,8 +107,10 @@ def _one(
     busy: set[str],
     now: datetime,
     registered: Collection[str] | None,
+    skipped: list[SkipRange],
 ) -> tuple[dict[str, Any] | None, int]:
-    """Evaluate one schedule; its new state (None: untouched) and the fires recorded. A stored
+    """Evaluate one schedule; its new state (None: untouched) and the fires recorded (its
+    unsatisfied instants are appended to ``skipped``). A stored
     tree that no longer reads (a zone gone from tzdata…) records one ``publish_failed`` fire
     with the error and stops the schedule (``next_fire_at`` null), as a cron schedule does."""
     try:
@@ -125,6 +134,7 @@ def _one(
         can_fire=row["id"] not in busy,
         once=row["overlap"] == "skip",
     )
+    skipped += unsatisfied_skips(tree, row["id"], outcome.unsatisfied)
     last_fire = row["last_fire_id"]
     recorded = 0
     for at in outcome.fires:
@@ -139,6 +149,23 @@ def _one(
         "last_fire_id": last_fire,
     }
     return state, recorded
+
+
+def unsatisfied_skips(tree: Node, schedule_id: str, instants: list[datetime]) -> list[SkipRange]:
+    """One ``compound_unsatisfied`` range per instant, each mergeable into the range ending at
+    the tree's previous instant (the store and ``merge_adjacent`` join the adjacent ones)."""
+    return [
+        SkipRange(
+            SCHEDULE,
+            schedule_id,
+            COMPOUND_UNSATISFIED,
+            at,
+            at,
+            1,
+            after=compound_eval.previous_instant(tree, at),
+        )
+        for at in instants
+    ]
 
 
 def _record(
@@ -200,6 +227,7 @@ __all__ = [
     "load_latches",
     "next_fire",
     "subjects_of",
+    "unsatisfied_skips",
 ]
 
 

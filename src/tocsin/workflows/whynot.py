@@ -11,19 +11,26 @@ from tocsin.core.cron import CronError
 from tocsin.core.instants import to_iso
 from tocsin.core.skips import INVALID_CONFIG, PAUSED
 from tocsin.engine.whynot import NOT_DUE, instant_view
+from tocsin.store import trigger_events as store_events
 from tocsin.store import whynot as store_whynot
 from tocsin.store import workflow_runs as store_wf_runs
 from tocsin.store.tx import Tx
 from tocsin.workflows import catchup
+from tocsin.workflows.compound import EVENT_LIMIT
+from tocsin.workflows.compound_whynot import compound_next_instants, compound_why
 from tocsin.workflows.timing import latest_due, next_fire_after
 
 
 def schedule_next_fires(
     row: Mapping[str, Any], *, busy: bool, now: datetime, n: int
 ) -> list[dict[str, Any]]:
-    """The next ``n`` instants a workflow schedule fires at (nothing while paused)."""
+    """The next ``n`` instants a workflow schedule fires at (nothing while paused); for a
+    compound trigger, its tree's next time instants (``could_fire``: it fires there only if its
+    events have occurred by then)."""
     if row["paused"] or row["next_fire_at"] is None:
         return []
+    if row.get("trigger_tree") is not None:
+        return compound_next_instants(row, now=now, n=n)
     cron, tz = row["cron"], row["timezone"]
     out: list[dict[str, Any]] = []
     at: datetime | None = now
@@ -41,9 +48,17 @@ def schedule_entries(tx: Tx, at: datetime) -> list[dict[str, Any]]:
     rows = store_whynot.all_schedules(tx)
     skipping = [r["id"] for r in rows if r["overlap"] == "skip"]
     busy = store_wf_runs.active_schedule_ids(tx, schedule_ids=skipping)
+    events: list[tuple[str, str, datetime]] = []
+    if any(r.get("trigger_tree") is not None for r in rows):
+        pending = store_events.peek_events(tx, limit=EVENT_LIMIT)
+        events = [(e["kind"], e["subject"], e["occurred_at"]) for e in pending]
     return [
         {"kind": "schedule", "schedule_id": r["id"], "workflow_id": r["workflow_id"]}
-        | _schedule_why(r, r["id"] in busy, at)
+        | (
+            compound_why(r, busy=r["id"] in busy, at=at, events=events)
+            if r.get("trigger_tree") is not None
+            else _schedule_why(r, r["id"] in busy, at)
+        )
         for r in rows
     ]
 

@@ -1,0 +1,102 @@
+"""The global dry run for schedules with a compound trigger (issue 17, SPEC §13): would the
+tick at ``at`` fire it, and if not, why (waiting for which events). Read-only; decided by the
+fire pass's own evaluator (:func:`tocsin.core.compound_eval.evaluate`) over the same inputs:
+the stored latches, the events waiting in the outbox (those that occurred by ``at``) and each
+time trigger's latest instant since the last evaluation."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from tocsin.core import compound_eval
+from tocsin.core.compound import Cron, Node, from_json, leaves
+from tocsin.core.instants import to_iso
+from tocsin.core.skips import ACTIVE_RUN, COMPOUND_UNSATISFIED, INVALID_CONFIG, PAUSED
+from tocsin.engine.whynot import instant_view
+from tocsin.errors import ConfigError
+from tocsin.workflows.compound import load_latches
+
+NOT_DUE = "not_due"
+Seen = Sequence[tuple[str, str, datetime]]
+
+
+def compound_why(
+    row: Mapping[str, Any], *, busy: bool, at: datetime, events: Seen
+) -> dict[str, Any]:
+    """The dry-run entry of one compound schedule (``events``: ``(kind, subject, at)``)."""
+    if row["paused"]:
+        return {"status": "skipped", "reason": PAUSED, "runs": 0}
+    try:
+        tree = from_json(row["trigger_tree"])
+    except (ConfigError, ValueError) as exc:
+        return {"status": "skipped", "reason": INVALID_CONFIG, "detail": str(exc), "runs": 0}
+    after = row["evaluated_at"] or row["created_at"]
+    outcome = compound_eval.evaluate(
+        tree,
+        latches=load_latches(row["latches"]),
+        occurrences=compound_eval.match_events(tree, [e for e in events if e[2] <= at]),
+        instants=compound_eval.due_instants(tree, after, at) if at > after else [],
+        now=at,
+        can_fire=not busy,
+        once=row["overlap"] == "skip",
+    )
+    if outcome.fires:
+        instants = [to_iso(f) for f in outcome.fires[-10:]]
+        return {"status": "fires", "runs": len(outcome.fires), "scheduled_for": instants}
+    if busy and compound_eval.satisfied(tree, outcome.latches, _active(tree, at)):
+        return {"status": "skipped", "reason": ACTIVE_RUN, "runs": 0}
+    if outcome.unsatisfied:
+        instant = outcome.unsatisfied[-1]
+        return {
+            "status": "skipped",
+            "reason": COMPOUND_UNSATISFIED,
+            "instant": to_iso(instant),
+            "waiting_for": _waiting(tree, outcome.latches, instant),
+            "runs": 0,
+        }
+    nxt = compound_eval.next_instant(tree, at)
+    return {
+        "status": NOT_DUE,
+        "reason": NOT_DUE,
+        "next_at": None if nxt is None else to_iso(nxt),
+        "waiting_for": _waiting(tree, outcome.latches, nxt),
+        "runs": 0,
+    }
+
+
+def compound_next_instants(row: Mapping[str, Any], *, now: datetime, n: int) -> list[Any]:
+    """The tree's next ``n`` time instants after ``now`` in UTC and the schedule's zone, each
+    ``could_fire``; none when the stored tree no longer reads or has no time trigger."""
+    try:
+        tree = from_json(row["trigger_tree"])
+    except (ConfigError, ValueError):
+        return []
+    zone = str(row.get("timezone") or "UTC")
+    out: list[Any] = []
+    at = compound_eval.next_instant(tree, now)
+    while at is not None and len(out) < n:
+        out.append({**instant_view(at, zone), "status": "could_fire"})
+        at = compound_eval.next_instant(tree, at)
+    return out
+
+
+def _active(tree: Node, at: datetime | None) -> frozenset[str]:
+    """The time leaves satisfied at ``at`` (none when ``at`` is None)."""
+    if at is None:
+        return frozenset()
+    return frozenset(
+        p for p, leaf in leaves(tree) if isinstance(leaf, Cron) and compound_eval.fires_at(leaf, at)
+    )
+
+
+def _waiting(
+    tree: Node, latches: Mapping[str, datetime], at: datetime | None
+) -> list[dict[str, str]]:
+    """The events the tree still needs at ``at`` (its next instant; None: events only)."""
+    found = compound_eval.waiting_for(tree, latches, _active(tree, at))
+    return [{"path": p, "kind": leaf.kind, "subject": leaf.subject} for p, leaf in found]
+
+
+__all__ = ["compound_next_instants", "compound_why"]
