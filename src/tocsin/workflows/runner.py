@@ -104,10 +104,14 @@ def execute_batch(
         )
         won = [(r, at) for r, v, at in finishes if v["status"] == "success"]
         if won:  # the runs the fence let finish ``success`` (not one canceled meanwhile)
-            now_as = store_runs.runs_by_id(tx, run_ids=[str(r["id"]) for r, _ in won])
-            for run, at in won:
-                if now_as.get(str(run["id"]), {}).get("status") == "success":
-                    store_events.insert_events(tx, events=success_events(run), now=at)
+            now_as = store_runs.run_statuses(tx, run_ids=[str(r["id"]) for r, _ in won])
+            events = [
+                (kind, subject, at)
+                for run, at in won
+                if now_as.get(str(run["id"])) == "success"
+                for kind, subject in success_events(run)
+            ]
+            store_events.insert_events_at(tx, events=events)  # one statement for the batch
 
 
 def claim_and_execute(store: Store, registry: Registry, run_id: str, *, now: datetime) -> bool:
