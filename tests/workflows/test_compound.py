@@ -444,6 +444,16 @@ def test_listening_is_exact_even_with_like_wildcards_in_ids(world: World) -> Non
         store_events.insert_events(tx, events=events, now=T0)
     with t.store.read() as tx:
         assert store_events.count_events(tx) == 2  # only my_wf and 100%
+    # the batch form (a batch of finished runs): the same exact matching, each its own instant
+    later = [(k, s, T0 + timedelta(minutes=i)) for i, (k, s) in enumerate(events)]
+    with t.store.begin() as tx:
+        store_events.insert_events_at(tx, events=later)
+    with t.store.begin() as tx:
+        got = store_events.claim_events(tx, limit=10)
+    assert [(e["subject"], e["occurred_at"]) for e in got[2:]] == [
+        ("my_wf", T0 + timedelta(minutes=3)),
+        ("100%", T0 + timedelta(minutes=4)),
+    ]
 
 
 def test_a_stored_tree_that_no_longer_reads_fails_once_and_stops(world: World) -> None:

@@ -333,7 +333,7 @@ workflow_runs = Table(
     Column("updated_at", UTCDateTime, nullable=False),
     Column("started_at", UTCDateTime, nullable=True),
     Column("ended_at", UTCDateTime, nullable=True),
-    Index("ix_workflow_runs_status", "status", "updated_at"),
+    Index("ix_workflow_runs_status", "status", "updated_at", "id"),  # the claim order (0016)
     Index("ix_workflow_runs_workflow", "workflow_id", "created_at"),
     Index("ix_workflow_runs_schedule", "schedule_id", "status"),
 )

@@ -19,6 +19,7 @@ from typing import Any
 
 from sqlalchemy import String, bindparam, delete, exists, func, insert, or_, select, update
 
+from tocsin.store.bulk import instant_binder, with_rows
 from tocsin.store.dialects import upsert_insert
 from tocsin.store.schedules import schedule_dict
 from tocsin.store.schema import (
@@ -62,6 +63,27 @@ def insert_events(tx: Tx, *, events: Iterable[tuple[str, str]], now: datetime) -
     if rows:
         tx.require_writable()
         tx.conn.execute(_INSERT_IF_LISTENED, rows)
+
+
+_EVENT_COLUMNS = (("k", "text"), ("s", "text"), ("at", "timestamp"), ("p", "text"))
+_INSERT_MANY_IF_LISTENED = (  # the listened keys read once per statement, not once per event
+    ", keys AS MATERIALIZED (SELECT trigger_keys FROM workflow_schedules"
+    " WHERE trigger_keys IS NOT NULL)"
+    " INSERT INTO trigger_events (kind, subject, occurred_at) SELECT v.k, v.s, v.at FROM v"
+    " WHERE EXISTS (SELECT 1 FROM keys WHERE keys.trigger_keys LIKE v.p ESCAPE '\\')"
+)
+
+
+def insert_events_at(tx: Tx, *, events: Sequence[tuple[str, str, datetime]]) -> None:
+    """:func:`insert_events` for many ``(kind, subject, occurred_at)`` events (a batch of
+    finished runs'), in one statement per chunk (``bulk.with_rows``): each row only when some
+    schedule's tree listens to it, judged in that statement."""
+    if not events:
+        return
+    tx.require_writable()
+    bind = instant_binder(tx)
+    rows = [(k, s, bind(at), _pattern(k, s)) for k, s, at in events]
+    with_rows(tx, _EVENT_COLUMNS, _INSERT_MANY_IF_LISTENED, rows)
 
 
 def claim_events(tx: Tx, *, limit: int) -> list[dict[str, Any]]:
@@ -192,6 +214,7 @@ __all__ = [
     "definition_hashes",
     "delete_events",
     "insert_events",
+    "insert_events_at",
     "lock_trigger_schedules",
     "peek_events",
     "put_definition_hash",

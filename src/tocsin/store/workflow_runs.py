@@ -180,14 +180,18 @@ def claim_next_runs(
     if tx.is_postgres:
         pick += " FOR UPDATE SKIP LOCKED"
     names = ", ".join(f'"{n}"' for n in _INSERT_COLUMNS)
+    if tx.is_postgres:
+        where = f"id = ANY(ARRAY({pick})) AND (status || '') = 'pending'"
+    else:
+        where = f"id IN ({pick}) AND +status = 'pending'"
     sql = (
         f"UPDATE workflow_runs SET status = 'running', attempts = attempts + 1,"
         f" started_at = COALESCE(started_at, {mark}), updated_at = {mark}"
-        f" WHERE id IN ({pick}) AND {'' if tx.is_postgres else '+'}status = 'pending'"
-        f" RETURNING {names}"
+        f" WHERE {where} RETURNING {names}"
     )
-    # SQLite: ``+status`` keeps the outer UPDATE on the primary key (through the status index
-    # it walked every pending run per claim)
+    # the outer UPDATE goes by the primary key (the status test kept as the fence, but off the
+    # status index, through which it walked every pending run per claim): PostgreSQL takes the
+    # picked ids as one array (an init plan) instead of hash-joining every pending run
     rows = tx.conn.exec_driver_sql(sql, (at, at, *wanted, limit)).fetchall()
     instant = instant_reader()
     claimed = [_decoded(tx, row, instant) for row in rows]
@@ -280,12 +284,14 @@ _FINISH_MANY = (  # SQLite: prepared once, executed per row (bulk.update_rows)
 
 def finish_runs(
     tx: Tx, *, finishes: Sequence[tuple[str, int, Mapping[str, Any], datetime]]
-) -> None:
+) -> set[str]:
     """:func:`finish_run` for many runs in one executemany of a prepared driver statement:
-    ``(run_id, attempts, values, now)`` each, every one under its own claim fence."""
+    ``(run_id, attempts, values, now)`` each, every one under its own claim fence. Returns the
+    ids the fence let through (PostgreSQL: the UPDATE's RETURNING; SQLite, whose executemany
+    returns no rows: the runs now at that status and attempt, read in the same transaction)."""
     tx.require_writable()
     if not finishes:
-        return
+        return set()
     bind = instant_binder(tx)
     params = [
         (
@@ -301,18 +307,27 @@ def finish_runs(
         )
         for run_id, attempts, values, now in finishes
     ]
-    update_rows(
-        tx,
-        _FINISH_COLUMNS,
-        "UPDATE workflow_runs SET status = v.st, steps = CAST(v.sp AS json),"
-        " output = CAST(v.o AS json), error = v.e, suspend_payload = CAST(v.su AS json),"
-        " updated_at = v.u, ended_at = v.en FROM v WHERE workflow_runs.id = v.rid"
-        " AND workflow_runs.status = 'running' AND workflow_runs.attempts = v.att",
-        params,
-        _FINISH_MANY,
-    )
+    if tx.is_postgres:
+        rows = with_rows(
+            tx, _FINISH_COLUMNS, _FINISH_FROM_V + " RETURNING workflow_runs.id", params
+        )
+        return {str(r[0]) for r in rows}
+    update_rows(tx, _FINISH_COLUMNS, _FINISH_FROM_V, params, _FINISH_MANY)
+    wanted = {run_id: (values["status"], attempts) for run_id, attempts, values, _ in finishes}
+    ids = sorted(wanted)
+    won: set[str] = set()
+    for start in range(0, len(ids), 500):
+        stmt = select(R.c.id, R.c.status, R.c.attempts).where(R.c.id.in_(ids[start : start + 500]))
+        won.update(str(i) for i, st, att in tx.conn.execute(stmt) if wanted[i] == (st, att))
+    return won
 
 
+_FINISH_FROM_V = (
+    "UPDATE workflow_runs SET status = v.st, steps = CAST(v.sp AS json),"
+    " output = CAST(v.o AS json), error = v.e, suspend_payload = CAST(v.su AS json),"
+    " updated_at = v.u, ended_at = v.en FROM v WHERE workflow_runs.id = v.rid"
+    " AND workflow_runs.status = 'running' AND workflow_runs.attempts = v.att"
+)
 _FINISH_COLUMNS = (
     ("st", "text"),
     ("sp", "text"),

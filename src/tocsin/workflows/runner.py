@@ -99,15 +99,18 @@ def execute_batch(
         if values is not None:
             finishes.append((run, values, at))
     with store.begin() as tx:
-        store_runs.finish_runs(
+        won = store_runs.finish_runs(
             tx, finishes=[(str(r["id"]), int(r["attempts"]), v, at) for r, v, at in finishes]
         )
-        won = [(r, at) for r, v, at in finishes if v["status"] == "success"]
-        if won:  # the runs the fence let finish ``success`` (not one canceled meanwhile)
-            now_as = store_runs.runs_by_id(tx, run_ids=[str(r["id"]) for r, _ in won])
-            for run, at in won:
-                if now_as.get(str(run["id"]), {}).get("status") == "success":
-                    store_events.insert_events(tx, events=success_events(run), now=at)
+        # the events of the runs the fence let finish ``success`` (not one canceled meanwhile),
+        # in one statement for the batch
+        events = [
+            (kind, subject, at)
+            for run, values, at in finishes
+            if values["status"] == "success" and str(run["id"]) in won
+            for kind, subject in success_events(run)
+        ]
+        store_events.insert_events_at(tx, events=events)
 
 
 def claim_and_execute(store: Store, registry: Registry, run_id: str, *, now: datetime) -> bool:
