@@ -275,6 +275,14 @@ workflow_schedules = Table(
     Column("trigger_keys", Text, nullable=True),  # " kind:subject … ": what the tree listens to
     Index("ix_workflow_schedules_due", "paused", "next_fire_at"),
     Index("ix_workflow_schedules_workflow", "workflow_id"),
+    # the schedules with a trigger tree: what an event writer tests (``trigger_events``), without
+    # reading every plain cron schedule on each record write
+    Index(
+        "ix_workflow_schedules_listening",
+        "id",
+        sqlite_where=text("trigger_keys IS NOT NULL"),
+        postgresql_where=text("trigger_keys IS NOT NULL"),
+    ),
 )
 
 # issue 17 the skip ledger: due occurrences that did not fire, one row per range of one reason

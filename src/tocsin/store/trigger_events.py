@@ -37,7 +37,9 @@ IN_CHUNK = 500
 MAX_PATTERNS = 100  # more distinct events in one claim: lock every tree schedule instead
 
 
-_LISTENED = exists().where(S.c.trigger_keys.like(bindparam("p_pattern"), escape="\\"))
+_LISTENED = exists().where(  # the tree schedules only (``ix_workflow_schedules_listening``)
+    S.c.trigger_keys.is_not(None), S.c.trigger_keys.like(bindparam("p_pattern"), escape="\\")
+)
 _INSERT_IF_LISTENED = insert(E).from_select(
     ["kind", "subject", "occurred_at"],
     select(
