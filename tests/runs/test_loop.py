@@ -120,6 +120,8 @@ def test_stop_during_a_dripping_action_hands_the_run_back_at_its_deadline(tocsin
         thread.join(DEADLINE_S)
         (exchange,) = drip.exchanges
     assert result == [True] and not thread.is_alive()
+    # the receiver notices the closed connection at its next drip (0.3 s): wait for it to see it
+    wait_for(lambda: exchange.left is not None)
     assert exchange.left is not None and exchange.left - exchange.arrived < 2.0
     back = read_run(tocsin, run["id"])
     assert back["status"] == "pending" and back["attempts"] == 1 and back["error"] is None
