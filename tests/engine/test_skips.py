@@ -196,16 +196,3 @@ def test_a_paused_table_trigger_records_its_windows_at_resume(tocsin: Tocsin) ->
         }
     ]
     assert tocsin.tick(now=NOW + minutes(21))["runs_created"] == 1  # the next window fires
-
-
-def test_the_compound_hook_is_a_plan_item_the_store_merges(tocsin: Tocsin) -> None:
-    from tocsin.engine.tick_skips import compound_unsatisfied
-
-    first = compound_unsatisfied("trg_and", "tab", NOW)
-    second = compound_unsatisfied("trg_and", "tab", NOW + hours(1), after=NOW)
-    with tocsin.store.begin() as tx:
-        store_skips.record_skips(tx, ranges=[first], now=NOW)
-        store_skips.record_skips(tx, ranges=[second], now=NOW + hours(1))
-    with tocsin.store.read() as tx:
-        rows, total = store_skips.list_skips(tx, target_kind="trigger", target_id="trg_and")
-    assert total == 1 and rows[0]["reason"] == "compound_unsatisfied" and rows[0]["count"] == 2

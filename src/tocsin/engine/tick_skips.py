@@ -85,15 +85,6 @@ def paused_skips(
     return replaced_range(trigger, state, end, skips.PAUSED), following
 
 
-def compound_unsatisfied(
-    trigger_id: str, table_id: str, instant: datetime, after: datetime | None = None
-) -> skips.SkipRange:
-    """HOOK for compound (AND) triggers (built on another branch; the lead wires it): a time
-    instant of an AND tree whose events had not occurred, as a plan item (``after``: the
-    tree's previous time instant, so consecutive unsatisfied instants merge into one row)."""
-    return _range(trigger_id, table_id, skips.COMPOUND_UNSATISFIED, instant, instant, 1, after)
-
-
 def invalid_skips(
     stored: list[StoredTrigger], states: Mapping[str, TriggerState], now: datetime
 ) -> list[skips.SkipRange]:
@@ -149,7 +140,6 @@ def _range(
 
 __all__ = [
     "clock_skips",
-    "compound_unsatisfied",
     "invalid_skips",
     "paused_skips",
     "replaced_range",
