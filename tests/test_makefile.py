@@ -5,6 +5,7 @@ virtualenv: what a fresh clone would do."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -15,8 +16,11 @@ ROOT = Path(__file__).resolve().parents[1]
 def dry_run(target: str, tmp_path: Path) -> list[str]:
     for name in ("Makefile", "pyproject.toml"):
         shutil.copy(ROOT / name, tmp_path / name)
+    # as a fresh shell would: under `make test` the inherited MAKELEVEL/MAKEFLAGS make the
+    # child print "make[1]: Entering directory" lines
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
     done = subprocess.run(
-        ["make", "-n", target], cwd=tmp_path, capture_output=True, text=True, check=True
+        ["make", "-n", target], cwd=tmp_path, capture_output=True, text=True, check=True, env=env
     )
     return done.stdout.splitlines()
 
