@@ -19,16 +19,17 @@ from typing import Any
 
 from tocsin import messages
 from tocsin.actions.base import ActionContext, ActionError, sortable_id
+from tocsin.core.model import Table
 from tocsin.store.approvals import stage_change
 from tocsin.store.records import get_table
 
 
-def target_table(ctx: ActionContext, config: Mapping[str, Any]) -> dict[str, Any]:
+def target_table(ctx: ActionContext, config: Mapping[str, Any]) -> Table:
     table_id = str(ctx.render(config.get("table_id") or ctx.run["table_id"]))
     return scoped_table(ctx, table_id)
 
 
-def scoped_table(ctx: ActionContext, table_id: str) -> dict[str, Any]:
+def scoped_table(ctx: ActionContext, table_id: str) -> Table:
     """The live table ``table_id`` if it is in the run's own scope (checked at every attempt).
 
     A table of another scope is another tenant's: it is reported exactly like a missing one, so
@@ -37,7 +38,7 @@ def scoped_table(ctx: ActionContext, table_id: str) -> dict[str, Any]:
     with ctx.env.store.read() as tx:
         table = get_table(tx, table_id=table_id)
     own = (ctx.table.get("scope"), ctx.table.get("scope_id"))
-    if table is None or (table.get("scope"), table.get("scope_id")) != own:
+    if table is None or (table.scope, table.scope_id) != own:
         raise ActionError(f"target table '{table_id}' does not exist or is trashed")
     return table
 
@@ -65,14 +66,14 @@ def target_record(ctx: ActionContext, config: Mapping[str, Any], needs_row: str)
 
 def staged(
     ctx: ActionContext,
-    table: Mapping[str, Any],
+    table: Table,
     operation: str,
     record_id: str | None,
     values: dict[str, Any],
 ) -> str:
     change = {
         "id": sortable_id(ctx.now),
-        "table_id": table["id"],
+        "table_id": table.id,
         "run_id": ctx.run["id"],
         "action_id": ctx.action_id,
         "operation": operation,
@@ -90,10 +91,10 @@ class CreateRecord:
     def execute(self, ctx: ActionContext, config: Mapping[str, Any]) -> str:
         table = target_table(ctx, config)
         values = record_values(ctx, config, self.type)
-        if table.get("requires_approval"):
+        if table.requires_approval:
             return staged(ctx, table, "create", None, values)
-        record_id = ctx.env.records.create_record(table["id"], values, now=ctx.now)
-        return f"created record {record_id} in table {table['id']}"
+        record_id = ctx.env.records.create_record(table.id, values, now=ctx.now)
+        return f"created record {record_id} in table {table.id}"
 
 
 class UpdateRecord:
@@ -103,10 +104,10 @@ class UpdateRecord:
         record_id = target_record(ctx, config, messages.UPDATE_RECORD_NEEDS_ROW)
         table = target_table(ctx, config)
         values = record_values(ctx, config, self.type)
-        if table.get("requires_approval"):
+        if table.requires_approval:
             return staged(ctx, table, "update", record_id, values)
-        ctx.env.records.update_record(table["id"], record_id, values, now=ctx.now)
-        return f"updated record {record_id} in table {table['id']}"
+        ctx.env.records.update_record(table.id, record_id, values, now=ctx.now)
+        return f"updated record {record_id} in table {table.id}"
 
 
 class DeleteRecord:
@@ -115,7 +116,7 @@ class DeleteRecord:
     def execute(self, ctx: ActionContext, config: Mapping[str, Any]) -> str:
         record_id = target_record(ctx, config, messages.DELETE_RECORD_NEEDS_ROW)
         table = target_table(ctx, config)
-        if table.get("requires_approval"):
+        if table.requires_approval:
             return staged(ctx, table, "delete", record_id, {})
-        ctx.env.records.delete_record(table["id"], record_id, now=ctx.now)
-        return f"deleted record {record_id} in table {table['id']}"
+        ctx.env.records.delete_record(table.id, record_id, now=ctx.now)
+        return f"deleted record {record_id} in table {table.id}"

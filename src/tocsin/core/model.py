@@ -1,5 +1,12 @@
-"""Typed values the store hands the engine (SPEC §5.1, §8). Pure.
+"""Typed values the store hands the engine (SPEC §1, §5.1, §8). Pure.
 
+Each is a frozen, slotted dataclass built in exactly one place in the store (its row → value
+function); ``as_dict()`` gives the dict the facade and HTTP have always answered.
+
+- :class:`Table`: a ``tables`` row (its triggers / SCP configs as stored JSON); built by
+  ``store.records.table_value``.
+- :class:`Run`: a ``runs`` row, ``status`` a :class:`RunStatus`; built by
+  ``store.runs.run_value`` (``store.execution``'s claims and retry reset use it too).
 - :class:`TriggerState`: one durable row per schedule trigger id — the scheduler's memory
   (anchor and last consumed window of clock kinds, the date cursor, ``next_due_at``); built in
   one place, ``store.state``.
@@ -12,10 +19,34 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    """A user table (SPEC §1): its columns, trigger and SCP configs, and tick bookkeeping."""
+
+    id: str
+    scope: str  # chatroom | user
+    scope_id: str
+    name: str
+    columns: Mapping[str, str]  # {"Due": "datetime", ...} in authored order
+    triggers: list[dict[str, Any]] | None  # the normalized trigger config, None: no triggers
+    scp_rules: list[dict[str, Any]] | None
+    requires_approval: bool
+    trashed: bool
+    next_due_at: datetime | None  # the earliest instant it may have due work (DESIGN §5)
+    last_ticked_at: datetime | None  # the tick's rotation cursor
+    created_at: datetime
+    updated_at: datetime
+
+    def as_dict(self) -> dict[str, Any]:
+        """The table dict the facade answers (the JSON values as stored, not copied)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +97,40 @@ class RunStatus(StrEnum):
         return other in RUN_TRANSITIONS[self]
 
 
+@dataclass(frozen=True, slots=True)
+class Run:
+    """A table trigger's run (SPEC §8): what it executes (``payload``, the frozen
+    ``definition`` of schedule runs), where it is (``status``, ``attempts``) and its receipts."""
+
+    id: str
+    table_id: str
+    trigger_id: str
+    record_id: str | None
+    source: str  # created | updated | deleted | restored | schedule
+    clock: bool  # a clock schedule run (one active at a time per trigger, SPEC §5.3)
+    status: RunStatus
+    attempts: int
+    error: str | None
+    action_results: list[dict[str, Any]]  # the receipts, in action order
+    payload: dict[str, Any]
+    definition: dict[str, Any] | None  # frozen trigger definition (schedule runs)
+    identity: str | None
+    scheduled_for: datetime | None
+    enqueued_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    next_attempt_at: datetime | None  # a pending automatic retry is not claimed before it
+
+    def as_dict(self) -> dict[str, Any]:
+        """The run dict the facade answers (``status`` as its plain string)."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["status"] = str(self.status)
+        out["action_results"] = list(self.action_results)
+        return out
+
+
 RUN_TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
     RunStatus.PENDING: frozenset({RunStatus.RUNNING, RunStatus.PENDING}),  # claim; release
     RunStatus.RUNNING: frozenset({RunStatus.DONE, RunStatus.FAILED, RunStatus.PENDING}),
@@ -73,4 +138,4 @@ RUN_TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
     RunStatus.DONE: frozenset(),
 }
 
-__all__ = ["RUN_TRANSITIONS", "RunStatus", "TriggerState"]
+__all__ = ["RUN_TRANSITIONS", "Run", "RunStatus", "Table", "TriggerState"]

@@ -32,7 +32,7 @@ from tocsin import messages
 from tocsin.core import windows
 from tocsin.core.adoption import adopt_ids
 from tocsin.core.cells import is_plain_json
-from tocsin.core.model import TriggerState
+from tocsin.core.model import Table, TriggerState
 from tocsin.core.schedules import CLOCK_KINDS, Schedule, parse_schedule, schedule_to_dict
 from tocsin.core.triggers import validate_triggers
 from tocsin.engine.evaluate import clock_next_due
@@ -53,14 +53,14 @@ def schedule_hash(spec: Schedule) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def has_triggers(table: Mapping[str, Any]) -> bool:
+def has_triggers(table: Table) -> bool:
     """True when the table carries at least one trigger."""
-    return bool(table.get("triggers"))
+    return bool(table.triggers)
 
 
-def has_scp_rules(table: Mapping[str, Any]) -> bool:
+def has_scp_rules(table: Table) -> bool:
     """True when the table carries channel SCP rules (§2)."""
-    return bool(table.get("scp_rules"))
+    return bool(table.scp_rules)
 
 
 def initial_next_due(spec: Schedule, anchor: datetime | None, last: datetime | None) -> datetime:
@@ -71,7 +71,7 @@ def initial_next_due(spec: Schedule, anchor: datetime | None, last: datetime | N
 
 
 def check_triggers_config(
-    tx: Tx, *, table: Mapping[str, Any], raw: object, new_id: Callable[[str], str]
+    tx: Tx, *, table: Table, raw: object, new_id: Callable[[str], str]
 ) -> list[dict[str, Any]]:
     """The normalized config ``raw`` would save on ``table``, or the error saving it would
     raise; writes nothing (IaC checks every table of a plan with it before applying any).
@@ -79,8 +79,8 @@ def check_triggers_config(
     Triggers and actions sent without ids adopt the ids of structurally equal stored ones
     (``core.adoption``): re-sending an unchanged config keeps every state row and ledger.
     """
-    columns: dict[str, str] = dict(table["columns"])
-    previous = table.get("triggers")
+    columns: dict[str, str] = dict(table.columns)
+    previous = table.triggers
     stored = previous if isinstance(previous, list) else None
     config = validate_triggers(adopt_ids(raw, stored), columns, new_id=new_id, previous=stored)
     if config and has_scp_rules(table):
@@ -88,7 +88,7 @@ def check_triggers_config(
     if not is_plain_json(config):
         raise ValidationError(messages.not_plain_json("triggers"))
     specs = _specs(config, columns)
-    _refuse_foreign_or_kind_change(tx, table_id=str(table["id"]), specs=specs)
+    _refuse_foreign_or_kind_change(tx, table_id=table.id, specs=specs)
     return config
 
 
@@ -99,7 +99,7 @@ def _specs(config: list[dict[str, Any]], columns: Mapping[str, str]) -> dict[str
 def set_triggers_config(
     tx: Tx,
     *,
-    table: Mapping[str, Any],
+    table: Table,
     raw: object,
     now: datetime,
     new_id: Callable[[str], str],
@@ -107,8 +107,8 @@ def set_triggers_config(
     """Validate (:func:`check_triggers_config`), persist and re-sync trigger state; returns
     the normalized config with ids."""
     config = check_triggers_config(tx, table=table, raw=raw, new_id=new_id)
-    table_id = str(table["id"])
-    specs = _specs(config, dict(table["columns"]))
+    table_id = table.id
+    specs = _specs(config, dict(table.columns))
     store_records.set_table_triggers(tx, table_id=table_id, triggers=config or None, now=now)
     sync_states(tx, table_id=table_id, specs=specs, now=now)
     refresh_table_next_due(tx, table_id=table_id)
@@ -195,7 +195,7 @@ def _is_date_trigger(trigger: object) -> bool:
     return isinstance(schedule, Mapping) and schedule.get("type") == "date_column_reached"
 
 
-def wake_date_triggers(tx: Tx, *, table: Mapping[str, Any]) -> None:
+def wake_date_triggers(tx: Tx, *, table: Table) -> None:
     """A record was written (created, updated, restored): the table's date triggers may have due
     rows again, so they and the table become tick candidates (``ALWAYS_DUE``).
 
@@ -203,10 +203,10 @@ def wake_date_triggers(tx: Tx, *, table: Mapping[str, Any]) -> None:
     row waits for a tick holding it, then overrides the ``next_due_at`` that tick computed
     without seeing this write.
     """
-    stored = table.get("triggers")
+    stored = table.triggers
     if not isinstance(stored, list) or not any(_is_date_trigger(t) for t in stored):
         return
-    table_id = str(table["id"])
+    table_id = table.id
     store_records.lower_table_next_due(tx, table_id=table_id, next_due_at=ALWAYS_DUE)
     store_state.lower_next_due(
         tx, table_id=table_id, kind="date_column_reached", next_due_at=ALWAYS_DUE
@@ -223,9 +223,7 @@ def refresh_table_next_due(tx: Tx, *, table_id: str) -> datetime:
     return next_due
 
 
-def set_scp_rules(
-    tx: Tx, *, table: Mapping[str, Any], rules: object, now: datetime
-) -> list[Any] | None:
+def set_scp_rules(tx: Tx, *, table: Table, rules: object, now: datetime) -> list[Any] | None:
     """Replace the table's channel SCP rules; 400 while the table has triggers (§2)."""
     if rules is not None and not isinstance(rules, list):
         raise ValidationError(messages.SCP_RULES_NOT_LIST)
@@ -234,7 +232,7 @@ def set_scp_rules(
     if rules and has_triggers(table):
         raise ValidationError(messages.SCP_WITH_TRIGGERS)
     stored = list(rules) if rules else None
-    store_records.set_table_scp_rules(tx, table_id=str(table["id"]), scp_rules=stored, now=now)
+    store_records.set_table_scp_rules(tx, table_id=table.id, scp_rules=stored, now=now)
     return stored
 
 

@@ -26,7 +26,7 @@ from typing import Any
 from tocsin import messages
 from tocsin.core import windows
 from tocsin.core.instants import to_iso
-from tocsin.core.model import TriggerState
+from tocsin.core.model import Table, TriggerState
 from tocsin.core.schedules import CLOCK_KINDS, parse_schedule
 from tocsin.engine import tick_skips
 from tocsin.engine.configs import ALWAYS_DUE, NEVER_DUE, refresh_table_next_due
@@ -37,10 +37,10 @@ from tocsin.store import state as store_state
 from tocsin.store.tx import Tx
 
 
-def schedule_trigger(table: Mapping[str, Any], trigger_id: str) -> Mapping[str, Any]:
+def schedule_trigger(table: Table, trigger_id: str) -> Mapping[str, Any]:
     """The table's stored trigger ``trigger_id``: 404 when absent, 409 when it is no schedule
     trigger (row-event triggers have nothing to pause)."""
-    stored = table.get("triggers")
+    stored = table.triggers
     for trigger in stored if isinstance(stored, list) else []:
         if isinstance(trigger, Mapping) and trigger.get("id") == trigger_id:
             if trigger.get("on") != "schedule":
@@ -49,36 +49,32 @@ def schedule_trigger(table: Mapping[str, Any], trigger_id: str) -> Mapping[str, 
     raise NotFound(messages.TRIGGER_NOT_FOUND)
 
 
-def _live_state(tx: Tx, table: Mapping[str, Any], trigger_id: str) -> TriggerState:
+def _live_state(tx: Tx, table: Table, trigger_id: str) -> TriggerState:
     state = store_state.get_state(tx, trigger_id=trigger_id)
-    if state is None or state.retired or state.table_id != str(table["id"]):
+    if state is None or state.retired or state.table_id != table.id:
         raise Conflict(messages.trigger_without_state(trigger_id))
     return state
 
 
-def pause_trigger(
-    tx: Tx, *, table: Mapping[str, Any], trigger_id: str, now: datetime
-) -> dict[str, Any]:
+def pause_trigger(tx: Tx, *, table: Table, trigger_id: str, now: datetime) -> dict[str, Any]:
     """Pause (``table`` locked by the caller); the trigger's pause view."""
     schedule_trigger(table, trigger_id)
     _live_state(tx, table, trigger_id)
     store_state.pause_state(tx, trigger_id=trigger_id, now=now)
-    refresh_table_next_due(tx, table_id=str(table["id"]))
+    refresh_table_next_due(tx, table_id=table.id)
     return pause_view(_live_state(tx, table, trigger_id))
 
 
-def resume_trigger(
-    tx: Tx, *, table: Mapping[str, Any], trigger_id: str, now: datetime
-) -> dict[str, Any]:
+def resume_trigger(tx: Tx, *, table: Table, trigger_id: str, now: datetime) -> dict[str, Any]:
     """Resume from ``now`` (the module docstring; ``table`` locked by the caller)."""
     trigger = schedule_trigger(table, trigger_id)
     state = _live_state(tx, table, trigger_id)
     if state.paused_at is not None:
-        [stored] = inspect_stored([trigger], table["columns"], [trigger_id])
+        [stored] = inspect_stored([trigger], table.columns, [trigger_id])
         if stored.spec is not None and stored.spec.kind in CLOCK_KINDS:  # issue 17
             ranges, _ = tick_skips.paused_skips(stored, state, now)  # the windows not fired
             store_skips.record_skips(tx, ranges=ranges, now=now)
-        last, pauses, next_due = resumed(trigger, table["columns"], state, now)
+        last, pauses, next_due = resumed(trigger, table.columns, state, now)
         store_state.resume_state(
             tx,
             trigger_id=trigger_id,
@@ -87,7 +83,7 @@ def resume_trigger(
             next_due_at=next_due,
             now=now,
         )
-        refresh_table_next_due(tx, table_id=str(table["id"]))
+        refresh_table_next_due(tx, table_id=table.id)
     return pause_view(_live_state(tx, table, trigger_id))
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from tocsin import messages
 from tocsin.core.instants import to_iso
-from tocsin.core.model import TriggerState
+from tocsin.core.model import Table, TriggerState
 from tocsin.core.schedules import DateColumnReached
 from tocsin.engine.evaluate import (
     DATE_VERDICTS,
@@ -81,7 +81,7 @@ def schedule_preview(
         live = store_records.count_live_records(tx, table_id=table_id)
         states = store_state.get_states(tx, table_id=table_id)
         live_ids = [tid for tid, s in states.items() if not s.retired]
-        stored = inspect_stored(table["triggers"], table["columns"], live_ids)
+        stored = inspect_stored(table.triggers, table.columns, live_ids)
         clock_ids = [
             str(t.trigger_id)
             for t in stored
@@ -97,7 +97,7 @@ def schedule_preview(
             for t, arm in zip(stored, arms, strict=True)
         ]
     return {
-        "table_id": str(table["id"]),
+        "table_id": table.id,
         "evaluated_at": to_iso(now),
         "live_records": live,
         "record_limit": record_limit,
@@ -107,7 +107,7 @@ def schedule_preview(
 
 def _arm(
     tx: Tx,
-    table: Mapping[str, Any],
+    table: Table,
     trigger: StoredTrigger,
     states: Mapping[str, TriggerState],
     active: set[str],
@@ -181,7 +181,7 @@ def _pause_fields(state: TriggerState) -> dict[str, Any]:
 
 def date_arm(
     tx: Tx,
-    table: Mapping[str, Any],
+    table: Table,
     trigger: StoredTrigger,
     state: TriggerState,
     *,
@@ -193,13 +193,13 @@ def date_arm(
     spec = trigger.spec
     if not isinstance(spec, DateColumnReached):
         return invalid_arm(trigger)
-    column_type = str(table["columns"][spec.column])
+    column_type = str(table.columns[spec.column])
     start = state.cursor
     page: list[dict[str, Any]] = []
     if state.paused_at is None:  # paused: the tick reads nothing of it
         page, _ = read_cursor_page(
             tx,
-            table_id=str(table["id"]),
+            table_id=table.id,
             cursor=start,
             start=start,
             wrapped=False,
@@ -207,7 +207,7 @@ def date_arm(
         )
     ids = page_identities(spec, column_type, page)
     fired = ledger.fired_identities(
-        tx, table_id=str(table["id"]), trigger_id=str(trigger.trigger_id), identities=ids
+        tx, table_id=table.id, trigger_id=str(trigger.trigger_id), identities=ids
     )
     verdicts = classify(trigger, state, now=now, column_type=column_type, page=page, fired=fired)
     counts = count_verdicts(verdicts if isinstance(verdicts, list) else [])

@@ -27,7 +27,7 @@ MANUAL_PREFIX = "manual:"
 def run_trigger_now(
     store: Store, *, table_id: str, trigger_id: str, now: datetime
 ) -> dict[str, Any]:
-    """Insert one pending manual run of ``trigger_id``; the run."""
+    """Insert one pending manual run of ``trigger_id``; the run's dict."""
     with store.begin() as tx:
         table = store_records.get_table(tx, table_id=table_id)
         if table is None:
@@ -36,7 +36,7 @@ def run_trigger_now(
         live = {tid for tid, s in states.items() if not s.retired}
         found = [
             t
-            for t in inspect_stored(table["triggers"], table["columns"], live)
+            for t in inspect_stored(table.triggers, table.columns, live)
             if t.trigger_id == trigger_id
         ]
         if not found:
@@ -62,7 +62,7 @@ def run_trigger_now(
         store_runs.insert_runs(tx, runs_=[new], now=now)
         run = store_runs.get_run(tx, run_id=run_id)
     assert run is not None
-    return run
+    return run.as_dict()
 
 
 __all__ = ["MANUAL_PREFIX", "run_trigger_now"]

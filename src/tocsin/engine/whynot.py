@@ -179,7 +179,7 @@ def record_restore_skips(tx: Tx, *, table_id: str, now: datetime) -> None:
     states = store_state.get_states(tx, table_id=table_id)
     live = {tid for tid, s in states.items() if not s.retired}
     ranges, moves = [], []
-    for trigger in inspect_stored(table["triggers"], table["columns"], live):
+    for trigger in inspect_stored(table.triggers, table.columns, live):
         state = states.get(str(trigger.trigger_id))
         spec = trigger.spec
         if not trigger.valid or state is None or state.anchor is None or spec is None:

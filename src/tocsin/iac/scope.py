@@ -10,17 +10,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from tocsin import messages
+from tocsin.core.model import Table
 from tocsin.errors import ValidationError
 from tocsin.iac.documents import canonical
 
 
 def resolve(
-    tables: Sequence[Mapping[str, Any]], names: Iterable[str], *, scope: str, scope_id: str
-) -> dict[str, Mapping[str, Any]]:
+    tables: Sequence[Table], names: Iterable[str], *, scope: str, scope_id: str
+) -> dict[str, Table]:
     """``{name: table}`` for each name (400 when unknown or ambiguous), in the order given."""
-    out: dict[str, Mapping[str, Any]] = {}
+    out: dict[str, Table] = {}
     for name in names:
-        found = [t for t in tables if t["name"] == name]
+        found = [t for t in tables if t.name == name]
         if not found:
             raise ValidationError(messages.iac_table_unknown(name, scope, scope_id))
         if len(found) > 1:
@@ -29,14 +30,14 @@ def resolve(
     return out
 
 
-def stored_config(table: Mapping[str, Any]) -> list[Any]:
+def stored_config(table: Table) -> list[Any]:
     """A table's stored triggers config (``[]`` when none)."""
-    triggers = table.get("triggers")
+    triggers = table.triggers
     return list(triggers) if isinstance(triggers, list) else []
 
 
 def export_documents(
-    tables: Sequence[Mapping[str, Any]],
+    tables: Sequence[Table],
     names: Sequence[str] | None,
     *,
     scope: str,
@@ -46,7 +47,7 @@ def export_documents(
     given order (else the scope's), triggers in config order, keys canonical."""
     if names is None:
         with_triggers = [t for t in tables if stored_config(t)]
-        names = list(dict.fromkeys(t["name"] for t in with_triggers))
+        names = list(dict.fromkeys(t.name for t in with_triggers))
     chosen = resolve(tables, names, scope=scope, scope_id=scope_id)
     return [
         canonical(name, trigger)

@@ -18,42 +18,41 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tocsin.core.model import Run, Table
 from tocsin.core.triggers import validate_triggers
 from tocsin.errors import ConfigError
 
 RecordSnapshot = Mapping[str, Any]
 
 
-def live_trigger(table: Mapping[str, Any], trigger_id: str) -> dict[str, Any] | None:
+def live_trigger(table: Table, trigger_id: str) -> dict[str, Any] | None:
     """The trigger ``trigger_id`` of the table's current config, or None."""
-    for trigger in table.get("triggers") or []:
+    for trigger in table.triggers or []:
         if isinstance(trigger, Mapping) and trigger.get("id") == trigger_id:
             return dict(trigger)
     return None
 
 
-def resolve_definition(
-    run: Mapping[str, Any], table: Mapping[str, Any] | None
-) -> dict[str, Any] | None:
+def resolve_definition(run: Run, table: Table | None) -> dict[str, Any] | None:
     """The trigger definition ``run`` executes now; None when its config no longer exists."""
-    if table is None or table.get("trashed"):
+    if table is None or table.trashed:
         return None
-    frozen = run.get("definition")
-    if run.get("source") == "schedule" and isinstance(frozen, Mapping):
+    frozen = run.definition
+    if run.source == "schedule" and isinstance(frozen, Mapping):
         return dict(frozen)
-    return live_trigger(table, str(run.get("trigger_id")))
+    return live_trigger(table, run.trigger_id)
 
 
-def frozen_problem(run: Mapping[str, Any], table: Mapping[str, Any]) -> str | None:
+def frozen_problem(run: Run, table: Table) -> str | None:
     """Why the run's frozen definition is no longer valid for its table's schema, or None.
 
     Only frozen (schedule) definitions are checked: live ones were validated when they were set.
     """
-    frozen = run.get("definition")
-    if run.get("source") != "schedule" or not isinstance(frozen, Mapping):
+    frozen = run.definition
+    if run.source != "schedule" or not isinstance(frozen, Mapping):
         return None
     try:
-        validate_triggers([frozen], table.get("columns") or {}, new_id=_no_new_ids, previous=None)
+        validate_triggers([frozen], table.columns or {}, new_id=_no_new_ids, previous=None)
     except ConfigError as exc:
         return exc.detail
     return None
@@ -63,14 +62,14 @@ def _no_new_ids(prefix: str) -> str:
     return f"{prefix}_frozen"  # a frozen definition already carries every id
 
 
-def row_snapshot(run: Mapping[str, Any]) -> RecordSnapshot | None:
+def row_snapshot(run: Run) -> RecordSnapshot | None:
     """The record's column values the run was created with; None for recordless runs.
 
     The payload is either the cells themselves or a record dict holding them under ``data``.
     """
-    if run.get("record_id") is None:
+    if run.record_id is None:
         return None
-    payload = run.get("payload") or {}
+    payload = run.payload or {}
     if not isinstance(payload, Mapping):
         return {}
     data = payload.get("data")

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from tocsin import messages
 from tocsin.actions.base import ActionError
+from tocsin.core.model import Run, RunStatus
 from tocsin.errors import Conflict, NotFound, TransientStoreError
 from tocsin.store.errors import is_transient
 from tocsin.store.execution import has_other_active_run, reset_for_retry
@@ -66,12 +67,12 @@ def call_with_retries(fn: Callable[[], T], policy: TransientPolicy) -> T:
             attempt += 1
 
 
-def _refusal(run: dict[str, Any], *, now: datetime, stuck_after_s: float) -> str | None:
+def _refusal(run: Run, *, now: datetime, stuck_after_s: float) -> str | None:
     """Why ``run`` may not be retried now (the SPEC §9.4 text), or None."""
-    status = run["status"]
-    if status == "done":
+    status = run.status
+    if not status.may_become(RunStatus.PENDING):  # done
         return messages.retry_refused(status)
-    if status == "running" and run["updated_at"] >= now - timedelta(seconds=stuck_after_s):
+    if status == RunStatus.RUNNING and run.updated_at >= now - timedelta(seconds=stuck_after_s):
         return messages.retry_refused(status)
     return None
 
@@ -79,26 +80,27 @@ def _refusal(run: dict[str, Any], *, now: datetime, stuck_after_s: float) -> str
 def retry_run(
     store: Store, *, table_id: str, run_id: str, now: datetime, stuck_after_s: float
 ) -> dict[str, Any]:
-    """Reset a failed / pending / stale running run to pending; returns the run (SPEC §9.4)."""
+    """Reset a failed / pending / stale running run to pending; returns the run's dict (SPEC
+    §9.4)."""
     with store.begin() as tx:
         run = get_run(tx, run_id=run_id)
-        if run is None or run["table_id"] != table_id:
+        if run is None or run.table_id != table_id:
             raise NotFound(messages.RUN_NOT_FOUND)
         refusal = _refusal(run, now=now, stuck_after_s=stuck_after_s)
         if refusal is not None:
             raise Conflict(refusal)
-        if run["clock"] and has_other_active_run(tx, trigger_id=run["trigger_id"], run_id=run_id):
+        if run.clock and has_other_active_run(tx, trigger_id=run.trigger_id, run_id=run_id):
             raise Conflict(messages.RETRY_ANOTHER_ACTIVE)
         reset = reset_for_retry(
             tx,
             run_id=run_id,
-            expected_status=run["status"],
-            expected_updated_at=run["updated_at"],
+            expected_status=run.status,
+            expected_updated_at=run.updated_at,
             now=now,
         )
     if reset is None:  # moved under us: a worker claimed it, or the fence refused
         raise Conflict(_lost_race(store, run_id=run_id, now=now, stuck_after_s=stuck_after_s))
-    return reset
+    return reset.as_dict()
 
 
 def _lost_race(store: Store, *, run_id: str, now: datetime, stuck_after_s: float) -> str:

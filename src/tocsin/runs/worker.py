@@ -73,6 +73,7 @@ from tocsin.actions.base import (
     TransactionalAction,
 )
 from tocsin.actions.registry import get_action
+from tocsin.core.model import Run, Table
 from tocsin.core.receipts import make_receipt, pending_actions, truncate_error, upsert_receipt
 from tocsin.core.retry_policy import retry_policy
 from tocsin.runs.definition import action_list, frozen_problem, resolve_definition, row_snapshot
@@ -91,7 +92,6 @@ from tocsin.store.tx import Tx
 
 log = logging.getLogger(__name__)
 
-Table = dict[str, Any] | None
 Receipts = list[dict[str, Any]]
 
 
@@ -116,43 +116,43 @@ class Worker:
         """A fresh reading of ``clock`` when the worker has one, else ``fallback`` (a fixed now)."""
         return fallback if self.clock is None else self.clock()
 
-    def claim(self, *, now: datetime, limit: int = 1) -> list[tuple[dict[str, Any], Table]]:
+    def claim(self, *, now: datetime, limit: int = 1) -> list[tuple[Run, Table | None]]:
         """Claim up to ``limit`` pending runs, each with its table read in the same transaction.
 
         A lock conflict rolls the claim back whole and is retried in place (SPEC §9.5).
         """
         return call_with_retries(partial(self._claim, now=now, limit=limit), self.policy)
 
-    def _claim(self, *, now: datetime, limit: int) -> list[tuple[dict[str, Any], Table]]:
-        tables: dict[str, Table] = {}
+    def _claim(self, *, now: datetime, limit: int) -> list[tuple[Run, Table | None]]:
+        tables: dict[str, Table | None] = {}
         with self.env.store.begin() as tx:
             runs = claim_next_runs(tx, now=now, limit=limit)
-            for table_id in {run["table_id"] for run in runs}:
+            for table_id in {run.table_id for run in runs}:
                 tables[table_id] = get_table(tx, table_id=table_id, include_trashed=True)
-        return [(run, tables[run["table_id"]]) for run in runs]
+        return [(run, tables[run.table_id]) for run in runs]
 
-    def execute(self, run: dict[str, Any], table: Table, *, now: datetime) -> str:
+    def execute(self, run: Run, table: Table | None, *, now: datetime) -> str:
         """Run a claimed run to its outcome: ``done|failed|retrying|released|lost``. Never
         raises."""
         try:
             return self._execute(run, table, now=now)
         except Exception as exc:  # the worker itself never dies on a run
-            log.exception("run %s failed unexpectedly", run.get("id"))
+            log.exception("run %s failed unexpectedly", run.id)
             return self._finish(run, "failed", _error_text(exc), None, now=now)
 
-    def _execute(self, run: dict[str, Any], table: Table, *, now: datetime) -> str:
+    def _execute(self, run: Run, table: Table | None, *, now: datetime) -> str:
         definition = resolve_definition(run, table)
         if table is None or definition is None:
             return self._finish(run, "failed", messages.TRIGGER_CONFIG_GONE, None, now=now)
-        if table.get("scp_rules"):  # re-validated at every attempt (SPEC §2, §9.3)
+        if table.scp_rules:  # re-validated at every attempt (SPEC §2, §9.3)
             return self._finish(run, "failed", messages.SCP_WITH_TRIGGERS, None, now=now)
         if (problem := frozen_problem(run, table)) is not None:  # the schema, too (SPEC §9.3)
             return self._finish(run, "failed", problem, None, now=now)
-        receipts: Receipts = list(run["action_results"])
+        receipts: Receipts = list(run.action_results)
         todo = pending_actions(action_list(definition), receipts)
         if not todo:
             return self._finish(run, "done", None, receipts, now=now)
-        outcome, last_write = "next", run["updated_at"]
+        outcome, last_write = "next", run.updated_at
         for index, (position, action) in enumerate(todo):
             at = self.time(now)
             if self.should_stop():
@@ -167,19 +167,19 @@ class Worker:
             last_write = at
         return outcome
 
-    def _still_mine(self, run: dict[str, Any], last_write: datetime, at: datetime) -> bool:
+    def _still_mine(self, run: Run, last_write: datetime, at: datetime) -> bool:
         """Heartbeat before an action: a run whose last write is half a stale window old (it
         waited in a claimed batch, or its previous action was slow) is touched first, so the
         sweep does not requeue a run that progresses. False when it was requeued meanwhile."""
         if at - last_write < timedelta(seconds=self.env.stale_after_s / 2):
             return True
-        write = partial(touch_run, run_id=run["id"], attempts=run["attempts"], now=at)
+        write = partial(touch_run, run_id=run.id, attempts=run.attempts, now=at)
         return self._committed(write)
 
     def _context(
         self,
-        run: dict[str, Any],
-        table: Mapping[str, Any],
+        run: Run,
+        table: Table,
         definition: Mapping[str, Any],
         action: Mapping[str, Any],
         position: int,
@@ -188,8 +188,8 @@ class Worker:
     ) -> ActionContext:
         return ActionContext(
             env=self.env,
-            run=run,
-            table=table,
+            run=run.as_dict(),  # actions read the run and table as mappings ($run tokens)
+            table=table.as_dict(),
             trigger=definition,
             action_id=str(action.get("id") or f"position-{position}"),
             row=row_snapshot(run),
@@ -198,7 +198,7 @@ class Worker:
 
     def step(
         self,
-        run: dict[str, Any],
+        run: Run,
         ctx: ActionContext,
         action: Mapping[str, Any],
         receipts: Receipts,
@@ -237,7 +237,7 @@ class Worker:
     def _in_tx(
         self,
         handler: TransactionalAction,
-        run: dict[str, Any],
+        run: Run,
         ctx: ActionContext,
         action: Mapping[str, Any],
         receipts: Receipts,
@@ -252,23 +252,23 @@ class Worker:
                 raise _LostClaim  # rolls the effect back with the receipt
         return receipts, "done" if last else "next"
 
-    def _fail(self, run: dict[str, Any], ctx: ActionContext, error: str, receipts: Receipts) -> str:
+    def _fail(self, run: Run, ctx: ActionContext, error: str, receipts: Receipts) -> str:
         """An action failed: an automatic retry while the trigger's policy has attempts left
         (``retrying``), else the ``on_failure`` alerts and ``failed`` (or ``lost``)."""
         now, text = self.time(ctx.now), truncate_error(error)
         policy = retry_policy(ctx.trigger)
-        at = None if policy is None else policy.next_attempt_at(run["attempts"], run["id"], now)
+        at = None if policy is None else policy.next_attempt_at(run.attempts, run.id, now)
         if at is not None:
-            fields = {"run_id": run["id"], "attempts": run["attempts"], "now": now}
+            fields = {"run_id": run.id, "attempts": run.attempts, "now": now}
             write = partial(schedule_retry, error=text, receipts=receipts, next_attempt_at=at)
             if not self._committed(partial(write, **fields)):
                 return "lost"
             log.info(
                 "run %s attempt %s failed; retrying at %s",
-                run["id"],
-                run["attempts"],
+                run.id,
+                run.attempts,
                 at.isoformat(),
-                extra={"run_id": run["id"], "trigger_id": run["trigger_id"]},
+                extra={"run_id": run.id, "trigger_id": run.trigger_id},
             )
             return "retrying"
         try:
@@ -277,7 +277,7 @@ class Worker:
             return "lost"
         return self._finish(run, "failed", text, receipts, now=self.time(ctx.now))
 
-    def _alert(self, run: dict[str, Any], ctx: ActionContext, receipts: Receipts) -> Receipts:
+    def _alert(self, run: Run, ctx: ActionContext, receipts: Receipts) -> Receipts:
         """Run the ``on_failure`` actions that have no successful receipt yet; each receipt is
         stored as it comes. Raises ``_LostClaim`` when the run was requeued meanwhile."""
         alerts = ctx.trigger.get("on_failure")
@@ -290,7 +290,7 @@ class Worker:
         return receipts
 
     def _alert_one(
-        self, run: dict[str, Any], ctx: ActionContext, action: Mapping[str, Any], receipts: Receipts
+        self, run: Run, ctx: ActionContext, action: Mapping[str, Any], receipts: Receipts
     ) -> Receipts:
         kind = str(action.get("type"))
         try:
@@ -303,10 +303,10 @@ class Worker:
         except _LostClaim:
             raise
         except Exception as exc:  # a failed alert is recorded; the others still go
-            log.warning("on_failure action %s of run %s failed: %s", ctx.action_id, run["id"], exc)
+            log.warning("on_failure action %s of run %s failed: %s", ctx.action_id, run.id, exc)
             receipt = make_receipt(ctx.action_id, kind, False, _error_text(exc))
         receipts = upsert_receipt(receipts, receipt)
-        write = partial(save_receipt, run_id=run["id"], attempts=run["attempts"], receipts=receipts)
+        write = partial(save_receipt, run_id=run.id, attempts=run.attempts, receipts=receipts)
         if not self._committed(partial(write, now=self.time(ctx.now))):
             raise _LostClaim
         return receipts
@@ -321,27 +321,23 @@ class Worker:
         return call_with_retries(attempt, self.policy)
 
     @staticmethod
-    def _record(
-        tx: Tx, *, run: dict[str, Any], receipts: Receipts, last: bool, now: datetime
-    ) -> bool:
+    def _record(tx: Tx, *, run: Run, receipts: Receipts, last: bool, now: datetime) -> bool:
         """Store the receipts; after the last action also finish the run ``done``."""
         if last:
             return finish_run(
                 tx,
-                run_id=run["id"],
-                attempts=run["attempts"],
+                run_id=run.id,
+                attempts=run.attempts,
                 status="done",
                 error=None,
                 receipts=receipts,
                 now=now,
             )
-        return save_receipt(
-            tx, run_id=run["id"], attempts=run["attempts"], receipts=receipts, now=now
-        )
+        return save_receipt(tx, run_id=run.id, attempts=run.attempts, receipts=receipts, now=now)
 
     def _finish(
         self,
-        run: dict[str, Any],
+        run: Run,
         status: str,
         error: str | None,
         receipts: list[dict[str, Any]] | None,
@@ -349,27 +345,34 @@ class Worker:
         now: datetime,
     ) -> str:
         text = None if error is None else truncate_error(error)
-        fields = {"run_id": run["id"], "attempts": run["attempts"], "now": now}
-        write = partial(finish_run, status=status, error=text, receipts=receipts, **fields)
+        write = partial(
+            finish_run,
+            run_id=run.id,
+            attempts=run.attempts,
+            status=status,
+            error=text,
+            receipts=receipts,
+            now=now,
+        )
         if not self._committed(write):
             return "lost"
         if status == "failed":
             log.warning(
                 "run %s failed (trigger %s, table %s): %s",
-                run["id"],
-                run.get("trigger_id"),
-                run.get("table_id"),
+                run.id,
+                run.trigger_id,
+                run.table_id,
                 text,
                 extra={
-                    "run_id": run["id"],
-                    "trigger_id": run.get("trigger_id"),
-                    "table_id": run.get("table_id"),
+                    "run_id": run.id,
+                    "trigger_id": run.trigger_id,
+                    "table_id": run.table_id,
                 },
             )
         return status
 
-    def release(self, run: dict[str, Any], *, now: datetime) -> str:
-        write = partial(release_run, run_id=run["id"], attempts=run["attempts"], now=now)
+    def release(self, run: Run, *, now: datetime) -> str:
+        write = partial(release_run, run_id=run.id, attempts=run.attempts, now=now)
         return "released" if self._committed(write) else "lost"
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from tocsin import messages
 from tocsin.core import limits
 from tocsin.core.cells import is_plain_json, offset_warnings, validate_cells, validate_columns
+from tocsin.core.model import Table
 from tocsin.engine import configs, pause
 from tocsin.engine.evaluate import row_event_triggers
 from tocsin.engine.ids import uuid7, uuid7s
@@ -79,9 +80,9 @@ def _check_limit(name: str, value: object, bounds: tuple[int, int]) -> int:
     return value
 
 
-def public_table(table: Mapping[str, Any]) -> dict[str, Any]:
+def public_table(table: Table) -> dict[str, Any]:
     """A table as callers see it (no scheduler bookkeeping)."""
-    return {name: table[name] for name in TABLE_PUBLIC}
+    return {name: getattr(table, name) for name in TABLE_PUBLIC}
 
 
 def is_id(value: object) -> bool:
@@ -105,7 +106,7 @@ def _require_id(value: object, not_found: str) -> None:
         raise NotFound(not_found)
 
 
-def _table(tx: Tx, table_id: str, *, include_trashed: bool = False) -> dict[str, Any]:
+def _table(tx: Tx, table_id: str, *, include_trashed: bool = False) -> Table:
     _require_id(table_id, messages.TABLE_NOT_FOUND)
     table = store_records.get_table(tx, table_id=table_id, include_trashed=include_trashed)
     if table is None:
@@ -113,7 +114,7 @@ def _table(tx: Tx, table_id: str, *, include_trashed: bool = False) -> dict[str,
     return table
 
 
-def _locked_table(tx: Tx, table_id: str) -> dict[str, Any]:
+def _locked_table(tx: Tx, table_id: str) -> Table:
     """The live table, locked for a config write (triggers, SCP rules)."""
     table = store_records.lock_table(tx, table_id=table_id) if is_id(table_id) else None
     if table is None:
@@ -123,7 +124,7 @@ def _locked_table(tx: Tx, table_id: str) -> dict[str, Any]:
 
 def emit_row_event(
     tx: Tx,
-    table: Mapping[str, Any],
+    table: Table,
     event: str,
     record: Mapping[str, Any],
     now: datetime,
@@ -133,11 +134,11 @@ def emit_row_event(
     ``previous``: the row before an update (``changed`` and ``was`` conditions, §13)."""
     data = record.get("data")
     row = dict(data) if isinstance(data, Mapping) else {}
-    fired = row_event_triggers(table.get("triggers"), event, row, previous)
+    fired = row_event_triggers(table.triggers, event, row, previous)
     new_runs = [
         store_runs.NewRun(
             id=run_id,
-            table_id=str(table["id"]),
+            table_id=table.id,
             trigger_id=str(trigger["id"]),
             record_id=str(record["id"]),
             source=event,
@@ -271,11 +272,9 @@ class DataMixin(TocsinBase):
         limits.check_records(rows, self.settings)
         with self.store.begin() as tx:
             table = _table(tx, table_id)
-            checked = [validate_cells(table["columns"], row) for row in rows]
+            checked = [validate_cells(table.columns, row) for row in rows]
             if warnings is not None:
-                warnings.extend(
-                    w for row in checked for w in offset_warnings(table["columns"], row)
-                )
+                warnings.extend(w for row in checked for w in offset_warnings(table.columns, row))
             ids = uuid7s(at, len(checked))
             values = [{"id": i, "data": data} for i, data in zip(ids, checked, strict=True)]
             created = store_records.insert_records(tx, table_id=table_id, rows=values, now=at)
@@ -298,7 +297,7 @@ class DataMixin(TocsinBase):
         at = self._now(now)
         with self.store.begin() as tx:
             table = _table(tx, table_id)
-            patch = validate_cells(table["columns"], data)
+            patch = validate_cells(table.columns, data)
             _require_id(record_id, messages.RECORD_NOT_FOUND)
             record = store_records.get_record(tx, table_id=table_id, record_id=record_id)
             if record is None:
@@ -313,7 +312,7 @@ class DataMixin(TocsinBase):
             emit_row_event(tx, table, "updated", updated, at, previous=record["data"])
             configs.wake_date_triggers(tx, table=table)
             _table_updated(tx, table_id, at)
-        return {**updated, "warnings": offset_warnings(table["columns"], patch)}
+        return {**updated, "warnings": offset_warnings(table.columns, patch)}
 
     def trash_record(
         self, table_id: str, record_id: str, now: datetime | None = None
@@ -376,7 +375,7 @@ class DataMixin(TocsinBase):
         at = self._now(now)
         with self.store.begin() as tx:
             table = _locked_table(tx, table_id)
-            limits.check_triggers(triggers, table, self.settings)
+            limits.check_triggers(triggers, table.as_dict(), self.settings)
             return configs.set_triggers_config(
                 tx, table=table, raw=triggers, now=at, new_id=self._new_id
             )
@@ -404,7 +403,7 @@ class DataMixin(TocsinBase):
     def get_triggers(self, table_id: str) -> list[dict[str, Any]]:
         """The stored triggers config (``[]`` when none)."""
         with self.store.read() as tx:
-            stored = _table(tx, table_id)["triggers"]
+            stored = _table(tx, table_id).triggers
         return list(stored) if isinstance(stored, list) else []
 
     def tick(
@@ -488,7 +487,7 @@ class DataMixin(TocsinBase):
                 since=start,
                 until=end,
             )
-        return {"items": items, "total": total, "skip": skip, "limit": limit}
+        return {"items": [r.as_dict() for r in items], "total": total, "skip": skip, "limit": limit}
 
     def get_run(self, table_id: str, run_id: str) -> dict[str, Any]:
         """One run of this table; 404 for an unknown run or another table's."""
@@ -496,6 +495,6 @@ class DataMixin(TocsinBase):
             _table(tx, table_id)
             _require_id(run_id, messages.RUN_NOT_FOUND)
             run = store_runs.get_run(tx, run_id=run_id)
-        if run is None or run["table_id"] != table_id:
+        if run is None or run.table_id != table_id:
             raise NotFound(messages.RUN_NOT_FOUND)
-        return run
+        return run.as_dict()

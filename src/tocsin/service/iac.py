@@ -16,6 +16,7 @@ from typing import Any
 
 from tocsin import iac, messages
 from tocsin.core import limits
+from tocsin.core.model import Table
 from tocsin.engine import configs
 from tocsin.errors import ValidationError
 from tocsin.service.base import TocsinBase
@@ -35,7 +36,7 @@ def _scope(scope: object, scope_id: object) -> tuple[str, str]:
 class IacMixin(DataMixin, TocsinBase):
     """``export`` / ``plan`` / ``apply`` over one scope's tables. See SPEC §11."""
 
-    def _scope_tables(self, scope: str, scope_id: str) -> list[dict[str, Any]]:
+    def _scope_tables(self, scope: str, scope_id: str) -> list[Table]:
         with self.store.read() as tx:
             return store_records.list_tables(tx, scope=scope, scope_id=scope_id)
 
@@ -94,9 +95,9 @@ class IacMixin(DataMixin, TocsinBase):
             tables = iac.resolve(found, names, scope=scope, scope_id=scope_id)
             for plan in plans:
                 table = tables[plan.name]
-                limits.check_triggers(plan.config, table, self.settings)
+                limits.check_triggers(plan.config, table.as_dict(), self.settings)
                 configs.check_triggers_config(tx, table=table, raw=plan.config, new_id=self._new_id)
-        return {name: str(table["id"]) for name, table in tables.items()}
+        return {name: table.id for name, table in tables.items()}
 
 
 __all__ = ["IacMixin"]

@@ -15,6 +15,7 @@ from typing import Any
 
 from tocsin import messages
 from tocsin.core import limits
+from tocsin.core.model import Table
 from tocsin.core.patch import merge_patch
 from tocsin.engine import configs
 from tocsin.errors import NotFound, ValidationError
@@ -24,8 +25,8 @@ from tocsin.store import records as store_records
 from tocsin.store.tx import Tx
 
 
-def _stored(table: Mapping[str, Any]) -> list[dict[str, Any]]:
-    stored = table.get("triggers")
+def _stored(table: Table) -> list[dict[str, Any]]:
+    stored = table.triggers
     return [dict(t) for t in stored] if isinstance(stored, list) else []
 
 
@@ -103,9 +104,9 @@ class TriggersMixin(TocsinBase):
             self._save(tx, table, triggers, at)
 
     def _save(
-        self, tx: Tx, table: Mapping[str, Any], triggers: list[dict[str, Any]], at: datetime
+        self, tx: Tx, table: Table, triggers: list[dict[str, Any]], at: datetime
     ) -> list[dict[str, Any]]:
-        limits.check_triggers(triggers, table, self.settings)
+        limits.check_triggers(triggers, table.as_dict(), self.settings)
         return configs.set_triggers_config(
             tx, table=table, raw=triggers, now=at, new_id=self._new_id
         )

@@ -48,7 +48,7 @@ def _trigger(tx: Tx, table_id: str, trigger_id: object) -> Any:
     table = _table(tx, table_id)
     states = store_state.get_states(tx, table_id=table_id)
     live = {tid for tid, s in states.items() if not s.retired}
-    for trigger in inspect_stored(table["triggers"], table["columns"], live):
+    for trigger in inspect_stored(table.triggers, table.columns, live):
         if trigger.trigger_id == trigger_id:
             return trigger, states.get(str(trigger_id))
     raise NotFound(messages.TRIGGER_NOT_FOUND)

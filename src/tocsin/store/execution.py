@@ -31,21 +31,17 @@ from sqlalchemy import and_, bindparam, exists, func, literal, or_, select, upda
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql.elements import ColumnElement
 
+from tocsin.core.model import RUN_TRANSITIONS, Run, RunStatus
 from tocsin.store.errors import map_db_errors
-from tocsin.store.runs import run_dict
+from tocsin.store.runs import run_value
 from tocsin.store.schema import ACTIVE_STATUSES, runs
 from tocsin.store.tx import Tx
 
-RUN_TRANSITIONS: dict[str, frozenset[str]] = {
-    "pending": frozenset({"running", "pending"}),
-    "running": frozenset({"done", "failed", "pending"}),
-    "failed": frozenset({"pending"}),
-    "done": frozenset(),
-}
+_FINISHED = frozenset({RunStatus.DONE, RunStatus.FAILED})
 
 
-def _run_dict(row: Any) -> dict[str, Any]:
-    return run_dict(row._mapping)
+def _run_value(row: Any) -> Run:
+    return run_value(row._mapping)
 
 
 def _claim_values(now: datetime) -> dict[str, Any]:
@@ -61,7 +57,7 @@ def _claim_values(now: datetime) -> dict[str, Any]:
     }
 
 
-def claim_next_runs(tx: Tx, *, now: datetime, limit: int = 1) -> list[dict[str, Any]]:
+def claim_next_runs(tx: Tx, *, now: datetime, limit: int = 1) -> list[Run]:
     """Claim up to ``limit`` of the oldest pending runs: ``pending → running``, ``attempts + 1``.
 
     Eligible: ``status = 'pending'`` and ``next_attempt_at`` NULL or ``<= now`` (a run waiting
@@ -92,8 +88,8 @@ def claim_next_runs(tx: Tx, *, now: datetime, limit: int = 1) -> list[dict[str, 
         .returning(*runs.c)
     )
     with map_db_errors():
-        claimed = [_run_dict(row) for row in tx.conn.execute(stmt)]
-    return sorted(claimed, key=lambda run: (run["created_at"], run["id"]))
+        claimed = [_run_value(row) for row in tx.conn.execute(stmt)]
+    return sorted(claimed, key=lambda run: (run.created_at, run.id))
 
 
 def _attempt_due(now: datetime) -> ColumnElement[bool]:
@@ -101,7 +97,7 @@ def _attempt_due(now: datetime) -> ColumnElement[bool]:
     return or_(runs.c.next_attempt_at.is_(None), runs.c.next_attempt_at <= now)
 
 
-def claim_run(tx: Tx, *, run_id: str, now: datetime) -> dict[str, Any] | None:
+def claim_run(tx: Tx, *, run_id: str, now: datetime) -> Run | None:
     """Claim one run by id: ``pending → running`` only if it is still pending and its
     automatic-retry backoff (if any) has passed (else None)."""
     tx.require_writable()
@@ -113,7 +109,7 @@ def claim_run(tx: Tx, *, run_id: str, now: datetime) -> dict[str, Any] | None:
     )
     with map_db_errors():
         row = tx.conn.execute(stmt).first()
-    return None if row is None else _run_dict(row)
+    return None if row is None else _run_value(row)
 
 
 def _fence(run_id: str, attempts: int) -> ColumnElement[bool]:
@@ -171,7 +167,7 @@ def finish_run(
 ) -> bool:
     """``running → done | failed`` (optionally with the final receipts); False if fenced out."""
     tx.require_writable()
-    if status not in RUN_TRANSITIONS["running"] - {"pending"}:
+    if status not in _FINISHED or not RunStatus.RUNNING.may_become(RunStatus(status)):
         raise ValueError(f"finish_run: not a terminal status: {status!r}")
     params = {
         "p_run_id": run_id,
@@ -239,7 +235,7 @@ def release_run(tx: Tx, *, run_id: str, attempts: int, now: datetime) -> bool:
 
 def reset_for_retry(
     tx: Tx, *, run_id: str, expected_status: str, expected_updated_at: datetime, now: datetime
-) -> dict[str, Any] | None:
+) -> Run | None:
     """``failed | pending | stale running → pending``, clearing the top-level error.
 
     Compare-and-set on (status, updated_at) so a worker that moved the run meanwhile wins. A clock
@@ -277,7 +273,7 @@ def reset_for_retry(
             row = tx.conn.execute(stmt).first()
     except IntegrityError:  # the one-active-run index refused: a racing run became active
         return None
-    return None if row is None else _run_dict(row)
+    return None if row is None else _run_value(row)
 
 
 def has_other_active_run(tx: Tx, *, trigger_id: str, run_id: str) -> bool:
@@ -339,3 +335,19 @@ def count_runs(tx: Tx, *, status: str | None = None) -> int:
         stmt = stmt.where(runs.c.status == status)
     with map_db_errors():
         return int(tx.conn.execute(stmt).scalar_one())
+
+
+__all__ = [
+    "RUN_TRANSITIONS",
+    "claim_next_runs",
+    "claim_run",
+    "count_runs",
+    "finish_run",
+    "has_other_active_run",
+    "release_run",
+    "requeue_runs",
+    "reset_for_retry",
+    "save_receipt",
+    "schedule_retry",
+    "touch_run",
+]

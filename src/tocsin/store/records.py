@@ -1,7 +1,8 @@
 """User tables and their records (SPEC §1–§2): one named statement per function (STYLE R4).
 
-Table dicts: ``id, scope, scope_id, name, columns, triggers, scp_rules, requires_approval,
-trashed, next_due_at, last_ticked_at, created_at, updated_at``.
+Tables are :class:`~tocsin.core.model.Table` values, built here only (:func:`table_value`);
+``Table.as_dict()`` is the table dict (``id, scope, scope_id, name, columns, triggers,
+scp_rules, requires_approval, trashed, next_due_at, last_ticked_at, created_at, updated_at``).
 Record dicts: ``id, table_id, data, trashed, created_at, updated_at``.
 Datetimes are aware UTC. Writes take ``now``; nothing here reads the clock.
 """
@@ -14,30 +15,30 @@ from typing import Any
 
 from sqlalchemy import RowMapping, false, func, literal, null, select, tuple_, update
 
+from tocsin.core.model import Table
 from tocsin.store.schema import UTCDateTime, records, tables
 from tocsin.store.tx import Tx
 
-TABLE_FIELDS = (
-    "id",
-    "scope",
-    "scope_id",
-    "name",
-    "columns",
-    "triggers",
-    "scp_rules",
-    "requires_approval",
-    "trashed",
-    "next_due_at",
-    "last_ticked_at",
-    "created_at",
-    "updated_at",
-)
 RECORD_FIELDS = ("id", "table_id", "data", "trashed", "created_at", "updated_at")
 
 
-def table_dict(row: RowMapping) -> dict[str, Any]:
-    """A ``tables`` row as a plain dict."""
-    return {name: row[name] for name in TABLE_FIELDS}
+def table_value(row: RowMapping) -> Table:
+    """A ``tables`` row as a :class:`Table`: the one place a table value is built."""
+    return Table(
+        id=row["id"],
+        scope=row["scope"],
+        scope_id=row["scope_id"],
+        name=row["name"],
+        columns=row["columns"],
+        triggers=row["triggers"],
+        scp_rules=row["scp_rules"],
+        requires_approval=bool(row["requires_approval"]),
+        trashed=bool(row["trashed"]),
+        next_due_at=row["next_due_at"],
+        last_ticked_at=row["last_ticked_at"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
 
 
 def record_dict(row: RowMapping) -> dict[str, Any]:
@@ -64,8 +65,8 @@ def insert_table(
     now: datetime,
     requires_approval: bool = False,
     scp_rules: list[Any] | None = None,
-) -> dict[str, Any]:
-    """Create a live table without triggers; returns its dict."""
+) -> Table:
+    """Create a live table without triggers; returns it."""
     tx.require_writable()
     stmt = (
         tables.insert()
@@ -84,32 +85,30 @@ def insert_table(
         )
         .returning(*tables.c)
     )
-    return table_dict(tx.conn.execute(stmt).mappings().one())
+    return table_value(tx.conn.execute(stmt).mappings().one())
 
 
-def get_table(tx: Tx, *, table_id: str, include_trashed: bool = False) -> dict[str, Any] | None:
+def get_table(tx: Tx, *, table_id: str, include_trashed: bool = False) -> Table | None:
     """One table by id; None when missing (or trashed, unless ``include_trashed``)."""
     stmt = select(tables).where(tables.c.id == table_id)
     if not include_trashed:
         stmt = stmt.where(tables.c.trashed == false())
     row = tx.conn.execute(stmt).mappings().one_or_none()
-    return None if row is None else table_dict(row)
+    return None if row is None else table_value(row)
 
 
-def list_tables(
-    tx: Tx, *, scope: str, scope_id: str, include_trashed: bool = False
-) -> list[dict[str, Any]]:
+def list_tables(tx: Tx, *, scope: str, scope_id: str, include_trashed: bool = False) -> list[Table]:
     """The tables of one scope, oldest first."""
     stmt = select(tables).where(tables.c.scope == scope, tables.c.scope_id == scope_id)
     if not include_trashed:
         stmt = stmt.where(tables.c.trashed == false())
     stmt = stmt.order_by(tables.c.created_at, tables.c.id)
-    return [table_dict(row) for row in tx.conn.execute(stmt).mappings()]
+    return [table_value(row) for row in tx.conn.execute(stmt).mappings()]
 
 
 def page_tables(
     tx: Tx, *, scope: str | None, scope_id: str | None, skip: int, limit: int
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[Table], int]:
     """A page of live tables (of one scope when given), oldest first; and the total. The scope
     filter uses ``ix_tables_scope``; only ``limit`` rows are read."""
     where = [tables.c.trashed == false()]
@@ -125,7 +124,7 @@ def page_tables(
         .offset(skip)
         .limit(limit)
     )
-    return [table_dict(row) for row in tx.conn.execute(stmt).mappings()], int(total)
+    return [table_value(row) for row in tx.conn.execute(stmt).mappings()], int(total)
 
 
 def set_table_trashed(tx: Tx, *, table_id: str, trashed: bool, now: datetime) -> bool:
@@ -306,7 +305,7 @@ def page_live_records(
 page_records = page_live_records  # the name docs/INTERNALS.md lists
 
 
-def lock_table(tx: Tx, *, table_id: str) -> dict[str, Any] | None:
+def lock_table(tx: Tx, *, table_id: str) -> Table | None:
     """Lock one live table row for a config write and return it; None when missing or trashed.
 
     Serialises config writes (triggers, SCP rules) with each other and with the tick, so the
@@ -319,7 +318,7 @@ def lock_table(tx: Tx, *, table_id: str) -> dict[str, Any] | None:
     if tx.is_postgres:
         stmt = stmt.with_for_update(of=tables)
     row = tx.conn.execute(stmt).mappings().one_or_none()
-    return None if row is None else table_dict(row)
+    return None if row is None else table_value(row)
 
 
 __all__ = [
@@ -341,5 +340,5 @@ __all__ = [
     "set_table_scp_rules",
     "set_table_trashed",
     "set_table_triggers",
-    "table_dict",
+    "table_value",
 ]

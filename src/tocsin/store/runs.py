@@ -8,9 +8,12 @@ Status machine (stored in ``runs.status``)::
 ``stuck`` is a filter, not a status: failed, or running with ``updated_at`` older than
 ``stuck_after_s``. Claiming, receipts, finishing and retry live in ``store/execution.py``.
 
-Run dicts: ``id, table_id, trigger_id, record_id, source, clock, status, attempts, error,
-action_results (list), payload, definition, identity, scheduled_for, enqueued_at, created_at,
-updated_at, started_at, finished_at, next_attempt_at``.
+Reads answer :class:`~tocsin.core.model.Run` values, built here only (:func:`run_value`;
+``store.execution``'s claims and retry reset use it too); ``Run.as_dict()`` is the run dict
+(``id, table_id, trigger_id, record_id, source, clock, status, attempts, error, action_results
+(list), payload, definition, identity, scheduled_for, enqueued_at, created_at, updated_at,
+started_at, finished_at, next_attempt_at``). Inserting takes :class:`NewRun` (bulk, untyped
+rows).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import Any, NamedTuple
 
 from sqlalchemy import ColumnElement, RowMapping, and_, func, or_, select
 
-from tocsin.core.model import RunStatus
+from tocsin.core.model import Run, RunStatus
 from tocsin.store.bulk import instant_binder, with_rows
 from tocsin.store.schema import ONE_ACTIVE_CLOCK_WHERE, runs
 from tocsin.store.tx import Tx
@@ -54,11 +57,31 @@ RUN_FIELDS = (
 )
 
 
-def run_dict(row: RowMapping) -> dict[str, Any]:
-    """A ``runs`` row as a plain dict (``action_results`` always a list)."""
-    out = {name: row[name] for name in RUN_FIELDS}
-    out["action_results"] = list(out["action_results"] or [])
-    return out
+def run_value(row: RowMapping) -> Run:
+    """A ``runs`` row as a :class:`Run` (``action_results`` always a list): the one place a
+    run value is built."""
+    return Run(
+        id=row["id"],
+        table_id=row["table_id"],
+        trigger_id=row["trigger_id"],
+        record_id=row["record_id"],
+        source=row["source"],
+        clock=bool(row["clock"]),
+        status=RunStatus(row["status"]),
+        attempts=int(row["attempts"]),
+        error=row["error"],
+        action_results=list(row["action_results"] or []),
+        payload=row["payload"],
+        definition=row["definition"],
+        identity=row["identity"],
+        scheduled_for=row["scheduled_for"],
+        enqueued_at=row["enqueued_at"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+        next_attempt_at=row["next_attempt_at"],
+    )
 
 
 class NewRun(NamedTuple):
@@ -127,7 +150,7 @@ def insert_runs(tx: Tx, *, runs_: Sequence[NewRun], now: datetime) -> set[str]:
     return {str(r[0]) for r in with_rows(tx, _INSERT_COLUMNS, body, rows)}
 
 
-def insert_run(tx: Tx, **fields: Any) -> dict[str, Any] | None:
+def insert_run(tx: Tx, **fields: Any) -> Run | None:
     """:func:`insert_runs` for one run (``now`` and the :class:`NewRun` fields as keywords);
     the run inserted, or None when the one-active-run index refused it."""
     now = fields.pop("now")
@@ -135,10 +158,10 @@ def insert_run(tx: Tx, **fields: Any) -> dict[str, Any] | None:
     return get_run(tx, run_id=fields["id"]) if inserted else None
 
 
-def get_run(tx: Tx, *, run_id: str) -> dict[str, Any] | None:
+def get_run(tx: Tx, *, run_id: str) -> Run | None:
     """One run by id, or None."""
     row = tx.conn.execute(select(runs).where(runs.c.id == run_id)).mappings().one_or_none()
-    return None if row is None else run_dict(row)
+    return None if row is None else run_value(row)
 
 
 def stuck_condition(*, now: datetime, stuck_after_s: float) -> ColumnElement[bool]:
@@ -173,7 +196,7 @@ def list_runs(
     record_id: str | None = None,
     since: datetime | None = None,
     until: datetime | None = None,
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[Run], int]:
     """A table's runs, newest first, optionally filtered by status or ``stuck``, trigger,
     record and creation time (``since`` <= created_at < ``until``); and the total."""
     if status is not None and status not in RUN_FILTERS:
@@ -199,7 +222,7 @@ def list_runs(
         .offset(skip)
         .limit(limit)
     )
-    items = [run_dict(row) for row in tx.conn.execute(stmt).mappings()]
+    items = [run_value(row) for row in tx.conn.execute(stmt).mappings()]
     return items, int(total)
 
 
@@ -235,6 +258,6 @@ __all__ = [
     "insert_run",
     "insert_runs",
     "list_runs",
-    "run_dict",
+    "run_value",
     "stuck_condition",
 ]
