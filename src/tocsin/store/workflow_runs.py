@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import bindparam, func, literal, select, update
@@ -54,21 +55,21 @@ def insert_runs(tx: Tx, *, rows: Sequence[Mapping[str, Any]]) -> None:
     if not rows:
         return
     bind = instant_binder(tx)
-    cells: list[Callable[[Any], Any]] = []
+    columns: list[list[Any]] = []  # converted a column at a time (map: no per-cell frame)
     for name in _INSERT_COLUMNS:
+        cells = map(itemgetter(name), rows)
         if name in _JSON_COLUMNS:
-            cells.append(_json_text)
+            columns.append(list(map(_json_text, cells)))
         elif name in _INSTANT_COLUMNS:
-            cells.append(bind)
+            columns.append(list(map(bind, cells)))
         else:
-            cells.append(_same)
-    pairs = tuple(zip(_INSERT_COLUMNS, cells, strict=True))
-    values = [tuple(cell(r[name]) for name, cell in pairs) for r in rows]
+            columns.append(list(cells))
+    values = list(zip(*columns, strict=True))
     names = ", ".join(f'"{n}"' for n in _INSERT_COLUMNS)
     if tx.is_postgres:  # one statement over unnest: no per-row round trip
         with_rows(tx, _PG_COLUMNS, f"INSERT INTO workflow_runs ({names}) {_PG_SELECT}", values)
         return
-    sql = f"INSERT INTO workflow_runs ({names}) VALUES ({', '.join(['?'] * len(pairs))})"
+    sql = f"INSERT INTO workflow_runs ({names}) VALUES ({', '.join(['?'] * len(columns))})"
     tx.conn.exec_driver_sql(sql, values)
 
 
@@ -85,10 +86,6 @@ _PG_SELECT = (
     + ", ".join(f"CAST(c_{n} AS json)" if n in _JSON_COLUMNS else f"c_{n}" for n in _INSERT_COLUMNS)
     + " FROM v"
 )
-
-
-def _same(value: Any) -> Any:
-    return value
 
 
 def _json_text(value: Any) -> str | None:
