@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import bindparam, func, literal, select, update
 
 from tocsin.store.bulk import instant_binder, instant_reader, update_rows, with_rows
+from tocsin.store.dialects import ordered_scans_only
 from tocsin.store.schema import WORKFLOW_ACTIVE, workflow_runs
 from tocsin.store.tx import Tx
 
@@ -186,6 +187,8 @@ def claim_next_runs(
         f" started_at = COALESCE(started_at, {mark}), updated_at = {mark}"
         f" WHERE {where} RETURNING {names}"
     )
+    if tx.is_postgres:
+        ordered_scans_only(tx)
     # the outer UPDATE goes by the primary key (the status test kept as the fence, but off the
     # status index, through which it walked every pending run per claim): PostgreSQL takes the
     # picked ids as one array (an init plan) instead of hash-joining every pending run
