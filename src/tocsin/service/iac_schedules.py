@@ -157,7 +157,7 @@ def _check_ids(
 ) -> None:
     """The ids the written schedules' trees name must exist (``check_trigger_ids``: the API's
     check and text); a schedule this apply creates or keeps counts as existing."""
-    written = [(d.number, None) for p in plans for _, d in p.creates]
+    written: list[tuple[int, str | None]] = [(d.number, None) for p in plans for _, d in p.creates]
     written += [(d.number, sid) for p in plans for sid, d in p.updates]
     decls = []
     for number, sid in written:
