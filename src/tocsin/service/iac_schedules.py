@@ -159,14 +159,16 @@ def _check_ids(
     check and text); a schedule this apply creates or keeps counts as existing."""
     written: list[tuple[int, str | None]] = [(d.number, None) for p in plans for _, d in p.creates]
     written += [(d.number, sid) for p in plans for sid, d in p.updates]
-    decls = []
+    decls = {}
     for number, sid in written:
-        name = sid or parsed[number].authored.schedule_id or new_ids.get(number)
-        decls.append(dataclasses.replace(parsed[number].decl, id=name or f"(document {number})"))
-    try:
-        check_trigger_ids(tx, decls, registry)
-    except ConfigError as exc:
-        raise ValidationError(exc.detail) from None
+        name = sid or parsed[number].authored.schedule_id or new_ids.get(number) or "(new)"
+        decls[number] = dataclasses.replace(parsed[number].decl, id=name)
+    for number, decl in sorted(decls.items()):  # the others' ids count as known, their trees not
+        others = [dataclasses.replace(d, trigger=None) for n, d in decls.items() if n != number]
+        try:
+            check_trigger_ids(tx, [decl, *others], registry)
+        except ConfigError as exc:
+            raise _invalid(number, exc.detail) from None
 
 
 def apply_schedules(
