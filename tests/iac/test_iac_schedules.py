@@ -12,12 +12,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from workflows.helpers import daily, every_minute
 
 from tocsin import iac, messages
 from tocsin.errors import ValidationError
 from tocsin.iac.schedules import ORDER
 from tocsin.service import Tocsin
+from workflows.helpers import daily, every_minute
 
 NOW = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
 DAILY = "daily-report"
@@ -163,7 +163,7 @@ def test_create_update_delete_and_the_deletion_scope(app: Tocsin) -> None:
     assert after[ids["tree"]]["input_data"] == {"user_id": "z"}
     assert after[ids["tree"]]["next_fire_at"] == before[ids["tree"]]["next_fire_at"]  # kept
     assert after[created]["source"] == "imperative" and after[created]["metadata"] == {"k": 1}
-    replanned = app.plan(None, None, bundle + [{"workflow": DAILY}])
+    replanned = app.plan(None, None, [*bundle, {"workflow": DAILY}])
     assert actions(replanned) == [
         (DAILY, sid, "noop") for sid in (ids["tree"], ids["cron"], created)
     ]
