@@ -4,13 +4,16 @@ tokens through Typer's runner (SPEC §12, §15, §16)."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from tocsin.cli import app
+from tocsin.core.skips import SCHEDULE, SkipRange
 from tocsin.service import Tocsin
+from tocsin.store import skips as store_skips
 
 runner = CliRunner()
 APP = "workflows.sample_app:WORKFLOWS"
@@ -75,6 +78,26 @@ def test_schedules_commands(env: dict[str, str], tocsin: Tocsin) -> None:
     assert "resumed wf_tick-tock" in invoke("schedules", "resume", "wf_tick-tock").output
     fires = invoke("schedules", "fires", "wf_tick-tock")
     assert "1 fire(s) of wf_tick-tock" in fires.output and "published" in fires.output
+    at = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)  # skips on both sides of the 12:01 fire
+    sid, later = "wf_tick-tock", at.replace(minute=2)
+    ranges = [
+        SkipRange(SCHEDULE, sid, "paused", at, at, 1),
+        SkipRange(SCHEDULE, sid, "coalesced", later, later + timedelta(minutes=7), 8),
+    ]
+    with tocsin.store.begin() as tx:
+        store_skips.record_skips(tx, ranges=ranges, now=at)
+    lines = invoke("schedules", "fires", "wf_tick-tock").output.splitlines()
+    coalesced, fire, paused = (
+        next(n for n, line in enumerate(lines) if all(w in line for w in words))
+        for words in (
+            ("2026-03-02 12:02:00+00:00 … 2026-03-02 12:09:00+00:00", "skipped (8)", "coalesced"),
+            ("2026-03-02 12:01:00+00:00", "published"),
+            ("2026-03-02 12:00:00+00:00", "skipped", "paused"),
+        )
+    )
+    assert coalesced < fire < paused  # newest first, the skips between the fires by time
+    as_json = json.loads(invoke("schedules", "fires", "wf_tick-tock", "--json").output)
+    assert as_json["total"] == 1 and len(as_json["items"]) == 1  # --json: the fires, as before
     missing = invoke("schedules", "show", "nope")
     assert missing.exit_code == 1 and "error (404): schedule not found" in missing.output
 

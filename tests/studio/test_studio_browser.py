@@ -381,7 +381,8 @@ def test_lanes_list_detail_and_the_decision_filter(page: Any, world: World) -> N
 
 def test_a_paused_schedules_skipped_instants_show_in_its_history(page: Any, world: World) -> None:
     """Issue 17: pause from the page, two yearly instants pass (ticks with an explicit now),
-    resume: the history shows one ``paused`` skip row for both, beside the fires."""
+    resume: the history shows one ``paused`` skip row for both; the next fire is listed above
+    it (one time-ordered history)."""
     sid = "wf_report__morning"
     sign_in(page, world, world.writer, f"/workflows/schedules/{sid}")
     expect(page).to_have_url(world.url(f"/workflows/schedules/{sid}"))
@@ -389,7 +390,7 @@ def test_a_paused_schedules_skipped_instants_show_in_its_history(page: Any, worl
     expect(page.locator("#next-fires li time").first).to_have_attribute(
         "title", "2027-01-01 00:00:00 UTC"
     )
-    expect(page.locator("#skips")).to_contain_text("Nothing skipped")
+    expect(page.locator("#fires tr.skip")).to_have_count(0)
     page.click("button:has-text('Pause')")
     expect(page.locator("#state")).to_have_text("paused")
     expect(page.locator("#next-fires")).to_contain_text("none while paused")
@@ -400,11 +401,17 @@ def test_a_paused_schedules_skipped_instants_show_in_its_history(page: Any, worl
     world.t.schedules.resume(sid, now=SECOND.replace(hour=1))  # the resume's instant: explicit
     page.reload()
     expect(page.locator("#state")).to_have_text("active")
-    row = page.locator("#skips li[data-skip-reason=paused]")
+    row = page.locator("#fires tr.skip[data-skip-reason=paused]")
     expect(row).to_have_count(1)
-    expect(row).to_contain_text("skipped 2 instants")
+    expect(row).to_contain_text("skipped 2 occurrences")
     expect(row).to_contain_text("— paused")
     expect(row.locator("time").first).to_have_attribute("title", "2027-01-01 00:00:00 UTC")
     expect(row.locator("time").last).to_have_attribute("title", "2028-01-01 00:00:00 UTC")
-    expect(page.locator("#fires tbody tr")).to_have_count(0)  # no fire while it was paused
+    expect(page.locator("#fires tbody tr[data-fire-id]")).to_have_count(0)  # none while paused
+    world.t.tick(now=SECOND.replace(year=2029))
+    page.reload()
+    rows = page.locator("#fires tbody tr")
+    expect(rows).to_have_count(2)
+    expect(rows.first).to_have_attribute("data-fire-id", re.compile("."))  # the 2029 fire
+    expect(rows.last).to_have_attribute("data-skip-reason", "paused")  # below it: the skip
     shot(page, world, "schedule-skips")

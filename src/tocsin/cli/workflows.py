@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import typer
@@ -185,11 +186,34 @@ def schedules_resume(schedule_id: str) -> None:
 def schedules_fires(
     schedule_id: str, skip: Skip = 0, limit: Limit = 50, as_json: JsonOpt = False
 ) -> None:
-    """The fire history, newest first."""
+    """The fire history, newest first, with the skipped occurrences between the fires (paged by
+    the fires); ``--json`` prints the page of fires alone, as before."""
     with _facade() as t:
         page = t.schedules.fires(schedule_id, skip=skip, limit=limit)
+        history = t.schedules.history(schedule_id, skip=skip, limit=limit) if not as_json else {}
     title = f"{page['total']} fire(s) of {schedule_id}"
-    _print(page, as_json, lambda: _table(title, FIRE_COLUMNS, page["items"]))
+    rows = [_history_row(i) for i in history.get("items", [])]
+    _print(page, as_json, lambda: _table(title, FIRE_COLUMNS, rows))
+
+
+def _instant(iso: str) -> str:
+    """An instant of the skip ledger (ISO, UTC) written as the fires' instants are."""
+    at = datetime.fromisoformat(iso)
+    return str(at if at.tzinfo else at.replace(tzinfo=UTC))
+
+
+def _history_row(item: dict[str, Any]) -> dict[str, Any]:
+    """A fire as it is; a skip range as one row: its instants, ``skipped`` and the reason."""
+    if item["kind"] == "fire":
+        return item
+    first, last = (_instant(item[k]) for k in ("first_instant", "last_instant"))
+    count = item["count"]
+    many = f"{'≥' if item['count_is_lower_bound'] else ''}{count:,}"
+    return {
+        "scheduled_for": first if count == 1 else f"{first} … {last}",
+        "fired_at": "skipped" if count == 1 else f"skipped ({many})",
+        "run_status": item["reason"],
+    }
 
 
 @workflows_app.command("list")

@@ -20,6 +20,7 @@ from tocsin.core.compound import Node, from_json
 from tocsin.core.instants import require_aware
 from tocsin.core.skips import PAUSED, SCHEDULE, SkipRange
 from tocsin.errors import Conflict, NotFound, ValidationError
+from tocsin.service.history import schedule_history
 from tocsin.service.whynot import check_n, skip_view
 from tocsin.store import schedules as store_schedules
 from tocsin.store import skips as store_skips
@@ -232,6 +233,14 @@ class Schedules:
         return {"items": items, "total": total, "skip": skip, "limit": limit}
 
     # --- issue 17: why didn't it fire? -------------------------------------------------------
+
+    def history(self, schedule_id: str, skip: int = 0, limit: int = 50) -> dict[str, Any]:
+        """The fires interleaved with the skip ranges, newest first, paged as :meth:`fires`
+        (see :mod:`tocsin.service.history`): items carry ``kind`` (``fire`` or ``skip``)."""
+        check_page(skip, limit)
+        with self._store.read() as tx:
+            row = _require(tx, schedule_id)
+            return schedule_history(tx, row["id"], skip, limit)
 
     def skips(self, schedule_id: str, skip: int = 0, limit: int = 50) -> dict[str, Any]:
         """The schedule's skipped instants as ranges, newest first."""

@@ -112,10 +112,23 @@ def record_skips(tx: Tx, *, ranges: Sequence[SkipRange], now: datetime) -> None:
 
 
 def list_skips(
-    tx: Tx, *, target_kind: str, target_id: str, skip: int = 0, limit: int = 50
+    tx: Tx,
+    *,
+    target_kind: str,
+    target_id: str,
+    skip: int = 0,
+    limit: int = 50,
+    last_from: datetime | None = None,
+    last_before: datetime | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
-    """A target's skip ranges, newest first; and how many there are."""
-    where = (skips.c.target_kind == target_kind, skips.c.target_id == target_id)
+    """A target's skip ranges, newest first; and how many there are. ``last_from`` (inclusive)
+    and ``last_before`` (exclusive) narrow both to the ranges whose ``last_instant`` falls in
+    that span (a history page's share of the ledger)."""
+    where = [skips.c.target_kind == target_kind, skips.c.target_id == target_id]
+    if last_from is not None:
+        where.append(skips.c.last_instant >= last_from)
+    if last_before is not None:
+        where.append(skips.c.last_instant < last_before)
     total = tx.conn.execute(select(func.count()).select_from(skips).where(*where)).scalar_one()
     stmt = (
         select(skips)

@@ -15,7 +15,6 @@ from tocsin.errors import PermissionDenied, TocsinError
 from .tree_words import tree_blocks, tree_summary
 from .web import (
     FormDep,
-    Pager,
     ViewerDep,
     check_post,
     facade,
@@ -29,7 +28,6 @@ from .web import (
 router = APIRouter(include_in_schema=False)
 SCHEDULES_PAGE = 50
 FIRES_PAGE = 20
-SKIPS_PAGE = 20
 NEXT_FIRES = 5
 NON_TERMINAL = frozenset({"pending", "running", "suspended"})
 ID = r"^[A-Za-z0-9_.-]{1,64}$"
@@ -63,38 +61,26 @@ def schedules_list(
     )
 
 
-def _fires(request: Request, schedule_id: str, page: int, skips_page: int) -> dict[str, Any]:
-    """A page of fires, each with its run (start, duration) when the run row exists; beside it
-    a page of the skip ledger (issue 17), paginated on its own (``?skips=``): each side reads
-    one page from the store, never the whole history."""
+def _fires(request: Request, schedule_id: str, page: int) -> dict[str, Any]:
+    """A page of the history (issue 17): the fires, paged as before, interleaved by time with
+    the skip ranges of the page's share of time (``schedules.history``); each fire with its
+    run (start, duration) when the run row exists."""
     t = facade(request)
-    found = t.schedules.fires(schedule_id, skip=(page - 1) * FIRES_PAGE, limit=FIRES_PAGE)
-    runs = t.get_workflow_runs(f["run_id"] for f in found["items"] if f.get("run_id"))
-    fires = [{**f, "run": runs.get(str(f.get("run_id")))} for f in found["items"]]
-    live = any(f["run_status"] in NON_TERMINAL for f in fires)
+    found = t.schedules.history(schedule_id, skip=(page - 1) * FIRES_PAGE, limit=FIRES_PAGE)
+    fired = [i for i in found["items"] if i["kind"] == "fire"]
+    runs = t.get_workflow_runs(f["run_id"] for f in fired if f.get("run_id"))
+    items = [
+        {**i, "run": runs.get(str(i.get("run_id")))} if i["kind"] == "fire" else i
+        for i in found["items"]
+    ]
     at = f"/workflows/schedules/{schedule_id}"
-    pages = pager(request, page, FIRES_PAGE, found["total"], at=at, skips=_kept(skips_page))
-    skipped = t.schedules.skips(schedule_id, skip=(skips_page - 1) * SKIPS_PAGE, limit=SKIPS_PAGE)
-    skip_pages = Pager(
-        page=skips_page,
-        size=SKIPS_PAGE,
-        total=skipped["total"],
-        base=at,
-        params=(("page", str(page)),) if page > 1 else (),
-        key="skips",
-    )
     return {
-        "fires": fires,
-        "live": live,
-        "fire_pages": pages,
-        "skips": skipped["items"],
-        "skip_pages": skip_pages,
-        "skips_page": skips_page,
+        "history": items,
+        "has_fires": bool(fired),
+        "live": any(f["run_status"] in NON_TERMINAL for f in fired),
+        "fire_pages": pager(request, page, FIRES_PAGE, found["total"], at=at),
+        "skips_left_off": found["skips_left_off"],
     }
-
-
-def _kept(page: int) -> str | None:
-    return str(page) if page > 1 else None
 
 
 def _next_fires(request: Request, schedule_id: str) -> list[dict[str, Any]]:
@@ -115,7 +101,6 @@ def schedule_detail(
     viewer: ViewerDep,
     schedule_id: ScheduleId,
     page: PageQ = 1,
-    skips: PageQ = 1,
 ) -> Response:
     """Metadata, Pause / Resume, a compound trigger's tree with its latches (SPEC §13), and the
     fire history."""
@@ -127,7 +112,7 @@ def schedule_detail(
         "summary": tree_summary(schedule["description"]),
         "next_fires": _next_fires(request, schedule_id) if schedule.get("cron") else [],
     }
-    panel = _fires(request, schedule_id, page, skips)
+    panel = _fires(request, schedule_id, page)
     return render(
         request, "schedule.html", viewer=viewer, schedule=schedule, page=page, **extra, **panel
     )
@@ -140,12 +125,11 @@ def fires_panel(
     viewer: ViewerDep,
     schedule_id: ScheduleId,
     page: PageQ = 1,
-    skips: PageQ = 1,
 ) -> Response:
-    """The fire history panel alone, with its skips (polled by the detail page)."""
+    """The history panel alone, fires and skips (polled by the detail page)."""
     _require_read(viewer)
     schedule = facade(request).schedules.get(schedule_id)
-    panel = _fires(request, schedule_id, page, skips)
+    panel = _fires(request, schedule_id, page)
     return render(request, "fires_panel.html", viewer=viewer, schedule=schedule, page=page, **panel)
 
 
