@@ -660,6 +660,49 @@ def iac_trigger_id_in_two_tables(trigger_id: str) -> str:
     return f"trigger id '{trigger_id}' appears in documents of two tables"
 
 
+# --- schedule documents: imperative workflow schedules as code (SPEC §11, §12) --------------
+
+IAC_DOCUMENT_BOTH_KINDS = (
+    "a document names either a 'table' (a trigger document) or a 'workflow' (a schedule "
+    "document), not both"
+)
+IAC_TABLES_NEED_SCOPE = "table documents need a scope (<chatroom|workspace|user>:<uuid>)"
+IAC_WORKFLOWS_NOT_NAMES = "workflows must be a list of workflow ids"
+IAC_SCHEDULES_NOT_HERE = (
+    "schedule documents ('workflow') are not taken here: this endpoint manages one scope's "
+    "table triggers; plan and apply schedule documents with the CLI or the Python facade"
+)
+
+
+def iac_schedule_keys_unknown(keys: list[str], allowed: list[str]) -> str:
+    return f"unknown keys {keys} in a schedule document; it may hold {allowed}"
+
+
+def iac_schedule_id_invalid(value: object) -> str:
+    return (
+        f"schedule id {value!r} is invalid: an imperative schedule id is 'sch_' followed by "
+        "letters, digits, '_', '.' or '-' (at most 64 characters), or left out"
+    )
+
+
+def iac_schedule_id_twice(schedule_id: str) -> str:
+    return f"schedule id '{schedule_id}' appears in two schedule documents"
+
+
+def iac_schedule_declared(schedule_id: str) -> str:
+    return (
+        f"schedule '{schedule_id}' is declared in code: schedule documents manage imperative "
+        "schedules only (a declared schedule changes with its workflow's code)"
+    )
+
+
+def iac_schedule_other_workflow(schedule_id: str, stored: str, given: str) -> str:
+    return (
+        f"schedule '{schedule_id}' belongs to workflow '{stored}', not '{given}': a schedule "
+        "does not move between workflows (delete it and create a new one)"
+    )
+
+
 # --- Studio (issue 13, SPEC §16) --------------------------------------------------------------
 STUDIO_CSRF_INVALID = "this form is missing its CSRF token or it does not match; reload the page"
 STUDIO_READ_ONLY = "your token may look but not change this (ask for a moderator or write token)"

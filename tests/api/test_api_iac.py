@@ -154,3 +154,19 @@ def test_ids_of_the_wrong_type_are_400_never_500(
         )
         assert resp.status_code in (200, 400), resp.text
     assert resp.status_code == 400
+
+
+def test_the_scope_routes_refuse_schedule_documents(
+    client: TestClient, tenant: Tenant, table: dict[str, Any]
+) -> None:
+    """Schedules are not scoped: a moderator of one scope cannot manage them here (issue 14)."""
+    schedule = {"workflow": "daily-report", "cron": "0 9 * * *", "timezone": "UTC"}
+    for route in ("plan", "apply"):
+        resp = client.post(
+            f"{tenant.prefix}/iac/{route}",
+            json={"documents": [{"table": "Cases", **REMINDER}, schedule]},
+            headers=tenant.moderator,
+        )
+        assert resp.status_code == 400
+        assert resp.json() == {"detail": messages.IAC_SCHEDULES_NOT_HERE}
+    assert client.get(f"{tenant.prefix}/iac/export", headers=tenant.moderator).text == ""

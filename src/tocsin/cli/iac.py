@@ -1,11 +1,15 @@
 """``tocsin export | plan | apply``: trigger documents as code, the Terraform way (SPEC §11).
 
 - ``tocsin export --scope chatroom:<uuid> [--table NAME]… > triggers.jsonl``
-- ``tocsin plan triggers.jsonl --scope …  [--json]``: a coloured per-trigger diff; exit code
-  0 = no changes, 2 = changes, 1 = error (``terraform plan -detailed-exitcode``)
+- ``tocsin export --schedules [--workflow ID]… > schedules.jsonl``: the imperative workflow
+  schedules (declared ones belong to code and are left out); both options may be combined
+- ``tocsin plan triggers.jsonl --scope …  [--json]``: a coloured per-trigger (per-schedule) diff;
+  exit code 0 = no changes, 2 = changes, 1 = error (``terraform plan -detailed-exitcode``)
 - ``tocsin apply triggers.jsonl --scope … [--yes]``: shows the plan, asks, then applies
 
-``FILE`` may be ``-`` for standard input.
+``FILE`` may be ``-`` for standard input. ``--scope`` is needed only for trigger documents
+(``"table"``); schedule documents (``"workflow"``) need the workflows registered: ``--app`` (or
+``TOCSIN_APP``).
 """
 
 from __future__ import annotations
@@ -24,10 +28,13 @@ from tocsin.errors import SettingsError, TocsinError
 from tocsin.service import Tocsin
 from tocsin.service.auth import parse_scope
 
-from .processes import open_tocsin
+from .processes import AppOpt, open_tocsin
 from .render import printable
 
-ScopeOpt = Annotated[str, typer.Option("--scope", help="<chatroom|workspace|user>:<uuid>")]
+ScopeOpt = Annotated[
+    str | None,
+    typer.Option("--scope", help="<chatroom|workspace|user>:<uuid> (for trigger documents)"),
+]
 FileArg = Annotated[str, typer.Argument(metavar="FILE", help="JSON Lines documents, or -")]
 NO_CHANGES, CHANGES, ERROR = 0, 2, 1
 STYLE = {
@@ -54,10 +61,10 @@ def _read(path: str) -> list[dict[str, Any]]:
         raise _error(f"{path}: {exc.detail}") from None
 
 
-def _open() -> Tocsin:
+def _open(app: str | None = None) -> Tocsin:
     """The facade; any failure to open it is exit code 1 here (2 means "changes")."""
     try:
-        return open_tocsin()
+        return open_tocsin(app)
     except SettingsError as exc:
         raise _error(str(exc)) from None
     except typer.Exit as exc:
@@ -66,7 +73,9 @@ def _open() -> Tocsin:
         raise
 
 
-def _scope(text: str) -> tuple[str, str]:
+def _scope(text: str | None) -> tuple[str | None, str | None]:
+    if text is None:
+        return None, None
     try:
         return parse_scope(text)
     except TocsinError as exc:
@@ -99,11 +108,17 @@ def render(console: Console, entries: list[dict[str, Any]]) -> None:
     """The per-trigger diff, then one summary line."""
     for entry in entries:
         sign, colour = STYLE[entry["action"]]
-        who = entry["trigger_id"] or "(new id)"
-        name = f' "{entry["name"]}"' if entry["name"] is not None else ""
         adopted = " (adopted)" if entry.get("adopted") else ""
-        head = f"{sign} {entry['action']:<6} {entry['table']} / {who}{name}{adopted}"
+        if "workflow" in entry:
+            who = entry["schedule_id"] or "(new id)"
+            head = f"{sign} {entry['action']:<6} workflow {entry['workflow']} / {who}{adopted}"
+        else:
+            who = entry["trigger_id"] or "(new id)"
+            name = f' "{entry["name"]}"' if entry["name"] is not None else ""
+            head = f"{sign} {entry['action']:<6} {entry['table']} / {who}{name}{adopted}"
         console.print(f"[{colour}]{escape(printable(head))}[/]")
+        for note in entry.get("warnings", ()):
+            console.print(f"    [yellow]warning: {escape(printable(note))}[/]")
         if entry["action"] != "noop":
             for change in entry["changes"]:
                 console.print(_change_line(change))
@@ -116,7 +131,10 @@ def render(console: Console, entries: list[dict[str, Any]]) -> None:
 
 def _render_applied(console: Console, entries: list[dict[str, Any]]) -> None:
     for entry in entries:
-        if entry["action"] == "create":
+        if entry["action"] == "create" and "workflow" in entry:
+            head = f"created workflow {entry['workflow']} / {entry['schedule_id']}"
+            console.print(f"[green]{escape(printable(head))}[/]")
+        elif entry["action"] == "create":
             head = f"created {entry['table']} / {entry['trigger_id']}"
             console.print(f"[green]{escape(printable(head))}[/]")
     n = summary(entries)
@@ -141,27 +159,48 @@ def _run(tocsin: Tocsin, call: Any) -> Any:
 
 
 def export(
-    scope: ScopeOpt,
+    scope: ScopeOpt = None,
     table: Annotated[
         list[str] | None, typer.Option("--table", help="Only this table (repeatable).")
     ] = None,
+    schedules: Annotated[
+        bool, typer.Option("--schedules", help="Also the imperative workflow schedules.")
+    ] = False,
+    workflow: Annotated[
+        list[str] | None,
+        typer.Option("--workflow", help="Only this workflow's schedules (repeatable)."),
+    ] = None,
 ) -> None:
-    """Write the scope's triggers as JSON Lines (normalized; byte-stable) to stdout."""
+    """Write the scope's triggers and/or the imperative workflow schedules as JSON Lines
+    (normalized; byte-stable) to stdout."""
     kind, scope_id = _scope(scope)
+    with_schedules = schedules or bool(workflow)
+    if kind is None and not with_schedules:
+        raise _error("give --scope (trigger documents), --schedules or --workflow")
     tocsin = _open()
-    documents = _run(tocsin, lambda: tocsin.export(kind, scope_id, tables=table or None))
-    sys.stdout.write(iac.dumps(documents))
+
+    def documents() -> list[dict[str, Any]]:
+        out = []
+        if kind is not None and scope_id is not None:
+            out = tocsin.export(kind, scope_id, tables=table or None)
+        if with_schedules:
+            out += tocsin.export_schedules(workflow or None)
+        return out
+
+    sys.stdout.write(iac.dumps(_run(tocsin, documents)))
 
 
 def plan(
     file: FileArg,
-    scope: ScopeOpt,
+    scope: ScopeOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
+    app: AppOpt = None,
 ) -> None:
-    """Compare documents with the stored triggers; exit 0 no changes, 2 changes, 1 error."""
+    """Compare documents with the stored triggers and schedules; exit 0 no changes, 2
+    changes, 1 error."""
     kind, scope_id = _scope(scope)
     documents = _read(file)
-    tocsin = _open()
+    tocsin = _open(app)
     entries = _run(tocsin, lambda: tocsin.plan(kind, scope_id, documents))
     if as_json:
         typer.echo(json.dumps({"plan": entries}, ensure_ascii=False))
@@ -172,14 +211,15 @@ def plan(
 
 def apply(
     file: FileArg,
-    scope: ScopeOpt,
+    scope: ScopeOpt = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Apply without asking.")] = False,
+    app: AppOpt = None,
 ) -> None:
     """Show the plan, ask, and carry it out through the same validation as the API."""
     kind, scope_id = _scope(scope)
     documents = _read(file)
     console = Console(soft_wrap=True)
-    tocsin = _open()
+    tocsin = _open(app)
     try:
         entries = tocsin.plan(kind, scope_id, documents)
         render(console, entries)

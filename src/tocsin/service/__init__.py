@@ -8,7 +8,7 @@ The class is assembled from mixins by concern so each stays under the module bud
 - :mod:`tocsin.service.auth`: API tokens and per-scope roles
 - :mod:`tocsin.service.health`: the readiness ping
 - :mod:`tocsin.service.triggers`: one trigger at a time (get, merge-patch, delete), a scope's tables
-- :mod:`tocsin.service.iac`: export, plan and apply trigger documents (SPEC §11)
+- :mod:`tocsin.service.iac`: export, plan and apply trigger and schedule documents (SPEC §11)
 - :mod:`tocsin.service.secrets`: per-scope webhook signing secrets
 - :mod:`tocsin.service.workflows`: workflows, schedules and workflow runs (SPEC §12)
 - :mod:`tocsin.service.lanes`: lanes and their run contracts (SPEC §14)
@@ -32,9 +32,9 @@ from tocsin.service.workflows import WorkflowsMixin
 
 class Tocsin(
     LanesMixin,
+    IacMixin,
     WorkflowsMixin,
     WhyNotMixin,
-    IacMixin,
     TriggersMixin,
     DataMixin,
     ExecutionMixin,

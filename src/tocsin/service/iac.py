@@ -5,6 +5,11 @@ pure); ``apply`` carries a plan out through ``set_triggers``, the API's one writ
 validation, same adoption, the state retire/revive rules of SPEC §5). Every changed table is
 checked first, so a document the API would refuse fails before anything is written; then the
 tables are saved one at a time, each in its own transaction.
+
+Schedule documents (``"workflow"`` instead of ``"table"``: imperative workflow schedules,
+:mod:`tocsin.service.iac_schedules`) may share a bundle with trigger documents; they are not
+scoped, so ``scope`` / ``scope_id`` may be None when a bundle holds no trigger document. They
+are validated (all of them) before any table is written, and written in one transaction.
 """
 
 from __future__ import annotations
@@ -19,8 +24,9 @@ from tocsin.core import limits
 from tocsin.core.model import Table
 from tocsin.engine import configs
 from tocsin.errors import ValidationError
-from tocsin.service.base import TocsinBase
-from tocsin.service.data import SCOPES, DataMixin
+from tocsin.service import iac_schedules
+from tocsin.service.data import SCOPES
+from tocsin.service.workflows import WorkflowsMixin
 from tocsin.store import records as store_records
 
 
@@ -33,8 +39,9 @@ def _scope(scope: object, scope_id: object) -> tuple[str, str]:
         raise ValidationError(messages.scope_id_invalid(scope_id)) from None
 
 
-class IacMixin(DataMixin, TocsinBase):
-    """``export`` / ``plan`` / ``apply`` over one scope's tables. See SPEC §11."""
+class IacMixin(WorkflowsMixin):
+    """``export`` / ``plan`` / ``apply`` over one scope's tables and the imperative workflow
+    schedules. See SPEC §11."""
 
     def _scope_tables(self, scope: str, scope_id: str) -> list[Table]:
         with self.store.read() as tx:
@@ -53,37 +60,92 @@ class IacMixin(DataMixin, TocsinBase):
         found = self._scope_tables(scope, scope_id)
         return iac.export_documents(found, names, scope=scope, scope_id=scope_id)
 
-    def _plans(self, scope: str, scope_id: str, documents: object) -> list[iac.TablePlan]:
+    def export_schedules(self, workflows: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The imperative workflow schedules as documents (normalized, canonical key order):
+        of the named workflows only when ``workflows`` is given. Declared schedules belong to
+        code and are left out. ``iac.dumps`` turns them into JSON Lines."""
+        names = [workflows] if isinstance(workflows, str) else workflows
+        if names is not None and not all(isinstance(n, str) for n in names):
+            raise ValidationError(messages.IAC_WORKFLOWS_NOT_NAMES)
+        with self.store.read() as tx:
+            return iac_schedules.export_schedules(tx, list(names) if names is not None else None)
+
+    def _split(self, documents: object, schedules: bool) -> tuple[list[object], list[Any]]:
+        if not isinstance(documents, list):
+            raise ValidationError(messages.IAC_DOCUMENTS_NOT_LIST)
+        tables, found = iac_schedules.split(documents)
+        if found and not schedules:
+            raise ValidationError(messages.IAC_SCHEDULES_NOT_HERE)
+        return tables, found
+
+    def _plans(
+        self, scope: str | None, scope_id: str | None, tables: list[object]
+    ) -> list[iac.TablePlan]:
+        if not tables:
+            return []
+        if scope is None or scope_id is None:
+            raise ValidationError(messages.IAC_TABLES_NEED_SCOPE)
         scope, scope_id = _scope(scope, scope_id)
-        grouped = iac.group(documents)
+        grouped = iac.group(tables)
         iac.check_ids_across_tables(grouped)
         found = self._scope_tables(scope, scope_id)
         by_name = iac.resolve(found, [g.name for g in grouped], scope=scope, scope_id=scope_id)
         return [iac.plan_table(g, iac.stored_config(by_name[g.name])) for g in grouped]
 
-    def plan(self, scope: str, scope_id: str, documents: object) -> list[dict[str, Any]]:
+    def plan(
+        self,
+        scope: str | None,
+        scope_id: str | None,
+        documents: object,
+        *,
+        schedules: bool = True,
+    ) -> list[dict[str, Any]]:
         """Per trigger of every table the documents name: ``{"table", "trigger_id", "name",
         "action": create|update|delete|noop, "changes"}`` (adopted triggers carry
-        ``"adopted": true``). Reads only."""
-        return [entry for p in self._plans(scope, scope_id, documents) for entry in p.entries]
+        ``"adopted": true``); then per imperative schedule of every workflow the schedule
+        documents name: ``{"workflow", "schedule_id", "action", "changes"}`` (``"adopted"``,
+        ``"warnings"`` when any). ``schedules=False`` refuses schedule documents (the HTTP
+        routes of one scope). Reads only."""
+        tables, found = self._split(documents, schedules)
+        entries = [e for p in self._plans(scope, scope_id, tables) for e in p.entries]
+        if found:
+            with self.store.read() as tx:
+                planned = iac_schedules.plan_schedules(tx, found, set(self.workflows))
+            entries += planned.entries
+        return entries
 
     def apply(
-        self, scope: str, scope_id: str, documents: object, now: datetime | None = None
+        self,
+        scope: str | None,
+        scope_id: str | None,
+        documents: object,
+        now: datetime | None = None,
+        *,
+        schedules: bool = True,
     ) -> list[dict[str, Any]]:
-        """Carry out the plan of ``documents`` and return it (created triggers with the ids
-        they were saved under). Tables whose plan is all noop are not written."""
+        """Carry out the plan of ``documents`` and return it (created triggers and schedules
+        with the ids they were saved under). Tables whose plan is all noop are not written.
+        Every document is checked before anything is written."""
         at = self._now(now)
-        plans = self._plans(scope, scope_id, documents)
+        tables, found = self._split(documents, schedules)
+        plans = self._plans(scope, scope_id, tables)
         changed = [p for p in plans if p.changed]
-        ids = self._check_plans(scope, scope_id, changed)
+        ids = self._check_plans(scope, scope_id, changed) if changed else {}
+        if found:  # every schedule document checked before a table is written
+            with self.store.read() as tx:
+                iac_schedules.plan_schedules(tx, found, set(self.workflows))
         for plan in changed:
             saved = self.set_triggers(ids[plan.name], plan.config, now=at)
             for entry_index, config_index in plan.created.items():
                 plan.entries[entry_index]["trigger_id"] = saved[config_index]["id"]
-        return [entry for p in plans for entry in p.entries]
+        entries = [entry for p in plans for entry in p.entries]
+        if found:
+            registry = set(self.workflows)
+            entries += iac_schedules.apply_schedules(self.store, found, registry, now=at)
+        return entries
 
     def _check_plans(
-        self, scope: str, scope_id: str, plans: Sequence[iac.TablePlan]
+        self, scope: str | None, scope_id: str | None, plans: Sequence[iac.TablePlan]
     ) -> dict[str, str]:
         """Every changed table's config through the checks ``set_triggers`` runs, before any
         is saved (a refused document fails the whole apply with nothing written); returns

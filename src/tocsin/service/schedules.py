@@ -67,7 +67,7 @@ def _require(tx: Tx, schedule_id: object) -> dict[str, Any]:
     return row
 
 
-def _imperative_row(sid: str, decl: DeclaredSchedule, at: datetime) -> dict[str, Any]:
+def imperative_row(sid: str, decl: DeclaredSchedule, at: datetime) -> dict[str, Any]:
     """The row of a new imperative schedule; its payload must be plain JSON."""
     payload = {
         "input_data": decl.input_data,
@@ -206,7 +206,7 @@ class Schedules:
         (decl,) = declared_schedules(workflow_id, entry, notes)
         with self._store.read() as tx:
             check_trigger_ids(tx, [replace(decl, id=sid)], set(self._registry()))
-        values = _imperative_row(sid, decl, at)
+        values = imperative_row(sid, decl, at)
         with self._store.begin() as tx:
             store_schedules.insert_schedule(tx, values=values)
             out = self._view(tx, _require(tx, sid), at)
@@ -305,4 +305,4 @@ def paused_skips(row: Mapping[str, Any], at: datetime) -> list[SkipRange]:
     return owed_range(row, nxt, at, PAUSED, inclusive=True)
 
 
-__all__ = ["Schedules", "check_page", "paused_skips"]
+__all__ = ["Schedules", "check_page", "imperative_row", "paused_skips"]

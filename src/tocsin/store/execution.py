@@ -32,6 +32,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql.elements import ColumnElement
 
 from tocsin.core.model import RUN_TRANSITIONS, Run, RunStatus
+from tocsin.store.dialects import ordered_scans_only
 from tocsin.store.errors import map_db_errors
 from tocsin.store.runs import run_value
 from tocsin.store.schema import ACTIVE_STATUSES, runs
@@ -88,6 +89,8 @@ def claim_next_runs(tx: Tx, *, now: datetime, limit: int = 1) -> list[Run]:
         .returning(*runs.c)
     )
     with map_db_errors():
+        if tx.is_postgres:
+            ordered_scans_only(tx)  # walk ix_runs_status_updated: never sort every pending run
         claimed = [_run_value(row) for row in tx.conn.execute(stmt)]
     return sorted(claimed, key=lambda run: (run.created_at, run.id))
 

@@ -86,6 +86,20 @@ def declared_schedules(tx: Tx) -> list[dict[str, Any]]:
     return [schedule_dict(r) for r in tx.conn.execute(stmt).mappings()]
 
 
+def imperative_schedules(
+    tx: Tx, *, workflow_ids: Iterable[str] | None = None, for_update: bool = False
+) -> list[dict[str, Any]]:
+    """The imperative schedules (``source = 'imperative'``), of ``workflow_ids`` only when
+    given, ordered by workflow then id; locked with ``for_update`` (IaC apply, SPEC §11)."""
+    where = [S.c.source == "imperative"]
+    if workflow_ids is not None:
+        where.append(S.c.workflow_id.in_(list(workflow_ids)))
+    stmt = select(S).where(*where).order_by(S.c.workflow_id, S.c.id)
+    if for_update and tx.is_postgres:
+        stmt = stmt.with_for_update()
+    return [schedule_dict(r) for r in tx.conn.execute(stmt).mappings()]
+
+
 def update_schedule(tx: Tx, *, schedule_id: str, values: Mapping[str, Any], now: datetime) -> bool:
     """Set ``values`` on one schedule; True when it exists."""
     tx.require_writable()
@@ -256,6 +270,7 @@ __all__ = [
     "fire_dict",
     "fires_by_id",
     "get_schedule",
+    "imperative_schedules",
     "insert_fires",
     "insert_schedule",
     "list_fires",

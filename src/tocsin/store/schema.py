@@ -170,7 +170,7 @@ runs = Table(
     # claimed before this instant; NULL: claimable at once
     Column("next_attempt_at", UTCDateTime, nullable=True),
     Index("ix_runs_table_created", "table_id", "created_at"),
-    Index("ix_runs_status_updated", "status", "updated_at"),
+    Index("ix_runs_status_updated", "status", "updated_at", "id"),  # the claim order (0019)
     # §5.3 one active run per clock trigger
     Index(
         "uq_runs_one_active_clock",

@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import bindparam, func, literal, select, update
 
 from tocsin.store.bulk import instant_binder, instant_reader, update_rows, with_rows
+from tocsin.store.dialects import ordered_scans_only
 from tocsin.store.schema import WORKFLOW_ACTIVE, workflow_runs
 from tocsin.store.tx import Tx
 
@@ -54,21 +56,21 @@ def insert_runs(tx: Tx, *, rows: Sequence[Mapping[str, Any]]) -> None:
     if not rows:
         return
     bind = instant_binder(tx)
-    cells: list[Callable[[Any], Any]] = []
+    columns: list[list[Any]] = []  # converted a column at a time (map: no per-cell frame)
     for name in _INSERT_COLUMNS:
+        cells = map(itemgetter(name), rows)
         if name in _JSON_COLUMNS:
-            cells.append(_json_text)
+            columns.append(list(map(_json_text, cells)))
         elif name in _INSTANT_COLUMNS:
-            cells.append(bind)
+            columns.append(list(map(bind, cells)))
         else:
-            cells.append(_same)
-    pairs = tuple(zip(_INSERT_COLUMNS, cells, strict=True))
-    values = [tuple(cell(r[name]) for name, cell in pairs) for r in rows]
+            columns.append(list(cells))
+    values = list(zip(*columns, strict=True))
     names = ", ".join(f'"{n}"' for n in _INSERT_COLUMNS)
     if tx.is_postgres:  # one statement over unnest: no per-row round trip
         with_rows(tx, _PG_COLUMNS, f"INSERT INTO workflow_runs ({names}) {_PG_SELECT}", values)
         return
-    sql = f"INSERT INTO workflow_runs ({names}) VALUES ({', '.join(['?'] * len(pairs))})"
+    sql = f"INSERT INTO workflow_runs ({names}) VALUES ({', '.join(['?'] * len(columns))})"
     tx.conn.exec_driver_sql(sql, values)
 
 
@@ -85,10 +87,6 @@ _PG_SELECT = (
     + ", ".join(f"CAST(c_{n} AS json)" if n in _JSON_COLUMNS else f"c_{n}" for n in _INSERT_COLUMNS)
     + " FROM v"
 )
-
-
-def _same(value: Any) -> Any:
-    return value
 
 
 def _json_text(value: Any) -> str | None:
@@ -189,6 +187,8 @@ def claim_next_runs(
         f" started_at = COALESCE(started_at, {mark}), updated_at = {mark}"
         f" WHERE {where} RETURNING {names}"
     )
+    if tx.is_postgres:
+        ordered_scans_only(tx)
     # the outer UPDATE goes by the primary key (the status test kept as the fence, but off the
     # status index, through which it walked every pending run per claim): PostgreSQL takes the
     # picked ids as one array (an init plan) instead of hash-joining every pending run

@@ -2,6 +2,9 @@
 
 One transaction per call:
 
+0. on PostgreSQL, wait for any other scheduler's compound pass to commit (an advisory
+   transaction lock, ``store.trigger_events.serialize_pass``): events are then applied in
+   outbox order and never after a due instant they precede, whichever process claims them;
 1. claim up to ``EVENT_LIMIT`` outbox events (PostgreSQL ``FOR UPDATE SKIP LOCKED``);
 2. with events: lock the unpaused trigger schedules that listen to them or are due, in id
    order, *waiting* for locks, so two schedulers apply their events one after the other;
@@ -79,6 +82,7 @@ def fire_trigger_schedules(
 ) -> int:
     """Consume events, evaluate trigger schedules at ``now``; returns the fires recorded."""
     with store.begin() as tx:
+        store_events.serialize_pass(tx)
         events = store_events.claim_events(tx, limit=EVENT_LIMIT)
         if events:
             pairs = [(e["kind"], e["subject"]) for e in events]

@@ -70,7 +70,7 @@ def sync_schedules(
                 created = store_schedules.insert_schedule(tx, values=_new_row(decl, now))
                 report["created" if created else "unchanged"].append(sid)
                 continue
-            outcome, values = _diff(decl, row, now)
+            outcome, values = schedule_changes(decl, row, now)
             if values:
                 store_schedules.update_schedule(tx, schedule_id=sid, values=values, now=now)
             report[outcome].append(sid)
@@ -138,7 +138,7 @@ def _new_row(decl: DeclaredSchedule, now: datetime) -> dict[str, Any]:
     }
 
 
-def _diff(
+def schedule_changes(
     decl: DeclaredSchedule, row: Mapping[str, Any], now: datetime
 ) -> tuple[str, dict[str, Any]]:
     payload = {k: v for k, v in _payload(decl).items() if row.get(k) != v}
@@ -154,4 +154,4 @@ def _diff(
     return "unchanged", {}
 
 
-__all__ = ["OUTCOMES", "sync_schedules"]
+__all__ = ["OUTCOMES", "check_trigger_ids", "schedule_changes", "sync_schedules"]

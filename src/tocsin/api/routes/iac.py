@@ -2,7 +2,8 @@
 
 ``GET P/iac/export`` answers JSON Lines (``application/jsonl``), one trigger document per line;
 ``POST P/iac/plan`` and ``POST P/iac/apply`` take ``{"documents": [...]}`` (the same documents,
-parsed) and answer ``{"plan": [...]}``.
+parsed) and answer ``{"plan": [...]}``. Schedule documents (imperative workflow schedules, not
+scoped) are refused here with 400: they are planned and applied with the CLI or the facade.
 """
 
 from __future__ import annotations
@@ -40,10 +41,11 @@ def export(who: Moderator, tocsin: TocsinDep, tables: TableQuery = None) -> Resp
 @router.post("/plan", response_model=IacPlanOut, responses=error_responses(400, 401, 403))
 def plan(body: IacDocuments, who: Moderator, tocsin: TocsinDep) -> dict[str, Any]:
     """Per trigger of every table the documents name: create, update, delete or noop."""
-    return {"plan": tocsin.plan(who.scope, who.scope_id, body.documents)}
+    return {"plan": tocsin.plan(who.scope, who.scope_id, body.documents, schedules=False)}
 
 
 @router.post("/apply", response_model=IacPlanOut, responses=error_responses(400, 401, 403))
 def apply(body: IacDocuments, who: Moderator, tocsin: TocsinDep, now: NowDep) -> dict[str, Any]:
     """Carry the plan out through the same validation and save as ``PUT …/triggers``."""
-    return {"plan": tocsin.apply(who.scope, who.scope_id, body.documents, now=now)}
+    plan = tocsin.apply(who.scope, who.scope_id, body.documents, now=now, schedules=False)
+    return {"plan": plan}
