@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
+from tocsin.core.model import Table
 from tocsin.store import Store
 
 from .helpers import make_table
 
 
 @pytest.fixture
-def table(store: Store) -> dict[str, Any]:
+def table(store: Store) -> Table:
     """One live table without triggers."""
     return make_table(store)

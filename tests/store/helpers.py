@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from sqlalchemy import event
 
+from tocsin.core.model import Table
 from tocsin.store import Store
 from tocsin.store.records import insert_table
 from tocsin.store.tx import Tx
@@ -27,8 +28,8 @@ def new_id() -> str:
     return str(uuid.uuid4())
 
 
-def make_table(store: Store, **overrides: Any) -> dict[str, Any]:
-    """Insert a live table (scope chatroom, columns Due/Status) and return its dict."""
+def make_table(store: Store, **overrides: Any) -> Table:
+    """Insert a live table (scope chatroom, columns Due/Status) and return it."""
     fields: dict[str, Any] = {
         "id": new_id(),
         "scope": "chatroom",

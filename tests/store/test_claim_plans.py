@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import event
 
+from tocsin.core.model import Table
 from tocsin.store import Store
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.dialects import ordered_scans_only
@@ -64,10 +65,8 @@ def test_the_claim_walks_the_ordered_index_and_the_hint_ends_with_its_transactio
 
 
 @PG_ONLY
-def test_the_table_run_claim_walks_its_ordered_index_too(
-    store: Store, table: dict[str, Any]
-) -> None:
-    _pending_runs(store, table["id"], PENDING)
+def test_the_table_run_claim_walks_its_ordered_index_too(store: Store, table: Table) -> None:
+    _pending_runs(store, table.id, PENDING)
     plans: list[str] = []
 
     @event.listens_for(store.engine, "before_cursor_execute")

@@ -20,8 +20,8 @@ TRIGGERS = [{"id": "trg_0123456789ab", "on": "schedule", "schedule": {"type": "i
 def _candidate(store: Store, **table_fields: Any) -> str:
     table = make_table(store, **table_fields)
     with store.begin() as tx:
-        rec.set_table_triggers(tx, table_id=table["id"], triggers=TRIGGERS, now=NOW)
-    return str(table["id"])
+        rec.set_table_triggers(tx, table_id=table.id, triggers=TRIGGERS, now=NOW)
+    return str(table.id)
 
 
 def _claim_ids(store: Store, *, now: Any = NOW, limit: int = 100, **claim: Any) -> list[str]:
@@ -79,8 +79,8 @@ def test_rotation_reaches_every_table_in_turn(store: Store) -> None:
     with store.read() as tx:
         stamped = rec.get_table(tx, table_id=ids[4])
     later = NOW + timedelta(minutes=2)
-    assert stamped is not None and stamped["last_ticked_at"] == later
-    assert stamped["next_due_at"] == later
+    assert stamped is not None and stamped.last_ticked_at == later
+    assert stamped.next_due_at == later
 
 
 def test_finish_tables_sets_next_due_and_accepts_nothing(store: Store) -> None:
@@ -92,8 +92,8 @@ def test_finish_tables_sets_next_due_and_accepts_nothing(store: Store) -> None:
         finished = rec.get_table(tx, table_id=table_id)
     assert _claim_ids(store, now=NOW + timedelta(minutes=59)) == []
     assert _claim_ids(store, now=NOW + timedelta(hours=1)) == [table_id]
-    assert finished is not None and finished["last_ticked_at"] == NOW
-    assert finished["next_due_at"] == NOW + timedelta(hours=1)
+    assert finished is not None and finished.last_ticked_at == NOW
+    assert finished.next_due_at == NOW + timedelta(hours=1)
 
 
 @PG_ONLY

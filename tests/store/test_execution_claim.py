@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import insert
 
+from tocsin.core.model import Table
 from tocsin.store import Store
 from tocsin.store.execution import claim_next_runs, count_runs
 from tocsin.store.schema import runs
@@ -45,31 +46,27 @@ def _pending_runs(store: Store, table_id: str, count: int) -> list[str]:
     return [row["id"] for row in rows]
 
 
-def test_a_claim_of_ten_out_of_a_thousand_takes_exactly_ten(
-    store: Store, table: dict[str, Any]
-) -> None:
-    ids = _pending_runs(store, table["id"], PENDING)
+def test_a_claim_of_ten_out_of_a_thousand_takes_exactly_ten(store: Store, table: Table) -> None:
+    ids = _pending_runs(store, table.id, PENDING)
     with store.begin() as tx:
         claimed = claim_next_runs(tx, now=NOW + timedelta(seconds=5), limit=10)
     assert len(claimed) == 10
-    assert {run["id"] for run in claimed} == set(ids[:10])  # the oldest updated_at first
-    assert all(run["status"] == "running" and run["attempts"] == 1 for run in claimed)
+    assert {run.id for run in claimed} == set(ids[:10])  # the oldest updated_at first
+    assert all(run.status == "running" and run.attempts == 1 for run in claimed)
     with store.read() as tx:
         assert count_runs(tx, status="running") == 10
         assert count_runs(tx, status="pending") == PENDING - 10
 
 
-def test_repeated_claims_never_take_more_than_their_limit(
-    store: Store, table: dict[str, Any]
-) -> None:
-    _pending_runs(store, table["id"], 200)
+def test_repeated_claims_never_take_more_than_their_limit(store: Store, table: Table) -> None:
+    _pending_runs(store, table.id, 200)
     taken: set[str] = set()
     for _ in range(20):
         with store.begin() as tx:
             batch = claim_next_runs(tx, now=NOW + timedelta(seconds=5), limit=7)
         assert 1 <= len(batch) <= 7
-        assert not taken & {run["id"] for run in batch}
-        taken |= {run["id"] for run in batch}
+        assert not taken & {run.id for run in batch}
+        taken |= {run.id for run in batch}
     assert len(taken) == 140
     with store.read() as tx:
         assert count_runs(tx, status="running") == 140

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from tocsin.core.model import Table
 from tocsin.store import Store
 from tocsin.store.ledger import IN_CHUNK, claim_occurrences, fired_identities, release_occurrences
 from tocsin.store.runs import get_run, insert_run
@@ -50,16 +51,14 @@ def test_one_call_claims_many_and_answers_only_what_it_got(store: Store) -> None
         assert claim_occurrences(tx, claims=[], now=NOW) == set()
 
 
-def test_duplicate_claim_does_not_roll_back_the_transaction(
-    store: Store, table: dict[str, Any]
-) -> None:
+def test_duplicate_claim_does_not_roll_back_the_transaction(store: Store, table: Table) -> None:
     first_run, second_run = new_id(), new_id()
     with store.begin() as tx:
         assert _claim(tx, "r1|v")
-        _run(tx, first_run, table["id"])
+        _run(tx, first_run, table.id)
         assert not _claim(tx, "r1|v")  # no IntegrityError; the PG transaction is not aborted
         assert _claim(tx, "r2|v")
-        _run(tx, second_run, table["id"])
+        _run(tx, second_run, table.id)
     with store.read() as tx:
         assert get_run(tx, run_id=first_run) is not None
         assert get_run(tx, run_id=second_run) is not None

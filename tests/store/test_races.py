@@ -102,7 +102,7 @@ def _state_for(store: Store, table_id: str) -> dict[str, Any] | None:
 def test_pg_a_state_created_meanwhile_by_another_table_is_not_taken_over(store: Store) -> None:
     """Two config saves that both saw no state for one id: the second waits on the key, then
     writes nothing (the facade answers ``trigger_id_taken``), and the first table keeps it."""
-    first_table, second_table = make_table(store)["id"], make_table(store)["id"]
+    first_table, second_table = make_table(store).id, make_table(store).id
     outcome: dict[str, Any] = {}
     with store.engine.connect() as conn:
         first = conn.begin()

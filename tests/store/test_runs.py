@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from sqlalchemy import update
 
+from tocsin.core.model import Run, Table
 from tocsin.store import Store
 from tocsin.store.execution import requeue_runs
 from tocsin.store.runs import (
@@ -26,7 +27,7 @@ from .helpers import NOW, new_id, query_plan
 STUCK_AFTER_S = 300
 
 
-def _insert(tx: Any, table_id: str, **overrides: Any) -> dict[str, Any] | None:
+def _insert(tx: Any, table_id: str, **overrides: Any) -> Run | None:
     fields: dict[str, Any] = {
         "id": new_id(),
         "table_id": table_id,
@@ -52,23 +53,23 @@ def test_insert_run_returns_the_documented_shape(store: Store) -> None:
     with store.begin() as tx:
         run = _insert(tx, "tbl", clock=False, record_id="rec", payload={"Status": "Open"})
     assert run is not None
-    assert set(run) >= {
+    assert set(run.as_dict()) >= {
         "id", "table_id", "trigger_id", "record_id", "source", "status", "attempts", "error",
         "action_results", "payload", "definition", "identity", "scheduled_for", "created_at",
         "updated_at", "started_at", "finished_at",
     }  # fmt: skip
-    assert run["status"] == "pending" and run["attempts"] == 0 and run["error"] is None
-    assert run["action_results"] == [] and run["payload"] == {"Status": "Open"}
-    assert run["created_at"] == NOW == run["scheduled_for"] and run["started_at"] is None
+    assert run.status == "pending" and run.attempts == 0 and run.error is None
+    assert run.action_results == [] and run.payload == {"Status": "Open"}
+    assert run.created_at == NOW == run.scheduled_for and run.started_at is None
     with store.read() as tx:
-        assert get_run(tx, run_id=run["id"]) == run
+        assert get_run(tx, run_id=run.id) == run
         assert get_run(tx, run_id=new_id()) is None
 
 
 def test_definition_none_is_sql_null(store: Store) -> None:
     with store.begin() as tx:
         run = _insert(tx, "tbl", clock=False, definition=None)
-        assert run is not None and run["definition"] is None
+        assert run is not None and run.definition is None
         nulls = tx.conn.exec_driver_sql(
             "SELECT count(*) FROM runs WHERE definition IS NULL"
         ).scalar_one()
@@ -113,7 +114,7 @@ def test_insert_runs_answers_the_ids_it_inserted(store: Store) -> None:
         assert inserted == {batch[1].id, batch[3].id, batch[4].id}
         assert insert_runs(tx, runs_=[], now=NOW) == set()
         run = get_run(tx, run_id=batch[1].id)
-        assert run is not None and run["payload"] == {"n": 1} and run["definition"] is None
+        assert run is not None and run.payload == {"n": 1} and run.definition is None
         assert get_run(tx, run_id=batch[0].id) is None
 
 
@@ -121,7 +122,7 @@ def test_running_run_also_fences(store: Store) -> None:
     with store.begin() as tx:
         first = _insert(tx, "tbl")
         assert first is not None
-        _set(tx, first["id"], status="running")
+        _set(tx, first.id, status="running")
         assert _insert(tx, "tbl") is None
 
 
@@ -130,7 +131,7 @@ def test_a_terminal_run_releases_the_fence(store: Store, status: str) -> None:
     with store.begin() as tx:
         first = _insert(tx, "tbl")
         assert first is not None
-        _set(tx, first["id"], status=status)
+        _set(tx, first.id, status=status)
     with store.begin() as tx:
         assert active_clock_trigger_ids(tx, trigger_ids=["trg_clock"]) == set()
         assert _insert(tx, "tbl", identity="next") is not None
@@ -160,8 +161,8 @@ def _seed_statuses(store: Store, table_id: str) -> dict[str, str]:
                 now=NOW + timedelta(seconds=offset),
             )  # fmt: skip
             assert run is not None
-            _set(tx, run["id"], status=status, updated_at=updated_at)
-            ids[name] = run["id"]
+            _set(tx, run.id, status=status, updated_at=updated_at)
+            ids[name] = run.id
         _insert(tx, "other-table", clock=False)
     return ids
 
@@ -186,7 +187,7 @@ def test_list_runs_filters_newest_first(
             tx, table_id="tbl", status=status, skip=0, limit=50, now=NOW,
             stuck_after_s=STUCK_AFTER_S,
         )  # fmt: skip
-    assert [item["id"] for item in items] == [ids[name] for name in expected]
+    assert [item.id for item in items] == [ids[name] for name in expected]
     assert total == len(expected)
 
 
@@ -196,17 +197,17 @@ def test_list_runs_pages_and_rejects_unknown_filters(store: Store) -> None:
         items, total = list_runs(
             tx, table_id="tbl", status=None, skip=1, limit=2, now=NOW, stuck_after_s=300
         )
-        assert total == 5 and [i["id"] for i in items] == [ids["done"], ids["stale_running"]]
+        assert total == 5 and [i.id for i in items] == [ids["done"], ids["stale_running"]]
         with pytest.raises(ValueError, match="unknown run status"):
             list_runs(tx, table_id="tbl", status="bogus", skip=0, limit=1, now=NOW, stuck_after_s=1)
 
 
-def test_active_run_probes_use_the_partial_index(store: Store, table: dict[str, Any]) -> None:
+def test_active_run_probes_use_the_partial_index(store: Store, table: Table) -> None:
     """The tick asks for every due clock trigger of a batch: one index probe per id, not a scan
     of every pending/running run (filtering on status alone matched no index predicate)."""
     with store.begin() as tx:
         for n in range(3):
-            _insert(tx, table["id"], trigger_id=f"trg_{n}", clock=n != 1)
+            _insert(tx, table.id, trigger_id=f"trg_{n}", clock=n != 1)
         # the row-event run of trg_1 does not count
         wanted = ["trg_0", "trg_1", "trg_2"]
         assert active_clock_trigger_ids(tx, trigger_ids=wanted) == {"trg_0", "trg_2"}
@@ -217,14 +218,12 @@ def test_active_run_probes_use_the_partial_index(store: Store, table: dict[str, 
     assert "uq_runs_one_active_clock" in single and "uq_runs_one_active_clock" in many
 
 
-def test_the_lost_pending_sweep_reads_only_old_pending_runs(
-    store: Store, table: dict[str, Any]
-) -> None:
+def test_the_lost_pending_sweep_reads_only_old_pending_runs(store: Store, table: Table) -> None:
     """The sweep runs at every tick: it must seek the (status, updated_at) index to the pending
     runs older than the stale window, not read every pending run (a backlog made the idle tick
     grow with it)."""
     with store.begin() as tx:
-        _insert(tx, table["id"], trigger_id="trg_0", clock=False)
+        _insert(tx, table.id, trigger_id="trg_0", clock=False)
     plan = query_plan(
         store, lambda tx: requeue_runs(tx, now=NOW, status="pending", older_than_s=300)
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from tocsin.core.model import Table
 from tocsin.store import Store
 from tocsin.store import state as st
 from tocsin.store.ledger import claim_occurrences, fired_identities
@@ -29,30 +30,30 @@ def _upsert(tx: Any, table_id: str, trigger_id: str = "trg_i", **overrides: Any)
 
 
 def test_upsert_creates_then_overwrites_config_but_keeps_history(
-    store: Store, table: dict[str, Any]
+    store: Store, table: Table
 ) -> None:
     with store.begin() as tx:
-        made = _upsert(tx, table["id"])
+        made = _upsert(tx, table.id)
         assert made is not None and made.as_dict() == {
-            "trigger_id": "trg_i", "table_id": table["id"], "kind": "interval", "anchor": NOW,
+            "trigger_id": "trg_i", "table_id": table.id, "kind": "interval", "anchor": NOW,
             "last_consumed": None, "cursor_created_at": None, "cursor_id": None,
             "schedule_hash": "h1", "retired": False, "next_due_at": NOW, "updated_at": NOW,
             "paused_at": None, "pause_windows": (),
         }  # fmt: skip
         st.consume_windows(tx, consumed=[("trg_i", NOW, None)], now=NOW)
         assert st.get_state(tx, trigger_id="trg_i").last_consumed == NOW  # type: ignore[union-attr]
-        st.retire_states(tx, table_id=table["id"], keep_ids=[], now=NOW)
-        again = _upsert(tx, table["id"], schedule_hash="h2", anchor=NOW + HOUR, now=NOW + HOUR)
+        st.retire_states(tx, table_id=table.id, keep_ids=[], now=NOW)
+        again = _upsert(tx, table.id, schedule_hash="h2", anchor=NOW + HOUR, now=NOW + HOUR)
     assert again.retired is False and again.schedule_hash == "h2"
     assert again.anchor == NOW + HOUR and again.last_consumed == NOW
 
 
-def test_get_states_keys_by_trigger_id(store: Store, table: dict[str, Any]) -> None:
+def test_get_states_keys_by_trigger_id(store: Store, table: Table) -> None:
     with store.begin() as tx:
-        _upsert(tx, table["id"], "trg_a")
-        _upsert(tx, table["id"], "trg_b", kind="date_column_reached", anchor=None)
+        _upsert(tx, table.id, "trg_a")
+        _upsert(tx, table.id, "trg_b", kind="date_column_reached", anchor=None)
     with store.read() as tx:
-        states = st.get_states(tx, table_id=table["id"])
+        states = st.get_states(tx, table_id=table.id)
         assert set(states) == {"trg_a", "trg_b"}
         assert states["trg_b"].kind == "date_column_reached"
         assert st.get_state(tx, trigger_id="trg_a") == states["trg_a"]
@@ -60,31 +61,31 @@ def test_get_states_keys_by_trigger_id(store: Store, table: dict[str, Any]) -> N
         assert st.get_states(tx, table_id=new_id()) == {}
 
 
-def test_states_of_tables_groups_by_table(store: Store, table: dict[str, Any]) -> None:
+def test_states_of_tables_groups_by_table(store: Store, table: Table) -> None:
     other, empty = make_table(store), make_table(store)
     with store.begin() as tx:
-        _upsert(tx, table["id"], "trg_a")
-        _upsert(tx, other["id"], "trg_b", kind="date_column_reached", anchor=None)
-        st.retire_states(tx, table_id=other["id"], keep_ids=[], now=NOW)
+        _upsert(tx, table.id, "trg_a")
+        _upsert(tx, other.id, "trg_b", kind="date_column_reached", anchor=None)
+        st.retire_states(tx, table_id=other.id, keep_ids=[], now=NOW)
     with store.read() as tx:
-        grouped = st.states_of_tables(tx, table_ids=[table["id"], other["id"], empty["id"]])
+        grouped = st.states_of_tables(tx, table_ids=[table.id, other.id, empty.id])
         assert grouped == {
-            table["id"]: {"trg_a": st.get_state(tx, trigger_id="trg_a")},
-            other["id"]: {"trg_b": st.get_state(tx, trigger_id="trg_b")},  # retired included
-            empty["id"]: {},
+            table.id: {"trg_a": st.get_state(tx, trigger_id="trg_a")},
+            other.id: {"trg_b": st.get_state(tx, trigger_id="trg_b")},  # retired included
+            empty.id: {},
         }
-        assert grouped[other["id"]]["trg_b"].retired is True
+        assert grouped[other.id]["trg_b"].retired is True
         assert st.states_of_tables(tx, table_ids=[]) == {}
 
 
-def test_retire_keeps_listed_ids_and_revive_restores(store: Store, table: dict[str, Any]) -> None:
+def test_retire_keeps_listed_ids_and_revive_restores(store: Store, table: Table) -> None:
     with store.begin() as tx:
         for trigger_id in ("trg_a", "trg_b", "trg_c"):
-            _upsert(tx, table["id"], trigger_id)
-        retired = st.retire_states(tx, table_id=table["id"], keep_ids={"trg_b"}, now=NOW + HOUR)
+            _upsert(tx, table.id, trigger_id)
+        retired = st.retire_states(tx, table_id=table.id, keep_ids={"trg_b"}, now=NOW + HOUR)
         assert retired == {"trg_a", "trg_c"}
-        assert st.retire_states(tx, table_id=table["id"], keep_ids={"trg_b"}, now=NOW) == set()
-        states = st.get_states(tx, table_id=table["id"])
+        assert st.retire_states(tx, table_id=table.id, keep_ids={"trg_b"}, now=NOW) == set()
+        states = st.get_states(tx, table_id=table.id)
         assert {k for k, v in states.items() if v.retired} == {"trg_a", "trg_c"}
         assert st.revive_state(tx, trigger_id="trg_a", now=NOW + 2 * HOUR)
         assert not st.revive_state(tx, trigger_id="trg_a", now=NOW + 2 * HOUR)
@@ -92,15 +93,13 @@ def test_retire_keeps_listed_ids_and_revive_restores(store: Store, table: dict[s
 
 
 def test_reanchor_restarts_the_cursor_and_keeps_ledger_and_history(
-    store: Store, table: dict[str, Any]
+    store: Store, table: Table
 ) -> None:
     rid = new_id()
     with store.begin() as tx:
-        _upsert(tx, table["id"], "trg_d", kind="date_column_reached", anchor=None)
+        _upsert(tx, table.id, "trg_d", kind="date_column_reached", anchor=None)
         st.advance_cursors(tx, cursors=[("trg_d", NOW, rid)], now=NOW)
-        claim_occurrences(
-            tx, claims=[(table["id"], "trg_d", f"{rid}|2026-08-27", new_id())], now=NOW
-        )
+        claim_occurrences(tx, claims=[(table.id, "trg_d", f"{rid}|2026-08-27", new_id())], now=NOW)
         st.consume_windows(tx, consumed=[("trg_d", NOW, None)], now=NOW)
         assert st.reanchor_state(
             tx, trigger_id="trg_d", anchor=NOW + HOUR, schedule_hash="h9", now=NOW + HOUR,
@@ -112,18 +111,18 @@ def test_reanchor_restarts_the_cursor_and_keeps_ledger_and_history(
         assert state.anchor == NOW + HOUR and state.schedule_hash == "h9"
         assert state.last_consumed == NOW and state.next_due_at == NOW + 2 * HOUR
         assert fired_identities(
-            tx, table_id=table["id"], trigger_id="trg_d", identities=[f"{rid}|2026-08-27"]
+            tx, table_id=table.id, trigger_id="trg_d", identities=[f"{rid}|2026-08-27"]
         )
         assert not st.reanchor_state(
             tx, trigger_id="nope", anchor=None, schedule_hash=None, now=NOW, next_due_at=None
         )
 
 
-def test_advance_cursor_moves_and_resets(store: Store, table: dict[str, Any]) -> None:
+def test_advance_cursor_moves_and_resets(store: Store, table: Table) -> None:
     rid, other = new_id(), new_id()
     with store.begin() as tx:
-        _upsert(tx, table["id"], "trg_d", kind="date_column_reached")
-        _upsert(tx, table["id"], "trg_e", kind="date_column_reached")
+        _upsert(tx, table.id, "trg_d", kind="date_column_reached")
+        _upsert(tx, table.id, "trg_e", kind="date_column_reached")
         st.advance_cursors(
             tx, cursors=[("trg_d", NOW, rid), ("trg_e", NOW + HOUR, other)], now=NOW + HOUR
         )
@@ -140,15 +139,15 @@ def test_advance_cursor_moves_and_resets(store: Store, table: dict[str, Any]) ->
         st.advance_cursors(tx, cursors=[], now=NOW)  # nothing to move: a no-op
 
 
-def test_consume_window_is_monotonic(store: Store, table: dict[str, Any]) -> None:
+def test_consume_window_is_monotonic(store: Store, table: Table) -> None:
     def consumed(tx: Any, trigger_id: str) -> tuple[Any, Any, Any]:
         state = st.get_state(tx, trigger_id=trigger_id)
         assert state is not None
         return state.last_consumed, state.next_due_at, state.updated_at
 
     with store.begin() as tx:
-        _upsert(tx, table["id"])
-        _upsert(tx, table["id"], "trg_j")
+        _upsert(tx, table.id)
+        _upsert(tx, table.id, "trg_j")
         st.consume_windows(tx, consumed=[("trg_i", NOW + HOUR, NOW + 2 * HOUR)], now=NOW + HOUR)
         assert consumed(tx, "trg_i") == (NOW + HOUR, NOW + 2 * HOUR, NOW + HOUR)
         # an earlier and the same window are refused (row left as is); a fresh one in the same
@@ -167,10 +166,10 @@ def test_consume_window_is_monotonic(store: Store, table: dict[str, Any]) -> Non
         st.consume_windows(tx, consumed=[], now=NOW)  # nothing consumed: a no-op
 
 
-def test_set_next_dues(store: Store, table: dict[str, Any]) -> None:
+def test_set_next_dues(store: Store, table: Table) -> None:
     with store.begin() as tx:
-        _upsert(tx, table["id"])
-        _upsert(tx, table["id"], "trg_j")
+        _upsert(tx, table.id)
+        _upsert(tx, table.id, "trg_j")
         st.set_next_dues(tx, next_dues=[("trg_i", None), ("trg_j", NOW + HOUR)])
         state = st.get_state(tx, trigger_id="trg_i")
         assert state is not None and state.next_due_at is None
@@ -179,20 +178,20 @@ def test_set_next_dues(store: Store, table: dict[str, Any]) -> None:
         st.set_next_dues(tx, next_dues=[])  # nothing to set: a no-op
 
 
-def test_state_rows_go_with_their_table(store: Store, table: dict[str, Any]) -> None:
+def test_state_rows_go_with_their_table(store: Store, table: Table) -> None:
     with store.begin() as tx:
-        _upsert(tx, table["id"])
-        tx.conn.exec_driver_sql(f"DELETE FROM tables WHERE id = '{table['id']}'")
+        _upsert(tx, table.id)
+        tx.conn.exec_driver_sql(f"DELETE FROM tables WHERE id = '{table.id}'")
         assert st.get_state(tx, trigger_id="trg_i") is None  # ON DELETE CASCADE
 
 
-def test_upsert_never_hands_a_state_to_another_table(store: Store, table: dict[str, Any]) -> None:
+def test_upsert_never_hands_a_state_to_another_table(store: Store, table: Table) -> None:
     """Two transactions that both saw no state for an id: the later one writes nothing."""
     other = make_table(store)
     with store.begin() as tx:
-        _upsert(tx, table["id"], trigger_id="trg_shared")
+        _upsert(tx, table.id, trigger_id="trg_shared")
     with store.begin() as tx:
-        assert _upsert(tx, other["id"], trigger_id="trg_shared", kind="daily") is None
+        assert _upsert(tx, other.id, trigger_id="trg_shared", kind="daily") is None
     with store.read() as tx:
         kept = st.get_state(tx, trigger_id="trg_shared")
-    assert kept is not None and (kept.table_id, kept.kind) == (table["id"], "interval")
+    assert kept is not None and (kept.table_id, kept.kind) == (table.id, "interval")

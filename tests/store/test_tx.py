@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from sqlalchemy import text
 
+from tocsin.core.model import Table
 from tocsin.store import Store
 from tocsin.store import records as rec
 
@@ -18,17 +17,17 @@ def _insert(store: Store, table_id: str) -> None:
         rec.insert_records(tx, table_id=table_id, rows=[{"id": new_id(), "data": {}}], now=NOW)
 
 
-def test_a_read_sees_one_snapshot(store: Store, table: dict[str, Any]) -> None:
+def test_a_read_sees_one_snapshot(store: Store, table: Table) -> None:
     """Counts and pages read by one preview agree even while records are written meanwhile
     (PostgreSQL READ COMMITTED gave every statement a fresh snapshot)."""
-    _insert(store, table["id"])
+    _insert(store, table.id)
     with store.read() as tx:
-        before = rec.count_live_records(tx, table_id=table["id"])
-        _insert(store, table["id"])  # another connection commits mid-read
-        page = rec.page_live_records(tx, table_id=table["id"], after=None, limit=10)
+        before = rec.count_live_records(tx, table_id=table.id)
+        _insert(store, table.id)  # another connection commits mid-read
+        page = rec.page_live_records(tx, table_id=table.id, after=None, limit=10)
         assert before == len(page) == 1
     with store.read() as tx:
-        assert rec.count_live_records(tx, table_id=table["id"]) == 2
+        assert rec.count_live_records(tx, table_id=table.id) == 2
 
 
 def test_a_read_refuses_writes_at_the_database_too(store: Store) -> None:
