@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import pytest
 
 from tocsin import messages
 from tocsin.core.limits import check_columns, check_records, check_triggers, record_size
+from tocsin.core.model import Table
 from tocsin.core.targets import check_notify_targets, notify_chatroom
 from tocsin.errors import ConfigError, ValidationError
 
@@ -49,7 +51,22 @@ def test_record_size_is_compact_utf8_json() -> None:
 
 
 def test_trigger_and_action_counts() -> None:
-    table = {"scope": "chatroom", "scope_id": ROOM}
+    at = datetime(2026, 8, 27, tzinfo=UTC)
+    table = Table(
+        id="tbl",
+        scope="chatroom",
+        scope_id=ROOM,
+        name="Cases",
+        columns={},
+        triggers=None,
+        scp_rules=None,
+        requires_approval=False,
+        trashed=False,
+        next_due_at=None,
+        last_ticked_at=None,
+        created_at=at,
+        updated_at=at,
+    )
     one = {"type": "notify", "message": "m"}
     check_triggers([{"actions": [one]}, {"actions": [one]}], table, Small())
     check_triggers({"not": "a list"}, table, Small())

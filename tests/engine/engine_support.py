@@ -79,7 +79,7 @@ def finish(t: Tocsin, run_id: str, status: str, *, now: datetime) -> None:
         ok = store_execution.finish_run(
             tx,
             run_id=run_id,
-            attempts=claimed["attempts"],
+            attempts=claimed.attempts,
             status=status,
             error=error,
             now=now,

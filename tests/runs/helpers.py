@@ -2,7 +2,8 @@
 
 Tables and runs are created through the store (``insert_table``, ``set_table_triggers``,
 ``insert_run``) so each test states exactly the run it executes; what happens to the run is then
-observed through the facade (``work``, ``get_run``-equivalent reads, ``retry_run``…).
+observed through the facade (``work``, ``get_run``-equivalent reads, ``retry_run``…). The
+helpers answer the facade's dict shapes (``Table.as_dict()`` / ``Run.as_dict()``).
 """
 
 from __future__ import annotations
@@ -49,8 +50,8 @@ def make_table(
             now=NOW,
         )
         if triggers:
-            set_table_triggers(tx, table_id=table["id"], triggers=list(triggers), now=NOW)
-    return {**table, "triggers": list(triggers) or None}
+            set_table_triggers(tx, table_id=table.id, triggers=list(triggers), now=NOW)
+    return {**table.as_dict(), "triggers": list(triggers) or None}
 
 
 def add_record(t: Tocsin, table_id: str, data: dict[str, Any]) -> str:
@@ -89,14 +90,14 @@ def make_run(
             now=now,
         )
     assert run is not None
-    return run
+    return run.as_dict()
 
 
 def read_run(t: Tocsin, run_id: str) -> dict[str, Any]:
     with t.store.read() as tx:
         run = get_run(tx, run_id=run_id)
     assert run is not None
-    return run
+    return run.as_dict()
 
 
 def trash_table(t: Tocsin, table_id: str) -> None:

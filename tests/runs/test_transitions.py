@@ -6,9 +6,11 @@ import itertools
 from datetime import timedelta
 from typing import Any
 
+from tocsin.core.model import RUN_TRANSITIONS, RunStatus
 from tocsin.service import Tocsin
+from tocsin.store import execution as store_execution
 from tocsin.store.approvals import CHANGE_TRANSITIONS
-from tocsin.store.execution import RUN_TRANSITIONS, claim_run
+from tocsin.store.execution import claim_run
 
 from .helpers import LATER, NOW, STALE, make_run, make_table, read_run, trigger
 
@@ -54,13 +56,15 @@ def test_run_transitions_are_all_listed(tocsin: Tocsin) -> None:
         ("pending", "done"),
     ]
     for before, after in seen:
-        assert after in RUN_TRANSITIONS[before] or (before, after) in {
+        assert RunStatus(before).may_become(RunStatus(after)) or (before, after) in {
             ("pending", "failed"),
             ("pending", "done"),
         }  # these two pass through running inside one work() call
-    assert "running" in RUN_TRANSITIONS["pending"]
-    assert {"done", "failed"} <= RUN_TRANSITIONS["running"]
-    assert RUN_TRANSITIONS["done"] == frozenset()
+    assert RunStatus.PENDING.may_become(RunStatus.RUNNING)
+    assert {RunStatus.DONE, RunStatus.FAILED} <= RUN_TRANSITIONS[RunStatus.RUNNING]
+    assert RUN_TRANSITIONS[RunStatus.DONE] == frozenset()
+    assert set(RUN_TRANSITIONS) == set(RunStatus)  # every status lists its moves
+    assert store_execution.RUN_TRANSITIONS is RUN_TRANSITIONS  # the store checks the core one
 
 
 def test_staged_change_transitions_are_all_listed() -> None:

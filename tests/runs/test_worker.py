@@ -204,7 +204,7 @@ def test_duplicate_delivery_loses_the_claim_and_does_nothing(tocsin: Tocsin) -> 
         first = claim_run(tx, run_id=run["id"], now=LATER)
     with tocsin.store.begin() as tx:
         second = claim_run(tx, run_id=run["id"], now=LATER)
-    assert first is not None and first["status"] == "running" and first["attempts"] == 1
+    assert first is not None and first.status == "running" and first.attempts == 1
     assert second is None
     assert tocsin.work(now=LATER) == 0  # nothing pending: the duplicate has no side effect
     assert tocsin.messages(table["scope_id"])["items"] == []

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
 from tocsin import messages
+from tocsin.core.model import Table
 from tocsin.core.targets import check_notify_targets
 from tocsin.core.templates import utf8_size
 from tocsin.errors import ValidationError
@@ -82,7 +83,7 @@ def check_records(rows: Iterable[object], limits: Limits) -> None:
 ACTION_LISTS = ("actions", "on_failure")
 
 
-def check_triggers(raw: object, table: Mapping[str, Any], limits: Limits) -> None:
+def check_triggers(raw: object, table: Table, limits: Limits) -> None:
     """A triggers config about to be saved on ``table``: counts, then notify targets."""
     if not isinstance(raw, list):
         return
@@ -99,7 +100,7 @@ def check_triggers(raw: object, table: Mapping[str, Any], limits: Limits) -> Non
                 label = f"'{trigger_id}'" if isinstance(trigger_id, str) else f"#{index + 1}"
                 count, most = len(actions), limits.max_actions_per_trigger
                 raise ValidationError(messages.too_many_actions(label, count, most))
-    check_notify_targets(raw, scope=table.get("scope"), scope_id=table.get("scope_id"))
+    check_notify_targets(raw, scope=table.scope, scope_id=table.scope_id)
 
 
 __all__ = ["Limits", "check_columns", "check_records", "check_triggers", "record_size"]

@@ -375,7 +375,7 @@ class DataMixin(TocsinBase):
         at = self._now(now)
         with self.store.begin() as tx:
             table = _locked_table(tx, table_id)
-            limits.check_triggers(triggers, table.as_dict(), self.settings)
+            limits.check_triggers(triggers, table, self.settings)
             return configs.set_triggers_config(
                 tx, table=table, raw=triggers, now=at, new_id=self._new_id
             )

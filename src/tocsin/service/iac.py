@@ -157,7 +157,7 @@ class IacMixin(WorkflowsMixin):
             tables = iac.resolve(found, names, scope=scope, scope_id=scope_id)
             for plan in plans:
                 table = tables[plan.name]
-                limits.check_triggers(plan.config, table.as_dict(), self.settings)
+                limits.check_triggers(plan.config, table, self.settings)
                 configs.check_triggers_config(tx, table=table, raw=plan.config, new_id=self._new_id)
         return {name: table.id for name, table in tables.items()}
 

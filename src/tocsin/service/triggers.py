@@ -106,7 +106,7 @@ class TriggersMixin(TocsinBase):
     def _save(
         self, tx: Tx, table: Table, triggers: list[dict[str, Any]], at: datetime
     ) -> list[dict[str, Any]]:
-        limits.check_triggers(triggers, table.as_dict(), self.settings)
+        limits.check_triggers(triggers, table, self.settings)
         return configs.set_triggers_config(
             tx, table=table, raw=triggers, now=at, new_id=self._new_id
         )
