@@ -1,20 +1,31 @@
 """Typed values the store hands the engine (SPEC §1, §5.1, §8). Pure.
 
 Each is a frozen, slotted dataclass built in exactly one place in the store (its row → value
-function); ``as_dict()`` gives the dict the facade and HTTP have always answered.
+function); ``as_dict()`` gives the dict the facade and HTTP have always answered, so nothing
+above the engine sees a typed value:
 
 - :class:`Table`: a ``tables`` row (its triggers / SCP configs as stored JSON); built by
-  ``store.records.table_value``.
+  ``store.records.table_value`` (``get_table``, ``list_tables``, ``page_tables``,
+  ``lock_table``, ``insert_table``). The facade answers ``service.data.public_table(table)``.
 - :class:`Run`: a ``runs`` row, ``status`` a :class:`RunStatus`; built by
-  ``store.runs.run_value`` (``store.execution``'s claims and retry reset use it too).
+  ``store.runs.run_value`` (``get_run``, ``list_runs``, ``insert_run``, and
+  ``store.execution``'s ``claim_run`` / ``claim_next_runs`` / ``reset_for_retry``). Actions
+  still read the run and its table as mappings (``ActionContext.run`` / ``.table`` are the
+  ``as_dict()`` of these).
 - :class:`TriggerState`: one durable row per schedule trigger id — the scheduler's memory
-  (anchor and last consumed window of clock kinds, the date cursor, ``next_due_at``); built in
-  one place, ``store.state``.
-- :class:`RunStatus`: a run's status and its allowed transitions::
+  (anchor and last consumed window of clock kinds, the date cursor, ``next_due_at``); built by
+  ``store.state.state_value``, for typed rows and the tick's raw driver rows alike.
+- :class:`RunStatus`: a run's status; :data:`RUN_TRANSITIONS` its allowed moves (the store's
+  ``finish_run`` and the retry refusal check them through :meth:`RunStatus.may_become`)::
 
       pending → running → done | failed        (retry: failed | pending | stale running → pending)
+      running → pending                        (release, requeue, automatic retry)
 
   ``stuck`` is a filter, not a status: failed, or running for longer than the stale window.
+
+Left untyped on purpose (bulk paths of the tick): the tick's claimed tables
+(``store.claims.claim_candidate_tables``, three columns as dicts) and run inserts
+(``store.runs.NewRun`` tuples).
 """
 
 from __future__ import annotations
@@ -132,7 +143,8 @@ class Run:
 
 
 RUN_TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
-    RunStatus.PENDING: frozenset({RunStatus.RUNNING, RunStatus.PENDING}),  # claim; release
+    RunStatus.PENDING: frozenset({RunStatus.RUNNING, RunStatus.PENDING}),  # claim; retry
+    # finish; release / requeue / automatic retry (and retry of a stale running run)
     RunStatus.RUNNING: frozenset({RunStatus.DONE, RunStatus.FAILED, RunStatus.PENDING}),
     RunStatus.FAILED: frozenset({RunStatus.PENDING}),  # retry
     RunStatus.DONE: frozenset(),

@@ -8,8 +8,10 @@ The scheduler derives nothing from the run log; this row (with the ledger) is th
 - ``retired``: the trigger was removed; state and ledger are kept and revived by its id
 - ``next_due_at``: when this trigger may next be due (DESIGN §5)
 
-State dicts: ``trigger_id, table_id, kind, anchor, last_consumed, cursor_created_at, cursor_id,
-schedule_hash, retired, next_due_at, updated_at, paused_at, pause_windows``. Writes take ``now``.
+Reads answer :class:`~tocsin.core.model.TriggerState` values (``trigger_id, table_id, kind,
+anchor, last_consumed, cursor_created_at, cursor_id, schedule_hash, retired, next_due_at,
+updated_at, paused_at, pause_windows``), built here only (:func:`state_value`, for typed rows and
+the tick's raw driver rows alike). Writes take ``now``.
 
 Pause (issue 12): ``paused_at`` is set while a trigger is paused; it lives here, not in the
 triggers config, so a config save never unpauses (retiring the id does). A date trigger's past
@@ -19,8 +21,9 @@ pauses are kept in ``pause_windows`` (JSON ``[[from, until], ...]``).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import RowMapping, false, select, true, update
 
@@ -49,11 +52,37 @@ _COLUMNS = ", ".join(STATE_FIELDS)
 IN_CHUNK = 500  # ids per IN (...) list on SQLite: well under its bound-parameter limit
 
 
-def state_dict(row: RowMapping) -> TriggerState:
-    """A ``trigger_state`` row as a :class:`TriggerState`."""
-    fields = {name: row[name] for name in STATE_FIELDS}
-    fields["pause_windows"] = read_windows(fields["pause_windows"])
-    return TriggerState(**fields)
+def _as_is(value: datetime | None) -> datetime | None:
+    return value  # a row read through ``UTCDateTime``: its instants are aware already
+
+
+def state_value(
+    values: Sequence[Any], instant: Callable[[Any], datetime | None] = _as_is
+) -> TriggerState:
+    """One ``trigger_state`` row (its values in :data:`STATE_FIELDS` order) as a
+    :class:`TriggerState`: the one place a state value is built. ``instant`` reads its
+    datetimes (raw driver rows: ``bulk.instant_reader()``; rows read through the schema's
+    ``UTCDateTime``: as they are)."""
+    tid, tab, kind, anchor, last, cur_at, cur_id, sh, retired, nxt, upd, paused, pw = values
+    return TriggerState(
+        str(tid),
+        str(tab),
+        kind,
+        instant(anchor),
+        instant(last),
+        instant(cur_at),
+        cur_id,
+        sh,
+        bool(retired),
+        instant(nxt),
+        instant(upd),
+        instant(paused),
+        read_windows(pw),
+    )
+
+
+def _state(row: RowMapping) -> TriggerState:
+    return state_value([row[name] for name in STATE_FIELDS])
 
 
 def read_windows(value: object) -> tuple[tuple[datetime, datetime], ...]:
@@ -90,22 +119,9 @@ def states_of_tables(tx: Tx, *, table_ids: Sequence[str]) -> dict[str, dict[str,
             marks = ", ".join("?" * len(chunk))
             rows += tx.conn.exec_driver_sql(sql + f"({marks})", tuple(chunk)).fetchall()
     instant = instant_reader()
-    for tid, tab, kind, anchor, last, cur_at, cur_id, sh, retired, nxt, upd, paused, pw in rows:
-        out.setdefault(str(tab), {})[str(tid)] = TriggerState(
-            str(tid),
-            str(tab),
-            kind,
-            instant(anchor),
-            instant(last),
-            instant(cur_at),
-            cur_id,
-            sh,
-            bool(retired),
-            instant(nxt),
-            instant(upd),
-            instant(paused),
-            read_windows(pw) if pw is not None else (),
-        )
+    for row in rows:
+        state = state_value(row, instant)
+        out.setdefault(state.table_id, {})[state.trigger_id] = state
     return out
 
 
@@ -118,7 +134,7 @@ def get_state(tx: Tx, *, trigger_id: str) -> TriggerState | None:
     """One state row by trigger id, or None."""
     stmt = select(trigger_state).where(trigger_state.c.trigger_id == trigger_id)
     row = tx.conn.execute(stmt).mappings().one_or_none()
-    return None if row is None else state_dict(row)
+    return None if row is None else _state(row)
 
 
 def upsert_state(
@@ -161,7 +177,7 @@ def upsert_state(
         .returning(*trigger_state.c)
     )
     row = tx.conn.execute(stmt).mappings().one_or_none()
-    return None if row is None else state_dict(row)
+    return None if row is None else _state(row)
 
 
 def retire_states(tx: Tx, *, table_id: str, keep_ids: Iterable[str], now: datetime) -> set[str]:
@@ -351,7 +367,7 @@ __all__ = [
     "retire_states",
     "revive_state",
     "set_next_dues",
-    "state_dict",
+    "state_value",
     "states_of_tables",
     "upsert_state",
 ]
