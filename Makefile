@@ -54,6 +54,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/tick_bench.py
 	$(BIN)/python bench/workflow_bench.py
 	$(BIN)/python bench/template_bench.py
+	$(BIN)/python bench/compound_bench.py
+	$(BIN)/python bench/studio_bench.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache tocsin.db*

@@ -26,7 +26,7 @@ from tocsin.errors import ConfigError
 COLUMNS = {"Due": "datetime", "Day": "date", "Status": "text", "Count": "number"}
 needs_cron = pytest.mark.skipif(not hasattr(cron, "parse"), reason="tocsin.core.cron not landed")
 
-# literal copies of the SPEC texts: a typo in messages.py must fail here
+# literal copies of the SPEC texts: a typo in tocsin.messages must fail here
 OFFSET_TEXT = (
     "date_column_reached offset_minutes must be an integer in [-43200, 43200] "
     "(negative = before the column instant, positive = after)"

@@ -17,7 +17,7 @@ from tocsin.engine.ids import uuid7s
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.ledger import claim_occurrences
 from tocsin.store.tx import Store
-from tocsin.workflows.firing import new_run
+from tocsin.workflows.firing import schedule_run
 from tocsin.workflows.timing import next_fire_after
 
 LEDGER_NAMESPACE = "backfill"
@@ -61,7 +61,7 @@ def run_backfill(
         with store.begin() as tx:
             got = claim_occurrences(tx, claims=claims, now=now)
             runs = [
-                _run(row, rid, at, now)
+                schedule_run(row, rid, at, now, trigger="backfill")
                 for (_, sid, ident, rid), at in zip(claims, chunk, strict=True)
                 if (sid, ident) in got
             ]
@@ -70,20 +70,6 @@ def run_backfill(
         if progress is not None:
             progress(begin + len(chunk), len(instants))
     return {"instants": len(instants), "created": created, "existing": len(instants) - created}
-
-
-def _run(row: Mapping[str, Any], run_id: str, at: datetime, now: datetime) -> dict[str, Any]:
-    return new_run(
-        run_id=run_id,
-        workflow_id=row["workflow_id"],
-        input=row["input_data"],
-        now=now,
-        trigger="backfill",
-        schedule_id=row["id"],
-        scheduled_for=at,
-        initial_state=row["initial_state"],
-        request_context=row["request_context"],
-    )
 
 
 __all__ = ["LEDGER_NAMESPACE", "MAX_WITHOUT_FORCE", "backfill_instants", "run_backfill"]

@@ -43,7 +43,7 @@ from tocsin.store import trigger_events as store_events
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.ledger import claim_occurrences
 from tocsin.store.tx import Store, Tx
-from tocsin.workflows.firing import LEDGER_NAMESPACE, new_run
+from tocsin.workflows.firing import LEDGER_NAMESPACE, schedule_fire, schedule_run
 
 EVENT_LIMIT = 1000
 DEFAULT_LIMIT = 1000
@@ -120,7 +120,7 @@ def _one(
     try:
         tree = from_json(row["trigger_tree"])
     except (ConfigError, ValueError) as exc:
-        fire = _fire(row, now, now, run_id=None, error=str(exc))
+        fire = schedule_fire(row, now, now, run_id=None, error=str(exc))
         store_schedules.insert_fires(tx, fires=[fire])
         state = {"id": row["id"], "latches": row["latches"], "evaluated_at": now}
         return {**state, "next_fire_at": None, "last_fire_id": fire["id"]}, 0
@@ -189,39 +189,10 @@ def _record(
     if registered is not None and row["workflow_id"] not in registered:
         error = messages.workflow_unknown(row["workflow_id"])
     else:
-        store_runs.insert_runs(tx, rows=[_run(row, run_id, at, now)])
-    fire = _fire(row, at, now, run_id=run_id if error is None else None, error=error)
+        store_runs.insert_runs(tx, rows=[schedule_run(row, run_id, at, now)])
+    fire = schedule_fire(row, at, now, run_id=run_id if error is None else None, error=error)
     store_schedules.insert_fires(tx, fires=[fire])
     return str(fire["id"])
-
-
-def _fire(
-    row: Mapping[str, Any], at: datetime, now: datetime, *, run_id: str | None, error: str | None
-) -> dict[str, Any]:
-    return {
-        "id": uuid7(now),
-        "schedule_id": row["id"],
-        "workflow_id": row["workflow_id"],
-        "scheduled_for": at,
-        "fired_at": now,
-        "run_id": run_id,
-        "publish_status": "published" if error is None else "publish_failed",
-        "error": error,
-    }
-
-
-def _run(row: Mapping[str, Any], run_id: str, at: datetime, now: datetime) -> dict[str, Any]:
-    return new_run(
-        run_id=run_id,
-        workflow_id=row["workflow_id"],
-        input=row["input_data"],
-        now=now,
-        trigger="scheduled",
-        schedule_id=row["id"],
-        scheduled_for=at,
-        initial_state=row["initial_state"],
-        request_context=row["request_context"],
-    )
 
 
 __all__ = [

@@ -104,7 +104,9 @@ def _plan(row: Mapping[str, Any], now: datetime, busy: set[str], batch: _Batch) 
     try:
         due, following = batch.timing(row["cron"], row["timezone"], now)
     except (CronError, ValueError) as exc:
-        fire = _fire(row, row["next_fire_at"], now, run_id=None, error=str(exc), ids=batch.ids)
+        fire = schedule_fire(
+            row, row["next_fire_at"], now, run_id=None, error=str(exc), ids=batch.ids
+        )
         batch.fires.append(fire)
         batch.moves.append({"id": row["id"], "next_fire_at": None, "fire_id": fire["id"]})
         return
@@ -131,23 +133,28 @@ def _claim(tx: Tx, now: datetime, registered: Collection[str] | None, batch: _Ba
         row, scheduled_for = pending.row, pending.scheduled_for
         if registered is not None and row["workflow_id"] not in registered:
             error = messages.workflow_unknown(row["workflow_id"])
-            fire = _fire(row, scheduled_for, now, run_id=None, error=error, ids=batch.ids)
+            fire = schedule_fire(row, scheduled_for, now, run_id=None, error=error, ids=batch.ids)
         else:
-            batch.runs.append(_run(row, pending.run_id, scheduled_for, now))
-            fire = _fire(row, scheduled_for, now, run_id=pending.run_id, error=None, ids=batch.ids)
+            batch.runs.append(schedule_run(row, pending.run_id, scheduled_for, now))
+            fire = schedule_fire(
+                row, scheduled_for, now, run_id=pending.run_id, error=None, ids=batch.ids
+            )
         batch.fires.append(fire)
         pending.move["fire_id"] = fire["id"]
 
 
-def _fire(
+def schedule_fire(
     row: Mapping[str, Any],
     scheduled_for: datetime,
     now: datetime,
     *,
     run_id: str | None,
     error: str | None,
-    ids: list[str],
+    ids: list[str] | None = None,
 ) -> dict[str, Any]:
+    """The fire row of a schedule (``row``) at ``scheduled_for``: ``published`` with its run,
+    or ``publish_failed`` with ``error``; its id taken from ``ids`` (made in bulk) when given.
+    Cron fires, trigger-tree fires and their failures write the same."""
     return {
         "id": ids.pop() if ids else uuid7(now),
         "schedule_id": row["id"],
@@ -160,15 +167,22 @@ def _fire(
     }
 
 
-def _run(
-    row: Mapping[str, Any], run_id: str, scheduled_for: datetime, now: datetime
+def schedule_run(
+    row: Mapping[str, Any],
+    run_id: str,
+    scheduled_for: datetime,
+    now: datetime,
+    *,
+    trigger: str = "scheduled",
 ) -> dict[str, Any]:
+    """The pending run a schedule (``row``) fires for ``scheduled_for`` (``trigger``:
+    "scheduled", or "backfill" for :mod:`tocsin.workflows.backfill`)."""
     return new_run(
         run_id=run_id,
         workflow_id=row["workflow_id"],
         input=row["input_data"],
         now=now,
-        trigger="scheduled",
+        trigger=trigger,
         schedule_id=row["id"],
         scheduled_for=scheduled_for,
         initial_state=row["initial_state"],
@@ -212,4 +226,11 @@ def new_run(
     }
 
 
-__all__ = ["DEFAULT_LIMIT", "LEDGER_NAMESPACE", "fire_due_schedules", "new_run"]
+__all__ = [
+    "DEFAULT_LIMIT",
+    "LEDGER_NAMESPACE",
+    "fire_due_schedules",
+    "new_run",
+    "schedule_fire",
+    "schedule_run",
+]

@@ -1,0 +1,178 @@
+"""The edges: HTTP auth and tokens, request bodies, limits, settings, listings and the CLI,
+Studio."""
+
+from __future__ import annotations
+
+# ---- edges: HTTP auth and tokens (SPEC §15; texts the SPEC leaves to us) ----
+TOKEN_INVALID = "Invalid or missing bearer token"
+SCOPE_FORBIDDEN = "this token does not grant access to this scope"
+
+
+def role_required(role: str) -> str:
+    return f"this route requires the {role} role in this scope"
+
+
+def token_scope_invalid(text: str) -> str:
+    return (
+        f"token scope '{text}' is invalid: use <chatroom|workspace|user>:<uuid>, "
+        "e.g. chatroom:6f1c2a9e-0b7d-4c1e-9a53-2f0e8d7c4b11"
+    )
+
+
+def token_role_invalid(role: str) -> str:
+    return f"token role '{role}' is invalid: use member or moderator"
+
+
+INTERNAL_ERROR = "internal server error"
+
+
+# ---- edges: request bodies (SPEC §15: bad input is 400/422, never 500) ----
+BODY_NUL = "text must not contain NUL (\\u0000) characters"
+BODY_NON_FINITE = "numbers must be finite (NaN and Infinity are not JSON)"
+
+
+def body_too_deep(limit: int) -> str:
+    return f"the request body nests deeper than {limit} levels"
+
+
+# ---- edges: request bodies, continued (issue 5 audit) ----
+BODY_SURROGATE = "text must be valid Unicode (a lone UTF-16 surrogate such as \\ud800 is not)"
+
+
+# ---- limits: amplification and tenant reach (issue 11; texts the SPEC leaves to us) ----
+def rendered_too_large(limit: int) -> str:
+    return (
+        f"the rendered template is larger than {limit} bytes (TOCSIN_MAX_RENDERED_BYTES); "
+        "nothing was sent or written: repeat fewer or smaller cells"
+    )
+
+
+def setting_not_positive_int(name: str, raw: str) -> str:
+    return f"{name} must be a positive whole number, got {raw!r}"
+
+
+def too_many_columns(count: int, limit: int) -> str:
+    return f"a table may have at most {limit} columns (TOCSIN_MAX_COLUMNS); got {count}"
+
+
+def column_name_too_long(column: str, limit: int) -> str:
+    shown = column if len(column) <= 40 else f"{column[:40]}…"
+    return (
+        f"column name '{shown}' is {len(column)} characters long: at most {limit} are allowed "
+        "(TOCSIN_MAX_COLUMN_NAME_CHARS)"
+    )
+
+
+def record_too_large(size: int, limit: int) -> str:
+    return (
+        f"record data is {size} bytes as JSON: at most {limit} are allowed "
+        "(TOCSIN_MAX_RECORD_BYTES)"
+    )
+
+
+def too_many_triggers(count: int, limit: int) -> str:
+    return f"a table may have at most {limit} triggers (TOCSIN_MAX_TRIGGERS_PER_TABLE); got {count}"
+
+
+def too_many_actions(trigger: str, count: int, limit: int) -> str:
+    return (
+        f"trigger {trigger} has {count} actions: at most {limit} are allowed per trigger "
+        "(TOCSIN_MAX_ACTIONS_PER_TRIGGER)"
+    )
+
+
+def notify_other_chatroom(chatroom_id: object) -> str:
+    return (
+        f"notify chatroom_id '{chatroom_id}' is not this table's chatroom: a notify posts only "
+        "to the chatroom the table belongs to (omit chatroom_id to post there)"
+    )
+
+
+def notify_outside_chatroom(scope: object) -> str:
+    return (
+        f"notify needs the table's own chatroom, and this table is in a {scope} scope: a notify "
+        "posts only to the chatroom a table belongs to (chatroom_id cannot name another one)"
+    )
+
+
+# ---- settings and edges (issue 11 hardening) ----
+def token_too_short(name: str, length: int, minimum: int) -> str:
+    return (
+        f"{name} is {length} characters long; a served token needs at least {minimum} "
+        "(make one with: python -c 'import secrets; print(secrets.token_urlsafe(32))')"
+    )
+
+
+METRICS_ELSEWHERE = "metrics are served on TOCSIN_METRICS_PORT, not here"
+METRICS_TOKEN_INVALID = "Invalid or missing metrics bearer token (TOCSIN_METRICS_TOKEN)"
+DATABASE_UNAVAILABLE = "the database is unavailable; retry shortly"
+TOKEN_EXPIRES_IN_PAST = "a token's expiry must lie in the future"
+TOKEN_NOT_FOUND = "token not found"
+
+
+def expires_in_invalid(text: str) -> str:
+    return (
+        f"--expires-in '{text}' is invalid: use a whole number and a unit, "
+        "e.g. 90m, 12h, 30d or 2w (s, m, h, d, w)"
+    )
+
+
+def body_too_large(limit: int) -> str:
+    return f"the request body is larger than {limit} bytes (TOCSIN_MAX_BODY_BYTES)"
+
+
+def demo_running(database: str, holder: str, env_file: str) -> str:
+    return (
+        f"error: another tocsin demo is serving ./{database} from this directory ({holder}). "
+        f"Use it (source {env_file}), or stop it (Ctrl-C) before starting a new one; "
+        "a second demo at the same time needs another directory"
+    )
+
+
+# ---- one trigger at a time, listings and the CLI (issue 18) ----
+TRIGGER_NOT_FOUND = "trigger not found"
+TRIGGER_PATCH_NOT_OBJECT = "a trigger patch must be a JSON object (RFC 7396 merge patch)"
+
+
+def trigger_patch_id_mismatch(trigger_id: str, given: object) -> str:
+    return f"a trigger patch keeps the trigger's id: '{trigger_id}' cannot become {given!r}"
+
+
+def run_window_invalid(name: str) -> str:
+    return f"{name} must be a datetime (ISO 8601; without an offset it is read as UTC)"
+
+
+def unknown_query_parameters(names: list[str], allowed: list[str]) -> str:
+    known = ", ".join(allowed) if allowed else "none"
+    return f"unknown query parameter(s): {', '.join(names)}; this route accepts: {known}"
+
+
+def no_database(path: str) -> str:
+    return (
+        f"no tocsin database here: TOCSIN_DATABASE_URL is unset and ./{path} does not exist. "
+        "Set TOCSIN_DATABASE_URL (e.g. sqlite:///tocsin-demo.db after `make run`), run from the "
+        "directory that holds the database, or pass --create to create a new one"
+    )
+
+
+def triggers_file_invalid(path: str, reason: str) -> str:
+    return f"cannot read triggers from {path}: {reason}"
+
+
+# --- Studio (issue 13, SPEC §16) --------------------------------------------------------------
+STUDIO_CSRF_INVALID = "this form is missing its CSRF token or it does not match; reload the page"
+STUDIO_READ_ONLY = "your token may look but not change this (ask for a moderator or write token)"
+STUDIO_TOKEN_INVALID = "that token is not valid (unknown, expired or revoked); paste another"
+STUDIO_NO_SCHEDULES = "your token lacks the 'schedules:read' permission needed for this page"
+STUDIO_NO_SCOPE = "your token has no table scope (chatroom, workspace or user)"
+STUDIO_MODERATOR_ONLY = (
+    "triggers, the schedule preview and runs need a moderator token of this table's scope"
+)
+STUDIO_RESUME_DATA_INVALID = "resume data must be JSON (or left empty)"
+
+
+def studio_lane_instant_invalid(field: str, value: object, zone: str) -> str:
+    return (
+        f"window {field} must be a date and time like 2026-09-08T07:30 (read in the lane's "
+        f"zone, {zone}); got {value!r}"
+    )

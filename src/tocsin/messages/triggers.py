@@ -1,0 +1,207 @@
+"""Trigger configs: schedules, predicates, actions, pause, compound and event trees,
+field-change conditions, and the why-not texts (issues 12, 14, 17)."""
+
+from __future__ import annotations
+
+# ---- core: schedules, when predicates, triggers and actions (texts the SPEC leaves to us) ----
+SCHEDULE_OBJECT_MISSING = "schedule triggers need a 'schedule' object (on: 'schedule')"
+
+
+def schedule_not_object(value: object) -> str:
+    return f"schedule must be a JSON object with a 'type', got {type(value).__name__}"
+
+
+def schedule_unknown_keys(kind: str, keys: list[str], allowed: list[str]) -> str:
+    return (
+        f"{kind} schedule has unknown key(s) {', '.join(repr(k) for k in keys)}. "
+        f"allowed keys: {', '.join(allowed)}"
+    )
+
+
+def schedule_column_missing(column: object) -> str:
+    return f"date_column_reached column '{column}' does not exist on this table"
+
+
+def schedule_column_wrong_type(column: str, column_type: str) -> str:
+    return (
+        f"date_column_reached column '{column}' is a {column_type} column; "
+        "it must be a date or datetime column"
+    )
+
+
+INTERVAL_SECONDS_INVALID = (
+    "interval every_seconds must be an integer in [60, 2592000] (1 minute to 30 days)"
+)
+
+
+def daily_time_invalid(value: object) -> str:
+    return f"daily schedule at must be a 24-hour 'HH:MM' string like '01:30' (got {value!r})"
+
+
+CRON_EXPRESSION_NOT_STRING = "expression must be a string of five fields"
+
+
+def when_column_missing(column: object) -> str:
+    return f"when predicate column '{column}' does not exist on this table"
+
+
+def when_predicate_invalid(reason: str) -> str:
+    return f"when predicate invalid: {reason}"
+
+
+def trigger_invalid(reason: str) -> str:
+    return f"trigger invalid: {reason}"
+
+
+def trigger_id_duplicate(trigger_id: str) -> str:
+    return f"trigger id '{trigger_id}' appears more than once in the triggers list"
+
+
+def action_invalid(reason: str) -> str:
+    return f"action invalid: {reason}"
+
+
+MATERIALIZE_SLOTS_DAILY_ONLY = "materialize_slots actions are allowed only on daily schedules"
+
+
+def naive_datetime(name: str) -> str:
+    return f"{name} must be a timezone-aware datetime (naive datetimes are refused)"
+
+
+# ---- table schedule triggers: pause and resume (issue 12) ----
+
+
+def trigger_not_pausable(trigger_id: str, on: object) -> str:
+    return (
+        f"trigger '{trigger_id}' fires on row events (on: '{on}'): only schedule triggers "
+        "(on: 'schedule') can be paused or resumed"
+    )
+
+
+def trigger_without_state(trigger_id: str) -> str:
+    return (
+        f"trigger '{trigger_id}' has no schedule state (its config is invalid): "
+        "fix the trigger before pausing or resuming it"
+    )
+
+
+# --- compound / event triggers of workflow schedules (SPEC §13, issue 14) --------------------
+
+
+def trigger_cron_not_string(value: object) -> str:
+    return f"a time trigger's cron must be a string, got {value!r}"
+
+
+def trigger_repeated_invalid(value: object) -> str:
+    return f"a time trigger's repeated must be 'both' or 'first', got {value!r}"
+
+
+def trigger_missing_invalid(value: object) -> str:
+    return f"a time trigger's missing must be 'skip' or 'shift', got {value!r}"
+
+
+def trigger_event_unknown(kind: object, known: list[str]) -> str:
+    return f"unknown event {kind!r}; known events: {', '.join(known)}"
+
+
+def trigger_subject_invalid(kind: str, key: str, value: object) -> str:
+    return (
+        f"event '{kind}' needs '{key}': a non-empty string of at most 64 characters, got {value!r}"
+    )
+
+
+def trigger_compound_empty(op: str) -> str:
+    word = "AND" if op == "all" else "OR"
+    return f"an {word} trigger ('{op}') needs at least one trigger inside, got none"
+
+
+def trigger_node_invalid(value: object) -> str:
+    text = repr(value)
+    if len(text) > 80:
+        text = text[:77] + "..."
+    return (
+        'a trigger must be a time trigger ({"cron": ...}), an event trigger '
+        '({"event": ...}), {"all": [...]} or {"any": [...]}; got ' + text
+    )
+
+
+def trigger_children_not_list(op: str) -> str:
+    return f"'{op}' must be a list of triggers"
+
+
+def trigger_keys_unknown(kind: str, keys: list[str], allowed: list[str]) -> str:
+    return f"unknown keys in a '{kind}' trigger: {', '.join(keys)}; allowed: {', '.join(allowed)}"
+
+
+def trigger_too_deep(depth: int) -> str:
+    return f"a trigger tree may nest at most {depth} levels"
+
+
+def trigger_too_many_leaves(count: int) -> str:
+    return f"a trigger tree may hold at most {count} time and event triggers"
+
+
+def trigger_and_of_times(schedule_id: str) -> str:
+    return (
+        f"schedule '{schedule_id}': an AND of time triggers fires only when their instants "
+        "coincide; a single, more specific time trigger is better (SPEC §13)"
+    )
+
+
+def schedule_cron_or_trigger(value: object) -> str:
+    return f"a schedule needs exactly one of cron= or trigger=, got {value}"
+
+
+def trigger_table_unknown(schedule_id: str, table_id: str) -> str:
+    return f"schedule '{schedule_id}': event 'table_updated' names unknown table '{table_id}'"
+
+
+def trigger_workflow_unknown(schedule_id: str, kind: str, workflow_id: str) -> str:
+    return f"schedule '{schedule_id}': event '{kind}' names unknown workflow '{workflow_id}'"
+
+
+def trigger_schedule_unknown(schedule_id: str, other: str) -> str:
+    return f"schedule '{schedule_id}': event 'schedule_succeeded' names unknown schedule '{other}'"
+
+
+# --- field-change conditions of row-event triggers (SPEC §13, issue 14) ----------------------
+
+CHANGED_ONLY_ON_UPDATED = "changed is only allowed with on: 'updated'"
+CHANGED_NOT_LIST = "changed must be a non-empty list of column names"
+CHANGED_DUPLICATE = "changed lists a column more than once"
+
+
+def changed_column_missing(column: object) -> str:
+    return f"changed column '{column}' does not exist on this table"
+
+
+# --- issue 17: why didn't it fire? -------------------------------------------------------------
+
+NEXT_FIRES_CLOCK_ONLY = (
+    "next fires are computed for interval, daily and cron triggers; a date_column_reached"
+    " trigger fires per record (see the schedule preview)"
+)
+TRIGGER_INVALID_NO_FIRES = "the trigger's stored config is invalid: it never fires until fixed"
+
+
+def count_invalid(name: str, low: int, high: int, value: object) -> str:
+    return f"{name} must be an integer from {low} to {high}, got {value!r}"
+
+
+def backfill_too_many(count: int, limit: int) -> str:
+    return (
+        f"the backfill range holds {count} instants, more than {limit}:"
+        " narrow it or pass force=True (--force)"
+    )
+
+
+def backfill_range_invalid() -> str:
+    return "the backfill range is empty: start must be before end"
+
+
+def catch_up_invalid(value: object) -> str:
+    return f"catch_up must be 'latest', 'none' or 'all', got {value!r}"
+
+
+def max_catch_up_invalid(value: object) -> str:
+    return f"max_catch_up must be an integer from 1 to 10000, got {value!r}"
