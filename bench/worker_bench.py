@@ -77,12 +77,12 @@ def seed_runs(url: str, n: int) -> None:
                 columns={"Title": "text"},
                 now=NOW,
             )
-            set_table_triggers(tx, table_id=table["id"], triggers=[trg], now=NOW)
+            set_table_triggers(tx, table_id=table.id, triggers=[trg], now=NOW)
             for _ in range(n):
                 insert_run(
                     tx,
                     id=str(uuid.uuid4()),
-                    table_id=table["id"],
+                    table_id=table.id,
                     trigger_id="trg_bench",
                     record_id=None,
                     source="created",

@@ -77,7 +77,7 @@ def state_value(
         instant(nxt),
         instant(upd),
         instant(paused),
-        read_windows(pw),
+        read_windows(pw) if pw is not None else (),
     )
 
 
