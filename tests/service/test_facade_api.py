@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +43,19 @@ def test_every_public_name_keeps_its_kind_and_signature(name: str) -> None:
 
 
 def test_no_public_name_was_added() -> None:
+    """``store`` and ``settings`` were instance attributes; they are properties of the class now
+    (read from the services' core, so replacing one reaches every service)."""
     public = {n for n in dir(Tocsin) if not n.startswith("_")}
-    assert public == set(FROZEN) - {"__init__"}
+    assert public == set(FROZEN) - {"__init__"} | {"store", "settings"}
 
 
-def test_store_and_settings_stay_public_attributes(tocsin: Tocsin) -> None:
+def test_store_and_settings_stay_public_and_replaceable(tocsin: Tocsin) -> None:
     assert isinstance(tocsin.store, Store)
     assert isinstance(tocsin.settings, Settings)
+    tocsin.settings = replace(tocsin.settings, max_rendered_bytes=10)
+    assert tocsin.settings.max_rendered_bytes == 10
+    assert tocsin.action_env().max_rendered_bytes == 10
+
+
+def test_the_facade_is_one_class_not_a_stack_of_mixins() -> None:
+    assert Tocsin.__mro__ == (Tocsin, object)
