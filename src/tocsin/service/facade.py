@@ -112,7 +112,6 @@ class Tocsin:
         """What actions run with: store, record writes, commands, outbound, workflow starts."""
         return self._runs.action_env()
 
-    # --- the two passes that span services -------------------------------------------------------
     def tick(
         self, now: datetime | None = None, table_limit: int = 200, record_limit: int = 1000
     ) -> dict[str, int]:
@@ -493,5 +492,7 @@ class Tocsin:
     def ping(self) -> None:
         self._health.ping()
 
+
+base.borrow_docs(Tocsin)
 
 __all__ = ["Tocsin"]
