@@ -12,6 +12,7 @@ import pytest
 from tocsin import messages
 from tocsin.errors import Conflict, NotFound, TransientStoreError, ValidationError
 from tocsin.service import Tocsin
+from tocsin.store import records as store_records
 from tocsin.store.approvals import claim_approved_change
 
 from .helpers import LATER, NOW, STALE, no_wait
@@ -165,7 +166,7 @@ def test_a_persistent_lock_conflict_hands_the_change_back_without_spinning(
             raise RuntimeError("claimed again and again")
         raise TransientStoreError("database is locked")
 
-    monkeypatch.setattr(tocsin, "insert_records", locked)
+    monkeypatch.setattr(store_records, "insert_records", locked)  # the apply's record write
     tocsin.work(now=LATER)
     assert len(calls) == 3 and len(slept) == 2  # SPEC §9.5: three attempts, then hand back
     (back,) = tocsin.list_staged_changes(gated["id"])["items"]

@@ -1,49 +1,35 @@
 """The facade: ``tocsin.Tocsin``, the one object users embed (DESIGN §4).
 
-The class is assembled from mixins by concern so each stays under the module budget:
+:class:`~tocsin.service.facade.Tocsin` is one class composed of small services. Its ``__init__``
+builds a :class:`~tocsin.service.base.Core` (store, settings, the workflow registry; the edge
+clock default and ids) and one service per concern; each service gets the core and, by
+constructor injection, the services it calls (none reaches into another). Every public method
+of ``Tocsin`` is an explicit one-line forward; ``tick`` and ``work``, the passes that span
+services, are written out in the facade.
 
-- :mod:`tocsin.service.base`: opening the store, settings, ids, the clock default at the edge
-- :mod:`tocsin.service.data`: tables, records, row events, triggers, tick, preview, runs listing
-- :mod:`tocsin.service.execution`: work, retry, requeue, staged changes, messages, commands
-- :mod:`tocsin.service.auth`: API tokens and per-scope roles
-- :mod:`tocsin.service.health`: the readiness ping
-- :mod:`tocsin.service.triggers`: one trigger at a time (get, merge-patch, delete), a scope's tables
-- :mod:`tocsin.service.iac`: export, plan and apply trigger and schedule documents (SPEC §11)
-- :mod:`tocsin.service.secrets`: per-scope webhook signing secrets
-- :mod:`tocsin.service.workflows`: workflows, schedules and workflow runs (SPEC §12)
-- :mod:`tocsin.service.lanes`: lanes and their run contracts (SPEC §14)
-- :mod:`tocsin.service.whynot`: skips, next fires, the global dry run, run-now (issue 17)
+- :mod:`tocsin.service.base`: ``Core`` and ``Service`` (``store``, ``settings``, ``_now``,
+  ``_new_id`` for the method bodies)
+- :mod:`tocsin.service.facade`: ``Tocsin``: ``open``, ``close``, the forwards, ``tick``, ``work``
+- :mod:`tocsin.service.data`: ``TablesService``: tables, records, row events, the triggers config,
+  pause/resume, the table half of the tick, preview, runs listing
+- :mod:`tocsin.service.execution`: ``RunsService(records=TablesService, workflows=<starter>)``:
+  executing table runs, retry, requeue, staged changes, messages, commands, outbound config
+- :mod:`tocsin.service.workflows`: ``WorkflowService``: the registry, schedule sync and firing,
+  workflow runs (start, cancel, resume, retry, their half of ``work``); ``schedules``:
+  :class:`~tocsin.service.schedules.Schedules`
+- :mod:`tocsin.service.lanes`: ``Lanes``: lanes and their run contracts (SPEC §14)
+- :mod:`tocsin.service.triggers`: ``TriggerService``: one trigger at a time, a scope's tables
+- :mod:`tocsin.service.iac`: ``IacService(tables=TablesService)``: export, plan and apply trigger
+  and schedule documents (SPEC §11)
+- :mod:`tocsin.service.whynot`: ``DiagnosticsService``: skips, next fires, the global dry run,
+  run-now
+- :mod:`tocsin.service.auth`: ``AuthService``: API tokens and per-scope roles
+- :mod:`tocsin.service.secrets`: ``SecretsService``: per-scope webhook signing secrets
+- :mod:`tocsin.service.health`: ``HealthService``: the readiness ping
 """
 
 from __future__ import annotations
 
-from tocsin.service.auth import AuthMixin
-from tocsin.service.base import TocsinBase
-from tocsin.service.data import DataMixin
-from tocsin.service.execution import ExecutionMixin
-from tocsin.service.health import HealthMixin
-from tocsin.service.iac import IacMixin
-from tocsin.service.lanes import LanesMixin
-from tocsin.service.secrets import SecretsMixin
-from tocsin.service.triggers import TriggersMixin
-from tocsin.service.whynot import WhyNotMixin
-from tocsin.service.workflows import WorkflowsMixin
-
-
-class Tocsin(
-    LanesMixin,
-    IacMixin,
-    WorkflowsMixin,
-    WhyNotMixin,
-    TriggersMixin,
-    DataMixin,
-    ExecutionMixin,
-    AuthMixin,
-    HealthMixin,
-    SecretsMixin,
-    TocsinBase,
-):
-    """A durable trigger and schedule engine on one database. See DESIGN §4."""
-
+from tocsin.service.facade import Tocsin
 
 __all__ = ["Tocsin"]

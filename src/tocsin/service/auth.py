@@ -27,7 +27,7 @@ from typing import Any
 
 from tocsin import messages
 from tocsin.errors import NotFound, PermissionDenied, TocsinError, ValidationError
-from tocsin.service.base import TocsinBase
+from tocsin.service.base import Service
 from tocsin.store import tokens
 
 SCOPES = ("chatroom", "workspace", "user")
@@ -78,7 +78,7 @@ def parse_scope(text: str) -> tuple[str, str]:
     return kind, scope_id
 
 
-class AuthMixin(TocsinBase):
+class AuthService(Service):
     """Token create / verify / authorize."""
 
     def create_token(
@@ -195,4 +195,4 @@ def _normalize_uuid(text: str) -> str:
         return text
 
 
-__all__ = ["AuthMixin", "Principal", "Unauthenticated", "parse_scope", "token_digest"]
+__all__ = ["AuthService", "Principal", "Unauthenticated", "parse_scope", "token_digest"]

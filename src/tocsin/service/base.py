@@ -1,49 +1,85 @@
-"""Shared state of the facade: the store, the settings and the edge clock."""
+"""What every service of the facade shares: the :class:`Core` (store, settings, the workflow
+registry, the edge clock, ids) and :class:`Service`, the base that hands it to a service."""
 
 from __future__ import annotations
 
+import inspect
 import uuid
 from datetime import UTC, datetime
-from typing import Self
+from typing import TYPE_CHECKING
 
 from tocsin.errors import ValidationError
 from tocsin.settings import Settings
-from tocsin.store import open_store
 from tocsin.store.tx import Store
 
+if TYPE_CHECKING:
+    from tocsin.workflows.definition import Workflow
 
-class TocsinBase:
-    """Holds the ``Store`` and ``Settings``; every mixin method reads them from here."""
+
+def wall_clock() -> datetime:
+    """The real clock, read only at the edges (a worker loop without a fixed ``now``)."""
+    return datetime.now(UTC)
+
+
+def edge_now(now: datetime | None) -> datetime:
+    """The edge default: the real clock only when the caller passed no ``now``."""
+    if now is None:
+        return datetime.now(UTC)
+    if not isinstance(now, datetime) or now.tzinfo is None:
+        raise ValidationError(f"now must be an aware datetime, got {now!r}")
+    return now.astimezone(UTC)
+
+
+def new_id(prefix: str = "") -> str:
+    if prefix:
+        return f"{prefix}_{uuid.uuid4().hex[:12]}"
+    return str(uuid.uuid4())
+
+
+class Core:
+    """One facade's shared state: the ``Store``, the ``Settings`` and the registry of workflows
+    (filled by ``register_workflows``, read by the workflow and IaC services)."""
 
     def __init__(self, store: Store, settings: Settings) -> None:
         self.store = store
         self.settings = settings
-
-    @classmethod
-    def open(cls, url: str | None = None, settings: Settings | None = None) -> Self:
-        """Open (and migrate to head) the database at ``url`` or ``settings.database_url``."""
-        settings = settings or Settings.from_environ()
-        return cls(open_store(url or settings.database_url), settings)
+        self.workflows: dict[str, Workflow] = {}
 
     def close(self) -> None:
         self.store.dispose()
 
-    @staticmethod
-    def wall_clock() -> datetime:
-        """The real clock, read only at the edges (a worker loop without a fixed ``now``)."""
-        return datetime.now(UTC)
+    now = staticmethod(edge_now)
+    wall_clock = staticmethod(wall_clock)
+    new_id = staticmethod(new_id)
 
-    @staticmethod
-    def _now(now: datetime | None) -> datetime:
-        """The edge default: the real clock only when the caller passed no ``now``."""
-        if now is None:
-            return datetime.now(UTC)
-        if not isinstance(now, datetime) or now.tzinfo is None:
-            raise ValidationError(f"now must be an aware datetime, got {now!r}")
-        return now.astimezone(UTC)
 
-    @staticmethod
-    def _new_id(prefix: str = "") -> str:
-        if prefix:
-            return f"{prefix}_{uuid.uuid4().hex[:12]}"
-        return str(uuid.uuid4())
+class Service:
+    """A service over one :class:`Core`: ``self.store``, ``self.settings``, ``self._now`` (the
+    edge clock default) and ``self._new_id``. Other services it calls come in explicitly."""
+
+    def __init__(self, core: Core) -> None:
+        self.core = core
+
+    @property
+    def store(self) -> Store:
+        return self.core.store
+
+    @property
+    def settings(self) -> Settings:
+        return self.core.settings
+
+    _now = staticmethod(edge_now)
+    wall_clock = staticmethod(wall_clock)
+    _new_id = staticmethod(new_id)
+
+
+def borrow_docs(facade: type) -> None:
+    """Give each undocumented method of ``facade`` (a forward) the docstring of the service
+    method of that name, so ``help(Tocsin.create_table)`` reads as before."""
+    for name, forward in vars(facade).items():
+        sources = [vars(s)[name] for s in Service.__subclasses__() if name in vars(s)]
+        if inspect.isfunction(forward) and forward.__doc__ is None and sources:
+            forward.__doc__ = sources[0].__doc__
+
+
+__all__ = ["Core", "Service", "borrow_docs", "edge_now", "new_id", "wall_clock"]

@@ -3,7 +3,7 @@
 Every method validates its input before anything is written, then does its work in one store
 transaction. Record writes evaluate the table's row-event triggers in that same transaction
 (SPEC §3): each matching trigger gets one pending run with the row snapshot. Time comes in as
-``now`` (aware UTC); only when omitted does the facade read the clock (``TocsinBase._now``).
+``now`` (aware UTC); only when omitted does the facade read the clock (``base.edge_now``).
 """
 
 from __future__ import annotations
@@ -25,14 +25,12 @@ from tocsin.engine.tick import run_due_triggers
 from tocsin.engine.tick_plan import row_payload
 from tocsin.engine.whynot import record_restore_skips
 from tocsin.errors import NotFound, ValidationError
-from tocsin.service.base import TocsinBase
+from tocsin.service.base import Service
 from tocsin.store import claims
 from tocsin.store import records as store_records
 from tocsin.store import runs as store_runs
 from tocsin.store import trigger_events as store_events
 from tocsin.store.tx import Tx
-from tocsin.workflows.compound import fire_trigger_schedules
-from tocsin.workflows.firing import fire_due_schedules
 
 SCOPES = ("chatroom", "workspace", "user")
 TABLE_PUBLIC = (
@@ -158,8 +156,8 @@ def _table_updated(tx: Tx, table_id: str, now: datetime) -> None:
     store_events.insert_events(tx, events=[("table_updated", table_id)], now=now)
 
 
-class DataMixin(TocsinBase):
-    """Tables, records and their triggers (issue 3). See DESIGN §4."""
+class TablesService(Service):
+    """Tables, their records and triggers config, the table tick, preview and runs listing."""
 
     # --- tables --------------------------------------------------------------------------------
 
@@ -409,9 +407,9 @@ class DataMixin(TocsinBase):
     def tick(
         self, now: datetime | None = None, table_limit: int = 200, record_limit: int = 1000
     ) -> dict[str, int]:
-        """One scheduler pass (``run_due_triggers``, SPEC §6: the recovery sweeps, stale workflow
-        runs' included, then the due tables), then the due workflow schedules
-        (``fire_due_schedules``, SPEC §12: counted as ``schedules_fired``)."""
+        """One scheduler pass over the tables (``run_due_triggers``, SPEC §6: the recovery
+        sweeps, stale workflow runs' included, then the due tables). ``Tocsin.tick`` then fires
+        the due workflow schedules and lanes."""
         at = self._now(now)
         counts = run_due_triggers(
             self.store,
@@ -420,8 +418,6 @@ class DataMixin(TocsinBase):
             record_limit=_check_limit("record_limit", record_limit, RECORD_LIMIT),
             stuck_after_s=self.settings.stuck_after_s,
         )
-        counts["schedules_fired"] = fire_due_schedules(self.store, now=at)
-        counts["schedules_fired"] += fire_trigger_schedules(self.store, now=at)
         return counts
 
     def tick_backlog(self, now: datetime | None = None) -> int:

@@ -17,7 +17,8 @@ from tocsin.runs.approvals import apply_approved, decide
 from tocsin.runs.pool import RunPool
 from tocsin.runs.retry import TransientPolicy, retry_run
 from tocsin.runs.worker import Worker, drain
-from tocsin.service.base import TocsinBase
+from tocsin.service.base import Core, Service
+from tocsin.service.data import TablesService
 from tocsin.store.approvals import CHANGE_TRANSITIONS, list_changes
 from tocsin.store.chat import list_messages
 from tocsin.store.execution import count_runs, requeue_runs
@@ -28,7 +29,7 @@ REQUEUE_STATUSES = ("pending", "running")
 
 
 class _DataSide(Protocol):
-    """The record writes of ``DataMixin`` that actions reach through :class:`FacadeRecords`."""
+    """The record writes of ``TablesService`` that actions reach through :class:`FacadeRecords`."""
 
     def insert_records(
         self, table_id: str, rows: list[dict[str, Any]], *, now: datetime
@@ -43,7 +44,8 @@ class _DataSide(Protocol):
 
 @dataclass(slots=True)
 class FacadeRecords:
-    """``RecordWriter`` over the facade: row events, validation and triggers apply as usual."""
+    """``RecordWriter`` over the tables service: row events, validation and triggers apply as
+    usual."""
 
     facade: _DataSide
 
@@ -72,15 +74,19 @@ class ExecutionState:
     policy: TransientPolicy = field(default_factory=TransientPolicy)
 
 
-class ExecutionMixin(TocsinBase):
-    """Executing runs and everything around it (issue 4)."""
+class RunsService(Service):
+    """Executing table runs and everything around them: retry, requeue, staged changes, the
+    chatroom feed, commands and outbound configuration. Record actions write through
+    ``records`` (the tables service); ``start_workflow`` actions go to ``workflows``."""
+
+    def __init__(self, core: Core, *, records: TablesService, workflows: WorkflowStarter) -> None:
+        super().__init__(core)
+        self._records = cast(_DataSide, records)
+        self._execution = ExecutionState(workflows=workflows)
 
     @property
     def execution(self) -> ExecutionState:
-        state = self.__dict__.get("_execution")
-        if state is None:
-            state = self.__dict__["_execution"] = ExecutionState()
-        return cast(ExecutionState, state)
+        return self._execution
 
     # ── configuration ──────────────────────────────────────────────────────────────────────
     def register_command(self, name: str, fn: CommandFn) -> None:
@@ -106,7 +112,7 @@ class ExecutionMixin(TocsinBase):
         state = self.execution
         return ActionEnv(
             store=self.store,
-            records=FacadeRecords(cast(_DataSide, self)),
+            records=FacadeRecords(self._records),
             commands=state.commands,
             outbound_allow=self.settings.outbound_allow,
             stale_after_s=self.settings.stuck_after_s,

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from tocsin.service.base import TocsinBase
+from tocsin.service.base import Service
 
 
-class HealthMixin(TocsinBase):
+class HealthService(Service):
     """``ping``: one trivial query."""
 
     def ping(self) -> None:
@@ -13,4 +13,4 @@ class HealthMixin(TocsinBase):
         self.store.ping()
 
 
-__all__ = ["HealthMixin"]
+__all__ = ["HealthService"]

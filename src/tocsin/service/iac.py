@@ -25,9 +25,10 @@ from tocsin.core.model import Table
 from tocsin.engine import configs
 from tocsin.errors import ValidationError
 from tocsin.service import iac_schedules
-from tocsin.service.data import SCOPES
-from tocsin.service.workflows import WorkflowsMixin
+from tocsin.service.base import Core, Service
+from tocsin.service.data import SCOPES, TablesService
 from tocsin.store import records as store_records
+from tocsin.workflows.definition import Workflow
 
 
 def _scope(scope: object, scope_id: object) -> tuple[str, str]:
@@ -39,9 +40,18 @@ def _scope(scope: object, scope_id: object) -> tuple[str, str]:
         raise ValidationError(messages.scope_id_invalid(scope_id)) from None
 
 
-class IacMixin(WorkflowsMixin):
+class IacService(Service):
     """``export`` / ``plan`` / ``apply`` over one scope's tables and the imperative workflow
-    schedules. See SPEC §11."""
+    schedules. See SPEC §11. Tables are saved through ``tables.set_triggers``; schedule
+    documents are checked against the core's workflow registry."""
+
+    def __init__(self, core: Core, *, tables: TablesService) -> None:
+        super().__init__(core)
+        self._tables = tables
+
+    @property
+    def workflows(self) -> dict[str, Workflow]:
+        return self.core.workflows
 
     def _scope_tables(self, scope: str, scope_id: str) -> list[Table]:
         with self.store.read() as tx:
@@ -135,7 +145,7 @@ class IacMixin(WorkflowsMixin):
             with self.store.read() as tx:
                 iac_schedules.plan_schedules(tx, found, set(self.workflows))
         for plan in changed:
-            saved = self.set_triggers(ids[plan.name], plan.config, now=at)
+            saved = self._tables.set_triggers(ids[plan.name], plan.config, now=at)
             for entry_index, config_index in plan.created.items():
                 plan.entries[entry_index]["trigger_id"] = saved[config_index]["id"]
         entries = [entry for p in plans for entry in p.entries]
@@ -162,4 +172,4 @@ class IacMixin(WorkflowsMixin):
         return {name: table.id for name, table in tables.items()}
 
 
-__all__ = ["IacMixin"]
+__all__ = ["IacService"]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from typing import Any, Self, cast
+from typing import Any
 
 from tocsin import messages
 from tocsin.core.contract import Window, check_instant
@@ -32,13 +32,9 @@ from tocsin.lanes.definition import Lane
 from tocsin.lanes.execute import execute
 from tocsin.lanes.firing import fire_due_lanes, scheduled_window, sync_lanes
 from tocsin.lanes.views import public_attempt, public_lane
-from tocsin.runs.pool import RunPool
 from tocsin.service.schedules import check_page
-from tocsin.service.workflows import WorkflowsMixin
-from tocsin.settings import Settings
 from tocsin.store import lanes as store_lanes
 from tocsin.store.tx import Store
-from tocsin.workflows.definition import Workflow
 
 KINDS = ("manual", "retry", "scheduled")
 DECISION_STATUSES = ("ready", "noop", "stopped", "rejected", "ignored")
@@ -57,7 +53,8 @@ def _aware(value: object) -> datetime:
 
 
 class Lanes:
-    """The lanes service of one facade."""
+    """The lanes service of one facade (``Tocsin.lanes``): its registry, triggers, contracts;
+    ``fire`` is the lane half of ``Tocsin.tick`` and ``work`` the lane half of ``Tocsin.work``."""
 
     def __init__(
         self,
@@ -278,58 +275,4 @@ class Lanes:
         )
 
 
-class LanesMixin(WorkflowsMixin):
-    """``Tocsin.open(url, lanes=[...])``, ``t.lanes``; the tick admits scheduled lane runs
-    (``lanes_fired``) and ``work`` executes them (issue 16)."""
-
-    @classmethod
-    def open(
-        cls,
-        url: str | None = None,
-        settings: Settings | None = None,
-        *,
-        workflows: Iterable[Workflow] = (),
-        lanes: Iterable[Lane] = (),
-    ) -> Self:
-        """Open the database, register ``workflows`` and ``lanes`` (nothing is written)."""
-        opened = super().open(url, settings, workflows=workflows)
-        opened.lanes.register(lanes)
-        return opened
-
-    @property
-    def lanes(self) -> Lanes:
-        service = self.__dict__.get("_lanes")
-        if service is None:
-            service = self.__dict__["_lanes"] = Lanes(
-                self.store, {}, self._now, self.settings.stuck_after_s
-            )
-        return cast(Lanes, service)
-
-    def tick(
-        self, now: datetime | None = None, table_limit: int = 200, record_limit: int = 1000
-    ) -> dict[str, int]:
-        """As before, then the due scheduled lane runs (counted as ``lanes_fired``)."""
-        at = self._now(now)
-        counts = super().tick(at, table_limit, record_limit)
-        counts["lanes_fired"] = self.lanes.fire(at)
-        return counts
-
-    def work(
-        self,
-        now: datetime | None = None,
-        limit: int | None = None,
-        *,
-        should_stop: Callable[[], bool] | None = None,
-        clock: Callable[[], datetime] | None = None,
-        pool: RunPool | None = None,
-    ) -> int:
-        """As before, then the pending scheduled lane attempts of the registered lanes."""
-        done = super().work(now, limit, should_stop=should_stop, clock=clock, pool=pool)
-        left = None if limit is None else limit - done
-        if left is not None and left <= 0:
-            return done
-        at = self._now(now) if now is not None else (clock or self.wall_clock)()
-        return done + self.lanes.work(at, left)
-
-
-__all__ = ["DECISION_STATUSES", "KINDS", "Lanes", "LanesMixin"]
+__all__ = ["DECISION_STATUSES", "KINDS", "Lanes"]

@@ -8,7 +8,7 @@ from datetime import datetime
 from tocsin import messages
 from tocsin.actions.signing import new_secret
 from tocsin.errors import ValidationError
-from tocsin.service.base import TocsinBase
+from tocsin.service.base import Service
 from tocsin.store import secrets as store_secrets
 
 SCOPES = ("chatroom", "workspace", "user")
@@ -23,7 +23,7 @@ def _scope(scope: str, scope_id: str) -> tuple[str, str]:
         raise ValidationError(messages.scope_id_invalid(scope_id)) from None
 
 
-class SecretsMixin(TocsinBase):
+class SecretsService(Service):
     """The signing secret every webhook of a scope is signed with (``actions.signing``)."""
 
     def rotate_secret(self, scope: str, scope_id: str, now: datetime | None = None) -> str:

@@ -19,7 +19,7 @@ from tocsin.core.model import Table
 from tocsin.core.patch import merge_patch
 from tocsin.engine import configs
 from tocsin.errors import NotFound, ValidationError
-from tocsin.service.base import TocsinBase
+from tocsin.service.base import Service
 from tocsin.service.data import SCOPES, _check_page, _locked_table, _table, public_table
 from tocsin.store import records as store_records
 from tocsin.store.tx import Tx
@@ -37,7 +37,7 @@ def _index_of(triggers: list[dict[str, Any]], trigger_id: object) -> int:
     raise NotFound(messages.TRIGGER_NOT_FOUND)
 
 
-class TriggersMixin(TocsinBase):
+class TriggerService(Service):
     """``list_tables``, ``get_trigger``, ``patch_trigger``, ``delete_trigger``."""
 
     def list_tables(

@@ -16,7 +16,7 @@ from tocsin.engine.evaluate import inspect_stored
 from tocsin.engine.runnow import run_trigger_now
 from tocsin.engine.whynot import clock_next_fires, dry_run_tables
 from tocsin.errors import NotFound, ValidationError
-from tocsin.service.base import TocsinBase
+from tocsin.service.base import Service
 from tocsin.service.data import RECORD_LIMIT, _check_limit, _check_page, _table
 from tocsin.store import runs as store_runs
 from tocsin.store import skips as store_skips
@@ -54,7 +54,7 @@ def _trigger(tx: Tx, table_id: str, trigger_id: object) -> Any:
     raise NotFound(messages.TRIGGER_NOT_FOUND)
 
 
-class WhyNotMixin(TocsinBase):
+class DiagnosticsService(Service):
     """``skips``, ``next_fires``, ``due`` and ``run_trigger`` of the facade."""
 
     def skips(
@@ -110,4 +110,4 @@ class WhyNotMixin(TocsinBase):
         return run_trigger_now(self.store, table_id=table_id, trigger_id=trigger_id, now=at)
 
 
-__all__ = ["WhyNotMixin", "skip_view"]
+__all__ = ["DiagnosticsService", "skip_view"]

@@ -4,24 +4,22 @@
 writes their declared schedules. Scheduled fires (``tick``) and ``start_workflow`` insert the same
 pending run row and execute it through the same runner (``tocsin.workflows.runner``):
 ``start_workflow(wait=True)`` executes it at once and returns the finished run, ``wait=False``
-leaves it to ``work``. ``work`` executes pending table runs, then pending workflow runs.
+leaves it to ``work``. ``Tocsin.work`` executes pending table runs, then pending workflow runs
+(:meth:`WorkflowService.work`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from typing import Any, Self, cast
+from typing import Any
 
 from tocsin import messages
-from tocsin.actions.base import ActionEnv
 from tocsin.engine.ids import uuid7
 from tocsin.errors import Conflict, NotFound, TocsinError, ValidationError
 from tocsin.runs.pool import RunPool
-from tocsin.service.data import DataMixin
-from tocsin.service.execution import ExecutionMixin
+from tocsin.service.base import Core, Service
 from tocsin.service.schedules import Schedules, check_page
-from tocsin.settings import Settings
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.tx import Tx
 from tocsin.workflows import runner
@@ -35,29 +33,16 @@ CANCELABLE = ("pending", "running", "suspended")
 RETRYABLE = ("failed", "canceled")
 
 
-class WorkflowsMixin(DataMixin, ExecutionMixin):
-    """Workflows, schedules and workflow runs (issue 12)."""
+class WorkflowService(Service):
+    """Workflows (the core's registry), their schedules (``schedules``) and workflow runs."""
 
-    @classmethod
-    def open(
-        cls,
-        url: str | None = None,
-        settings: Settings | None = None,
-        *,
-        workflows: Iterable[Workflow] = (),
-    ) -> Self:
-        """Open the database and register ``workflows`` (nothing is written until
-        ``sync_schedules``)."""
-        opened = super().open(url, settings)
-        opened.register_workflows(workflows)
-        return opened
+    def __init__(self, core: Core) -> None:
+        super().__init__(core)
+        self.schedules = Schedules(self.store, lambda: self.workflows, self._now)
 
     @property
     def workflows(self) -> dict[str, Workflow]:
-        registry = self.__dict__.get("_workflows")
-        if registry is None:
-            registry = self.__dict__["_workflows"] = {}
-        return cast(dict[str, Workflow], registry)
+        return self.core.workflows
 
     def register_workflows(self, workflows: Iterable[Workflow]) -> None:
         """Add committed workflows to this facade's registry (a duplicate id raises)."""
@@ -81,15 +66,6 @@ class WorkflowsMixin(DataMixin, ExecutionMixin):
         if wf is None:
             raise NotFound(messages.workflow_unknown(workflow_id))
         return wf
-
-    @property
-    def schedules(self) -> Schedules:
-        service = self.__dict__.get("_schedules")
-        if service is None:
-            service = self.__dict__["_schedules"] = Schedules(
-                self.store, lambda: self.workflows, self._now
-            )
-        return cast(Schedules, service)
 
     def sync_schedules(self, now: datetime | None = None) -> dict[str, list[str]]:
         """Declared schedules → rows: ``{"created", "rescheduled", "patched", "deleted",
@@ -224,31 +200,22 @@ class WorkflowsMixin(DataMixin, ExecutionMixin):
         clock: Callable[[], datetime] | None = None,
         pool: RunPool | None = None,
     ) -> int:
-        """Execute pending table runs, then pending runs of the registered workflows (with
-        ``pool``: start them on its threads, as the table runs; see ``ExecutionMixin.work``)."""
-        done = super().work(now, limit, should_stop=should_stop, clock=clock, pool=pool)
-        left = None if limit is None else limit - done
-        if left is not None and left <= 0:
-            return done
+        """Execute pending runs of the registered workflows, at most ``limit`` (with ``pool``:
+        start them on its threads, as the table runs; see ``RunsService.work``)."""
         read = None if now is not None else (clock or self.wall_clock)
         at = self._now(now) if read is None else read()
-        return done + runner.execute_pending(
+        return runner.execute_pending(
             self.store,
             self.workflows,
             now=at,
-            limit=left,
+            limit=limit,
             should_stop=should_stop,
             clock=read,
             pool=pool,
         )
 
-    def action_env(self) -> ActionEnv:
-        """As for every action, plus the ``start_workflow`` port (SPEC §10)."""
-        env = super().action_env()
-        env.workflows = self._start_from_action
-        return env
-
-    def _start_from_action(self, workflow_id: str, input: Any, *, now: datetime) -> str:
+    def start_from_action(self, workflow_id: str, input: Any, *, now: datetime) -> str:
+        """The ``start_workflow`` port of actions (SPEC §10, ``ActionEnv.workflows``)."""
         try:
             return str(self.start_workflow(workflow_id, input, now=now, wait=False)["id"])
         except TocsinError as exc:
@@ -269,4 +236,4 @@ def _plain(value: Any) -> Any:
     return dump(mode="json") if callable(dump) else value
 
 
-__all__ = ["WorkflowsMixin"]
+__all__ = ["WorkflowService"]

@@ -1,0 +1,498 @@
+"""``tocsin.Tocsin`` (DESIGN §4): services built on one ``Core``, a one-line forward per public
+method; ``tick`` and ``work``, which span services, are written out here. See ``tocsin.service``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Self
+
+import httpx
+
+from tocsin.actions.base import ActionEnv, CommandFn, Resolver
+from tocsin.lanes.definition import Lane
+from tocsin.runs.pool import RunPool
+from tocsin.service import base
+from tocsin.service.auth import AuthService, Principal
+from tocsin.service.data import TablesService
+from tocsin.service.execution import ExecutionState, RunsService
+from tocsin.service.health import HealthService
+from tocsin.service.iac import IacService
+from tocsin.service.lanes import Lanes
+from tocsin.service.schedules import Schedules
+from tocsin.service.secrets import SecretsService
+from tocsin.service.triggers import TriggerService
+from tocsin.service.whynot import DiagnosticsService
+from tocsin.service.workflows import WorkflowService
+from tocsin.settings import Settings
+from tocsin.store import open_store
+from tocsin.store.tx import Store
+from tocsin.workflows.definition import Workflow
+
+
+class Tocsin:
+    """A durable trigger and schedule engine on one database. See DESIGN §4."""
+
+    def __init__(self, store: Store, settings: Settings) -> None:
+        core = self._core = base.Core(store, settings)
+        self._tables = tables = TablesService(core)
+        self._workflows = workflows = WorkflowService(core)
+        self._runs = RunsService(core, records=tables, workflows=workflows.start_from_action)
+        self._triggers = TriggerService(core)
+        self._diagnostics = DiagnosticsService(core)
+        self._iac = IacService(core, tables=tables)
+        self._auth = AuthService(core)
+        self._secrets = SecretsService(core)
+        self._health = HealthService(core)
+        self._lanes = Lanes(store, {}, core.now, settings.stuck_after_s)
+
+    @classmethod
+    def open(
+        cls,
+        url: str | None = None,
+        settings: Settings | None = None,
+        *,
+        workflows: Iterable[Workflow] = (),
+        lanes: Iterable[Lane] = (),
+    ) -> Self:
+        """Open (and migrate to head) the database at ``url`` or ``settings.database_url``, and
+        register ``workflows`` and ``lanes`` (nothing is written until ``sync_schedules``)."""
+        settings = settings or Settings.from_environ()
+        opened = cls(open_store(url or settings.database_url), settings)
+        opened.register_workflows(workflows)
+        opened.lanes.register(lanes)
+        return opened
+
+    def close(self) -> None:
+        self._core.close()
+
+    @staticmethod
+    def wall_clock() -> datetime:
+        """The real clock, read only at the edges (a worker loop without a fixed ``now``)."""
+        return base.wall_clock()
+
+    @property
+    def store(self) -> Store:
+        """The database (every service reads it from the core, so a replacement reaches all)."""
+        return self._core.store
+
+    @store.setter
+    def store(self, store: Store) -> None:
+        self._core.store = store
+
+    @property
+    def settings(self) -> Settings:
+        return self._core.settings
+
+    @settings.setter
+    def settings(self, settings: Settings) -> None:
+        self._core.settings = settings
+
+    @property
+    def workflows(self) -> dict[str, Workflow]:
+        """The registered workflows, by id."""
+        return self._core.workflows
+
+    @property
+    def schedules(self) -> Schedules:
+        """Workflow schedules: list, get, pause, resume, create, delete, fires, backfill…"""
+        return self._workflows.schedules
+
+    @property
+    def lanes(self) -> Lanes:
+        """Lanes and their run contracts (SPEC §14)."""
+        return self._lanes
+
+    @property
+    def execution(self) -> ExecutionState:
+        """Commands, outbound HTTP and the retry policy of this facade's actions."""
+        return self._runs.execution
+
+    def action_env(self) -> ActionEnv:
+        """What actions run with: store, record writes, commands, outbound, workflow starts."""
+        return self._runs.action_env()
+
+    def tick(
+        self, now: datetime | None = None, table_limit: int = 200, record_limit: int = 1000
+    ) -> dict[str, int]:
+        """One scheduler pass: the table triggers (SPEC §6, sweeps first), then the due workflow
+        schedules (``schedules_fired``, §12), then the due scheduled lane runs (``lanes_fired``)."""
+        at = base.edge_now(now)
+        counts = self._tables.tick(at, table_limit, record_limit)
+        counts["schedules_fired"] = self._workflows.fire_schedules(at)
+        counts["lanes_fired"] = self._lanes.fire(at)
+        return counts
+
+    def work(
+        self,
+        now: datetime | None = None,
+        limit: int | None = None,
+        *,
+        should_stop: Callable[[], bool] | None = None,
+        clock: Callable[[], datetime] | None = None,
+        pool: RunPool | None = None,
+    ) -> int:
+        """Approved staged changes and pending table runs, then workflow runs, then lane attempts:
+        at most ``limit`` in all; returns how many ran (with ``pool``: started). A given ``now``
+        stamps the pass; else ``clock`` (default: the real one) is read before each claim."""
+        done = self._runs.work(now, limit, should_stop=should_stop, clock=clock, pool=pool)
+        left = None if limit is None else limit - done
+        if left is not None and left <= 0:
+            return done
+        done += self._workflows.work(now, left, should_stop=should_stop, clock=clock, pool=pool)
+        left = None if limit is None else limit - done
+        if left is not None and left <= 0:
+            return done
+        at = base.edge_now(now) if now is not None else (clock or self.wall_clock)()
+        return done + self._lanes.work(at, left)
+
+    # --- tables, records, triggers config, preview, runs listing (TablesService) -----------------
+    def create_table(
+        self,
+        scope: str,
+        scope_id: str,
+        name: str,
+        columns: Mapping[str, str],
+        *,
+        requires_approval: bool = False,
+        scp_rules: list[Any] | None = None,
+        now: datetime | None = None,
+    ) -> dict[str, Any]:
+        return self._tables.create_table(
+            scope,
+            scope_id,
+            name,
+            columns,
+            requires_approval=requires_approval,
+            scp_rules=scp_rules,
+            now=now,
+        )
+
+    def get_table(self, table_id: str, *, include_trashed: bool = True) -> dict[str, Any]:
+        return self._tables.get_table(table_id, include_trashed=include_trashed)
+
+    def trash_table(self, table_id: str, now: datetime | None = None) -> dict[str, Any]:
+        return self._tables.trash_table(table_id, now)
+
+    def restore_table(self, table_id: str, now: datetime | None = None) -> dict[str, Any]:
+        return self._tables.restore_table(table_id, now)
+
+    def set_scp_rules(
+        self, table_id: str, rules: list[Any] | None, now: datetime | None = None
+    ) -> dict[str, Any]:
+        return self._tables.set_scp_rules(table_id, rules, now)
+
+    def insert_records(
+        self, table_id: str, rows: list[Mapping[str, Any]], now: datetime | None = None
+    ) -> list[str]:
+        return self._tables.insert_records(table_id, rows, now)
+
+    def insert_record(
+        self, table_id: str, data: Mapping[str, Any], now: datetime | None = None
+    ) -> dict[str, Any]:
+        return self._tables.insert_record(table_id, data, now)
+
+    def update_record(
+        self, table_id: str, record_id: str, data: Mapping[str, Any], now: datetime | None = None
+    ) -> dict[str, Any]:
+        return self._tables.update_record(table_id, record_id, data, now)
+
+    def trash_record(
+        self, table_id: str, record_id: str, now: datetime | None = None
+    ) -> dict[str, Any]:
+        return self._tables.trash_record(table_id, record_id, now)
+
+    def restore_record(
+        self, table_id: str, record_id: str, now: datetime | None = None
+    ) -> dict[str, Any]:
+        return self._tables.restore_record(table_id, record_id, now)
+
+    def list_records(self, table_id: str, skip: int = 0, limit: int = 50) -> dict[str, Any]:
+        return self._tables.list_records(table_id, skip, limit)
+
+    def get_record(self, table_id: str, record_id: str) -> dict[str, Any]:
+        return self._tables.get_record(table_id, record_id)
+
+    def set_triggers(
+        self, table_id: str, triggers: object, now: datetime | None = None
+    ) -> list[dict[str, Any]]:
+        return self._tables.set_triggers(table_id, triggers, now)
+
+    def pause_trigger(
+        self, table_id: str, trigger_id: str, now: datetime | None = None
+    ) -> dict[str, Any]:
+        return self._tables.pause_trigger(table_id, trigger_id, now)
+
+    def resume_trigger(
+        self, table_id: str, trigger_id: str, now: datetime | None = None
+    ) -> dict[str, Any]:
+        return self._tables.resume_trigger(table_id, trigger_id, now)
+
+    def get_triggers(self, table_id: str) -> list[dict[str, Any]]:
+        return self._tables.get_triggers(table_id)
+
+    def tick_backlog(self, now: datetime | None = None) -> int:
+        return self._tables.tick_backlog(now)
+
+    def preview(
+        self,
+        table_id: str,
+        now: datetime | None = None,
+        record_limit: int = 1000,
+        *,
+        next_due: bool = False,
+    ) -> dict[str, Any]:
+        return self._tables.preview(table_id, now, record_limit, next_due=next_due)
+
+    def list_runs(
+        self,
+        table_id: str,
+        status: str | None = None,
+        skip: int = 0,
+        limit: int = 50,
+        now: datetime | None = None,
+        *,
+        trigger_id: str | None = None,
+        record_id: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+    ) -> dict[str, Any]:
+        return self._tables.list_runs(
+            table_id,
+            status,
+            skip,
+            limit,
+            now,
+            trigger_id=trigger_id,
+            record_id=record_id,
+            since=since,
+            until=until,
+        )
+
+    def get_run(self, table_id: str, run_id: str) -> dict[str, Any]:
+        return self._tables.get_run(table_id, run_id)
+
+    # --- one trigger at a time, a scope's tables (TriggerService) --------------------------------
+    def list_tables(
+        self, scope: str | None = None, scope_id: str | None = None, skip: int = 0, limit: int = 50
+    ) -> dict[str, Any]:
+        return self._triggers.list_tables(scope, scope_id, skip, limit)
+
+    def get_trigger(self, table_id: str, trigger_id: str) -> dict[str, Any]:
+        return self._triggers.get_trigger(table_id, trigger_id)
+
+    def patch_trigger(
+        self, table_id: str, trigger_id: str, patch: object, now: datetime | None = None
+    ) -> dict[str, Any]:
+        return self._triggers.patch_trigger(table_id, trigger_id, patch, now)
+
+    def delete_trigger(self, table_id: str, trigger_id: str, now: datetime | None = None) -> None:
+        self._triggers.delete_trigger(table_id, trigger_id, now)
+
+    # --- why (not): skips, next fires, the dry run, run-now (DiagnosticsService) -----------------
+    def skips(
+        self, table_id: str, trigger_id: str, skip: int = 0, limit: int = 50
+    ) -> dict[str, Any]:
+        return self._diagnostics.skips(table_id, trigger_id, skip, limit)
+
+    def next_fires(
+        self, table_id: str, trigger_id: str, n: int = 10, now: datetime | None = None
+    ) -> dict[str, Any]:
+        return self._diagnostics.next_fires(table_id, trigger_id, n, now)
+
+    def due(self, at: datetime | None = None, record_limit: int = 1000) -> dict[str, Any]:
+        return self._diagnostics.due(at, record_limit)
+
+    def run_trigger(
+        self, table_id: str, trigger_id: str, now: datetime | None = None
+    ) -> dict[str, Any]:
+        return self._diagnostics.run_trigger(table_id, trigger_id, now)
+
+    # --- executing table runs, retry, requeue, staged changes, feed (RunsService) ----------------
+    def register_command(self, name: str, fn: CommandFn) -> None:
+        self._runs.register_command(name, fn)
+
+    def configure_outbound(
+        self, *, transport: httpx.BaseTransport | None = None, resolve: Resolver | None = None
+    ) -> None:
+        self._runs.configure_outbound(transport=transport, resolve=resolve)
+
+    def configure_retries(
+        self, *, sleep: Callable[[float], None], jitter: Callable[[float, float], float]
+    ) -> None:
+        self._runs.configure_retries(sleep=sleep, jitter=jitter)
+
+    def retry_run(self, table_id: str, run_id: str, now: datetime | None = None) -> dict[str, Any]:
+        return self._runs.retry_run(table_id, run_id, now)
+
+    def requeue(
+        self,
+        now: datetime | None = None,
+        table_id: str | None = None,
+        status: str | None = None,
+        older_than_s: float | None = None,
+    ) -> dict[str, int]:
+        return self._runs.requeue(now, table_id, status, older_than_s)
+
+    def run_counts(self, now: datetime | None = None) -> dict[str, int]:
+        return self._runs.run_counts(now)
+
+    def messages(self, chatroom_id: str, skip: int = 0, limit: int = 50) -> dict[str, Any]:
+        return self._runs.messages(chatroom_id, skip, limit)
+
+    def list_staged_changes(
+        self, table_id: str, status: str | None = None, skip: int = 0, limit: int = 50
+    ) -> dict[str, Any]:
+        return self._runs.list_staged_changes(table_id, status, skip, limit)
+
+    def approve_change(
+        self, table_id: str, change_id: str, now: datetime | None = None
+    ) -> dict[str, Any]:
+        return self._runs.approve_change(table_id, change_id, now)
+
+    def reject_change(
+        self, table_id: str, change_id: str, now: datetime | None = None
+    ) -> dict[str, Any]:
+        return self._runs.reject_change(table_id, change_id, now)
+
+    # --- workflows, schedules, workflow runs (WorkflowService) -----------------------------------
+    def register_workflows(self, workflows: Iterable[Workflow]) -> None:
+        self._workflows.register_workflows(workflows)
+
+    def list_workflows(self) -> list[dict[str, Any]]:
+        return self._workflows.list_workflows()
+
+    def get_workflow(self, workflow_id: str) -> dict[str, Any]:
+        return self._workflows.get_workflow(workflow_id)
+
+    def sync_schedules(self, now: datetime | None = None) -> dict[str, list[str]]:
+        return self._workflows.sync_schedules(now)
+
+    def fire_schedules(self, now: datetime | None = None, limit: int = 1000) -> int:
+        return self._workflows.fire_schedules(now, limit)
+
+    def start_workflow(
+        self,
+        workflow_id: str,
+        input: Any = None,
+        *,
+        now: datetime | None = None,
+        wait: bool = True,
+        initial_state: Mapping[str, Any] | None = None,
+        request_context: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        return self._workflows.start_workflow(
+            workflow_id,
+            input,
+            now=now,
+            wait=wait,
+            initial_state=initial_state,
+            request_context=request_context,
+        )
+
+    def workflow_runs(
+        self,
+        workflow_id: str | None = None,
+        status: str | None = None,
+        skip: int = 0,
+        limit: int = 50,
+    ) -> dict[str, Any]:
+        return self._workflows.workflow_runs(workflow_id, status, skip, limit)
+
+    def get_workflow_run(self, run_id: str) -> dict[str, Any]:
+        return self._workflows.get_workflow_run(run_id)
+
+    def get_workflow_runs(self, run_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        return self._workflows.get_workflow_runs(run_ids)
+
+    def cancel_workflow_run(self, run_id: str, now: datetime | None = None) -> dict[str, Any]:
+        return self._workflows.cancel_workflow_run(run_id, now)
+
+    def resume_workflow_run(
+        self, run_id: str, data: Any = None, now: datetime | None = None, *, wait: bool = True
+    ) -> dict[str, Any]:
+        return self._workflows.resume_workflow_run(run_id, data, now, wait=wait)
+
+    def retry_workflow_run(
+        self, run_id: str, now: datetime | None = None, *, wait: bool = True
+    ) -> dict[str, Any]:
+        return self._workflows.retry_workflow_run(run_id, now, wait=wait)
+
+    # --- export / plan / apply (IacService) ------------------------------------------------------
+    def export(
+        self, scope: str, scope_id: str, tables: Sequence[str] | None = None
+    ) -> list[dict[str, Any]]:
+        return self._iac.export(scope, scope_id, tables)
+
+    def export_schedules(self, workflows: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        return self._iac.export_schedules(workflows)
+
+    def plan(
+        self, scope: str | None, scope_id: str | None, documents: object, *, schedules: bool = True
+    ) -> list[dict[str, Any]]:
+        return self._iac.plan(scope, scope_id, documents, schedules=schedules)
+
+    def apply(
+        self,
+        scope: str | None,
+        scope_id: str | None,
+        documents: object,
+        now: datetime | None = None,
+        *,
+        schedules: bool = True,
+    ) -> list[dict[str, Any]]:
+        return self._iac.apply(scope, scope_id, documents, now, schedules=schedules)
+
+    # --- tokens and roles (AuthService) ----------------------------------------------------------
+    def create_token(
+        self,
+        *,
+        scope: str | None = None,
+        scope_id: str | None = None,
+        role: str = "member",
+        permissions: Sequence[str] = (),
+        now: datetime | None = None,
+        expires_at: datetime | None = None,
+    ) -> str:
+        return self._auth.create_token(
+            scope=scope,
+            scope_id=scope_id,
+            role=role,
+            permissions=permissions,
+            now=now,
+            expires_at=expires_at,
+        )
+
+    def verify_token(self, token: str, *, now: datetime | None = None) -> Principal | None:
+        return self._auth.verify_token(token, now=now)
+
+    def list_tokens(self) -> list[dict[str, Any]]:
+        return self._auth.list_tokens()
+
+    def revoke_token(self, token_id: str, *, now: datetime | None = None) -> dict[str, Any]:
+        return self._auth.revoke_token(token_id, now=now)
+
+    def authenticate(self, token: str | None, *, scope: str, scope_id: str) -> Principal:
+        return self._auth.authenticate(token, scope=scope, scope_id=scope_id)
+
+    def authorize(self, token: str | None, *, scope: str, scope_id: str, role: str) -> Principal:
+        return self._auth.authorize(token, scope=scope, scope_id=scope_id, role=role)
+
+    def authorize_permission(self, token: str | None, *, permission: str) -> Principal:
+        return self._auth.authorize_permission(token, permission=permission)
+
+    # --- webhook signing secrets (SecretsService) ------------------------------------------------
+    def rotate_secret(self, scope: str, scope_id: str, now: datetime | None = None) -> str:
+        return self._secrets.rotate_secret(scope, scope_id, now)
+
+    def signing_secret(self, scope: str, scope_id: str) -> str | None:
+        return self._secrets.signing_secret(scope, scope_id)
+
+    # --- readiness (HealthService) ---------------------------------------------------------------
+    def ping(self) -> None:
+        self._health.ping()
+
+
+base.borrow_docs(Tocsin)
+
+__all__ = ["Tocsin"]
