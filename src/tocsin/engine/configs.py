@@ -88,7 +88,7 @@ def check_triggers_config(
     if not is_plain_json(config):
         raise ValidationError(messages.not_plain_json("triggers"))
     specs = _specs(config, columns)
-    _refuse_foreign_or_kind_change(tx, table_id=table.id, specs=specs)
+    _refuse_kind_change(tx, table_id=table.id, specs=specs)
     return config
 
 
@@ -119,18 +119,16 @@ def _is_schedule(trigger: Mapping[str, Any]) -> bool:
     return trigger.get("on") == "schedule" and isinstance(trigger.get("schedule"), Mapping)
 
 
-def _refuse_foreign_or_kind_change(tx: Tx, *, table_id: str, specs: Mapping[str, Schedule]) -> None:
-    """400 when an id's state belongs to another table, or a retired id comes back as a new kind.
+def _refuse_kind_change(tx: Tx, *, table_id: str, specs: Mapping[str, Schedule]) -> None:
+    """400 when a retired id of this table comes back as a new kind (a trigger id is unique
+    within its table only: another table's state for the same id is not looked at).
 
     (A kind change against the *current* config is refused by ``validate_triggers``.)
     """
+    states = store_state.get_states(tx, table_id=table_id) if specs else {}
     for trigger_id, spec in specs.items():
-        state = store_state.get_state(tx, trigger_id=trigger_id)
-        if state is None:
-            continue
-        if state.table_id != table_id:
-            raise ConfigError(messages.trigger_id_taken(trigger_id), code="trigger_id_taken")
-        if state.kind != spec.kind:
+        state = states.get(trigger_id)
+        if state is not None and state.kind != spec.kind:
             raise ConfigError(
                 messages.schedule_kind_change(trigger_id),
                 code="schedule_kind_change_requires_new_trigger_id",
@@ -157,7 +155,7 @@ def _sync_one(
     clock = spec.kind in CLOCK_KINDS
     if state is None:
         anchor = windows.initial_anchor(spec, now) if clock else None
-        created = store_state.upsert_state(
+        store_state.upsert_state(
             tx,
             trigger_id=trigger_id,
             table_id=table_id,
@@ -167,16 +165,15 @@ def _sync_one(
             now=now,
             next_due_at=initial_next_due(spec, anchor, None),
         )
-        if created is None:  # another table took the id after _refuse_foreign_or_kind_change
-            raise ConfigError(messages.trigger_id_taken(trigger_id), code="trigger_id_taken")
         return
     if state.retired:
-        store_state.revive_state(tx, trigger_id=trigger_id, now=now)
+        store_state.revive_state(tx, table_id=table_id, trigger_id=trigger_id, now=now)
     last = state.last_consumed
     if state.schedule_hash != digest:
         anchor = windows.initial_anchor(spec, now) if clock else None
         store_state.reanchor_state(
             tx,
+            table_id=table_id,
             trigger_id=trigger_id,
             anchor=anchor,
             schedule_hash=digest,
@@ -185,7 +182,7 @@ def _sync_one(
         )
     elif state.retired or not clock:  # a date trigger's `when` may have changed: re-read
         next_due = initial_next_due(spec, state.anchor, last)
-        store_state.set_next_dues(tx, next_dues=[(trigger_id, next_due)])
+        store_state.set_next_dues(tx, next_dues=[(table_id, trigger_id, next_due)])
 
 
 def _is_date_trigger(trigger: object) -> bool:

@@ -50,8 +50,8 @@ def schedule_trigger(table: Table, trigger_id: str) -> Mapping[str, Any]:
 
 
 def _live_state(tx: Tx, table: Table, trigger_id: str) -> TriggerState:
-    state = store_state.get_state(tx, trigger_id=trigger_id)
-    if state is None or state.retired or state.table_id != table.id:
+    state = store_state.get_state(tx, table_id=table.id, trigger_id=trigger_id)
+    if state is None or state.retired:
         raise Conflict(messages.trigger_without_state(trigger_id))
     return state
 
@@ -60,7 +60,7 @@ def pause_trigger(tx: Tx, *, table: Table, trigger_id: str, now: datetime) -> di
     """Pause (``table`` locked by the caller); the trigger's pause view."""
     schedule_trigger(table, trigger_id)
     _live_state(tx, table, trigger_id)
-    store_state.pause_state(tx, trigger_id=trigger_id, now=now)
+    store_state.pause_state(tx, table_id=table.id, trigger_id=trigger_id, now=now)
     refresh_table_next_due(tx, table_id=table.id)
     return pause_view(_live_state(tx, table, trigger_id))
 
@@ -77,6 +77,7 @@ def resume_trigger(tx: Tx, *, table: Table, trigger_id: str, now: datetime) -> d
         last, pauses, next_due = resumed(trigger, table.columns, state, now)
         store_state.resume_state(
             tx,
+            table_id=table.id,
             trigger_id=trigger_id,
             last_consumed=last,
             pause_windows=pauses,

@@ -87,7 +87,7 @@ def schedule_preview(
             for t in stored
             if t.valid and t.spec is not None and not isinstance(t.spec, DateColumnReached)
         ]
-        active = store_runs.active_clock_trigger_ids(tx, trigger_ids=clock_ids)
+        active = store_runs.active_clock_trigger_ids(tx, table_id=table_id, trigger_ids=clock_ids)
         arms = [
             _arm(tx, table, t, states, active, live=live, now=now, record_limit=record_limit)
             for t in stored

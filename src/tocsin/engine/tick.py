@@ -121,17 +121,21 @@ def read_and_plan(
     """Read what the claimed tables' triggers need, and plan each."""
     states = store_state.states_of_tables(tx, table_ids=[t["id"] for t in tables])
     read: list[tuple[dict[str, Any], list[StoredTrigger], list[tuple[StoredTrigger, Any]]]] = []
-    clock_ids: list[str] = []
+    clock_keys: list[store_runs.TriggerKey] = []
     for table in tables:
         table_states = states[table["id"]]
         live = {tid for tid, s in table_states.items() if not s.retired}
         stored = inspect_stored(table["triggers"], table["columns"], live)
         candidates = due_candidates(stored, table_states, now)
-        clock_ids += [
-            str(t.trigger_id) for t, _ in candidates if not isinstance(t.spec, DateColumnReached)
+        clock_keys += [
+            (table["id"], str(t.trigger_id))
+            for t, _ in candidates
+            if not isinstance(t.spec, DateColumnReached)
         ]
         read.append((table, stored, candidates))
-    active = store_runs.active_clock_trigger_ids(tx, trigger_ids=clock_ids)
+    active: dict[str, set[str]] = {}  # table id → its clock triggers with an active run
+    for tab, tid in store_runs.active_clock_triggers(tx, keys=clock_keys):
+        active.setdefault(tab, set()).add(tid)
     plans = []
     for table, stored, candidates in read:
         table_id = table["id"]
@@ -141,7 +145,8 @@ def read_and_plan(
             if isinstance(t.spec, DateColumnReached)
         }
         table_states = states[table_id]
-        plan = plan_table(table_id, bool(stored), table_states, candidates, active, scans, now)
+        busy = active.get(table_id, set())
+        plan = plan_table(table_id, bool(stored), table_states, candidates, busy, scans, now)
         if any(not t.valid for t in stored):  # issue 17: due windows of invalid configs
             plan.skips += invalid_skips(stored, table_states, now)
         plans.append(plan)

@@ -38,11 +38,14 @@ def apply_plans(tx: Tx, plans: Sequence[TablePlan], now: datetime) -> list[Outco
             continue
         created[fire.table_id] += int(bool(run_id))
         if fire.window is not None:
-            consumed.append((fire.trigger_id, fire.window, fire.next_due))
+            consumed.append((fire.table_id, fire.trigger_id, fire.window, fire.next_due))
     state.consume_windows(tx, consumed=consumed, now=now)
     skips.record_skips(tx, ranges=[r for p in plans for r in p.skips], now=now)
-    state.set_next_dues(tx, next_dues=[nd for p in plans for nd in p.next_dues.items()])
-    cursors = [(tid, *(c or (None, None))) for p in plans for tid, c in p.cursors.items()]
+    next_dues = [(p.table_id, tid, at) for p in plans for tid, at in p.next_dues.items()]
+    state.set_next_dues(tx, next_dues=next_dues)
+    cursors = [
+        (p.table_id, tid, *(c or (None, None))) for p in plans for tid, c in p.cursors.items()
+    ]
     state.advance_cursors(tx, cursors=cursors, now=now)
     tables = [(p.table_id, p.table_next_due(still_due.get(p.table_id))) for p in plans]
     claims.finish_tables(tx, values=tables, now=now)
@@ -55,7 +58,7 @@ def claim_and_insert(tx: Tx, fires: Sequence[Fire], now: datetime) -> list[str |
     run_ids = uuid7s(now, len(fires))
     rows = [(f.table_id, f.trigger_id, f.identity, r) for f, r in zip(fires, run_ids, strict=True)]
     got = ledger.claim_occurrences(tx, claims=rows, now=now)
-    mine = [(f, c) for f, c in zip(fires, rows, strict=True) if (c[1], c[2]) in got]
+    mine = [(f, c) for f, c in zip(fires, rows, strict=True) if c[:3] in got]
     new_runs = [
         store_runs.NewRun(
             id=c[3],
@@ -76,7 +79,7 @@ def claim_and_insert(tx: Tx, fires: Sequence[Fire], now: datetime) -> list[str |
     ledger.release_occurrences(tx, claims=[c for _, c in mine if c[3] not in inserted])
     out: list[str | None] = []
     for row in rows:
-        if (row[1], row[2]) not in got:
+        if row[:3] not in got:
             out.append("")
         else:
             out.append(row[3] if row[3] in inserted else None)

@@ -107,7 +107,11 @@ def _table_entries(
     stored = inspect_stored(table["triggers"], table["columns"], live)
     plan = plans.get(table["id"])
     clock_ids = [str(t.trigger_id) for t in stored if t.valid and t.kind != "date_column_reached"]
-    active = store_runs.active_clock_trigger_ids(tx, trigger_ids=clock_ids) if plan else set()
+    active = (
+        store_runs.active_clock_trigger_ids(tx, table_id=table["id"], trigger_ids=clock_ids)
+        if plan
+        else set()
+    )
     out = []
     for trigger in stored:
         entry = {"kind": "trigger", "table_id": table["id"], "trigger_id": trigger.trigger_id}
@@ -188,7 +192,7 @@ def record_restore_skips(tx: Tx, *, table_id: str, now: datetime) -> None:
         found = replaced_range(trigger, state, due, TABLE_TRASHED) if due else []
         if found and due is not None:
             ranges += found
-            moves.append((str(trigger.trigger_id), due))
+            moves.append((table.id, str(trigger.trigger_id), due))
     store_skips.record_skips(tx, ranges=ranges, now=now)
     store_state.set_next_dues(tx, next_dues=moves)
 

@@ -64,10 +64,6 @@ def cell_invalid(column: str, column_type: str) -> str:
     return f"column '{column}' ({column_type}) expects {expected}"
 
 
-def trigger_id_taken(trigger_id: str) -> str:
-    return f"trigger id '{trigger_id}' belongs to another table; omit it to get a new id"
-
-
 def page_invalid(skip: object, limit: object) -> str:
     return f"invalid page: skip must be >= 0 and limit in [1, 500] (got skip={skip}, limit={limit})"
 

@@ -89,7 +89,9 @@ def retry_run(
         refusal = _refusal(run, now=now, stuck_after_s=stuck_after_s)
         if refusal is not None:
             raise Conflict(refusal)
-        if run.clock and has_other_active_run(tx, trigger_id=run.trigger_id, run_id=run_id):
+        if run.clock and has_other_active_run(
+            tx, table_id=table_id, trigger_id=run.trigger_id, run_id=run_id
+        ):
             raise Conflict(messages.RETRY_ANOTHER_ACTIVE)
         reset = reset_for_retry(
             tx,

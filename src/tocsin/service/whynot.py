@@ -80,7 +80,9 @@ class DiagnosticsService(Service):
                 raise ValidationError(messages.TRIGGER_INVALID_NO_FIRES)
             if trigger.kind == "date_column_reached":
                 raise ValidationError(messages.NEXT_FIRES_CLOCK_ONLY)
-            active = store_runs.active_clock_trigger_ids(tx, trigger_ids=[trigger_id])
+            active = store_runs.active_clock_trigger_ids(
+                tx, table_id=table_id, trigger_ids=[trigger_id]
+            )
         items = clock_next_fires(trigger, state, active=bool(active), now=at, n=n)
         return {"trigger_id": trigger_id, "evaluated_at": to_iso(at), "items": items}
 

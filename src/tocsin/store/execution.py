@@ -242,12 +242,14 @@ def reset_for_retry(
     """``failed | pending | stale running → pending``, clearing the top-level error.
 
     Compare-and-set on (status, updated_at) so a worker that moved the run meanwhile wins. A clock
-    run is not reset while another run of its trigger is pending or running (the one-active-run
-    fence); then None is returned. Receipts are kept: the next attempt resumes after them.
+    run is not reset while another run of its trigger (in its table) is pending or running (the
+    one-active-run fence); then None is returned. Receipts are kept: the next attempt resumes
+    after them.
     """
     tx.require_writable()
     other = runs.alias("other")
     another_active = exists().where(
+        other.c.table_id == runs.c.table_id,
         other.c.trigger_id == runs.c.trigger_id,
         other.c.id != runs.c.id,
         other.c.clock.is_(True),
@@ -279,9 +281,10 @@ def reset_for_retry(
     return None if row is None else _run_value(row)
 
 
-def has_other_active_run(tx: Tx, *, trigger_id: str, run_id: str) -> bool:
-    """True when another clock run of ``trigger_id`` is pending or running."""
+def has_other_active_run(tx: Tx, *, table_id: str, trigger_id: str, run_id: str) -> bool:
+    """True when another clock run of ``trigger_id`` of ``table_id`` is pending or running."""
     stmt = select(runs.c.id).where(
+        runs.c.table_id == table_id,
         runs.c.trigger_id == trigger_id,
         runs.c.id != run_id,
         runs.c.clock.is_(True),

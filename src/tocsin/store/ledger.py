@@ -1,11 +1,10 @@
 """The occurrence ledger: the durable fence (SPEC §1, §5, §6; DESIGN §5; STYLE F3, R5).
 
-An identity ``(trigger_id, identity)`` is inserted at most once, in the same transaction as its
-run. The key is ``(table_id, trigger_id, identity)``: a trigger id belongs to one table for good
-(``state.upsert_state`` never hands a state to another table, and tables are never deleted), so
-the fence is the same, and a table's claims sit together in the index (migration 0003: the
-tick's batches claim table after table, and random trigger-id keys scattered every batch's
-writes over the whole index).
+An identity ``(table_id, trigger_id, identity)`` is inserted at most once, in the same
+transaction as its run. That is the key: a trigger id is unique within its table only (two
+tables may use the same id, migration 0020), and a table's claims sit together in the index
+(migration 0003: the tick's batches claim table after table, and random trigger-id keys
+scattered every batch's writes over the whole index).
 
 The claim is ``INSERT … ON CONFLICT DO NOTHING RETURNING``, never a caught IntegrityError: on
 PostgreSQL a failed INSERT would abort the whole transaction, and a duplicate claim must be an
@@ -33,13 +32,18 @@ Claim = tuple[str, str, str, str]  # (table_id, trigger_id, identity, run_id)
 _CLAIM = (
     "INSERT INTO occurrence_ledger (table_id, trigger_id, identity, run_id, created_at)"
     " SELECT tab, tid, ident, rid, ca FROM v WHERE true"
-    " ON CONFLICT (table_id, trigger_id, identity) DO NOTHING RETURNING trigger_id, identity"
+    " ON CONFLICT (table_id, trigger_id, identity) DO NOTHING"
+    " RETURNING table_id, trigger_id, identity"
 )
 _CLAIM_COLUMNS = (("tab", "text"), ("tid", "text"), ("ident", "text"), ("rid", "text"))
 
 
-def claim_occurrences(tx: Tx, *, claims: Sequence[Claim], now: datetime) -> set[tuple[str, str]]:
-    """Claim occurrences at ``now``: the ``(trigger_id, identity)`` pairs this transaction got.
+Claimed = tuple[str, str, str]  # (table_id, trigger_id, identity)
+
+
+def claim_occurrences(tx: Tx, *, claims: Sequence[Claim], now: datetime) -> set[Claimed]:
+    """Claim occurrences at ``now``: the ``(table_id, trigger_id, identity)`` keys this
+    transaction got.
 
     Eligibility (per row): no ledger row with the same ``(table_id, trigger_id, identity)``
     exists or is being inserted by a concurrent transaction (PostgreSQL waits for that one to
@@ -49,7 +53,7 @@ def claim_occurrences(tx: Tx, *, claims: Sequence[Claim], now: datetime) -> set[
     stamp = instant_binder(tx)(now)
     rows = [(*c, stamp) for c in claims]
     got = with_rows(tx, (*_CLAIM_COLUMNS, ("ca", "timestamp")), _CLAIM, rows)
-    return {(str(r[0]), str(r[1])) for r in got}
+    return {(str(r[0]), str(r[1]), str(r[2])) for r in got}
 
 
 def release_occurrences(tx: Tx, *, claims: Sequence[Claim]) -> None:
@@ -94,4 +98,11 @@ def fired_identities(
     return found
 
 
-__all__ = ["LEDGER_KEY", "Claim", "claim_occurrences", "fired_identities", "release_occurrences"]
+__all__ = [
+    "LEDGER_KEY",
+    "Claim",
+    "Claimed",
+    "claim_occurrences",
+    "fired_identities",
+    "release_occurrences",
+]

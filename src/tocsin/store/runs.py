@@ -111,7 +111,7 @@ _INSERT = (
     " updated_at) SELECT rid, tab, tid, rec, src, clk, 'pending', 0, NULL, '[]', {payload},"
     " CASE WHEN pos IS NULL THEN {definition} ELSE (SELECT {element} FROM tables"
     " WHERE tables.id = tab) END, ident, sf, ca, ca FROM v WHERE true"
-    f" ON CONFLICT (trigger_id) WHERE {ONE_ACTIVE_CLOCK_WHERE} DO NOTHING RETURNING id"
+    f" ON CONFLICT (table_id, trigger_id) WHERE {ONE_ACTIVE_CLOCK_WHERE} DO NOTHING RETURNING id"
 )
 _INSERT_COLUMNS = (
     *(("rid", "text"), ("tab", "text"), ("tid", "text"), ("rec", "text"), ("src", "text")),
@@ -124,9 +124,10 @@ _ELEMENT = {True: "triggers -> pos", False: "json_extract(triggers, '$[' || pos 
 def insert_runs(tx: Tx, *, runs_: Sequence[NewRun], now: datetime) -> set[str]:
     """Insert pending runs created at ``now``; returns the ids inserted.
 
-    A clock run whose trigger already has an active clock run is refused by the partial unique
-    index (``ON CONFLICT (trigger_id) WHERE <its predicate> DO NOTHING``: the refusal does not
-    abort a PostgreSQL transaction) and left out of the result (SPEC §5.3).
+    A clock run whose trigger already has an active clock run in its table is refused by the
+    partial unique index (``ON CONFLICT (table_id, trigger_id) WHERE <its predicate> DO
+    NOTHING``: the refusal does not abort a PostgreSQL transaction) and left out of the result
+    (SPEC §5.3).
     """
     tx.require_writable()
     bind = instant_binder(tx)
@@ -226,34 +227,47 @@ def list_runs(
     return items, int(total)
 
 
-def active_clock_trigger_ids(tx: Tx, *, trigger_ids: Sequence[str]) -> set[str]:
-    """Which of ``trigger_ids`` have a pending or running clock run (SPEC §5.3).
+TriggerKey = tuple[str, str]  # (table_id, trigger_id): a trigger id is unique within its table
+
+
+def active_clock_triggers(tx: Tx, *, keys: Sequence[TriggerKey]) -> set[TriggerKey]:
+    """Which of ``keys`` (``(table_id, trigger_id)``) have a pending or running clock run
+    (SPEC §5.3).
 
     The rows ``uq_runs_one_active_clock`` fences (a row-event run sharing the id does not
-    count), probed through that partial index once per id: a plain ``trigger_id IN (…)`` let
+    count), probed through that partial index once per key: a plain ``trigger_id IN (…)`` let
     the planners scan every active run by status, quadratic as runs pile up. PostgreSQL: a
-    LATERAL probe per id; SQLite: ``INDEXED BY`` the partial index.
+    LATERAL probe per key; SQLite: ``INDEXED BY`` the partial index.
     """
+    match = f"runs.table_id = v.tab AND runs.trigger_id = v.tid AND {ONE_ACTIVE_CLOCK_WHERE}"
     if tx.is_postgres:
         body = (
-            "SELECT v.tid FROM v CROSS JOIN LATERAL (SELECT 1 FROM runs"
-            f" WHERE runs.trigger_id = v.tid AND {ONE_ACTIVE_CLOCK_WHERE} LIMIT 1) AS a"
+            "SELECT v.tab, v.tid FROM v CROSS JOIN LATERAL (SELECT 1 FROM runs"
+            f" WHERE {match} LIMIT 1) AS a"
         )
     else:
         body = (
-            "SELECT v.tid FROM v WHERE EXISTS (SELECT 1 FROM runs INDEXED BY"
-            " uq_runs_one_active_clock WHERE runs.trigger_id = v.tid"
-            f" AND {ONE_ACTIVE_CLOCK_WHERE})"
+            "SELECT v.tab, v.tid FROM v WHERE EXISTS (SELECT 1 FROM runs INDEXED BY"
+            f" uq_runs_one_active_clock WHERE {match})"
         )
-    rows = [(i,) for i in trigger_ids]
-    return {str(r[0]) for r in with_rows(tx, (("tid", "text"),), body, rows)}
+    columns = (("tab", "text"), ("tid", "text"))
+    return {(str(r[0]), str(r[1])) for r in with_rows(tx, columns, body, list(keys))}
+
+
+def active_clock_trigger_ids(tx: Tx, *, table_id: str, trigger_ids: Sequence[str]) -> set[str]:
+    """:func:`active_clock_triggers` for one table: which of its ``trigger_ids`` have a pending
+    or running clock run."""
+    found = active_clock_triggers(tx, keys=[(table_id, tid) for tid in trigger_ids])
+    return {tid for _, tid in found}
 
 
 __all__ = [
     "RUN_FILTERS",
     "RUN_STATUSES",
     "NewRun",
+    "TriggerKey",
     "active_clock_trigger_ids",
+    "active_clock_triggers",
     "get_run",
     "insert_run",
     "insert_runs",

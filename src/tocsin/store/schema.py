@@ -104,11 +104,12 @@ records = Table(
     Index("ix_records_page", "table_id", "trashed", "created_at", "id"),
 )
 
-# §5.1 one durable row per schedule trigger id
+# §5.1 one durable row per schedule trigger id of a table: an id is unique within its table only
+# (migration 0020), so two tables (two tenants) may use the same id independently
 trigger_state = Table(
     "trigger_state",
     metadata,
-    Column("trigger_id", String(64), primary_key=True),
+    Column("trigger_id", String(64), nullable=False),
     Column("table_id", String(36), ForeignKey("tables.id", ondelete="CASCADE"), nullable=False),
     Column("kind", String(32), nullable=False),
     Column("anchor", UTCDateTime, nullable=True),  # clock kinds: windows start here
@@ -122,6 +123,7 @@ trigger_state = Table(
     Column("paused_at", UTCDateTime, nullable=True),  # set while paused (migration 0007)
     # a date trigger's past pauses [[from, until], ...] (ISO): their occurrences never fire
     Column("pause_windows", JSON(none_as_null=True), nullable=True),
+    PrimaryKeyConstraint("table_id", "trigger_id"),
     Index("ix_trigger_state_table", "table_id"),
     # PostgreSQL: room for a new version of every row on its page, so the tick's per-fire
     # rewrites are HOT updates (migration 0002)
@@ -137,8 +139,8 @@ occurrence_ledger = Table(
     Column("table_id", String(36), nullable=False),
     Column("run_id", String(36), nullable=False),
     Column("created_at", UTCDateTime, nullable=False),
-    # a trigger id belongs to one table for good: the fence is (trigger, identity); the table
-    # first keeps a table's claims together in the index (migration 0003)
+    # a trigger id is unique within its table: the fence is (table, trigger, identity); the
+    # table first keeps a table's claims together in the index (migration 0003)
     PrimaryKeyConstraint("table_id", "trigger_id", "identity"),
 )
 
@@ -171,9 +173,10 @@ runs = Table(
     Column("next_attempt_at", UTCDateTime, nullable=True),
     Index("ix_runs_table_created", "table_id", "created_at"),
     Index("ix_runs_status_updated", "status", "updated_at", "id"),  # the claim order (0019)
-    # §5.3 one active run per clock trigger
+    # §5.3 one active run per clock trigger of a table (migration 0020)
     Index(
         "uq_runs_one_active_clock",
+        "table_id",
         "trigger_id",
         unique=True,
         postgresql_where=text(ONE_ACTIVE_CLOCK_WHERE),

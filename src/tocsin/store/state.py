@@ -1,4 +1,7 @@
-"""Trigger state: one durable row per schedule trigger id (SPEC §5.1–§5.2).
+"""Trigger state: one durable row per schedule trigger id of a table (SPEC §5.1–§5.2).
+
+A trigger id is unique within its table only: every function here is keyed by
+``(table_id, trigger_id)`` (two tables, two tenants, may use the same id independently).
 
 The scheduler derives nothing from the run log; this row (with the ledger) is the memory:
 
@@ -25,7 +28,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import RowMapping, false, select, true, update
+from sqlalchemy import ColumnElement, RowMapping, false, select, true, update
 
 from tocsin.core.model import TriggerState
 from tocsin.store.bulk import instant_binder, instant_reader, update_rows
@@ -50,6 +53,8 @@ STATE_FIELDS = (
 )
 _COLUMNS = ", ".join(STATE_FIELDS)
 IN_CHUNK = 500  # ids per IN (...) list on SQLite: well under its bound-parameter limit
+_STAMP = ("t", "timestamp")  # the bulk rows' updated_at
+_V_KEY = "trigger_state.table_id = v.tab AND trigger_state.trigger_id = v.tid"  # the bulk rows' key
 
 
 def _as_is(value: datetime | None) -> datetime | None:
@@ -130,9 +135,13 @@ def get_states(tx: Tx, *, table_id: str) -> dict[str, TriggerState]:
     return states_of_tables(tx, table_ids=[table_id])[table_id]
 
 
-def get_state(tx: Tx, *, trigger_id: str) -> TriggerState | None:
-    """One state row by trigger id, or None."""
-    stmt = select(trigger_state).where(trigger_state.c.trigger_id == trigger_id)
+def _key(table_id: str, trigger_id: str) -> tuple[ColumnElement[bool], ColumnElement[bool]]:
+    return trigger_state.c.table_id == table_id, trigger_state.c.trigger_id == trigger_id
+
+
+def get_state(tx: Tx, *, table_id: str, trigger_id: str) -> TriggerState | None:
+    """One state row by table and trigger id, or None."""
+    stmt = select(trigger_state).where(*_key(table_id, trigger_id))
     row = tx.conn.execute(stmt).mappings().one_or_none()
     return None if row is None else _state(row)
 
@@ -147,18 +156,13 @@ def upsert_state(
     schedule_hash: str | None,
     now: datetime,
     next_due_at: datetime | None,
-) -> TriggerState | None:
-    """Create a trigger's state, or overwrite its config fields and un-retire it; None (nothing
-    written) when the id's state belongs to another table.
+) -> TriggerState:
+    """Create a table's trigger state, or overwrite its config fields and un-retire it.
 
     An existing row keeps its history: ``last_consumed`` and the date cursor are not touched.
-    The ownership check is part of the statement, so two transactions that both saw no state for
-    an id cannot hand one table's state to the other (PostgreSQL: the later one waits on the key,
-    then finds the row taken).
     """
     tx.require_writable()
     fields = {
-        "table_id": table_id,
         "kind": kind,
         "anchor": anchor,
         "schedule_hash": schedule_hash,
@@ -168,16 +172,11 @@ def upsert_state(
     }
     stmt = (
         upsert_insert(tx, trigger_state)
-        .values(trigger_id=trigger_id, **fields)
-        .on_conflict_do_update(
-            index_elements=["trigger_id"],
-            set_=fields,
-            where=trigger_state.c.table_id == table_id,
-        )
+        .values(table_id=table_id, trigger_id=trigger_id, **fields)
+        .on_conflict_do_update(index_elements=["table_id", "trigger_id"], set_=fields)
         .returning(*trigger_state.c)
     )
-    row = tx.conn.execute(stmt).mappings().one_or_none()
-    return None if row is None else _state(row)
+    return _state(tx.conn.execute(stmt).mappings().one())
 
 
 def retire_states(tx: Tx, *, table_id: str, keep_ids: Iterable[str], now: datetime) -> set[str]:
@@ -195,12 +194,12 @@ def retire_states(tx: Tx, *, table_id: str, keep_ids: Iterable[str], now: dateti
     return set(tx.conn.execute(stmt).scalars())
 
 
-def revive_state(tx: Tx, *, trigger_id: str, now: datetime) -> bool:
+def revive_state(tx: Tx, *, table_id: str, trigger_id: str, now: datetime) -> bool:
     """Un-retire a trigger's state (ledger and history intact); True when it was retired."""
     tx.require_writable()
     stmt = (
         update(trigger_state)
-        .where(trigger_state.c.trigger_id == trigger_id, trigger_state.c.retired == true())
+        .where(*_key(table_id, trigger_id), trigger_state.c.retired == true())
         .values(retired=False, updated_at=now)
     )
     return tx.conn.execute(stmt).rowcount == 1
@@ -209,6 +208,7 @@ def revive_state(tx: Tx, *, trigger_id: str, now: datetime) -> bool:
 def reanchor_state(
     tx: Tx,
     *,
+    table_id: str,
     trigger_id: str,
     anchor: datetime | None,
     schedule_hash: str | None,
@@ -223,7 +223,7 @@ def reanchor_state(
     tx.require_writable()
     stmt = (
         update(trigger_state)
-        .where(trigger_state.c.trigger_id == trigger_id)
+        .where(*_key(table_id, trigger_id))
         .values(
             anchor=anchor,
             schedule_hash=schedule_hash,
@@ -236,7 +236,8 @@ def reanchor_state(
     return tx.conn.execute(stmt).rowcount == 1
 
 
-Cursor = tuple[str, datetime | None, str | None]  # (trigger_id, cursor_created_at, cursor_id)
+# (table_id, trigger_id, cursor_created_at, cursor_id)
+Cursor = tuple[str, str, datetime | None, str | None]
 
 
 def advance_cursors(tx: Tx, *, cursors: Sequence[Cursor], now: datetime) -> None:
@@ -244,16 +245,16 @@ def advance_cursors(tx: Tx, *, cursors: Sequence[Cursor], now: datetime) -> None
     bind = instant_binder(tx)
     update_rows(
         tx,
-        (("tid", "text"), ("c", "timestamp"), ("i", "text"), ("t", "timestamp")),
+        (("tab", "text"), ("tid", "text"), ("c", "timestamp"), ("i", "text"), _STAMP),
         "UPDATE trigger_state SET cursor_created_at = v.c, cursor_id = v.i, updated_at = v.t"
-        " FROM v WHERE trigger_state.trigger_id = v.tid",
-        [(tid, bind(at), rid, bind(now)) for tid, at, rid in cursors],
-        "UPDATE trigger_state SET cursor_created_at = ?2, cursor_id = ?3, updated_at = ?4"
-        " WHERE trigger_id = ?1",
+        f" FROM v WHERE {_V_KEY}",
+        [(tab, tid, bind(at), rid, bind(now)) for tab, tid, at, rid in cursors],
+        "UPDATE trigger_state SET cursor_created_at = ?3, cursor_id = ?4, updated_at = ?5"
+        " WHERE table_id = ?1 AND trigger_id = ?2",
     )
 
 
-Consumed = tuple[str, datetime, datetime | None]  # (trigger_id, window, next_due_at)
+Consumed = tuple[str, str, datetime, datetime | None]  # (table_id, trigger_id, window, next_due)
 
 
 def consume_windows(tx: Tx, *, consumed: Sequence[Consumed], now: datetime) -> None:
@@ -264,13 +265,14 @@ def consume_windows(tx: Tx, *, consumed: Sequence[Consumed], now: datetime) -> N
     bind = instant_binder(tx)
     update_rows(
         tx,
-        (("tid", "text"), ("w", "timestamp"), ("n", "timestamp"), ("t", "timestamp")),
+        (("tab", "text"), ("tid", "text"), ("w", "timestamp"), ("n", "timestamp"), _STAMP),
         "UPDATE trigger_state SET last_consumed = v.w, next_due_at = v.n, updated_at = v.t"
-        " FROM v WHERE trigger_state.trigger_id = v.tid"
+        f" FROM v WHERE {_V_KEY}"
         " AND (trigger_state.last_consumed IS NULL OR trigger_state.last_consumed < v.w)",
-        [(tid, bind(w), bind(n), bind(now)) for tid, w, n in consumed],
-        "UPDATE trigger_state SET last_consumed = ?2, next_due_at = ?3, updated_at = ?4"
-        " WHERE trigger_id = ?1 AND (last_consumed IS NULL OR last_consumed < ?2)",
+        [(tab, tid, bind(w), bind(n), bind(now)) for tab, tid, w, n in consumed],
+        "UPDATE trigger_state SET last_consumed = ?3, next_due_at = ?4, updated_at = ?5"
+        " WHERE table_id = ?1 AND trigger_id = ?2"
+        " AND (last_consumed IS NULL OR last_consumed < ?3)",
     )
 
 
@@ -295,7 +297,7 @@ def lower_next_due(tx: Tx, *, table_id: str, kind: str, next_due_at: datetime) -
     return int(tx.conn.execute(stmt).rowcount)
 
 
-def pause_state(tx: Tx, *, trigger_id: str, now: datetime) -> bool:
+def pause_state(tx: Tx, *, table_id: str, trigger_id: str, now: datetime) -> bool:
     """Pause a live trigger at ``now``; False (nothing written) when it is already paused.
 
     Eligibility: not retired, ``paused_at`` unset (idempotent: the first pause instant stays).
@@ -304,7 +306,7 @@ def pause_state(tx: Tx, *, trigger_id: str, now: datetime) -> bool:
     stmt = (
         update(trigger_state)
         .where(
-            trigger_state.c.trigger_id == trigger_id,
+            *_key(table_id, trigger_id),
             trigger_state.c.retired == false(),
             trigger_state.c.paused_at.is_(None),
         )
@@ -316,6 +318,7 @@ def pause_state(tx: Tx, *, trigger_id: str, now: datetime) -> bool:
 def resume_state(
     tx: Tx,
     *,
+    table_id: str,
     trigger_id: str,
     last_consumed: datetime | None,
     pause_windows: Sequence[tuple[datetime, datetime]],
@@ -330,7 +333,7 @@ def resume_state(
     tx.require_writable()
     stmt = (
         update(trigger_state)
-        .where(trigger_state.c.trigger_id == trigger_id, trigger_state.c.paused_at.is_not(None))
+        .where(*_key(table_id, trigger_id), trigger_state.c.paused_at.is_not(None))
         .values(
             paused_at=None,
             last_consumed=last_consumed,
@@ -342,19 +345,26 @@ def resume_state(
     return tx.conn.execute(stmt).rowcount == 1
 
 
-def set_next_dues(tx: Tx, *, next_dues: Sequence[tuple[str, datetime | None]]) -> None:
-    """``(trigger_id, next_due_at)`` pairs: when each trigger may next be due (None = unknown)."""
+NextDue = tuple[str, str, datetime | None]  # (table_id, trigger_id, next_due_at)
+
+
+def set_next_dues(tx: Tx, *, next_dues: Sequence[NextDue]) -> None:
+    """``(table_id, trigger_id, next_due_at)``: when each trigger may next be due (None =
+    unknown)."""
     bind = instant_binder(tx)
     update_rows(
         tx,
-        (("tid", "text"), ("n", "timestamp")),
-        "UPDATE trigger_state SET next_due_at = v.n FROM v WHERE trigger_state.trigger_id = v.tid",
-        [(tid, bind(n)) for tid, n in next_dues],
-        "UPDATE trigger_state SET next_due_at = ?2 WHERE trigger_id = ?1",
+        (("tab", "text"), ("tid", "text"), ("n", "timestamp")),
+        f"UPDATE trigger_state SET next_due_at = v.n FROM v WHERE {_V_KEY}",
+        [(tab, tid, bind(n)) for tab, tid, n in next_dues],
+        "UPDATE trigger_state SET next_due_at = ?3 WHERE table_id = ?1 AND trigger_id = ?2",
     )
 
 
 __all__ = [
+    "Consumed",
+    "Cursor",
+    "NextDue",
     "advance_cursors",
     "consume_windows",
     "get_state",

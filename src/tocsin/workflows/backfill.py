@@ -63,7 +63,7 @@ def run_backfill(
             runs = [
                 schedule_run(row, rid, at, now, trigger="backfill")
                 for (_, sid, ident, rid), at in zip(claims, chunk, strict=True)
-                if (sid, ident) in got
+                if (LEDGER_NAMESPACE, sid, ident) in got
             ]
             store_runs.insert_runs(tx, rows=runs)
         created += len(runs)

@@ -128,7 +128,7 @@ def _claim(tx: Tx, now: datetime, registered: Collection[str] | None, batch: _Ba
     ]
     got = claim_occurrences(tx, claims=claims, now=now) if claims else set()
     for pending, (_, schedule_id, identity, _) in zip(batch.pending, claims, strict=True):
-        if (schedule_id, identity) not in got:
+        if (LEDGER_NAMESPACE, schedule_id, identity) not in got:
             continue
         row, scheduled_for = pending.row, pending.scheduled_for
         if registered is not None and row["workflow_id"] not in registered:
