@@ -15,7 +15,7 @@ from .helpers import NOW, new_id
 
 def _claim(tx: Any, identity: str, trigger_id: str = "trg_a", table_id: str = "t") -> bool:
     got = claim_occurrences(tx, claims=[(table_id, trigger_id, identity, new_id())], now=NOW)
-    return got == {(trigger_id, identity)}
+    return got == {(table_id, trigger_id, identity)}
 
 
 def _run(tx: Any, run_id: str, table_id: str) -> None:
@@ -32,6 +32,7 @@ def test_an_identity_is_claimed_once(store: Store) -> None:
     with store.begin() as tx:
         assert not _claim(tx, "r1|2026-08-27")
         assert _claim(tx, "r1|2026-08-27", trigger_id="trg_b")  # the fence is (trigger, identity)
+        assert _claim(tx, "r1|2026-08-27", table_id="t2")  # per table: another table's trg_a
 
 
 def test_one_call_claims_many_and_answers_only_what_it_got(store: Store) -> None:
@@ -44,10 +45,11 @@ def test_one_call_claims_many_and_answers_only_what_it_got(store: Store) -> None
                 ("t", "trg_a", "new", new_id()),
                 ("t", "trg_b", "old", new_id()),  # another trigger: its own fence
                 ("t", "trg_a", "new", new_id()),  # twice in one call: claimed once
+                ("t2", "trg_a", "old", new_id()),  # another table's trg_a: its own fence
             ],
             now=NOW,
         )
-        assert got == {("trg_a", "new"), ("trg_b", "old")}
+        assert got == {("t", "trg_a", "new"), ("t", "trg_b", "old"), ("t2", "trg_a", "old")}
         assert claim_occurrences(tx, claims=[], now=NOW) == set()
 
 
@@ -94,7 +96,7 @@ def test_claim_stores_its_row(store: Store) -> None:
     later = NOW + timedelta(minutes=1)
     with store.begin() as tx:
         got = claim_occurrences(tx, claims=[("tbl", "trg_a", "w", run_id)], now=later)
-        assert got == {("trg_a", "w")}
+        assert got == {("tbl", "trg_a", "w")}
         row = tx.conn.exec_driver_sql(
             "SELECT table_id, run_id FROM occurrence_ledger WHERE identity = 'w'"
         ).one()
@@ -105,7 +107,7 @@ def test_release_undoes_only_the_claim_of_its_own_run(store: Store) -> None:
     mine = new_id()
     with store.begin() as tx:
         assert claim_occurrences(tx, claims=[("t", "trg_a", "w1", mine)], now=NOW) == {
-            ("trg_a", "w1")
+            ("t", "trg_a", "w1")
         }
         release_occurrences(tx, claims=[("t", "trg_a", "w1", new_id())])  # another run's claim
         assert fired_identities(tx, table_id="t", trigger_id="trg_a", identities=["w1"]) == {"w1"}

@@ -11,6 +11,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect, text
 
+from tocsin.core.model import Table
 from tocsin.store import Store, open_store
 from tocsin.store.ledger import claim_occurrences, fired_identities
 from tocsin.store.migrate import (
@@ -20,9 +21,11 @@ from tocsin.store.migrate import (
     head_revision,
     upgrade_to_head,
 )
-from tocsin.store.schema import metadata
+from tocsin.store.runs import active_clock_trigger_ids, insert_run
+from tocsin.store.schema import metadata, runs, trigger_state
+from tocsin.store.state import get_state, upsert_state
 
-from .helpers import NOW, PG_ONLY
+from .helpers import NOW, PG_ONLY, make_table, new_id
 
 VERSION_TABLE = "alembic_version"
 
@@ -52,7 +55,7 @@ def test_one_active_run_index_is_partial_with_its_predicate(store: Store) -> Non
     indexes = {ix["name"]: ix for ix in inspect(store.engine).get_indexes("runs")}
     index = indexes["uq_runs_one_active_clock"]
     assert index["unique"]
-    assert index["column_names"] == ["trigger_id"]
+    assert index["column_names"] == ["table_id", "trigger_id"]  # per table (0020)
     where = str(index["dialect_options"][f"{store.engine.dialect.name}_where"])
     assert "clock" in where
     assert "pending" in where and "running" in where
@@ -116,7 +119,7 @@ def test_ledger_key_is_table_first_and_its_rows_survive_both_ways(store: Store) 
     assert key() == ["table_id", "trigger_id", "identity"]
     with store.begin() as tx:
         assert claim_occurrences(tx, claims=[("t", "trg_a", "w1", "r1")], now=NOW) == {
-            ("trg_a", "w1")
+            ("t", "trg_a", "w1")
         }
         command.downgrade(alembic_config(tx.conn), "0002")
     assert key() == ["trigger_id", "identity"]
@@ -125,3 +128,56 @@ def test_ledger_key_is_table_first_and_its_rows_survive_both_ways(store: Store) 
     with store.begin() as tx:
         assert fired_identities(tx, table_id="t", trigger_id="trg_a", identities=["w1"]) == {"w1"}
         assert claim_occurrences(tx, claims=[("t", "trg_a", "w1", "r2")], now=NOW) == set()
+
+
+def _clock_run(tx: Any, table_id: str, trigger_id: str) -> Any:
+    return insert_run(
+        tx, id=new_id(), table_id=table_id, trigger_id=trigger_id, record_id=None,
+        source="schedule", clock=True, payload={}, definition=None, identity=new_id(),
+        scheduled_for=NOW, now=NOW,
+    )  # fmt: skip
+
+
+def test_trigger_ids_become_per_table_and_existing_rows_survive(store: Store, table: Table) -> None:
+    """Migration 0020 (SQLite: a rebuilt table): trigger_state's key and the one-active-run
+    index gain the table; a state row and an active clock run written at 0019 are kept and
+    still fence their trigger, and another table may then use the same id."""
+
+    def key() -> list[str]:
+        return list(inspect(store.engine).get_pk_constraint("trigger_state")["constrained_columns"])
+
+    with store.begin() as tx:
+        command.downgrade(alembic_config(tx.conn), "0019")
+    assert key() == ["trigger_id"]
+    with store.begin() as tx:  # rows as 0019 held them (plain inserts: no per-table conflict key)
+        tx.conn.execute(
+            trigger_state.insert().values(
+                trigger_id="nightly", table_id=table.id, kind="interval", anchor=NOW,
+                schedule_hash="h1", next_due_at=NOW, updated_at=NOW,
+            )
+        )  # fmt: skip
+        tx.conn.execute(
+            runs.insert().values(
+                id="r-old", table_id=table.id, trigger_id="nightly", source="schedule",
+                clock=True, status="pending", action_results=[], payload={}, identity="w0",
+                created_at=NOW, updated_at=NOW,
+            )
+        )  # fmt: skip
+    upgrade_to_head(store)
+    assert key() == ["table_id", "trigger_id"]
+    other = make_table(store)
+    with store.begin() as tx:
+        kept = get_state(tx, table_id=table.id, trigger_id="nightly")
+        assert kept is not None and kept.anchor == NOW and kept.schedule_hash == "h1"
+        assert active_clock_trigger_ids(tx, table_id=table.id, trigger_ids=["nightly"]) == {
+            "nightly"
+        }
+        assert _clock_run(tx, table.id, "nightly") is None  # still fenced in its table
+        assert active_clock_trigger_ids(tx, table_id=other.id, trigger_ids=["nightly"]) == set()
+        made = upsert_state(
+            tx, trigger_id="nightly", table_id=other.id, kind="daily", anchor=None,
+            schedule_hash="h2", now=NOW, next_due_at=None,
+        )  # fmt: skip
+        assert made.table_id == other.id and made.kind == "daily"
+        assert _clock_run(tx, other.id, "nightly") is not None  # its own fence
+        assert get_state(tx, table_id=table.id, trigger_id="nightly") == kept

@@ -15,6 +15,7 @@ from tocsin.store.execution import requeue_runs
 from tocsin.store.runs import (
     NewRun,
     active_clock_trigger_ids,
+    active_clock_triggers,
     get_run,
     insert_run,
     insert_runs,
@@ -84,12 +85,27 @@ def test_second_active_clock_run_is_refused_without_aborting(store: Store) -> No
         other = _insert(tx, "tbl", trigger_id="trg_other")  # the transaction still works
         assert other is not None
     with store.read() as tx:
-        assert active_clock_trigger_ids(tx, trigger_ids=["trg_clock"]) == {"trg_clock"}
-        assert active_clock_trigger_ids(tx, trigger_ids=["trg_clock", "trg_other", "trg_none"]) == {
+        assert active_clock_trigger_ids(tx, table_id="tbl", trigger_ids=["trg_clock"]) == {
+            "trg_clock"
+        }
+        wanted = ["trg_clock", "trg_other", "trg_none"]
+        assert active_clock_trigger_ids(tx, table_id="tbl", trigger_ids=wanted) == {
             "trg_clock",
             "trg_other",
         }
-        assert active_clock_trigger_ids(tx, trigger_ids=[]) == set()
+        assert active_clock_trigger_ids(tx, table_id="tbl", trigger_ids=[]) == set()
+        assert active_clock_trigger_ids(tx, table_id="tbl2", trigger_ids=wanted) == set()
+
+
+def test_the_one_active_run_fence_is_per_table(store: Store) -> None:
+    """Two tables may use one trigger id: each has its own one-active-clock-run fence."""
+    with store.begin() as tx:
+        assert _insert(tx, "tbl") is not None
+        assert _insert(tx, "tbl2") is not None  # tbl's active run does not block tbl2
+        assert _insert(tx, "tbl2", identity="again") is None
+        keys = [("tbl", "trg_clock"), ("tbl2", "trg_clock"), ("tbl3", "trg_clock")]
+        assert active_clock_triggers(tx, keys=keys) == {("tbl", "trg_clock"), ("tbl2", "trg_clock")}
+        assert active_clock_triggers(tx, keys=[]) == set()
 
 
 def test_insert_runs_answers_the_ids_it_inserted(store: Store) -> None:
@@ -133,7 +149,7 @@ def test_a_terminal_run_releases_the_fence(store: Store, status: str) -> None:
         assert first is not None
         _set(tx, first.id, status=status)
     with store.begin() as tx:
-        assert active_clock_trigger_ids(tx, trigger_ids=["trg_clock"]) == set()
+        assert active_clock_trigger_ids(tx, table_id="tbl", trigger_ids=["trg_clock"]) == set()
         assert _insert(tx, "tbl", identity="next") is not None
 
 
@@ -210,10 +226,14 @@ def test_active_run_probes_use_the_partial_index(store: Store, table: Table) -> 
             _insert(tx, table.id, trigger_id=f"trg_{n}", clock=n != 1)
         # the row-event run of trg_1 does not count
         wanted = ["trg_0", "trg_1", "trg_2"]
-        assert active_clock_trigger_ids(tx, trigger_ids=wanted) == {"trg_0", "trg_2"}
-    single = query_plan(store, lambda tx: active_clock_trigger_ids(tx, trigger_ids=["trg_0"]))
+        found = active_clock_trigger_ids(tx, table_id=table.id, trigger_ids=wanted)
+        assert found == {"trg_0", "trg_2"}
+    single = query_plan(
+        store, lambda tx: active_clock_trigger_ids(tx, table_id=table.id, trigger_ids=["trg_0"])
+    )
     many = query_plan(
-        store, lambda tx: active_clock_trigger_ids(tx, trigger_ids=["trg_0", "trg_2"])
+        store,
+        lambda tx: active_clock_trigger_ids(tx, table_id=table.id, trigger_ids=["trg_0", "trg_2"]),
     )
     assert "uq_runs_one_active_clock" in single and "uq_runs_one_active_clock" in many
 

@@ -40,8 +40,9 @@ def test_upsert_creates_then_overwrites_config_but_keeps_history(
             "schedule_hash": "h1", "retired": False, "next_due_at": NOW, "updated_at": NOW,
             "paused_at": None, "pause_windows": (),
         }  # fmt: skip
-        st.consume_windows(tx, consumed=[("trg_i", NOW, None)], now=NOW)
-        assert st.get_state(tx, trigger_id="trg_i").last_consumed == NOW  # type: ignore[union-attr]
+        st.consume_windows(tx, consumed=[(table.id, "trg_i", NOW, None)], now=NOW)
+        state = st.get_state(tx, table_id=table.id, trigger_id="trg_i")
+        assert state is not None and state.last_consumed == NOW
         st.retire_states(tx, table_id=table.id, keep_ids=[], now=NOW)
         again = _upsert(tx, table.id, schedule_hash="h2", anchor=NOW + HOUR, now=NOW + HOUR)
     assert again.retired is False and again.schedule_hash == "h2"
@@ -56,8 +57,9 @@ def test_get_states_keys_by_trigger_id(store: Store, table: Table) -> None:
         states = st.get_states(tx, table_id=table.id)
         assert set(states) == {"trg_a", "trg_b"}
         assert states["trg_b"].kind == "date_column_reached"
-        assert st.get_state(tx, trigger_id="trg_a") == states["trg_a"]
-        assert st.get_state(tx, trigger_id="trg_missing") is None
+        assert st.get_state(tx, table_id=table.id, trigger_id="trg_a") == states["trg_a"]
+        assert st.get_state(tx, table_id=table.id, trigger_id="trg_missing") is None
+        assert st.get_state(tx, table_id=new_id(), trigger_id="trg_a") is None  # per table
         assert st.get_states(tx, table_id=new_id()) == {}
 
 
@@ -70,8 +72,9 @@ def test_states_of_tables_groups_by_table(store: Store, table: Table) -> None:
     with store.read() as tx:
         grouped = st.states_of_tables(tx, table_ids=[table.id, other.id, empty.id])
         assert grouped == {
-            table.id: {"trg_a": st.get_state(tx, trigger_id="trg_a")},
-            other.id: {"trg_b": st.get_state(tx, trigger_id="trg_b")},  # retired included
+            table.id: {"trg_a": st.get_state(tx, table_id=table.id, trigger_id="trg_a")},
+            # retired included
+            other.id: {"trg_b": st.get_state(tx, table_id=other.id, trigger_id="trg_b")},
             empty.id: {},
         }
         assert grouped[other.id]["trg_b"].retired is True
@@ -87,9 +90,10 @@ def test_retire_keeps_listed_ids_and_revive_restores(store: Store, table: Table)
         assert st.retire_states(tx, table_id=table.id, keep_ids={"trg_b"}, now=NOW) == set()
         states = st.get_states(tx, table_id=table.id)
         assert {k for k, v in states.items() if v.retired} == {"trg_a", "trg_c"}
-        assert st.revive_state(tx, trigger_id="trg_a", now=NOW + 2 * HOUR)
-        assert not st.revive_state(tx, trigger_id="trg_a", now=NOW + 2 * HOUR)
-        assert st.get_state(tx, trigger_id="trg_a").retired is False  # type: ignore[union-attr]
+        assert st.revive_state(tx, table_id=table.id, trigger_id="trg_a", now=NOW + 2 * HOUR)
+        assert not st.revive_state(tx, table_id=table.id, trigger_id="trg_a", now=NOW + 2 * HOUR)
+        state = st.get_state(tx, table_id=table.id, trigger_id="trg_a")
+        assert state is not None and state.retired is False
 
 
 def test_reanchor_restarts_the_cursor_and_keeps_ledger_and_history(
@@ -98,14 +102,14 @@ def test_reanchor_restarts_the_cursor_and_keeps_ledger_and_history(
     rid = new_id()
     with store.begin() as tx:
         _upsert(tx, table.id, "trg_d", kind="date_column_reached", anchor=None)
-        st.advance_cursors(tx, cursors=[("trg_d", NOW, rid)], now=NOW)
+        st.advance_cursors(tx, cursors=[(table.id, "trg_d", NOW, rid)], now=NOW)
         claim_occurrences(tx, claims=[(table.id, "trg_d", f"{rid}|2026-08-27", new_id())], now=NOW)
-        st.consume_windows(tx, consumed=[("trg_d", NOW, None)], now=NOW)
+        st.consume_windows(tx, consumed=[(table.id, "trg_d", NOW, None)], now=NOW)
         assert st.reanchor_state(
-            tx, trigger_id="trg_d", anchor=NOW + HOUR, schedule_hash="h9", now=NOW + HOUR,
-            next_due_at=NOW + 2 * HOUR,
+            tx, table_id=table.id, trigger_id="trg_d", anchor=NOW + HOUR, schedule_hash="h9",
+            now=NOW + HOUR, next_due_at=NOW + 2 * HOUR,
         )  # fmt: skip
-        state = st.get_state(tx, trigger_id="trg_d")
+        state = st.get_state(tx, table_id=table.id, trigger_id="trg_d")
         assert state is not None
         assert (state.cursor_created_at, state.cursor_id) == (None, None)
         assert state.anchor == NOW + HOUR and state.schedule_hash == "h9"
@@ -114,7 +118,13 @@ def test_reanchor_restarts_the_cursor_and_keeps_ledger_and_history(
             tx, table_id=table.id, trigger_id="trg_d", identities=[f"{rid}|2026-08-27"]
         )
         assert not st.reanchor_state(
-            tx, trigger_id="nope", anchor=None, schedule_hash=None, now=NOW, next_due_at=None
+            tx,
+            table_id=table.id,
+            trigger_id="nope",
+            anchor=None,
+            schedule_hash=None,
+            now=NOW,
+            next_due_at=None,
         )
 
 
@@ -124,16 +134,18 @@ def test_advance_cursor_moves_and_resets(store: Store, table: Table) -> None:
         _upsert(tx, table.id, "trg_d", kind="date_column_reached")
         _upsert(tx, table.id, "trg_e", kind="date_column_reached")
         st.advance_cursors(
-            tx, cursors=[("trg_d", NOW, rid), ("trg_e", NOW + HOUR, other)], now=NOW + HOUR
+            tx,
+            cursors=[(table.id, "trg_d", NOW, rid), (table.id, "trg_e", NOW + HOUR, other)],
+            now=NOW + HOUR,
         )
-        state = st.get_state(tx, trigger_id="trg_d")
+        state = st.get_state(tx, table_id=table.id, trigger_id="trg_d")
         assert state is not None and (state.cursor_created_at, state.cursor_id) == (NOW, rid)
         assert state.updated_at == NOW + HOUR
-        state = st.get_state(tx, trigger_id="trg_e")
+        state = st.get_state(tx, table_id=table.id, trigger_id="trg_e")
         assert state is not None
         assert (state.cursor_created_at, state.cursor_id) == (NOW + HOUR, other)
-        st.advance_cursors(tx, cursors=[("trg_d", None, None)], now=NOW)
-        state = st.get_state(tx, trigger_id="trg_d")
+        st.advance_cursors(tx, cursors=[(table.id, "trg_d", None, None)], now=NOW)
+        state = st.get_state(tx, table_id=table.id, trigger_id="trg_d")
         assert state is not None and state.cursor_id is None
         assert state.cursor_created_at is None
         st.advance_cursors(tx, cursors=[], now=NOW)  # nothing to move: a no-op
@@ -141,23 +153,25 @@ def test_advance_cursor_moves_and_resets(store: Store, table: Table) -> None:
 
 def test_consume_window_is_monotonic(store: Store, table: Table) -> None:
     def consumed(tx: Any, trigger_id: str) -> tuple[Any, Any, Any]:
-        state = st.get_state(tx, trigger_id=trigger_id)
+        state = st.get_state(tx, table_id=table.id, trigger_id=trigger_id)
         assert state is not None
         return state.last_consumed, state.next_due_at, state.updated_at
 
     with store.begin() as tx:
         _upsert(tx, table.id)
         _upsert(tx, table.id, "trg_j")
-        st.consume_windows(tx, consumed=[("trg_i", NOW + HOUR, NOW + 2 * HOUR)], now=NOW + HOUR)
+        st.consume_windows(
+            tx, consumed=[(table.id, "trg_i", NOW + HOUR, NOW + 2 * HOUR)], now=NOW + HOUR
+        )
         assert consumed(tx, "trg_i") == (NOW + HOUR, NOW + 2 * HOUR, NOW + HOUR)
         # an earlier and the same window are refused (row left as is); a fresh one in the same
         # call still goes through
         st.consume_windows(
             tx,
             consumed=[
-                ("trg_i", NOW, None),
-                ("trg_j", NOW, NOW + HOUR),
-                ("trg_i", NOW + HOUR, None),
+                (table.id, "trg_i", NOW, None),
+                (table.id, "trg_j", NOW, NOW + HOUR),
+                (table.id, "trg_i", NOW + HOUR, None),
             ],
             now=NOW + 2 * HOUR,
         )
@@ -170,10 +184,10 @@ def test_set_next_dues(store: Store, table: Table) -> None:
     with store.begin() as tx:
         _upsert(tx, table.id)
         _upsert(tx, table.id, "trg_j")
-        st.set_next_dues(tx, next_dues=[("trg_i", None), ("trg_j", NOW + HOUR)])
-        state = st.get_state(tx, trigger_id="trg_i")
+        st.set_next_dues(tx, next_dues=[(table.id, "trg_i", None), (table.id, "trg_j", NOW + HOUR)])
+        state = st.get_state(tx, table_id=table.id, trigger_id="trg_i")
         assert state is not None and state.next_due_at is None
-        state = st.get_state(tx, trigger_id="trg_j")
+        state = st.get_state(tx, table_id=table.id, trigger_id="trg_j")
         assert state is not None and state.next_due_at == NOW + HOUR
         st.set_next_dues(tx, next_dues=[])  # nothing to set: a no-op
 
@@ -182,16 +196,32 @@ def test_state_rows_go_with_their_table(store: Store, table: Table) -> None:
     with store.begin() as tx:
         _upsert(tx, table.id)
         tx.conn.exec_driver_sql(f"DELETE FROM tables WHERE id = '{table.id}'")
-        assert st.get_state(tx, trigger_id="trg_i") is None  # ON DELETE CASCADE
+        assert st.get_state(tx, table_id=table.id, trigger_id="trg_i") is None  # ON DELETE CASCADE
 
 
-def test_upsert_never_hands_a_state_to_another_table(store: Store, table: Table) -> None:
-    """Two transactions that both saw no state for an id: the later one writes nothing."""
+def test_two_tables_keep_their_own_state_for_one_trigger_id(store: Store, table: Table) -> None:
+    """A trigger id is unique within its table only: every write touches its own table's row."""
     other = make_table(store)
     with store.begin() as tx:
         _upsert(tx, table.id, trigger_id="trg_shared")
-    with store.begin() as tx:
-        assert _upsert(tx, other.id, trigger_id="trg_shared", kind="daily") is None
+        made = _upsert(tx, other.id, trigger_id="trg_shared", kind="daily", anchor=NOW + HOUR)
+        assert (made.table_id, made.kind, made.anchor) == (other.id, "daily", NOW + HOUR)
+        st.consume_windows(tx, consumed=[(other.id, "trg_shared", NOW, None)], now=NOW)
+        st.set_next_dues(tx, next_dues=[(other.id, "trg_shared", NOW + HOUR)])
+        st.advance_cursors(tx, cursors=[(other.id, "trg_shared", NOW, "rec")], now=NOW)
+        assert st.pause_state(tx, table_id=other.id, trigger_id="trg_shared", now=NOW)
+        assert st.reanchor_state(
+            tx, table_id=other.id, trigger_id="trg_shared", anchor=None, schedule_hash="h9",
+            now=NOW, next_due_at=None,
+        )  # fmt: skip
+        st.retire_states(tx, table_id=other.id, keep_ids=[], now=NOW)
     with store.read() as tx:
-        kept = st.get_state(tx, trigger_id="trg_shared")
-    assert kept is not None and (kept.table_id, kept.kind) == (table.id, "interval")
+        kept = st.get_state(tx, table_id=table.id, trigger_id="trg_shared")
+        theirs = st.get_state(tx, table_id=other.id, trigger_id="trg_shared")
+    assert kept is not None and theirs is not None
+    assert (kept.table_id, kept.kind, kept.anchor, kept.schedule_hash) == (
+        table.id, "interval", NOW, "h1",
+    )  # fmt: skip
+    assert (kept.last_consumed, kept.next_due_at, kept.cursor_id) == (None, NOW, None)
+    assert not kept.retired and kept.paused_at is None
+    assert theirs.retired and theirs.schedule_hash == "h9" and theirs.last_consumed == NOW
