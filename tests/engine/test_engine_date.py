@@ -23,9 +23,9 @@ PAST = "2026-08-27T01:00"
 FUTURE = "2026-09-30T09:00"
 
 
-def _state(t: Tocsin, trigger_id: str) -> dict[str, Any]:
+def _state(t: Tocsin, table_id: str, trigger_id: str) -> dict[str, Any]:
     with t.store.read() as tx:
-        state = store_state.get_state(tx, trigger_id=trigger_id)
+        state = store_state.get_state(tx, table_id=table_id, trigger_id=trigger_id)
     assert state is not None
     return state
 
@@ -161,11 +161,11 @@ def test_cursor_advances_up_to_ten_more_pages_then_stops_at_due_rows(tocsin: Toc
     at = NOW + minutes(1)
     # 1 + 10 pages = 22 rows examined, none due; the cursor moves to the last examined row
     assert tocsin.tick(now=at, record_limit=limit)["runs_created"] == 0
-    assert _state(tocsin, saved["id"]).cursor_id == ids[21]
+    assert _state(tocsin, table_id, saved["id"]).cursor_id == ids[21]
     arm = tocsin.preview(table_id, now=at, record_limit=limit)["triggers"][0]
     assert (arm["records_scanned"], arm["unscanned"], arm["truncated"]) == (2, 28, True)
     assert tocsin.tick(now=at, record_limit=limit)["runs_created"] == 1
-    assert _state(tocsin, saved["id"]).cursor_id == ids[25]  # stopped at the due page
+    assert _state(tocsin, table_id, saved["id"]).cursor_id == ids[25]  # stopped at the due page
     # worst-case detection latency: ceil(live / (10 × record_limit)) ticks
     assert math.ceil(total / (10 * limit)) == 2
 
@@ -177,14 +177,14 @@ def test_cursor_wraps_to_the_start_at_most_once(tocsin: Tocsin) -> None:
     [saved] = tocsin.set_triggers(table_id, [date_trigger()], now=NOW)
     at = NOW + minutes(1)
     tocsin.tick(now=at, record_limit=limit)  # 8 rows, nothing due: cursor on the last row
-    assert _state(tocsin, saved["id"]).cursor_id == ids[7]
+    assert _state(tocsin, table_id, saved["id"]).cursor_id == ids[7]
     tocsin.update_record(table_id, ids[2], {"Due": PAST}, now=at)
     # past the end: wrap to the start, find the due row in the second page
     assert tocsin.tick(now=at, record_limit=limit)["runs_created"] == 1
-    assert _state(tocsin, saved["id"]).cursor_id == ids[3]
+    assert _state(tocsin, table_id, saved["id"]).cursor_id == ids[3]
     # nothing due: one full lap from the cursor, then stop where it began (no second lap)
     assert tocsin.tick(now=at, record_limit=limit)["runs_created"] == 0
-    assert _state(tocsin, saved["id"]).cursor_id == ids[3]
+    assert _state(tocsin, table_id, saved["id"]).cursor_id == ids[3]
 
 
 def test_every_row_is_reached_in_turn(tocsin: Tocsin) -> None:

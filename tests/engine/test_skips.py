@@ -3,6 +3,7 @@ the tick (or a restore) records, with the range compaction shown."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -173,6 +174,18 @@ def test_the_store_merges_adjacent_ranges_and_never_counts_twice(tocsin: Tocsin)
         (NOW + minutes(12), NOW + minutes(12), 1),
         (NOW + minutes(1), NOW + minutes(9), 9),
     ]
+    # another table's trigger with the same id: its own ranges, never merged into these
+    theirs = SkipRange("trigger", "t1", "coalesced", NOW + minutes(10), NOW + minutes(11), 2)
+    with tocsin.store.begin() as tx:
+        store_skips.record_skips(
+            tx, ranges=[replace(theirs, after=NOW + minutes(9), table_id="tab-b")], now=NOW
+        )
+    with tocsin.store.read() as tx:
+        assert store_skips.list_skips(tx, target_kind="trigger", target_id="t1")[1] == 2
+        rows, total = store_skips.list_skips(
+            tx, target_kind="trigger", table_id="tab-b", target_id="t1"
+        )
+    assert total == 1 and (rows[0]["first_instant"], rows[0]["count"]) == (NOW + minutes(10), 2)
 
 
 def test_a_paused_table_trigger_records_its_windows_at_resume(tocsin: Tocsin) -> None:

@@ -22,7 +22,8 @@ from tocsin.store.migrate import (
     upgrade_to_head,
 )
 from tocsin.store.runs import active_clock_trigger_ids, insert_run
-from tocsin.store.schema import metadata, runs, trigger_state
+from tocsin.store.schema import metadata, runs, skips, trigger_state
+from tocsin.store.skips import NO_TABLE, list_skips
 from tocsin.store.state import get_state, upsert_state
 
 from .helpers import NOW, PG_ONLY, make_table, new_id
@@ -163,6 +164,13 @@ def test_trigger_ids_become_per_table_and_existing_rows_survive(store: Store, ta
                 created_at=NOW, updated_at=NOW,
             )
         )  # fmt: skip
+        for kind, table_id in (("trigger", table.id), ("schedule", None)):
+            tx.conn.execute(
+                skips.insert().values(
+                    target_kind=kind, target_id="nightly", reason="coalesced", first_instant=NOW,
+                    last_instant=NOW, count=3, table_id=table_id, updated_at=NOW,
+                )
+            )  # fmt: skip
     upgrade_to_head(store)
     assert key() == ["table_id", "trigger_id"]
     other = make_table(store)
@@ -181,3 +189,7 @@ def test_trigger_ids_become_per_table_and_existing_rows_survive(store: Store, ta
         assert made.table_id == other.id and made.kind == "daily"
         assert _clock_run(tx, other.id, "nightly") is not None  # its own fence
         assert get_state(tx, table_id=table.id, trigger_id="nightly") == kept
+        for kind, table_id in (("trigger", table.id), ("schedule", NO_TABLE)):
+            rows, total = list_skips(tx, target_kind=kind, table_id=table_id, target_id="nightly")
+            assert total == 1 and rows[0]["count"] == 3
+        assert list_skips(tx, target_kind="trigger", table_id=other.id, target_id="nightly")[1] == 0

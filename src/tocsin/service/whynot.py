@@ -65,7 +65,12 @@ class DiagnosticsService(Service):
         with self.store.read() as tx:
             _trigger(tx, table_id, trigger_id)
             rows, total = store_skips.list_skips(
-                tx, target_kind=TRIGGER, target_id=trigger_id, skip=skip, limit=limit
+                tx,
+                target_kind=TRIGGER,
+                table_id=table_id,
+                target_id=trigger_id,
+                skip=skip,
+                limit=limit,
             )
         return {"items": [skip_view(r) for r in rows], "total": total, "skip": skip, "limit": limit}
 

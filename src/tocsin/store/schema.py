@@ -299,10 +299,12 @@ skips = Table(
     Column("last_instant", UTCDateTime, nullable=False),
     Column("count", BigInteger, nullable=False),
     Column("at_least", Boolean, nullable=False, server_default=text("false")),  # count capped
-    Column("table_id", String(36), nullable=True),
+    # a trigger's table ('' for a workflow schedule): a trigger id is unique within its table only,
+    # so the table is part of the target (migration 0020)
+    Column("table_id", String(36), nullable=False, server_default=text("''")),
     Column("updated_at", UTCDateTime, nullable=False),
-    PrimaryKeyConstraint("target_kind", "target_id", "reason", "first_instant"),
-    Index("ix_skips_last", "target_kind", "target_id", "reason", "last_instant"),
+    PrimaryKeyConstraint("target_kind", "table_id", "target_id", "reason", "first_instant"),
+    Index("ix_skips_last", "target_kind", "table_id", "target_id", "reason", "last_instant"),
 )
 
 # §12 the fire history: one row per fire, scheduled vs actual time, publish status

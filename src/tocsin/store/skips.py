@@ -1,7 +1,9 @@
 """The skip ledger (issue 17): due occurrences that did not fire, one row per range.
 
-A row is ``(target_kind, target_id, reason, first_instant, last_instant, count)``. Writing a
-batch of ranges (:func:`record_skips`) is two set-based statements whatever its size:
+A row is ``(target_kind, table_id, target_id, reason, first_instant, last_instant, count)``: a
+target is a table's trigger (a trigger id is unique within its table only) or a workflow schedule
+(``table_id`` ``''``). Writing a batch of ranges (:func:`record_skips`) is two set-based
+statements whatever its size:
 
 1. merge: a range whose ``after`` (the occurrence just before its first) is the
    ``last_instant`` of a row of the same target and reason extends that row (adjacent runs of
@@ -35,7 +37,10 @@ _COLUMNS = (
     ("tab", "text"),
     ("ua", "timestamp"),
 )
-_KEY = "s.target_kind = v.kind AND s.target_id = v.tid AND s.reason = v.reason"
+_KEY = (
+    "s.target_kind = v.kind AND s.table_id = v.tab AND s.target_id = v.tid AND s.reason = v.reason"
+)
+NO_TABLE = ""  # the table_id of a workflow schedule's rows
 _MERGE = (
     "UPDATE skips AS s SET last_instant = v.lst, count = s.count + v.cnt,"
     " at_least = (s.at_least OR v.al), updated_at = v.ua FROM v"
@@ -46,7 +51,7 @@ _INSERT = (
     " at_least, table_id, updated_at)"
     " SELECT kind, tid, reason, fst, lst, cnt, al, tab, ua FROM v WHERE NOT EXISTS"
     f" (SELECT 1 FROM skips AS s WHERE {_KEY} AND s.last_instant = v.lst)"
-    " ON CONFLICT (target_kind, target_id, reason, first_instant) DO UPDATE SET"
+    " ON CONFLICT (target_kind, table_id, target_id, reason, first_instant) DO UPDATE SET"
     " count = CASE WHEN excluded.last_instant > skips.last_instant"
     " THEN excluded.count ELSE skips.count END,"
     " last_instant = CASE WHEN excluded.last_instant > skips.last_instant"
@@ -58,9 +63,13 @@ _INSERT = (
 def merge_adjacent(ranges: Sequence[SkipRange]) -> list[SkipRange]:
     """One range per run of adjacent ranges of the same target and reason within a batch."""
     out: list[SkipRange] = []
-    ends: dict[tuple[str, str, str, datetime], int] = {}
-    for r in sorted(ranges, key=lambda r: (r.target_kind, r.target_id, r.reason, r.first)):
-        at = ends.pop((r.target_kind, r.target_id, r.reason, r.after), None) if r.after else None
+    ends: dict[tuple[str, str, str, str, datetime], int] = {}
+
+    def target(r: SkipRange) -> tuple[str, str, str, str]:
+        return (r.target_kind, r.table_id or NO_TABLE, r.target_id, r.reason)
+
+    for r in sorted(ranges, key=lambda r: (*target(r), r.first)):
+        at = ends.pop((*target(r), r.after), None) if r.after else None
         if at is not None:
             prev = out[at]
             r = SkipRange(
@@ -78,7 +87,7 @@ def merge_adjacent(ranges: Sequence[SkipRange]) -> list[SkipRange]:
         else:
             at = len(out)
             out.append(r)
-        ends[(r.target_kind, r.target_id, r.reason, r.last)] = at
+        ends[(*target(r), r.last)] = at
     return out
 
 
@@ -99,7 +108,7 @@ def record_skips(tx: Tx, *, ranges: Sequence[SkipRange], now: datetime) -> None:
             r.count,
             bind(r.after),
             r.at_least if tx.is_postgres else int(r.at_least),
-            r.table_id,
+            r.table_id or NO_TABLE,
             stamp,
         )
         for r in merge_adjacent(ranges)
@@ -116,15 +125,20 @@ def list_skips(
     *,
     target_kind: str,
     target_id: str,
+    table_id: str = NO_TABLE,
     skip: int = 0,
     limit: int = 50,
     last_from: datetime | None = None,
     last_before: datetime | None = None,
 ) -> tuple[list[dict[str, Any]], int]:
-    """A target's skip ranges, newest first; and how many there are. ``last_from`` (inclusive)
-    and ``last_before`` (exclusive) narrow both to the ranges whose ``last_instant`` falls in
-    that span (a history page's share of the ledger)."""
-    where = [skips.c.target_kind == target_kind, skips.c.target_id == target_id]
+    """A target's skip ranges (a trigger: of ``table_id``), newest first; and how many there
+    are. ``last_from`` (inclusive) and ``last_before`` (exclusive) narrow both to the ranges
+    whose ``last_instant`` falls in that span (a history page's share of the ledger)."""
+    where = [
+        skips.c.target_kind == target_kind,
+        skips.c.table_id == table_id,
+        skips.c.target_id == target_id,
+    ]
     if last_from is not None:
         where.append(skips.c.last_instant >= last_from)
     if last_before is not None:
@@ -140,4 +154,4 @@ def list_skips(
     return [dict(r) for r in tx.conn.execute(stmt).mappings()], int(total)
 
 
-__all__ = ["list_skips", "merge_adjacent", "record_skips"]
+__all__ = ["NO_TABLE", "list_skips", "merge_adjacent", "record_skips"]
