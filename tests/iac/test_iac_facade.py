@@ -268,20 +268,23 @@ def test_a_trigger_deleted_by_apply_and_added_again_revives_its_ledger(
     [document] = scope.export()
     scope.apply([{"table": "Cases", **hourly()}], now=later(1))
     with tocsin.store.read() as tx:
-        assert store_state.get_state(tx, trigger_id=document["id"]).retired  # type: ignore[union-attr]
+        state = store_state.get_state(tx, table_id=table_id, trigger_id=document["id"])
+        assert state is not None and state.retired
     scope.apply([document], now=later(2))
     with tocsin.store.read() as tx:
-        assert not store_state.get_state(tx, trigger_id=document["id"]).retired  # type: ignore[union-attr]
+        state = store_state.get_state(tx, table_id=table_id, trigger_id=document["id"])
+        assert state is not None and not state.retired
     assert tocsin.tick(now=later(3))["runs_created"] == 0  # its value stays consumed
 
 
-def test_one_id_in_two_tables_documents_is_refused(scope: Scope) -> None:
-    scope.table("A")
-    scope.table("B")
+def test_one_id_in_two_tables_documents_is_one_trigger_each(scope: Scope, tocsin: Tocsin) -> None:
+    """A trigger id is unique within its table only: two tables' lines may carry the same id."""
+    first, second = scope.table("A"), scope.table("B")
     twice = [{"table": "A", "id": "trg_x", **hourly()}, {"table": "B", "id": "trg_x", **hourly()}]
-    with pytest.raises(ValidationError) as caught:
-        scope.plan(twice)
-    assert caught.value.detail == messages.iac_trigger_id_in_two_tables("trg_x")
+    assert actions(scope.plan(twice)) == [("create", "trg_x"), ("create", "trg_x")]
+    scope.apply(twice)
+    assert [t["id"] for t in tocsin.get_triggers(first)] == ["trg_x"]
+    assert [t["id"] for t in tocsin.get_triggers(second)] == ["trg_x"]
 
 
 def test_re_put_without_ids_keeps_the_ids_and_fires_nothing_again(tocsin: Tocsin) -> None:
@@ -330,17 +333,13 @@ def test_export_of_named_tables_only(scope: Scope) -> None:
     assert caught.value.detail == messages.iac_table_unknown("C", "chatroom", scope.id)
 
 
-def test_moving_an_id_to_another_table_is_refused_before_anything_is_written(
-    scope: Scope, tocsin: Tocsin
-) -> None:
+def test_moving_an_id_to_another_table_moves_the_trigger(scope: Scope, tocsin: Tocsin) -> None:
+    """The id leaves A (its state retired there) and is created in B under the same id."""
     first = scope.table("A", [every_hour()])
     second = scope.table("B")
     [document] = scope.export()
-    before = tocsin.get_triggers(first)
     moved = [{"table": "A"}, {**document, "table": "B"}]
     assert actions(scope.plan(moved)) == [("delete", document["id"]), ("create", document["id"])]
-    with pytest.raises(ValidationError) as caught:
-        scope.apply(moved)
-    assert caught.value.detail == messages.trigger_id_taken(document["id"])
-    assert tocsin.get_triggers(first) == before
-    assert tocsin.get_triggers(second) == []
+    scope.apply(moved)
+    assert tocsin.get_triggers(first) == []
+    assert [t["id"] for t in tocsin.get_triggers(second)] == [document["id"]]

@@ -12,7 +12,7 @@ The facade (``Tocsin.export`` / ``plan`` / ``apply``) reads the store and writes
 
 from __future__ import annotations
 
-from tocsin.iac.differ import Entry, TablePlan, check_ids_across_tables, diff, plan_table
+from tocsin.iac.differ import Entry, TablePlan, diff, plan_table
 from tocsin.iac.documents import TableDocuments, canonical, dumps, group, loads
 from tocsin.iac.scope import export_documents, resolve, stored_config
 
@@ -21,7 +21,6 @@ __all__ = [
     "TableDocuments",
     "TablePlan",
     "canonical",
-    "check_ids_across_tables",
     "diff",
     "dumps",
     "export_documents",

@@ -21,9 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tocsin import messages
 from tocsin.core.adoption import adopt_action_ids, comparable, match_triggers
-from tocsin.errors import ValidationError
 from tocsin.iac.documents import TableDocuments
 
 Entry = dict[str, Any]
@@ -117,16 +115,4 @@ def plan_table(documents: TableDocuments, stored: Sequence[object]) -> TablePlan
     return plan
 
 
-def check_ids_across_tables(tables: Sequence[TableDocuments]) -> None:
-    """400 when one trigger id is written in the documents of two tables."""
-    owner: dict[str, str] = {}
-    for table in tables:
-        for trigger in table.triggers:
-            trigger_id = trigger.get("id")
-            if not isinstance(trigger_id, str) or not trigger_id:
-                continue
-            if owner.setdefault(trigger_id, table.name) != table.name:
-                raise ValidationError(messages.iac_trigger_id_in_two_tables(trigger_id))
-
-
-__all__ = ["Entry", "TablePlan", "check_ids_across_tables", "diff", "plan_table"]
+__all__ = ["Entry", "TablePlan", "diff", "plan_table"]

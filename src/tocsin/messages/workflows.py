@@ -219,10 +219,6 @@ def iac_table_ambiguous(name: str, count: int) -> str:
     )
 
 
-def iac_trigger_id_in_two_tables(trigger_id: str) -> str:
-    return f"trigger id '{trigger_id}' appears in documents of two tables"
-
-
 # --- schedule documents: imperative workflow schedules as code (SPEC §11, §12) --------------
 
 IAC_DOCUMENT_BOTH_KINDS = (

@@ -97,7 +97,6 @@ class IacService(Service):
             raise ValidationError(messages.IAC_TABLES_NEED_SCOPE)
         scope, scope_id = _scope(scope, scope_id)
         grouped = iac.group(tables)
-        iac.check_ids_across_tables(grouped)
         found = self._scope_tables(scope, scope_id)
         by_name = iac.resolve(found, [g.name for g in grouped], scope=scope, scope_id=scope_id)
         return [iac.plan_table(g, iac.stored_config(by_name[g.name])) for g in grouped]
