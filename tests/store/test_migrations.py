@@ -63,10 +63,10 @@ def test_one_active_run_index_is_partial_with_its_predicate(store: Store) -> Non
 
 
 def test_database_is_at_head_and_reopening_is_a_noop(store: Store, store_url: str) -> None:
-    assert current_revision(store) == head_revision() == HEAD_REVISION == "0020"
+    assert current_revision(store) == head_revision() == HEAD_REVISION == "0022"
     again = open_store(store_url)
     try:
-        assert current_revision(again) == "0020"
+        assert current_revision(again) == "0022"
     finally:
         again.dispose()
 
@@ -193,3 +193,18 @@ def test_trigger_ids_become_per_table_and_existing_rows_survive(store: Store, ta
             rows, total = list_skips(tx, target_kind=kind, table_id=table_id, target_id="nightly")
             assert total == 1 and rows[0]["count"] == 3
         assert list_skips(tx, target_kind="trigger", table_id=other.id, target_id="nightly")[1] == 0
+
+
+def test_redundant_trigger_state_index_is_dropped_and_restored(store: Store) -> None:
+    """Migration 0022: the primary key (table_id, trigger_id) serves lookups by table, so the
+    index on table_id alone goes; the downgrade puts it back."""
+
+    def names() -> set[str]:
+        return {str(ix["name"]) for ix in inspect(store.engine).get_indexes("trigger_state")}
+
+    assert "ix_trigger_state_table" not in names()
+    with store.begin() as tx:
+        command.downgrade(alembic_config(tx.conn), "0020")
+    assert "ix_trigger_state_table" in names()
+    upgrade_to_head(store)
+    assert "ix_trigger_state_table" not in names()

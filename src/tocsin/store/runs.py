@@ -109,16 +109,30 @@ _INSERT = (
     "INSERT INTO runs (id, table_id, trigger_id, record_id, source, clock, status, attempts,"
     " error, action_results, payload, definition, identity, scheduled_for, created_at,"
     " updated_at) SELECT rid, tab, tid, rec, src, clk, 'pending', 0, NULL, '[]', {payload},"
-    " CASE WHEN pos IS NULL THEN {definition} ELSE (SELECT {element} FROM tables"
-    " WHERE tables.id = tab) END, ident, sf, ca, ca FROM v WHERE true"
+    " CASE WHEN v.pos IS NULL THEN {definition} ELSE {element} END, ident, sf, ca, ca"
+    " FROM v {join} WHERE true ORDER BY v.seq"
     f" ON CONFLICT (table_id, trigger_id) WHERE {ONE_ACTIVE_CLOCK_WHERE} DO NOTHING RETURNING id"
 )
 _INSERT_COLUMNS = (
     *(("rid", "text"), ("tab", "text"), ("tid", "text"), ("rec", "text"), ("src", "text")),
     *(("clk", "boolean"), ("pl", "text"), ("df", "text"), ("ident", "text")),
-    *(("sf", "timestamp"), ("pos", "integer"), ("ca", "timestamp")),
+    *(("sf", "timestamp"), ("pos", "integer"), ("ca", "timestamp"), ("seq", "integer")),
 )
-_ELEMENT = {True: "triggers -> pos", False: "json_extract(triggers, '$[' || pos || ']')"}
+# the run's definition: element ``pos`` of its table's config. PostgreSQL splits each config
+# once per table (a run's own ``triggers -> pos`` parsed the whole config per run: 5x the time);
+# SQLite's ``json_extract`` per run measured faster than its ``json_each`` join
+_ELEMENT = {
+    True: (
+        "d.value",
+        "LEFT JOIN (SELECT tables.id, e.ord - 1 AS pos, e.value FROM tables, json_array_elements("
+        "tables.triggers) WITH ORDINALITY AS e(value, ord) WHERE tables.id IN (SELECT tab FROM v"
+        " WHERE pos IS NOT NULL)) AS d ON d.id = v.tab AND d.pos = v.pos",
+    ),
+    False: (
+        "(SELECT json_extract(triggers, '$[' || v.pos || ']') FROM tables WHERE tables.id = tab)",
+        "",
+    ),
+}
 
 
 def insert_runs(tx: Tx, *, runs_: Sequence[NewRun], now: datetime) -> set[str]:
@@ -141,12 +155,14 @@ def insert_runs(tx: Tx, *, runs_: Sequence[NewRun], now: datetime) -> set[str]:
             bind(r.scheduled_for),
             r.definition_at,
             stamp,
+            seq,  # the order of ``runs_``: of two runs the index fences, the first is inserted
         )
-        for r in runs_
+        for seq, r in enumerate(runs_)
     ]
     cast = "CAST({} AS json)" if tx.is_postgres else "{}"
+    element, join = _ELEMENT[tx.is_postgres]
     body = _INSERT.format(
-        payload=cast.format("pl"), definition=cast.format("df"), element=_ELEMENT[tx.is_postgres]
+        payload=cast.format("pl"), definition=cast.format("df"), element=element, join=join
     )
     return {str(r[0]) for r in with_rows(tx, _INSERT_COLUMNS, body, rows)}
 

@@ -123,8 +123,7 @@ trigger_state = Table(
     Column("paused_at", UTCDateTime, nullable=True),  # set while paused (migration 0007)
     # a date trigger's past pauses [[from, until], ...] (ISO): their occurrences never fire
     Column("pause_windows", JSON(none_as_null=True), nullable=True),
-    PrimaryKeyConstraint("table_id", "trigger_id"),
-    Index("ix_trigger_state_table", "table_id"),
+    PrimaryKeyConstraint("table_id", "trigger_id"),  # also every lookup by table (0022)
     # PostgreSQL: room for a new version of every row on its page, so the tick's per-fire
     # rewrites are HOT updates (migration 0002)
     postgresql_with={"fillfactor": 50},
