@@ -176,6 +176,7 @@ def test_a_batch_whose_writes_fail_goes_table_by_table_and_a_failing_table_is_sk
     real = store_runs.insert_runs
 
     def broken_for_one(tx: Any, *, runs_: Any, now: Any) -> Any:
+        runs_ = list(runs_)  # an iterable, read once
         if any(r.table_id == tables[1] for r in runs_):
             raise RuntimeError("insert down for one table")
         return real(tx, runs_=runs_, now=now)

@@ -1,4 +1,5 @@
-"""The run claims walk its ordered index on PostgreSQL (``dialects.ordered_scans_only``).
+"""The run claims walk its ordered index on PostgreSQL (``dialects.ordered_scans_only``), and
+the tick reads active clock runs through the partial index (both backends).
 
 A burst of pending runs that the statistics have not seen (here: a fresh, never analyzed table) is
 estimated at a few rows; without the hint the planner bitmap-scanned and sorted every pending run
@@ -10,13 +11,15 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import event, insert
 
 from tocsin.core.model import Table
 from tocsin.store import Store
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.dialects import ordered_scans_only
 from tocsin.store.execution import claim_next_runs
+from tocsin.store.runs import active_clock_triggers
+from tocsin.store.schema import runs
 from tocsin.workflows.firing import new_run
 
 from .helpers import NOW, PG_ONLY, new_id
@@ -82,3 +85,42 @@ def test_the_table_run_claim_walks_its_ordered_index_too(store: Store, table: Ta
     assert "Bitmap" not in plans[0] and "Sort" not in plans[0]
     with store.read() as tx:
         assert tx.conn.exec_driver_sql("SHOW enable_bitmapscan").scalar_one() == "on"
+
+
+def _clock_history(store: Store, table_id: str, done: int) -> None:
+    """``done`` finished clock runs of one trigger (a long history) and one pending run."""
+    rows: list[dict[str, Any]] = [
+        {
+            "id": new_id(), "table_id": table_id, "trigger_id": "trg_hourly", "record_id": None,
+            "source": "schedule", "clock": True, "status": "done" if i < done else "pending",
+            "attempts": 1, "payload": {}, "action_results": [], "identity": f"w{i}",
+            "created_at": NOW + timedelta(seconds=i), "updated_at": NOW + timedelta(seconds=i),
+        }
+        for i in range(done + 1)
+    ]  # fmt: skip
+    with store.begin() as tx:
+        tx.conn.execute(insert(runs), rows)
+
+
+def test_active_clock_runs_are_read_through_the_partial_index(store: Store, table: Table) -> None:
+    """The tick reads its tables' active clock runs per table through ``uq_runs_one_active_clock``
+    (a handful of rows), never a table's whole run history (``ix_runs_table_created``)."""
+    _clock_history(store, table.id, 3000)
+    with store.begin() as tx:
+        if store.is_postgres:
+            tx.conn.exec_driver_sql("ANALYZE runs")
+    plans: list[str] = []
+    explain_ = "EXPLAIN" if store.is_postgres else "EXPLAIN QUERY PLAN"
+
+    @event.listens_for(store.engine, "before_cursor_execute")
+    def explain(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
+        if "uq_runs_one_active_clock" in statement or "LATERAL" in statement:
+            cursor.execute(f"{explain_} {statement}", params)
+            plans.append("\n".join(str(row[-1]) for row in cursor.fetchall()))
+
+    with store.read() as tx:
+        found = active_clock_triggers(tx, table_ids=[table.id, "no-such-table"])
+    event.remove(store.engine, "before_cursor_execute", explain)
+    assert found == {(table.id, "trg_hourly")}
+    [plan] = plans
+    assert "uq_runs_one_active_clock" in plan and "ix_runs_table_created" not in plan, plan

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import uuid
 from contextlib import ExitStack
@@ -60,8 +61,10 @@ def test_claimed_tables_come_back_as_table_dicts(store: Store) -> None:
     assert claimed == {
         "id": table_id,
         "columns": {"Due": "datetime", "Status": "text"},
-        "triggers": TRIGGERS,
+        "triggers": claimed["triggers"],
     }
+    # the config as its JSON text: the tick decodes one table's at a time
+    assert isinstance(claimed["triggers"], str) and json.loads(claimed["triggers"]) == TRIGGERS
 
 
 def test_rotation_reaches_every_table_in_turn(store: Store) -> None:

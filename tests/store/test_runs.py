@@ -103,9 +103,11 @@ def test_the_one_active_run_fence_is_per_table(store: Store) -> None:
         assert _insert(tx, "tbl") is not None
         assert _insert(tx, "tbl2") is not None  # tbl's active run does not block tbl2
         assert _insert(tx, "tbl2", identity="again") is None
-        keys = [("tbl", "trg_clock"), ("tbl2", "trg_clock"), ("tbl3", "trg_clock")]
-        assert active_clock_triggers(tx, keys=keys) == {("tbl", "trg_clock"), ("tbl2", "trg_clock")}
-        assert active_clock_triggers(tx, keys=[]) == set()
+        tables = ["tbl", "tbl2", "tbl3"]
+        found = active_clock_triggers(tx, table_ids=tables)
+        assert found == {("tbl", "trg_clock"), ("tbl2", "trg_clock")}
+        assert active_clock_triggers(tx, table_ids=["tbl3"]) == set()
+        assert active_clock_triggers(tx, table_ids=[]) == set()
 
 
 def test_insert_runs_answers_the_ids_it_inserted(store: Store) -> None:

@@ -57,7 +57,6 @@ class StoredTrigger:
     """One stored schedule trigger as the scheduler sees it: valid (``spec``) or skipped (codes)."""
 
     trigger_id: str | None
-    raw: Any
     spec: Schedule | None
     when: list[Any]
     stored_schedule_type: str | None
@@ -219,7 +218,6 @@ def inspect_stored(
         out.append(
             StoredTrigger(
                 trigger_id=tid,
-                raw=trigger,
                 spec=spec if not codes else None,
                 when=when,
                 stored_schedule_type=stored_type,

@@ -3,10 +3,11 @@
 One path, given ``now``: the recovery sweeps (:func:`tocsin.engine.sweeps.recover`); up to
 ``table_limit`` candidate tables, least recently ticked first (idle tables are never loaded,
 DESIGN §5); then per batch of ``BATCH_TABLES``, one transaction: **claim** the
-tables still due (``store.claims``) and **read** their trigger states, active clock runs and the
-date triggers' cursor pages (the first page after the cursor, then up to ``MAX_EXTRA_PAGES``
-more while a page has no due row, wrapping to the start at most once); **plan** each table
-without I/O (:mod:`tocsin.engine.tick_plan`); **apply** the plans set-based
+tables still due (``store.claims``), then **read** their active clock runs and, one table at a
+time, its trigger states, config and date triggers' cursor pages (the first page after the
+cursor, then up to ``MAX_EXTRA_PAGES`` more while a page has no due row, wrapping to the start at
+most once), and **plan** it without I/O (:mod:`tocsin.engine.tick_plan`); **apply** the plans
+set-based
 (:mod:`tocsin.engine.tick_apply`). A batch whose transaction fails is retried table by table; a
 table that still fails, or a trigger whose evaluation raises, is skipped and logged (SPEC §6).
 The tick never waits for actions: workers claim the pending runs.
@@ -14,6 +15,7 @@ The tick never waits for actions: workers claim the pending runs.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -118,39 +120,46 @@ def tick_tables(
 def read_and_plan(
     tx: Tx, tables: list[dict[str, Any]], now: datetime, limit: int
 ) -> list[TablePlan]:
-    """Read what the claimed tables' triggers need, and plan each."""
-    states = store_state.states_of_tables(tx, table_ids=[t["id"] for t in tables])
-    read: list[tuple[dict[str, Any], list[StoredTrigger], list[tuple[StoredTrigger, Any]]]] = []
-    clock_keys: list[store_runs.TriggerKey] = []
-    for table in tables:
-        table_states = states[table["id"]]
-        live = {tid for tid, s in table_states.items() if not s.retired}
-        stored = inspect_stored(table["triggers"], table["columns"], live)
-        candidates = due_candidates(stored, table_states, now)
-        clock_keys += [
-            (table["id"], str(t.trigger_id))
-            for t, _ in candidates
-            if not isinstance(t.spec, DateColumnReached)
-        ]
-        read.append((table, stored, candidates))
+    """Read what the claimed tables' triggers need and plan each, one table at a time in table
+    id order: its config decoded, its states read (``state.stream_states``), its date triggers'
+    pages scanned, then let go, so only the plans outlive the table (a batch's thousands of
+    states and configs never live at once: the garbage collector's full passes walk what does).
+    A table's ``triggers`` is the stored config, or its JSON text (the claim's)."""
+    by_id = {str(t["id"]): t for t in tables}
     active: dict[str, set[str]] = {}  # table id → its clock triggers with an active run
-    for tab, tid in store_runs.active_clock_triggers(tx, keys=clock_keys):
+    for tab, tid in store_runs.active_clock_triggers(tx, table_ids=list(by_id)):
         active.setdefault(tab, set()).add(tid)
-    plans = []
-    for table, stored, candidates in read:
-        table_id = table["id"]
-        scans = {
-            str(t.trigger_id): scan_date_trigger(tx, table, t, s, now, limit)
-            for t, s in candidates
-            if isinstance(t.spec, DateColumnReached)
-        }
-        table_states = states[table_id]
-        busy = active.get(table_id, set())
-        plan = plan_table(table_id, bool(stored), table_states, candidates, busy, scans, now)
-        if any(not t.valid for t in stored):  # issue 17: due windows of invalid configs
-            plan.skips += invalid_skips(stored, table_states, now)
-        plans.append(plan)
-    return plans
+    return [
+        plan_one(tx, by_id[table_id], states, active.get(table_id, set()), now, limit)
+        for table_id, states in store_state.stream_states(tx, table_ids=by_id)
+    ]
+
+
+def plan_one(
+    tx: Tx,
+    table: Mapping[str, Any],
+    states: Mapping[str, TriggerState],
+    active: set[str],
+    now: datetime,
+    limit: int,
+) -> TablePlan:
+    """One table's plan (``active``: its clock triggers with an active run)."""
+    config = table["triggers"]
+    live = {tid for tid, s in states.items() if not s.retired}
+    stored = inspect_stored(
+        json.loads(config) if isinstance(config, str) else config, table["columns"], live
+    )
+    candidates = due_candidates(stored, states, now)
+    scans = {
+        str(t.trigger_id): scan_date_trigger(tx, table, t, s, now, limit)
+        for t, s in candidates
+        if isinstance(t.spec, DateColumnReached)
+    }
+    table_id = str(table["id"])
+    plan = plan_table(table_id, bool(stored), states, candidates, active, scans, now)
+    if any(not t.valid for t in stored):  # issue 17: due windows of invalid configs
+        plan.skips += invalid_skips(stored, states, now)
+    return plan
 
 
 def record_key(record: Mapping[str, Any]) -> Cursor:
@@ -217,6 +226,7 @@ __all__ = [
     "BATCH_TABLES",
     "MAX_EXTRA_PAGES",
     "TickReport",
+    "plan_one",
     "read_and_plan",
     "read_cursor_page",
     "record_key",

@@ -58,10 +58,10 @@ def claim_and_insert(tx: Tx, fires: Sequence[Fire], now: datetime) -> list[str |
     run_ids = uuid7s(now, len(fires))
     rows = [(f.table_id, f.trigger_id, f.identity, r) for f, r in zip(fires, run_ids, strict=True)]
     got = ledger.claim_occurrences(tx, claims=rows, now=now)
-    mine = [(f, c) for f, c in zip(fires, rows, strict=True) if c[:3] in got]
-    new_runs = [
+    mine = [i for i, row in enumerate(rows) if row[:3] in got]
+    new_runs = (  # consumed as the statement's rows are built: no NewRun outlives its row
         store_runs.NewRun(
-            id=c[3],
+            id=run_ids[i],
             table_id=f.table_id,
             trigger_id=f.trigger_id,
             record_id=None if f.record is None else str(f.record["id"]),
@@ -73,16 +73,13 @@ def claim_and_insert(tx: Tx, fires: Sequence[Fire], now: datetime) -> list[str |
             scheduled_for=f.scheduled_for,
             definition_at=f.definition_at,
         )
-        for f, c in mine
-    ]
+        for i, f in ((i, fires[i]) for i in mine)
+    )
     inserted = store_runs.insert_runs(tx, runs_=new_runs, now=now)
-    ledger.release_occurrences(tx, claims=[c for _, c in mine if c[3] not in inserted])
-    out: list[str | None] = []
-    for row in rows:
-        if row[:3] not in got:
-            out.append("")
-        else:
-            out.append(row[3] if row[3] in inserted else None)
+    ledger.release_occurrences(tx, claims=[rows[i] for i in mine if run_ids[i] not in inserted])
+    out: list[str | None] = [""] * len(fires)
+    for i in mine:
+        out[i] = run_ids[i] if run_ids[i] in inserted else None
     return out
 
 

@@ -66,7 +66,9 @@ class TablePlan:
 
     table_id: str
     has_schedules: bool
-    states: Mapping[str, TriggerState]
+    # (trigger id, next_due_at) of the live, unpaused states as read: plain values, so a plan
+    # keeps none of its table's state objects alive
+    dues: tuple[tuple[str, datetime | None], ...]
     fires: list[Fire] = field(default_factory=list)
     next_dues: dict[str, datetime | None] = field(default_factory=dict)
     cursors: dict[str, Cursor | None] = field(default_factory=dict)
@@ -78,11 +80,7 @@ class TablePlan:
         (``still_due``: clock triggers whose run was refused, due at their window)."""
         changed = {**self.next_dues, **{f.trigger_id: f.next_due for f in self.fires if f.window}}
         changed.update(still_due or {})
-        dues = (
-            changed.get(tid, s.next_due_at)
-            for tid, s in self.states.items()
-            if not s.retired and s.paused_at is None
-        )
+        dues = (changed.get(tid, at) for tid, at in self.dues)
         return min((d for d in dues if d is not None), default=NEVER_DUE)
 
 
@@ -113,7 +111,10 @@ def plan_table(
 ) -> TablePlan:
     """One claimed table's plan at ``now``: ``candidates`` from :func:`due_candidates`,
     ``active`` the clock triggers with an active run, ``scans`` the date triggers' reads."""
-    plan = TablePlan(table_id=table_id, has_schedules=has_schedules, states=states)
+    dues = tuple(
+        (tid, s.next_due_at) for tid, s in states.items() if not s.retired and s.paused_at is None
+    )
+    plan = TablePlan(table_id=table_id, has_schedules=has_schedules, dues=dues)
     for trigger, state in candidates:
         tid = str(trigger.trigger_id)
         try:

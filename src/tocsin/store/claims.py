@@ -55,7 +55,8 @@ def claim_candidate_tables(
     only_ids: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Lock and return up to ``limit`` candidate tables, least recently ticked first, each
-    ``{id, columns, triggers}`` (configs decoded): not ``skip_ids`` (what this tick already
+    ``{id, columns, triggers}`` (``columns`` decoded; ``triggers`` the stored config's JSON
+    text, decoded by the tick one table at a time): not ``skip_ids`` (what this tick already
     took), and only ``only_ids`` when given. PostgreSQL skips the tables another tick holds."""
     tx.require_writable()
     at = instant_binder(tx)(now)
@@ -65,18 +66,18 @@ def claim_candidate_tables(
             where += f" AND id {test} ({', '.join('?' * len(ids)) or 'NULL'})"
             params += ids
     nulls = " NULLS FIRST" if tx.is_postgres else ""  # SQLite sorts NULL first
-    sql = f"SELECT id, columns, triggers FROM tables WHERE {where}"
+    config = "CAST(triggers AS text)" if tx.is_postgres else "triggers"
+    sql = f"SELECT id, columns, {config} FROM tables WHERE {where}"
     sql += f" ORDER BY last_ticked_at{nulls}, id LIMIT ?"
     if tx.is_postgres:  # NO KEY UPDATE: record writes (their FK KEY SHARE) never wait for a tick
         sql += " FOR NO KEY UPDATE OF tables SKIP LOCKED"
     rows = tx.conn.exec_driver_sql(_sql(tx, sql), (*params, limit)).fetchall()
     decoded: dict[str, Any] = {}  # SQLite: tables share their columns' text
     found = []
-    for tid, columns, config in rows:
+    for tid, columns, text in rows:
         if not tx.is_postgres:
             columns = decoded.get(columns) or decoded.setdefault(columns, json.loads(columns))
-            config = json.loads(config)
-        found.append({"id": str(tid), "columns": columns, "triggers": config})
+        found.append({"id": str(tid), "columns": columns, "triggers": text})
     return found
 
 

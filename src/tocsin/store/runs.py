@@ -19,7 +19,7 @@ rows).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
@@ -135,7 +135,7 @@ _ELEMENT = {
 }
 
 
-def insert_runs(tx: Tx, *, runs_: Sequence[NewRun], now: datetime) -> set[str]:
+def insert_runs(tx: Tx, *, runs_: Iterable[NewRun], now: datetime) -> set[str]:
     """Insert pending runs created at ``now``; returns the ids inserted.
 
     A clock run whose trigger already has an active clock run in its table is refused by the
@@ -246,35 +246,35 @@ def list_runs(
 TriggerKey = tuple[str, str]  # (table_id, trigger_id): a trigger id is unique within its table
 
 
-def active_clock_triggers(tx: Tx, *, keys: Sequence[TriggerKey]) -> set[TriggerKey]:
-    """Which of ``keys`` (``(table_id, trigger_id)``) have a pending or running clock run
-    (SPEC §5.3).
+def active_clock_triggers(tx: Tx, *, table_ids: Sequence[str]) -> set[TriggerKey]:
+    """The ``(table_id, trigger_id)`` of ``table_ids``' clock triggers with a pending or running
+    clock run (SPEC §5.3).
 
     The rows ``uq_runs_one_active_clock`` fences (a row-event run sharing the id does not
-    count), probed through that partial index once per key: a plain ``trigger_id IN (…)`` let
-    the planners scan every active run by status, quadratic as runs pile up. PostgreSQL: a
-    LATERAL probe per key; SQLite: ``INDEXED BY`` the partial index.
+    count), read through that partial index once per table: a plain ``table_id IN (…)`` could
+    walk a table's whole run history (``ix_runs_table_created``). PostgreSQL: a LATERAL probe
+    per table; SQLite: ``INDEXED BY`` the partial index.
     """
-    match = f"runs.table_id = v.tab AND runs.trigger_id = v.tid AND {ONE_ACTIVE_CLOCK_WHERE}"
+    match = f"runs.table_id = v.tab AND {ONE_ACTIVE_CLOCK_WHERE}"
     if tx.is_postgres:
         body = (
-            "SELECT v.tab, v.tid FROM v CROSS JOIN LATERAL (SELECT 1 FROM runs"
-            f" WHERE {match} LIMIT 1) AS a"
+            "SELECT v.tab, a.trigger_id FROM v CROSS JOIN LATERAL (SELECT trigger_id FROM runs"
+            f" WHERE {match}) AS a"
         )
     else:
         body = (
-            "SELECT v.tab, v.tid FROM v WHERE EXISTS (SELECT 1 FROM runs INDEXED BY"
-            f" uq_runs_one_active_clock WHERE {match})"
+            "SELECT v.tab, runs.trigger_id FROM v JOIN runs INDEXED BY uq_runs_one_active_clock"
+            f" ON {match}"
         )
-    columns = (("tab", "text"), ("tid", "text"))
-    return {(str(r[0]), str(r[1])) for r in with_rows(tx, columns, body, list(keys))}
+    rows = with_rows(tx, (("tab", "text"),), body, [(i,) for i in table_ids])
+    return {(str(r[0]), str(r[1])) for r in rows}
 
 
 def active_clock_trigger_ids(tx: Tx, *, table_id: str, trigger_ids: Sequence[str]) -> set[str]:
     """:func:`active_clock_triggers` for one table: which of its ``trigger_ids`` have a pending
     or running clock run."""
-    found = active_clock_triggers(tx, keys=[(table_id, tid) for tid in trigger_ids])
-    return {tid for _, tid in found}
+    found = active_clock_triggers(tx, table_ids=[table_id])
+    return {tid for _, tid in found} & set(trigger_ids)
 
 
 __all__ = [

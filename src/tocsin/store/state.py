@@ -24,7 +24,7 @@ pauses are kept in ``pause_windows`` (JSON ``[[from, until], ...]``).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -53,6 +53,7 @@ STATE_FIELDS = (
 )
 _COLUMNS = ", ".join(STATE_FIELDS)
 IN_CHUNK = 500  # ids per IN (...) list on SQLite: well under its bound-parameter limit
+STREAM_ROWS = 256  # rows fetched at a time by stream_states
 _STAMP = ("t", "timestamp")  # the bulk rows' updated_at
 _V_KEY = "trigger_state.table_id = v.tab AND trigger_state.trigger_id = v.tid"  # the bulk rows' key
 
@@ -109,25 +110,47 @@ def write_windows(windows: Sequence[tuple[datetime, datetime]]) -> list[list[str
     return [[a.isoformat(), b.isoformat()] for a, b in windows] or None
 
 
-def states_of_tables(tx: Tx, *, table_ids: Sequence[str]) -> dict[str, dict[str, TriggerState]]:
-    """Every state row (retired ones included) of ``table_ids``: table id → trigger id → state
-    (raw driver rows: a tick reads thousands)."""
-    out: dict[str, dict[str, TriggerState]] = {str(i): {} for i in table_ids}
-    if tx.is_postgres:
-        sql = f"SELECT {_COLUMNS} FROM trigger_state WHERE table_id = ANY(%s)"
-        rows = tx.conn.exec_driver_sql(sql, (list(table_ids),)).fetchall()
-    else:
-        rows = []
-        for start in range(0, len(table_ids), IN_CHUNK):
-            chunk = table_ids[start : start + IN_CHUNK]
-            sql = f"SELECT {_COLUMNS} FROM trigger_state WHERE table_id IN "
-            marks = ", ".join("?" * len(chunk))
-            rows += tx.conn.exec_driver_sql(sql + f"({marks})", tuple(chunk)).fetchall()
+def stream_states(
+    tx: Tx, *, table_ids: Iterable[str]
+) -> Iterator[tuple[str, dict[str, TriggerState]]]:
+    """Every state row (retired ones included) of ``table_ids``, one table at a time in table id
+    order: ``(table id, trigger id → state)``, each id once (``{}`` when it has none).
+
+    Rows are read as the caller consumes them (raw driver rows, a chunk at a time): a caller that
+    lets each table's states go holds one table's at a time, never a batch's thousands (the tick:
+    objects that live for a whole batch are what the garbage collector's full passes walk)."""
+    ids = sorted({str(i) for i in table_ids})
     instant = instant_reader()
-    for row in rows:
-        state = state_value(row, instant)
-        out.setdefault(state.table_id, {})[state.trigger_id] = state
-    return out
+    rows = _state_rows(tx, ids)
+    row = next(rows, None)
+    for table_id in ids:
+        states: dict[str, TriggerState] = {}
+        while row is not None and row[1] == table_id:
+            state = state_value(row, instant)
+            states[state.trigger_id] = state
+            row = next(rows, None)
+        yield table_id, states
+
+
+def _state_rows(tx: Tx, ids: list[str]) -> Iterator[Sequence[Any]]:
+    """The state rows of ``ids`` (sorted) in ``table_id`` order (the primary key's order)."""
+    order = " ORDER BY table_id, trigger_id"
+    if tx.is_postgres:
+        sql = f"SELECT {_COLUMNS} FROM trigger_state WHERE table_id = ANY(%s){order}"
+        for part in tx.conn.exec_driver_sql(sql, (ids,)).partitions(STREAM_ROWS):
+            yield from part
+        return
+    for start in range(0, len(ids), IN_CHUNK):
+        chunk = ids[start : start + IN_CHUNK]
+        marks = ", ".join("?" * len(chunk))
+        sql = f"SELECT {_COLUMNS} FROM trigger_state WHERE table_id IN ({marks}){order}"
+        for part in tx.conn.exec_driver_sql(sql, tuple(chunk)).partitions(STREAM_ROWS):
+            yield from part
+
+
+def states_of_tables(tx: Tx, *, table_ids: Sequence[str]) -> dict[str, dict[str, TriggerState]]:
+    """:func:`stream_states` as one mapping: table id → trigger id → state."""
+    return dict(stream_states(tx, table_ids=table_ids))
 
 
 def get_states(tx: Tx, *, table_id: str) -> dict[str, TriggerState]:
@@ -379,5 +402,6 @@ __all__ = [
     "set_next_dues",
     "state_value",
     "states_of_tables",
+    "stream_states",
     "upsert_state",
 ]
