@@ -19,6 +19,7 @@ from tocsin.store.schema import UTCDateTime
 from tocsin.store.tx import Tx
 
 ROWS_PER_STATEMENT = 1000  # SQLite: x at most 9 parameters, under its limit of 32766
+FETCH_ROWS = 256  # RETURNING rows converted to plain tuples at a time
 Column = tuple[str, str]  # (name in v, PostgreSQL type: text | timestamp)
 
 
@@ -75,8 +76,9 @@ def with_rows(
             source = "VALUES " + ", ".join([row_sql] * len(chunk))
             params = tuple(chain.from_iterable(chunk))
         result = tx.conn.exec_driver_sql(f"WITH v({names}) AS ({source}) {body}", params)
-        if result.returns_rows:
-            out.extend(tuple(r) for r in result.fetchall())
+        if result.returns_rows:  # a chunk of driver rows at a time: none outlives its chunk
+            for part in result.partitions(FETCH_ROWS):
+                out.extend(tuple(r) for r in part)
     return out
 
 
