@@ -110,7 +110,7 @@ _INSERT = (
     " error, action_results, payload, definition, identity, scheduled_for, created_at,"
     " updated_at) SELECT rid, tab, tid, rec, src, clk, 'pending', 0, NULL, '[]', {payload},"
     " CASE WHEN v.pos IS NULL THEN {definition} ELSE {element} END, ident, sf, ca, ca"
-    " FROM v {join} WHERE true ORDER BY v.seq"
+    " FROM v {join} WHERE true{order}"
     f" ON CONFLICT (table_id, trigger_id) WHERE {ONE_ACTIVE_CLOCK_WHERE} DO NOTHING RETURNING id"
 )
 _INSERT_COLUMNS = (
@@ -162,7 +162,11 @@ def insert_runs(tx: Tx, *, runs_: Iterable[NewRun], now: datetime) -> set[str]:
     cast = "CAST({} AS json)" if tx.is_postgres else "{}"
     element, join = _ELEMENT[tx.is_postgres]
     body = _INSERT.format(
-        payload=cast.format("pl"), definition=cast.format("df"), element=element, join=join
+        payload=cast.format("pl"),
+        definition=cast.format("df"),
+        element=element,
+        join=join,
+        order=" ORDER BY v.seq" if join else "",  # a join may reorder; VALUES keeps its order
     )
     return {str(r[0]) for r in with_rows(tx, _INSERT_COLUMNS, body, rows)}
 
