@@ -293,7 +293,7 @@ class Schedules:
         cap = MAX_INSTANTS if force else MAX_WITHOUT_FORCE
         instants = backfill_instants(row, first, last, cap)
         if len(instants) > cap:
-            raise ValidationError(messages.backfill_too_many(len(instants), cap))
+            raise ValidationError(messages.backfill_too_many(cap, forced=force))
         return run_backfill(self._store, row, instants, now=at, progress=progress)
 
 
