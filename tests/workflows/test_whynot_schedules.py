@@ -187,6 +187,18 @@ def test_a_forced_backfill_past_its_bound_is_not_told_to_pass_force(
     assert tocsin.workflow_runs(workflow_id="minutely")["total"] == 0
 
 
+def test_backfill_of_a_compound_schedule_says_it_needs_a_cron(tocsin: Tocsin) -> None:
+    _setup(tocsin)
+    tree = {"any": [{"cron": "0 * * * *", "timezone": "America/New_York"}]}
+    made = tocsin.schedules.create(workflow_id="minutely", trigger=tree, timezone="UTC", now=NOW)
+    with pytest.raises(ValidationError) as err:
+        tocsin.schedules.backfill(made["id"], NOW - WEEK, NOW, now=NOW)
+    assert err.value.detail == (
+        f"schedule '{made['id']}' fires on a compound trigger tree: backfill takes the instants"
+        " of a cron schedule only"
+    )
+
+
 def test_a_spring_forward_gap_is_a_dst_gap_skip(tocsin: Tocsin) -> None:
     sched = Schedule(
         cron="30 2 * * *", timezone="Europe/Paris", input_data={"user_id": "m"}, overlap="allow"

@@ -201,6 +201,13 @@ def backfill_too_many(limit: int, *, forced: bool) -> str:
     )
 
 
+def backfill_compound(schedule_id: str) -> str:
+    return (
+        f"schedule '{schedule_id}' fires on a compound trigger tree: backfill takes the instants"
+        " of a cron schedule only"
+    )
+
+
 def backfill_range_invalid() -> str:
     return "the backfill range is empty: start must be before end"
 
