@@ -85,3 +85,35 @@ def test_schedule_skips_next_fires_and_backfill(
     assert again.json() == {"instants": 10, "created": 0, "existing": 10}
     bad = client.post(url, json={"start": end, "end": start}, headers=write)
     assert bad.status_code == 400
+
+
+def test_backfill_and_due_at_the_edges_of_time_are_not_500(
+    client: TestClient, tocsin: Tocsin, clock: Clock
+) -> None:
+    """An instant whose UTC value falls outside the datetime range (year 1 ahead of UTC, year
+    9999 behind it) is read as the first / last instant, in every zone: never a 500."""
+    tocsin.register_workflows([every_minute(overlap="allow")])
+    tocsin.sync_schedules(now=clock.now)
+    write = bearer(tocsin.create_token(permissions=["schedules:write"]))
+    made = client.post(
+        "/api/schedules",
+        json={"workflowId": "tick-tock", "cron": "* * * * *", "timezone": "America/New_York"},
+        headers=write,
+    )
+    assert made.status_code in (200, 201), made.text
+    for sid in ("wf_tick-tock", made.json()["id"]):
+        url = f"/api/schedules/{sid}/backfill"
+        for start, end in [
+            ("0001-01-01T00:00+01:00", "0001-01-01T00:30Z"),
+            ("0001-01-01T00:00Z", "0001-01-01T00:30Z"),
+            ("9999-12-31T23:00Z", "9999-12-31T23:59-01:00"),
+        ]:
+            resp = client.post(url, json={"start": start, "end": end}, headers=write)
+            assert resp.status_code == 200, (sid, start, resp.text)
+            assert resp.json() == {"instants": 0, "created": 0, "existing": 0}
+    early = client.get("/root/due?at=0001-01-01T00:00%2B01:00", headers=ADMIN)
+    assert early.status_code == 200, early.text
+    assert early.json()["at"].startswith("0001-01-01T00:00")
+    late = client.get("/root/due?at=9999-12-31T23:59-01:00", headers=ADMIN)
+    assert late.status_code == 200, late.text
+    assert late.json()["at"].startswith("9999-12-31T23:59")

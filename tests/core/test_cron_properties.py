@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+import pytest
 from cron_reference import ref_next, ref_prev
 from cron_strategies import (
     ZONES,
@@ -153,3 +154,20 @@ def test_evaluation_is_total_over_the_datetime_range(
     assert fire is None or fire > moment
     before = prev_at_or_before(spec, moment, **kw)  # type: ignore[arg-type]
     assert before is None or before <= moment
+
+
+@pytest.mark.parametrize("zone", [*ZONES, "UTC", "Pacific/Kiritimati", "Etc/GMT+12"])
+@pytest.mark.parametrize("expr", ["* * * * *", "0 9 * * *", "*/15 * * * * *"])
+def test_evaluation_is_total_at_the_first_and_last_instants(expr: str, zone: str) -> None:
+    """The very first instant (a wall time before year 1 in a zone behind UTC) and the very
+    last one: a result or None, never an OverflowError."""
+    spec = parse(expr, dialect="extended")
+    first = datetime.min.replace(tzinfo=UTC)
+    last = datetime.max.replace(tzinfo=UTC)
+    for repeated in ("first", "both"):
+        fire = next_after(spec, first, tz=zone, repeated=repeated)  # type: ignore[arg-type]
+        assert fire is not None and fire > first
+        assert next_after(spec, last, tz=zone, repeated=repeated) is None  # type: ignore[arg-type]
+        assert prev_at_or_before(spec, first, tz=zone, repeated=repeated) is None  # type: ignore[arg-type]
+        before = prev_at_or_before(spec, last, tz=zone, repeated=repeated)  # type: ignore[arg-type]
+        assert before is None or before <= last

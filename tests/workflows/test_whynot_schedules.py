@@ -163,11 +163,40 @@ def test_backfill_twice_creates_each_run_once_in_order(tocsin: Tocsin) -> None:
 
 def test_backfill_refuses_more_than_10000_without_force(tocsin: Tocsin) -> None:
     _setup(tocsin)
-    with pytest.raises(ValidationError, match="10000"):
-        tocsin.schedules.backfill(SID, NOW - WEEK, NOW, now=NOW)
+    with pytest.raises(ValidationError) as err:
+        tocsin.schedules.backfill(SID, NOW - WEEK, NOW, now=NOW)  # 10,080 instants
+    assert err.value.detail == (
+        "the backfill range holds more than 10000 instants: narrow it or pass force=True (--force)"
+    )
     with pytest.raises(ValidationError):
         tocsin.schedules.backfill(SID, NOW, NOW - WEEK, now=NOW)
     assert tocsin.workflow_runs(workflow_id="minutely")["total"] == 0
+
+
+def test_a_forced_backfill_past_its_bound_is_not_told_to_pass_force(
+    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("tocsin.service.schedules.MAX_INSTANTS", 100)
+    _setup(tocsin)
+    with pytest.raises(ValidationError) as err:
+        tocsin.schedules.backfill(SID, NOW - WEEK, NOW, now=NOW, force=True)
+    assert err.value.detail == (
+        "the backfill range holds more than 100 instants, the most a forced backfill takes:"
+        " narrow it"
+    )
+    assert tocsin.workflow_runs(workflow_id="minutely")["total"] == 0
+
+
+def test_backfill_of_a_compound_schedule_says_it_needs_a_cron(tocsin: Tocsin) -> None:
+    _setup(tocsin)
+    tree = {"any": [{"cron": "0 * * * *", "timezone": "America/New_York"}]}
+    made = tocsin.schedules.create(workflow_id="minutely", trigger=tree, timezone="UTC", now=NOW)
+    with pytest.raises(ValidationError) as err:
+        tocsin.schedules.backfill(made["id"], NOW - WEEK, NOW, now=NOW)
+    assert err.value.detail == (
+        f"schedule '{made['id']}' fires on a compound trigger tree: backfill takes the instants"
+        " of a cron schedule only"
+    )
 
 
 def test_a_spring_forward_gap_is_a_dst_gap_skip(tocsin: Tocsin) -> None:

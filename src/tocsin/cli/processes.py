@@ -124,7 +124,7 @@ def _stop_on_signals(stop: threading.Event) -> None:
 
 
 def worker(app: AppOpt = None) -> None:
-    """Execute pending runs (table runs, and the runs of ``--app``'s workflows) until
+    """Execute pending runs (table runs, and the runs of --app's workflows) until
     SIGTERM/SIGINT (each run's current action or step ends first, an outbound one by its
     deadline; the run goes back to pending). Exits 1 if a run could not."""
     configure_logging()

@@ -48,7 +48,7 @@ def due(
     record_limit: Annotated[int, typer.Option(min=1, max=10000)] = 1000,
     as_json: JsonOpt = False,
 ) -> None:
-    """The global dry run: what a tick at ``--at`` (default now) fires, and why not for the
+    """The global dry run: what a tick at --at (default now) fires, and why not for the
     rest. Read-only."""
     when = _instant(at)
     with _facade() as t:
@@ -149,7 +149,7 @@ def schedule_backfill(
     end: Annotated[str, typer.Option("--to", help="The end (excluded).")],
     force: Annotated[bool, typer.Option("--force", help="Allow more than 10,000 runs.")] = False,
 ) -> None:
-    """One run per instant of ``[--from, --to)``, oldest first; repeating it creates nothing
+    """One run per instant of [--from, --to), oldest first; repeating it creates nothing
     twice."""
     first, last = _instant(start, "--from"), _instant(end, "--to")
     assert first is not None and last is not None

@@ -76,7 +76,7 @@ def schedules_list(
     limit: Limit = 50,
     as_json: JsonOpt = False,
 ) -> None:
-    """All schedules (``--workflow`` filters)."""
+    """All schedules (--workflow filters)."""
     with _facade() as t:
         page = t.schedules.list(workflow_id=workflow, skip=skip, limit=limit)
     rows = [_schedule_row(s) for s in page["items"]]
@@ -132,7 +132,7 @@ def schedules_create(
     app: AppOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Create an imperative schedule: ``--cron`` or a ``--trigger`` tree (SPEC §13)."""
+    """Create an imperative schedule: --cron or a --trigger tree (SPEC §13)."""
     tree = _json_arg("--trigger", trigger)
     data = _json_arg("--input", input_json)
     with _facade(app) as t:
@@ -187,7 +187,7 @@ def schedules_fires(
     schedule_id: str, skip: Skip = 0, limit: Limit = 50, as_json: JsonOpt = False
 ) -> None:
     """The fire history, newest first, with the skipped occurrences between the fires (paged by
-    the fires); ``--json`` prints the page of fires alone, as before."""
+    the fires); --json prints the page of fires alone, as before."""
     with _facade() as t:
         page = t.schedules.fires(schedule_id, skip=skip, limit=limit)
         history = t.schedules.history(schedule_id, skip=skip, limit=limit) if not as_json else {}
@@ -218,7 +218,7 @@ def _history_row(item: dict[str, Any]) -> dict[str, Any]:
 
 @workflows_app.command("list")
 def workflows_list(app: AppOpt = None, as_json: JsonOpt = False) -> None:
-    """The workflows of ``--app`` (or ``TOCSIN_APP``) with their schedules."""
+    """The workflows of --app (or TOCSIN_APP) with their schedules."""
     with _facade(app) as t:
         items = t.list_workflows()
     rows = [{**w, "schedules": ", ".join(w["schedules"]), "steps": len(w["steps"])} for w in items]
@@ -233,7 +233,7 @@ def workflows_start(
     input_json: Annotated[str, typer.Option("--input", help="The input as JSON.")] = "null",
     wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Run it now.")] = True,
 ) -> None:
-    """Start a workflow of ``--app``; prints the run as JSON."""
+    """Start a workflow of --app; prints the run as JSON."""
     try:
         data = json.loads(input_json)
     except ValueError as exc:

@@ -188,10 +188,23 @@ def count_invalid(name: str, low: int, high: int, value: object) -> str:
     return f"{name} must be an integer from {low} to {high}, got {value!r}"
 
 
-def backfill_too_many(count: int, limit: int) -> str:
+def backfill_too_many(limit: int, *, forced: bool) -> str:
+    """The count stops at ``limit + 1``: the range is said to hold more than ``limit``."""
+    if forced:
+        return (
+            f"the backfill range holds more than {limit} instants, the most a forced backfill"
+            " takes: narrow it"
+        )
     return (
-        f"the backfill range holds {count} instants, more than {limit}:"
-        " narrow it or pass force=True (--force)"
+        f"the backfill range holds more than {limit} instants: narrow it or pass force=True"
+        " (--force)"
+    )
+
+
+def backfill_compound(schedule_id: str) -> str:
+    return (
+        f"schedule '{schedule_id}' fires on a compound trigger tree: backfill takes the instants"
+        " of a cron schedule only"
     )
 
 

@@ -8,6 +8,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from tocsin.core.instants import MAX_UTC, MIN_UTC
 from tocsin.errors import ValidationError
 from tocsin.settings import Settings
 from tocsin.store.tx import Store
@@ -27,7 +28,10 @@ def edge_now(now: datetime | None) -> datetime:
         return datetime.now(UTC)
     if not isinstance(now, datetime) or now.tzinfo is None:
         raise ValidationError(f"now must be an aware datetime, got {now!r}")
-    return now.astimezone(UTC)
+    try:
+        return now.astimezone(UTC)
+    except OverflowError:  # year 1 ahead of UTC, or year 9999 behind it: the edge of time
+        return MIN_UTC if now.year == 1 else MAX_UTC
 
 
 def new_id(prefix: str = "") -> str:

@@ -290,10 +290,12 @@ class Schedules:
             raise ValidationError(messages.backfill_range_invalid())
         with self._store.read() as tx:
             row = _require(tx, schedule_id)
+        if row.get("trigger_tree") is not None:
+            raise ValidationError(messages.backfill_compound(schedule_id))
         cap = MAX_INSTANTS if force else MAX_WITHOUT_FORCE
         instants = backfill_instants(row, first, last, cap)
         if len(instants) > cap:
-            raise ValidationError(messages.backfill_too_many(len(instants), cap))
+            raise ValidationError(messages.backfill_too_many(cap, forced=force))
         return run_backfill(self._store, row, instants, now=at, progress=progress)
 
 

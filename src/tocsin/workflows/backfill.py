@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
+from tocsin.core.instants import MIN_UTC
 from tocsin.engine.ids import uuid7s
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.ledger import claim_occurrences
@@ -31,7 +32,9 @@ def backfill_instants(
 ) -> list[datetime]:
     """The schedule's instants in ``[start, end)``, oldest first, at most ``cap + 1``."""
     out: list[datetime] = []
-    at: datetime | None = start - timedelta(microseconds=1)
+    # the instant just before ``start``, so that ``start`` itself counts; the earliest datetime
+    # has none (and lies before the years cron evaluates anyway)
+    at: datetime | None = start - timedelta(microseconds=1) if start > MIN_UTC else start
     while len(out) <= cap:
         at = next_fire_after(row["cron"], row["timezone"], at) if at is not None else None
         if at is None or at >= end:

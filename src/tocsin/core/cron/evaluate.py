@@ -41,6 +41,11 @@ MAX_SEARCH_YEARS = 50
 #: The evaluable years: the search never builds a datetime outside them.
 FIRST_YEAR = 4
 LAST_YEAR = 9996
+#: The searches start at least this far inside the datetime range, so that no UTC offset can
+#: carry a wall time past year 1 or year 9999 (``after`` at the very first instant, ``at`` at the
+#: very last one).
+FIRST_AFTER = datetime.min.replace(tzinfo=UTC) + timedelta(days=2)
+LAST_AT = datetime.max.replace(tzinfo=UTC) - timedelta(days=2)
 #: Bound on offset segments visited by one search (DST zones change about twice a year).
 MAX_SEGMENTS = 16 * MAX_SEARCH_YEARS
 #: When a search misses a segment by far, it resumes this close to the wall time it found
@@ -66,6 +71,7 @@ def next_after(
     after = _as_utc(after)
     if after.year >= LAST_YEAR:
         return None
+    after = max(after, FIRST_AFTER)
     last_year = min(spec.years[-1] if spec.years else after.year + MAX_SEARCH_YEARS, LAST_YEAR)
     zone = resolve(tz)
     if isinstance(zone, Timeline):
@@ -86,6 +92,7 @@ def prev_at_or_before(
     at = _as_utc(at)
     if at.year <= FIRST_YEAR:
         return None
+    at = min(at, LAST_AT)
     first_year = max(spec.years[0] if spec.years else at.year - MAX_SEARCH_YEARS, FIRST_YEAR)
     zone = resolve(tz)
     if isinstance(zone, Timeline):
