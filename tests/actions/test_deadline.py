@@ -4,6 +4,7 @@ on the socket even while a receiver drips its answer, against real servers on 12
 from __future__ import annotations
 
 import socket
+import threading
 import time
 from typing import Any
 
@@ -111,3 +112,34 @@ def test_deadline_seconds() -> None:
     assert deadline_s(env(http_timeout_s=10.0, http_timeout_max_s=60.0)) == 10.0
     assert deadline_s(env(http_timeout_max_s=60.0), 2) == 2.0
     assert deadline_s(env(http_timeout_max_s=5.0), 30.5) == 5.0
+
+
+def test_a_name_lookup_that_never_answers_ends_at_the_deadline() -> None:
+    """``getaddrinfo`` has no timeout: a resolver that hangs must not hold the run past its
+    deadline (the lookup counts against it, like connect, headers and body)."""
+    released = threading.Event()
+
+    def hanging(host: str) -> list[str]:
+        released.wait(30)  # a blackholed resolver
+        return ["93.184.216.34"]
+
+    url = "http://hooks.example.test/x"
+    try:
+        took, outcome = timed_send(env(resolve=hanging), url, timeout_s=1)
+    finally:
+        released.set()
+    assert isinstance(outcome, ActionTimeout)
+    assert outcome.detail == messages.action_deadline_passed(
+        "POST", url, 1, "NameResolutionTimeout"
+    )
+    assert 1 <= took < 1 + SLACK_S
+
+
+def test_a_lookup_error_within_the_deadline_is_the_resolvers_own() -> None:
+    def failing(host: str) -> list[str]:
+        raise ActionError(f"cannot resolve host '{host}': no such name")
+
+    took, outcome = timed_send(env(resolve=failing), "http://nowhere.test/x", timeout_s=5)
+    assert not isinstance(outcome, ActionTimeout) and isinstance(outcome, ActionError)
+    assert outcome.detail == "cannot resolve host 'nowhere.test': no such name"
+    assert took < 1

@@ -13,6 +13,9 @@ Redirects are not followed (a public URL must not bounce a request onto a privat
 The name is resolved once, by the check, and the request connects to the vetted address (``Host``
 and the TLS server name stay the name's), so a DNS answer that changes after the check
 (rebinding) cannot move the request elsewhere. A host allow-listed by name is not pinned.
+
+The lookup counts against the action's deadline: ``getaddrinfo`` has no timeout of its own, so it
+runs on a daemon thread and is given up when the deadline passes (:func:`bounded_resolve`).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import ipaddress
 import math
 import socket
+import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -41,6 +45,35 @@ def system_resolve(host: str) -> list[str]:
     except socket.gaierror as exc:
         raise ActionError(f"cannot resolve host '{host}': {exc}") from exc
     return sorted({str(info[4][0]) for info in infos})
+
+
+def bounded_resolve(resolve: Resolver, *, deadline: float, on_timeout: str) -> Resolver:
+    """``resolve`` given up at ``deadline`` (``time.monotonic``) with
+    :class:`ActionTimeout` (``on_timeout``): a resolver that never answers must not hold a run
+    past its deadline, nor a worker past its shutdown wait. The lookup runs on a daemon thread,
+    left to end on its own (the system resolver's own timeouts end it)."""
+
+    def lookup(host: str) -> list[str]:
+        done = threading.Event()
+        outcome: list[tuple[bool, Any]] = []
+
+        def run() -> None:
+            try:
+                outcome.append((True, resolve(host)))
+            except BaseException as exc:  # handed to the caller, raised there
+                outcome.append((False, exc))
+            finally:
+                done.set()
+
+        threading.Thread(target=run, name="tocsin-resolve", daemon=True).start()
+        if not done.wait(max(0.0, deadline - time.monotonic())):
+            raise ActionTimeout(on_timeout)
+        ok, value = outcome[0]
+        if not ok:
+            raise value
+        return list(value)
+
+    return lookup
 
 
 def is_blocked(address: IPAddress) -> bool:
@@ -220,7 +253,7 @@ def send(
     timeout_s: object = None,
 ) -> Answer:
     """One guarded request, pinned to the vetted address, that ends by its deadline
-    (:func:`deadline_s`, counted from the call: name check, connect, headers and body).
+    (:func:`deadline_s`, counted from the call: name lookup, connect, headers and body).
 
     Transport errors and non-2xx answers raise ActionError; the deadline passing before the
     answer's status raises :class:`ActionTimeout`. Only the first ``ANSWER_LIMIT`` bytes of the
@@ -229,7 +262,9 @@ def send(
     """
     seconds = deadline_s(env, timeout_s)
     deadline = time.monotonic() + seconds
-    addresses = check_url(url, allow=env.outbound_allow, resolve=env.resolve)
+    late = messages.action_deadline_passed(method, url, seconds, "NameResolutionTimeout")
+    resolve = bounded_resolve(env.resolve or system_resolve, deadline=deadline, on_timeout=late)
+    addresses = check_url(url, allow=env.outbound_allow, resolve=resolve)
     target, sent_headers, extensions = pinned(url, headers, addresses)
     kwargs: dict[str, Any] = {"headers": sent_headers, "extensions": extensions}
     if content is not None:
