@@ -252,3 +252,28 @@ def test_cells_without_a_dropped_offset_answer_no_warning(
         table_url(tenant, table, "/records"), json={"data": data}, headers=tenant.moderator
     )
     assert resp.status_code == 201 and resp.json()["warnings"] == []
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{"X-Note": "ok\r\nX-Injected: 1"}, {"X-Note": "a\nb"}, {"X-Note": "a\rb"}, {"X Note": "a"}],
+)
+def test_a_header_that_would_break_every_request_is_refused_at_save(
+    client: TestClient, tenant: Tenant, table: dict[str, Any], headers: dict[str, str]
+) -> None:
+    hook = {"type": "webhook", "url": "https://hooks.example/in", "headers": headers}
+    trigger = {"on": "created", "actions": [hook]}
+    detail = refused(client, tenant, table, trigger)
+    assert detail.endswith(
+        "webhook action 'headers' must be an object of header names (RFC 9110 tokens) to "
+        "string values without CR, LF or NUL"
+    ), detail
+
+
+def test_templated_header_values_are_still_accepted(
+    client: TestClient, tenant: Tenant, table: dict[str, Any]
+) -> None:
+    headers = {"Authorization": "Bearer $row.Title", "X-Trace_id.v2": "t-$row.id"}
+    hook = {"type": "webhook", "url": "https://hooks.example/in", "headers": headers}
+    resp = put(client, tenant, table, {"on": "created", "actions": [hook]})
+    assert resp.status_code == 200, resp.text

@@ -7,12 +7,29 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 HTTP_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE"})
 WEBHOOK_METHODS = ("POST", "PUT", "PATCH")
 MAX_HORIZON_DAYS = 366
+# a header name is an RFC 9110 token; a value may not break out of its line (CR, LF, NUL): such
+# a config would fail every run, so it is refused when saved
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_LINE_BREAKERS = frozenset("\r\n\0")
+
+
+def _headers_ok(value: object) -> bool:
+    return isinstance(value, Mapping) and all(
+        isinstance(k, str)
+        and _TOKEN.fullmatch(k) is not None
+        and isinstance(v, str)
+        and _LINE_BREAKERS.isdisjoint(v)
+        for k, v in value.items()
+    )
+
+
 _SLOT_COLUMNS = ("weekday_column", "start_column", "end_column", "slot_minutes_column")
 # type -> (required fields, optional fields); a field maps to the name of its check
 ACTION_FIELDS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
@@ -42,8 +59,8 @@ FIELD_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "json": (lambda v: True, "any JSON value"),
     "object": (lambda v: isinstance(v, Mapping), "an object"),
     "headers": (
-        lambda v: isinstance(v, Mapping) and all(isinstance(x, str) for x in v.values()),
-        "an object of string header values",
+        _headers_ok,
+        "an object of header names (RFC 9110 tokens) to string values without CR, LF or NUL",
     ),
     "method": (lambda v: isinstance(v, str) and v.upper() in HTTP_METHODS, "an HTTP method"),
     "hook_method": (lambda v: v in WEBHOOK_METHODS, "one of " + ", ".join(WEBHOOK_METHODS)),
