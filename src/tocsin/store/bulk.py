@@ -10,6 +10,7 @@ number of rows). Instants are converted by THE instant conversion of the store,
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from itertools import chain
@@ -58,6 +59,37 @@ def instant_reader() -> Callable[[Any], datetime | None]:
     return read
 
 
+class JSONText(str):
+    """A JSON column's value kept as its stored text: read from one JSON column to be written to
+    another as is (a schedule's input becoming its run's), without a decode and a re-encode."""
+
+    __slots__ = ()
+
+
+_FRESH: dict[str, Callable[[], Any]] = {"[]": list, "{}": dict}  # as common as they are cheap
+
+
+def json_text(value: object) -> str | None:
+    """What a JSON column is written as: None (SQL NULL), a :class:`JSONText` as it is, else the
+    value's JSON text."""
+    if value is None:
+        return None
+    if type(value) is JSONText:
+        return value
+    if not value and type(value) in (list, dict):  # a new run's receipts, an empty input
+        return "[]" if type(value) is list else "{}"
+    return json.dumps(value)
+
+
+def json_value(text: str | None) -> Any:
+    """A JSON column's text read raw (SQLite; PostgreSQL cast to text) as its value: a fresh
+    object each time (``[]``/``{}`` made without the parser)."""
+    if text is None:
+        return None
+    fresh = _FRESH.get(text)
+    return fresh() if fresh is not None else json.loads(text)
+
+
 def with_rows(
     tx: Tx, columns: Sequence[Column], body: str, rows: Sequence[tuple[Any, ...]]
 ) -> list[tuple[Any, ...]]:
@@ -95,4 +127,13 @@ def update_rows(
         tx.conn.exec_driver_sql(single, list(rows))
 
 
-__all__ = ["ROWS_PER_STATEMENT", "instant_binder", "instant_reader", "update_rows", "with_rows"]
+__all__ = [
+    "ROWS_PER_STATEMENT",
+    "JSONText",
+    "instant_binder",
+    "instant_reader",
+    "json_text",
+    "json_value",
+    "update_rows",
+    "with_rows",
+]

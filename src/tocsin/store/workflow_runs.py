@@ -16,9 +16,16 @@ from typing import Any
 
 from sqlalchemy import bindparam, func, literal, select, update
 
-from tocsin.store.bulk import instant_binder, instant_reader, update_rows, with_rows
+from tocsin.store.bulk import (
+    instant_binder,
+    instant_reader,
+    json_text,
+    json_value,
+    update_rows,
+    with_rows,
+)
 from tocsin.store.dialects import ordered_scans_only
-from tocsin.store.schema import WORKFLOW_ACTIVE, workflow_runs
+from tocsin.store.schema import WORKFLOW_ACTIVE_WHERE, workflow_runs
 from tocsin.store.tx import Tx
 
 R = workflow_runs
@@ -60,7 +67,7 @@ def insert_runs(tx: Tx, *, rows: Sequence[Mapping[str, Any]]) -> None:
     for name in _INSERT_COLUMNS:
         cells = map(itemgetter(name), rows)
         if name in _JSON_COLUMNS:
-            columns.append(list(map(_json_text, cells)))
+            columns.append(list(map(json_text, cells)))
         elif name in _INSTANT_COLUMNS:
             columns.append(list(map(bind, cells)))
         else:
@@ -87,10 +94,6 @@ _PG_SELECT = (
     + ", ".join(f"CAST(c_{n} AS json)" if n in _JSON_COLUMNS else f"c_{n}" for n in _INSERT_COLUMNS)
     + " FROM v"
 )
-
-
-def _json_text(value: Any) -> str | None:
-    return None if value is None else json.dumps(value)
 
 
 def get_run(tx: Tx, *, run_id: str) -> dict[str, Any] | None:
@@ -137,7 +140,7 @@ def active_schedule_ids(tx: Tx, *, schedule_ids: Iterable[str]) -> set[str]:
     """Which of ``schedule_ids`` have a pending or running run (the overlap fence); backfill
     runs (issue 17, their own namespace) never fence scheduled fires."""
     wanted = sorted(set(schedule_ids))
-    fence = f"status IN ({', '.join(repr(s) for s in WORKFLOW_ACTIVE)}) AND trigger <> 'backfill'"
+    fence = f"{WORKFLOW_ACTIVE_WHERE} AND trigger <> 'backfill'"  # ix_workflow_runs_schedule
     found: set[str] = set()
     if tx.is_postgres:  # one statement, the ids as one array
         sql = f"SELECT schedule_id FROM workflow_runs WHERE schedule_id = ANY(%s) AND {fence}"
@@ -177,7 +180,6 @@ def claim_next_runs(
     )
     if tx.is_postgres:
         pick += " FOR UPDATE SKIP LOCKED"
-    names = ", ".join(f'"{n}"' for n in _INSERT_COLUMNS)
     if tx.is_postgres:
         where = f"id = ANY(ARRAY({pick})) AND (status || '') = 'pending'"
     else:
@@ -185,7 +187,7 @@ def claim_next_runs(
     sql = (
         f"UPDATE workflow_runs SET status = 'running', attempts = attempts + 1,"
         f" started_at = COALESCE(started_at, {mark}), updated_at = {mark}"
-        f" WHERE {where} RETURNING {names}"
+        f" WHERE {where} RETURNING {_RETURNING}"
     )
     if tx.is_postgres:
         ordered_scans_only(tx)
@@ -194,21 +196,23 @@ def claim_next_runs(
     # picked ids as one array (an init plan) instead of hash-joining every pending run
     rows = tx.conn.exec_driver_sql(sql, (at, at, *wanted, limit)).fetchall()
     instant = instant_reader()
-    claimed = [_decoded(tx, row, instant) for row in rows]
+    claimed = [_decoded(row, instant) for row in rows]
     return sorted(claimed, key=lambda r: (r["created_at"], r["id"]))
 
 
-def _decoded(
-    tx: Tx, row: Sequence[Any], instant: Callable[[Any], datetime | None]
-) -> dict[str, Any]:
-    """A raw ``workflow_runs`` row (every column, in table order) as :func:`run_dict` gives it."""
+# every column in table order, JSON as its text (PostgreSQL too: decoded once, by json_value)
+_RETURNING = ", ".join(
+    f'CAST("{n}" AS text)' if n in _JSON_COLUMNS else f'"{n}"' for n in _INSERT_COLUMNS
+)
+
+
+def _decoded(row: Sequence[Any], instant: Callable[[Any], datetime | None]) -> dict[str, Any]:
+    """A raw ``workflow_runs`` row (:data:`_RETURNING`) as :func:`run_dict` gives it."""
     out = dict(zip(_INSERT_COLUMNS, row, strict=True))
     for name in _INSTANT_COLUMNS:
         out[name] = instant(out[name])
-    if not tx.is_postgres:  # SQLite hands JSON back as its text
-        for name in _JSON_COLUMNS:
-            text = out[name]
-            out[name] = None if text is None else json.loads(text)
+    for name in _JSON_COLUMNS:
+        out[name] = json_value(out[name])
     return run_dict(out)
 
 
@@ -297,9 +301,9 @@ def finish_runs(
         (
             values["status"],
             json.dumps(values["steps"]),
-            _json_text(values["output"]),
+            json_text(values["output"]),
             values["error"],
-            _json_text(values["suspend_payload"]),
+            json_text(values["suspend_payload"]),
             bind(now),
             bind(now) if values["status"] in ("success", "failed") else None,
             run_id,
