@@ -6,6 +6,7 @@
   ``ix_workflow_schedules_due`` in its order (no sequential scan, no sort of every due row) and
   the settings doing it (``keyed_access_only``) end with the transaction.
 - The overlap fence reads ``ix_workflow_runs_schedule``, which holds active runs only.
+- The compound pass reads the tree schedules only (``ix_workflow_schedules_trees``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from tocsin.store import Store
 from tocsin.store import schedules as store_schedules
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.bulk import JSONText
+from tocsin.store.trigger_events import claim_due_trigger_schedules, lock_trigger_schedules
 from tocsin.workflows.firing import fire_due_schedules, new_run
 
 from .helpers import NOW, PG_ONLY, SQLITE_ONLY, new_id
@@ -140,3 +142,26 @@ def test_sqlite_plans_the_fence_on_its_index_beside_many_active_runs(store: Stor
     assert plans and all(
         "ix_workflow_runs_schedule (schedule_id=? AND status=?)" in plan for plan in plans
     )
+
+
+def test_the_compound_pass_reads_the_tree_schedules_only(store: Store) -> None:
+    """Its due claim walks ``ix_workflow_schedules_trees`` (id order), beside many due plain
+    schedules the due index holds (PostgreSQL: without statistics, under keyed_access_only)."""
+    _schedules(store, BURST)
+    plans: list[str] = []
+    prefix = "EXPLAIN" if store.is_postgres else "EXPLAIN QUERY PLAN"
+
+    @event.listens_for(store.engine, "before_cursor_execute")
+    def explain(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
+        if "workflow_schedules.trigger_tree IS NOT NULL" in statement:
+            cursor.execute(f"{prefix} {statement}", params)
+            plans.append(" ".join(str(row[-1]) for row in cursor.fetchall()))
+
+    with store.begin() as tx:
+        assert claim_due_trigger_schedules(tx, now=NOW, limit=50) == []
+        assert lock_trigger_schedules(tx, events=[("workflow_succeeded", "wf")], now=NOW) == []
+    event.remove(store.engine, "before_cursor_execute", explain)
+    assert len(plans) == 2
+    for plan in plans:
+        assert "ix_workflow_schedules_trees" in plan, plan
+        assert "Seq Scan" not in plan and "ix_workflow_schedules_due" not in plan, plan

@@ -278,8 +278,16 @@ workflow_schedules = Table(
     Column("latches", JSON(none_as_null=True), nullable=True),
     Column("evaluated_at", UTCDateTime, nullable=True),
     Column("trigger_keys", Text, nullable=True),  # " kind:subject … ": what the tree listens to
-    # the claim's order ``next_fire_at, id``: a page of due rows read in it, none sorted (0021)
-    Index("ix_workflow_schedules_due", "paused", "next_fire_at", "id"),
+    # the cron schedules' claim, in its order ``next_fire_at, id``: a page of due rows read, none
+    # sorted; the tree schedules are not in it (their pass reads ix_workflow_schedules_trees) (0021)
+    Index(
+        "ix_workflow_schedules_due",
+        "paused",
+        "next_fire_at",
+        "id",
+        sqlite_where=text("trigger_tree IS NULL"),
+        postgresql_where=text("trigger_tree IS NULL"),
+    ),
     Index("ix_workflow_schedules_workflow", "workflow_id"),
     # the schedules with a trigger tree: what an event writer tests (``trigger_events``), without
     # reading every plain cron schedule on each record write
@@ -288,6 +296,14 @@ workflow_schedules = Table(
         "id",
         sqlite_where=text("trigger_keys IS NOT NULL"),
         postgresql_where=text("trigger_keys IS NOT NULL"),
+    ),
+    # the schedules with a trigger tree, in id order: the compound pass's due claim on every tick
+    # reads them only, not every plain cron schedule (0021)
+    Index(
+        "ix_workflow_schedules_trees",
+        "id",
+        sqlite_where=text("trigger_tree IS NOT NULL"),
+        postgresql_where=text("trigger_tree IS NOT NULL"),
     ),
 )
 

@@ -31,7 +31,7 @@ from sqlalchemy import (
 )
 
 from tocsin.store.bulk import instant_binder, with_rows
-from tocsin.store.dialects import upsert_insert
+from tocsin.store.dialects import keyed_access_only, upsert_insert
 from tocsin.store.schedules import schedule_dict
 from tocsin.store.schema import (
     UTCDateTime,
@@ -163,6 +163,7 @@ def lock_trigger_schedules(
         stmt = stmt.where(or_(*wanted))
     if tx.is_postgres:
         stmt = stmt.with_for_update()
+        keyed_access_only(tx)  # ix_workflow_schedules_trees: the tree schedules only
     return [schedule_dict(r) for r in tx.conn.execute(stmt).mappings()]
 
 
@@ -179,6 +180,9 @@ def claim_due_trigger_schedules(tx: Tx, *, now: datetime, limit: int) -> list[di
     )
     if tx.is_postgres:
         stmt = stmt.with_for_update(skip_locked=True)
+        # ix_workflow_schedules_trees, not every plain schedule (the planner, without
+        # statistics, read the whole table on every tick)
+        keyed_access_only(tx)
     return [schedule_dict(r) for r in tx.conn.execute(stmt).mappings()]
 
 
