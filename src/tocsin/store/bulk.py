@@ -11,9 +11,10 @@ number of rows). Instants are converted by THE instant conversion of the store,
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from itertools import chain
+from operator import itemgetter
 from typing import Any
 
 from tocsin.store.schema import UTCDateTime
@@ -90,23 +91,57 @@ def json_value(text: str | None) -> Any:
     return fresh() if fresh is not None else json.loads(text)
 
 
+def column_values(
+    items: Sequence[Mapping[str, Any]],
+    names: Sequence[str],
+    convert: Mapping[str, Callable[[Any], Any]],
+) -> list[list[Any]]:
+    """The values of ``items`` under ``names``, one list per name, each converted by
+    ``convert[name]`` when given: a column at a time (``map``: no Python frame per cell)."""
+    out: list[list[Any]] = []
+    for name in names:
+        cells = map(itemgetter(name), items)
+        fn = convert.get(name)
+        out.append(list(map(fn, cells) if fn is not None else cells))
+    return out
+
+
+def with_columns(
+    tx: Tx, columns: Sequence[Column], body: str, values: Sequence[list[Any]]
+) -> list[tuple[Any, ...]]:
+    """:func:`with_rows` given the rows a column at a time (one list per column, as
+    :func:`column_values` makes them): PostgreSQL sends each list as its array as it is, SQLite
+    gets the rows."""
+    if tx.is_postgres:
+        return _unnest(tx, columns, body, tuple(values))
+    return with_rows(tx, columns, body, list(zip(*values, strict=True)))
+
+
+def _unnest(
+    tx: Tx, columns: Sequence[Column], body: str, arrays: tuple[list[Any], ...]
+) -> list[tuple[Any, ...]]:
+    names = ", ".join(name for name, _ in columns)
+    casts = ", ".join(f"CAST(%b AS {kind}[])" for _, kind in columns)
+    sql = f"WITH v({names}) AS (SELECT * FROM unnest({casts})) {body}"
+    result = tx.conn.exec_driver_sql(sql, arrays)
+    return [tuple(r) for r in result.fetchall()] if result.returns_rows else []
+
+
 def with_rows(
     tx: Tx, columns: Sequence[Column], body: str, rows: Sequence[tuple[Any, ...]]
 ) -> list[tuple[Any, ...]]:
     """``WITH v(columns) AS (rows) <body>``, per chunk of rows; what RETURNING gave back."""
+    if tx.is_postgres:  # one statement, one array per column: a short text for any number
+        if not rows:
+            return []
+        return _unnest(tx, columns, body, tuple(list(c) for c in zip(*rows, strict=True)))
     names = ", ".join(name for name, _ in columns)
+    row_sql = "(" + ", ".join("?" for _ in columns) + ")"
     out: list[tuple[Any, ...]] = []
-    size = ROWS_PER_STATEMENT if not tx.is_postgres else max(len(rows), 1)
-    for start in range(0, len(rows), size):
-        chunk = rows[start : start + size]
-        if tx.is_postgres:
-            arrays = ", ".join(f"CAST(%b AS {kind}[])" for _, kind in columns)
-            source = f"SELECT * FROM unnest({arrays})"
-            params: tuple[Any, ...] = tuple(list(col) for col in zip(*chunk, strict=True))
-        else:
-            row_sql = "(" + ", ".join("?" for _ in columns) + ")"
-            source = "VALUES " + ", ".join([row_sql] * len(chunk))
-            params = tuple(chain.from_iterable(chunk))
+    for start in range(0, len(rows), ROWS_PER_STATEMENT):
+        chunk = rows[start : start + ROWS_PER_STATEMENT]
+        source = "VALUES " + ", ".join([row_sql] * len(chunk))
+        params = tuple(chain.from_iterable(chunk))
         result = tx.conn.exec_driver_sql(f"WITH v({names}) AS ({source}) {body}", params)
         if result.returns_rows:  # a chunk of driver rows at a time: none outlives its chunk
             for part in result.partitions(FETCH_ROWS):
@@ -130,10 +165,12 @@ def update_rows(
 __all__ = [
     "ROWS_PER_STATEMENT",
     "JSONText",
+    "column_values",
     "instant_binder",
     "instant_reader",
     "json_text",
     "json_value",
     "update_rows",
+    "with_columns",
     "with_rows",
 ]

@@ -18,7 +18,14 @@ from typing import Any
 from sqlalchemy import delete, func, select, update
 
 from tocsin.core.compound import subscription_keys
-from tocsin.store.bulk import JSONText, instant_binder, instant_reader, update_rows, with_rows
+from tocsin.store.bulk import (
+    JSONText,
+    column_values,
+    instant_binder,
+    instant_reader,
+    update_rows,
+    with_columns,
+)
 from tocsin.store.dialects import keyed_access_only, upsert_insert
 from tocsin.store.schema import schedule_fires, workflow_runs, workflow_schedules
 from tocsin.store.tx import Tx
@@ -197,21 +204,21 @@ def insert_fires(tx: Tx, *, fires: Sequence[Mapping[str, Any]]) -> None:
     if not fires:
         return
     bind = instant_binder(tx)
-    values = [
-        tuple(bind(f[n]) if n in _FIRE_INSTANTS else f[n] for n in _FIRE_COLUMNS) for f in fires
-    ]
+    columns = column_values(fires, _FIRE_COLUMNS, {n: bind for n in _FIRE_INSTANTS})
     names = ", ".join(_FIRE_COLUMNS)
     if tx.is_postgres:  # one statement over unnest: no per-row round trip
-        kinds = tuple(
-            (f"c_{n}", "timestamp" if n in _FIRE_INSTANTS else "text") for n in _FIRE_COLUMNS
-        )
         select_ = ", ".join(f"c_{n}" for n in _FIRE_COLUMNS)
-        with_rows(
-            tx, kinds, f"INSERT INTO schedule_fires ({names}) SELECT {select_} FROM v", values
-        )
+        body = f"INSERT INTO schedule_fires ({names}) SELECT {select_} FROM v"
+        with_columns(tx, _FIRE_KINDS, body, columns)
         return
     marks = ", ".join(["?"] * len(_FIRE_COLUMNS))
-    tx.conn.exec_driver_sql(f"INSERT INTO schedule_fires ({names}) VALUES ({marks})", values)
+    sql = f"INSERT INTO schedule_fires ({names}) VALUES ({marks})"
+    tx.conn.exec_driver_sql(sql, list(zip(*columns, strict=True)))
+
+
+_FIRE_KINDS = tuple(
+    (f"c_{n}", "timestamp" if n in _FIRE_INSTANTS else "text") for n in _FIRE_COLUMNS
+)
 
 
 def _fire_select() -> Any:

@@ -11,17 +11,18 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
-from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import bindparam, func, literal, select, update
 
 from tocsin.store.bulk import (
+    column_values,
     instant_binder,
     instant_reader,
     json_text,
     json_value,
     update_rows,
+    with_columns,
     with_rows,
 )
 from tocsin.store.dialects import ordered_scans_only
@@ -56,29 +57,21 @@ _INSERT_COLUMNS = tuple(c.name for c in R.c)
 
 
 def insert_runs(tx: Tx, *, rows: Sequence[Mapping[str, Any]]) -> None:
-    """Insert pending runs (``rows`` name every column): one executemany of a prepared driver
-    statement, values converted once (STYLE F3: SQLAlchemy's per-parameter processing was most
-    of a 10,000-fire tick)."""
+    """Insert pending runs (``rows`` name every column): one driver statement (PostgreSQL: one
+    array per column; SQLite: an executemany prepared once), values converted a column at a time
+    (STYLE F3: SQLAlchemy's per-parameter processing was most of a 10,000-fire tick)."""
     tx.require_writable()
     if not rows:
         return
     bind = instant_binder(tx)
-    columns: list[list[Any]] = []  # converted a column at a time (map: no per-cell frame)
-    for name in _INSERT_COLUMNS:
-        cells = map(itemgetter(name), rows)
-        if name in _JSON_COLUMNS:
-            columns.append(list(map(json_text, cells)))
-        elif name in _INSTANT_COLUMNS:
-            columns.append(list(map(bind, cells)))
-        else:
-            columns.append(list(cells))
-    values = list(zip(*columns, strict=True))
+    convert = {n: json_text for n in _JSON_COLUMNS} | {n: bind for n in _INSTANT_COLUMNS}
+    columns = column_values(rows, _INSERT_COLUMNS, convert)
     names = ", ".join(f'"{n}"' for n in _INSERT_COLUMNS)
     if tx.is_postgres:  # one statement over unnest: no per-row round trip
-        with_rows(tx, _PG_COLUMNS, f"INSERT INTO workflow_runs ({names}) {_PG_SELECT}", values)
+        with_columns(tx, _PG_COLUMNS, f"INSERT INTO workflow_runs ({names}) {_PG_SELECT}", columns)
         return
     sql = f"INSERT INTO workflow_runs ({names}) VALUES ({', '.join(['?'] * len(columns))})"
-    tx.conn.exec_driver_sql(sql, values)
+    tx.conn.exec_driver_sql(sql, list(zip(*columns, strict=True)))
 
 
 def _pg_kind(name: str) -> str:
@@ -87,7 +80,7 @@ def _pg_kind(name: str) -> str:
     return "int" if name == "attempts" else "text"
 
 
-# PostgreSQL: the rows travel as one array per column (``bulk.with_rows``); JSON as its text
+# PostgreSQL: the rows travel as one array per column (``bulk.with_columns``); JSON as its text
 _PG_COLUMNS = tuple((f"c_{n}", _pg_kind(n)) for n in _INSERT_COLUMNS)
 _PG_SELECT = (
     "SELECT "
@@ -207,13 +200,17 @@ _RETURNING = ", ".join(
 
 
 def _decoded(row: Sequence[Any], instant: Callable[[Any], datetime | None]) -> dict[str, Any]:
-    """A raw ``workflow_runs`` row (:data:`_RETURNING`) as :func:`run_dict` gives it."""
+    """A raw ``workflow_runs`` row (:data:`_RETURNING`) as :func:`run_dict` gives it (decoded
+    in place: one dict per row)."""
     out = dict(zip(_INSERT_COLUMNS, row, strict=True))
     for name in _INSTANT_COLUMNS:
         out[name] = instant(out[name])
     for name in _JSON_COLUMNS:
         out[name] = json_value(out[name])
-    return run_dict(out)
+    steps = out["steps"]  # run_dict's rule: a list of its own (json_value made a fresh one)
+    if type(steps) is not list:
+        out["steps"] = list(steps or [])
+    return out
 
 
 def claim_run(tx: Tx, *, run_id: str, now: datetime) -> dict[str, Any] | None:
