@@ -165,3 +165,36 @@ def test_the_compound_pass_reads_the_tree_schedules_only(store: Store) -> None:
     for plan in plans:
         assert "ix_workflow_schedules_trees" in plan, plan
         assert "Seq Scan" not in plan and "ix_workflow_schedules_due" not in plan, plan
+
+
+def test_runs_inserted_together_keep_each_value_and_each_null(store: Store) -> None:
+    """A column NULL in every row is left out of the statement, one NULL in some rows only is
+    sent: each row reads back as written either way."""
+    first = new_run(
+        run_id=new_id(), workflow_id="wf", input=None, now=NOW, trigger="manual"
+    )  # input NULL
+    second = {
+        **new_run(
+            run_id=new_id(),
+            workflow_id="wf",
+            input={"a": [1, None]},
+            now=NOW,
+            trigger="scheduled",
+            schedule_id="s1",
+            scheduled_for=NOW,
+            initial_state={"k": "v"},
+        ),
+        "error": "kept",
+    }
+    with store.begin() as tx:
+        store_runs.insert_runs(tx, rows=[first, second])
+        store_runs.insert_runs(tx, rows=[{**first, "id": new_id()}])  # every nullable one NULL
+    with store.read() as tx:
+        got = store_runs.runs_by_id(tx, run_ids=[first["id"], second["id"]])
+        assert store_runs.count_runs(tx, status="pending") == 3
+    assert got[first["id"]]["input"] is None and got[first["id"]]["schedule_id"] is None
+    assert got[first["id"]]["initial_state"] is None and got[first["id"]]["error"] is None
+    assert got[second["id"]]["input"] == {"a": [1, None]}
+    assert got[second["id"]]["initial_state"] == {"k": "v"} and got[second["id"]]["error"] == "kept"
+    assert got[second["id"]]["scheduled_for"] == NOW and got[second["id"]]["attempts"] == 0
+    assert got[first["id"]]["steps"] == [] == got[second["id"]]["steps"]
