@@ -19,7 +19,7 @@ from sqlalchemy import event, inspect
 from tocsin.store import Store
 from tocsin.store import schedules as store_schedules
 from tocsin.store import workflow_runs as store_runs
-from tocsin.store.bulk import JSONText
+from tocsin.store.bulk import JSONText, instant_binder, with_columns
 from tocsin.store.trigger_events import claim_due_trigger_schedules, lock_trigger_schedules
 from tocsin.workflows.firing import fire_due_schedules, new_run
 
@@ -198,3 +198,22 @@ def test_runs_inserted_together_keep_each_value_and_each_null(store: Store) -> N
     assert got[second["id"]]["initial_state"] == {"k": "v"} and got[second["id"]]["error"] == "kept"
     assert got[second["id"]]["scheduled_for"] == NOW and got[second["id"]]["attempts"] == 0
     assert got[first["id"]]["steps"] == [] == got[second["id"]]["steps"]
+
+
+def test_bulk_columns_holding_one_value_read_back_per_row(store: Store) -> None:
+    """``bulk.with_columns``: a column with one value in every row (sent once on PostgreSQL),
+    every column so, a single row, a column of NULLs: each row comes back as it went."""
+    kinds = (("a", "text"), ("b", "int"), ("c", "timestamp"), ("d", "text"))
+    with store.read() as tx:
+        at = instant_binder(tx)(NOW)
+    cases = [
+        [["x", "y", "z"], [1, 1, 1], [at, at, at], [None, None, None]],  # mixed
+        [["x", "x"], [2, 2], [at, at], ["k", "k"]],  # every column one value
+        [["only"], [3], [at], [None]],  # one row
+    ]
+    with store.begin() as tx:
+        for columns in cases:
+            body = "SELECT a, b, d FROM v ORDER BY a, b"
+            got = with_columns(tx, kinds, body, columns)
+            want = sorted(zip(columns[0], columns[1], columns[3], strict=True))
+            assert [tuple(r) for r in got] == want

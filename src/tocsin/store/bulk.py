@@ -120,10 +120,31 @@ def with_columns(
 def _unnest(
     tx: Tx, columns: Sequence[Column], body: str, arrays: tuple[list[Any], ...]
 ) -> list[tuple[Any, ...]]:
+    """PostgreSQL: ``v`` over ``unnest`` of one array per column, except a column holding one
+    value in every row (a batch's instant, status, workflow…): that value is sent once, as a
+    scalar beside the arrays (fewer elements to dump and to unnest; at least one array stays, for
+    the number of rows)."""
+    count = len(arrays[0])
+    same = [count > 1 and values.count(values[0]) == count for values in arrays]
+    if all(same):
+        same[0] = False
+    picks, scalars, unnested, kinds = [], [], [], []
+    for (name, kind), values, one in zip(columns, arrays, same, strict=True):
+        if one:
+            picks.append(f"CAST(%b AS {kind})")
+            scalars.append(values[0])
+        else:
+            picks.append(f"u.{name}")
+            unnested.append(values)
+            kinds.append((name, kind))
+    casts = ", ".join(f"CAST(%b AS {kind}[])" for _, kind in kinds)
     names = ", ".join(name for name, _ in columns)
-    casts = ", ".join(f"CAST(%b AS {kind}[])" for _, kind in columns)
-    sql = f"WITH v({names}) AS (SELECT * FROM unnest({casts})) {body}"
-    result = tx.conn.exec_driver_sql(sql, arrays)
+    source = (
+        f"SELECT {', '.join(picks)} FROM unnest({casts})"
+        f" AS u({', '.join(name for name, _ in kinds)})"
+    )
+    sql = f"WITH v({names}) AS ({source}) {body}"
+    result = tx.conn.exec_driver_sql(sql, (*scalars, *unnested))
     return [tuple(r) for r in result.fetchall()] if result.returns_rows else []
 
 
