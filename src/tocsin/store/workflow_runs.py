@@ -146,7 +146,10 @@ def active_schedule_ids(tx: Tx, *, schedule_ids: Iterable[str]) -> set[str]:
     fence = f"{WORKFLOW_ACTIVE_WHERE} AND trigger <> 'backfill'"  # ix_workflow_runs_schedule
     found: set[str] = set()
     if tx.is_postgres:  # one statement, the ids as one array
-        sql = f"SELECT schedule_id FROM workflow_runs WHERE schedule_id = ANY(%s) AND {fence}"
+        sql = (  # binary: psycopg quoted each element of a text-format array
+            "SELECT schedule_id FROM workflow_runs"
+            f" WHERE schedule_id = ANY(CAST(%b AS text[])) AND {fence}"
+        )
         return {str(r[0]) for r in tx.conn.exec_driver_sql(sql, (wanted,)).fetchall()}
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
@@ -216,7 +219,8 @@ def _decoded(row: Sequence[Any], instant: Callable[[Any], datetime | None]) -> d
     for name in _INSTANT_COLUMNS:
         out[name] = instant(out[name])
     for name in _JSON_COLUMNS:
-        out[name] = json_value(out[name])
+        if out[name] is not None:
+            out[name] = json_value(out[name])
     steps = out["steps"]  # run_dict's rule: a list of its own (json_value made a fresh one)
     if type(steps) is not list:
         out["steps"] = list(steps or [])
