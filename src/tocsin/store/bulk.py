@@ -4,8 +4,10 @@ The tick writes a batch's claims, runs and state changes as a few statements tha
 one table is a list of one. SQLAlchemy's per-parameter processing dominated such writes, so the
 values go straight to the driver: the rows travel in a CTE ``v`` — on SQLite a multi-row
 ``VALUES`` list, on PostgreSQL ``unnest`` over one array per column (a short query text for any
-number of rows). Instants are converted by THE instant conversion of the store,
-``UTCDateTime`` (:func:`instant_binder`, :func:`instant_reader`).
+number of rows; a column holding one value in every row sends it once). Callers that have their
+values a column at a time (:func:`column_values`) hand them over as such (:func:`with_columns`).
+Instants are converted by THE instant conversion of the store, ``UTCDateTime``
+(:func:`instant_binder`, :func:`instant_reader`).
 """
 
 from __future__ import annotations
