@@ -147,7 +147,11 @@ def _unnest(
     )
     sql = f"WITH v({names}) AS ({source}) {body}"
     result = tx.conn.exec_driver_sql(sql, (*scalars, *unnested))
-    return [tuple(r) for r in result.fetchall()] if result.returns_rows else []
+    out: list[tuple[Any, ...]] = []
+    if result.returns_rows:  # a chunk of driver rows at a time: none outlives its chunk
+        for part in result.partitions(FETCH_ROWS):
+            out.extend(tuple(r) for r in part)
+    return out
 
 
 def with_rows(
