@@ -4,15 +4,19 @@ The tick writes a batch's claims, runs and state changes as a few statements tha
 one table is a list of one. SQLAlchemy's per-parameter processing dominated such writes, so the
 values go straight to the driver: the rows travel in a CTE ``v`` — on SQLite a multi-row
 ``VALUES`` list, on PostgreSQL ``unnest`` over one array per column (a short query text for any
-number of rows). Instants are converted by THE instant conversion of the store,
-``UTCDateTime`` (:func:`instant_binder`, :func:`instant_reader`).
+number of rows; a column holding one value in every row sends it once). Callers that have their
+values a column at a time (:func:`column_values`) hand them over as such (:func:`with_columns`).
+Instants are converted by THE instant conversion of the store, ``UTCDateTime``
+(:func:`instant_binder`, :func:`instant_reader`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from itertools import chain
+from operator import itemgetter
 from typing import Any
 
 from tocsin.store.schema import UTCDateTime
@@ -58,23 +62,113 @@ def instant_reader() -> Callable[[Any], datetime | None]:
     return read
 
 
+class JSONText(str):
+    """A JSON column's value kept as its stored text: read from one JSON column to be written to
+    another as is (a schedule's input becoming its run's), without a decode and a re-encode."""
+
+    __slots__ = ()
+
+
+_FRESH: dict[str, Callable[[], Any]] = {"[]": list, "{}": dict}  # as common as they are cheap
+
+
+def json_text(value: object) -> str | None:
+    """What a JSON column is written as: None (SQL NULL), a :class:`JSONText` as it is, else the
+    value's JSON text."""
+    if value is None:
+        return None
+    if type(value) is JSONText:
+        return value
+    if not value and type(value) in (list, dict):  # a new run's receipts, an empty input
+        return "[]" if type(value) is list else "{}"
+    return json.dumps(value)
+
+
+def json_value(text: str | None) -> Any:
+    """A JSON column's text read raw (SQLite; PostgreSQL cast to text) as its value: a fresh
+    object each time (``[]``/``{}`` made without the parser)."""
+    if text is None:
+        return None
+    fresh = _FRESH.get(text)
+    return fresh() if fresh is not None else json.loads(text)
+
+
+def column_values(
+    items: Sequence[Mapping[str, Any]],
+    names: Sequence[str],
+    convert: Mapping[str, Callable[[Any], Any]],
+) -> list[list[Any]]:
+    """The values of ``items`` under ``names``, one list per name, each converted by
+    ``convert[name]`` when given: a column at a time (``map``: no Python frame per cell)."""
+    out: list[list[Any]] = []
+    for name in names:
+        cells = map(itemgetter(name), items)
+        fn = convert.get(name)
+        out.append(list(map(fn, cells) if fn is not None else cells))
+    return out
+
+
+def with_columns(
+    tx: Tx, columns: Sequence[Column], body: str, values: Sequence[list[Any]]
+) -> list[tuple[Any, ...]]:
+    """:func:`with_rows` given the rows a column at a time (one list per column, as
+    :func:`column_values` makes them): PostgreSQL sends each list as its array as it is, SQLite
+    gets the rows."""
+    if tx.is_postgres:
+        return _unnest(tx, columns, body, tuple(values))
+    return with_rows(tx, columns, body, list(zip(*values, strict=True)))
+
+
+def _unnest(
+    tx: Tx, columns: Sequence[Column], body: str, arrays: tuple[list[Any], ...]
+) -> list[tuple[Any, ...]]:
+    """PostgreSQL: ``v`` over ``unnest`` of one array per column, except a column holding one
+    value in every row (a batch's instant, status, workflow…): that value is sent once, as a
+    scalar beside the arrays (fewer elements to dump and to unnest; at least one array stays, for
+    the number of rows)."""
+    count = len(arrays[0])
+    same = [count > 1 and values.count(values[0]) == count for values in arrays]
+    if all(same):
+        same[0] = False
+    picks, scalars, unnested, kinds = [], [], [], []
+    for (name, kind), values, one in zip(columns, arrays, same, strict=True):
+        if one:
+            picks.append(f"CAST(%b AS {kind})")
+            scalars.append(values[0])
+        else:
+            picks.append(f"u.{name}")
+            unnested.append(values)
+            kinds.append((name, kind))
+    casts = ", ".join(f"CAST(%b AS {kind}[])" for _, kind in kinds)
+    names = ", ".join(name for name, _ in columns)
+    source = (
+        f"SELECT {', '.join(picks)} FROM unnest({casts})"
+        f" AS u({', '.join(name for name, _ in kinds)})"
+    )
+    sql = f"WITH v({names}) AS ({source}) {body}"
+    result = tx.conn.exec_driver_sql(sql, (*scalars, *unnested))
+    out: list[tuple[Any, ...]] = []
+    if result.returns_rows:  # a chunk of driver rows at a time: none outlives its chunk
+        for part in result.partitions(FETCH_ROWS):
+            out.extend(tuple(r) for r in part)
+    return out
+
+
 def with_rows(
     tx: Tx, columns: Sequence[Column], body: str, rows: Sequence[tuple[Any, ...]]
 ) -> list[tuple[Any, ...]]:
     """``WITH v(columns) AS (rows) <body>``, per chunk of rows; what RETURNING gave back."""
+    if tx.is_postgres:  # one statement, one array per column: a short text for any number
+        if not rows:
+            return []
+        return _unnest(tx, columns, body, tuple(list(c) for c in zip(*rows, strict=True)))
     names = ", ".join(name for name, _ in columns)
+    row_sql = "(" + ", ".join("?" for _ in columns) + ")"
     out: list[tuple[Any, ...]] = []
-    size = ROWS_PER_STATEMENT if not tx.is_postgres else max(len(rows), 1)
-    for start in range(0, len(rows), size):
-        chunk = rows[start : start + size]
-        if tx.is_postgres:
-            arrays = ", ".join(f"CAST(%b AS {kind}[])" for _, kind in columns)
-            source = f"SELECT * FROM unnest({arrays})"
-            params: tuple[Any, ...] = tuple(list(col) for col in zip(*chunk, strict=True))
-        else:
-            row_sql = "(" + ", ".join("?" for _ in columns) + ")"
-            source = "VALUES " + ", ".join([row_sql] * len(chunk))
-            params = tuple(chain.from_iterable(chunk))
+    for start in range(0, len(rows), ROWS_PER_STATEMENT):
+        chunk = rows[start : start + ROWS_PER_STATEMENT]
+        source = "VALUES " + ", ".join([row_sql] * len(chunk))
+        params = tuple(chain.from_iterable(chunk))
         result = tx.conn.exec_driver_sql(f"WITH v({names}) AS ({source}) {body}", params)
         if result.returns_rows:  # a chunk of driver rows at a time: none outlives its chunk
             for part in result.partitions(FETCH_ROWS):
@@ -95,4 +189,15 @@ def update_rows(
         tx.conn.exec_driver_sql(single, list(rows))
 
 
-__all__ = ["ROWS_PER_STATEMENT", "instant_binder", "instant_reader", "update_rows", "with_rows"]
+__all__ = [
+    "ROWS_PER_STATEMENT",
+    "JSONText",
+    "column_values",
+    "instant_binder",
+    "instant_reader",
+    "json_text",
+    "json_value",
+    "update_rows",
+    "with_columns",
+    "with_rows",
+]

@@ -1,7 +1,8 @@
 """What differs per dialect beyond SQLAlchemy's compiler (STYLE F3).
 
 - :func:`upsert_insert`: the dialect-specific ``INSERT`` that carries ``ON CONFLICT``.
-- :func:`ordered_scans_only`: a PostgreSQL claim walks its ordered index (``SET LOCAL``).
+- :func:`ordered_scans_only`: a PostgreSQL claim walks its ordered index (``SET LOCAL``);
+  :func:`keyed_access_only` also rules out reading whole tables and hashing them.
 
 ``sqlalchemy.insert`` has no ON CONFLICT clause; PostgreSQL's and SQLite's own ``insert``
 constructs do, with the same method names, and both compile ``… ON CONFLICT … DO NOTHING
@@ -35,4 +36,24 @@ def ordered_scans_only(tx: Tx) -> None:
     tx.conn.exec_driver_sql("SET LOCAL enable_bitmapscan = off")
 
 
-__all__ = ["ordered_scans_only", "upsert_insert"]
+_KEYED_ONLY = (
+    "SELECT set_config('enable_seqscan', 'off', true),"
+    " set_config('enable_bitmapscan', 'off', true),"
+    " set_config('enable_hashjoin', 'off', true),"
+    " set_config('enable_mergejoin', 'off', true)"
+)
+
+
+def keyed_access_only(tx: Tx) -> None:
+    """PostgreSQL, for the rest of this transaction: no sequential or bitmap scans, no hash or
+    merge joins (one statement; ``set_config(…, true)`` is ``SET LOCAL``).
+
+    For a transaction whose every read is a page of an ordered index or a lookup by key (the
+    tick's schedule pass: the due claim, the overlap fence, the ledger, the updates by id) over
+    a burst of rows the statistics have not seen yet. Estimating a few rows, the planner read
+    every schedule and sorted them all for the claim of a page, walked every pending run for
+    the fence, and hashed the whole table to update a page of it by id, on every tick."""
+    tx.conn.exec_driver_sql(_KEYED_ONLY)
+
+
+__all__ = ["keyed_access_only", "ordered_scans_only", "upsert_insert"]

@@ -11,16 +11,22 @@ Either way the occurrence ledger stays the fence: an instant claimed once is nev
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, func, select, update
 
 from tocsin.core.compound import subscription_keys
-from tocsin.store.bulk import instant_binder, instant_reader, update_rows, with_rows
-from tocsin.store.dialects import upsert_insert
+from tocsin.store.bulk import (
+    JSONText,
+    column_values,
+    instant_binder,
+    instant_reader,
+    update_rows,
+    with_columns,
+)
+from tocsin.store.dialects import keyed_access_only, upsert_insert
 from tocsin.store.schema import schedule_fires, workflow_runs, workflow_schedules
 from tocsin.store.tx import Tx
 
@@ -132,7 +138,9 @@ _DUE_JSON = frozenset(("input_data", "initial_state", "request_context"))
 def claim_due_schedules(tx: Tx, *, now: datetime, limit: int) -> list[dict[str, Any]]:
     """Up to ``limit`` unpaused schedules with ``next_fire_at <= now``, earliest first, locked:
     each ``{id, workflow_id, cron, timezone, overlap, catch_up, max_catch_up, input_data,
-    initial_state, request_context, next_fire_at}`` (what firing reads; raw driver rows).
+    initial_state, request_context, next_fire_at}`` (what firing reads; raw driver rows). The
+    JSON columns come as their stored text (:class:`~tocsin.store.bulk.JSONText`, or None): the
+    fired runs take them as they are.
 
     PostgreSQL: ``FOR UPDATE SKIP LOCKED`` (rows another scheduler holds are skipped); SQLite:
     call inside ``store.begin()``.
@@ -140,32 +148,30 @@ def claim_due_schedules(tx: Tx, *, now: datetime, limit: int) -> list[dict[str, 
     tx.require_writable()
     mark = "%s" if tx.is_postgres else "?"
     sql = (
-        f"SELECT {', '.join(_DUE_COLUMNS)} FROM workflow_schedules"
+        f"SELECT {_DUE_SELECT} FROM workflow_schedules"
         f" WHERE paused = false AND next_fire_at IS NOT NULL AND next_fire_at <= {mark}"
         " AND trigger_tree IS NULL"  # compound triggers: tocsin.workflows.compound
         f" ORDER BY next_fire_at, id LIMIT {mark}"
     )
     if tx.is_postgres:
         sql += " FOR UPDATE SKIP LOCKED"
+        keyed_access_only(tx)  # the page in ix_workflow_schedules_due's order, none sorted
     found = tx.conn.exec_driver_sql(sql, (instant_binder(tx)(now), limit)).fetchall()
     instant = instant_reader()
-    decode: Callable[[Any], Any] = _as_is if tx.is_postgres else _json_text
     out = []
     for row in found:
         item = dict(zip(_DUE_COLUMNS, row, strict=True))
         for name in _DUE_JSON:
-            item[name] = decode(item[name])
+            text = item[name]
+            item[name] = None if text is None else JSONText(text)
         item["next_fire_at"] = instant(item["next_fire_at"])
         out.append(item)
     return out
 
 
-def _json_text(value: Any) -> Any:
-    return None if value is None else json.loads(value)
-
-
-def _as_is(value: Any) -> Any:
-    return value
+_DUE_SELECT = ", ".join(  # JSON as its text on PostgreSQL too (SQLite stores the text)
+    f"CAST({n} AS text)" if n in _DUE_JSON else n for n in _DUE_COLUMNS
+)
 
 
 def advance_schedules(tx: Tx, *, moves: Sequence[Mapping[str, Any]], now: datetime) -> None:
@@ -198,21 +204,21 @@ def insert_fires(tx: Tx, *, fires: Sequence[Mapping[str, Any]]) -> None:
     if not fires:
         return
     bind = instant_binder(tx)
-    values = [
-        tuple(bind(f[n]) if n in _FIRE_INSTANTS else f[n] for n in _FIRE_COLUMNS) for f in fires
-    ]
+    columns = column_values(fires, _FIRE_COLUMNS, {n: bind for n in _FIRE_INSTANTS})
     names = ", ".join(_FIRE_COLUMNS)
     if tx.is_postgres:  # one statement over unnest: no per-row round trip
-        kinds = tuple(
-            (f"c_{n}", "timestamp" if n in _FIRE_INSTANTS else "text") for n in _FIRE_COLUMNS
-        )
         select_ = ", ".join(f"c_{n}" for n in _FIRE_COLUMNS)
-        with_rows(
-            tx, kinds, f"INSERT INTO schedule_fires ({names}) SELECT {select_} FROM v", values
-        )
+        body = f"INSERT INTO schedule_fires ({names}) SELECT {select_} FROM v"
+        with_columns(tx, _FIRE_KINDS, body, columns)
         return
     marks = ", ".join(["?"] * len(_FIRE_COLUMNS))
-    tx.conn.exec_driver_sql(f"INSERT INTO schedule_fires ({names}) VALUES ({marks})", values)
+    sql = f"INSERT INTO schedule_fires ({names}) VALUES ({marks})"
+    tx.conn.exec_driver_sql(sql, list(zip(*columns, strict=True)))
+
+
+_FIRE_KINDS = tuple(
+    (f"c_{n}", "timestamp" if n in _FIRE_INSTANTS else "text") for n in _FIRE_COLUMNS
+)
 
 
 def _fire_select() -> Any:

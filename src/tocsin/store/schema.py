@@ -246,6 +246,9 @@ api_tokens = Table(
 )
 
 WORKFLOW_ACTIVE = ("pending", "running")
+# the overlap fence's test (``workflow_runs.active_schedule_ids``), the predicate of the partial
+# ``ix_workflow_runs_schedule``: written in the same words, so SQLite matches the two
+WORKFLOW_ACTIVE_WHERE = f"status IN ({', '.join(repr(s) for s in WORKFLOW_ACTIVE)})"
 
 # §12 one row per workflow schedule: declared in code (``wf_…``) or imperative (``sch_…``)
 workflow_schedules = Table(
@@ -275,7 +278,16 @@ workflow_schedules = Table(
     Column("latches", JSON(none_as_null=True), nullable=True),
     Column("evaluated_at", UTCDateTime, nullable=True),
     Column("trigger_keys", Text, nullable=True),  # " kind:subject … ": what the tree listens to
-    Index("ix_workflow_schedules_due", "paused", "next_fire_at"),
+    # the cron schedules' claim, in its order ``next_fire_at, id``: a page of due rows read, none
+    # sorted; the tree schedules are not in it (their pass reads ix_workflow_schedules_trees) (0021)
+    Index(
+        "ix_workflow_schedules_due",
+        "paused",
+        "next_fire_at",
+        "id",
+        sqlite_where=text("trigger_tree IS NULL"),
+        postgresql_where=text("trigger_tree IS NULL"),
+    ),
     Index("ix_workflow_schedules_workflow", "workflow_id"),
     # the schedules with a trigger tree: what an event writer tests (``trigger_events``), without
     # reading every plain cron schedule on each record write
@@ -284,6 +296,14 @@ workflow_schedules = Table(
         "id",
         sqlite_where=text("trigger_keys IS NOT NULL"),
         postgresql_where=text("trigger_keys IS NOT NULL"),
+    ),
+    # the schedules with a trigger tree, in id order: the compound pass's due claim on every tick
+    # reads them only, not every plain cron schedule (0021)
+    Index(
+        "ix_workflow_schedules_trees",
+        "id",
+        sqlite_where=text("trigger_tree IS NOT NULL"),
+        postgresql_where=text("trigger_tree IS NOT NULL"),
     ),
 )
 
@@ -347,7 +367,15 @@ workflow_runs = Table(
     Column("ended_at", UTCDateTime, nullable=True),
     Index("ix_workflow_runs_status", "status", "updated_at", "id"),  # the claim order (0016)
     Index("ix_workflow_runs_workflow", "workflow_id", "created_at"),
-    Index("ix_workflow_runs_schedule", "schedule_id", "status"),
+    # the overlap fence: active runs only, so a finished run leaves it (0021); ``status`` kept, so
+    # SQLite's planner still sees the fence's two tests in it (not only the status index's one)
+    Index(
+        "ix_workflow_runs_schedule",
+        "schedule_id",
+        "status",
+        postgresql_where=text(WORKFLOW_ACTIVE_WHERE),
+        sqlite_where=text(WORKFLOW_ACTIVE_WHERE),
+    ),
 )
 
 # issue 18 per-scope webhook signing secrets (migration 0011): one live secret per scope, kept in

@@ -11,14 +11,22 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
-from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import bindparam, func, literal, select, update
 
-from tocsin.store.bulk import instant_binder, instant_reader, update_rows, with_rows
+from tocsin.store.bulk import (
+    column_values,
+    instant_binder,
+    instant_reader,
+    json_text,
+    json_value,
+    update_rows,
+    with_columns,
+    with_rows,
+)
 from tocsin.store.dialects import ordered_scans_only
-from tocsin.store.schema import WORKFLOW_ACTIVE, workflow_runs
+from tocsin.store.schema import WORKFLOW_ACTIVE_WHERE, workflow_runs
 from tocsin.store.tx import Tx
 
 R = workflow_runs
@@ -49,29 +57,32 @@ _INSERT_COLUMNS = tuple(c.name for c in R.c)
 
 
 def insert_runs(tx: Tx, *, rows: Sequence[Mapping[str, Any]]) -> None:
-    """Insert pending runs (``rows`` name every column): one executemany of a prepared driver
-    statement, values converted once (STYLE F3: SQLAlchemy's per-parameter processing was most
-    of a 10,000-fire tick)."""
+    """Insert pending runs (``rows`` name every column): one driver statement (PostgreSQL: one
+    array per column; SQLite: an executemany prepared once), values converted a column at a time
+    (STYLE F3: SQLAlchemy's per-parameter processing was most of a 10,000-fire tick). A column
+    NULL in every row and NULL by default is left out (a pending run's output, error, ended_at…):
+    it is NULL all the same, for fewer arrays to send and unnest."""
     tx.require_writable()
     if not rows:
         return
     bind = instant_binder(tx)
-    columns: list[list[Any]] = []  # converted a column at a time (map: no per-cell frame)
-    for name in _INSERT_COLUMNS:
-        cells = map(itemgetter(name), rows)
-        if name in _JSON_COLUMNS:
-            columns.append(list(map(_json_text, cells)))
-        elif name in _INSTANT_COLUMNS:
-            columns.append(list(map(bind, cells)))
-        else:
-            columns.append(list(cells))
-    values = list(zip(*columns, strict=True))
-    names = ", ".join(f'"{n}"' for n in _INSERT_COLUMNS)
+    convert = {n: json_text for n in _JSON_COLUMNS} | {n: bind for n in _INSTANT_COLUMNS}
+    values = column_values(rows, _INSERT_COLUMNS, convert)
+    count = len(rows)
+    kept = [
+        i
+        for i, name in enumerate(_INSERT_COLUMNS)
+        if name not in _NULL_BY_DEFAULT or values[i].count(None) != count
+    ]
+    names = ", ".join(f'"{_INSERT_COLUMNS[i]}"' for i in kept)
+    columns = [values[i] for i in kept]
     if tx.is_postgres:  # one statement over unnest: no per-row round trip
-        with_rows(tx, _PG_COLUMNS, f"INSERT INTO workflow_runs ({names}) {_PG_SELECT}", values)
+        select_ = ", ".join(_PG_SELECT[i] for i in kept)
+        body = f"INSERT INTO workflow_runs ({names}) SELECT {select_} FROM v"
+        with_columns(tx, [_PG_COLUMNS[i] for i in kept], body, columns)
         return
     sql = f"INSERT INTO workflow_runs ({names}) VALUES ({', '.join(['?'] * len(columns))})"
-    tx.conn.exec_driver_sql(sql, values)
+    tx.conn.exec_driver_sql(sql, list(zip(*columns, strict=True)))
 
 
 def _pg_kind(name: str) -> str:
@@ -80,17 +91,12 @@ def _pg_kind(name: str) -> str:
     return "int" if name == "attempts" else "text"
 
 
-# PostgreSQL: the rows travel as one array per column (``bulk.with_rows``); JSON as its text
+# PostgreSQL: the rows travel as one array per column (``bulk.with_columns``); JSON as its text
 _PG_COLUMNS = tuple((f"c_{n}", _pg_kind(n)) for n in _INSERT_COLUMNS)
-_PG_SELECT = (
-    "SELECT "
-    + ", ".join(f"CAST(c_{n} AS json)" if n in _JSON_COLUMNS else f"c_{n}" for n in _INSERT_COLUMNS)
-    + " FROM v"
+_PG_SELECT = tuple(
+    f"CAST(c_{n} AS json)" if n in _JSON_COLUMNS else f"c_{n}" for n in _INSERT_COLUMNS
 )
-
-
-def _json_text(value: Any) -> str | None:
-    return None if value is None else json.dumps(value)
+_NULL_BY_DEFAULT = frozenset(c.name for c in R.c if c.nullable and c.server_default is None)
 
 
 def get_run(tx: Tx, *, run_id: str) -> dict[str, Any] | None:
@@ -137,10 +143,13 @@ def active_schedule_ids(tx: Tx, *, schedule_ids: Iterable[str]) -> set[str]:
     """Which of ``schedule_ids`` have a pending or running run (the overlap fence); backfill
     runs (issue 17, their own namespace) never fence scheduled fires."""
     wanted = sorted(set(schedule_ids))
-    fence = f"status IN ({', '.join(repr(s) for s in WORKFLOW_ACTIVE)}) AND trigger <> 'backfill'"
+    fence = f"{WORKFLOW_ACTIVE_WHERE} AND trigger <> 'backfill'"  # ix_workflow_runs_schedule
     found: set[str] = set()
     if tx.is_postgres:  # one statement, the ids as one array
-        sql = f"SELECT schedule_id FROM workflow_runs WHERE schedule_id = ANY(%s) AND {fence}"
+        sql = (  # binary: psycopg quoted each element of a text-format array
+            "SELECT schedule_id FROM workflow_runs"
+            f" WHERE schedule_id = ANY(CAST(%b AS text[])) AND {fence}"
+        )
         return {str(r[0]) for r in tx.conn.exec_driver_sql(sql, (wanted,)).fetchall()}
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
@@ -177,7 +186,6 @@ def claim_next_runs(
     )
     if tx.is_postgres:
         pick += " FOR UPDATE SKIP LOCKED"
-    names = ", ".join(f'"{n}"' for n in _INSERT_COLUMNS)
     if tx.is_postgres:
         where = f"id = ANY(ARRAY({pick})) AND (status || '') = 'pending'"
     else:
@@ -185,7 +193,7 @@ def claim_next_runs(
     sql = (
         f"UPDATE workflow_runs SET status = 'running', attempts = attempts + 1,"
         f" started_at = COALESCE(started_at, {mark}), updated_at = {mark}"
-        f" WHERE {where} RETURNING {names}"
+        f" WHERE {where} RETURNING {_RETURNING}"
     )
     if tx.is_postgres:
         ordered_scans_only(tx)
@@ -194,22 +202,29 @@ def claim_next_runs(
     # picked ids as one array (an init plan) instead of hash-joining every pending run
     rows = tx.conn.exec_driver_sql(sql, (at, at, *wanted, limit)).fetchall()
     instant = instant_reader()
-    claimed = [_decoded(tx, row, instant) for row in rows]
+    claimed = [_decoded(row, instant) for row in rows]
     return sorted(claimed, key=lambda r: (r["created_at"], r["id"]))
 
 
-def _decoded(
-    tx: Tx, row: Sequence[Any], instant: Callable[[Any], datetime | None]
-) -> dict[str, Any]:
-    """A raw ``workflow_runs`` row (every column, in table order) as :func:`run_dict` gives it."""
+# every column in table order, JSON as its text (PostgreSQL too: decoded once, by json_value)
+_RETURNING = ", ".join(
+    f'CAST("{n}" AS text)' if n in _JSON_COLUMNS else f'"{n}"' for n in _INSERT_COLUMNS
+)
+
+
+def _decoded(row: Sequence[Any], instant: Callable[[Any], datetime | None]) -> dict[str, Any]:
+    """A raw ``workflow_runs`` row (:data:`_RETURNING`) as :func:`run_dict` gives it (decoded
+    in place: one dict per row)."""
     out = dict(zip(_INSERT_COLUMNS, row, strict=True))
     for name in _INSTANT_COLUMNS:
         out[name] = instant(out[name])
-    if not tx.is_postgres:  # SQLite hands JSON back as its text
-        for name in _JSON_COLUMNS:
-            text = out[name]
-            out[name] = None if text is None else json.loads(text)
-    return run_dict(out)
+    for name in _JSON_COLUMNS:
+        if out[name] is not None:
+            out[name] = json_value(out[name])
+    steps = out["steps"]  # run_dict's rule: a list of its own (json_value made a fresh one)
+    if type(steps) is not list:
+        out["steps"] = list(steps or [])
+    return out
 
 
 def claim_run(tx: Tx, *, run_id: str, now: datetime) -> dict[str, Any] | None:
@@ -297,9 +312,9 @@ def finish_runs(
         (
             values["status"],
             json.dumps(values["steps"]),
-            _json_text(values["output"]),
+            json_text(values["output"]),
             values["error"],
-            _json_text(values["suspend_payload"]),
+            json_text(values["suspend_payload"]),
             bind(now),
             bind(now) if values["status"] in ("success", "failed") else None,
             run_id,

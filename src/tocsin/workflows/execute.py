@@ -121,7 +121,8 @@ def _run_group(todo: list[Step], data: Any, run: Mapping[str, Any], now: datetim
 
 
 def _context(s: Step, run: Mapping[str, Any], now: datetime) -> StepContext:
-    previous = next((r for r in run.get("steps") or [] if r.get("id") == s.id), None)
+    receipts = run.get("steps")
+    previous = next((r for r in receipts if r.get("id") == s.id), None) if receipts else None
     resuming = previous is not None and previous.get("status") == "suspended"
     return StepContext(
         run_id=str(run["id"]),
@@ -138,19 +139,25 @@ def _context(s: Step, run: Mapping[str, Any], now: datetime) -> StepContext:
 
 
 def _run_step(s: Step, data: Any, run: Mapping[str, Any], now: datetime) -> Receipt:
+    stamp = now.isoformat()  # the receipt's start and end: the pass's one clock value
     receipt: Receipt = {"id": s.id, "status": "running", "output": None, "error": None}
-    receipt["started_at"] = now.isoformat()
+    receipt["started_at"] = stamp
     try:
         arg = s.input.model_validate(_plain(data)) if s.input is not None else data
         result = _call(s, arg, _context(s, run, now))
-        receipt.update(status="success", output=_validated(s.output, result))
+        receipt["output"] = _validated(s.output, result)
+        receipt["status"] = "success"
     except Suspended as signal:
-        receipt.update(status="suspended", payload=_jsonable(signal.payload))
+        payload = _jsonable(signal.payload)
+        receipt["status"] = "suspended"
+        receipt["payload"] = payload
     except ModelError as exc:
-        receipt.update(status="failed", error=truncate_error(str(exc)))
+        receipt["status"] = "failed"
+        receipt["error"] = truncate_error(str(exc))
     except Exception as exc:
-        receipt.update(status="failed", error=truncate_error(str(exc) or type(exc).__name__))
-    receipt["ended_at"] = now.isoformat()
+        receipt["status"] = "failed"
+        receipt["error"] = truncate_error(str(exc) or type(exc).__name__)
+    receipt["ended_at"] = stamp
     return receipt
 
 

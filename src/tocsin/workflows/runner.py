@@ -103,13 +103,13 @@ def execute_batch(
             tx, finishes=[(str(r["id"]), int(r["attempts"]), v, at) for r, v, at in finishes]
         )
         # the events of the runs the fence let finish ``success`` (not one canceled meanwhile),
-        # in one statement for the batch
-        events = [
+        # in one statement for the batch; made only when some schedule listens (lazy)
+        events = (
             (kind, subject, at)
             for run, values, at in finishes
             if values["status"] == "success" and str(run["id"]) in won
             for kind, subject in success_events(run)
-        ]
+        )
         store_events.insert_events_at(tx, events=events)
 
 

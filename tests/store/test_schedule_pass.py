@@ -1,0 +1,219 @@
+"""The tick's workflow-schedule pass at the store (SPEC §12; issue 12's bench, migration 0021).
+
+- The due claim hands each JSON column over as its stored text (``JSONText``): the fired run is
+  written with it as it is, and reads back as the schedule's value.
+- PostgreSQL: over a burst of due schedules the statistics have not seen, the claim walks
+  ``ix_workflow_schedules_due`` in its order (no sequential scan, no sort of every due row) and
+  the settings doing it (``keyed_access_only``) end with the transaction.
+- The overlap fence reads ``ix_workflow_runs_schedule``, which holds active runs only.
+- The compound pass reads the tree schedules only (``ix_workflow_schedules_trees``).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import event, inspect
+
+from tocsin.store import Store
+from tocsin.store import schedules as store_schedules
+from tocsin.store import workflow_runs as store_runs
+from tocsin.store.bulk import JSONText, instant_binder, with_columns
+from tocsin.store.trigger_events import claim_due_trigger_schedules, lock_trigger_schedules
+from tocsin.workflows.firing import fire_due_schedules, new_run
+
+from .helpers import NOW, PG_ONLY, SQLITE_ONLY, new_id
+
+BURST = 2000
+INPUT = {"user_id": "u7", "tags": ["a", "é"], "n": 1.5, "nested": {"ok": True, "none": None}}
+
+
+def _schedules(store: Store, count: int, *, input_data: Any = None) -> None:
+    with store.begin() as tx:
+        for i in range(count):
+            store_schedules.insert_schedule(
+                tx,
+                values={
+                    "id": f"sch_{i:06d}",
+                    "workflow_id": "wf",
+                    "source": "imperative",
+                    "cron": "0 12 * * *",
+                    "timezone": "UTC",
+                    "overlap": "skip",
+                    "input_data": input_data,
+                    "initial_state": {"step": 0} if i == 0 else None,
+                    "request_context": None,
+                    "metadata": None,
+                    "paused": False,
+                    "next_fire_at": NOW,
+                    "last_fire_id": None,
+                    "created_at": NOW - timedelta(days=1),
+                    "updated_at": NOW - timedelta(days=1),
+                },
+            )
+
+
+def test_the_claim_hands_json_over_as_its_text_and_the_run_reads_back_the_same(
+    store: Store,
+) -> None:
+    _schedules(store, 1, input_data=INPUT)
+    with store.begin() as tx:
+        (row,) = store_schedules.claim_due_schedules(tx, now=NOW, limit=10)
+        assert type(row["input_data"]) is JSONText and type(row["initial_state"]) is JSONText
+        assert row["request_context"] is None
+    assert fire_due_schedules(store, now=NOW + timedelta(seconds=1)) == 1
+    with store.read() as tx:
+        (run,) = store_runs.list_runs(tx, workflow_id="wf", status=None, skip=0, limit=5)[0]
+    assert run["input"] == INPUT and run["initial_state"] == {"step": 0}
+    assert run["request_context"] is None and run["steps"] == []
+
+
+@PG_ONLY
+def test_the_due_claim_walks_its_ordered_index_and_the_settings_end_with_it(
+    store: Store,
+) -> None:
+    _schedules(store, BURST)
+    plans: list[str] = []
+
+    @event.listens_for(store.engine, "before_cursor_execute")
+    def explain(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
+        if "FROM workflow_schedules WHERE paused = false" in statement:
+            cursor.execute(f"EXPLAIN {statement}", params)
+            plans.append("\n".join(str(row[0]) for row in cursor.fetchall()))
+
+    with store.begin() as tx:
+        claimed = store_schedules.claim_due_schedules(tx, now=NOW, limit=50)
+    event.remove(store.engine, "before_cursor_execute", explain)
+    assert [r["id"] for r in claimed] == [f"sch_{i:06d}" for i in range(50)]
+    assert len(plans) == 1 and "ix_workflow_schedules_due" in plans[0]
+    assert "Sort" not in plans[0] and "Seq Scan" not in plans[0] and "Bitmap" not in plans[0]
+    with store.read() as tx:  # the pooled connection is back to the server's defaults
+        for name in ("enable_seqscan", "enable_bitmapscan", "enable_hashjoin", "enable_mergejoin"):
+            assert tx.conn.exec_driver_sql(f"SHOW {name}").scalar_one() == "on"
+
+
+def test_the_fence_index_holds_active_runs_only(store: Store) -> None:
+    indexes = {ix["name"]: ix for ix in inspect(store.engine).get_indexes("workflow_runs")}
+    index = indexes["ix_workflow_runs_schedule"]
+    assert index["column_names"] == ["schedule_id", "status"]
+    where = str(index["dialect_options"][f"{store.engine.dialect.name}_where"])
+    assert "pending" in where and "running" in where and "success" not in where
+    runs = [
+        {
+            **new_run(run_id=new_id(), workflow_id="wf", input={}, now=NOW, trigger="scheduled"),
+            "schedule_id": sid,
+        }
+        for sid in ("s1", "s2")
+    ]
+    with store.begin() as tx:
+        store_runs.insert_runs(tx, rows=runs)
+        assert store_runs.active_schedule_ids(tx, schedule_ids=["s1", "s2", "s3"]) == {"s1", "s2"}
+        (claimed,) = store_runs.claim_next_runs(tx, now=NOW, limit=1, workflow_ids=["wf"])
+        values = {"status": "success", "steps": [], "output": None, "error": None}
+        finish = (claimed["id"], 1, {**values, "suspend_payload": None}, NOW)
+        assert store_runs.finish_runs(tx, finishes=[finish]) == {claimed["id"]}
+        left = {"s1", "s2"} - {claimed["schedule_id"]}
+        assert store_runs.active_schedule_ids(tx, schedule_ids=["s1", "s2"]) == left
+
+
+@SQLITE_ONLY
+def test_sqlite_plans_the_fence_on_its_index_beside_many_active_runs(store: Store) -> None:
+    runs = [
+        {
+            **new_run(run_id=new_id(), workflow_id="wf", input={}, now=NOW, trigger="scheduled"),
+            "schedule_id": f"busy_{i}",
+        }
+        for i in range(BURST)
+    ]
+    plans: list[str] = []
+
+    @event.listens_for(store.engine, "before_cursor_execute")
+    def explain(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
+        if statement.startswith("SELECT schedule_id FROM workflow_runs"):
+            rows = cursor.execute(f"EXPLAIN QUERY PLAN {statement}", params).fetchall()
+            plans.append(" ".join(str(r[-1]) for r in rows))
+
+    with store.begin() as tx:
+        store_runs.insert_runs(tx, rows=runs)
+        wanted = [f"sch_{i}" for i in range(300)] + ["busy_7"]
+        assert store_runs.active_schedule_ids(tx, schedule_ids=wanted) == {"busy_7"}
+    event.remove(store.engine, "before_cursor_execute", explain)
+    assert plans and all(
+        "ix_workflow_runs_schedule (schedule_id=? AND status=?)" in plan for plan in plans
+    )
+
+
+def test_the_compound_pass_reads_the_tree_schedules_only(store: Store) -> None:
+    """Its due claim walks ``ix_workflow_schedules_trees`` (id order), beside many due plain
+    schedules the due index holds (PostgreSQL: without statistics, under keyed_access_only)."""
+    _schedules(store, BURST)
+    plans: list[str] = []
+    prefix = "EXPLAIN" if store.is_postgres else "EXPLAIN QUERY PLAN"
+
+    @event.listens_for(store.engine, "before_cursor_execute")
+    def explain(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
+        if "workflow_schedules.trigger_tree IS NOT NULL" in statement:
+            cursor.execute(f"{prefix} {statement}", params)
+            plans.append(" ".join(str(row[-1]) for row in cursor.fetchall()))
+
+    with store.begin() as tx:
+        assert claim_due_trigger_schedules(tx, now=NOW, limit=50) == []
+        assert lock_trigger_schedules(tx, events=[("workflow_succeeded", "wf")], now=NOW) == []
+    event.remove(store.engine, "before_cursor_execute", explain)
+    assert len(plans) == 2
+    for plan in plans:
+        assert "ix_workflow_schedules_trees" in plan, plan
+        assert "Seq Scan" not in plan and "ix_workflow_schedules_due" not in plan, plan
+
+
+def test_runs_inserted_together_keep_each_value_and_each_null(store: Store) -> None:
+    """A column NULL in every row is left out of the statement, one NULL in some rows only is
+    sent: each row reads back as written either way."""
+    first = new_run(
+        run_id=new_id(), workflow_id="wf", input=None, now=NOW, trigger="manual"
+    )  # input NULL
+    second = {
+        **new_run(
+            run_id=new_id(),
+            workflow_id="wf",
+            input={"a": [1, None]},
+            now=NOW,
+            trigger="scheduled",
+            schedule_id="s1",
+            scheduled_for=NOW,
+            initial_state={"k": "v"},
+        ),
+        "error": "kept",
+    }
+    with store.begin() as tx:
+        store_runs.insert_runs(tx, rows=[first, second])
+        store_runs.insert_runs(tx, rows=[{**first, "id": new_id()}])  # every nullable one NULL
+    with store.read() as tx:
+        got = store_runs.runs_by_id(tx, run_ids=[first["id"], second["id"]])
+        assert store_runs.count_runs(tx, status="pending") == 3
+    assert got[first["id"]]["input"] is None and got[first["id"]]["schedule_id"] is None
+    assert got[first["id"]]["initial_state"] is None and got[first["id"]]["error"] is None
+    assert got[second["id"]]["input"] == {"a": [1, None]}
+    assert got[second["id"]]["initial_state"] == {"k": "v"} and got[second["id"]]["error"] == "kept"
+    assert got[second["id"]]["scheduled_for"] == NOW and got[second["id"]]["attempts"] == 0
+    assert got[first["id"]]["steps"] == [] == got[second["id"]]["steps"]
+
+
+def test_bulk_columns_holding_one_value_read_back_per_row(store: Store) -> None:
+    """``bulk.with_columns``: a column with one value in every row (sent once on PostgreSQL),
+    every column so, a single row, a column of NULLs: each row comes back as it went."""
+    kinds = (("a", "text"), ("b", "int"), ("c", "timestamp"), ("d", "text"))
+    with store.read() as tx:
+        at = instant_binder(tx)(NOW)
+    cases = [
+        [["x", "y", "z"], [1, 1, 1], [at, at, at], [None, None, None]],  # mixed
+        [["x", "x"], [2, 2], [at, at], ["k", "k"]],  # every column one value
+        [["only"], [3], [at], [None]],  # one row
+    ]
+    with store.begin() as tx:
+        for columns in cases:
+            body = "SELECT a, b, d FROM v ORDER BY a, b"
+            got = with_columns(tx, kinds, body, columns)
+            want = sorted(zip(columns[0], columns[1], columns[3], strict=True))
+            assert [tuple(r) for r in got] == want
