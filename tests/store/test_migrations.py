@@ -63,10 +63,10 @@ def test_one_active_run_index_is_partial_with_its_predicate(store: Store) -> Non
 
 
 def test_database_is_at_head_and_reopening_is_a_noop(store: Store, store_url: str) -> None:
-    assert current_revision(store) == head_revision() == HEAD_REVISION == "0021"
+    assert current_revision(store) == head_revision() == HEAD_REVISION == "0022"
     again = open_store(store_url)
     try:
-        assert current_revision(again) == "0021"
+        assert current_revision(again) == "0022"
     finally:
         again.dispose()
 
@@ -196,7 +196,7 @@ def test_trigger_ids_become_per_table_and_existing_rows_survive(store: Store, ta
 
 
 def test_redundant_trigger_state_index_is_dropped_and_restored(store: Store) -> None:
-    """Migration 0022: the primary key (table_id, trigger_id) serves lookups by table, so the
+    """Migration 0021: the primary key (table_id, trigger_id) serves lookups by table, so the
     index on table_id alone goes; the downgrade puts it back."""
 
     def names() -> set[str]:

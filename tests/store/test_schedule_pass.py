@@ -1,4 +1,4 @@
-"""The tick's workflow-schedule pass at the store (SPEC §12; issue 12's bench, migration 0021).
+"""The tick's workflow-schedule pass at the store (SPEC §12; issue 12's bench, migration 0022).
 
 - The due claim hands each JSON column over as its stored text (``JSONText``): the fired run is
   written with it as it is, and reads back as the schedule's value.

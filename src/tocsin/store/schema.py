@@ -123,7 +123,7 @@ trigger_state = Table(
     Column("paused_at", UTCDateTime, nullable=True),  # set while paused (migration 0007)
     # a date trigger's past pauses [[from, until], ...] (ISO): their occurrences never fire
     Column("pause_windows", JSON(none_as_null=True), nullable=True),
-    PrimaryKeyConstraint("table_id", "trigger_id"),  # also every lookup by table (0022)
+    PrimaryKeyConstraint("table_id", "trigger_id"),  # also every lookup by table (0021)
     # PostgreSQL: room for a new version of every row on its page, so the tick's per-fire
     # rewrites are HOT updates (migration 0002)
     postgresql_with={"fillfactor": 50},
@@ -279,7 +279,7 @@ workflow_schedules = Table(
     Column("evaluated_at", UTCDateTime, nullable=True),
     Column("trigger_keys", Text, nullable=True),  # " kind:subject … ": what the tree listens to
     # the cron schedules' claim, in its order ``next_fire_at, id``: a page of due rows read, none
-    # sorted; the tree schedules are not in it (their pass reads ix_workflow_schedules_trees) (0021)
+    # sorted; the tree schedules are not in it (their pass reads ix_workflow_schedules_trees) (0022)
     Index(
         "ix_workflow_schedules_due",
         "paused",
@@ -298,7 +298,7 @@ workflow_schedules = Table(
         postgresql_where=text("trigger_keys IS NOT NULL"),
     ),
     # the schedules with a trigger tree, in id order: the compound pass's due claim on every tick
-    # reads them only, not every plain cron schedule (0021)
+    # reads them only, not every plain cron schedule (0022)
     Index(
         "ix_workflow_schedules_trees",
         "id",
@@ -367,7 +367,7 @@ workflow_runs = Table(
     Column("ended_at", UTCDateTime, nullable=True),
     Index("ix_workflow_runs_status", "status", "updated_at", "id"),  # the claim order (0016)
     Index("ix_workflow_runs_workflow", "workflow_id", "created_at"),
-    # the overlap fence: active runs only, so a finished run leaves it (0021); ``status`` kept, so
+    # the overlap fence: active runs only, so a finished run leaves it (0022); ``status`` kept, so
     # SQLite's planner still sees the fence's two tests in it (not only the status index's one)
     Index(
         "ix_workflow_runs_schedule",

@@ -14,10 +14,8 @@
   however long the history. (With ``schedule_id`` alone, SQLite's planner preferred the status
   index: every active run read per tick.)
 
-(Numbered 0021 as assigned; it follows 0022, which main shipped first.)
-
-Revision ID: 0021
-Revises: 0022
+Revision ID: 0022
+Revises: 0021
 Create Date: 2026-12-01
 """
 
@@ -26,8 +24,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0021"
-down_revision: str | None = "0022"
+revision = "0022"
+down_revision: str | None = "0021"
 branch_labels: str | None = None
 depends_on: str | None = None
 
