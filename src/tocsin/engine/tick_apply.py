@@ -18,7 +18,7 @@ from datetime import datetime
 
 from tocsin.engine.ids import uuid7s
 from tocsin.engine.tick_plan import Fire, TablePlan, row_payload
-from tocsin.store import claims, ledger, skips, state
+from tocsin.store import claims, dialects, ledger, skips, state
 from tocsin.store import runs as store_runs
 from tocsin.store.tx import Tx
 
@@ -39,6 +39,8 @@ def apply_plans(tx: Tx, plans: Sequence[TablePlan], now: datetime) -> list[Outco
         created[fire.table_id] += int(bool(run_id))
         if fire.window is not None:
             consumed.append((fire.table_id, fire.trigger_id, fire.window, fire.next_due))
+    if tx.is_postgres:  # the updates below are by key: never a table hashed whole for a page
+        dialects.keyed_access_only(tx)
     state.consume_windows(tx, consumed=consumed, now=now)
     skips.record_skips(tx, ranges=[r for p in plans for r in p.skips], now=now)
     next_dues = [(p.table_id, tid, at) for p in plans for tid, at in p.next_dues.items()]

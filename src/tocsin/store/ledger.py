@@ -33,7 +33,7 @@ _CLAIM = (
     "INSERT INTO occurrence_ledger (table_id, trigger_id, identity, run_id, created_at)"
     " SELECT tab, tid, ident, rid, ca FROM v WHERE true"
     " ON CONFLICT (table_id, trigger_id, identity) DO NOTHING"
-    " RETURNING table_id, trigger_id, identity"
+    " RETURNING run_id"  # each claim has its own run id: the key travels one way only
 )
 _CLAIM_COLUMNS = (("tab", "text"), ("tid", "text"), ("ident", "text"), ("rid", "text"))
 
@@ -53,7 +53,8 @@ def claim_occurrences(tx: Tx, *, claims: Sequence[Claim], now: datetime) -> set[
     stamp = instant_binder(tx)(now)
     rows = [(*c, stamp) for c in claims]
     got = with_rows(tx, (*_CLAIM_COLUMNS, ("ca", "timestamp")), _CLAIM, rows)
-    return {(str(r[0]), str(r[1]), str(r[2])) for r in got}
+    keys = {c[3]: c[:3] for c in claims}
+    return {keys[str(r[0])] for r in got}
 
 
 def release_occurrences(tx: Tx, *, claims: Sequence[Claim]) -> None:
