@@ -112,7 +112,7 @@ def plan_table(
     """One claimed table's plan at ``now``: ``candidates`` from :func:`due_candidates`,
     ``active`` the clock triggers with an active run, ``scans`` the date triggers' reads."""
     dues = tuple(
-        (tid, s.next_due_at) for tid, s in states.items() if not s.retired and s.paused_at is None
+        [(tid, s.next_due_at) for tid, s in states.items() if not s.retired and s.paused_at is None]
     )
     plan = TablePlan(table_id=table_id, has_schedules=has_schedules, dues=dues)
     for trigger, state in candidates:
