@@ -8,6 +8,7 @@ from typing import Any
 
 from api_support import ADMIN, Clock, Tenant, TestClient, bearer, table_url
 
+from tocsin import messages
 from tocsin.service import Tocsin
 from workflows.helpers import every_minute
 
@@ -117,3 +118,25 @@ def test_backfill_and_due_at_the_edges_of_time_are_not_500(
     late = client.get("/root/due?at=9999-12-31T23:59-01:00", headers=ADMIN)
     assert late.status_code == 200, late.text
     assert late.json()["at"].startswith("9999-12-31T23:59")
+
+
+def test_a_body_sent_to_a_route_that_takes_none_is_422_not_ignored(
+    client: TestClient, tenant: Tenant, table: dict[str, Any]
+) -> None:
+    """``POST …/run`` takes no body: ``{"record_id": …}`` used to answer 201 and run the trigger
+    as if the field had been used. No body, ``{}`` or ``null`` are still fine."""
+    tid = _trigger(client, tenant, table)
+    base = table_url(tenant, table, f"/triggers/{tid}")
+    refused = client.post(f"{base}/run", json={"record_id": "r1"}, headers=tenant.moderator)
+    assert refused.status_code == 422, refused.text
+    (error,) = refused.json()["detail"]
+    assert error["loc"] == ["body"] and error["type"] == "extra_forbidden"
+    assert error["msg"] == messages.NO_BODY_EXPECTED
+    assert client.get(f"{base}/skips", headers=tenant.moderator).status_code == 200
+    runs = client.get(table_url(tenant, table, "/trigger-runs"), headers=tenant.moderator)
+    assert runs.json()["total"] == 0  # nothing ran
+    for body in ({}, None):
+        ok = client.post(f"{base}/run", json=body, headers=tenant.moderator)
+        assert ok.status_code == 201, ok.text
+    paused = client.post(f"{base}/pause", content=b"[1, 2]", headers=tenant.moderator)
+    assert paused.status_code == 422

@@ -23,7 +23,7 @@ from tocsin.settings import Settings
 
 from . import demo
 from .background import Background
-from .deps import RejectUnknownQuery
+from .deps import RejectUnexpectedBody, RejectUnknownQuery
 from .docs import install_docs
 from .errors import install_error_handlers
 from .guard import RequestGuard
@@ -127,7 +127,7 @@ def create_app(
         whynot,
     )
     for module in routers:
-        app.include_router(module.router, dependencies=[RejectUnknownQuery])
+        app.include_router(module.router, dependencies=[RejectUnknownQuery, RejectUnexpectedBody])
     if demo_routes:
         app.include_router(demo.router)
     studio.install(app)  # the web UI (SPEC §16): /login, /workflows…, /tables…

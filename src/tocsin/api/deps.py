@@ -193,3 +193,22 @@ def reject_unknown_query(request: Request) -> None:
 
 
 RejectUnknownQuery = Depends(reject_unknown_query)
+
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+_NO_BODY = (b"", b"{}", b"null")
+
+
+async def reject_unexpected_body(request: Request) -> None:
+    """422 for a body sent to a route that takes none (``POST …/run`` with ``{"record_id": …}``
+    must not answer 201 as if the field were used), in FastAPI's validation shape; no body,
+    ``{}`` or ``null`` is fine. The body is already bounded by the request guard."""
+    route = request.scope.get("route")
+    if request.method not in _BODY_METHODS or not isinstance(route, APIRoute):
+        return
+    if route.body_field is not None or (await request.body()).strip() in _NO_BODY:
+        return
+    error = {"type": "extra_forbidden", "loc": ["body"], "msg": messages.NO_BODY_EXPECTED}
+    raise RequestValidationError([{**error, "input": None}])
+
+
+RejectUnexpectedBody = Depends(reject_unexpected_body)

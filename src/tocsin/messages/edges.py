@@ -147,6 +147,11 @@ def unknown_query_parameters(names: list[str], allowed: list[str]) -> str:
     return f"unknown query parameter(s): {', '.join(names)}; this route accepts: {known}"
 
 
+NO_BODY_EXPECTED = (
+    "this route takes no request body (send none, or {}): its fields would be ignored"
+)
+
+
 def no_database(path: str) -> str:
     return (
         f"no tocsin database here: TOCSIN_DATABASE_URL is unset and ./{path} does not exist. "
