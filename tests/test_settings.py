@@ -40,6 +40,34 @@ def test_values_are_read_from_the_given_mapping() -> None:
     assert (s.action_timeout_s, s.action_timeout_max_s, s.worker_concurrency) == (2.5, 30.0, 3)
 
 
+@pytest.mark.parametrize(
+    "entry",
+    ["127.0.0.1:9000", "[::1]:9000", "fd00::1", "10.0.0.0/8:443", "hooks.local", "Hooks.Local:80"],
+)
+def test_well_formed_outbound_allow_entries_are_kept(entry: str) -> None:
+    assert Settings.from_environ({"TOCSIN_OUTBOUND_ALLOW": entry}).outbound_allow == (entry,)
+
+
+@pytest.mark.parametrize(
+    ("entry", "problem"),
+    [
+        ("http://hooks.local", "not a host name, an IP address or a CIDR (optionally with :port)"),
+        ("hooks.local:8o80", "not a host name, an IP address or a CIDR (optionally with :port)"),
+        ("*.example.com", "not a host name, an IP address or a CIDR (optionally with :port)"),
+        ("hooks.local:70000", "port 70000 is not in 1-65535"),
+        ("[::1]:port", "a bracketed IPv6 address takes a numeric :port"),
+    ],
+)
+def test_a_malformed_outbound_allow_entry_refuses_to_start_naming_it(
+    entry: str, problem: str
+) -> None:
+    """A typo used to be ignored: nothing was allowed, and every refusal at run time told the
+    operator to set the variable they believed they had set."""
+    with pytest.raises(SettingsError) as err:
+        Settings.from_environ({"TOCSIN_OUTBOUND_ALLOW": f"127.0.0.1, {entry}"})
+    assert err.value.detail == f"TOCSIN_OUTBOUND_ALLOW entry {entry!r}: {problem}"
+
+
 def test_an_empty_admin_token_means_none() -> None:
     assert Settings.from_environ({"TOCSIN_ADMIN_TOKEN": ""}).admin_token is None
 

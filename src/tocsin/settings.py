@@ -7,11 +7,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from tocsin import messages
+from tocsin.core.allowlist import allow_entry_problem
 from tocsin.errors import SettingsError
 
 
 def _split(value: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+def _allow(value: str) -> tuple[str, ...]:
+    """``TOCSIN_OUTBOUND_ALLOW``: each entry well formed, or a ``SettingsError`` naming it (a
+    typo would otherwise allow nothing, and the refusals at run time would name the variable
+    the operator believes they set)."""
+    entries = _split(value)
+    for entry in entries:
+        problem = allow_entry_problem(entry)
+        if problem is not None:
+            raise SettingsError(messages.outbound_allow_invalid(entry, problem))
+    return entries
 
 
 def _positive(env: Mapping[str, str], name: str, default: str) -> float:
@@ -102,7 +115,7 @@ class Settings:
         return cls(
             database_url=env.get("TOCSIN_DATABASE_URL", "sqlite:///tocsin.db"),
             admin_token=env.get("TOCSIN_ADMIN_TOKEN") or None,
-            outbound_allow=_split(env.get("TOCSIN_OUTBOUND_ALLOW", "")),
+            outbound_allow=_allow(env.get("TOCSIN_OUTBOUND_ALLOW", "")),
             stuck_after_s=max(1, round(_positive(env, "TOCSIN_STUCK_AFTER_S", "300"))),
             tick_every_s=_positive(env, "TOCSIN_TICK_EVERY_S", "30"),
             app=env.get("TOCSIN_APP", "").strip() or None,

@@ -34,6 +34,7 @@ import httpx
 from tocsin import messages
 from tocsin.actions.base import ActionEnv, ActionError, ActionTimeout, Resolver
 from tocsin.actions.deadline import DeadlineTransport
+from tocsin.core.allowlist import split_allow_entry
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -115,20 +116,6 @@ def _allowed(address: IPAddress, allow: Iterable[str]) -> bool:
 
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-def split_allow_entry(entry: str) -> tuple[str, int | None]:
-    """``"host:port"`` → ``("host", port)``; ``"[v6]:port"`` and ``"[v6]"`` unbracketed; an
-    entry without a port (a name, an IPv4 or bare IPv6 address, a CIDR) → ``(entry, None)``."""
-    entry = entry.strip().lower()
-    if entry.startswith("["):
-        host, _, rest = entry[1:].partition("]")
-        port = rest.removeprefix(":")
-        return host, int(port) if port.isdigit() else None
-    host, sep, port = entry.rpartition(":")
-    if sep and ":" not in host and port.isdigit():
-        return host, int(port)
-    return entry, None
 
 
 def allowed_for_port(allow: Iterable[str], port: int) -> tuple[str, ...]:

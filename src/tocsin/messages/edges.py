@@ -152,6 +152,10 @@ NO_BODY_EXPECTED = (
 )
 
 
+def outbound_allow_invalid(entry: str, problem: str) -> str:
+    return f"TOCSIN_OUTBOUND_ALLOW entry {entry!r}: {problem}"
+
+
 def no_database(path: str) -> str:
     return (
         f"no tocsin database here: TOCSIN_DATABASE_URL is unset and ./{path} does not exist. "
