@@ -348,3 +348,20 @@ def test_a_moderator_pauses_and_resumes_a_schedule_trigger(client: TestClient, t
     assert done.status_code == 303 and not paused()
     assert client.post(f"/tables/{table['id']}/triggers/trg_nope/pause",
                        data={"csrf": csrf_of(page)}).status_code == 404  # fmt: skip
+
+
+def test_a_malformed_address_is_an_html_page_and_the_api_keeps_json(
+    client: TestClient, t: Tocsin
+) -> None:
+    client.get("/login", params={"token": writer(t)})
+    page = client.get("/workflows/schedules", params={"page": 0})
+    assert page.status_code == 422 and page.headers["content-type"].startswith("text/html")
+    assert "this address is not one Studio can show: query page:" in page.text
+    bad_id = client.get("/tables/not%20an%20id")
+    assert bad_id.status_code == 422 and "<html" in bad_id.text
+    api = client.post(
+        "/root/custom-tables/run-due-triggers",
+        params={"tablelimit": 5},
+        headers={"X-ADMIN-TOKEN": "admin-secret"},  # tests/conftest.py's settings
+    )
+    assert api.status_code == 422 and api.json()["detail"][0]["loc"] == ["query", "tablelimit"]

@@ -169,6 +169,10 @@ def triggers_file_invalid(path: str, reason: str) -> str:
 
 
 # --- Studio (issue 13, SPEC §16) --------------------------------------------------------------
+def studio_bad_request(where: str, problem: str) -> str:
+    return f"this address is not one Studio can show: {where}: {problem}"
+
+
 STUDIO_CSRF_INVALID = "this form is missing its CSRF token or it does not match; reload the page"
 STUDIO_READ_ONLY = "your token may look but not change this (ask for a moderator or write token)"
 STUDIO_TOKEN_INVALID = "that token is not valid (unknown, expired or revoked); paste another"

@@ -8,12 +8,17 @@ the pages, ``/studio/static`` and the sign-in sessions to an app that serves
 
 from __future__ import annotations
 
+import inspect
+
 from fastapi import FastAPI, Request, Response
+from fastapi.exceptions import RequestValidationError
 from fastapi.staticfiles import StaticFiles
+
+from tocsin import messages
 
 from . import auth_pages, lane_pages, schedule_pages, table_pages, workflow_pages
 from .sessions import Sessions
-from .web import HERE, SignInRequired, sign_in_redirect
+from .web import HERE, SignInRequired, render, sign_in_redirect
 
 ROUTERS = (auth_pages, schedule_pages, workflow_pages, table_pages, lane_pages)
 
@@ -28,6 +33,24 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(SignInRequired)
     def sign_in(request: Request, _exc: SignInRequired) -> Response:
         return sign_in_redirect(request)
+
+    # a malformed id or query value on a page is an HTML 422 page; the API keeps its JSON 422
+    pages = {route.endpoint for module in ROUTERS for route in module.router.routes}
+    api_handler = app.exception_handlers.get(RequestValidationError)
+
+    async def malformed(request: Request, exc: Exception) -> Response:
+        endpoint = getattr(request.scope.get("route"), "endpoint", None)
+        if endpoint not in pages or not isinstance(exc, RequestValidationError):
+            if api_handler is None:
+                raise exc
+            answer = api_handler(request, exc)
+            return await answer if inspect.isawaitable(answer) else answer
+        first = exc.errors()[0] if exc.errors() else {}
+        where = " ".join(str(part) for part in first.get("loc", ()))
+        detail = messages.studio_bad_request(where or "request", str(first.get("msg", "")))
+        return render(request, "error.html", viewer=None, code=422, detail=detail)
+
+    app.add_exception_handler(RequestValidationError, malformed)
 
 
 __all__ = ["install"]
