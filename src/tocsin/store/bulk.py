@@ -146,9 +146,14 @@ def _unnest(
         f" AS u({', '.join(name for name, _ in kinds)})"
     )
     sql = f"WITH v({names}) AS ({source}) {body}"
-    result = tx.conn.exec_driver_sql(sql, (*scalars, *unnested))
+    return _returned(tx.conn.exec_driver_sql(sql, (*scalars, *unnested)))
+
+
+def _returned(result: Any) -> list[tuple[Any, ...]]:
+    """What RETURNING gave back, as plain tuples: a chunk of driver rows at a time, so none
+    outlives its chunk (rows kept for a whole batch are what the collector's full passes walk)."""
     out: list[tuple[Any, ...]] = []
-    if result.returns_rows:  # a chunk of driver rows at a time: none outlives its chunk
+    if result.returns_rows:
         for part in result.partitions(FETCH_ROWS):
             out.extend(tuple(r) for r in part)
     return out
@@ -169,10 +174,7 @@ def with_rows(
         chunk = rows[start : start + ROWS_PER_STATEMENT]
         source = "VALUES " + ", ".join([row_sql] * len(chunk))
         params = tuple(chain.from_iterable(chunk))
-        result = tx.conn.exec_driver_sql(f"WITH v({names}) AS ({source}) {body}", params)
-        if result.returns_rows:  # a chunk of driver rows at a time: none outlives its chunk
-            for part in result.partitions(FETCH_ROWS):
-                out.extend(tuple(r) for r in part)
+        out += _returned(tx.conn.exec_driver_sql(f"WITH v({names}) AS ({source}) {body}", params))
     return out
 
 
