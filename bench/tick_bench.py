@@ -70,9 +70,17 @@ from sqlalchemy import (
 )
 
 from tocsin import Tocsin
+from tocsin.core.triggers import definition_digest
 from tocsin.engine.ids import uuid7s
 from tocsin.settings import Settings
-from tocsin.store.schema import ONE_ACTIVE_CLOCK_WHERE, records, runs, tables, trigger_state
+from tocsin.store.schema import (
+    ONE_ACTIVE_CLOCK_WHERE,
+    records,
+    runs,
+    tables,
+    trigger_definitions,
+    trigger_state,
+)
 
 NOW = datetime(2026, 8, 27, 5, 2, 13, tzinfo=UTC)
 TRIGGERS_PER_TABLE = 5
@@ -123,20 +131,30 @@ def clone_tables(t: Tocsin, n_tables: int, *, ticked_at: datetime | None = None)
                 select(trigger_state).where(trigger_state.c.table_id == tid)
             ).mappings()
         ]
-    table_rows, state_rows = [], []
+    table_rows, state_rows, definitions = [], [], []
     table_ids = uuid7s(NOW, n_tables - 1)  # the ids create_table would give them at NOW
     for i in range(1, n_tables):
         new_tid = table_ids[i - 1]
         ids = {s["trigger_id"]: f"trg_{uuid.uuid4().hex[:20]}" for s in states}
         config = copy.deepcopy(table_row["triggers"])
+        hashes = {}
         for trig in config:
             trig["id"] = ids[trig["id"]]
+            hashes[trig["id"]] = definition_digest(trig)  # what saving the config stores
+            definitions.append({"hash": hashes[trig["id"]], "definition": trig})
         table_rows.append({**table_row, "id": new_tid, "name": f"T{i}", "triggers": config})
         state_rows += [
-            {**s, "trigger_id": ids[s["trigger_id"]], "table_id": new_tid} for s in states
+            {
+                **s,
+                "trigger_id": ids[s["trigger_id"]],
+                "table_id": new_tid,
+                "definition_hash": hashes[ids[s["trigger_id"]]],
+            }
+            for s in states
         ]
     insert_batched(t, tables, table_rows)
     insert_batched(t, trigger_state, state_rows)
+    insert_batched(t, trigger_definitions, definitions)
 
 
 def raw_insert_rate(t: Tocsin, n_rows: int, *, with_indexes: bool = False) -> float:

@@ -16,9 +16,10 @@ import pytest
 from engine_support import NOW, interval, make_table, minutes
 from sqlalchemy import event, insert, select
 
+from tocsin.core.triggers import definition_digest
 from tocsin.engine.ids import uuid7s
 from tocsin.service import Tocsin
-from tocsin.store.schema import tables, trigger_state
+from tocsin.store.schema import tables, trigger_definitions, trigger_state
 
 TABLES = 400
 PER_TABLE = 5
@@ -30,18 +31,28 @@ def clone(t: Tocsin, template: str, n: int) -> None:
         table = dict(conn.execute(select(tables).where(tables.c.id == template)).mappings().one())
         rows = conn.execute(select(trigger_state).where(trigger_state.c.table_id == template))
         states = [dict(r) for r in rows.mappings()]
-        table_rows, state_rows = [], []
+        table_rows, state_rows, definitions = [], [], []
         for new_id in uuid7s(NOW, n):
             ids = {s["trigger_id"]: f"trg_{uuid.uuid4().hex[:20]}" for s in states}
             config = copy.deepcopy(table["triggers"])
+            hashes = {}
             for trigger in config:
                 trigger["id"] = ids[trigger["id"]]
+                hashes[trigger["id"]] = definition_digest(trigger)
+                definitions.append({"hash": hashes[trigger["id"]], "definition": trigger})
             table_rows.append({**table, "id": new_id, "triggers": config})
             state_rows += [
-                {**s, "trigger_id": ids[s["trigger_id"]], "table_id": new_id} for s in states
+                {
+                    **s,
+                    "trigger_id": ids[s["trigger_id"]],
+                    "table_id": new_id,
+                    "definition_hash": hashes[ids[s["trigger_id"]]],
+                }
+                for s in states
             ]
         conn.execute(insert(tables), table_rows)
         conn.execute(insert(trigger_state), state_rows)
+        conn.execute(insert(trigger_definitions), definitions)
         conn.exec_driver_sql("ANALYZE")
 
 

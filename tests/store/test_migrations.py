@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from typing import Any
@@ -9,9 +10,10 @@ from typing import Any
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import inspect, text
+from sqlalchemy import inspect, select, text
 
 from tocsin.core.model import Table
+from tocsin.core.triggers import definition_digest
 from tocsin.store import Store, open_store
 from tocsin.store.ledger import claim_occurrences, fired_identities
 from tocsin.store.migrate import (
@@ -21,8 +23,8 @@ from tocsin.store.migrate import (
     head_revision,
     upgrade_to_head,
 )
-from tocsin.store.runs import active_clock_trigger_ids, insert_run
-from tocsin.store.schema import metadata, runs, skips, trigger_state
+from tocsin.store.runs import active_clock_trigger_ids, get_run, insert_run
+from tocsin.store.schema import metadata, runs, skips, trigger_definitions, trigger_state
 from tocsin.store.skips import NO_TABLE, list_skips
 from tocsin.store.state import get_state, upsert_state
 
@@ -63,10 +65,10 @@ def test_one_active_run_index_is_partial_with_its_predicate(store: Store) -> Non
 
 
 def test_database_is_at_head_and_reopening_is_a_noop(store: Store, store_url: str) -> None:
-    assert current_revision(store) == head_revision() == HEAD_REVISION == "0022"
+    assert current_revision(store) == head_revision() == HEAD_REVISION == "0025"
     again = open_store(store_url)
     try:
-        assert current_revision(again) == "0022"
+        assert current_revision(again) == "0025"
     finally:
         again.dispose()
 
@@ -208,3 +210,58 @@ def test_redundant_trigger_state_index_is_dropped_and_restored(store: Store) -> 
     assert "ix_trigger_state_table" in names()
     upgrade_to_head(store)
     assert "ix_trigger_state_table" not in names()
+
+
+def test_stored_configs_get_their_definitions_and_runs_keep_theirs_both_ways(
+    store: Store, table: Table
+) -> None:
+    """Migration 0025: each schedule trigger of a stored config gets its ``trigger_definitions``
+    row and its state row's hash; a run holding a copy keeps it; the downgrade gives a run that
+    names its definition by hash the copy back."""
+    nightly = {
+        "id": "nightly",
+        "on": "schedule",
+        "schedule": {"type": "interval", "every_seconds": 60},
+        "actions": [{"id": "a1", "type": "notify", "message": "x"}],
+    }
+    row_event = {"id": "on_new", "on": "created", "actions": []}
+    with store.begin() as tx:
+        command.downgrade(alembic_config(tx.conn), "0022")
+    with store.begin() as tx:  # rows as 0022 held them
+        tx.conn.execute(
+            text("UPDATE tables SET triggers = :c WHERE id = :i"),
+            {"c": json.dumps([row_event, nightly]), "i": table.id},
+        )
+        tx.conn.execute(
+            trigger_state.insert().values(
+                trigger_id="nightly", table_id=table.id, kind="interval", anchor=NOW,
+                schedule_hash="h1", next_due_at=NOW, updated_at=NOW,
+            )
+        )  # fmt: skip
+        tx.conn.execute(
+            text(
+                "INSERT INTO runs (id, table_id, trigger_id, source, clock, status, attempts,"
+                " action_results, payload, definition, created_at, updated_at) VALUES ('r-old',"
+                " :t, 'nightly', 'schedule', false, 'done', 1, '[]', '{}', :d, :n, :n)"
+            ),
+            {"t": table.id, "d": json.dumps(nightly), "n": NOW.replace(tzinfo=None)},
+        )
+    upgrade_to_head(store)
+    with store.begin() as tx:
+        kept = get_state(tx, table_id=table.id, trigger_id="nightly")
+        assert kept is not None and kept.definition_hash == definition_digest(nightly)
+        stored = tx.conn.execute(select(trigger_definitions.c.definition)).scalars().all()
+        assert stored == [nightly]  # the schedule trigger only
+        old = get_run(tx, run_id="r-old")
+        assert old is not None and old.definition == nightly
+        insert_run(
+            tx, now=NOW, id="r-new", table_id=table.id, trigger_id="nightly", record_id=None,
+            source="schedule", clock=False, payload={}, definition=None, identity=None,
+            scheduled_for=NOW, definition_hash=kept.definition_hash,
+        )  # fmt: skip
+    with store.begin() as tx:
+        command.downgrade(alembic_config(tx.conn), "0022")
+    with store.begin() as tx:
+        copied = tx.conn.execute(text("SELECT definition FROM runs WHERE id = 'r-new'")).scalar()
+        assert (json.loads(copied) if isinstance(copied, str) else copied) == nightly
+    upgrade_to_head(store)

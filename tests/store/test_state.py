@@ -38,7 +38,7 @@ def test_upsert_creates_then_overwrites_config_but_keeps_history(
             "trigger_id": "trg_i", "table_id": table.id, "kind": "interval", "anchor": NOW,
             "last_consumed": None, "cursor_created_at": None, "cursor_id": None,
             "schedule_hash": "h1", "retired": False, "next_due_at": NOW, "updated_at": NOW,
-            "paused_at": None, "pause_windows": (),
+            "paused_at": None, "pause_windows": (), "definition_hash": None,
         }  # fmt: skip
         st.consume_windows(tx, consumed=[(table.id, "trg_i", NOW, None)], now=NOW)
         state = st.get_state(tx, table_id=table.id, trigger_id="trg_i")

@@ -79,6 +79,8 @@ class TriggerState:
     # date kind: past pauses ``(from, until)``; an occurrence whose fire instant falls inside one
     # never fires (resume recomputes from ``now``: nothing backlogged)
     pause_windows: tuple[tuple[datetime, datetime], ...] = ()
+    # the trigger's current definition in ``trigger_definitions``: what a run it fires freezes
+    definition_hash: str | None = None
 
     @property
     def paused(self) -> bool:
@@ -124,7 +126,7 @@ class Run:
     error: str | None
     action_results: list[dict[str, Any]]  # the receipts, in action order
     payload: dict[str, Any]
-    definition: dict[str, Any] | None  # frozen trigger definition (schedule runs)
+    definition: dict[str, Any] | None  # the trigger definition it fired with (frozen: schedule)
     identity: str | None
     scheduled_for: datetime | None
     enqueued_at: datetime | None

@@ -34,10 +34,11 @@ from tocsin.core.adoption import adopt_ids
 from tocsin.core.cells import is_plain_json
 from tocsin.core.model import Table, TriggerState
 from tocsin.core.schedules import CLOCK_KINDS, Schedule, parse_schedule, schedule_to_dict
-from tocsin.core.triggers import validate_triggers
+from tocsin.core.triggers import definition_digest, validate_triggers
 from tocsin.engine.evaluate import clock_next_due
 from tocsin.errors import ConfigError, ValidationError
 from tocsin.store import records as store_records
+from tocsin.store import runs as store_runs
 from tocsin.store import state as store_state
 from tocsin.store.tx import Tx
 
@@ -111,8 +112,18 @@ def set_triggers_config(
     specs = _specs(config, dict(table.columns))
     store_records.set_table_triggers(tx, table_id=table_id, triggers=config or None, now=now)
     sync_states(tx, table_id=table_id, specs=specs, now=now)
+    freeze_definitions(tx, table_id=table_id, config=config)
     refresh_table_next_due(tx, table_id=table_id)
     return config
+
+
+def freeze_definitions(tx: Tx, *, table_id: str, config: list[dict[str, Any]]) -> None:
+    """Store each schedule trigger's definition (``trigger_definitions``) and point its state
+    row at it: the definition the runs it fires freeze, by hash (SPEC §8, §9.3)."""
+    found = {t["id"]: (definition_digest(t), t) for t in config if _is_schedule(t)}
+    store_runs.put_definitions(tx, definitions=dict(found.values()))
+    hashes = {tid: digest for tid, (digest, _) in found.items()}
+    store_state.set_definition_hashes(tx, table_id=table_id, hashes=hashes)
 
 
 def _is_schedule(trigger: Mapping[str, Any]) -> bool:
@@ -237,6 +248,7 @@ __all__ = [
     "ALWAYS_DUE",
     "NEVER_DUE",
     "check_triggers_config",
+    "freeze_definitions",
     "has_scp_rules",
     "has_triggers",
     "refresh_table_next_due",

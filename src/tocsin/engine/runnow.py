@@ -57,7 +57,7 @@ def run_trigger_now(
             definition=None,
             identity=identity,
             scheduled_for=now,
-            definition_at=found[0].position,
+            definition_hash=states[trigger_id].definition_hash,
         )
         store_runs.insert_runs(tx, runs_=[new], now=now)
         run = store_runs.get_run(tx, run_id=run_id)

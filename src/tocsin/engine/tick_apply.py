@@ -73,7 +73,7 @@ def claim_and_insert(tx: Tx, fires: Sequence[Fire], now: datetime) -> list[str |
             definition=None,
             identity=f.identity,
             scheduled_for=f.scheduled_for,
-            definition_at=f.definition_at,
+            definition_hash=f.definition_hash,
         )
         for i, f in ((i, fires[i]) for i in mine)
     )

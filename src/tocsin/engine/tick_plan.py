@@ -36,7 +36,7 @@ class Fire:
     table_id: str
     trigger_id: str
     identity: str
-    definition_at: int  # the trigger's position in the table's stored config
+    definition_hash: str | None  # what the run freezes: the trigger state's definition
     scheduled_for: datetime | None
     record: Mapping[str, Any] | None = None
     window: datetime | None = None
@@ -147,7 +147,8 @@ def decide_clock_trigger(
         changed = verdict.next_due_at != state.next_due_at
         return NextDue(verdict.next_due_at) if changed else None
     window, tid = verdict.due_at, str(trigger.trigger_id)
-    fire = Fire(table_id, tid, window_identity(window), trigger.position, window, window=window)
+    ident, digest = window_identity(window), state.definition_hash
+    fire = Fire(table_id, tid, ident, digest, window, window=window)
     fire.next_due = clock_next_due(spec, anchor=state.anchor, last_consumed=window)
     return fire
 
@@ -183,7 +184,7 @@ def plan_date(plan: TablePlan, trigger: StoredTrigger, state: TriggerState, scan
     earliest = NEVER_DUE
     for v in scan.verdicts:
         if v.verdict == "due_now" and v.identity is not None:
-            fire = Fire(plan.table_id, tid, v.identity, trigger.position, v.fire_at, v.record)
+            fire = Fire(plan.table_id, tid, v.identity, state.definition_hash, v.fire_at, v.record)
             plan.fires.append(fire)
         elif v.verdict == "scheduled_for_future" and v.fire_at is not None:
             earliest = min(earliest, v.fire_at)

@@ -34,7 +34,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from tocsin.core.model import RUN_TRANSITIONS, Run, RunStatus
 from tocsin.store.dialects import ordered_scans_only
 from tocsin.store.errors import map_db_errors
-from tocsin.store.runs import run_value
+from tocsin.store.runs import RUN_COLUMNS, run_value
 from tocsin.store.schema import ACTIVE_STATUSES, runs
 from tocsin.store.tx import Tx
 
@@ -86,7 +86,7 @@ def claim_next_runs(tx: Tx, *, now: datetime, limit: int = 1) -> list[Run]:
         update(runs)
         .where(picked, runs.c.status == "pending")
         .values(**_claim_values(now))
-        .returning(*runs.c)
+        .returning(*RUN_COLUMNS)
     )
     with map_db_errors():
         if tx.is_postgres:
@@ -108,7 +108,7 @@ def claim_run(tx: Tx, *, run_id: str, now: datetime) -> Run | None:
         update(runs)
         .where(runs.c.id == run_id, runs.c.status == "pending", _attempt_due(now))
         .values(**_claim_values(now))
-        .returning(*runs.c)
+        .returning(*RUN_COLUMNS)
     )
     with map_db_errors():
         row = tx.conn.execute(stmt).first()
@@ -271,7 +271,7 @@ def reset_for_retry(
             finished_at=None,
             next_attempt_at=None,
         )
-        .returning(*runs.c)
+        .returning(*RUN_COLUMNS)
     )
     try:
         with map_db_errors():

@@ -23,11 +23,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
-from sqlalchemy import ColumnElement, RowMapping, and_, func, or_, select
+from sqlalchemy import ColumnElement, RowMapping, and_, func, or_, select, type_coerce
 
 from tocsin.core.model import Run, RunStatus
 from tocsin.store.bulk import instant_binder, with_rows
-from tocsin.store.schema import ONE_ACTIVE_CLOCK_WHERE, runs
+from tocsin.store.dialects import upsert_insert
+from tocsin.store.schema import ONE_ACTIVE_CLOCK_WHERE, runs, trigger_definitions
 from tocsin.store.tx import Tx
 
 RUN_STATUSES = tuple(RunStatus)
@@ -87,9 +88,8 @@ def run_value(row: RowMapping) -> Run:
 class NewRun(NamedTuple):
     """A pending run to insert (``payload`` and ``definition``: plain JSON values).
 
-    ``definition_at``: instead of ``definition``, the position of the run's trigger in its
-    table's stored triggers config, which the statement copies (the tick's runs: no JSON is
-    encoded per run)."""
+    ``definition_hash``: instead of ``definition``, the ``trigger_definitions`` row it executes
+    (schedule and manual runs: the trigger state's hash; no JSON is encoded per run)."""
 
     id: str
     table_id: str
@@ -101,38 +101,22 @@ class NewRun(NamedTuple):
     definition: Mapping[str, Any] | None
     identity: str | None
     scheduled_for: datetime | None
-    definition_at: int | None = None
+    definition_hash: str | None = None
 
 
 _ENCODE = json.JSONEncoder(check_circular=False).encode  # json.dumps' output, plain JSON
 _INSERT = (
     "INSERT INTO runs (id, table_id, trigger_id, record_id, source, clock, status, attempts,"
-    " error, action_results, payload, definition, identity, scheduled_for, created_at,"
-    " updated_at) SELECT rid, tab, tid, rec, src, clk, 'pending', 0, NULL, '[]', {payload},"
-    " CASE WHEN v.pos IS NULL THEN {definition} ELSE {element} END, ident, sf, ca, ca"
-    " FROM v {join} WHERE true{order}"
+    " error, action_results, payload, definition, definition_hash, identity, scheduled_for,"
+    " created_at, updated_at) SELECT rid, tab, tid, rec, src, clk, 'pending', 0, NULL, '[]',"
+    " {payload}, {definition}, dh, ident, sf, ca, ca FROM v WHERE true"
     f" ON CONFLICT (table_id, trigger_id) WHERE {ONE_ACTIVE_CLOCK_WHERE} DO NOTHING RETURNING id"
 )
 _INSERT_COLUMNS = (
     *(("rid", "text"), ("tab", "text"), ("tid", "text"), ("rec", "text"), ("src", "text")),
-    *(("clk", "boolean"), ("pl", "text"), ("df", "text"), ("ident", "text")),
-    *(("sf", "timestamp"), ("pos", "integer"), ("ca", "timestamp"), ("seq", "integer")),
+    *(("clk", "boolean"), ("pl", "text"), ("df", "text"), ("dh", "text"), ("ident", "text")),
+    *(("sf", "timestamp"), ("ca", "timestamp")),
 )
-# the run's definition: element ``pos`` of its table's config. PostgreSQL splits each config
-# once per table (a run's own ``triggers -> pos`` parsed the whole config per run: 5x the time);
-# SQLite's ``json_extract`` per run measured faster than its ``json_each`` join
-_ELEMENT = {
-    True: (
-        "d.value",
-        "LEFT JOIN (SELECT tables.id, e.ord - 1 AS pos, e.value FROM tables, json_array_elements("
-        "tables.triggers) WITH ORDINALITY AS e(value, ord) WHERE tables.id IN (SELECT tab FROM v"
-        " WHERE pos IS NOT NULL)) AS d ON d.id = v.tab AND d.pos = v.pos",
-    ),
-    False: (
-        "(SELECT json_extract(triggers, '$[' || v.pos || ']') FROM tables WHERE tables.id = tab)",
-        "",
-    ),
-}
 
 
 def insert_runs(tx: Tx, *, runs_: Iterable[NewRun], now: datetime) -> set[str]:
@@ -141,7 +125,8 @@ def insert_runs(tx: Tx, *, runs_: Iterable[NewRun], now: datetime) -> set[str]:
     A clock run whose trigger already has an active clock run in its table is refused by the
     partial unique index (``ON CONFLICT (table_id, trigger_id) WHERE <its predicate> DO
     NOTHING``: the refusal does not abort a PostgreSQL transaction) and left out of the result
-    (SPEC §5.3).
+    (SPEC §5.3). Of two runs the index fences, the first of ``runs_`` is inserted (the rows
+    keep their order).
     """
     tx.require_writable()
     bind = instant_binder(tx)
@@ -151,24 +136,39 @@ def insert_runs(tx: Tx, *, runs_: Iterable[NewRun], now: datetime) -> set[str]:
             *r[:6],
             _ENCODE(r.payload) if r.payload else "{}",
             None if r.definition is None else _ENCODE(r.definition),
+            r.definition_hash,
             r.identity,
             bind(r.scheduled_for),
-            r.definition_at,
             stamp,
-            seq,  # the order of ``runs_``: of two runs the index fences, the first is inserted
         )
-        for seq, r in enumerate(runs_)
+        for r in runs_
     ]
     cast = "CAST({} AS json)" if tx.is_postgres else "{}"
-    element, join = _ELEMENT[tx.is_postgres]
-    body = _INSERT.format(
-        payload=cast.format("pl"),
-        definition=cast.format("df"),
-        element=element,
-        join=join,
-        order=" ORDER BY v.seq" if join else "",  # a join may reorder; VALUES keeps its order
-    )
+    body = _INSERT.format(payload=cast.format("pl"), definition=cast.format("df"))
     return {str(r[0]) for r in with_rows(tx, _INSERT_COLUMNS, body, rows)}
+
+
+def put_definitions(tx: Tx, *, definitions: Mapping[str, Mapping[str, Any]]) -> None:
+    """Store trigger definitions by their ``core.triggers.definition_digest`` (hash →
+    definition); a hash already stored is left as it is (its content is the same)."""
+    tx.require_writable()
+    if definitions:
+        rows = [{"hash": h, "definition": d} for h, d in definitions.items()]
+        tx.conn.execute(upsert_insert(tx, trigger_definitions).on_conflict_do_nothing(), rows)
+
+
+# a run's definition: its copy, else the stored definition its hash names
+_DEFINITION = type_coerce(
+    func.coalesce(
+        runs.c.definition,
+        select(trigger_definitions.c.definition)
+        .where(trigger_definitions.c.hash == runs.c.definition_hash)
+        .scalar_subquery(),
+    ),
+    runs.c.definition.type,
+).label("definition")
+# what every read of a run selects (or returns): the columns of :data:`RUN_FIELDS`
+RUN_COLUMNS = tuple(_DEFINITION if name == "definition" else runs.c[name] for name in RUN_FIELDS)
 
 
 def insert_run(tx: Tx, **fields: Any) -> Run | None:
@@ -181,7 +181,8 @@ def insert_run(tx: Tx, **fields: Any) -> Run | None:
 
 def get_run(tx: Tx, *, run_id: str) -> Run | None:
     """One run by id, or None."""
-    row = tx.conn.execute(select(runs).where(runs.c.id == run_id)).mappings().one_or_none()
+    stmt = select(*RUN_COLUMNS).where(runs.c.id == run_id)
+    row = tx.conn.execute(stmt).mappings().one_or_none()
     return None if row is None else run_value(row)
 
 
@@ -237,7 +238,7 @@ def list_runs(
         where.append(runs.c.status == status)
     total = tx.conn.execute(select(func.count()).select_from(runs).where(*where)).scalar_one()
     stmt = (
-        select(runs)
+        select(*RUN_COLUMNS)
         .where(*where)
         .order_by(runs.c.created_at.desc(), runs.c.id.desc())
         .offset(skip)
@@ -282,6 +283,7 @@ def active_clock_trigger_ids(tx: Tx, *, table_id: str, trigger_ids: Sequence[str
 
 
 __all__ = [
+    "RUN_COLUMNS",
     "RUN_FILTERS",
     "RUN_STATUSES",
     "NewRun",
@@ -292,6 +294,7 @@ __all__ = [
     "insert_run",
     "insert_runs",
     "list_runs",
+    "put_definitions",
     "run_value",
     "stuck_condition",
 ]

@@ -123,10 +123,23 @@ trigger_state = Table(
     Column("paused_at", UTCDateTime, nullable=True),  # set while paused (migration 0007)
     # a date trigger's past pauses [[from, until], ...] (ISO): their occurrences never fire
     Column("pause_windows", JSON(none_as_null=True), nullable=True),
+    # the trigger's current definition in ``trigger_definitions`` (migration 0025): what a run
+    # the tick creates freezes, by reference
+    Column("definition_hash", String(32), nullable=True),
     PrimaryKeyConstraint("table_id", "trigger_id"),  # also every lookup by table (0021)
     # PostgreSQL: room for a new version of every row on its page, so the tick's per-fire
     # rewrites are HOT updates (migration 0002)
     postgresql_with={"fillfactor": 50},
+)
+
+# §8 frozen trigger definitions, content-addressed (``core.triggers.definition_digest``):
+# written when a config is saved, never changed; a schedule run names its definition by hash
+# instead of carrying a copy (migration 0025)
+trigger_definitions = Table(
+    "trigger_definitions",
+    metadata,
+    Column("hash", String(32), primary_key=True),
+    Column("definition", JSON, nullable=False),
 )
 
 # §5 the occurrence ledger: the durable fence, (trigger, identity) claimed at most once
@@ -158,8 +171,11 @@ runs = Table(
     Column("error", Text, nullable=True),
     Column("action_results", JSON, nullable=False),
     Column("payload", JSON, nullable=False),
-    # frozen trigger definition (schedule runs)
+    # the trigger definition as it fired: a copy (row events; runs before migration 0025) or,
+    # for schedule and manual runs, its ``trigger_definitions`` hash (``store.runs.RUN_COLUMNS``
+    # reads either as ``definition``)
     Column("definition", JSON(none_as_null=True), nullable=True),
+    Column("definition_hash", String(32), nullable=True),
     Column("identity", String(200), nullable=True),
     Column("scheduled_for", UTCDateTime, nullable=True),
     Column("enqueued_at", UTCDateTime, nullable=True),

@@ -13,8 +13,9 @@ The scheduler derives nothing from the run log; this row (with the ledger) is th
 
 Reads answer :class:`~tocsin.core.model.TriggerState` values (``trigger_id, table_id, kind,
 anchor, last_consumed, cursor_created_at, cursor_id, schedule_hash, retired, next_due_at,
-updated_at, paused_at, pause_windows``), built here only (:func:`state_value`, for typed rows and
-the tick's raw driver rows alike). Writes take ``now``.
+updated_at, paused_at, pause_windows, definition_hash``), built here only
+(:func:`state_value`, for typed rows and the tick's raw driver rows alike). Writes take
+``now``.
 
 Pause (issue 12): ``paused_at`` is set while a trigger is paused; it lives here, not in the
 triggers config, so a config save never unpauses (retiring the id does). A date trigger's past
@@ -24,7 +25,7 @@ pauses are kept in ``pause_windows`` (JSON ``[[from, until], ...]``).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -50,6 +51,7 @@ STATE_FIELDS = (
     "updated_at",
     "paused_at",
     "pause_windows",
+    "definition_hash",
 )
 _COLUMNS = ", ".join(STATE_FIELDS)
 IN_CHUNK = 500  # ids per IN (...) list on SQLite: well under its bound-parameter limit
@@ -69,7 +71,7 @@ def state_value(
     :class:`TriggerState`: the one place a state value is built. ``instant`` reads its
     datetimes (raw driver rows: ``bulk.instant_reader()``; rows read through the schema's
     ``UTCDateTime``: as they are)."""
-    tid, tab, kind, anchor, last, cur_at, cur_id, sh, retired, nxt, upd, paused, pw = values
+    tid, tab, kind, anchor, last, cur_at, cur_id, sh, retired, nxt, upd, paused, pw, dh = values
     return TriggerState(
         str(tid),
         str(tab),
@@ -84,6 +86,7 @@ def state_value(
         instant(upd),
         instant(paused),
         read_windows(pw) if pw is not None else (),
+        dh,
     )
 
 
@@ -384,6 +387,17 @@ def set_next_dues(tx: Tx, *, next_dues: Sequence[NextDue]) -> None:
     )
 
 
+def set_definition_hashes(tx: Tx, *, table_id: str, hashes: Mapping[str, str]) -> None:
+    """Each trigger's current definition (trigger id → its ``trigger_definitions`` hash)."""
+    update_rows(
+        tx,
+        (("tab", "text"), ("tid", "text"), ("h", "text")),
+        f"UPDATE trigger_state SET definition_hash = v.h FROM v WHERE {_V_KEY}",
+        [(table_id, tid, digest) for tid, digest in hashes.items()],
+        "UPDATE trigger_state SET definition_hash = ?3 WHERE table_id = ?1 AND trigger_id = ?2",
+    )
+
+
 __all__ = [
     "Consumed",
     "Cursor",
@@ -399,6 +413,7 @@ __all__ = [
     "resume_state",
     "retire_states",
     "revive_state",
+    "set_definition_hashes",
     "set_next_dues",
     "state_value",
     "states_of_tables",
