@@ -5,6 +5,8 @@
   cell rules (so ``2026-09-01T09:00:59+08:00`` is ``2026-09-01 09:00``). The offset is not part
   of it. The ledger stores ``date_identity(record_id, value)`` under the trigger id.
 - clock kinds: ``(trigger, window start)``; ``clock_identity(window)`` is the window in UTC.
+- a stored trigger definition: ``definition_digest(trigger)``, its content address (the runs it
+  fires name it by this, issue 10.4).
 
 Dedup keys (the transport-level guard; the ledger is the durable one): a daily schedule with a
 timezone uses its local date ``%Y%m%d`` in that zone, a UTC daily the UTC date; interval and cron
@@ -13,7 +15,11 @@ use the UTC minute ``%Y%m%dT%H%M``. Years below 1000 are zero-padded (``strftime
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
 
 from tocsin.core.instants import classify_cell, to_iso
 
@@ -46,4 +52,12 @@ def clock_identity(window: datetime) -> str:
     return f"window:{to_iso(window)}"
 
 
-__all__ = ["clock_identity", "date_identity", "normalize_value"]
+def definition_digest(trigger: Mapping[str, Any]) -> str:
+    """The content address of a stored trigger definition (``trigger_definitions.hash``): a
+    128-bit BLAKE2b of its canonical JSON (sorted keys, no spaces), as 32 hex digits. Equal
+    definitions share one row; a run names the one it executes by this digest."""
+    text = json.dumps(trigger, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+__all__ = ["clock_identity", "date_identity", "definition_digest", "normalize_value"]

@@ -13,8 +13,6 @@ unusable. ``when`` is checked only where it is evaluated (date_column_reached) o
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, TypeGuard
@@ -283,20 +281,11 @@ def classify_stored_config(triggers: object, columns: Mapping[str, str]) -> list
     return result
 
 
-def definition_digest(trigger: Mapping[str, Any]) -> str:
-    """The content address of a stored trigger definition (``trigger_definitions.hash``): a
-    128-bit BLAKE2b of its canonical JSON (sorted keys, no spaces), as 32 hex digits. Equal
-    definitions share one row; a run names the one it executes by this digest."""
-    text = json.dumps(trigger, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
-
-
 __all__ = [
     "ACTION_TYPES",
     "EVENTS",
     "classify_stored",
     "classify_stored_config",
-    "definition_digest",
     "is_schedule_trigger",
     "normalize_trigger",
     "stored_schedule_type",

@@ -32,9 +32,10 @@ from tocsin import messages
 from tocsin.core import windows
 from tocsin.core.adoption import adopt_ids
 from tocsin.core.cells import is_plain_json
+from tocsin.core.identity import definition_digest
 from tocsin.core.model import Table, TriggerState
 from tocsin.core.schedules import CLOCK_KINDS, Schedule, parse_schedule, schedule_to_dict
-from tocsin.core.triggers import definition_digest, validate_triggers
+from tocsin.core.triggers import validate_triggers
 from tocsin.engine.evaluate import clock_next_due
 from tocsin.errors import ConfigError, ValidationError
 from tocsin.store import records as store_records

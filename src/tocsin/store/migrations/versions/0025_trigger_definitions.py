@@ -1,7 +1,7 @@
 """Schedule runs name their frozen definition by hash instead of carrying a copy (issue 10.4).
 
 - ``trigger_definitions (hash, definition)``: each distinct stored trigger definition once,
-  content-addressed (``core.triggers.definition_digest``), written when a config is saved.
+  content-addressed (``core.identity.definition_digest``), written when a config is saved.
 - ``trigger_state.definition_hash``: the trigger's current definition. The tick copies this
   32-character hash into each run it creates (it used to copy the trigger's JSON out of the
   table's config, per run).
@@ -23,7 +23,7 @@ from collections.abc import Mapping
 import sqlalchemy as sa
 from alembic import op
 
-from tocsin.core.triggers import definition_digest
+from tocsin.core.identity import definition_digest
 
 revision = "0025"
 down_revision: str | None = "0022"
