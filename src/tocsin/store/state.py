@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, RowMapping, false, select, true, update
+from sqlalchemy import ColumnElement, CursorResult, RowMapping, false, select, true, update
 
 from tocsin.core.model import TriggerState
 from tocsin.store.bulk import instant_binder, instant_reader, update_rows
@@ -136,19 +136,28 @@ def stream_states(
 
 
 def _state_rows(tx: Tx, ids: list[str]) -> Iterator[Sequence[Any]]:
-    """The state rows of ``ids`` (sorted) in ``table_id`` order (the primary key's order)."""
+    """The state rows of ``ids`` (sorted) in ``table_id`` order (the primary key's order), as
+    the driver's plain tuples (no ``Row`` per row: a tuple of plain values stops being tracked
+    by the garbage collector at its first pass), fetched a chunk at a time."""
     order = " ORDER BY table_id, trigger_id"
     if tx.is_postgres:
         sql = f"SELECT {_COLUMNS} FROM trigger_state WHERE table_id = ANY(%s){order}"
-        for part in tx.conn.exec_driver_sql(sql, (ids,)).partitions(STREAM_ROWS):
-            yield from part
+        yield from _fetched(tx.conn.exec_driver_sql(sql, (ids,)))
         return
     for start in range(0, len(ids), IN_CHUNK):
         chunk = ids[start : start + IN_CHUNK]
         marks = ", ".join("?" * len(chunk))
         sql = f"SELECT {_COLUMNS} FROM trigger_state WHERE table_id IN ({marks}){order}"
-        for part in tx.conn.exec_driver_sql(sql, tuple(chunk)).partitions(STREAM_ROWS):
+        yield from _fetched(tx.conn.exec_driver_sql(sql, tuple(chunk)))
+
+
+def _fetched(result: CursorResult[Any]) -> Iterator[Sequence[Any]]:
+    """A raw statement's rows from its DBAPI cursor, :data:`STREAM_ROWS` at a time."""
+    try:
+        while part := result.cursor.fetchmany(STREAM_ROWS):
             yield from part
+    finally:
+        result.close()
 
 
 def states_of_tables(tx: Tx, *, table_ids: Sequence[str]) -> dict[str, dict[str, TriggerState]]:
