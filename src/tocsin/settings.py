@@ -86,6 +86,8 @@ class Settings:
     one rendered template value, of one record's data (serialized JSON; also each run's row
     snapshot), the columns of a table and their names, the triggers of a table and the actions
     of a trigger. Past a limit a write is refused with 400; a render fails its action.
+    ``body_timeout_s``: the time a request's body may take to arrive, from its first read
+    (a client trickling bytes holds a connection open: 408 past it).
     """
 
     database_url: str = "sqlite:///tocsin.db"
@@ -104,6 +106,7 @@ class Settings:
     max_triggers_per_table: int = 100
     max_actions_per_trigger: int = 20
     max_body_bytes: int = MAX_BODY_BYTES
+    body_timeout_s: float = 30.0
     metrics_token: str | None = field(default=None, repr=False)
     metrics_port: int | None = None
     metrics_host: str = "127.0.0.1"
@@ -129,6 +132,7 @@ class Settings:
             max_triggers_per_table=_count(env, "TOCSIN_MAX_TRIGGERS_PER_TABLE", 100),
             max_actions_per_trigger=_count(env, "TOCSIN_MAX_ACTIONS_PER_TRIGGER", 20),
             max_body_bytes=_count(env, "TOCSIN_MAX_BODY_BYTES", MAX_BODY_BYTES),
+            body_timeout_s=_positive(env, "TOCSIN_BODY_TIMEOUT_S", "30"),
             metrics_token=env.get("TOCSIN_METRICS_TOKEN") or None,
             metrics_port=metrics_port,
             metrics_host=metrics_host,

@@ -7,6 +7,7 @@ PostgreSQL stopped and restarted under a running server in ``tests/e2e/test_e2e_
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import socket
@@ -71,6 +72,55 @@ def test_a_chunked_body_over_the_cap_is_413_as_it_streams(
     assert "content-length" not in resp.request.headers
     assert resp.status_code == 413
     assert resp.json() == {"detail": messages.body_too_large(LIMIT)}
+
+
+def _asgi_post(app: Any, path: str, headers: dict[str, str], chunks: list[bytes]) -> list[Any]:
+    """POST ``chunks`` to ``app`` over raw ASGI, then never send the rest of the body (the
+    client stalls); the messages the app sent back."""
+    sent: list[Any] = []
+
+    async def scenario() -> None:
+        queue = [{"type": "http.request", "body": c, "more_body": True} for c in chunks]
+
+        async def receive() -> dict[str, Any]:
+            if queue:
+                return queue.pop(0)
+            await asyncio.Event().wait()  # a stalled client: nothing more ever arrives
+            raise AssertionError("unreachable")
+
+        async def send(message: Any) -> None:
+            sent.append(message)
+
+        raw = [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+        scope = {
+            "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+            "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": b"",
+            "root_path": "", "headers": raw, "client": ("127.0.0.1", 1), "server": ("t", 80),
+        }  # fmt: skip
+        await asyncio.wait_for(app(scope, receive, send), timeout=30)
+
+    asyncio.run(scenario())
+    return sent
+
+
+def test_a_body_that_stops_arriving_is_408_after_the_body_timeout(
+    tocsin: Tocsin, tenant: Tenant, table: dict[str, Any]
+) -> None:
+    """A client that sends part of its body and stalls holds nothing past the deadline."""
+    settings = dataclasses.replace(tocsin.settings, body_timeout_s=0.2)
+    app = create_app(settings, tocsin=tocsin)
+    headers = {**tenant.moderator, "content-type": "application/json", "content-length": "100"}
+    sent = _asgi_post(app, records_url(tenant, table), headers, [b'{"data": {"Ti'])
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+    assert start["status"] == 408
+    assert json.loads(body) == {"detail": messages.body_too_slow(0.2)}
+    assert tocsin.list_records(table["id"])["total"] == 0  # nothing written
+
+
+def test_the_body_timeout_is_a_setting() -> None:
+    assert Settings.from_environ({}).body_timeout_s == 30.0
+    assert Settings.from_environ({"TOCSIN_BODY_TIMEOUT_S": "5"}).body_timeout_s == 5.0
 
 
 @pytest.mark.parametrize(

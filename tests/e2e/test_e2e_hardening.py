@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import time
 import uuid
@@ -30,6 +31,7 @@ BODY_MB = 50
 # the idle footprint is ~95 MB (~103 MB on a first start, which migrates); what a 50 MB body
 # may add is bounded by the growth assertion
 PEAK_LIMIT_KB = 128 * 1024
+BODY_TIMEOUT_S = 2
 
 
 def memory_kb(pid: int) -> dict[str, int]:
@@ -60,6 +62,7 @@ def server(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str, dict[
         "TOCSIN_DATABASE_URL": f"sqlite:///{tmp_path}/tocsin.db",
         "TOCSIN_ADMIN_TOKEN": ADMIN,
         "TOCSIN_TICK_EVERY_S": "60",
+        "TOCSIN_BODY_TIMEOUT_S": str(BODY_TIMEOUT_S),
     }
     port = free_port()
     log = (tmp_path / "serve.log").open("wb")
@@ -132,6 +135,35 @@ def test_an_oversized_body_is_a_413_with_the_detail(
     resp = httpx.post(url, content=body, headers={"Authorization": f"Bearer {token}"}, timeout=30)
     assert resp.status_code == 413
     assert resp.json() == {"detail": messages.body_too_large(1024 * 1024)}
+
+
+def test_a_stalled_body_is_answered_408_and_its_connection_closed(
+    server: tuple[subprocess.Popen[bytes], str, dict[str, str]],
+) -> None:
+    """A client that promises 1,000 bytes, sends 10 and stalls gets a 408 once the body
+    deadline passes, and the server closes the connection (it does not wait forever)."""
+    _proc, base, env = server
+    chatroom = str(uuid.uuid4())
+    token = create_token(env, chatroom)
+    host, port = base.removeprefix("http://").split(":")
+    path = f"/private/module/custom_tables/chatroom/{chatroom}/tables"
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\n"
+        "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+    )
+    with socket.create_connection((host, int(port)), timeout=BODY_TIMEOUT_S + 20) as sock:
+        sock.sendall(head.encode() + b'{"name": "')
+        started = time.monotonic()
+        answer = b""
+        while chunk := sock.recv(65536):  # until the server closes the connection
+            answer += chunk
+        elapsed = time.monotonic() - started
+    status_line, _, rest = answer.partition(b"\r\n")
+    assert status_line.startswith(b"HTTP/1.1 408"), answer
+    assert rest.split(b"\r\n\r\n", 1)[1] == (
+        b'{"detail":"' + messages.body_too_slow(BODY_TIMEOUT_S).encode() + b'"}'
+    )
+    assert BODY_TIMEOUT_S - 0.5 <= elapsed < BODY_TIMEOUT_S + 15, elapsed
 
 
 @pytest.mark.parametrize("variable", ["TOCSIN_ADMIN_TOKEN", "TOCSIN_METRICS_TOKEN"])

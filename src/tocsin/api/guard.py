@@ -12,13 +12,17 @@ in order, before the application sees the request:
    unexpired, unrevoked) bearer token → 401 (the routes' own dependencies still decide roles and
    permissions: this only authenticates early);
 3. the body is counted as it streams (chunked uploads have no ``Content-Length``): past the
-   limit, reading it raises a 413 ``HTTPException`` that the application renders.
+   limit, reading it raises a 413 ``HTTPException`` that the application renders; and it must
+   arrive within ``Settings.body_timeout_s`` (``TOCSIN_BODY_TIMEOUT_S``) of its first read, or
+   reading it raises a 408 (a client trickling a body, or stopping short of its
+   ``Content-Length``, would otherwise hold its connection for as long as it likes).
 
 Every refusal is JSON ``{"detail": …}``, as the application's own errors.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import uuid
@@ -95,16 +99,27 @@ class RequestGuard:
         await self.app(scope, self.counted(receive), send)
 
     def counted(self, receive: Receive) -> Receive:
-        """``receive`` that raises a 413 once more than ``limit`` body bytes have arrived."""
-        seen = 0
+        """``receive`` that raises a 413 once more than ``limit`` body bytes have arrived, and a
+        408 when the body is not complete ``body_timeout_s`` after its first read (once it is,
+        a wait for the client's disconnect has no deadline)."""
+        seen, complete, deadline = 0, False, None
+        timeout = self.settings.body_timeout_s
 
         async def counting() -> Message:
-            nonlocal seen
-            message = await receive()
+            nonlocal seen, complete, deadline
+            if complete:
+                return await receive()
+            loop = asyncio.get_running_loop()
+            deadline = deadline or loop.time() + timeout
+            try:
+                message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
+            except TimeoutError:
+                raise HTTPException(408, detail=messages.body_too_slow(timeout)) from None
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.limit:
                     raise HTTPException(413, detail=messages.body_too_large(self.limit))
+                complete = not message.get("more_body", False)
             return message
 
         return counting

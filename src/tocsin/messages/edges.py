@@ -121,6 +121,10 @@ def body_too_large(limit: int) -> str:
     return f"the request body is larger than {limit} bytes (TOCSIN_MAX_BODY_BYTES)"
 
 
+def body_too_slow(seconds: float) -> str:
+    return f"the request body did not arrive within {seconds:g} s (TOCSIN_BODY_TIMEOUT_S)"
+
+
 def demo_running(database: str, holder: str, env_file: str) -> str:
     return (
         f"error: another tocsin demo is serving ./{database} from this directory ({holder}). "
