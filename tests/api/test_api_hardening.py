@@ -313,3 +313,17 @@ def test_an_expiry_must_be_aware_and_ahead(tocsin: Tocsin) -> None:
         tocsin.create_token(**scope, expires_at=datetime(2099, 1, 1))
     with pytest.raises(ValidationError, match="future"):
         tocsin.create_token(**scope, expires_at=datetime.now(UTC) - timedelta(seconds=1))
+
+
+def test_head_is_answered_as_get_without_a_body(
+    client: TestClient, tenant: Tenant, table: dict[str, Any]
+) -> None:
+    """``curl -I`` and HEAD probes get the GET's status and headers (they were 405)."""
+    for url, headers in (("/healthz", {}), (table_url(tenant, table), tenant.moderator)):
+        got, head = client.get(url, headers=headers), client.head(url, headers=headers)
+        assert got.status_code == head.status_code == 200, (url, head.text)
+        assert head.content == b""
+        assert head.headers["content-length"] == str(len(got.content))
+        assert head.headers["content-type"] == got.headers["content-type"]
+    assert client.head(table_url(tenant, table)).status_code == 401  # still authenticated
+    assert client.head("/no/such/route").status_code == 404

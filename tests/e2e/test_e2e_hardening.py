@@ -164,6 +164,10 @@ def test_a_stalled_body_is_answered_408_and_its_connection_closed(
         b'{"detail":"' + messages.body_too_slow(BODY_TIMEOUT_S).encode() + b'"}'
     )
     assert BODY_TIMEOUT_S - 0.5 <= elapsed < BODY_TIMEOUT_S + 15, elapsed
+    # the server is fine afterwards, and a HEAD probe (curl -I) is its GET without the body
+    head, get = httpx.head(f"{base}/readyz"), httpx.get(f"{base}/readyz")
+    assert head.status_code == get.status_code == 200 and head.content == b""
+    assert head.headers["content-length"] == str(len(get.content))
 
 
 @pytest.mark.parametrize("variable", ["TOCSIN_ADMIN_TOKEN", "TOCSIN_METRICS_TOKEN"])

@@ -27,6 +27,7 @@ from .deps import RejectUnexpectedBody, RejectUnknownQuery
 from .docs import install_docs
 from .errors import install_error_handlers
 from .guard import RequestGuard
+from .head import HeadAsGet
 from .metrics import Metrics, serve_metrics
 from .routes import (
     iac,
@@ -112,6 +113,7 @@ def create_app(
     install_error_handlers(app)
     install_docs(app)
     app.add_middleware(RequestGuard, tocsin=facade, settings=settings)
+    app.add_middleware(HeadAsGet)  # outermost: a HEAD is a GET from here on
     routers = (
         tables,
         triggers,
