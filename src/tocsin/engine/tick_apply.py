@@ -32,13 +32,15 @@ def apply_plans(tx: Tx, plans: Sequence[TablePlan], now: datetime) -> list[Outco
     created = dict.fromkeys((p.table_id for p in plans), 0)
     consumed: list[state.Consumed] = []
     still_due: dict[str, dict[str, datetime]] = {}
-    for fire, run_id in zip(fires, claimed, strict=True):
-        if run_id is None and fire.window is not None:  # refused: the window stays due
-            still_due.setdefault(fire.table_id, {})[fire.trigger_id] = fire.window
+    for (table_id, trigger_id, _, _, _, _, window, after), run_id in zip(
+        fires, claimed, strict=True
+    ):
+        if run_id is None and window is not None:  # refused: the window stays due
+            still_due.setdefault(table_id, {})[trigger_id] = window
             continue
-        created[fire.table_id] += int(bool(run_id))
-        if fire.window is not None:
-            consumed.append((fire.table_id, fire.trigger_id, fire.window, fire.next_due))
+        created[table_id] += int(bool(run_id))
+        if window is not None:
+            consumed.append((table_id, trigger_id, window, after))
     if tx.is_postgres:  # the updates below are by key: never a table hashed whole for a page
         dialects.keyed_access_only(tx)
     state.consume_windows(tx, consumed=consumed, now=now)
@@ -58,24 +60,25 @@ def claim_and_insert(tx: Tx, fires: Sequence[Fire], now: datetime) -> list[str |
     """Per fire: its run's id when this transaction claimed it and inserted the run, ``""``
     when the identity was claimed before, None when the run was refused (claim released)."""
     run_ids = uuid7s(now, len(fires))
-    rows = [(f.table_id, f.trigger_id, f.identity, r) for f, r in zip(fires, run_ids, strict=True)]
+    rows = [(*f[:3], r) for f, r in zip(fires, run_ids, strict=True)]
     got = ledger.claim_occurrences(tx, claims=rows, now=now)
     mine = [i for i, row in enumerate(rows) if row[:3] in got]
     new_runs = (  # consumed as the statement's rows are built: no NewRun outlives its row
         store_runs.NewRun(
             id=run_ids[i],
-            table_id=f.table_id,
-            trigger_id=f.trigger_id,
-            record_id=None if f.record is None else str(f.record["id"]),
+            table_id=table_id,
+            trigger_id=trigger_id,
+            record_id=None if record is None else str(record["id"]),
             source="schedule",
-            clock=f.window is not None,
-            payload={} if f.record is None else row_payload(f.record),
+            clock=window is not None,
+            payload={} if record is None else row_payload(record),
             definition=None,
-            identity=f.identity,
-            scheduled_for=f.scheduled_for,
-            definition_hash=f.definition_hash,
+            identity=identity,
+            scheduled_for=scheduled_for,
+            definition_hash=digest,
         )
-        for i, f in ((i, fires[i]) for i in mine)
+        for i in mine
+        for table_id, trigger_id, identity, digest, scheduled_for, record, window, _ in (fires[i],)
     )
     inserted = store_runs.insert_runs(tx, runs_=new_runs, now=now)
     ledger.release_occurrences(tx, claims=[rows[i] for i in mine if run_ids[i] not in inserted])

@@ -28,19 +28,16 @@ from tocsin.engine.tick_skips import clock_skips
 Cursor = tuple[datetime, str]  # a record's position: (created_at, id)
 
 
-@dataclass(slots=True)
-class Fire:
-    """One occurrence to claim, with its pending run. Clock fires consume ``window`` and move
-    the trigger's ``next_due_at`` to ``next_due``; date fires carry the record's row snapshot."""
-
-    table_id: str
-    trigger_id: str
-    identity: str
-    definition_hash: str | None  # what the run freezes: the trigger state's definition
-    scheduled_for: datetime | None
-    record: Mapping[str, Any] | None = None
-    window: datetime | None = None
-    next_due: datetime | None = None
+# One occurrence to claim, with its pending run: ``(table_id, trigger_id, identity,
+# definition_hash, scheduled_for, record, window, next_due)``. Clock fires consume ``window`` and
+# move the trigger's ``next_due_at`` to ``next_due`` (``record`` None); date fires carry the
+# record's row snapshot (``window`` and ``next_due`` None). A plain tuple on purpose: the garbage
+# collector stops tracking a tuple of plain values at its first pass, so a batch's thousands of
+# clock fires are never promoted to (nor walked by) its full passes, as objects would be.
+Fire = tuple[
+    str, str, str, str | None, datetime | None, Mapping[str, Any] | None, datetime | None,
+    datetime | None,
+]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,13 +69,15 @@ class TablePlan:
     fires: list[Fire] = field(default_factory=list)
     next_dues: dict[str, datetime | None] = field(default_factory=dict)
     cursors: dict[str, Cursor | None] = field(default_factory=dict)
-    skipped: list[tuple[str, Exception]] = field(default_factory=list)
-    skips: list[SkipRange] = field(default_factory=list)  # due occurrences that did not fire
+    # (empty tuples unless something is there: a batch's thousands of plans hold no empty lists)
+    skipped: tuple[tuple[str, Exception], ...] = ()
+    skips: tuple[SkipRange, ...] = ()  # due occurrences that did not fire
 
     def table_next_due(self, still_due: Mapping[str, datetime] | None = None) -> datetime:
         """The earliest ``next_due_at`` of the live states once the plan is applied
         (``still_due``: clock triggers whose run was refused, due at their window)."""
-        changed = {**self.next_dues, **{f.trigger_id: f.next_due for f in self.fires if f.window}}
+        fired = {tid: after for _, tid, _, _, _, _, window, after in self.fires if window}
+        changed = {**self.next_dues, **fired}
         changed.update(still_due or {})
         dues = (changed.get(tid, at) for tid, at in self.dues)
         return min((d for d in dues if d is not None), default=NEVER_DUE)
@@ -123,14 +122,15 @@ def plan_table(
                     plan_date(plan, trigger, state, scans[tid])
                 continue
             decided = decide_clock_trigger(trigger, state, now, tid in active)
-            plan.skips += decided_skips(trigger, state, decided, now, tid in active)
+            if skipped := decided_skips(trigger, state, decided, now, tid in active):
+                plan.skips += tuple(skipped)
         except Exception as exc:  # a broken trigger never fails the table (SPEC §6)
-            plan.skipped.append((tid, exc))
+            plan.skipped += ((tid, exc),)
             continue
-        if isinstance(decided, Fire):
-            plan.fires.append(decided)
-        elif decided is not None:
+        if isinstance(decided, NextDue):
             plan.next_dues[tid] = decided.at
+        elif decided is not None:
+            plan.fires.append(decided)
     return plan
 
 
@@ -147,10 +147,17 @@ def decide_clock_trigger(
         changed = verdict.next_due_at != state.next_due_at
         return NextDue(verdict.next_due_at) if changed else None
     window, tid = verdict.due_at, str(trigger.trigger_id)
-    ident, digest = window_identity(window), state.definition_hash
-    fire = Fire(table_id, tid, ident, digest, window, window=window)
-    fire.next_due = clock_next_due(spec, anchor=state.anchor, last_consumed=window)
-    return fire
+    after = clock_next_due(spec, anchor=state.anchor, last_consumed=window)
+    return (
+        table_id,
+        tid,
+        window_identity(window),
+        state.definition_hash,
+        window,
+        None,
+        window,
+        after,
+    )
 
 
 def decided_skips(
@@ -163,8 +170,8 @@ def decided_skips(
     """The skip records of a clock trigger's decision (issue 17, :mod:`tick_skips`): a fire
     (the windows it replaced), or a due window held by the fence (``NextDue`` onto a window
     ``<= now``: the windows it replaced). A fenced window already marked records nothing."""
-    if isinstance(decided, Fire) and decided.window is not None:
-        return clock_skips(trigger, state, decided.window, fired=True)
+    if isinstance(decided, tuple) and decided[6] is not None:  # a fire: its window
+        return clock_skips(trigger, state, decided[6], fired=True)
     if active and isinstance(decided, NextDue) and decided.at is not None and decided.at <= now:
         return clock_skips(trigger, state, decided.at, fired=False)
     return []
@@ -184,8 +191,10 @@ def plan_date(plan: TablePlan, trigger: StoredTrigger, state: TriggerState, scan
     earliest = NEVER_DUE
     for v in scan.verdicts:
         if v.verdict == "due_now" and v.identity is not None:
-            fire = Fire(plan.table_id, tid, v.identity, state.definition_hash, v.fire_at, v.record)
-            plan.fires.append(fire)
+            digest = state.definition_hash
+            plan.fires.append(
+                (plan.table_id, tid, v.identity, digest, v.fire_at, v.record, None, None)
+            )
         elif v.verdict == "scheduled_for_future" and v.fire_at is not None:
             earliest = min(earliest, v.fire_at)
     if scan.cursor != state.cursor:

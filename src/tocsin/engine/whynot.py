@@ -139,14 +139,14 @@ def _why(
     state = states[tid]
     if trigger_paused(state):
         return {"status": "skipped", "reason": PAUSED, "runs": 0}
-    fires = [f for f in plan.fires if f.trigger_id == tid] if plan else []
+    fires = [f for f in plan.fires if f[1] == tid] if plan else []  # (tick_plan.Fire)
     if fires:
         skipped = (
             [{"reason": r.reason, "count": r.count} for r in plan.skips if r.target_id == tid]
             if plan
             else []
         )
-        instants = [to_iso(f.scheduled_for) for f in fires[:10] if f.scheduled_for is not None]
+        instants = [to_iso(f[4]) for f in fires[:10] if f[4] is not None]  # scheduled_for
         return {"status": "fires", "runs": len(fires), "scheduled_for": instants, "skips": skipped}
     if plan is not None and any(s == tid for s, _ in plan.skipped):
         return {"status": "skipped", "reason": EVALUATION_ERROR, "runs": 0}

@@ -150,12 +150,16 @@ def _unnest(
 
 
 def _returned(result: Any) -> list[tuple[Any, ...]]:
-    """What RETURNING gave back, as plain tuples: a chunk of driver rows at a time, so none
-    outlives its chunk (rows kept for a whole batch are what the collector's full passes walk)."""
+    """What RETURNING gave back: the driver's plain tuples, read from its cursor a chunk at a
+    time (no ``Row`` per row: rows kept for a whole batch are what the collector's full passes
+    walk, and a tuple of plain values stops being tracked at its first pass)."""
     out: list[tuple[Any, ...]] = []
     if result.returns_rows:
-        for part in result.partitions(FETCH_ROWS):
-            out.extend(tuple(r) for r in part)
+        try:
+            while part := result.cursor.fetchmany(FETCH_ROWS):
+                out += part
+        finally:
+            result.close()
     return out
 
 
