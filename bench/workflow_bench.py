@@ -1,8 +1,8 @@
 """Workflow schedules firing at once: tocsin beside APScheduler 3 (SPEC §12; issue 12's Bar).
 
 10,000 schedules are due at the same instant. tocsin (one process, on a fresh SQLite file and on
-a fresh PostgreSQL schema): ``tick`` until every fire row is recorded (each tick fires up to 1,000
-due schedules set-based in one transaction: one claim of the due rows, one ledger claim for the
+a fresh PostgreSQL schema): ``tick`` until every fire row is recorded (a tick fires every due
+schedule, 1,000 set-based per transaction: one claim of the due rows, one ledger claim for the
 batch, bulk inserts of fire rows and pending workflow runs, one bulk ``next_fire_at`` update),
 then ``work`` until every (one-step, no-op) run is ``success`` (500 runs claimed in one
 statement, executed, then finished together in one transaction: one fenced UPDATE for the batch

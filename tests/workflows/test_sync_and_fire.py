@@ -9,7 +9,7 @@ import pytest
 from tocsin import Conflict, NotFound
 from tocsin.errors import ValidationError
 from tocsin.service import Tocsin
-from tocsin.workflows.firing import fire_due_schedules
+from tocsin.workflows.firing import fire_all_due_schedules, fire_due_schedules
 
 from .helpers import NOW, NY, daily, every_minute, minutes
 
@@ -200,6 +200,36 @@ def test_the_ledger_fences_an_instant_fired_twice(tocsin: Tocsin) -> None:
     assert fire_due_schedules(tocsin.store, now=at) == 0
     assert tocsin.schedules.fires("wf_tick-tock")["total"] == 1
     assert tocsin.workflow_runs()["total"] == 1
+
+
+def test_the_pass_fires_every_due_schedule_a_page_at_a_time(tocsin: Tocsin) -> None:
+    tocsin.register_workflows([every_minute()])
+    ids = [
+        tocsin.schedules.create(workflow_id="tick-tock", cron="* * * * *", timezone="UTC", now=NOW)[
+            "id"
+        ]
+        for _ in range(5)
+    ]
+    at = NOW + minutes(1)
+    # pages of two: 2 + 2 + 1 (the short page ends it), every schedule once
+    assert fire_all_due_schedules(tocsin.store, now=at, page=2) == 5
+    assert fire_all_due_schedules(tocsin.store, now=at, page=2) == 0
+    assert [tocsin.schedules.fires(i)["total"] for i in ids] == [1] * 5
+    assert tocsin.workflow_runs()["total"] == 5
+    tocsin.work(now=at)
+    # a page that comes back full is followed by one more claim, which finds nothing
+    assert fire_all_due_schedules(tocsin.store, now=at + minutes(1), page=5) == 5
+    assert tocsin.workflow_runs(status="pending")["total"] == 5
+
+
+def test_a_tick_fires_more_due_schedules_than_one_page(tocsin: Tocsin) -> None:
+    tocsin.register_workflows([every_minute()])
+    tocsin.schedules.create(workflow_id="tick-tock", cron="* * * * *", timezone="UTC", now=NOW)
+    tocsin.sync_schedules(now=NOW)
+    assert tocsin.fire_schedules(now=NOW + minutes(1), limit=1) == 1  # one page: up to limit
+    # the tick drains: the other one fires now, not a tick later
+    assert tocsin.tick(now=NOW + minutes(1))["schedules_fired"] == 1
+    assert tocsin.workflow_runs()["total"] == 2
 
 
 def test_unregistered_workflow_is_a_publish_failed_fire(tocsin: Tocsin) -> None:

@@ -25,7 +25,7 @@ from tocsin.store.tx import Tx
 from tocsin.workflows import runner
 from tocsin.workflows.compound import fire_trigger_schedules
 from tocsin.workflows.definition import Workflow
-from tocsin.workflows.firing import fire_due_schedules, new_run
+from tocsin.workflows.firing import fire_all_due_schedules, fire_due_schedules, new_run
 from tocsin.workflows.sync import sync_schedules
 from tocsin.workflows.views import public_run, public_workflow
 
@@ -74,10 +74,16 @@ class WorkflowService(Service):
         registry = list(self.workflows.values())
         return sync_schedules(self.store, declared, now=self._now(now), workflows=registry)
 
-    def fire_schedules(self, now: datetime | None = None, limit: int = 1000) -> int:
-        """Only the schedule half of ``tick``: fire due workflow schedules; returns the fires."""
+    def fire_schedules(
+        self, now: datetime | None = None, limit: int = 1000, *, drain: bool = False
+    ) -> int:
+        """Only the schedule half of ``tick``: fire due workflow schedules (up to ``limit``; with
+        ``drain``, every due one, ``limit`` rows per transaction); returns the fires."""
         at = self._now(now)
-        fired = fire_due_schedules(self.store, now=at, limit=limit)
+        if drain:
+            fired = fire_all_due_schedules(self.store, now=at, page=limit)
+        else:
+            fired = fire_due_schedules(self.store, now=at, limit=limit)
         return fired + fire_trigger_schedules(self.store, now=at, limit=limit)
 
     # --- runs ----------------------------------------------------------------------------------

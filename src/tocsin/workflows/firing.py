@@ -17,7 +17,8 @@ One transaction per call:
    stored expression no longer parses records a ``publish_failed`` fire with the error instead;
 6. ``next_fire_at`` moves to the first instant after ``now``.
 
-Returns the number of fire rows recorded.
+Returns the number of fire rows recorded. :func:`fire_all_due_schedules` (the tick) repeats it a
+page at a time until every schedule due at ``now`` has fired.
 """
 
 from __future__ import annotations
@@ -83,10 +84,37 @@ def fire_due_schedules(
     registered: Collection[str] | None = None,
 ) -> int:
     """Fire every due schedule (up to ``limit``) at ``now``; returns the fires recorded."""
+    return _fire_page(store, now, limit, registered)[1]
+
+
+def fire_all_due_schedules(
+    store: Store,
+    *,
+    now: datetime,
+    page: int = DEFAULT_LIMIT,
+    registered: Collection[str] | None = None,
+) -> int:
+    """:func:`fire_due_schedules` a page of ``page`` rows at a time (each page its own
+    transaction) until a page comes back short: every schedule due at ``now`` fires in one
+    call (the tick's pass). It ends: a claimed row's ``next_fire_at`` moves past ``now`` (or to
+    NULL) in its page's transaction, so no row is claimed twice at one ``now``. Returns the
+    fires recorded."""
+    total = 0
+    while True:
+        claimed, fired = _fire_page(store, now, page, registered)
+        total += fired
+        if claimed < page:
+            return total
+
+
+def _fire_page(
+    store: Store, now: datetime, limit: int, registered: Collection[str] | None
+) -> tuple[int, int]:
+    """One transaction: (due rows claimed, fires recorded)."""
     with store.begin() as tx:
         rows = store_schedules.claim_due_schedules(tx, now=now, limit=limit)
         if not rows:
-            return 0
+            return 0, 0
         skipping = [r["id"] for r in rows if r["overlap"] == "skip"]
         busy = store_runs.active_schedule_ids(tx, schedule_ids=skipping)
         batch = _Batch(ids=uuid7s(now, 2 * len(rows))[::-1])
@@ -97,7 +125,7 @@ def fire_due_schedules(
         store_schedules.insert_fires(tx, fires=batch.fires)
         store_schedules.advance_schedules(tx, moves=batch.moves, now=now)
         store_skips.record_skips(tx, ranges=batch.skips, now=now)
-    return len(batch.fires)
+    return len(rows), len(batch.fires)
 
 
 def _plan(row: Mapping[str, Any], now: datetime, busy: set[str], batch: _Batch) -> None:
@@ -229,6 +257,7 @@ def new_run(
 __all__ = [
     "DEFAULT_LIMIT",
     "LEDGER_NAMESPACE",
+    "fire_all_due_schedules",
     "fire_due_schedules",
     "new_run",
     "schedule_fire",
