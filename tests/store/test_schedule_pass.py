@@ -217,3 +217,68 @@ def test_bulk_columns_holding_one_value_read_back_per_row(store: Store) -> None:
             got = with_columns(tx, kinds, body, columns)
             want = sorted(zip(columns[0], columns[1], columns[3], strict=True))
             assert [tuple(r) for r in got] == want
+
+
+def test_finish_rows_write_plain_values_under_each_claim_fence(store: Store) -> None:
+    runs = [
+        new_run(run_id=new_id(), workflow_id="wf", input={}, now=NOW, trigger="manual")
+        for _ in range(3)
+    ]
+    later = NOW + timedelta(seconds=5)
+    with store.begin() as tx:
+        store_runs.insert_runs(tx, rows=runs)
+        claimed = store_runs.claim_next_runs(tx, now=NOW, limit=3, workflow_ids=["wf"])
+    done, paused, stale = (r["id"] for r in claimed)
+    receipts = [{"id": "s", "status": "success", "output": {"n": 1}}]
+    rows = [
+        store_runs.finish_row(
+            done,
+            1,
+            {
+                "status": "success",
+                "steps": receipts,
+                "output": {"n": 1},
+                "error": None,
+                "suspend_payload": None,
+            },
+            later,
+        ),
+        store_runs.finish_row(
+            paused,
+            1,
+            {
+                "status": "suspended",
+                "steps": [],
+                "output": None,
+                "error": None,
+                "suspend_payload": {"ask": "ok?"},
+            },
+            later,
+        ),
+        # a claim lost meanwhile (requeued and claimed again: attempts moved on)
+        store_runs.finish_row(
+            stale,
+            0,
+            {
+                "status": "failed",
+                "steps": [],
+                "output": None,
+                "error": "late",
+                "suspend_payload": None,
+            },
+            later,
+        ),
+    ]
+    assert all(type(v) in (str, int, bool, type(None), type(later)) for row in rows for v in row)
+    with store.begin() as tx:
+        assert store_runs.finish_rows(tx, rows=rows) == {done, paused}
+    with store.read() as tx:
+        got = store_runs.runs_by_id(tx, run_ids=[done, paused, stale])
+    assert (got[done]["status"], got[done]["steps"], got[done]["output"]) == (
+        "success",
+        receipts,
+        {"n": 1},
+    )
+    assert got[done]["ended_at"] == later and got[paused]["ended_at"] is None
+    assert got[paused]["suspend_payload"] == {"ask": "ok?"} and got[paused]["status"] == "suspended"
+    assert got[stale]["status"] == "running" and got[stale]["error"] is None

@@ -297,30 +297,49 @@ _FINISH_MANY = (  # SQLite: prepared once, executed per row (bulk.update_rows)
 )
 
 
+FinishRow = tuple[str, str, str | None, str | None, str | None, datetime, bool, str, int]
+"""A run's finish as plain values (:func:`finish_row`): status, steps, output and suspend
+payload as their JSON text, error, the instant, whether it ends the run, run id, attempts."""
+
+
+def finish_row(run_id: str, attempts: int, values: Mapping[str, Any], now: datetime) -> FinishRow:
+    """The finish of one run (``values`` names every key of ``FINISH_KEYS``) as plain values:
+    made as each run ends, it holds no object of the run (a batch's runs are not kept alive
+    until their one finish statement)."""
+    status = values["status"]
+    return (
+        status,
+        json.dumps(values["steps"]),
+        json_text(values["output"]),
+        values["error"],
+        json_text(values["suspend_payload"]),
+        now,
+        status in ("success", "failed"),
+        run_id,
+        attempts,
+    )
+
+
 def finish_runs(
     tx: Tx, *, finishes: Sequence[tuple[str, int, Mapping[str, Any], datetime]]
 ) -> set[str]:
-    """:func:`finish_run` for many runs in one executemany of a prepared driver statement:
-    ``(run_id, attempts, values, now)`` each, every one under its own claim fence. Returns the
-    ids the fence let through (PostgreSQL: the UPDATE's RETURNING; SQLite, whose executemany
-    returns no rows: the runs now at that status and attempt, read in the same transaction)."""
+    """:func:`finish_run` for many runs: ``(run_id, attempts, values, now)`` each
+    (:func:`finish_rows`)."""
+    return finish_rows(tx, rows=[finish_row(*f) for f in finishes])
+
+
+def finish_rows(tx: Tx, *, rows: Sequence[FinishRow]) -> set[str]:
+    """Finish many runs (:func:`finish_row` each) in one executemany of a prepared driver
+    statement, every one under its own claim fence. Returns the ids the fence let through
+    (PostgreSQL: the UPDATE's RETURNING; SQLite, whose executemany returns no rows: the runs now
+    at that status and attempt, read in the same transaction)."""
     tx.require_writable()
-    if not finishes:
+    if not rows:
         return set()
     bind = instant_binder(tx)
     params = [
-        (
-            values["status"],
-            json.dumps(values["steps"]),
-            json_text(values["output"]),
-            values["error"],
-            json_text(values["suspend_payload"]),
-            bind(now),
-            bind(now) if values["status"] in ("success", "failed") else None,
-            run_id,
-            attempts,
-        )
-        for run_id, attempts, values, now in finishes
+        (status, steps, output, error, suspend, bind(at), bind(at) if ends else None, rid, att)
+        for status, steps, output, error, suspend, at, ends, rid, att in rows
     ]
     if tx.is_postgres:
         rows = with_rows(
@@ -328,7 +347,7 @@ def finish_runs(
         )
         return {str(r[0]) for r in rows}
     update_rows(tx, _FINISH_COLUMNS, _FINISH_FROM_V, params, _FINISH_MANY)
-    wanted = {run_id: (values["status"], attempts) for run_id, attempts, values, _ in finishes}
+    wanted = {row[7]: (row[0], row[8]) for row in rows}
     ids = sorted(wanted)
     won: set[str] = set()
     for start in range(0, len(ids), 500):
@@ -396,10 +415,13 @@ def count_runs(tx: Tx, *, status: str | None = None) -> int:
 
 __all__ = [
     "RUN_STATUSES",
+    "FinishRow",
     "active_schedule_ids",
     "claim_next_runs",
     "claim_run",
     "count_runs",
+    "finish_row",
+    "finish_rows",
     "finish_run",
     "finish_runs",
     "get_run",

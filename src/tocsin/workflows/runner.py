@@ -12,7 +12,7 @@ run: an unexpected error fails that run.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -69,20 +69,20 @@ def execute_pending(
             batch = store_runs.claim_next_runs(tx, now=at, limit=want, workflow_ids=ids)
         if not batch:
             break
+        count += len(batch)
         if pool is None:
             execute_batch(store, registry, batch, now=now, clock=clock)
         else:
             for run in batch:
                 at = clock() if clock is not None else now
                 pool.submit(partial(execute_claimed, store, registry, run, now=at))
-        count += len(batch)
     return count
 
 
 def execute_batch(
     store: Store,
     registry: Registry,
-    runs: Sequence[Mapping[str, Any]],
+    runs: list[dict[str, Any]],
     *,
     now: datetime,
     clock: Callable[[], datetime] | None = None,
@@ -91,24 +91,34 @@ def execute_batch(
     transaction (each under its own claim fence). Intermediate stages' receipts are still
     stored as each completes; a process killed before the finish leaves the batch ``running``
     for the stale-run sweep, which hands it back to pending (resumed after its stored
-    receipts). Never raises because of a run."""
-    finishes: list[tuple[Mapping[str, Any], dict[str, Any], datetime]] = []
-    for run in runs:
+    receipts). Never raises because of a run.
+
+    ``runs`` is consumed, oldest first: a run's row is let go as it ends, and what its finish
+    keeps is plain values (``store_runs.finish_row``): a batch's runs and receipts are not all
+    kept alive until the finish (every one of them walked by the collector's passes)."""
+    runs.reverse()
+    finishes: list[store_runs.FinishRow] = []
+    succeeded: list[tuple[str, str, str | None, datetime]] = []
+    while runs:
+        run = runs.pop()
         at = clock() if clock is not None else now
         values = run_to_end(store, registry, run, now=at)
-        if values is not None:
-            finishes.append((run, values, at))
+        if values is None:
+            continue
+        run_id = str(run["id"])
+        finishes.append(store_runs.finish_row(run_id, int(run["attempts"]), values, at))
+        if values["status"] == "success":
+            succeeded.append((run_id, str(run["workflow_id"]), run.get("schedule_id"), at))
+    del run, values
     with store.begin() as tx:
-        won = store_runs.finish_runs(
-            tx, finishes=[(str(r["id"]), int(r["attempts"]), v, at) for r, v, at in finishes]
-        )
+        won = store_runs.finish_rows(tx, rows=finishes)
         # the events of the runs the fence let finish ``success`` (not one canceled meanwhile),
         # in one statement for the batch; made only when some schedule listens (lazy)
         events = (
             (kind, subject, at)
-            for run, values, at in finishes
-            if values["status"] == "success" and str(run["id"]) in won
-            for kind, subject in success_events(run)
+            for run_id, workflow_id, schedule_id, at in succeeded
+            if run_id in won
+            for kind, subject in _success_events(workflow_id, schedule_id)
         )
         store_events.insert_events_at(tx, events=events)
 
@@ -141,9 +151,13 @@ def execute_claimed(
 def success_events(run: Mapping[str, Any]) -> list[tuple[str, str]]:
     """The events of a run's success (SPEC §13): ``workflow_succeeded`` and, for a run a
     schedule fired, ``schedule_succeeded``; written with the run's final status."""
-    events = [("workflow_succeeded", str(run["workflow_id"]))]
-    if run.get("schedule_id"):
-        events.append(("schedule_succeeded", str(run["schedule_id"])))
+    return _success_events(str(run["workflow_id"]), run.get("schedule_id"))
+
+
+def _success_events(workflow_id: str, schedule_id: str | None) -> list[tuple[str, str]]:
+    events = [("workflow_succeeded", workflow_id)]
+    if schedule_id:
+        events.append(("schedule_succeeded", str(schedule_id)))
     return events
 
 
