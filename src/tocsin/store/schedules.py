@@ -158,12 +158,14 @@ def claim_due_schedules(tx: Tx, *, now: datetime, limit: int) -> list[dict[str, 
         keyed_access_only(tx)  # the page in ix_workflow_schedules_due's order, none sorted
     found = tx.conn.exec_driver_sql(sql, (instant_binder(tx)(now), limit)).fetchall()
     instant = instant_reader()
+    texts: dict[str, JSONText] = {}  # one JSONText per distinct text (schedules share inputs)
     out = []
     for row in found:
         item = dict(zip(_DUE_COLUMNS, row, strict=True))
         for name in _DUE_JSON:
             text = item[name]
-            item[name] = None if text is None else JSONText(text)
+            if text is not None:
+                item[name] = texts.get(text) or texts.setdefault(text, JSONText(text))
         item["next_fire_at"] = instant(item["next_fire_at"])
         out.append(item)
     return out

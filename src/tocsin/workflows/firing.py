@@ -23,7 +23,7 @@ page at a time until every schedule due at ``now`` has fired.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -44,14 +44,9 @@ LEDGER_NAMESPACE = "workflow"
 DEFAULT_LIMIT = 1000
 
 
-@dataclass(slots=True)
-class _Pending:
-    """A due row whose instant is to be claimed in the ledger (one batched claim per call)."""
-
-    row: Mapping[str, Any]
-    scheduled_for: datetime
-    run_id: str
-    move: dict[str, Any]
+# a due row whose instant is to be claimed in the ledger (one batched claim per call): (index of
+# the row in the page, scheduled_for, run id, index of its move); plain values, no object held
+_Pending = tuple[int, datetime, str, int]
 
 
 @dataclass(slots=True)
@@ -67,6 +62,14 @@ class _Batch:
     timings: dict[tuple[str, str], tuple[datetime | None, datetime | None]] = field(
         default_factory=dict
     )
+
+    identities: dict[datetime, str] = field(default_factory=dict)  # scheduled_for → ISO text
+
+    def identity(self, scheduled_for: datetime) -> str:
+        text = self.identities.get(scheduled_for)
+        if text is None:
+            text = self.identities[scheduled_for] = scheduled_for.isoformat()
+        return text
 
     def timing(self, cron: str, tz: str, now: datetime) -> tuple[datetime | None, datetime | None]:
         key = (cron, tz)
@@ -118,9 +121,9 @@ def _fire_page(
         skipping = [r["id"] for r in rows if r["overlap"] == "skip"]
         busy = store_runs.active_schedule_ids(tx, schedule_ids=skipping)
         batch = _Batch(ids=uuid7s(now, 2 * len(rows))[::-1])
-        for row in rows:
-            _plan(row, now, busy, batch)
-        _claim(tx, now, registered, batch)
+        for index, row in enumerate(rows):
+            _plan(index, row, now, busy, batch)
+        _claim(tx, now, registered, rows, batch)
         store_runs.insert_runs(tx, rows=batch.runs)
         store_schedules.insert_fires(tx, fires=batch.fires)
         store_schedules.advance_schedules(tx, moves=batch.moves, now=now)
@@ -128,7 +131,7 @@ def _fire_page(
     return len(rows), len(batch.fires)
 
 
-def _plan(row: Mapping[str, Any], now: datetime, busy: set[str], batch: _Batch) -> None:
+def _plan(index: int, row: Mapping[str, Any], now: datetime, busy: set[str], batch: _Batch) -> None:
     try:
         due, following = batch.timing(row["cron"], row["timezone"], now)
     except (CronError, ValueError) as exc:
@@ -138,37 +141,41 @@ def _plan(row: Mapping[str, Any], now: datetime, busy: set[str], batch: _Batch) 
         batch.fires.append(fire)
         batch.moves.append({"id": row["id"], "next_fire_at": None, "fire_id": fire["id"]})
         return
-    move: dict[str, Any] = {"id": row["id"], "next_fire_at": following}
-    batch.moves.append(move)
+    move = len(batch.moves)
+    batch.moves.append({"id": row["id"], "next_fire_at": following})
     decision = catchup.decide(row, due, busy=row["id"] in busy, now=now)  # issue 17
     batch.skips += decision.skips
     for scheduled_for in decision.fire:
         run_id = batch.ids.pop() if batch.ids else uuid7(now)
-        batch.pending.append(_Pending(row, scheduled_for, run_id, move))
+        batch.pending.append((index, scheduled_for, run_id, move))
 
 
-def _claim(tx: Tx, now: datetime, registered: Collection[str] | None, batch: _Batch) -> None:
+def _claim(
+    tx: Tx,
+    now: datetime,
+    registered: Collection[str] | None,
+    rows: Sequence[Mapping[str, Any]],
+    batch: _Batch,
+) -> None:
     """Claim every pending ``(schedule_id, scheduled_for)`` at once; a claim the ledger does
     not return was fired already (by this host or another) and records nothing."""
     claims = [
-        (LEDGER_NAMESPACE, p.row["id"], p.scheduled_for.isoformat(), p.run_id)
-        for p in batch.pending
+        (LEDGER_NAMESPACE, rows[index]["id"], batch.identity(scheduled_for), run_id)
+        for index, scheduled_for, run_id, _ in batch.pending
     ]
     got = claim_occurrences(tx, claims=claims, now=now) if claims else set()
-    for pending, (_, schedule_id, identity, _) in zip(batch.pending, claims, strict=True):
-        if (LEDGER_NAMESPACE, schedule_id, identity) not in got:
+    for (index, scheduled_for, run_id, move), claim in zip(batch.pending, claims, strict=True):
+        if claim[:3] not in got:
             continue
-        row, scheduled_for = pending.row, pending.scheduled_for
+        row = rows[index]
         if registered is not None and row["workflow_id"] not in registered:
             error = messages.workflow_unknown(row["workflow_id"])
             fire = schedule_fire(row, scheduled_for, now, run_id=None, error=error, ids=batch.ids)
         else:
-            batch.runs.append(schedule_run(row, pending.run_id, scheduled_for, now))
-            fire = schedule_fire(
-                row, scheduled_for, now, run_id=pending.run_id, error=None, ids=batch.ids
-            )
+            batch.runs.append(schedule_run(row, run_id, scheduled_for, now))
+            fire = schedule_fire(row, scheduled_for, now, run_id=run_id, error=None, ids=batch.ids)
         batch.fires.append(fire)
-        pending.move["fire_id"] = fire["id"]
+        batch.moves[move]["fire_id"] = fire["id"]
 
 
 def schedule_fire(
