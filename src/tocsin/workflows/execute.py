@@ -21,7 +21,7 @@ import json
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any, Literal, NoReturn
 
@@ -138,8 +138,19 @@ def _context(s: Step, run: Mapping[str, Any], now: datetime) -> StepContext:
     )
 
 
+def _stamp(now: datetime) -> str:
+    """``now.isoformat()``, kept: a batch's runs share one clock value. Keyed by the offset
+    too: instants that compare equal in two zones are written apart."""
+    return _iso(now, now.utcoffset())
+
+
+@lru_cache(maxsize=64)
+def _iso(now: datetime, offset: timedelta | None) -> str:
+    return now.isoformat()
+
+
 def _run_step(s: Step, data: Any, run: Mapping[str, Any], now: datetime) -> Receipt:
-    stamp = now.isoformat()  # the receipt's start and end: the pass's one clock value
+    stamp = _stamp(now)  # the receipt's start and end: the pass's one clock value
     receipt: Receipt = {"id": s.id, "status": "running", "output": None, "error": None}
     receipt["started_at"] = stamp
     try:
@@ -164,7 +175,7 @@ def _run_step(s: Step, data: Any, run: Mapping[str, Any], now: datetime) -> Rece
 def _call(s: Step, arg: Any, ctx: StepContext) -> Any:
     takes_ctx = _arity(s.fn) != 1
     result = s.fn(arg, ctx) if takes_ctx else s.fn(arg)
-    if inspect.isawaitable(result):
+    if not isinstance(result, BaseModel) and inspect.isawaitable(result):
         return asyncio.run(_await(result))
     return result
 
