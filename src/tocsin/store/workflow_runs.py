@@ -350,9 +350,12 @@ def finish_rows(tx: Tx, *, rows: Sequence[FinishRow]) -> set[str]:
     wanted = {row[7]: (row[0], row[8]) for row in rows}
     ids = sorted(wanted)
     won: set[str] = set()
-    for start in range(0, len(ids), 500):
-        stmt = select(R.c.id, R.c.status, R.c.attempts).where(R.c.id.in_(ids[start : start + 500]))
-        won.update(str(i) for i, st, att in tx.conn.execute(stmt) if wanted[i] == (st, att))
+    for start in range(0, len(ids), 500):  # plain driver rows: a batch's worth per finish
+        chunk = ids[start : start + 500]
+        marks = ", ".join("?" * len(chunk))
+        sql = f"SELECT id, status, attempts FROM workflow_runs WHERE id IN ({marks})"
+        found = tx.conn.exec_driver_sql(sql, tuple(chunk)).fetchall()
+        won.update(i for i, st, att in found if wanted[i] == (st, att))
     return won
 
 
