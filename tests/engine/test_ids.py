@@ -48,3 +48,16 @@ def test_ids_made_by_racing_threads_are_distinct() -> None:
 def test_an_instant_before_the_epoch_still_gives_a_valid_id() -> None:
     early = datetime(1900, 1, 1, tzinfo=UTC)
     assert _ms(uuid7(early)) == 0 and uuid.UUID(uuid7(early)).version == 7
+
+
+def test_the_text_is_the_uuid_of_the_128_bit_value_across_the_counter_s_top_bits() -> None:
+    from tocsin.engine.ids import _texts
+
+    def reference(ms: int, counter: int) -> str:
+        value = (ms << 80) | (0x7 << 76) | (0b10 << 62)
+        value |= ((counter >> 62) << 64) | (counter & 0x3FFF_FFFF_FFFF_FFFF)
+        return str(uuid.UUID(int=value))
+
+    ms = int(AT.timestamp() * 1000)
+    for start in (0, (1 << 62) - 3, (5 << 62) + 17, (1 << 74) - 4):
+        assert _texts(ms, start, start + 4) == [reference(ms, c) for c in range(start, start + 4)]

@@ -36,12 +36,27 @@ def uuid7s(at: datetime, count: int) -> list[str]:
         if end >> _RANDOM_BITS:  # the millisecond's space is used up: start afresh
             start, end = 0, count
         _last["ms"], _last["counter"] = ms, end - 1
-    head = (ms << 80) | (0x7 << 76) | (0b10 << 62)
+    return _texts(ms, start, end)
+
+
+_LOW62 = 0x3FFF_FFFF_FFFF_FFFF
+_VARIANT = 0b10 << 62
+
+
+def _texts(ms: int, start: int, end: int) -> list[str]:
+    """The ids of counters ``start .. end - 1`` in millisecond ``ms``. The first 64 bits (the
+    instant, the version, the counter's top 12 bits) are formatted once per run of counters
+    sharing them, the last 64 (variant and the counter's low 62 bits) per id."""
     out = []
+    top = -1
+    prefix = ""
     for counter in range(start, end):
-        value = head | ((counter >> 62) << 64) | (counter & 0x3FFF_FFFF_FFFF_FFFF)
-        h = f"{value:032x}"
-        out.append(f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}")
+        if counter >> 62 != top:
+            top = counter >> 62
+            h = f"{(ms << 16) | (0x7 << 12) | top:016x}"
+            prefix = f"{h[:8]}-{h[8:12]}-{h[12:]}-"
+        low = f"{_VARIANT | (counter & _LOW62):016x}"
+        out.append(f"{prefix}{low[:4]}-{low[4:]}")
     return out
 
 
