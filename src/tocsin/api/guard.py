@@ -110,7 +110,8 @@ class RequestGuard:
             if complete:
                 return await receive()
             loop = asyncio.get_running_loop()
-            deadline = deadline or loop.time() + timeout
+            if deadline is None:
+                deadline = loop.time() + timeout
             try:
                 message = await asyncio.wait_for(receive(), max(0.0, deadline - loop.time()))
             except TimeoutError:
