@@ -141,6 +141,17 @@ def _clock_run(tx: Any, table_id: str, trigger_id: str) -> Any:
     )  # fmt: skip
 
 
+def _old_state_row(tx: Any, table_id: str) -> None:
+    """The interval trigger ``nightly``'s state row, written as an older revision held it (only
+    the columns every revision since 0001 has)."""
+    tx.conn.execute(
+        trigger_state.insert().values(
+            trigger_id="nightly", table_id=table_id, kind="interval", anchor=NOW,
+            schedule_hash="h1", next_due_at=NOW, updated_at=NOW,
+        )
+    )  # fmt: skip
+
+
 def test_trigger_ids_become_per_table_and_existing_rows_survive(store: Store, table: Table) -> None:
     """Migration 0020 (SQLite: a rebuilt table): trigger_state's key and the one-active-run
     index gain the table; a state row and an active clock run written at 0019 are kept and
@@ -153,12 +164,7 @@ def test_trigger_ids_become_per_table_and_existing_rows_survive(store: Store, ta
         command.downgrade(alembic_config(tx.conn), "0019")
     assert key() == ["trigger_id"]
     with store.begin() as tx:  # rows as 0019 held them (plain inserts: no per-table conflict key)
-        tx.conn.execute(
-            trigger_state.insert().values(
-                trigger_id="nightly", table_id=table.id, kind="interval", anchor=NOW,
-                schedule_hash="h1", next_due_at=NOW, updated_at=NOW,
-            )
-        )  # fmt: skip
+        _old_state_row(tx, table.id)
         tx.conn.execute(
             runs.insert().values(
                 id="r-old", table_id=table.id, trigger_id="nightly", source="schedule",
@@ -232,12 +238,7 @@ def test_stored_configs_get_their_definitions_and_runs_keep_theirs_both_ways(
             text("UPDATE tables SET triggers = :c WHERE id = :i"),
             {"c": json.dumps([row_event, nightly]), "i": table.id},
         )
-        tx.conn.execute(
-            trigger_state.insert().values(
-                trigger_id="nightly", table_id=table.id, kind="interval", anchor=NOW,
-                schedule_hash="h1", next_due_at=NOW, updated_at=NOW,
-            )
-        )  # fmt: skip
+        _old_state_row(tx, table.id)
         tx.conn.execute(
             text(
                 "INSERT INTO runs (id, table_id, trigger_id, source, clock, status, attempts,"

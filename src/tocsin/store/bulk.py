@@ -13,7 +13,7 @@ Instants are converted by THE instant conversion of the store, ``UTCDateTime``
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from itertools import chain
 from operator import itemgetter
@@ -23,7 +23,7 @@ from tocsin.store.schema import UTCDateTime
 from tocsin.store.tx import Tx
 
 ROWS_PER_STATEMENT = 1000  # SQLite: x at most 9 parameters, under its limit of 32766
-FETCH_ROWS = 256  # RETURNING rows converted to plain tuples at a time
+FETCH_ROWS = 256  # driver rows fetched at a time (driver_rows)
 Column = tuple[str, str]  # (name in v, PostgreSQL type: text | timestamp)
 
 
@@ -149,18 +149,21 @@ def _unnest(
     return _returned(tx.conn.exec_driver_sql(sql, (*scalars, *unnested)))
 
 
+def driver_rows(result: Any) -> Iterator[tuple[Any, ...]]:
+    """A raw statement's rows as the driver's plain tuples, read from its DBAPI cursor
+    :data:`FETCH_ROWS` at a time (no ``Row`` per row: rows kept for a whole batch are what the
+    collector's full passes walk, and a tuple of plain values stops being tracked at its first
+    pass); the result is closed once read."""
+    try:
+        while part := result.cursor.fetchmany(FETCH_ROWS):
+            yield from part
+    finally:
+        result.close()
+
+
 def _returned(result: Any) -> list[tuple[Any, ...]]:
-    """What RETURNING gave back: the driver's plain tuples, read from its cursor a chunk at a
-    time (no ``Row`` per row: rows kept for a whole batch are what the collector's full passes
-    walk, and a tuple of plain values stops being tracked at its first pass)."""
-    out: list[tuple[Any, ...]] = []
-    if result.returns_rows:
-        try:
-            while part := result.cursor.fetchmany(FETCH_ROWS):
-                out += part
-        finally:
-            result.close()
-    return out
+    """What RETURNING gave back (:func:`driver_rows`; none for a statement without it)."""
+    return list(driver_rows(result)) if result.returns_rows else []
 
 
 def with_rows(
@@ -199,6 +202,7 @@ __all__ = [
     "ROWS_PER_STATEMENT",
     "JSONText",
     "column_values",
+    "driver_rows",
     "instant_binder",
     "instant_reader",
     "json_text",

@@ -29,10 +29,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, CursorResult, RowMapping, false, select, true, update
+from sqlalchemy import ColumnElement, RowMapping, false, select, true, update
 
 from tocsin.core.model import TriggerState
-from tocsin.store.bulk import instant_binder, instant_reader, update_rows
+from tocsin.store.bulk import driver_rows, instant_binder, instant_reader, update_rows
 from tocsin.store.dialects import upsert_insert
 from tocsin.store.schema import trigger_state
 from tocsin.store.tx import Tx
@@ -55,7 +55,6 @@ STATE_FIELDS = (
 )
 _COLUMNS = ", ".join(STATE_FIELDS)
 IN_CHUNK = 500  # ids per IN (...) list on SQLite: well under its bound-parameter limit
-STREAM_ROWS = 256  # rows fetched at a time by stream_states
 _STAMP = ("t", "timestamp")  # the bulk rows' updated_at
 _V_KEY = "trigger_state.table_id = v.tab AND trigger_state.trigger_id = v.tid"  # the bulk rows' key
 
@@ -142,22 +141,13 @@ def _state_rows(tx: Tx, ids: list[str]) -> Iterator[Sequence[Any]]:
     order = " ORDER BY table_id, trigger_id"
     if tx.is_postgres:
         sql = f"SELECT {_COLUMNS} FROM trigger_state WHERE table_id = ANY(%s){order}"
-        yield from _fetched(tx.conn.exec_driver_sql(sql, (ids,)))
+        yield from driver_rows(tx.conn.exec_driver_sql(sql, (ids,)))
         return
     for start in range(0, len(ids), IN_CHUNK):
         chunk = ids[start : start + IN_CHUNK]
         marks = ", ".join("?" * len(chunk))
         sql = f"SELECT {_COLUMNS} FROM trigger_state WHERE table_id IN ({marks}){order}"
-        yield from _fetched(tx.conn.exec_driver_sql(sql, tuple(chunk)))
-
-
-def _fetched(result: CursorResult[Any]) -> Iterator[Sequence[Any]]:
-    """A raw statement's rows from its DBAPI cursor, :data:`STREAM_ROWS` at a time."""
-    try:
-        while part := result.cursor.fetchmany(STREAM_ROWS):
-            yield from part
-    finally:
-        result.close()
+        yield from driver_rows(tx.conn.exec_driver_sql(sql, tuple(chunk)))
 
 
 def states_of_tables(tx: Tx, *, table_ids: Sequence[str]) -> dict[str, dict[str, TriggerState]]:
