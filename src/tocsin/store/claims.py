@@ -19,31 +19,34 @@ from typing import Any
 from tocsin.store.bulk import instant_binder, update_rows
 from tocsin.store.tx import Tx
 
-ELIGIBLE = (
-    "+trashed = false AND triggers IS NOT NULL AND (+next_due_at IS NULL OR +next_due_at <= ?)"
-)
-# SQLite: the due arm as two seeks of ix_tables_next_due: with the whole predicate SQLite walked
-# every live table through ix_tables_candidates (trashed, …) to skip the sort (idle tick, 20,000
-# tables: ~30 ms against 0.1 ms)
-DUE_SQLITE = (
-    "id IN (SELECT id FROM tables WHERE next_due_at IS NULL"
-    " UNION ALL SELECT id FROM tables WHERE next_due_at <= ?)"
-)
-# PostgreSQL: no self-referencing subquery. A row another tick updated after this statement's
-# snapshot is re-checked by EvalPlanQual, which re-runs such a subquery whole for every re-checked
-# row: two concurrent ticks took 20-30 s instead of 2 (50,000 due runs); a BitmapOr of the two
-# index conditions answers the idle tick as fast.
-DUE_POSTGRES = "(next_due_at IS NULL OR next_due_at <= ?)"
-
-
-def _due(tx: Tx) -> str:
-    return DUE_POSTGRES if tx.is_postgres else DUE_SQLITE
+# A candidate, the one predicate: LIVE (``ix_tables_due``'s own predicate, migration 0027) and
+# one of the DUE arms.
+LIVE = "trashed = false AND triggers IS NOT NULL"
+DUE = ("next_due_at IS NULL", "next_due_at <= ?")
+ELIGIBLE = f"{LIVE} AND ({' OR '.join(DUE)})"
+ORDER = "last_ticked_at, id"  # the rotation (SQLite sorts NULL first, as PostgreSQL is told to)
 
 
 def _sql(tx: Tx, sql: str) -> str:
-    """``sql`` in the connection's dialect: PostgreSQL takes ``%s`` and has no unary ``+`` trick
-    (on SQLite it keeps the planner off ``ix_tables_candidates`` when the ids are known)."""
-    return sql.replace("+", "").replace("?", "%s") if tx.is_postgres else sql
+    """``sql`` in the connection's dialect (PostgreSQL takes ``%s``)."""
+    return sql.replace("?", "%s") if tx.is_postgres else sql
+
+
+def _candidates(
+    tx: Tx, at: Any, extra: str = "", extra_params: Sequence[Any] = ()
+) -> tuple[str, list[Any]]:
+    """The candidates (``AND extra``) as ``SELECT last_ticked_at, id``, with its parameters.
+    SQLite: one arm per DUE condition, each a seek of ``ix_tables_due`` (over the whole predicate
+    its planner walked every live table, or looked up every due table's row to sort them);
+    PostgreSQL: the predicate as it is (its planner ORs the index conditions; a self-referencing
+    union would be re-run whole per row that EvalPlanQual re-checks under concurrent ticks)."""
+    if tx.is_postgres:
+        return f"SELECT last_ticked_at, id FROM tables WHERE {ELIGIBLE}{extra}", [at, *extra_params]
+    arms = [
+        f"SELECT last_ticked_at, id FROM tables INDEXED BY ix_tables_due WHERE {LIVE} AND {arm}{extra}"
+        for arm in DUE
+    ]
+    return " UNION ALL ".join(arms), [*extra_params, at, *extra_params]
 
 
 def claim_candidate_tables(
@@ -57,20 +60,30 @@ def claim_candidate_tables(
     """Lock and return up to ``limit`` candidate tables, least recently ticked first, each
     ``{id, columns, triggers}`` (``columns`` decoded; ``triggers`` the stored config's JSON
     text, decoded by the tick one table at a time): not ``skip_ids`` (what this tick already
-    took), and only ``only_ids`` when given. PostgreSQL skips the tables another tick holds."""
+    took), and only ``only_ids`` when given. PostgreSQL skips the tables another tick holds
+    (``FOR NO KEY UPDATE``: record writes, their FK KEY SHARE, never wait for a tick). SQLite
+    picks the batch's ids from the index alone and reads those tables' rows only."""
     tx.require_writable()
     at = instant_binder(tx)(now)
-    where, params = f"{_due(tx)} AND {ELIGIBLE}", [at, at]
-    for ids, test in ((skip_ids, "NOT IN"), (only_ids, "IN")):
-        if ids is not None and (ids or test == "IN"):
-            where += f" AND id {test} ({', '.join('?' * len(ids)) or 'NULL'})"
-            params += ids
-    nulls = " NULLS FIRST" if tx.is_postgres else ""  # SQLite sorts NULL first
-    config = "CAST(triggers AS text)" if tx.is_postgres else "triggers"
-    sql = f"SELECT id, columns, {config} FROM tables WHERE {where}"
-    sql += f" ORDER BY last_ticked_at{nulls}, id LIMIT ?"
-    if tx.is_postgres:  # NO KEY UPDATE: record writes (their FK KEY SHARE) never wait for a tick
-        sql += " FOR NO KEY UPDATE OF tables SKIP LOCKED"
+    extra, extra_params = "", list(skip_ids)
+    if skip_ids:
+        extra += f" AND id NOT IN ({', '.join('?' * len(skip_ids))})"
+    if only_ids is not None:
+        extra += f" AND id IN ({', '.join('?' * len(only_ids)) or 'NULL'})"
+        extra_params += only_ids
+    if tx.is_postgres:
+        sql = (
+            f"SELECT id, columns, CAST(triggers AS text) FROM tables WHERE {ELIGIBLE}{extra}"
+            f" ORDER BY last_ticked_at NULLS FIRST, id LIMIT ? FOR NO KEY UPDATE OF tables"
+            " SKIP LOCKED"
+        )
+        params = [at, *extra_params]
+    else:
+        picked, params = _candidates(tx, at, extra, extra_params)
+        sql = (
+            f"SELECT id, columns, triggers FROM tables WHERE id IN"
+            f" (SELECT id FROM ({picked} ORDER BY {ORDER} LIMIT ?)) ORDER BY {ORDER}"
+        )
     rows = tx.conn.exec_driver_sql(_sql(tx, sql), (*params, limit)).fetchall()
     decoded: dict[str, Any] = {}  # SQLite: tables share their columns' text
     found = []
@@ -98,12 +111,13 @@ def finish_tables(tx: Tx, *, values: Sequence[tuple[str, datetime]], now: dateti
 def count_backlog(tx: Tx, *, now: datetime) -> int:
     """How many candidate tables no tick at ``now`` has reached yet (``last_ticked_at`` unset or
     earlier): the work a tick period left behind."""
-    sql = (
-        f"SELECT count(*) FROM tables WHERE {_due(tx)} AND {ELIGIBLE}"
-        " AND (last_ticked_at IS NULL OR last_ticked_at < ?)"
-    )
     at = instant_binder(tx)(now)
-    return int(tx.conn.exec_driver_sql(_sql(tx, sql), (at, at, at)).scalar_one())
+    candidates, params = _candidates(tx, at)
+    sql = (
+        f"SELECT count(*) FROM ({candidates}) AS c"
+        " WHERE c.last_ticked_at IS NULL OR c.last_ticked_at < ?"
+    )
+    return int(tx.conn.exec_driver_sql(_sql(tx, sql), (*params, at)).scalar_one())
 
 
 __all__ = [
