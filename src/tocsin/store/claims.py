@@ -42,10 +42,8 @@ def _candidates(
     union would be re-run whole per row that EvalPlanQual re-checks under concurrent ticks)."""
     if tx.is_postgres:
         return f"SELECT last_ticked_at, id FROM tables WHERE {ELIGIBLE}{extra}", [at, *extra_params]
-    arms = [
-        f"SELECT last_ticked_at, id FROM tables INDEXED BY ix_tables_due WHERE {LIVE} AND {arm}{extra}"
-        for arm in DUE
-    ]
+    source = "SELECT last_ticked_at, id FROM tables INDEXED BY ix_tables_due"
+    arms = [f"{source} WHERE {LIVE} AND {arm}{extra}" for arm in DUE]
     return " UNION ALL ".join(arms), [*extra_params, at, *extra_params]
 
 
