@@ -6,9 +6,8 @@ schedule, 1,000 set-based per transaction: one claim of the due rows, one ledger
 batch, bulk inserts of fire rows and pending workflow runs, one bulk ``next_fire_at`` update),
 then ``work`` until every (one-step, no-op) run is ``success`` (500 runs claimed in one
 statement, executed, then finished together in one transaction: one fenced UPDATE for the batch
-and one INSERT of the success events somebody listens to; on PostgreSQL the claim of the next
-batch and the finish of the last one are sent ahead, in pipeline mode, while a batch's steps
-run). The clock starts at the first tick and is read at both milestones.
+and one INSERT of the success events somebody listens to; the same loop on both backends). The
+clock starts at the first tick and is read at both milestones.
 
 APScheduler 3.x: a ``BackgroundScheduler`` with a ``SQLAlchemyJobStore`` on the *same SQLite
 file* as tocsin's leg and a 20-thread pool; 10,000 no-op date jobs added while paused, all due;
