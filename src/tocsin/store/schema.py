@@ -88,8 +88,9 @@ tables = Table(
     Column("updated_at", UTCDateTime, nullable=False),
     Index("ix_tables_scope", "scope", "scope_id"),
     Index("ix_tables_candidates", "trashed", "last_ticked_at"),
-    # the candidate claim's index: the few due tables among many idle ones, with the rotation
-    # order's columns, over the tables that can have due triggers at all (0027)
+    Index("ix_tables_next_due", "next_due_at"),  # finds the few due tables among many idle ones
+    # SQLite's candidate claim: the due tables' rotation order from the index alone, over the
+    # tables that can have due triggers at all (0027)
     Index(
         "ix_tables_due",
         "next_due_at",

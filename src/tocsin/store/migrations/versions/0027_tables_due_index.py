@@ -27,7 +27,6 @@ LIVE = sa.text("trashed = false AND triggers IS NOT NULL")
 
 
 def upgrade() -> None:
-    op.drop_index("ix_tables_next_due", table_name="tables")
     op.create_index(
         "ix_tables_due",
         "tables",
@@ -40,4 +39,3 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_index("ix_tables_due", table_name="tables")
-    op.create_index("ix_tables_next_due", "tables", ["next_due_at"], unique=False)
