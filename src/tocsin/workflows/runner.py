@@ -22,7 +22,7 @@ from tocsin.core.receipts import truncate_error
 from tocsin.runs.pool import RunPool
 from tocsin.store import trigger_events as store_events
 from tocsin.store import workflow_runs as store_runs
-from tocsin.store.tx import Store
+from tocsin.store.tx import Store, Tx
 from tocsin.workflows.definition import Workflow
 from tocsin.workflows.execute import run_stages
 
@@ -48,34 +48,63 @@ def execute_pending(
     """Execute pending runs of registered workflows until none is left (or ``limit``).
 
     Without ``pool``: up to ``BATCH`` runs are claimed in one statement, executed one after the
-    other, and finished together in one transaction (:func:`execute_batch`). With ``pool``
-    (``tocsin worker``, ``serve``), runs are claimed only as its free slots allow and each starts
-    at once on a pool thread, beside the table runs: the call returns how many it started,
-    without waiting for them to finish.
+    other, and finished together in one transaction (:func:`execute_batch`), which also claims
+    the next batch: one transaction per batch. With ``pool`` (``tocsin worker``, ``serve``), runs
+    are claimed only as its free slots allow and each starts at once on a pool thread, beside
+    the table runs: the call returns how many it started, without waiting for them to finish.
     """
     ids = sorted(registry)
+    if pool is not None:
+        return _start_on_pool(store, registry, ids, now, limit, should_stop, clock, pool)
+    if not ids or (limit is not None and limit <= 0):
+        return 0
+    count = 0
+
+    def claim(tx: Tx) -> list[dict[str, Any]]:
+        """The next batch, claimed in ``tx``; none once ``limit`` is reached or to stop."""
+        want = BATCH if limit is None else min(BATCH, limit - count)
+        if want <= 0 or (should_stop is not None and should_stop()):
+            return []
+        at = clock() if clock is not None else now
+        return store_runs.claim_next_runs(tx, now=at, limit=want, workflow_ids=ids)
+
+    with store.begin() as tx:
+        batch = claim(tx)
+    while batch:
+        count += len(batch)
+        batch = execute_batch(store, registry, batch, now=now, clock=clock, claim=claim)
+    return count
+
+
+def _start_on_pool(
+    store: Store,
+    registry: Registry,
+    ids: list[str],
+    now: datetime,
+    limit: int | None,
+    should_stop: Callable[[], bool] | None,
+    clock: Callable[[], datetime] | None,
+    pool: RunPool,
+) -> int:
+    """:func:`execute_pending` with a pool: claims as its free slots allow, each run started on
+    a pool thread; returns how many started."""
     count = 0
     while ids and (limit is None or count < limit):
         if should_stop is not None and should_stop():
             break
-        size = CLAIM_BATCH if pool is not None else BATCH
-        want = size if limit is None else min(size, limit - count)
-        if pool is not None:
-            if not pool.wait_for_slot(SLOT_POLL_S):
-                continue  # every slot busy: look at the stop flag, then wait again
-            want = min(want, pool.free())
+        want = CLAIM_BATCH if limit is None else min(CLAIM_BATCH, limit - count)
+        if not pool.wait_for_slot(SLOT_POLL_S):
+            continue  # every slot busy: look at the stop flag, then wait again
+        want = min(want, pool.free())
         at = clock() if clock is not None else now
         with store.begin() as tx:
             batch = store_runs.claim_next_runs(tx, now=at, limit=want, workflow_ids=ids)
         if not batch:
             break
         count += len(batch)
-        if pool is None:
-            execute_batch(store, registry, batch, now=now, clock=clock)
-        else:
-            for run in batch:
-                at = clock() if clock is not None else now
-                pool.submit(partial(execute_claimed, store, registry, run, now=at))
+        for run in batch:
+            at = clock() if clock is not None else now
+            pool.submit(partial(execute_claimed, store, registry, run, now=at))
     return count
 
 
@@ -86,9 +115,11 @@ def execute_batch(
     *,
     now: datetime,
     clock: Callable[[], datetime] | None = None,
-) -> None:
+    claim: Callable[[Tx], list[dict[str, Any]]] | None = None,
+) -> list[dict[str, Any]]:
     """Run the stages of claimed runs one after the other, then finish them all in one
-    transaction (each under its own claim fence). Intermediate stages' receipts are still
+    transaction (each under its own claim fence), in which ``claim`` (when given) claims the
+    next batch: returned (none without ``claim``). Intermediate stages' receipts are still
     stored as each completes; a process killed before the finish leaves the batch ``running``
     for the stale-run sweep, which hands it back to pending (resumed after its stored
     receipts). Never raises because of a run.
@@ -121,6 +152,7 @@ def execute_batch(
             for kind, subject in _success_events(workflow_id, schedule_id)
         )
         store_events.insert_events_at(tx, events=events)
+        return claim(tx) if claim is not None else []
 
 
 def claim_and_execute(store: Store, registry: Registry, run_id: str, *, now: datetime) -> bool:
