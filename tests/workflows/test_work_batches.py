@@ -110,3 +110,30 @@ def test_receipts_keep_the_offset_of_the_instant_they_were_given() -> None:
         for at in (NOW, shanghai, NOW)
     ]
     assert stamps == [NOW.isoformat(), shanghai.isoformat(), NOW.isoformat()]
+
+
+@pytest.mark.usefixtures("small_batches")
+def test_a_failed_claim_never_undoes_the_finish_it_shares_a_transaction_with(
+    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The next batch is claimed in the last batch's finish transaction; a claim that fails
+    there (a failed statement aborts a PostgreSQL transaction) rolls back alone: the finished
+    runs stay finished, the error reaches the caller, and the next call goes on."""
+    from tocsin.store import workflow_runs as store_runs
+
+    _pending(tocsin, 3)
+    claim = store_runs.claim_next_runs
+    calls = [0]
+
+    def failing_second(tx, **kwargs):  # type: ignore[no-untyped-def]
+        calls[0] += 1
+        if calls[0] == 2:
+            tx.conn.exec_driver_sql("SELECT no_such_column FROM workflow_runs")
+        return claim(tx, **kwargs)
+
+    monkeypatch.setattr(store_runs, "claim_next_runs", failing_second)
+    with pytest.raises(Exception, match="no_such_column"):
+        tocsin.work(now=NOW)
+    assert _statuses(tocsin) == {"pending": 1, "success": 2}
+    assert tocsin.work(now=NOW) == 1
+    assert _statuses(tocsin) == {"pending": 0, "success": 3}

@@ -22,6 +22,7 @@ from tocsin.core.receipts import truncate_error
 from tocsin.runs.pool import RunPool
 from tocsin.store import trigger_events as store_events
 from tocsin.store import workflow_runs as store_runs
+from tocsin.store.errors import map_db_errors
 from tocsin.store.tx import Store, Tx
 from tocsin.workflows.definition import Workflow
 from tocsin.workflows.execute import run_stages
@@ -152,7 +153,25 @@ def execute_batch(
             for kind, subject in _success_events(workflow_id, schedule_id)
         )
         store_events.insert_events_at(tx, events=events)
-        return claim(tx) if claim is not None else []
+        if claim is None:
+            return []
+        following, failed = _claim_beside(tx, claim)
+    if failed is not None:  # the finish above committed: the claim's error is raised after it
+        with map_db_errors():
+            raise failed
+    return following
+
+
+def _claim_beside(
+    tx: Tx, claim: Callable[[Tx], list[dict[str, Any]]]
+) -> tuple[list[dict[str, Any]], Exception | None]:
+    """``claim`` in a savepoint of the finish's transaction: when it fails, only the savepoint
+    rolls back, and the batch's finish still commits (its runs are not run again)."""
+    try:
+        with tx.conn.begin_nested():
+            return claim(tx), None
+    except Exception as exc:
+        return [], exc
 
 
 def claim_and_execute(store: Store, registry: Registry, run_id: str, *, now: datetime) -> bool:
