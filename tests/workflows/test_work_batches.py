@@ -6,14 +6,20 @@ listens.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
+from sqlalchemy import select
 
 from tocsin import StepContext, WorkflowSucceeded, step, workflow
+from tocsin.runs.pool import RunPool
 from tocsin.service import Tocsin
 from tocsin.store import trigger_events as store_events
+from tocsin.store.schema import workflow_runs
 from tocsin.workflows import runner
 
 from .helpers import NOW, ReportIn, ReportOut, every_minute, minutes
@@ -137,3 +143,92 @@ def test_a_failed_claim_never_undoes_the_finish_it_shares_a_transaction_with(
     assert _statuses(tocsin) == {"pending": 1, "success": 2}
     assert tocsin.work(now=NOW) == 1
     assert _statuses(tocsin) == {"pending": 0, "success": 3}
+
+
+# --- with a pool (``tocsin worker``, ``serve``): shares of a claim dealt over the free slots ---
+
+
+def _drain_into(tocsin: Tocsin, pool: RunPool, **kwargs: Any) -> int:
+    handed = 0
+    while n := tocsin.work(pool=pool, **kwargs):
+        handed += n
+    assert pool.wait_idle(30)
+    return handed
+
+
+def _attempts(tocsin: Tocsin) -> list[int]:
+    with tocsin.store.read() as tx:
+        rows = tx.conn.execute(select(workflow_runs.c.attempts)).scalars().all()
+    return sorted(rows)
+
+
+def test_a_pool_claims_a_share_per_free_slot_in_one_statement(
+    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tocsin.store import workflow_runs as store_runs
+
+    monkeypatch.setattr(runner, "CHUNK", 2)
+    _pending(tocsin, 9)
+    claims: list[tuple[int, int]] = []
+    claim = store_runs.claim_next_runs
+
+    def counted(tx, **kwargs):  # type: ignore[no-untyped-def]
+        got = claim(tx, **kwargs)
+        claims.append((kwargs["limit"], len(got)))
+        return got
+
+    monkeypatch.setattr(store_runs, "claim_next_runs", counted)
+    assert _drain_into(tocsin, RunPool(3), now=NOW) == 9
+    assert claims[0] == (6, 6)  # 3 free slots x 2: one statement, three shares of two
+    assert _statuses(tocsin) == {"pending": 0, "success": 9}
+    assert _attempts(tocsin) == [1] * 9  # each run claimed once
+
+
+def test_a_stop_sends_a_shares_unstarted_runs_back_to_pending(
+    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runner, "CHUNK", 4)
+    stop = threading.Event()
+
+    def body(data: Ask, ctx: StepContext) -> Ask:
+        stop.set()  # the first run to start asks the worker to stop
+        return data
+
+    flow = workflow(id="stops", input=Ask, output=Ask)
+    tocsin.register_workflows([flow.then(step(id="s", input=Ask, output=Ask)(body)).commit()])
+    for _ in range(4):
+        tocsin.start_workflow("stops", {}, now=NOW, wait=False)
+    _drain_into(tocsin, RunPool(1), now=NOW, should_stop=stop.is_set)
+    counts = {s: tocsin.workflow_runs(status=s)["total"] for s in ("pending", "running")}
+    assert counts == {"pending": 3, "running": 0}
+    assert tocsin.work(now=NOW) == 3  # the released runs run later, from pending
+    assert _statuses(tocsin) == {"pending": 0, "success": 4}
+
+
+@pytest.mark.parametrize("pooled", [False, True])
+def test_a_run_held_past_its_budget_goes_back_to_pending_unstarted(
+    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch, pooled: bool
+) -> None:
+    """Behind a slow run of its batch, a claimed run would outlive the stale sweep's threshold
+    and be claimed again while it waits: past a quarter of ``TOCSIN_STUCK_AFTER_S`` (300 s)
+    since its claim it goes back to pending, never started, and runs from a later claim."""
+    monkeypatch.setattr(runner, "BATCH", 3)
+    monkeypatch.setattr(runner, "CHUNK", 3)
+    elapsed = [0.0]
+
+    def slow(data: Ask, ctx: StepContext) -> Ask:
+        elapsed[0] += 100.0  # each run takes 100 s of the worker's clock
+        return data
+
+    flow = workflow(id="slow", input=Ask, output=Ask)
+    tocsin.register_workflows([flow.then(step(id="s", input=Ask, output=Ask)(slow)).commit()])
+    runs = [tocsin.start_workflow("slow", {}, now=NOW, wait=False)["id"] for _ in range(3)]
+    clock = lambda: NOW + timedelta(seconds=elapsed[0])  # noqa: E731
+    if pooled:
+        _drain_into(tocsin, RunPool(1), clock=clock)
+    else:
+        assert tocsin.work(clock=clock) == 3  # started, released ones not counted
+    assert _statuses(tocsin) == {"pending": 0, "success": 3}
+    assert _attempts(tocsin) == [1, 2, 3]  # run 2 and 3 were sent back, each claim after 100 s
+    starts = sorted(tocsin.get_workflow_run(r)["steps"][0]["started_at"] for r in runs)
+    assert len(set(starts)) == 3

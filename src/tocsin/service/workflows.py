@@ -218,6 +218,7 @@ class WorkflowService(Service):
             should_stop=should_stop,
             clock=read,
             pool=pool,
+            hold_s=self.settings.stuck_after_s / 4,
         )
 
     def start_from_action(self, workflow_id: str, input: Any, *, now: datetime) -> str:

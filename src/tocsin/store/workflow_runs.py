@@ -411,6 +411,24 @@ def requeue_stale_runs(tx: Tx, *, now: datetime, older_than_s: float) -> int:
     return int(tx.conn.execute(stmt).rowcount)
 
 
+def release_runs(tx: Tx, *, runs: Sequence[tuple[str, int]], now: datetime) -> None:
+    """``running → pending`` for claimed runs a worker did not start (``(run_id, attempts)``
+    each, under its claim fence): asked to stop, or held past its batch's budget. Receipts are
+    kept; the next claim bumps ``attempts``."""
+    tx.require_writable()
+    at = instant_binder(tx)(now)
+    update_rows(
+        tx,
+        (("rid", "text"), ("att", "int"), ("u", "timestamp")),
+        "UPDATE workflow_runs SET status = 'pending', updated_at = v.u FROM v"
+        " WHERE workflow_runs.id = v.rid AND workflow_runs.status = 'running'"
+        " AND workflow_runs.attempts = v.att",
+        [(rid, att, at) for rid, att in runs],
+        "UPDATE workflow_runs SET status = 'pending', updated_at = ?3"
+        " WHERE id = ?1 AND status = 'running' AND attempts = ?2",
+    )
+
+
 def count_runs(tx: Tx, *, status: str | None = None) -> int:
     where = [] if status is None else [R.c.status == status]
     return int(tx.conn.execute(select(func.count()).select_from(R).where(*where)).scalar_one())
@@ -430,6 +448,7 @@ __all__ = [
     "get_run",
     "insert_runs",
     "list_runs",
+    "release_runs",
     "requeue_stale_runs",
     "run_dict",
     "runs_by_id",

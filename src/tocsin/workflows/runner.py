@@ -29,9 +29,13 @@ from tocsin.workflows.execute import run_stages
 
 log = logging.getLogger("tocsin.workflows")
 
-CLAIM_BATCH = 25  # with a pool: at most its free slots
+CHUNK = 25  # with a pool: runs claimed per free slot, run one after the other on it
 BATCH = 500  # without a pool: runs claimed in one statement and finished in one transaction
 SLOT_POLL_S = 0.5  # with a pool whose slots are all busy: how often the stop flag is looked at
+# a claimed run not started this long after its claim goes back to pending: a quarter of the
+# stale-run sweep's default threshold (``TOCSIN_STUCK_AFTER_S``, 300 s; the service passes a
+# quarter of the configured one)
+HOLD_S = 75.0
 _KEEP: dict[str, Any] = {"output": None, "suspend_payload": None}
 Registry = Mapping[str, Workflow]
 
@@ -45,24 +49,36 @@ def execute_pending(
     should_stop: Callable[[], bool] | None = None,
     clock: Callable[[], datetime] | None = None,
     pool: RunPool | None = None,
+    hold_s: float = HOLD_S,
 ) -> int:
     """Execute pending runs of registered workflows until none is left (or ``limit``).
 
     Without ``pool``: up to ``BATCH`` runs are claimed in one statement, executed one after the
     other, and finished together in one transaction (:func:`execute_batch`), which also claims
     the next batch: one transaction per batch. With ``pool`` (``tocsin worker``, ``serve``), runs
-    are claimed only as its free slots allow and each starts at once on a pool thread, beside
-    the table runs: the call returns how many it started, without waiting for them to finish.
+    are claimed as its slots free up, up to ``CHUNK`` per free slot in one statement, and dealt
+    over those slots: each slot runs its share through the same :func:`execute_batch` (a
+    backlog costs a claim and a finish per share, not per run; a short queue is one run per
+    slot). The call returns how many it handed to the pool, without waiting for them.
+
+    ``hold_s``: a claimed run not started within ``hold_s`` of its claim goes back to pending
+    (behind slow runs of its batch, it would otherwise outlive the stale-run sweep's threshold
+    and be claimed again while it waits).
     """
     ids = sorted(registry)
     if pool is not None:
-        return _start_on_pool(store, registry, ids, now, limit, should_stop, clock, pool)
+        return _start_on_pool(
+            store, registry, ids, now, limit, should_stop, clock, pool, hold_s=hold_s
+        )
     if not ids or (limit is not None and limit <= 0):
         return 0
     count = 0
 
-    def claim(tx: Tx) -> list[dict[str, Any]]:
-        """The next batch, claimed in ``tx``; none once ``limit`` is reached or to stop."""
+    def claim(tx: Tx, unstarted: int = 0) -> list[dict[str, Any]]:
+        """The next batch, claimed in ``tx``; none once ``limit`` is reached or to stop
+        (``unstarted``: runs of the last batch sent back to pending, not counted as run)."""
+        nonlocal count
+        count -= unstarted
         want = BATCH if limit is None else min(BATCH, limit - count)
         if want <= 0 or (should_stop is not None and should_stop()):
             return []
@@ -73,7 +89,9 @@ def execute_pending(
         batch = claim(tx)
     while batch:
         count += len(batch)
-        batch = execute_batch(store, registry, batch, now=now, clock=clock, claim=claim)
+        batch = execute_batch(
+            store, registry, batch, now=now, clock=clock, claim=claim, hold_s=hold_s
+        )
     return count
 
 
@@ -86,26 +104,39 @@ def _start_on_pool(
     should_stop: Callable[[], bool] | None,
     clock: Callable[[], datetime] | None,
     pool: RunPool,
+    *,
+    hold_s: float,
 ) -> int:
-    """:func:`execute_pending` with a pool: claims as its free slots allow, each run started on
-    a pool thread; returns how many started."""
+    """:func:`execute_pending` with a pool: each claim takes up to ``CHUNK`` runs per free slot,
+    dealt round-robin over the free slots (oldest first on each); returns how many it handed
+    over. A stop asked meanwhile sends a share's runs not started yet back to pending."""
     count = 0
     while ids and (limit is None or count < limit):
         if should_stop is not None and should_stop():
             break
-        want = CLAIM_BATCH if limit is None else min(CLAIM_BATCH, limit - count)
         if not pool.wait_for_slot(SLOT_POLL_S):
             continue  # every slot busy: look at the stop flag, then wait again
-        want = min(want, pool.free())
+        free = pool.free()
+        want = free * CHUNK if limit is None else min(free * CHUNK, limit - count)
         at = clock() if clock is not None else now
         with store.begin() as tx:
             batch = store_runs.claim_next_runs(tx, now=at, limit=want, workflow_ids=ids)
         if not batch:
             break
         count += len(batch)
-        for run in batch:
-            at = clock() if clock is not None else now
-            pool.submit(partial(execute_claimed, store, registry, run, now=at))
+        slots = min(free, len(batch))
+        for share in (batch[i::slots] for i in range(slots)):
+            job = partial(
+                execute_batch,
+                store,
+                registry,
+                share,
+                now=now,
+                clock=clock,
+                should_stop=should_stop,
+                hold_s=hold_s,
+            )
+            pool.submit(job)
     return count
 
 
@@ -116,7 +147,9 @@ def execute_batch(
     *,
     now: datetime,
     clock: Callable[[], datetime] | None = None,
-    claim: Callable[[Tx], list[dict[str, Any]]] | None = None,
+    claim: Callable[[Tx, int], list[dict[str, Any]]] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    hold_s: float = HOLD_S,
 ) -> list[dict[str, Any]]:
     """Run the stages of claimed runs one after the other, then finish them all in one
     transaction (each under its own claim fence), in which ``claim`` (when given) claims the
@@ -125,15 +158,24 @@ def execute_batch(
     for the stale-run sweep, which hands it back to pending (resumed after its stored
     receipts). Never raises because of a run.
 
+    Before each run starts: once ``should_stop`` answers true, or the run was claimed more than
+    ``hold_s`` ago, it and the rest go back to pending in the finish's transaction
+    (``store_runs.release_runs``), never started.
+
     ``runs`` is consumed, oldest first: a run's row is let go as it ends, and what its finish
     keeps is plain values (``store_runs.finish_row``): a batch's runs and receipts are not all
     kept alive until the finish (every one of them walked by the collector's passes)."""
     runs.reverse()
     finishes: list[store_runs.FinishRow] = []
     succeeded: list[tuple[str, str, str | None, datetime]] = []
+    unstarted: list[tuple[str, int]] = []
     while runs:
         run = runs.pop()
         at = clock() if clock is not None else now
+        if (should_stop is not None and should_stop()) or _held(run, at) > hold_s:
+            unstarted = [(str(r["id"]), int(r["attempts"])) for r in (run, *runs)]
+            runs.clear()
+            break
         values = run_to_end(store, registry, run, now=at)
         if values is None:
             continue
@@ -141,8 +183,8 @@ def execute_batch(
         finishes.append(store_runs.finish_row(run_id, int(run["attempts"]), values, at))
         if values["status"] == "success":
             succeeded.append((run_id, str(run["workflow_id"]), run.get("schedule_id"), at))
-    del run, values
     with store.begin() as tx:
+        store_runs.release_runs(tx, runs=unstarted, now=clock() if clock is not None else now)
         won = store_runs.finish_rows(tx, rows=finishes)
         # the events of the runs the fence let finish ``success`` (not one canceled meanwhile),
         # in one statement for the batch; made only when some schedule listens (lazy)
@@ -155,11 +197,18 @@ def execute_batch(
         store_events.insert_events_at(tx, events=events)
         if claim is None:
             return []
-        following, failed = _claim_beside(tx, claim)
+        released = len(unstarted)
+        following, failed = _claim_beside(tx, lambda t: claim(t, released))
     if failed is not None:  # the finish above committed: the claim's error is raised after it
         with map_db_errors():
             raise failed
     return following
+
+
+def _held(run: Mapping[str, Any], at: datetime) -> float:
+    """Seconds since ``run`` was claimed (its ``updated_at``, the claim's stamp) at ``at``."""
+    claimed = run.get("updated_at")
+    return (at - claimed).total_seconds() if isinstance(claimed, datetime) else 0.0
 
 
 def _claim_beside(
