@@ -5,6 +5,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 RUNTIME_STAMP := $(VENV)/.installed-runtime
 PG_URL ?= postgresql://postgres@127.0.0.1:5432/test
+# `make test` runs the suite on this many pytest-xdist workers (every test has its own database:
+# a SQLite file or a PostgreSQL schema); 2 matches the CI machine's cores
+TEST_WORKERS ?= 2
 
 .PHONY: install run test lint fmt bench clean
 
@@ -41,11 +44,11 @@ fmt: $(STAMP)
 test: lint
 	@if $(BIN)/python -c "import psycopg,sys; psycopg.connect('$(PG_URL)', connect_timeout=3).close()" 2>/dev/null; then \
 		echo "PostgreSQL leg: $(PG_URL)"; \
-		TOCSIN_TEST_PG_URL=$${TOCSIN_TEST_PG_URL:-$(PG_URL)} $(BIN)/pytest; \
+		TOCSIN_TEST_PG_URL=$${TOCSIN_TEST_PG_URL:-$(PG_URL)} $(BIN)/pytest -n $(TEST_WORKERS); \
 	else \
 		if [ "$$CI" = "true" ]; then echo "CI=true but PostgreSQL at $(PG_URL) does not answer"; exit 1; fi; \
 		echo "PostgreSQL not reachable: its tests will skip (they are required under CI=true)"; \
-		$(BIN)/pytest; \
+		$(BIN)/pytest -n $(TEST_WORKERS); \
 	fi
 
 bench: $(STAMP)
