@@ -1,10 +1,12 @@
 """Claim, execute and finish workflow runs: the one path of scheduled and manual runs (§12).
 
 ``execute_pending`` claims pending runs of the workflows this process knows (a process never
-claims a run it could not execute), a batch at a time (without a pool the batch is finished in
-one transaction: ``execute_batch``); ``execute_claimed`` runs the stages of one claimed run
-(:func:`tocsin.workflows.execute.run_stages`), storing the receipts after each stage under the
-claim fence, then finishes the run ``success``, ``failed`` or ``suspended``. A run canceled
+claims a run it could not execute), a batch at a time, and ``execute_batch`` runs a batch (with
+a pool: each slot's share of one) one run after the other and finishes it in one transaction;
+``execute_claimed`` does the same for one run (``start_workflow(wait=True)``). Each runs the
+stages of a claimed run (:func:`tocsin.workflows.execute.run_stages`), storing the receipts
+after each stage under the claim fence, then finishes the run ``success``, ``failed`` or
+``suspended``. A run canceled
 meanwhile loses its fence: nothing more is written for it. The runner never raises because of a
 run: an unexpected error fails that run.
 """
