@@ -179,9 +179,46 @@ def test_a_pool_claims_a_share_per_free_slot_in_one_statement(
 
     monkeypatch.setattr(store_runs, "claim_next_runs", counted)
     assert _drain_into(tocsin, RunPool(3), now=NOW) == 9
-    assert claims[0] == (6, 6)  # 3 free slots x 2: one statement, three shares of two
+    assert claims[0] == (6, 6)  # 3 free slots x 2: one statement, into the slots' queue
     assert _statuses(tocsin) == {"pending": 0, "success": 9}
     assert _attempts(tocsin) == [1] * 9  # each run claimed once
+
+
+class Slow(BaseModel):
+    slow: bool = False
+
+
+def test_a_slow_run_holds_none_of_its_claims_other_runs(
+    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One claim's runs go into a queue its slots share: while one slot is in a slow step, the
+    other slot takes every other run of the claim and finishes them (dealt out in fixed shares,
+    runs 3 and 5 would wait behind the slow run 1)."""
+    monkeypatch.setattr(runner, "CHUNK", 3)
+    release = threading.Event()
+
+    def body(data: Slow, ctx: StepContext) -> Slow:
+        if data.slow:
+            assert release.wait(30), "the test never released the slow step"
+        return data
+
+    flow = workflow(id="mixed", input=Slow, output=Slow)
+    tocsin.register_workflows([flow.then(step(id="s", input=Slow, output=Slow)(body)).commit()])
+    slow = tocsin.start_workflow("mixed", {"slow": True}, now=NOW, wait=False)["id"]
+    for _ in range(5):
+        tocsin.start_workflow("mixed", {}, now=NOW, wait=False)
+    pool = RunPool(2)
+    try:
+        assert tocsin.work(now=NOW, pool=pool) == 6  # one claim of 2 slots x 3
+        assert pool.wait_for_slot(30)  # the other slot is done: it took all five fast runs
+        counts = {s: tocsin.workflow_runs(status=s)["total"] for s in ("running", "success")}
+        assert counts == {"running": 1, "success": 5}
+        assert tocsin.get_workflow_run(slow)["status"] == "running"
+    finally:
+        release.set()
+    assert pool.wait_idle(30)
+    assert _statuses(tocsin) == {"pending": 0, "success": 6}
+    assert _attempts(tocsin) == [1] * 6
 
 
 def test_a_stop_sends_a_shares_unstarted_runs_back_to_pending(

@@ -446,7 +446,7 @@ class WorkSource(Protocol):
     ) -> int: ...
 
 
-BATCH = 50
+BATCH = 500  # runs a pass may start: a workflow backlog is claimed (and finished) in big pieces
 STOP_GRACE_S = 15.0
 """Beyond the longest action deadline (``TOCSIN_ACTION_TIMEOUT_MAX_S``), how long a stop waits
 for the runs in flight to end their action and go back to pending."""

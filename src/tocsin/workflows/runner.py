@@ -2,7 +2,8 @@
 
 ``execute_pending`` claims pending runs of the workflows this process knows (a process never
 claims a run it could not execute), a batch at a time, and ``execute_batch`` runs a batch (with
-a pool: each slot's share of one) one run after the other and finishes it in one transaction;
+a pool: what one slot takes of a queue the slots share) one run after the other and finishes it
+in one transaction;
 ``execute_claimed`` does the same for one run (``start_workflow(wait=True)``). Each runs the
 stages of a claimed run (:func:`tocsin.workflows.execute.run_stages`), storing the receipts
 after each stage under the claim fence, then finishes the run ``success``, ``failed`` or
@@ -14,6 +15,7 @@ run: an unexpected error fails that run.
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from functools import partial
@@ -31,7 +33,7 @@ from tocsin.workflows.execute import run_stages
 
 log = logging.getLogger("tocsin.workflows")
 
-CHUNK = 25  # with a pool: runs claimed per free slot, run one after the other on it
+CHUNK = 64  # with a pool: runs claimed per free slot, into one queue the free slots share
 BATCH = 500  # without a pool: runs claimed in one statement and finished in one transaction
 SLOT_POLL_S = 0.5  # with a pool whose slots are all busy: how often the stop flag is looked at
 # a claimed run not started this long after its claim goes back to pending: a quarter of the
@@ -58,10 +60,12 @@ def execute_pending(
     Without ``pool``: up to ``BATCH`` runs are claimed in one statement, executed one after the
     other, and finished together in one transaction (:func:`execute_batch`), which also claims
     the next batch: one transaction per batch. With ``pool`` (``tocsin worker``, ``serve``), runs
-    are claimed as its slots free up, up to ``CHUNK`` per free slot in one statement, and dealt
-    over those slots: each slot runs its share through the same :func:`execute_batch` (a
-    backlog costs a claim and a finish per share, not per run; a short queue is one run per
-    slot). The call returns how many it handed to the pool, without waiting for them.
+    are claimed as its slots free up, up to ``CHUNK`` per free slot in one statement, into one
+    queue those slots share: each slot takes the next run of it until it is empty, through the
+    same :func:`execute_batch`, and finishes what it ran (a backlog costs a claim per queue and
+    a finish per slot, not per run; a slow run holds no other run while another slot is free;
+    a short queue is one run per slot). The call returns how many it handed to the pool,
+    without waiting for them.
 
     ``hold_s``: a claimed run not started within ``hold_s`` of its claim goes back to pending
     (behind slow runs of its batch, it would otherwise outlive the stale-run sweep's threshold
@@ -92,7 +96,7 @@ def execute_pending(
     while batch:
         count += len(batch)
         batch = execute_batch(
-            store, registry, batch, now=now, clock=clock, claim=claim, hold_s=hold_s
+            store, registry, deque(batch), now=now, clock=clock, claim=claim, hold_s=hold_s
         )
     return count
 
@@ -109,9 +113,9 @@ def _start_on_pool(
     *,
     hold_s: float,
 ) -> int:
-    """:func:`execute_pending` with a pool: each claim takes up to ``CHUNK`` runs per free slot,
-    dealt round-robin over the free slots (oldest first on each); returns how many it handed
-    over. A stop asked meanwhile sends a share's runs not started yet back to pending."""
+    """:func:`execute_pending` with a pool: each claim takes up to ``CHUNK`` runs per free slot
+    into a queue the free slots share (oldest first); returns how many it handed over. A stop
+    asked meanwhile sends the queue's runs not started yet back to pending."""
     count = 0
     while ids and (limit is None or count < limit):
         if should_stop is not None and should_stop():
@@ -126,13 +130,13 @@ def _start_on_pool(
         if not batch:
             break
         count += len(batch)
-        slots = min(free, len(batch))
-        for share in (batch[i::slots] for i in range(slots)):
+        queue = deque(batch)  # shared by the slots: a free slot takes the next run
+        for _ in range(min(free, len(batch))):
             job = partial(
                 execute_batch,
                 store,
                 registry,
-                share,
+                queue,
                 now=now,
                 clock=clock,
                 should_stop=should_stop,
@@ -145,7 +149,7 @@ def _start_on_pool(
 def execute_batch(
     store: Store,
     registry: Registry,
-    runs: list[dict[str, Any]],
+    runs: deque[dict[str, Any]],
     *,
     now: datetime,
     clock: Callable[[], datetime] | None = None,
@@ -167,16 +171,15 @@ def execute_batch(
     ``runs`` is consumed, oldest first: a run's row is let go as it ends, and what its finish
     keeps is plain values (``store_runs.finish_row``): a batch's runs and receipts are not all
     kept alive until the finish (every one of them walked by the collector's passes)."""
-    runs.reverse()
     finishes: list[store_runs.FinishRow] = []
     succeeded: list[tuple[str, str, str | None, datetime]] = []
     unstarted: list[tuple[str, int]] = []
-    while runs:
-        run = runs.pop()
+    while run := _next(runs):
         at = clock() if clock is not None else now
         if (should_stop is not None and should_stop()) or _held(run, at) > hold_s:
-            unstarted = [(str(r["id"]), int(r["attempts"])) for r in (run, *runs)]
-            runs.clear()
+            while run:  # this one and the rest the queue still holds (no other slot gets them)
+                unstarted.append((str(run["id"]), int(run["attempts"])))
+                run = _next(runs)
             break
         values = run_to_end(store, registry, run, now=at)
         if values is None:
@@ -205,6 +208,15 @@ def execute_batch(
         with map_db_errors():
             raise failed
     return following
+
+
+def _next(runs: deque[dict[str, Any]]) -> dict[str, Any] | None:
+    """The oldest run left in ``runs`` (several slots may take from one queue: ``popleft`` is
+    atomic), or None."""
+    try:
+        return runs.popleft()
+    except IndexError:
+        return None
 
 
 def _held(run: Mapping[str, Any], at: datetime) -> float:
