@@ -8,6 +8,7 @@ import threading
 import time
 from typing import Any
 
+from tocsin.runs.pool import RunPool
 from tocsin.runs.worker import serve_worker
 from tocsin.service import Tocsin
 
@@ -94,3 +95,25 @@ def test_the_pool_is_bounded_and_every_slow_run_still_ends_by_its_deadline(
     assert [read_run(tocsin, r["id"])["status"] for r in slows] == ["failed"] * 5
     assert read_run(tocsin, quick["id"])["status"] == "done"
     assert result == [True]
+
+
+def test_a_full_pool_runs_its_busy_beats_while_a_claimer_waits_for_a_slot() -> None:
+    """``RunPool.on_busy``: each wait that finds every slot busy calls the beats (the latest
+    per key), in the waiting thread; a failing beat is logged, never raised; a free slot skips
+    them."""
+    pool = RunPool(1)
+    release = threading.Event()
+    beats: list[str] = []
+    pool.on_busy("a", lambda: beats.append("old"))
+    pool.on_busy("a", lambda: beats.append(threading.current_thread().name))
+    pool.on_busy("b", lambda: 1 / 0)
+    assert pool.wait_for_slot(0.01)  # free: no beat
+    assert beats == []
+    pool.submit(lambda: release.wait(30))
+    try:
+        assert not pool.wait_for_slot(0.01)
+        assert not pool.wait_for_slot(0.01)
+    finally:
+        release.set()
+    assert beats == [threading.current_thread().name] * 2
+    assert pool.wait_idle(30)

@@ -17,6 +17,7 @@ from sqlalchemy import select
 
 from tocsin import StepContext, WorkflowSucceeded, step, workflow
 from tocsin.runs.pool import RunPool
+from tocsin.runs.worker import serve_worker
 from tocsin.service import Tocsin
 from tocsin.store import trigger_events as store_events
 from tocsin.store.schema import workflow_runs
@@ -219,6 +220,93 @@ def test_a_slow_run_holds_none_of_its_claims_other_runs(
     assert pool.wait_idle(30)
     assert _statuses(tocsin) == {"pending": 0, "success": 6}
     assert _attempts(tocsin) == [1] * 6
+
+
+def test_a_pool_renews_the_runs_it_holds_so_a_slow_step_never_looks_stale(
+    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A step outlasting ``TOCSIN_STUCK_AFTER_S`` (300 s) of the worker's clock: the claiming
+    thread stamps the runs the pool holds (the slow one, and the one that ran before it and waits
+    for their finish), so the stale sweep of a tick at that moment requeues neither, and no step
+    runs twice."""
+    monkeypatch.setattr(runner, "CHUNK", 2)
+    elapsed, executed, seen = [0.0], [], {}
+    clock = lambda: NOW + timedelta(seconds=elapsed[0])  # noqa: E731
+    renewed = threading.Event()
+    renew = runner.Leases.renew
+
+    def spied(self: runner.Leases, store: Any, at: Any, every_s: float) -> None:
+        renew(self, store, at, every_s)  # committed when it returns
+        if at - NOW >= timedelta(seconds=400):
+            renewed.set()
+
+    monkeypatch.setattr(runner.Leases, "renew", spied)
+    finished = threading.Event()
+    run_batch = runner.execute_batch
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return run_batch(*args, **kwargs)
+        finally:  # a slot's finish committed
+            if _statuses(tocsin)["success"] == 2:
+                finished.set()
+
+    monkeypatch.setattr(runner, "execute_batch", watched)
+
+    def body(data: Slow, ctx: StepContext) -> Slow:
+        executed.append(ctx.run_id)
+        if data.slow and ctx.attempt == 1:  # (a run requeued and run again is quick)
+            elapsed[0] += 400.0
+            assert renewed.wait(30), "the claiming thread never renewed the held runs"
+            seen["requeued"] = tocsin.tick(now=clock())["workflow_runs_requeued"]
+        return data
+
+    flow = workflow(id="long", input=Slow, output=Slow)
+    tocsin.register_workflows([flow.then(step(id="s", input=Slow, output=Slow)(body)).commit()])
+    tocsin.start_workflow("long", {}, now=NOW, wait=False)  # runs first, then waits for its finish
+    tocsin.start_workflow("long", {"slow": True}, now=NOW, wait=False)
+    # ``tocsin worker``'s own loop, one slot, passes of 2: its first pass claims both runs and
+    # returns; while the slow step holds the slot, the next pass's claimer waits for a slot in
+    # the table runs' drain, and renews from there (RunPool.on_busy)
+    stop = threading.Event()
+    loop = threading.Thread(
+        target=serve_worker,
+        args=(tocsin,),
+        kwargs={
+            "stop_event": stop,
+            "poll_interval": 0.01,
+            "clock": clock,
+            "concurrency": 1,
+            "batch": 2,
+        },
+    )
+    loop.start()
+    try:
+        assert finished.wait(30), "the runs never finished"
+    finally:
+        stop.set()
+        loop.join(30)
+    assert seen == {"requeued": 0}
+    assert _statuses(tocsin) == {"pending": 0, "success": 2}
+    assert _attempts(tocsin) == [1, 1]
+    assert len(executed) == 2  # each step once
+
+
+def test_a_renewal_never_touches_a_run_whose_claim_was_lost(tocsin: Tocsin) -> None:
+    from tocsin.store import workflow_runs as store_runs
+
+    _pending(tocsin, 1)
+    later = NOW + timedelta(seconds=60)
+    with tocsin.store.begin() as tx:
+        (run,) = store_runs.claim_next_runs(tx, now=NOW, limit=1, workflow_ids=["tick-tock"])
+        store_runs.renew_runs(tx, runs=[(run["id"], 2)], now=later)  # another claim's fence
+    assert tocsin.get_workflow_run(run["id"])["status"] == "running"
+    with tocsin.store.read() as tx:
+        assert store_runs.get_run(tx, run_id=run["id"])["updated_at"] == NOW
+    with tocsin.store.begin() as tx:
+        store_runs.renew_runs(tx, runs=[(run["id"], 1)], now=later)
+    with tocsin.store.read() as tx:
+        assert store_runs.get_run(tx, run_id=run["id"])["updated_at"] == later
 
 
 def test_a_stop_sends_a_shares_unstarted_runs_back_to_pending(

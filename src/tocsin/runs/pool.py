@@ -32,6 +32,7 @@ class RunPool:
         self.size = size
         self._active = 0
         self._changed = threading.Condition()
+        self._beats: dict[object, Callable[[], object]] = {}
 
     @property
     def active(self) -> int:
@@ -69,10 +70,25 @@ class RunPool:
             self._active -= 1
             self._changed.notify_all()
 
-    def wait_for_slot(self, timeout: float) -> bool:
-        """Wait up to ``timeout`` seconds for a free slot; whether one is free."""
+    def on_busy(self, key: object, beat: Callable[[], object]) -> None:
+        """Call ``beat`` (one per ``key``, the latest kept) in the claimer's thread each time
+        :meth:`wait_for_slot` finds every slot still busy: whatever the running jobs hold can
+        be kept alive (``workflows.runner.Leases``) while no claimer gets past its wait."""
         with self._changed:
-            return self._changed.wait_for(lambda: self._active < self.size, timeout)
+            self._beats[key] = beat
+
+    def wait_for_slot(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for a free slot; whether one is free (when not, the
+        :meth:`on_busy` beats run first)."""
+        with self._changed:
+            free = self._changed.wait_for(lambda: self._active < self.size, timeout)
+            beats = [] if free else list(self._beats.values())
+        for beat in beats:
+            try:
+                beat()
+            except Exception:  # a beat's failure (the database down) never stops the claimer
+                log.exception("pool heartbeat failed")
+        return free
 
     def wait_idle(self, timeout: float | None) -> bool:
         """Wait up to ``timeout`` seconds until no job runs; whether none does."""

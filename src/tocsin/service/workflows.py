@@ -39,6 +39,7 @@ class WorkflowService(Service):
     def __init__(self, core: Core) -> None:
         super().__init__(core)
         self.schedules = Schedules(self.store, lambda: self.workflows, self._now)
+        self._leases = runner.Leases()  # the runs this process's pool holds (renewed by work)
 
     @property
     def workflows(self) -> dict[str, Workflow]:
@@ -219,6 +220,7 @@ class WorkflowService(Service):
             clock=read,
             pool=pool,
             hold_s=self.settings.stuck_after_s / 4,
+            leases=self._leases,
         )
 
     def start_from_action(self, workflow_id: str, input: Any, *, now: datetime) -> str:

@@ -415,16 +415,38 @@ def release_runs(tx: Tx, *, runs: Sequence[tuple[str, int]], now: datetime) -> N
     """``running → pending`` for claimed runs a worker did not start (``(run_id, attempts)``
     each, under its claim fence): asked to stop, or held past its batch's budget. Receipts are
     kept; the next claim bumps ``attempts``."""
+    _fenced_set(tx, runs, now, "status = 'pending', ")
+
+
+def renew_runs(tx: Tx, *, runs: Sequence[tuple[str, int]], now: datetime) -> None:
+    """Stamp ``updated_at`` (the stale sweep's heartbeat) of claimed runs a live worker still
+    holds (``(run_id, attempts)`` each, under its claim fence): in a slow step, or run and
+    waiting for their batch's finish. A run whose claim was lost meanwhile is left alone, and so
+    is one a finish is writing (PostgreSQL: ``SKIP LOCKED``; waiting for it, the renewal could
+    deadlock with a finish that waits for a row the renewal holds)."""
+    _fenced_set(
+        tx,
+        runs,
+        now,
+        "",
+        " AND workflow_runs.id IN (SELECT w.id FROM workflow_runs w"
+        " JOIN v ON w.id = v.rid FOR UPDATE OF w SKIP LOCKED)",
+    )
+
+
+def _fenced_set(
+    tx: Tx, runs: Sequence[tuple[str, int]], now: datetime, status: str, unlocked: str = ""
+) -> None:
     tx.require_writable()
     at = instant_binder(tx)(now)
     update_rows(
         tx,
         (("rid", "text"), ("att", "int"), ("u", "timestamp")),
-        "UPDATE workflow_runs SET status = 'pending', updated_at = v.u FROM v"
+        f"UPDATE workflow_runs SET {status}updated_at = v.u FROM v"
         " WHERE workflow_runs.id = v.rid AND workflow_runs.status = 'running'"
-        " AND workflow_runs.attempts = v.att",
+        f" AND workflow_runs.attempts = v.att{unlocked}",
         [(rid, att, at) for rid, att in runs],
-        "UPDATE workflow_runs SET status = 'pending', updated_at = ?3"
+        f"UPDATE workflow_runs SET {status}updated_at = ?3"
         " WHERE id = ?1 AND status = 'running' AND attempts = ?2",
     )
 
@@ -449,6 +471,7 @@ __all__ = [
     "insert_runs",
     "list_runs",
     "release_runs",
+    "renew_runs",
     "requeue_stale_runs",
     "run_dict",
     "runs_by_id",

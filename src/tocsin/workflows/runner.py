@@ -15,6 +15,7 @@ run: an unexpected error fails that run.
 from __future__ import annotations
 
 import logging
+import threading
 from collections import deque
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -44,6 +45,41 @@ _KEEP: dict[str, Any] = {"output": None, "suspend_payload": None}
 Registry = Mapping[str, Workflow]
 
 
+class Leases:
+    """The workflow runs a worker's pool holds: claimed, not yet finished or sent back. While
+    they are held, the claiming thread (between claims, and while it waits for a slot:
+    ``RunPool.on_busy``) stamps their ``updated_at`` every ``hold_s`` (:meth:`renew`): a run
+    in a step longer than ``TOCSIN_STUCK_AFTER_S``, or run and waiting for its slot's finish
+    behind such a step, never looks stale to the sweep, which would hand it to another worker
+    and run its steps again."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: dict[str, int] = {}  # run id → the attempts of its claim (the fence)
+        self._renewed: datetime | None = None
+
+    def add(self, runs: list[dict[str, Any]], at: datetime) -> None:
+        with self._lock:
+            if not self._held:
+                self._renewed = at  # the claim stamped them: the next renewal is due from here
+            self._held.update((str(r["id"]), int(r["attempts"])) for r in runs)
+
+    def drop(self, run_ids: list[str]) -> None:
+        with self._lock:
+            for run_id in run_ids:
+                self._held.pop(run_id, None)
+
+    def renew(self, store: Store, at: datetime, every_s: float) -> None:
+        """Stamp the held runs ``at`` once ``every_s`` passed since the last stamp."""
+        with self._lock:
+            last = self._renewed
+            if not self._held or (last is not None and (at - last).total_seconds() < every_s):
+                return
+            held, self._renewed = list(self._held.items()), at
+        with store.begin() as tx:
+            store_runs.renew_runs(tx, runs=held, now=at)
+
+
 def execute_pending(
     store: Store,
     registry: Registry,
@@ -54,6 +90,7 @@ def execute_pending(
     clock: Callable[[], datetime] | None = None,
     pool: RunPool | None = None,
     hold_s: float = HOLD_S,
+    leases: Leases | None = None,
 ) -> int:
     """Execute pending runs of registered workflows until none is left (or ``limit``).
 
@@ -69,12 +106,16 @@ def execute_pending(
 
     ``hold_s``: a claimed run not started within ``hold_s`` of its claim goes back to pending
     (behind slow runs of its batch, it would otherwise outlive the stale-run sweep's threshold
-    and be claimed again while it waits).
+    and be claimed again while it waits). ``leases`` (with ``pool``; the process's, kept across
+    calls): the runs its slots hold, renewed every ``hold_s`` by this call (:class:`Leases`).
+    Without a pool nothing renews them while a step runs: a step must end within
+    ``TOCSIN_STUCK_AFTER_S`` (minus the batch's earlier runs) or ``tocsin worker`` run it.
     """
     ids = sorted(registry)
     if pool is not None:
+        held = leases if leases is not None else Leases()
         return _start_on_pool(
-            store, registry, ids, now, limit, should_stop, clock, pool, hold_s=hold_s
+            store, registry, ids, now, limit, should_stop, clock, pool, hold_s=hold_s, leases=held
         )
     if not ids or (limit is not None and limit <= 0):
         return 0
@@ -112,12 +153,19 @@ def _start_on_pool(
     pool: RunPool,
     *,
     hold_s: float,
+    leases: Leases,
 ) -> int:
     """:func:`execute_pending` with a pool: each claim takes up to ``CHUNK`` runs per free slot
     into a queue the free slots share (oldest first); returns how many it handed over. A stop
     asked meanwhile sends the queue's runs not started yet back to pending."""
+
+    def renew() -> None:
+        leases.renew(store, clock() if clock is not None else now, hold_s)
+
+    pool.on_busy(leases, renew)  # also while the table runs' claimer waits for a slot
     count = 0
     while ids and (limit is None or count < limit):
+        renew()
         if should_stop is not None and should_stop():
             break
         if not pool.wait_for_slot(SLOT_POLL_S):
@@ -129,6 +177,7 @@ def _start_on_pool(
             batch = store_runs.claim_next_runs(tx, now=at, limit=want, workflow_ids=ids)
         if not batch:
             break
+        leases.add(batch, at)
         count += len(batch)
         queue = deque(batch)  # shared by the slots: a free slot takes the next run
         for _ in range(min(free, len(batch))):
@@ -141,6 +190,7 @@ def _start_on_pool(
                 clock=clock,
                 should_stop=should_stop,
                 hold_s=hold_s,
+                leases=leases,
             )
             pool.submit(job)
     return count
@@ -156,6 +206,7 @@ def execute_batch(
     claim: Callable[[Tx, int], list[dict[str, Any]]] | None = None,
     should_stop: Callable[[], bool] | None = None,
     hold_s: float = HOLD_S,
+    leases: Leases | None = None,
 ) -> list[dict[str, Any]]:
     """Run the stages of claimed runs one after the other, then finish them all in one
     transaction (each under its own claim fence), in which ``claim`` (when given) claims the
@@ -174,6 +225,7 @@ def execute_batch(
     finishes: list[store_runs.FinishRow] = []
     succeeded: list[tuple[str, str, str | None, datetime]] = []
     unstarted: list[tuple[str, int]] = []
+    taken: list[str] = []  # the runs this slot started (their leases end with its finish)
     while run := _next(runs):
         at = clock() if clock is not None else now
         if (should_stop is not None and should_stop()) or _held(run, at) > hold_s:
@@ -181,6 +233,7 @@ def execute_batch(
                 unstarted.append((str(run["id"]), int(run["attempts"])))
                 run = _next(runs)
             break
+        taken.append(str(run["id"]))
         values = run_to_end(store, registry, run, now=at)
         if values is None:
             continue
@@ -188,26 +241,30 @@ def execute_batch(
         finishes.append(store_runs.finish_row(run_id, int(run["attempts"]), values, at))
         if values["status"] == "success":
             succeeded.append((run_id, str(run["workflow_id"]), run.get("schedule_id"), at))
-    with store.begin() as tx:
-        store_runs.release_runs(tx, runs=unstarted, now=clock() if clock is not None else now)
-        won = store_runs.finish_rows(tx, rows=finishes)
-        # the events of the runs the fence let finish ``success`` (not one canceled meanwhile),
-        # in one statement for the batch; made only when some schedule listens (lazy)
-        events = (
-            (kind, subject, at)
-            for run_id, workflow_id, schedule_id, at in succeeded
-            if run_id in won
-            for kind, subject in _success_events(workflow_id, schedule_id)
-        )
-        store_events.insert_events_at(tx, events=events)
-        if claim is None:
-            return []
-        released = len(unstarted)
-        following, failed = _claim_beside(tx, lambda t: claim(t, released))
-    if failed is not None:  # the finish above committed: the claim's error is raised after it
-        with map_db_errors():
-            raise failed
-    return following
+    try:
+        with store.begin() as tx:
+            store_runs.release_runs(tx, runs=unstarted, now=clock() if clock is not None else now)
+            won = store_runs.finish_rows(tx, rows=finishes)
+            # the events of the runs the fence let finish ``success`` (not one canceled meanwhile),
+            # in one statement for the batch; made only when some schedule listens (lazy)
+            events = (
+                (kind, subject, at)
+                for run_id, workflow_id, schedule_id, at in succeeded
+                if run_id in won
+                for kind, subject in _success_events(workflow_id, schedule_id)
+            )
+            store_events.insert_events_at(tx, events=events)
+            if claim is None:
+                return []
+            released = len(unstarted)
+            following, failed = _claim_beside(tx, lambda t: claim(t, released))
+        if failed is not None:  # the finish above committed: the claim's error is raised after it
+            with map_db_errors():
+                raise failed
+        return following
+    finally:  # finished, sent back, or left for the stale sweep: no longer held
+        if leases is not None:
+            leases.drop([str(r[0]) for r in unstarted] + taken)
 
 
 def _next(runs: deque[dict[str, Any]]) -> dict[str, Any] | None:
