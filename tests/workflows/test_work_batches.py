@@ -357,3 +357,22 @@ def test_a_run_held_past_its_budget_goes_back_to_pending_unstarted(
     assert _attempts(tocsin) == [1, 2, 3]  # run 2 and 3 were sent back, each claim after 100 s
     assert elapsed[0] == 300.0  # the step ran three times in all: no run's step ran twice
     assert all(len(tocsin.get_workflow_run(r)["steps"]) == 1 for r in runs)
+
+
+def test_runs_no_thread_took_are_not_leased(
+    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pool that cannot start a thread: the claimed runs are not renewed (the stale sweep
+    hands them back to pending) and the error reaches the worker's loop."""
+    _pending(tocsin, 2)
+    pool = RunPool(2)
+
+    def no_thread(job: Any) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(pool, "submit", no_thread)
+    with pytest.raises(RuntimeError):
+        tocsin.work(now=NOW, pool=pool)
+    # a later pass renews what the process still holds: nothing
+    assert tocsin.work(now=NOW + timedelta(seconds=100), pool=RunPool(2)) == 0
+    assert tocsin.tick(now=NOW + timedelta(seconds=301))["workflow_runs_requeued"] == 2

@@ -180,7 +180,7 @@ def _start_on_pool(
         leases.add(batch, at)
         count += len(batch)
         queue = deque(batch)  # shared by the slots: a free slot takes the next run
-        for _ in range(min(free, len(batch))):
+        for slot in range(min(free, len(batch))):
             job = partial(
                 execute_batch,
                 store,
@@ -192,7 +192,12 @@ def _start_on_pool(
                 hold_s=hold_s,
                 leases=leases,
             )
-            pool.submit(job)
+            try:
+                pool.submit(job)
+            except BaseException:  # no thread: the slots started take the queue; with none, it
+                if slot == 0:  # is left (unleased) to the stale sweep
+                    leases.drop([str(r["id"]) for r in iter(partial(_next, queue), None)])
+                raise
     return count
 
 
