@@ -75,9 +75,11 @@ class Leases:
             last = self._renewed
             if not self._held or (last is not None and (at - last).total_seconds() < every_s):
                 return
-            held, self._renewed = list(self._held.items()), at
+            held = list(self._held.items())
         with store.begin() as tx:
             store_runs.renew_runs(tx, runs=held, now=at)
+        with self._lock:  # (a failed renewal is tried again at the next chance)
+            self._renewed = at
 
 
 def execute_pending(
