@@ -158,7 +158,7 @@ def plan_one(
     table_id = str(table["id"])
     plan = plan_table(table_id, bool(stored), states, candidates, active, scans, now)
     if any(not t.valid for t in stored):  # issue 17: due windows of invalid configs
-        plan.skips += tuple(invalid_skips(stored, states, now))
+        plan = plan._replace(skips=plan.skips + tuple(invalid_skips(stored, states, now)))
     return plan
 
 

@@ -45,11 +45,9 @@ def apply_plans(tx: Tx, plans: Sequence[TablePlan], now: datetime) -> list[Outco
         dialects.keyed_access_only(tx)
     state.consume_windows(tx, consumed=consumed, now=now)
     skips.record_skips(tx, ranges=[r for p in plans for r in p.skips], now=now)
-    next_dues = [(p.table_id, tid, at) for p in plans for tid, at in p.next_dues.items()]
+    next_dues = [(p.table_id, tid, at) for p in plans for tid, at in p.next_dues]
     state.set_next_dues(tx, next_dues=next_dues)
-    cursors = [
-        (p.table_id, tid, *(c or (None, None))) for p in plans for tid, c in p.cursors.items()
-    ]
+    cursors = [(p.table_id, tid, *(c or (None, None))) for p in plans for tid, c in p.cursors]
     state.advance_cursors(tx, cursors=cursors, now=now)
     tables = [(p.table_id, p.table_next_due(still_due.get(p.table_id))) for p in plans]
     claims.finish_tables(tx, values=tables, now=now)

@@ -6,10 +6,10 @@ cursors, and the triggers whose evaluation raised (skipped, never fatal)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from tocsin.core import identity
 from tocsin.core.model import TriggerState
@@ -40,6 +40,10 @@ Fire = tuple[
 ]  # fmt: skip
 
 
+# A plan while it is drafted: its fires, ``next_due_at`` changes and date cursors, by trigger id
+Draft = tuple[list[Fire], dict[str, datetime | None], dict[str, Cursor | None]]
+
+
 @dataclass(frozen=True, slots=True)
 class NextDue:
     """A clock trigger with nothing to fire: its new ``next_due_at``."""
@@ -57,30 +61,28 @@ class DateScan:
     lap_closed: bool
 
 
-@dataclass(slots=True)
-class TablePlan:
-    """The writes of one table (see the module docstring)."""
+class TablePlan(NamedTuple):
+    """The writes of one table (see the module docstring): its fires and changes are tuples of
+    plain values, which the garbage collector stops tracking at its first pass."""
 
     table_id: str
     has_schedules: bool
-    # (trigger id, next_due_at) of the live, unpaused states as read: plain values, so a plan
-    # keeps none of its table's state objects alive
+    # (trigger id, next_due_at) of the live, unpaused states as read
     dues: tuple[tuple[str, datetime | None], ...]
-    fires: list[Fire] = field(default_factory=list)
-    next_dues: dict[str, datetime | None] = field(default_factory=dict)
-    cursors: dict[str, Cursor | None] = field(default_factory=dict)
-    # (empty tuples unless something is there: a batch's thousands of plans hold no empty lists)
+    fires: tuple[Fire, ...] = ()
+    next_dues: tuple[tuple[str, datetime | None], ...] = ()  # (trigger id, its new next_due_at)
+    cursors: tuple[tuple[str, Cursor | None], ...] = ()  # (trigger id, its new date cursor)
     skipped: tuple[tuple[str, Exception], ...] = ()
     skips: tuple[SkipRange, ...] = ()  # due occurrences that did not fire
 
     def table_next_due(self, still_due: Mapping[str, datetime] | None = None) -> datetime:
         """The earliest ``next_due_at`` of the live states once the plan is applied
         (``still_due``: clock triggers whose run was refused, due at their window)."""
-        fired = {tid: after for _, tid, _, _, _, _, window, after in self.fires if window}
-        changed = {**self.next_dues, **fired}
+        changed = dict(self.next_dues)
+        changed.update((tid, after) for _, tid, _, _, _, _, window, after in self.fires if window)
         changed.update(still_due or {})
-        dues = (changed.get(tid, at) for tid, at in self.dues)
-        return min((d for d in dues if d is not None), default=NEVER_DUE)
+        dues = [d for tid, at in self.dues if (d := changed.get(tid, at)) is not None]
+        return min(dues, default=NEVER_DUE)
 
 
 def due_candidates(
@@ -113,25 +115,28 @@ def plan_table(
     dues = tuple(
         [(tid, s.next_due_at) for tid, s in states.items() if not s.retired and s.paused_at is None]
     )
-    plan = TablePlan(table_id=table_id, has_schedules=has_schedules, dues=dues)
+    draft: Draft = ([], {}, {})
+    fires, next_dues, cursors = draft
+    skipped: list[tuple[str, Exception]] = []
+    skips: list[SkipRange] = []
     for trigger, state in candidates:
         tid = str(trigger.trigger_id)
         try:
             if isinstance(trigger.spec, DateColumnReached):
                 if tid in scans:
-                    plan_date(plan, trigger, state, scans[tid])
+                    plan_date(table_id, trigger, state, scans[tid], draft)
                 continue
             decided = decide_clock_trigger(trigger, state, now, tid in active)
-            if skipped := decided_skips(trigger, state, decided, now, tid in active):
-                plan.skips += tuple(skipped)
+            skips += decided_skips(trigger, state, decided, now, tid in active)
         except Exception as exc:  # a broken trigger never fails the table (SPEC §6)
-            plan.skipped += ((tid, exc),)
+            skipped.append((tid, exc))
             continue
         if isinstance(decided, NextDue):
-            plan.next_dues[tid] = decided.at
+            next_dues[tid] = decided.at
         elif decided is not None:
-            plan.fires.append(decided)
-    return plan
+            fires.append(decided)
+    changes = (tuple(fires), tuple(next_dues.items()), tuple(cursors.items()))
+    return TablePlan(table_id, has_schedules, dues, *changes, tuple(skipped), tuple(skips))
 
 
 def decide_clock_trigger(
@@ -183,25 +188,27 @@ def window_identity(window: datetime) -> str:
     return identity.clock_identity(window)
 
 
-def plan_date(plan: TablePlan, trigger: StoredTrigger, state: TriggerState, scan: DateScan) -> None:
-    """A date trigger's fires (its due rows), cursor and ``next_due_at`` (SPEC §4.1, §6): when
-    the pass closed a lap without a due row, the earliest future fire instant it saw (until then,
-    or a record write, ``configs.wake_date_triggers``, its records are not read again)."""
+def plan_date(
+    table_id: str, trigger: StoredTrigger, state: TriggerState, scan: DateScan, draft: Draft
+) -> None:
+    """A date trigger's fires (its due rows), cursor and ``next_due_at``, into ``draft`` (SPEC
+    §4.1, §6): when the pass closed a lap without a due row, the earliest future fire instant it
+    saw (until then, or a record write, ``configs.wake_date_triggers``, its records are not read
+    again)."""
+    fires, next_dues, cursors = draft
     tid = str(trigger.trigger_id)
     earliest = NEVER_DUE
     for v in scan.verdicts:
         if v.verdict == "due_now" and v.identity is not None:
             digest = state.definition_hash
-            plan.fires.append(
-                (plan.table_id, tid, v.identity, digest, v.fire_at, v.record, None, None)
-            )
+            fires.append((table_id, tid, v.identity, digest, v.fire_at, v.record, None, None))
         elif v.verdict == "scheduled_for_future" and v.fire_at is not None:
             earliest = min(earliest, v.fire_at)
     if scan.cursor != state.cursor:
-        plan.cursors[tid] = scan.cursor
+        cursors[tid] = scan.cursor
     next_due = earliest if scan.lap_closed else ALWAYS_DUE
     if next_due != state.next_due_at:
-        plan.next_dues[tid] = next_due
+        next_dues[tid] = next_due
 
 
 def row_payload(record: Mapping[str, Any]) -> dict[str, Any]:

@@ -33,8 +33,12 @@ def clock_skips(
     """The ranges a tick records for a clock trigger whose due window is ``due_at``: fired
     (coalesced and DST gaps before it) or refused by the fence (``active_run`` up to it)."""
     spec, anchor = trigger.spec, state.anchor
-    if spec is None or anchor is None:
-        return []
+    if (
+        spec is None
+        or anchor is None
+        or (fired and due_at == state.next_due_at and not isinstance(spec, Cron))
+    ):
+        return []  # the fast path (module docstring)
     out: list[skips.SkipRange] = []
     tid, table_id = str(trigger.trigger_id), str(state.table_id)
     if fired and isinstance(spec, Cron):
