@@ -93,3 +93,43 @@ def test_a_background_whose_run_will_not_stop_says_so(tocsin: Tocsin) -> None:
     while read_run(tocsin, run["id"])["status"] != "done" and time.monotonic() < deadline:
         time.sleep(0.01)
     assert read_run(tocsin, run["id"])["status"] == "done"
+
+
+def test_a_run_a_tick_makes_starts_at_once_not_a_worker_poll_later(
+    tocsin: Tocsin, monkeypatch: Any
+) -> None:
+    """``serve``: the in-process worker, idle, waits for its poll (made 60 s here); a tick that
+    made work wakes it (and the stop does too, so this test does not wait for the poll)."""
+    import tocsin.api.background as background_module
+
+    monkeypatch.setattr(background_module, "WORKER_POLL_S", 60.0)
+    ran = threading.Event()
+    tocsin.register_command("ping", lambda inputs: "ok" if ran.set() is None else "")
+    trg = trigger({"type": "invoke_command", "command": "ping"})
+    table = make_table(tocsin, trg)
+    real_tick, ticks = tocsin.tick, []
+
+    def tick(now: datetime | None = None, **kwargs: Any) -> dict[str, int]:
+        counts = real_tick(now=now, **kwargs)
+        if ticks:  # every tick after the first one at start: as if it had made a run
+            make_run(tocsin, table, trg)
+            counts = {**counts, "runs_created": 1}
+        ticks.append(now)
+        return counts
+
+    monkeypatch.setattr(tocsin, "tick", tick)
+    background = Background(tocsin, Metrics(lambda: {}))
+    idling, idle = threading.Event(), background._idle
+
+    def watched(timeout: float) -> None:
+        idling.set()
+        idle(timeout)
+
+    background._idle = watched  # type: ignore[method-assign]
+    background.start()
+    try:
+        assert idling.wait(10)  # the worker's first pass found nothing: it waits its poll
+        background._tick(NOW)  # the ticker's next tick, as the ticker calls it
+        assert ran.wait(10), "the worker slept through the tick's run"
+    finally:
+        assert background.stop() is True

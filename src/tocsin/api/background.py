@@ -24,6 +24,9 @@ from .metrics import Metrics
 log = logging.getLogger("tocsin.serve")
 
 WORKER_POLL_S = 0.5
+# tick counts that are not work for the worker (every other count is: runs created, schedules
+# and lanes fired, runs requeued)
+_NOT_WORK = frozenset({"tables_scanned", "tables_with_schedules"})
 
 
 class Background:
@@ -32,6 +35,7 @@ class Background:
     def __init__(self, tocsin: Tocsin, metrics: Metrics) -> None:
         self.tocsin = tocsin
         self.stop_event = threading.Event()
+        self.wake = threading.Event()  # a tick made work: the worker's idle wait ends at once
         self.stop_timeout_s = tocsin.settings.action_timeout_max_s + STOP_GRACE_S
         self.worker_clean = False
         self.ticker = Ticker(
@@ -46,7 +50,16 @@ class Background:
         ]
 
     def _tick(self, now: datetime) -> Mapping[str, int]:
-        return self.tocsin.tick(now=now)
+        counts = self.tocsin.tick(now=now)
+        if any(n for key, n in counts.items() if key not in _NOT_WORK):
+            self.wake.set()
+        return counts
+
+    def _idle(self, timeout: float) -> None:
+        """The worker's wait after a pass that started nothing: until a tick made work (or the
+        stop), at most ``timeout``: runs a tick creates start at once, not a poll later."""
+        self.wake.wait(timeout)
+        self.wake.clear()
 
     def _work(self) -> None:
         try:
@@ -56,6 +69,7 @@ class Background:
                 poll_interval=WORKER_POLL_S,
                 concurrency=self.tocsin.settings.worker_concurrency,
                 stop_timeout_s=self.stop_timeout_s,
+                idle=self._idle,
             )
         except Exception:
             log.exception("worker stopped by an error")
@@ -70,6 +84,7 @@ class Background:
         """Ask both loops to stop and wait for them; True when both ended and no run they
         held is left ``running``."""
         self.stop_event.set()
+        self.wake.set()
         clean = True
         for thread in self.threads:
             thread.join(self.stop_timeout_s + STOP_GRACE_S)

@@ -462,6 +462,7 @@ def serve_worker(
     clock: Callable[[], datetime] | None = None,
     concurrency: int = 1,
     stop_timeout_s: float = STOP_TIMEOUT_S,
+    idle: Callable[[float], object] | None = None,
 ) -> bool:
     """``tocsin worker``: work until ``stop_event`` is set; True when it stopped cleanly.
 
@@ -470,8 +471,8 @@ def serve_worker(
     (``Tocsin.work(clock=…)``), so a long pass stamps claims and receipts with the current time
     and its runs never look stale while they progress.
 
-    Sleeps ``poll_interval`` only when a pass started nothing. A pass that raises (the database
-    is down) is logged and retried after ``poll_interval``.
+    Sleeps ``poll_interval`` only when a pass started nothing (``idle``: how, else on the stop).
+    A pass that raises (the database is down) is logged and retried after ``poll_interval``.
 
     On stop: no new claim; each run in flight finishes its current action, or abandons an
     outbound one at its deadline, and goes back to pending with its receipts (see the module
@@ -489,7 +490,7 @@ def serve_worker(
             log.exception("worker pass failed; retrying in %.1fs", poll_interval)
             done = 0
         if done == 0:
-            stop_event.wait(poll_interval)
+            (idle or stop_event.wait)(poll_interval)
     if pool.wait_idle(stop_timeout_s):
         return True
     log.error(
