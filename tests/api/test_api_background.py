@@ -104,7 +104,12 @@ def test_a_run_a_tick_makes_starts_at_once_not_a_worker_poll_later(
 
     monkeypatch.setattr(background_module, "WORKER_POLL_S", 60.0)
     ran = threading.Event()
-    tocsin.register_command("ping", lambda inputs: "ok" if ran.set() is None else "")
+
+    def ping(inputs: dict[str, Any]) -> str:
+        ran.set()
+        return "ok"
+
+    tocsin.register_command("ping", ping)
     trg = trigger({"type": "invoke_command", "command": "ping"})
     table = make_table(tocsin, trg)
     real_tick, ticks = tocsin.tick, []
