@@ -169,6 +169,7 @@ def test_a_pool_claims_a_share_per_free_slot_in_one_statement(
     from tocsin.store import workflow_runs as store_runs
 
     monkeypatch.setattr(runner, "CHUNK", 2)
+    monkeypatch.setattr(runner, "BATCH", 4)  # under 3 slots x CHUNK: CHUNK per slot
     _pending(tocsin, 9)
     claims: list[tuple[int, int]] = []
     claim = store_runs.claim_next_runs
@@ -183,6 +184,31 @@ def test_a_pool_claims_a_share_per_free_slot_in_one_statement(
     assert claims[0] == (6, 6)  # 3 free slots x 2: one statement, into the slots' queue
     assert _statuses(tocsin) == {"pending": 0, "success": 9}
     assert _attempts(tocsin) == [1] * 9  # each run claimed once
+
+
+def test_a_small_pool_claims_a_batch_worth_per_claim(
+    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pool whose free slots would claim less than ``BATCH`` in all takes more per slot: a
+    pool of one claimed ``CHUNK`` at a time, each claim after the last share's finish."""
+    from tocsin.store import workflow_runs as store_runs
+
+    monkeypatch.setattr(runner, "CHUNK", 2)
+    monkeypatch.setattr(runner, "BATCH", 6)
+    _pending(tocsin, 9)
+    claims: list[int] = []
+    claim = store_runs.claim_next_runs
+
+    def counted(tx, **kwargs):  # type: ignore[no-untyped-def]
+        got = claim(tx, **kwargs)
+        claims.append(len(got))
+        return got
+
+    monkeypatch.setattr(store_runs, "claim_next_runs", counted)
+    assert _drain_into(tocsin, RunPool(1), now=NOW) == 9
+    assert claims[:2] == [6, 3]  # a batch's worth for the one slot, then the rest
+    assert _statuses(tocsin) == {"pending": 0, "success": 9}
+    assert _attempts(tocsin) == [1] * 9
 
 
 class Slow(BaseModel):
