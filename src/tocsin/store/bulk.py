@@ -12,7 +12,6 @@ Instants are converted by THE instant conversion of the store, ``UTCDateTime``
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from itertools import chain
@@ -60,37 +59,6 @@ def instant_reader() -> Callable[[Any], datetime | None]:
         return out
 
     return read
-
-
-class JSONText(str):
-    """A JSON column's value kept as its stored text: read from one JSON column to be written to
-    another as is (a schedule's input becoming its run's), without a decode and a re-encode."""
-
-    __slots__ = ()
-
-
-_FRESH: dict[str, Callable[[], Any]] = {"[]": list, "{}": dict}  # as common as they are cheap
-
-
-def json_text(value: object) -> str | None:
-    """What a JSON column is written as: None (SQL NULL), a :class:`JSONText` as it is, else the
-    value's JSON text."""
-    if value is None:
-        return None
-    if type(value) is JSONText:
-        return value
-    if not value and type(value) in (list, dict):  # a new run's receipts, an empty input
-        return "[]" if type(value) is list else "{}"
-    return json.dumps(value)
-
-
-def json_value(text: str | None) -> Any:
-    """A JSON column's text read raw (SQLite; PostgreSQL cast to text) as its value: a fresh
-    object each time (``[]``/``{}`` made without the parser)."""
-    if text is None:
-        return None
-    fresh = _FRESH.get(text)
-    return fresh() if fresh is not None else json.loads(text)
 
 
 def column_values(
@@ -200,13 +168,10 @@ def update_rows(
 
 __all__ = [
     "ROWS_PER_STATEMENT",
-    "JSONText",
     "column_values",
     "driver_rows",
     "instant_binder",
     "instant_reader",
-    "json_text",
-    "json_value",
     "update_rows",
     "with_columns",
     "with_rows",
