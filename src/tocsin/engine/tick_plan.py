@@ -53,22 +53,12 @@ class TablePlan(NamedTuple):
 
     table_id: str
     has_schedules: bool
-    # (trigger id, next_due_at) of the live, unpaused states as read
-    dues: tuple[tuple[str, datetime | None], ...]
+    next_due: datetime  # the table's: the earliest of its live, unpaused states' once applied
     fires: tuple[Fire, ...] = ()
     next_dues: tuple[tuple[str, datetime | None], ...] = ()  # (trigger id, its new next_due_at)
     cursors: tuple[tuple[str, Cursor | None], ...] = ()  # (trigger id, its new date cursor)
     skipped: tuple[tuple[str, Exception], ...] = ()
     skips: tuple[SkipRange, ...] = ()  # due occurrences that did not fire
-
-    def table_next_due(self, still_due: Mapping[str, datetime] | None = None) -> datetime:
-        """The earliest ``next_due_at`` of the live states once the plan is applied
-        (``still_due``: clock triggers whose run was refused, due at their window)."""
-        changed = dict(self.next_dues)
-        changed.update((tid, after) for _, tid, _, _, _, _, window, after in self.fires if window)
-        changed.update(still_due or {})
-        dues = [d for tid, at in self.dues if (d := changed.get(tid, at)) is not None]
-        return min(dues, default=NEVER_DUE)
 
 
 def due_candidates(
@@ -98,9 +88,6 @@ def plan_table(
     """One claimed table's plan at ``now``: ``stored`` its triggers, ``due`` the
     :func:`due_candidates` with each date trigger's scan, ``active`` the clock triggers with an
     active run."""
-    dues = tuple(
-        [(tid, s.next_due_at) for tid, s in states.items() if not s.retired and s.paused_at is None]
-    )
     fires: list[Fire] = []
     next_dues: dict[str, datetime | None] = {}
     cursors: dict[str, Cursor | None] = {}
@@ -125,8 +112,15 @@ def plan_table(
             cursors[tid] = scan.cursor
     if any(not t.valid for t in stored):  # issue 17: due windows of invalid configs
         skips += invalid_skips(stored, states, now)
+    changed = next_dues | {t: after for _, t, _, _, _, _, window, after in fires if window}
+    live = [
+        changed.get(t, s.next_due_at)
+        for t, s in states.items()
+        if not s.retired and s.paused_at is None
+    ]
+    table_due = min([d for d in live if d is not None], default=NEVER_DUE)
     changes = (tuple(fires), tuple(next_dues.items()), tuple(cursors.items()))
-    return TablePlan(table_id, bool(stored), dues, *changes, tuple(skipped), tuple(skips))
+    return TablePlan(table_id, bool(stored), table_due, *changes, tuple(skipped), tuple(skips))
 
 
 def decide_clock_trigger(
