@@ -23,7 +23,14 @@ from typing import Any
 from tocsin.core.model import TriggerState
 from tocsin.core.schedules import DateColumnReached
 from tocsin.engine import sweeps
-from tocsin.engine.evaluate import DUE_NOW, StoredTrigger, classify, inspect_stored, page_identities
+from tocsin.engine.evaluate import (
+    DUE_NOW,
+    RowVerdict,
+    StoredTrigger,
+    classify,
+    inspect_stored,
+    page_identities,
+)
 from tocsin.engine.tick_apply import Outcome, apply_plans
 from tocsin.engine.tick_plan import Cursor, DateScan, TablePlan, due_candidates, plan_table
 from tocsin.store import claims, ledger
@@ -127,23 +134,6 @@ def record_key(record: Mapping[str, Any]) -> Cursor:
     return record["created_at"], str(record["id"])
 
 
-def read_cursor_page(
-    tx: Tx, *, table_id: str, cursor: Cursor | None, start: Cursor | None, wrapped: bool, limit: int
-) -> tuple[list[dict[str, Any]], bool]:
-    """The next page after ``cursor`` (wrapping to the start at most once): ``(page, wrapped)``.
-
-    ``start`` is where this pass began; after the wrap, rows past it are not read again.
-    Read-only: the preview reads its "next cursor page" through this same function.
-    """
-    page = store_records.page_live_records(tx, table_id=table_id, after=cursor, limit=limit)
-    if not page and cursor is not None and not wrapped and start is not None:
-        wrapped = True
-        page = store_records.page_live_records(tx, table_id=table_id, after=None, limit=limit)
-    if wrapped and start is not None:
-        page = [r for r in page if record_key(r) <= start]
-    return page, wrapped
-
-
 def scan_date_trigger(
     tx: Tx,
     table: Mapping[str, Any],
@@ -151,21 +141,26 @@ def scan_date_trigger(
     state: TriggerState,
     now: datetime,
     limit: int,
+    pages: int = 1 + MAX_EXTRA_PAGES,
 ) -> DateScan:
-    """Read and classify a date trigger's next cursor page(s) (SPEC §4.1, §6): stop after a page
-    with a due row, at the end of a lap, or after ``1 + MAX_EXTRA_PAGES`` pages."""
+    """Read and classify a date trigger's next cursor page(s) (SPEC §4.1, §6): the page after its
+    cursor, wrapping to the start at most once (after the wrap, rows past where this pass began
+    are not read again); stop after a page with a due row, at the end of a lap, or after
+    ``pages`` pages. Read-only: the preview reads the first page (``pages=1``) through it."""
     spec, trigger_id, table_id = trigger.spec, str(trigger.trigger_id), str(table["id"])
     assert isinstance(spec, DateColumnReached)
     column_type = str(table["columns"][spec.column])
     start = cursor = state.cursor
-    wrapped, lap_closed, verdicts = False, False, []
-    for _ in range(1 + MAX_EXTRA_PAGES):
-        page, wrapped = read_cursor_page(
-            tx, table_id=table_id, cursor=cursor, start=start, wrapped=wrapped, limit=limit
-        )
+    wrapped, verdicts = False, list[RowVerdict]()
+    for _ in range(pages):
+        page = store_records.page_live_records(tx, table_id=table_id, after=cursor, limit=limit)
+        if not page and start is not None and not wrapped:
+            wrapped = True
+            page = store_records.page_live_records(tx, table_id=table_id, after=None, limit=limit)
+        if wrapped and start is not None:
+            page = [r for r in page if record_key(r) <= start]
         if not page:  # the end (no cursor to wrap from), or back at the start after the wrap
-            lap_closed = True
-            break
+            return DateScan(verdicts, cursor, lap_closed=True)
         ids = page_identities(spec, column_type, page)
         fired = ledger.fired_identities(
             tx, table_id=table_id, trigger_id=trigger_id, identities=ids
@@ -177,16 +172,14 @@ def scan_date_trigger(
         if any(v.verdict == DUE_NOW for v in found):
             break
         if wrapped and start is not None and cursor >= start:
-            lap_closed = True
-            break
-    return DateScan(verdicts=verdicts, cursor=cursor, lap_closed=lap_closed)
+            return DateScan(verdicts, cursor, lap_closed=True)
+    return DateScan(verdicts, cursor, lap_closed=False)
 
 
 __all__ = [
     "BATCH_TABLES",
     "MAX_EXTRA_PAGES",
     "read_and_plan",
-    "read_cursor_page",
     "record_key",
     "run_due_triggers",
     "scan_date_trigger",
