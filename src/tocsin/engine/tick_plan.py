@@ -99,9 +99,9 @@ def plan_table(
             if scan is not None:
                 found, next_due = plan_date(table_id, trigger, state, scan)
             else:
-                fire, next_due = decide_clock_trigger(trigger, state, now, tid in active)
-                skips += decided_skips(trigger, state, fire, next_due, now, tid in active)
+                fire, next_due, ranges = decide_clock_trigger(trigger, state, now, tid in active)
                 found = [fire] if fire else []
+                skips += ranges
         except Exception as exc:  # a broken trigger never fails the table (SPEC §6)
             skipped.append((tid, exc))
             continue
@@ -125,38 +125,26 @@ def plan_table(
 
 def decide_clock_trigger(
     trigger: StoredTrigger, state: TriggerState, now: datetime, active: bool
-) -> tuple[Fire | None, datetime | None]:
-    """THE evaluator's verdict for one clock trigger: ``(fire, next_due_at)``, a :data:`Fire`
-    for the coalesced due window (its ``next_due_at`` moves with the window it consumes) or
-    None, and the trigger's new ``next_due_at`` (``state.next_due_at``: nothing to write)."""
+) -> tuple[Fire | None, datetime | None, list[SkipRange]]:
+    """THE evaluator's verdict for one clock trigger, ``(fire, next_due_at, skips)``: a
+    :data:`Fire` for the coalesced due window (its ``next_due_at`` moves with the window it
+    consumes) or None; its new ``next_due_at`` (``state.next_due_at``: nothing to write); and the
+    skip records (issue 17, :mod:`tick_skips`): the windows a fire replaced, or those a due
+    window held by the fence replaced (``next_due_at`` moved onto a window ``<= now``; a fenced
+    window already marked records nothing)."""
     spec, kept = trigger.spec, state.next_due_at
     verdict = classify(trigger, state, now=now, active_run=active)
     if spec is None or state.anchor is None or not isinstance(verdict, ClockVerdict):
-        return None, kept
-    if not verdict.due_now or verdict.due_at is None:
-        return None, verdict.next_due_at
-    window, tid = verdict.due_at, str(trigger.trigger_id)
+        return None, kept, []
+    window, held = verdict.due_at, verdict.next_due_at
+    if not verdict.due_now or window is None:
+        if active and held is not None and held != kept and held <= now:
+            return None, held, clock_skips(trigger, state, held, fired=False)
+        return None, held, []
     after = clock_next_due(spec, anchor=state.anchor, last_consumed=window)
-    ident, digest = window_identity(window), state.definition_hash
-    return (str(state.table_id), tid, ident, digest, window, None, window, after), kept
-
-
-def decided_skips(
-    trigger: StoredTrigger,
-    state: TriggerState,
-    fire: Fire | None,
-    next_due: datetime | None,
-    now: datetime,
-    active: bool,
-) -> list[SkipRange]:
-    """The skip records of a clock trigger's decision (issue 17, :mod:`tick_skips`): a fire
-    (the windows it replaced), or a due window held by the fence (``next_due_at`` moved onto a
-    window ``<= now``: the windows it replaced). A fenced window already marked records nothing."""
-    if fire is not None and fire[6] is not None:  # a fire: its window
-        return clock_skips(trigger, state, fire[6], fired=True)
-    if active and next_due is not None and next_due != state.next_due_at and next_due <= now:
-        return clock_skips(trigger, state, next_due, fired=False)
-    return []
+    tid, ident, digest = str(trigger.trigger_id), window_identity(window), state.definition_hash
+    fire = (str(state.table_id), tid, ident, digest, window, None, window, after)
+    return fire, kept, clock_skips(trigger, state, window, fired=True)
 
 
 window_identity = lru_cache(maxsize=4096)(identity.clock_identity)  # aligned schedules share
@@ -191,7 +179,6 @@ __all__ = [
     "Fire",
     "TablePlan",
     "decide_clock_trigger",
-    "decided_skips",
     "due_candidates",
     "plan_date",
     "plan_table",
