@@ -98,14 +98,15 @@ def plan_table(
         try:
             if scan is not None:
                 found, next_due = plan_date(table_id, trigger, state, scan)
+                fires += found
             else:
                 fire, next_due, ranges = decide_clock_trigger(trigger, state, now, tid in active)
-                found = [fire] if fire else []
                 skips += ranges
+                if fire is not None:
+                    fires.append(fire)
         except Exception as exc:  # a broken trigger never fails the table (SPEC §6)
             skipped.append((tid, exc))
             continue
-        fires += found
         if next_due != state.next_due_at:
             next_dues[tid] = next_due
         if scan is not None and scan.cursor != state.cursor:
