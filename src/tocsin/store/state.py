@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import fields
 from datetime import UTC, datetime
 from typing import Any
 
@@ -37,22 +38,7 @@ from tocsin.store.dialects import upsert_insert
 from tocsin.store.schema import trigger_state
 from tocsin.store.tx import Tx
 
-STATE_FIELDS = (
-    "trigger_id",
-    "table_id",
-    "kind",
-    "anchor",
-    "last_consumed",
-    "cursor_created_at",
-    "cursor_id",
-    "schedule_hash",
-    "retired",
-    "next_due_at",
-    "updated_at",
-    "paused_at",
-    "pause_windows",
-    "definition_hash",
-)
+STATE_FIELDS = tuple(f.name for f in fields(TriggerState))  # its columns: the value's fields
 _COLUMNS = ", ".join(STATE_FIELDS)
 IN_CHUNK = 500  # ids per IN (...) list on SQLite: well under its bound-parameter limit
 _STAMP = ("t", "timestamp")  # the bulk rows' updated_at
