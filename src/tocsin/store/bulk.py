@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
+from functools import lru_cache
 from itertools import chain
 from operator import itemgetter
 from typing import Any
@@ -30,35 +31,22 @@ def instant_binder(tx: Tx) -> Callable[[datetime | None], Any]:
     """``UTCDateTime``'s bind side for this connection's dialect (naive UTC; SQLite: its text
     format), memoized per call site: a batch's windows and due instants repeat."""
     dialect = tx.conn.dialect
-    proc = UTCDateTime().dialect_impl(dialect).bind_processor(dialect)
-    seen: dict[datetime, Any] = {}
+    bind = UTCDateTime().dialect_impl(dialect).bind_processor(dialect)
+    assert bind is not None  # a TypeDecorator's, always
+    return lru_cache(maxsize=None)(bind)
 
-    def bind(value: datetime | None) -> Any:
-        if value is None:
-            return None
-        out = seen.get(value)
-        if out is None:
-            out = seen[value] = proc(value) if proc is not None else value
-        return out
 
-    return bind
+def _read_instant(value: Any) -> datetime | None:
+    if value is None:
+        return None
+    at = value if isinstance(value, datetime) else datetime.fromisoformat(value)
+    return at.replace(tzinfo=UTC)
 
 
 def instant_reader() -> Callable[[Any], datetime | None]:
     """``UTCDateTime``'s result side for raw driver rows (PostgreSQL gives naive datetimes,
     SQLite its text format), memoized per call site."""
-    seen: dict[Any, datetime] = {}
-
-    def read(value: Any) -> datetime | None:
-        if value is None:
-            return None
-        out = seen.get(value)
-        if out is None:
-            dt = value if isinstance(value, datetime) else datetime.fromisoformat(value)
-            out = seen[value] = dt.replace(tzinfo=UTC)
-        return out
-
-    return read
+    return lru_cache(maxsize=None)(_read_instant)
 
 
 def column_values(
