@@ -31,7 +31,7 @@ from tocsin.engine.evaluate import (
     inspect_stored,
     page_identities,
 )
-from tocsin.engine.tick_apply import Outcome, apply_plans
+from tocsin.engine.tick_apply import apply_plans
 from tocsin.engine.tick_plan import Cursor, DateScan, TablePlan, due_candidates, plan_table
 from tocsin.store import claims, ledger
 from tocsin.store import records as store_records
@@ -45,6 +45,7 @@ MAX_EXTRA_PAGES = 10  # SPEC §6: a page without due rows lets the tick read up 
 # tables per transaction: big enough that per-statement costs vanish, small enough that a lock
 # (SQLite's write lock, PostgreSQL's row locks) is short
 BATCH_TABLES = 1000
+Counts = tuple[int, int, int]  # tables ticked, of them with schedules, runs created
 
 
 def run_due_triggers(
@@ -57,40 +58,40 @@ def run_due_triggers(
     done: list[str] = []  # the tables this tick took: later batches skip them
     while len(done) < table_limit:
         size = min(BATCH_TABLES, table_limit - len(done))
-        outcomes, taken = tick_batch(store, now, size, record_limit, done)
+        counts, taken = tick_batch(store, now, size, record_limit, done)
         if not taken:
             break
         done += taken
-        for has_schedules, created in outcomes:
-            report["tables_scanned"] += 1
-            report["tables_with_schedules"] += int(has_schedules)
+        for tables, with_schedules, created in counts:
+            report["tables_scanned"] += tables
+            report["tables_with_schedules"] += with_schedules
             report["runs_created"] += created
     return report
 
 
 def tick_batch(
     store: Store, now: datetime, size: int, record_limit: int, skip: list[str]
-) -> tuple[list[Outcome], list[str]]:
-    """Up to ``size`` tables in one transaction: ``(outcomes, the table ids it took)``. If the
+) -> tuple[list[Counts], list[str]]:
+    """Up to ``size`` tables in one transaction: ``(counts, the table ids it took)``. If the
     transaction fails after its claim, each table gets its own; a table that still fails is
     skipped and logged."""
     taken: list[str] = []
     try:
-        return tick_tables(store, now, record_limit, taken, limit=size, skip_ids=skip), taken
+        return [tick_tables(store, now, record_limit, taken, limit=size, skip_ids=skip)], taken
     except Exception:
         log.exception("tick: a batch of %d tables failed; retrying table by table", len(taken))
-    outcomes: list[Outcome] = []
+    counts: list[Counts] = []
     for table_id in taken:
         try:
-            outcomes += tick_tables(store, now, record_limit, [], limit=1, only_ids=[table_id])
+            counts.append(tick_tables(store, now, record_limit, [], limit=1, only_ids=[table_id]))
         except Exception:
             log.exception("tick: table %s skipped", table_id)
-    return outcomes, taken
+    return counts, taken
 
 
 def tick_tables(
     store: Store, now: datetime, record_limit: int, taken: list[str], **claim: Any
-) -> list[Outcome]:
+) -> Counts:
     """Claim (``claims.claim_candidate_tables`` with ``claim``; their ids into ``taken``), read,
     plan and apply in one transaction (the module docstring)."""
     with store.begin() as tx:
@@ -100,7 +101,7 @@ def tick_tables(
         for plan in plans:
             for trigger_id, exc in plan.skipped:
                 log.error("tick: trigger %s of %s skipped", trigger_id, plan.table_id, exc_info=exc)
-        return apply_plans(tx, plans, now)
+        return len(plans), sum(p.has_schedules for p in plans), apply_plans(tx, plans, now)
 
 
 def read_and_plan(
