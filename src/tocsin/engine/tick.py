@@ -152,7 +152,8 @@ def scan_date_trigger(
     assert isinstance(spec, DateColumnReached)
     column_type = str(table["columns"][spec.column])
     start = cursor = state.cursor
-    wrapped, verdicts = False, list[RowVerdict]()
+    wrapped = False
+    verdicts: list[RowVerdict] = []
     for _ in range(pages):
         page = store_records.page_live_records(tx, table_id=table_id, after=cursor, limit=limit)
         if not page and start is not None and not wrapped:

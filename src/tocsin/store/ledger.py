@@ -79,7 +79,8 @@ def fired_identities(
 ) -> set[str]:
     """Which of ``identities`` the ledger already holds for ``trigger_id`` of ``table_id``
     (PostgreSQL: ``= ANY`` of one array, one statement for a whole page; SQLite: chunked IN)."""
-    wanted, found, c = sorted(set(identities)), set[str](), occurrence_ledger.c
+    wanted, c = sorted(set(identities)), occurrence_ledger.c
+    found: set[str] = set()
     step = max(len(wanted), 1) if tx.is_postgres else IN_CHUNK
     for start in range(0, len(wanted), step):
         chunk = wanted[start : start + step]
