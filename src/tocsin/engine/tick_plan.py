@@ -1,7 +1,8 @@
 """The tick's plan (SPEC §5–§6): what one claimed table must write, decided without I/O from
 what the tick read and ``now``, by THE evaluator (so the tick and the preview cannot disagree):
-fires (a ledger claim and a pending run each), consumed windows, ``next_due_at`` changes, date
-cursors, and the triggers whose evaluation raised (skipped, never fatal)."""
+fires (a ledger claim and a pending run each), consumed windows, ``next_due_at`` changes (the
+table's too), date cursors, skip records, and the triggers whose evaluation raised (skipped, never
+fatal)."""
 
 from __future__ import annotations
 
