@@ -19,7 +19,8 @@ from sqlalchemy import event, inspect
 from tocsin.store import Store
 from tocsin.store import schedules as store_schedules
 from tocsin.store import workflow_runs as store_runs
-from tocsin.store.bulk import JSONText, instant_binder, with_columns
+from tocsin.store.bulk import instant_binder, with_columns
+from tocsin.store.jsontext import JSONText
 from tocsin.store.trigger_events import claim_due_trigger_schedules, lock_trigger_schedules
 from tocsin.workflows.firing import fire_due_schedules, new_run
 

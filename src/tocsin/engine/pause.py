@@ -3,7 +3,7 @@
 The pause lives in the trigger's state row (``trigger_state.paused_at``), never in the triggers
 config: a ``PUT …/triggers`` keeps it (only retiring the id ends it). While paused the tick
 neither plans the trigger nor lets it keep its table due (``tick_plan.due_candidates``,
-``TablePlan.table_next_due``, ``configs.refresh_table_next_due``); record writes do not wake it
+``TablePlan.next_due``, ``configs.refresh_table_next_due``); record writes do not wake it
 (``store.state.lower_next_due``). Both operations are idempotent.
 
 Resume recomputes from ``now`` (nothing backlogged, however long the pause); a clock trigger's

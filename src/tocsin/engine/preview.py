@@ -36,15 +36,14 @@ from tocsin.engine.evaluate import (
     DUE_NOW,
     DUE_WHILE_PAUSED,
     ClockVerdict,
+    RowVerdict,
     StoredTrigger,
     classify,
     count_verdicts,
     inspect_stored,
-    page_identities,
 )
-from tocsin.engine.tick import read_cursor_page
+from tocsin.engine.tick import scan_date_trigger
 from tocsin.errors import NotFound
-from tocsin.store import ledger
 from tocsin.store import records as store_records
 from tocsin.store import runs as store_runs
 from tocsin.store import state as store_state
@@ -193,24 +192,11 @@ def date_arm(
     spec = trigger.spec
     if not isinstance(spec, DateColumnReached):
         return invalid_arm(trigger)
-    column_type = str(table.columns[spec.column])
-    start = state.cursor
-    page: list[dict[str, Any]] = []
+    verdicts: list[RowVerdict] = []
     if state.paused_at is None:  # paused: the tick reads nothing of it
-        page, _ = read_cursor_page(
-            tx,
-            table_id=table.id,
-            cursor=start,
-            start=start,
-            wrapped=False,
-            limit=record_limit,
-        )
-    ids = page_identities(spec, column_type, page)
-    fired = ledger.fired_identities(
-        tx, table_id=table.id, trigger_id=str(trigger.trigger_id), identities=ids
-    )
-    verdicts = classify(trigger, state, now=now, column_type=column_type, page=page, fired=fired)
-    counts = count_verdicts(verdicts if isinstance(verdicts, list) else [])
+        read = {"id": table.id, "columns": table.columns}
+        verdicts = scan_date_trigger(tx, read, trigger, state, now, record_limit, pages=1).verdicts
+    counts = count_verdicts(verdicts)
     scanned = sum(counts[name] for name in DATE_VERDICTS)
     unscanned = max(live - scanned, 0)
     return {

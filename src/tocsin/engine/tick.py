@@ -2,12 +2,11 @@
 
 One path, given ``now``: the recovery sweeps (:func:`tocsin.engine.sweeps.recover`); up to
 ``table_limit`` candidate tables, least recently ticked first (idle tables are never loaded,
-DESIGN §5); then per batch of ``BATCH_TABLES``, one transaction: **claim** the
-tables still due (``store.claims``), then **read** their active clock runs and, one table at a
-time, its trigger states, config and date triggers' cursor pages (the first page after the
-cursor, then up to ``MAX_EXTRA_PAGES`` more while a page has no due row, wrapping to the start at
-most once), and **plan** it without I/O (:mod:`tocsin.engine.tick_plan`); **apply** the plans
-set-based
+DESIGN §5); then per batch of ``BATCH_TABLES``, one transaction: **claim** the tables still due
+(``store.claims``), then **read** their active clock runs and, one table at a time, its trigger
+states, config and date triggers' cursor pages (the first page after the cursor, then up to
+``MAX_EXTRA_PAGES`` more while a page has no due row, wrapping to the start at most once), and
+**plan** it without I/O (:mod:`tocsin.engine.tick_plan`); **apply** the plans set-based
 (:mod:`tocsin.engine.tick_apply`). A batch whose transaction fails is retried table by table; a
 table that still fails, or a trigger whose evaluation raises, is skipped and logged (SPEC §6).
 The tick never waits for actions: workers claim the pending runs.
@@ -18,17 +17,22 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
 from tocsin.core.model import TriggerState
 from tocsin.core.schedules import DateColumnReached
 from tocsin.engine import sweeps
-from tocsin.engine.evaluate import DUE_NOW, StoredTrigger, classify, inspect_stored, page_identities
-from tocsin.engine.tick_apply import Outcome, apply_plans
+from tocsin.engine.evaluate import (
+    DUE_NOW,
+    RowVerdict,
+    StoredTrigger,
+    classify,
+    inspect_stored,
+    page_identities,
+)
+from tocsin.engine.tick_apply import apply_plans
 from tocsin.engine.tick_plan import Cursor, DateScan, TablePlan, due_candidates, plan_table
-from tocsin.engine.tick_skips import invalid_skips
 from tocsin.store import claims, ledger
 from tocsin.store import records as store_records
 from tocsin.store import runs as store_runs
@@ -41,70 +45,53 @@ MAX_EXTRA_PAGES = 10  # SPEC §6: a page without due rows lets the tick read up 
 # tables per transaction: big enough that per-statement costs vanish, small enough that a lock
 # (SQLite's write lock, PostgreSQL's row locks) is short
 BATCH_TABLES = 1000
-
-
-@dataclass(slots=True)
-class TickReport:
-    """The SPEC §6 response."""
-
-    tables_scanned: int = 0
-    tables_with_schedules: int = 0
-    runs_created: int = 0
-    trigger_runs_requeued: int = 0
-    staged_changes_requeued: int = 0
-    workflow_runs_requeued: int = 0
-
-    def as_dict(self) -> dict[str, int]:
-        return asdict(self)
-
-    def add(self, outcomes: list[Outcome]) -> None:
-        """Count tables ticked: ``(has_schedules, runs_created)`` each."""
-        for has_schedules, created in outcomes:
-            self.tables_scanned += 1
-            self.tables_with_schedules += int(has_schedules)
-            self.runs_created += created
+Counts = tuple[int, int, int]  # tables ticked, of them with schedules, runs created
 
 
 def run_due_triggers(
     store: Store, *, now: datetime, table_limit: int, record_limit: int, stuck_after_s: float
 ) -> dict[str, int]:
     """One scheduler pass at ``now``: the recovery sweeps (:func:`sweeps.recover`), then the
-    due tables; never raises because of one table, trigger or sweep."""
-    report = TickReport(**sweeps.recover(store, now=now, stuck_after_s=stuck_after_s))
+    due tables; never raises because of one table, trigger or sweep. The SPEC §6 response."""
+    report = {"tables_scanned": 0, "tables_with_schedules": 0, "runs_created": 0}
+    report |= sweeps.recover(store, now=now, stuck_after_s=stuck_after_s)
     done: list[str] = []  # the tables this tick took: later batches skip them
     while len(done) < table_limit:
         size = min(BATCH_TABLES, table_limit - len(done))
-        outcomes, taken = tick_batch(store, now, size, record_limit, done)
+        counts, taken = tick_batch(store, now, size, record_limit, done)
         if not taken:
             break
         done += taken
-        report.add(outcomes)
-    return report.as_dict()
+        for tables, with_schedules, created in counts:
+            report["tables_scanned"] += tables
+            report["tables_with_schedules"] += with_schedules
+            report["runs_created"] += created
+    return report
 
 
 def tick_batch(
     store: Store, now: datetime, size: int, record_limit: int, skip: list[str]
-) -> tuple[list[Outcome], list[str]]:
-    """Up to ``size`` tables in one transaction: ``(outcomes, the table ids it took)``. If the
+) -> tuple[list[Counts], list[str]]:
+    """Up to ``size`` tables in one transaction: ``(counts, the table ids it took)``. If the
     transaction fails after its claim, each table gets its own; a table that still fails is
     skipped and logged."""
     taken: list[str] = []
     try:
-        return tick_tables(store, now, record_limit, taken, limit=size, skip_ids=skip), taken
+        return [tick_tables(store, now, record_limit, taken, limit=size, skip_ids=skip)], taken
     except Exception:
         log.exception("tick: a batch of %d tables failed; retrying table by table", len(taken))
-    outcomes: list[Outcome] = []
+    counts: list[Counts] = []
     for table_id in taken:
         try:
-            outcomes += tick_tables(store, now, record_limit, [], limit=1, only_ids=[table_id])
+            counts.append(tick_tables(store, now, record_limit, [], limit=1, only_ids=[table_id]))
         except Exception:
             log.exception("tick: table %s skipped", table_id)
-    return outcomes, taken
+    return counts, taken
 
 
 def tick_tables(
     store: Store, now: datetime, record_limit: int, taken: list[str], **claim: Any
-) -> list[Outcome]:
+) -> Counts:
     """Claim (``claims.claim_candidate_tables`` with ``claim``; their ids into ``taken``), read,
     plan and apply in one transaction (the module docstring)."""
     with store.begin() as tx:
@@ -114,74 +101,38 @@ def tick_tables(
         for plan in plans:
             for trigger_id, exc in plan.skipped:
                 log.error("tick: trigger %s of %s skipped", trigger_id, plan.table_id, exc_info=exc)
-        return apply_plans(tx, plans, now)
+        return len(plans), sum(p.has_schedules for p in plans), apply_plans(tx, plans, now)
 
 
 def read_and_plan(
     tx: Tx, tables: list[dict[str, Any]], now: datetime, limit: int
 ) -> list[TablePlan]:
     """Read what the claimed tables' triggers need and plan each, one table at a time in table
-    id order: its config decoded, its states read (``state.stream_states``), its date triggers'
-    pages scanned, then let go, so only the plans outlive the table (a batch's thousands of
-    states and configs never live at once: the garbage collector's full passes walk what does).
-    A table's ``triggers`` is the stored config, or its JSON text (the claim's)."""
+    id order: its config decoded, its states read (``state.stream_states``), its due date
+    triggers' pages scanned, then let go, so only the plans outlive the table (a batch's
+    thousands of states and configs never live at once: the garbage collector's full passes walk
+    what does). A table's ``triggers`` is the stored config, or its JSON text (the claim's)."""
     by_id = {str(t["id"]): t for t in tables}
     active: dict[str, set[str]] = {}  # table id → its clock triggers with an active run
     for tab, tid in store_runs.active_clock_triggers(tx, table_ids=list(by_id)):
         active.setdefault(tab, set()).add(tid)
-    return [
-        plan_one(tx, by_id[table_id], states, active.get(table_id, set()), now, limit)
-        for table_id, states in store_state.stream_states(tx, table_ids=by_id)
-    ]
-
-
-def plan_one(
-    tx: Tx,
-    table: Mapping[str, Any],
-    states: Mapping[str, TriggerState],
-    active: set[str],
-    now: datetime,
-    limit: int,
-) -> TablePlan:
-    """One table's plan (``active``: its clock triggers with an active run)."""
-    config = table["triggers"]
-    live = {tid for tid, s in states.items() if not s.retired}
-    stored = inspect_stored(
-        json.loads(config) if isinstance(config, str) else config, table["columns"], live
-    )
-    candidates = due_candidates(stored, states, now)
-    scans = {
-        str(t.trigger_id): scan_date_trigger(tx, table, t, s, now, limit)
-        for t, s in candidates
-        if isinstance(t.spec, DateColumnReached)
-    }
-    table_id = str(table["id"])
-    plan = plan_table(table_id, bool(stored), states, candidates, active, scans, now)
-    if any(not t.valid for t in stored):  # issue 17: due windows of invalid configs
-        plan = plan._replace(skips=plan.skips + tuple(invalid_skips(stored, states, now)))
-    return plan
+    plans = []
+    for table_id, states in store_state.stream_states(tx, table_ids=by_id):
+        table, config = by_id[table_id], by_id[table_id]["triggers"]
+        live = {tid for tid, s in states.items() if not s.retired}
+        config = json.loads(config) if isinstance(config, str) else config
+        stored = inspect_stored(config, table["columns"], live)
+        due = []  # (trigger, state, its pages read when it is a date trigger)
+        for t, s in due_candidates(stored, states, now):
+            is_date = isinstance(t.spec, DateColumnReached)
+            due.append((t, s, scan_date_trigger(tx, table, t, s, now, limit) if is_date else None))
+        plans.append(plan_table(table_id, stored, states, due, active.get(table_id, set()), now))
+    return plans
 
 
 def record_key(record: Mapping[str, Any]) -> Cursor:
     """A record's position in the cursor order ``(created_at, id)``."""
     return record["created_at"], str(record["id"])
-
-
-def read_cursor_page(
-    tx: Tx, *, table_id: str, cursor: Cursor | None, start: Cursor | None, wrapped: bool, limit: int
-) -> tuple[list[dict[str, Any]], bool]:
-    """The next page after ``cursor`` (wrapping to the start at most once): ``(page, wrapped)``.
-
-    ``start`` is where this pass began; after the wrap, rows past it are not read again.
-    Read-only: the preview reads its "next cursor page" through this same function.
-    """
-    page = store_records.page_live_records(tx, table_id=table_id, after=cursor, limit=limit)
-    if not page and cursor is not None and not wrapped and start is not None:
-        wrapped = True
-        page = store_records.page_live_records(tx, table_id=table_id, after=None, limit=limit)
-    if wrapped and start is not None:
-        page = [r for r in page if record_key(r) <= start]
-    return page, wrapped
 
 
 def scan_date_trigger(
@@ -191,21 +142,27 @@ def scan_date_trigger(
     state: TriggerState,
     now: datetime,
     limit: int,
+    pages: int = 1 + MAX_EXTRA_PAGES,
 ) -> DateScan:
-    """Read and classify a date trigger's next cursor page(s) (SPEC §4.1, §6): stop after a page
-    with a due row, at the end of a lap, or after ``1 + MAX_EXTRA_PAGES`` pages."""
+    """Read and classify a date trigger's next cursor page(s) (SPEC §4.1, §6): the page after its
+    cursor, wrapping to the start at most once (after the wrap, rows past where this pass began
+    are not read again); stop after a page with a due row, at the end of a lap, or after
+    ``pages`` pages. Read-only: the preview reads the first page (``pages=1``) through it."""
     spec, trigger_id, table_id = trigger.spec, str(trigger.trigger_id), str(table["id"])
     assert isinstance(spec, DateColumnReached)
     column_type = str(table["columns"][spec.column])
     start = cursor = state.cursor
-    wrapped, lap_closed, verdicts = False, False, []
-    for _ in range(1 + MAX_EXTRA_PAGES):
-        page, wrapped = read_cursor_page(
-            tx, table_id=table_id, cursor=cursor, start=start, wrapped=wrapped, limit=limit
-        )
+    wrapped = False
+    verdicts: list[RowVerdict] = []
+    for _ in range(pages):
+        page = store_records.page_live_records(tx, table_id=table_id, after=cursor, limit=limit)
+        if not page and start is not None and not wrapped:
+            wrapped = True
+            page = store_records.page_live_records(tx, table_id=table_id, after=None, limit=limit)
+        if wrapped and start is not None:
+            page = [r for r in page if record_key(r) <= start]
         if not page:  # the end (no cursor to wrap from), or back at the start after the wrap
-            lap_closed = True
-            break
+            return DateScan(verdicts, cursor, lap_closed=True)
         ids = page_identities(spec, column_type, page)
         fired = ledger.fired_identities(
             tx, table_id=table_id, trigger_id=trigger_id, identities=ids
@@ -217,18 +174,14 @@ def scan_date_trigger(
         if any(v.verdict == DUE_NOW for v in found):
             break
         if wrapped and start is not None and cursor >= start:
-            lap_closed = True
-            break
-    return DateScan(verdicts=verdicts, cursor=cursor, lap_closed=lap_closed)
+            return DateScan(verdicts, cursor, lap_closed=True)
+    return DateScan(verdicts, cursor, lap_closed=False)
 
 
 __all__ = [
     "BATCH_TABLES",
     "MAX_EXTRA_PAGES",
-    "TickReport",
-    "plan_one",
     "read_and_plan",
-    "read_cursor_page",
     "record_key",
     "run_due_triggers",
     "scan_date_trigger",

@@ -22,23 +22,19 @@ from tocsin.store import claims, dialects, ledger, skips, state
 from tocsin.store import runs as store_runs
 from tocsin.store.tx import Tx
 
-Outcome = tuple[bool, int]  # (has_schedules, runs_created) per table ticked
 
-
-def apply_plans(tx: Tx, plans: Sequence[TablePlan], now: datetime) -> list[Outcome]:
-    """Write ``plans`` (see the module docstring); ``(has_schedules, runs_created)`` each."""
+def apply_plans(tx: Tx, plans: Sequence[TablePlan], now: datetime) -> int:
+    """Write ``plans`` (see the module docstring); how many runs it created."""
     fires = [f for p in plans for f in p.fires]
     claimed = claim_and_insert(tx, fires, now)  # run id per fire; None: refused
-    created = dict.fromkeys((p.table_id for p in plans), 0)
+    next_due = {p.table_id: p.next_due for p in plans}
     consumed: list[state.Consumed] = []
-    still_due: dict[str, dict[str, datetime]] = {}
     for (table_id, trigger_id, _, _, _, _, window, after), run_id in zip(
         fires, claimed, strict=True
     ):
         if run_id is None and window is not None:  # refused: the window stays due
-            still_due.setdefault(table_id, {})[trigger_id] = window
+            next_due[table_id] = min(next_due[table_id], window)
             continue
-        created[table_id] += int(bool(run_id))
         if window is not None:
             consumed.append((table_id, trigger_id, window, after))
     if tx.is_postgres:  # the updates below are by key: never a table hashed whole for a page
@@ -49,9 +45,8 @@ def apply_plans(tx: Tx, plans: Sequence[TablePlan], now: datetime) -> list[Outco
     state.set_next_dues(tx, next_dues=next_dues)
     cursors = [(p.table_id, tid, *(c or (None, None))) for p in plans for tid, c in p.cursors]
     state.advance_cursors(tx, cursors=cursors, now=now)
-    tables = [(p.table_id, p.table_next_due(still_due.get(p.table_id))) for p in plans]
-    claims.finish_tables(tx, values=tables, now=now)
-    return [(p.has_schedules, created[p.table_id]) for p in plans]
+    claims.finish_tables(tx, values=list(next_due.items()), now=now)
+    return sum(map(bool, claimed))
 
 
 def claim_and_insert(tx: Tx, fires: Sequence[Fire], now: datetime) -> list[str | None]:
@@ -86,4 +81,4 @@ def claim_and_insert(tx: Tx, fires: Sequence[Fire], now: datetime) -> list[str |
     return out
 
 
-__all__ = ["Outcome", "apply_plans", "claim_and_insert"]
+__all__ = ["apply_plans", "claim_and_insert"]

@@ -1,19 +1,18 @@
 """The tick's plan (SPEC §5–§6): what one claimed table must write, decided without I/O from
 what the tick read and ``now``, by THE evaluator (so the tick and the preview cannot disagree):
-fires (a ledger claim and a pending run each), consumed windows, ``next_due_at`` changes, date
-cursors, and the triggers whose evaluation raised (skipped, never fatal)."""
+fires (a ledger claim and a pending run each), consumed windows, ``next_due_at`` changes (the
+table's too), date cursors, skip records, and the triggers whose evaluation raised (skipped, never
+fatal)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from typing import Any, NamedTuple
 
 from tocsin.core import identity
 from tocsin.core.model import TriggerState
-from tocsin.core.schedules import DateColumnReached
 from tocsin.core.skips import SkipRange
 from tocsin.engine.configs import ALWAYS_DUE, NEVER_DUE
 from tocsin.engine.evaluate import (
@@ -23,7 +22,7 @@ from tocsin.engine.evaluate import (
     classify,
     clock_next_due,
 )
-from tocsin.engine.tick_skips import clock_skips
+from tocsin.engine.tick_skips import clock_skips, invalid_skips
 
 Cursor = tuple[datetime, str]  # a record's position: (created_at, id)
 
@@ -40,19 +39,7 @@ Fire = tuple[
 ]  # fmt: skip
 
 
-# A plan while it is drafted: its fires, ``next_due_at`` changes and date cursors, by trigger id
-Draft = tuple[list[Fire], dict[str, datetime | None], dict[str, Cursor | None]]
-
-
-@dataclass(frozen=True, slots=True)
-class NextDue:
-    """A clock trigger with nothing to fire: its new ``next_due_at``."""
-
-    at: datetime | None
-
-
-@dataclass(frozen=True, slots=True)
-class DateScan:
+class DateScan(NamedTuple):
     """What the tick read of a date trigger's records this pass: the verdicts of the pages it
     examined, the last examined record, and whether the pass closed a lap without a due row."""
 
@@ -67,22 +54,12 @@ class TablePlan(NamedTuple):
 
     table_id: str
     has_schedules: bool
-    # (trigger id, next_due_at) of the live, unpaused states as read
-    dues: tuple[tuple[str, datetime | None], ...]
+    next_due: datetime  # the table's: the earliest of its live, unpaused states' once applied
     fires: tuple[Fire, ...] = ()
     next_dues: tuple[tuple[str, datetime | None], ...] = ()  # (trigger id, its new next_due_at)
     cursors: tuple[tuple[str, Cursor | None], ...] = ()  # (trigger id, its new date cursor)
     skipped: tuple[tuple[str, Exception], ...] = ()
     skips: tuple[SkipRange, ...] = ()  # due occurrences that did not fire
-
-    def table_next_due(self, still_due: Mapping[str, datetime] | None = None) -> datetime:
-        """The earliest ``next_due_at`` of the live states once the plan is applied
-        (``still_due``: clock triggers whose run was refused, due at their window)."""
-        changed = dict(self.next_dues)
-        changed.update((tid, after) for _, tid, _, _, _, _, window, after in self.fires if window)
-        changed.update(still_due or {})
-        dues = [d for tid, at in self.dues if (d := changed.get(tid, at)) is not None]
-        return min(dues, default=NEVER_DUE)
 
 
 def due_candidates(
@@ -103,112 +80,93 @@ def due_candidates(
 
 def plan_table(
     table_id: str,
-    has_schedules: bool,
+    stored: list[StoredTrigger],
     states: Mapping[str, TriggerState],
-    candidates: list[tuple[StoredTrigger, TriggerState]],
+    due: list[tuple[StoredTrigger, TriggerState, DateScan | None]],
     active: set[str],
-    scans: Mapping[str, DateScan],
     now: datetime,
 ) -> TablePlan:
-    """One claimed table's plan at ``now``: ``candidates`` from :func:`due_candidates`,
-    ``active`` the clock triggers with an active run, ``scans`` the date triggers' reads."""
-    dues = tuple(
-        [(tid, s.next_due_at) for tid, s in states.items() if not s.retired and s.paused_at is None]
-    )
-    draft: Draft = ([], {}, {})
-    fires, next_dues, cursors = draft
+    """One claimed table's plan at ``now``: ``stored`` its triggers, ``due`` the
+    :func:`due_candidates` with each date trigger's scan, ``active`` the clock triggers with an
+    active run."""
+    fires: list[Fire] = []
+    next_dues: dict[str, datetime | None] = {}
+    cursors: dict[str, Cursor | None] = {}
     skipped: list[tuple[str, Exception]] = []
     skips: list[SkipRange] = []
-    for trigger, state in candidates:
+    for trigger, state, scan in due:
         tid = str(trigger.trigger_id)
         try:
-            if isinstance(trigger.spec, DateColumnReached):
-                if tid in scans:
-                    plan_date(table_id, trigger, state, scans[tid], draft)
-                continue
-            decided = decide_clock_trigger(trigger, state, now, tid in active)
-            skips += decided_skips(trigger, state, decided, now, tid in active)
+            if scan is not None:
+                found, next_due = plan_date(table_id, trigger, state, scan)
+                fires += found
+            else:
+                fire, next_due, ranges = decide_clock_trigger(trigger, state, now, tid in active)
+                skips += ranges
+                if fire is not None:
+                    fires.append(fire)
         except Exception as exc:  # a broken trigger never fails the table (SPEC §6)
             skipped.append((tid, exc))
             continue
-        if isinstance(decided, NextDue):
-            next_dues[tid] = decided.at
-        elif decided is not None:
-            fires.append(decided)
+        if next_due != state.next_due_at:
+            next_dues[tid] = next_due
+        if scan is not None and scan.cursor != state.cursor:
+            cursors[tid] = scan.cursor
+    if any(not t.valid for t in stored):  # issue 17: due windows of invalid configs
+        skips += invalid_skips(stored, states, now)
+    changed = next_dues | {t: after for _, t, _, _, _, _, window, after in fires if window}
+    live = [
+        changed.get(t, s.next_due_at)
+        for t, s in states.items()
+        if not s.retired and s.paused_at is None
+    ]
+    table_due = min([d for d in live if d is not None], default=NEVER_DUE)
     changes = (tuple(fires), tuple(next_dues.items()), tuple(cursors.items()))
-    return TablePlan(table_id, has_schedules, dues, *changes, tuple(skipped), tuple(skips))
+    return TablePlan(table_id, bool(stored), table_due, *changes, tuple(skipped), tuple(skips))
 
 
 def decide_clock_trigger(
     trigger: StoredTrigger, state: TriggerState, now: datetime, active: bool
-) -> Fire | NextDue | None:
-    """THE evaluator's verdict for one clock trigger: a :class:`Fire` for the coalesced due
-    window, a :class:`NextDue` when its ``next_due_at`` changes, or None (nothing to write)."""
-    spec, table_id = trigger.spec, str(state.table_id)
+) -> tuple[Fire | None, datetime | None, list[SkipRange]]:
+    """THE evaluator's verdict for one clock trigger, ``(fire, next_due_at, skips)``: a
+    :data:`Fire` for the coalesced due window (its ``next_due_at`` moves with the window it
+    consumes) or None; its new ``next_due_at`` (``state.next_due_at``: nothing to write); and the
+    skip records (issue 17, :mod:`tick_skips`): the windows a fire replaced, or those a due
+    window held by the fence replaced (``next_due_at`` moved onto a window ``<= now``; a fenced
+    window already marked records nothing)."""
+    spec, kept = trigger.spec, state.next_due_at
     verdict = classify(trigger, state, now=now, active_run=active)
     if spec is None or state.anchor is None or not isinstance(verdict, ClockVerdict):
-        return None
-    if not verdict.due_now or verdict.due_at is None:
-        changed = verdict.next_due_at != state.next_due_at
-        return NextDue(verdict.next_due_at) if changed else None
-    window, tid = verdict.due_at, str(trigger.trigger_id)
+        return None, kept, []
+    window, held = verdict.due_at, verdict.next_due_at
+    if not verdict.due_now or window is None:
+        if active and held is not None and held != kept and held <= now:
+            return None, held, clock_skips(trigger, state, held, fired=False)
+        return None, held, []
     after = clock_next_due(spec, anchor=state.anchor, last_consumed=window)
-    return (
-        table_id,
-        tid,
-        window_identity(window),
-        state.definition_hash,
-        window,
-        None,
-        window,
-        after,
-    )
+    tid, ident, digest = str(trigger.trigger_id), window_identity(window), state.definition_hash
+    fire = (str(state.table_id), tid, ident, digest, window, None, window, after)
+    return fire, kept, clock_skips(trigger, state, window, fired=True)
 
 
-def decided_skips(
-    trigger: StoredTrigger,
-    state: TriggerState,
-    decided: Fire | NextDue | None,
-    now: datetime,
-    active: bool,
-) -> list[SkipRange]:
-    """The skip records of a clock trigger's decision (issue 17, :mod:`tick_skips`): a fire
-    (the windows it replaced), or a due window held by the fence (``NextDue`` onto a window
-    ``<= now``: the windows it replaced). A fenced window already marked records nothing."""
-    if isinstance(decided, tuple) and decided[6] is not None:  # a fire: its window
-        return clock_skips(trigger, state, decided[6], fired=True)
-    if active and isinstance(decided, NextDue) and decided.at is not None and decided.at <= now:
-        return clock_skips(trigger, state, decided.at, fired=False)
-    return []
-
-
-@lru_cache(maxsize=4096)
-def window_identity(window: datetime) -> str:
-    """``identity.clock_identity``, memoized: aligned schedules share their windows."""
-    return identity.clock_identity(window)
+window_identity = lru_cache(maxsize=4096)(identity.clock_identity)  # aligned schedules share
 
 
 def plan_date(
-    table_id: str, trigger: StoredTrigger, state: TriggerState, scan: DateScan, draft: Draft
-) -> None:
-    """A date trigger's fires (its due rows), cursor and ``next_due_at``, into ``draft`` (SPEC
-    §4.1, §6): when the pass closed a lap without a due row, the earliest future fire instant it
-    saw (until then, or a record write, ``configs.wake_date_triggers``, its records are not read
-    again)."""
-    fires, next_dues, cursors = draft
-    tid = str(trigger.trigger_id)
+    table_id: str, trigger: StoredTrigger, state: TriggerState, scan: DateScan
+) -> tuple[list[Fire], datetime | None]:
+    """A date trigger's fires (its due rows) and ``next_due_at`` (SPEC §4.1, §6): when the pass
+    closed a lap without a due row, the earliest future fire instant it saw (until then, or a
+    record write, ``configs.wake_date_triggers``, its records are not read again)."""
+    tid, digest = str(trigger.trigger_id), state.definition_hash
+    fires: list[Fire] = []
     earliest = NEVER_DUE
     for v in scan.verdicts:
         if v.verdict == "due_now" and v.identity is not None:
-            digest = state.definition_hash
             fires.append((table_id, tid, v.identity, digest, v.fire_at, v.record, None, None))
         elif v.verdict == "scheduled_for_future" and v.fire_at is not None:
             earliest = min(earliest, v.fire_at)
-    if scan.cursor != state.cursor:
-        cursors[tid] = scan.cursor
-    next_due = earliest if scan.lap_closed else ALWAYS_DUE
-    if next_due != state.next_due_at:
-        next_dues[tid] = next_due
+    return fires, earliest if scan.lap_closed else ALWAYS_DUE
 
 
 def row_payload(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -221,10 +179,8 @@ __all__ = [
     "Cursor",
     "DateScan",
     "Fire",
-    "NextDue",
     "TablePlan",
     "decide_clock_trigger",
-    "decided_skips",
     "due_candidates",
     "plan_date",
     "plan_table",

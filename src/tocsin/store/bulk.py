@@ -12,9 +12,9 @@ Instants are converted by THE instant conversion of the store, ``UTCDateTime``
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
+from functools import lru_cache
 from itertools import chain
 from operator import itemgetter
 from typing import Any
@@ -31,66 +31,22 @@ def instant_binder(tx: Tx) -> Callable[[datetime | None], Any]:
     """``UTCDateTime``'s bind side for this connection's dialect (naive UTC; SQLite: its text
     format), memoized per call site: a batch's windows and due instants repeat."""
     dialect = tx.conn.dialect
-    proc = UTCDateTime().dialect_impl(dialect).bind_processor(dialect)
-    seen: dict[datetime, Any] = {}
+    bind = UTCDateTime().dialect_impl(dialect).bind_processor(dialect)
+    assert bind is not None  # a TypeDecorator's, always
+    return lru_cache(maxsize=None)(bind)
 
-    def bind(value: datetime | None) -> Any:
-        if value is None:
-            return None
-        out = seen.get(value)
-        if out is None:
-            out = seen[value] = proc(value) if proc is not None else value
-        return out
 
-    return bind
+def _read_instant(value: Any) -> datetime | None:
+    if value is None:
+        return None
+    at = value if isinstance(value, datetime) else datetime.fromisoformat(value)
+    return at.replace(tzinfo=UTC)
 
 
 def instant_reader() -> Callable[[Any], datetime | None]:
     """``UTCDateTime``'s result side for raw driver rows (PostgreSQL gives naive datetimes,
     SQLite its text format), memoized per call site."""
-    seen: dict[Any, datetime] = {}
-
-    def read(value: Any) -> datetime | None:
-        if value is None:
-            return None
-        out = seen.get(value)
-        if out is None:
-            dt = value if isinstance(value, datetime) else datetime.fromisoformat(value)
-            out = seen[value] = dt.replace(tzinfo=UTC)
-        return out
-
-    return read
-
-
-class JSONText(str):
-    """A JSON column's value kept as its stored text: read from one JSON column to be written to
-    another as is (a schedule's input becoming its run's), without a decode and a re-encode."""
-
-    __slots__ = ()
-
-
-_FRESH: dict[str, Callable[[], Any]] = {"[]": list, "{}": dict}  # as common as they are cheap
-
-
-def json_text(value: object) -> str | None:
-    """What a JSON column is written as: None (SQL NULL), a :class:`JSONText` as it is, else the
-    value's JSON text."""
-    if value is None:
-        return None
-    if type(value) is JSONText:
-        return value
-    if not value and type(value) in (list, dict):  # a new run's receipts, an empty input
-        return "[]" if type(value) is list else "{}"
-    return json.dumps(value)
-
-
-def json_value(text: str | None) -> Any:
-    """A JSON column's text read raw (SQLite; PostgreSQL cast to text) as its value: a fresh
-    object each time (``[]``/``{}`` made without the parser)."""
-    if text is None:
-        return None
-    fresh = _FRESH.get(text)
-    return fresh() if fresh is not None else json.loads(text)
+    return lru_cache(maxsize=None)(_read_instant)
 
 
 def column_values(
@@ -108,36 +64,46 @@ def column_values(
     return out
 
 
+def with_rows(
+    tx: Tx, columns: Sequence[Column], body: str, rows: Sequence[tuple[Any, ...]]
+) -> list[tuple[Any, ...]]:
+    """``WITH v(columns) AS (rows) <body>``, per chunk of rows; what RETURNING gave back."""
+    if tx.is_postgres:  # one statement, one array per column: a short text for any number
+        arrays = [list(c) for c in zip(*rows, strict=True)]
+        return with_columns(tx, columns, body, arrays) if rows else []
+    names = ", ".join(name for name, _ in columns)
+    row_sql = "(" + ", ".join("?" for _ in columns) + ")"
+    out: list[tuple[Any, ...]] = []
+    for start in range(0, len(rows), ROWS_PER_STATEMENT):
+        chunk = rows[start : start + ROWS_PER_STATEMENT]
+        source = "VALUES " + ", ".join([row_sql] * len(chunk))
+        params = tuple(chain.from_iterable(chunk))
+        out += driver_rows(tx.conn.exec_driver_sql(f"WITH v({names}) AS ({source}) {body}", params))
+    return out
+
+
 def with_columns(
     tx: Tx, columns: Sequence[Column], body: str, values: Sequence[list[Any]]
 ) -> list[tuple[Any, ...]]:
     """:func:`with_rows` given the rows a column at a time (one list per column, as
-    :func:`column_values` makes them): PostgreSQL sends each list as its array as it is, SQLite
-    gets the rows."""
-    if tx.is_postgres:
-        return _unnest(tx, columns, body, tuple(values))
-    return with_rows(tx, columns, body, list(zip(*values, strict=True)))
-
-
-def _unnest(
-    tx: Tx, columns: Sequence[Column], body: str, arrays: tuple[list[Any], ...]
-) -> list[tuple[Any, ...]]:
-    """PostgreSQL: ``v`` over ``unnest`` of one array per column, except a column holding one
-    value in every row (a batch's instant, status, workflow…): that value is sent once, as a
-    scalar beside the arrays (fewer elements to dump and to unnest; at least one array stays, for
-    the number of rows)."""
-    count = len(arrays[0])
-    same = [count > 1 and values.count(values[0]) == count for values in arrays]
+    :func:`column_values` makes them). PostgreSQL: ``v`` over ``unnest`` of one array per
+    column, each list sent as it is, except a column holding one value in every row (a batch's
+    instant, status, workflow…): that value is sent once, as a scalar beside the arrays (fewer
+    elements to dump and to unnest; at least one array stays, for the number of rows)."""
+    if not tx.is_postgres:
+        return with_rows(tx, columns, body, list(zip(*values, strict=True)))
+    count = len(values[0])
+    same = [count > 1 and column.count(column[0]) == count for column in values]
     if all(same):
         same[0] = False
     picks, scalars, unnested, kinds = [], [], [], []
-    for (name, kind), values, one in zip(columns, arrays, same, strict=True):
+    for (name, kind), column, one in zip(columns, values, same, strict=True):
         if one:
             picks.append(f"CAST(%b AS {kind})")
-            scalars.append(values[0])
+            scalars.append(column[0])
         else:
             picks.append(f"u.{name}")
-            unnested.append(values)
+            unnested.append(column)
             kinds.append((name, kind))
     casts = ", ".join(f"CAST(%b AS {kind}[])" for _, kind in kinds)
     names = ", ".join(name for name, _ in columns)
@@ -146,43 +112,19 @@ def _unnest(
         f" AS u({', '.join(name for name, _ in kinds)})"
     )
     sql = f"WITH v({names}) AS ({source}) {body}"
-    return _returned(tx.conn.exec_driver_sql(sql, (*scalars, *unnested)))
+    return list(driver_rows(tx.conn.exec_driver_sql(sql, (*scalars, *unnested))))
 
 
 def driver_rows(result: Any) -> Iterator[tuple[Any, ...]]:
     """A raw statement's rows as the driver's plain tuples, read from its DBAPI cursor
     :data:`FETCH_ROWS` at a time (no ``Row`` per row: rows kept for a whole batch are what the
     collector's full passes walk, and a tuple of plain values stops being tracked at its first
-    pass); the result is closed once read."""
+    pass; none for a statement without RETURNING); the result is closed once read."""
     try:
-        while part := result.cursor.fetchmany(FETCH_ROWS):
+        while result.returns_rows and (part := result.cursor.fetchmany(FETCH_ROWS)):
             yield from part
     finally:
         result.close()
-
-
-def _returned(result: Any) -> list[tuple[Any, ...]]:
-    """What RETURNING gave back (:func:`driver_rows`; none for a statement without it)."""
-    return list(driver_rows(result)) if result.returns_rows else []
-
-
-def with_rows(
-    tx: Tx, columns: Sequence[Column], body: str, rows: Sequence[tuple[Any, ...]]
-) -> list[tuple[Any, ...]]:
-    """``WITH v(columns) AS (rows) <body>``, per chunk of rows; what RETURNING gave back."""
-    if tx.is_postgres:  # one statement, one array per column: a short text for any number
-        if not rows:
-            return []
-        return _unnest(tx, columns, body, tuple(list(c) for c in zip(*rows, strict=True)))
-    names = ", ".join(name for name, _ in columns)
-    row_sql = "(" + ", ".join("?" for _ in columns) + ")"
-    out: list[tuple[Any, ...]] = []
-    for start in range(0, len(rows), ROWS_PER_STATEMENT):
-        chunk = rows[start : start + ROWS_PER_STATEMENT]
-        source = "VALUES " + ", ".join([row_sql] * len(chunk))
-        params = tuple(chain.from_iterable(chunk))
-        out += _returned(tx.conn.exec_driver_sql(f"WITH v({names}) AS ({source}) {body}", params))
-    return out
 
 
 def update_rows(
@@ -200,13 +142,10 @@ def update_rows(
 
 __all__ = [
     "ROWS_PER_STATEMENT",
-    "JSONText",
     "column_values",
     "driver_rows",
     "instant_binder",
     "instant_reader",
-    "json_text",
-    "json_value",
     "update_rows",
     "with_columns",
     "with_rows",

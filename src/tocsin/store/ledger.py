@@ -78,23 +78,17 @@ def fired_identities(
     tx: Tx, *, table_id: str, trigger_id: str, identities: Iterable[str]
 ) -> set[str]:
     """Which of ``identities`` the ledger already holds for ``trigger_id`` of ``table_id``
-    (PostgreSQL: ``= ANY`` of one array; SQLite: chunked IN)."""
-    wanted = sorted(set(identities))
+    (PostgreSQL: ``= ANY`` of one array, one statement for a whole page; SQLite: chunked IN)."""
+    wanted, c = sorted(set(identities)), occurrence_ledger.c
     found: set[str] = set()
-    if tx.is_postgres and wanted:  # one array parameter: one statement for a whole page
-        stmt = select(occurrence_ledger.c.identity).where(
-            occurrence_ledger.c.table_id == table_id,
-            occurrence_ledger.c.trigger_id == trigger_id,
-            occurrence_ledger.c.identity == any_(bindparam("wanted", wanted, type_=_TEXTS)),
-        )
-        return set(tx.conn.execute(stmt).scalars())
-    for start in range(0, len(wanted), IN_CHUNK):
-        chunk = wanted[start : start + IN_CHUNK]
-        stmt = select(occurrence_ledger.c.identity).where(
-            occurrence_ledger.c.table_id == table_id,
-            occurrence_ledger.c.trigger_id == trigger_id,
-            occurrence_ledger.c.identity.in_(chunk),
-        )
+    step = max(len(wanted), 1) if tx.is_postgres else IN_CHUNK
+    for start in range(0, len(wanted), step):
+        chunk = wanted[start : start + step]
+        if tx.is_postgres:
+            match = c.identity == any_(bindparam("wanted", chunk, type_=_TEXTS))
+        else:
+            match = c.identity.in_(chunk)
+        stmt = select(c.identity).where(c.table_id == table_id, c.trigger_id == trigger_id, match)
         found.update(tx.conn.execute(stmt).scalars())
     return found
 

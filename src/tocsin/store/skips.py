@@ -15,6 +15,7 @@ statements whatever its size:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -70,23 +71,13 @@ def merge_adjacent(ranges: Sequence[SkipRange]) -> list[SkipRange]:
 
     for r in sorted(ranges, key=lambda r: (*target(r), r.first)):
         at = ends.pop((*target(r), r.after), None) if r.after else None
-        if at is not None:
-            prev = out[at]
-            r = SkipRange(
-                r.target_kind,
-                r.target_id,
-                r.reason,
-                prev.first,
-                r.last,
-                prev.count + r.count,
-                prev.after,
-                prev.at_least or r.at_least,
-                r.table_id,
-            )
-            out[at] = r
-        else:
+        if at is None:
             at = len(out)
             out.append(r)
+        else:  # the same target: the earlier range extended
+            prev = out[at]
+            count, at_least = prev.count + r.count, prev.at_least or r.at_least
+            out[at] = r = replace(prev, last=r.last, count=count, at_least=at_least)
         ends[(*target(r), r.last)] = at
     return out
 

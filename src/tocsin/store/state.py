@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import fields
 from datetime import UTC, datetime
 from typing import Any
 
@@ -37,22 +38,7 @@ from tocsin.store.dialects import upsert_insert
 from tocsin.store.schema import trigger_state
 from tocsin.store.tx import Tx
 
-STATE_FIELDS = (
-    "trigger_id",
-    "table_id",
-    "kind",
-    "anchor",
-    "last_consumed",
-    "cursor_created_at",
-    "cursor_id",
-    "schedule_hash",
-    "retired",
-    "next_due_at",
-    "updated_at",
-    "paused_at",
-    "pause_windows",
-    "definition_hash",
-)
+STATE_FIELDS = tuple(f.name for f in fields(TriggerState))  # its columns: the value's fields
 _COLUMNS = ", ".join(STATE_FIELDS)
 IN_CHUNK = 500  # ids per IN (...) list on SQLite: well under its bound-parameter limit
 _STAMP = ("t", "timestamp")  # the bulk rows' updated_at
@@ -118,9 +104,8 @@ def stream_states(
     """Every state row (retired ones included) of ``table_ids``, one table at a time in table id
     order: ``(table id, trigger id → state)``, each id once (``{}`` when it has none).
 
-    Rows are read as the caller consumes them (raw driver rows, a chunk at a time): a caller that
-    lets each table's states go holds one table's at a time, never a batch's thousands (the tick:
-    objects that live for a whole batch are what the garbage collector's full passes walk)."""
+    Rows are read as the caller consumes them: a caller that lets each table's states go holds
+    one table's at a time, never a batch's thousands (the tick, ``engine.tick.read_and_plan``)."""
     ids = sorted({str(i) for i in table_ids})
     instant = instant_reader()
     rows = _state_rows(tx, ids)
@@ -136,8 +121,7 @@ def stream_states(
 
 def _state_rows(tx: Tx, ids: list[str]) -> Iterator[Sequence[Any]]:
     """The state rows of ``ids`` (sorted) in ``table_id`` order (the primary key's order), as
-    the driver's plain tuples (no ``Row`` per row: a tuple of plain values stops being tracked
-    by the garbage collector at its first pass), fetched a chunk at a time."""
+    :func:`bulk.driver_rows` reads them."""
     order = " ORDER BY table_id, trigger_id"
     if tx.is_postgres:
         sql = f"SELECT {_COLUMNS} FROM trigger_state WHERE table_id = ANY(%s){order}"

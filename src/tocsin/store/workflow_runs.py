@@ -19,13 +19,12 @@ from tocsin.store.bulk import (
     column_values,
     instant_binder,
     instant_reader,
-    json_text,
-    json_value,
     update_rows,
     with_columns,
     with_rows,
 )
 from tocsin.store.dialects import ordered_scans_only
+from tocsin.store.jsontext import json_text, json_value
 from tocsin.store.schema import WORKFLOW_ACTIVE_WHERE, workflow_runs
 from tocsin.store.tx import Tx
 
