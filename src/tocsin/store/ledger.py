@@ -24,7 +24,6 @@ from tocsin.store.schema import occurrence_ledger
 from tocsin.store.tx import Tx
 
 IN_CHUNK = 500  # identities per IN (...) list: well under SQLite's bound-parameter limit
-LEDGER_KEY = ("table_id", "trigger_id", "identity")
 _TEXTS = ARRAY(String)
 
 
@@ -94,7 +93,6 @@ def fired_identities(
 
 
 __all__ = [
-    "LEDGER_KEY",
     "Claim",
     "Claimed",
     "claim_occurrences",
