@@ -209,6 +209,35 @@ def test_a_table_that_raises_does_not_roll_back_the_others(
     assert [len(runs_of(tocsin, t)) for t in tables] == [1, 0, 1]
 
 
+def test_a_batch_that_raises_mid_read_closes_its_state_stream_before_the_retry(
+    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The states are read as the plans consume them: a table that raises part way leaves the
+    stream's cursor open unless the read closes it, on the connection the batch hands back (it
+    was closed whenever the collector got to it, after that connection had moved on)."""
+    tables = [make_table(tocsin) for _ in range(3)]
+    for table_id in tables:
+        tocsin.set_triggers(table_id, [interval()], now=NOW)
+    real_plan, real_stream = tick.plan_table, tick.store_state.stream_states
+    streams: list[Any] = []  # kept alive here: only an explicit close ends them
+
+    def stream(*args: Any, **kwargs: Any) -> Any:
+        streams.append(real_stream(*args, **kwargs))
+        return streams[-1]
+
+    def flaky(table_id: str, *args: Any, **kwargs: Any) -> Any:
+        if table_id == tables[0]:
+            raise RuntimeError("broken table")
+        return real_plan(table_id, *args, **kwargs)
+
+    monkeypatch.setattr(tick.store_state, "stream_states", stream)
+    monkeypatch.setattr(tick, "plan_table", flaky)
+    counts = tocsin.tick(now=NOW)
+    assert (counts["tables_scanned"], counts["runs_created"]) == (2, 2)
+    assert len(streams) >= 4  # the batch's, one per table, and the empty batch that ends it
+    assert [s.gi_frame for s in streams] == [None] * len(streams)  # none left suspended
+
+
 def test_a_table_whose_stamp_fails_does_not_roll_back_the_others(
     tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
+from contextlib import closing
 from datetime import datetime
 from typing import Any
 
@@ -117,16 +118,20 @@ def read_and_plan(
     for tab, tid in store_runs.active_clock_triggers(tx, table_ids=list(by_id)):
         active.setdefault(tab, set()).add(tid)
     plans = []
-    for table_id, states in store_state.stream_states(tx, table_ids=by_id):
-        table, config = by_id[table_id], by_id[table_id]["triggers"]
-        live = {tid for tid, s in states.items() if not s.retired}
-        config = json.loads(config) if isinstance(config, str) else config
-        stored = inspect_stored(config, table["columns"], live)
-        due = []  # (trigger, state, its pages read when it is a date trigger)
-        for t, s in due_candidates(stored, states, now):
-            is_date = isinstance(t.spec, DateColumnReached)
-            due.append((t, s, scan_date_trigger(tx, table, t, s, now, limit) if is_date else None))
-        plans.append(plan_table(table_id, stored, states, due, active.get(table_id, set()), now))
+    # closed here if a table raises: a stream left to the collector closed its cursor late, on
+    # the connection the failed batch had handed back
+    with closing(store_state.stream_states(tx, table_ids=by_id)) as stream:
+        for table_id, states in stream:
+            table, config = by_id[table_id], by_id[table_id]["triggers"]
+            live = {tid for tid, s in states.items() if not s.retired}
+            config = json.loads(config) if isinstance(config, str) else config
+            stored = inspect_stored(config, table["columns"], live)
+            due = []  # (trigger, state, its pages read when it is a date trigger)
+            for t, s in due_candidates(stored, states, now):
+                scan = isinstance(t.spec, DateColumnReached)
+                due.append((t, s, scan_date_trigger(tx, table, t, s, now, limit) if scan else None))
+            active_here = active.get(table_id, set())
+            plans.append(plan_table(table_id, stored, states, due, active_here, now))
     return plans
 
 

@@ -25,7 +25,7 @@ pauses are kept in ``pause_windows`` (JSON ``[[from, until], ...]``).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import fields
 from datetime import UTC, datetime
 from typing import Any
@@ -100,7 +100,7 @@ def write_windows(windows: Sequence[tuple[datetime, datetime]]) -> list[list[str
 
 def stream_states(
     tx: Tx, *, table_ids: Iterable[str]
-) -> Iterator[tuple[str, dict[str, TriggerState]]]:
+) -> Generator[tuple[str, dict[str, TriggerState]], None, None]:
     """Every state row (retired ones included) of ``table_ids``, one table at a time in table id
     order: ``(table id, trigger id → state)``, each id once (``{}`` when it has none).
 
