@@ -3,8 +3,8 @@
 Run: ``.venv/bin/python bench/tick_lines.py``. Counted (physical lines, docstrings and comments
 included, as ``wc -l`` would):
 
-- whole modules: ``engine/tick.py`` (claim + read), ``engine/tick_plan.py`` (plan),
-  ``engine/tick_apply.py`` (apply), ``store/claims.py`` (THE candidate claim), ``store/bulk.py``
+- whole modules: ``engine/tick.py`` (claim, read, apply), ``engine/tick_plan.py`` (plan),
+  ``store/claims.py`` (THE candidate claim), ``store/bulk.py``
   (the set-based statement helpers);
 - of every other ``tocsin.store`` module those modules use as ``module.name``: the top-level
   definitions they name, and, transitively, the top-level definitions of the same module those
@@ -23,7 +23,6 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "tocsin"
 WHOLE = (
     "engine/tick.py",
     "engine/tick_plan.py",
-    "engine/tick_apply.py",
     "store/claims.py",
     "store/bulk.py",
 )

@@ -152,4 +152,11 @@ RUN_TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
     RunStatus.DONE: frozenset(),
 }
 
-__all__ = ["RUN_TRANSITIONS", "Run", "RunStatus", "Table", "TriggerState"]
+
+def row_payload(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The run payload of a record: its id and a copy of its cells (SPEC §8 row snapshot)."""
+    data = record.get("data")
+    return {"id": str(record["id"]), "data": dict(data) if isinstance(data, Mapping) else {}}
+
+
+__all__ = ["RUN_TRANSITIONS", "Run", "RunStatus", "Table", "TriggerState", "row_payload"]

@@ -12,8 +12,8 @@ Counting is arithmetic for intervals and iterates the schedule's instants otherw
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
 from tocsin.core.cron import CronSpec
@@ -117,6 +117,27 @@ def _walls_between(spec: CronSpec, low: datetime, high: datetime) -> int:
     return count
 
 
+def merge_adjacent(ranges: Sequence[SkipRange]) -> list[SkipRange]:
+    """One range per run of adjacent ranges of the same target and reason within a batch."""
+    out: list[SkipRange] = []
+    ends: dict[tuple[str, str, str, str, datetime], int] = {}
+
+    def target(r: SkipRange) -> tuple[str, str, str, str]:
+        return (r.target_kind, r.table_id or "", r.target_id, r.reason)
+
+    for r in sorted(ranges, key=lambda r: (*target(r), r.first)):
+        at = ends.pop((*target(r), r.after), None) if r.after else None
+        if at is None:
+            at = len(out)
+            out.append(r)
+        else:  # the same target: the earlier range extended
+            prev = out[at]
+            count, at_least = prev.count + r.count, prev.at_least or r.at_least
+            out[at] = r = replace(prev, last=r.last, count=count, at_least=at_least)
+        ends[(*target(r), r.last)] = at
+    return out
+
+
 __all__ = [
     "ACTIVE_RUN",
     "COALESCED",
@@ -132,5 +153,6 @@ __all__ = [
     "SkipRange",
     "gap_walls",
     "interval_span",
+    "merge_adjacent",
     "span",
 ]

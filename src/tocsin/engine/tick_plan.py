@@ -1,8 +1,5 @@
 """The tick's plan (SPEC §5–§6): what one claimed table must write, decided without I/O from
-what the tick read and ``now``, by THE evaluator (so the tick and the preview cannot disagree):
-fires (a ledger claim and a pending run each), consumed windows, ``next_due_at`` changes (the
-table's too), date cursors, skip records, and the triggers whose evaluation raised (skipped, never
-fatal)."""
+what the tick read and ``now`` by THE evaluator, so the tick and the preview cannot disagree."""
 
 from __future__ import annotations
 
@@ -14,14 +11,8 @@ from typing import Any, NamedTuple
 from tocsin.core import identity
 from tocsin.core.model import TriggerState
 from tocsin.core.skips import SkipRange
+from tocsin.engine import evaluate
 from tocsin.engine.configs import ALWAYS_DUE, NEVER_DUE
-from tocsin.engine.evaluate import (
-    ClockVerdict,
-    RowVerdict,
-    StoredTrigger,
-    classify,
-    clock_next_due,
-)
 from tocsin.engine.tick_skips import clock_skips, invalid_skips
 
 Cursor = tuple[datetime, str]  # a record's position: (created_at, id)
@@ -29,10 +20,8 @@ Cursor = tuple[datetime, str]  # a record's position: (created_at, id)
 
 # One occurrence to claim, with its pending run: ``(table_id, trigger_id, identity,
 # definition_hash, scheduled_for, record, window, next_due)``. Clock fires consume ``window`` and
-# move the trigger's ``next_due_at`` to ``next_due`` (``record`` None); date fires carry the
-# record's row snapshot (``window`` and ``next_due`` None). A plain tuple on purpose: the garbage
-# collector stops tracking a tuple of plain values at its first pass, so a batch's thousands of
-# clock fires are never promoted to (nor walked by) its full passes, as objects would be.
+# move the trigger's ``next_due_at`` to ``next_due``; date fires carry the record instead. A plain
+# tuple, as a plan's fields are: the collector stops tracking those at its first pass.
 Fire = tuple[
     str, str, str, str | None, datetime | None, Mapping[str, Any] | None, datetime | None,
     datetime | None,
@@ -43,14 +32,15 @@ class DateScan(NamedTuple):
     """What the tick read of a date trigger's records this pass: the verdicts of the pages it
     examined, the last examined record, and whether the pass closed a lap without a due row."""
 
-    verdicts: list[RowVerdict]
+    verdicts: list[evaluate.RowVerdict]
     cursor: Cursor | None
     lap_closed: bool
 
 
 class TablePlan(NamedTuple):
-    """The writes of one table (see the module docstring): its fires and changes are tuples of
-    plain values, which the garbage collector stops tracking at its first pass."""
+    """The writes of one table: fires (a ledger claim and a pending run each), ``next_due_at``
+    changes (the table's too), date cursors, the triggers whose evaluation raised (skipped,
+    never fatal) and skip records."""
 
     table_id: str
     has_schedules: bool
@@ -63,26 +53,24 @@ class TablePlan(NamedTuple):
 
 
 def due_candidates(
-    stored: list[StoredTrigger], states: Mapping[str, TriggerState], now: datetime
-) -> list[tuple[StoredTrigger, TriggerState]]:
+    stored: list[evaluate.StoredTrigger], states: Mapping[str, TriggerState], now: datetime
+) -> list[tuple[evaluate.StoredTrigger, TriggerState]]:
     """The valid, unpaused triggers of a table that may be due at ``now``, with their states."""
     out = []
     for trigger in stored:
         if trigger.spec is not None and not trigger.error_codes:
             state = states[str(trigger.trigger_id)]
-            if state.paused_at is not None:  # paused: never planned (engine.pause)
-                continue
-            next_due = state.next_due_at
-            if next_due is None or next_due <= now:
+            due = state.next_due_at is None or state.next_due_at <= now
+            if due and state.paused_at is None:  # paused: never planned (engine.pause)
                 out.append((trigger, state))
     return out
 
 
 def plan_table(
     table_id: str,
-    stored: list[StoredTrigger],
+    stored: list[evaluate.StoredTrigger],
     states: Mapping[str, TriggerState],
-    due: list[tuple[StoredTrigger, TriggerState, DateScan | None]],
+    due: list[tuple[evaluate.StoredTrigger, TriggerState, DateScan | None]],
     active: set[str],
     now: datetime,
 ) -> TablePlan:
@@ -126,24 +114,23 @@ def plan_table(
 
 
 def decide_clock_trigger(
-    trigger: StoredTrigger, state: TriggerState, now: datetime, active: bool
+    trigger: evaluate.StoredTrigger, state: TriggerState, now: datetime, active: bool
 ) -> tuple[Fire | None, datetime | None, list[SkipRange]]:
     """THE evaluator's verdict for one clock trigger, ``(fire, next_due_at, skips)``: a
-    :data:`Fire` for the coalesced due window (its ``next_due_at`` moves with the window it
-    consumes) or None; its new ``next_due_at`` (``state.next_due_at``: nothing to write); and the
-    skip records (issue 17, :mod:`tick_skips`): the windows a fire replaced, or those a due
-    window held by the fence replaced (``next_due_at`` moved onto a window ``<= now``; a fenced
-    window already marked records nothing)."""
+    :data:`Fire` for the coalesced due window or None; its new ``next_due_at``
+    (``state.next_due_at``: nothing to write); the skip records (issue 17) of the windows a fire,
+    or a due window the one-active-run fence holds (once: it moves ``next_due_at`` onto it),
+    replaced."""
     spec, kept = trigger.spec, state.next_due_at
-    verdict = classify(trigger, state, now=now, active_run=active)
-    if spec is None or state.anchor is None or not isinstance(verdict, ClockVerdict):
+    verdict = evaluate.classify(trigger, state, now=now, active_run=active)
+    if spec is None or state.anchor is None or not isinstance(verdict, evaluate.ClockVerdict):
         return None, kept, []
     window, held = verdict.due_at, verdict.next_due_at
     if not verdict.due_now or window is None:
         if active and held is not None and held != kept and held <= now:
             return None, held, clock_skips(trigger, state, held, fired=False)
         return None, held, []
-    after = clock_next_due(spec, anchor=state.anchor, last_consumed=window)
+    after = evaluate.clock_next_due(spec, anchor=state.anchor, last_consumed=window)
     tid, ident, digest = str(trigger.trigger_id), window_identity(window), state.definition_hash
     fire = (str(state.table_id), tid, ident, digest, window, None, window, after)
     return fire, kept, clock_skips(trigger, state, window, fired=True)
@@ -153,11 +140,10 @@ window_identity = lru_cache(maxsize=4096)(identity.clock_identity)  # aligned sc
 
 
 def plan_date(
-    table_id: str, trigger: StoredTrigger, state: TriggerState, scan: DateScan
+    table_id: str, trigger: evaluate.StoredTrigger, state: TriggerState, scan: DateScan
 ) -> tuple[list[Fire], datetime | None]:
-    """A date trigger's fires (its due rows) and ``next_due_at`` (SPEC §4.1, §6): when the pass
-    closed a lap without a due row, the earliest future fire instant it saw (until then, or a
-    record write, ``configs.wake_date_triggers``, its records are not read again)."""
+    """A date trigger's fires (its due rows) and ``next_due_at`` (SPEC §4.1, §6): after a lap
+    without a due row, the earliest future instant it saw (a record write wakes it earlier)."""
     tid, digest = str(trigger.trigger_id), state.definition_hash
     fires: list[Fire] = []
     earliest = NEVER_DUE
@@ -167,22 +153,3 @@ def plan_date(
         elif v.verdict == "scheduled_for_future" and v.fire_at is not None:
             earliest = min(earliest, v.fire_at)
     return fires, earliest if scan.lap_closed else ALWAYS_DUE
-
-
-def row_payload(record: Mapping[str, Any]) -> dict[str, Any]:
-    """The run payload of a record: its id and a copy of its cells (SPEC §8 row snapshot)."""
-    data = record.get("data")
-    return {"id": str(record["id"]), "data": dict(data) if isinstance(data, Mapping) else {}}
-
-
-__all__ = [
-    "Cursor",
-    "DateScan",
-    "Fire",
-    "TablePlan",
-    "decide_clock_trigger",
-    "due_candidates",
-    "plan_date",
-    "plan_table",
-    "row_payload",
-]

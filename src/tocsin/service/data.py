@@ -16,13 +16,12 @@ from typing import Any
 from tocsin import messages
 from tocsin.core import limits
 from tocsin.core.cells import is_plain_json, offset_warnings, validate_cells, validate_columns
-from tocsin.core.model import Table
+from tocsin.core.model import Table, row_payload
 from tocsin.engine import configs, pause
 from tocsin.engine.evaluate import row_event_triggers
 from tocsin.engine.ids import uuid7, uuid7s
 from tocsin.engine.preview import schedule_preview
 from tocsin.engine.tick import run_due_triggers
-from tocsin.engine.tick_plan import row_payload
 from tocsin.engine.whynot import record_restore_skips
 from tocsin.errors import NotFound, ValidationError
 from tocsin.service.base import Service

@@ -1,20 +1,12 @@
-"""Many rows per statement, values converted once (STYLE F3, R5).
-
-The tick writes a batch's claims, runs and state changes as a few statements that take lists;
-one table is a list of one. SQLAlchemy's per-parameter processing dominated such writes, so the
-values go straight to the driver: the rows travel in a CTE ``v`` — on SQLite a multi-row
-``VALUES`` list, on PostgreSQL ``unnest`` over one array per column (a short query text for any
-number of rows; a column holding one value in every row sends it once). Callers that have their
-values a column at a time (:func:`column_values`) hand them over as such (:func:`with_columns`).
-Instants are converted by THE instant conversion of the store, ``UTCDateTime``
-(:func:`instant_binder`, :func:`instant_reader`).
-"""
+"""Many rows per statement, values straight to the driver (STYLE F3, R5): the rows travel in a
+CTE ``v``, a multi-row ``VALUES`` list on SQLite, ``unnest`` of one array per column on
+PostgreSQL. Instants go through THE instant conversion of the store, ``UTCDateTime``."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
-from functools import lru_cache
+from functools import cache, lru_cache
 from itertools import chain
 from operator import itemgetter
 from typing import Any
@@ -36,17 +28,18 @@ def instant_binder(tx: Tx) -> Callable[[datetime | None], Any]:
     return lru_cache(maxsize=None)(bind)
 
 
-def _read_instant(value: Any) -> datetime | None:
-    if value is None:
-        return None
-    at = value if isinstance(value, datetime) else datetime.fromisoformat(value)
-    return at.replace(tzinfo=UTC)
-
-
 def instant_reader() -> Callable[[Any], datetime | None]:
     """``UTCDateTime``'s result side for raw driver rows (PostgreSQL gives naive datetimes,
     SQLite its text format), memoized per call site."""
-    return lru_cache(maxsize=None)(_read_instant)
+
+    @cache
+    def read(value: Any) -> datetime | None:
+        if value is None:
+            return None
+        at = value if isinstance(value, datetime) else datetime.fromisoformat(value)
+        return at.replace(tzinfo=UTC)
+
+    return read
 
 
 def column_values(
@@ -56,12 +49,8 @@ def column_values(
 ) -> list[list[Any]]:
     """The values of ``items`` under ``names``, one list per name, each converted by
     ``convert[name]`` when given: a column at a time (``map``: no Python frame per cell)."""
-    out: list[list[Any]] = []
-    for name in names:
-        cells = map(itemgetter(name), items)
-        fn = convert.get(name)
-        out.append(list(map(fn, cells) if fn is not None else cells))
-    return out
+    cells = [(name, map(itemgetter(name), items)) for name in names]
+    return [list(map(convert[n], c) if n in convert else c) for n, c in cells]
 
 
 def with_rows(
@@ -86,10 +75,9 @@ def with_columns(
     tx: Tx, columns: Sequence[Column], body: str, values: Sequence[list[Any]]
 ) -> list[tuple[Any, ...]]:
     """:func:`with_rows` given the rows a column at a time (one list per column, as
-    :func:`column_values` makes them). PostgreSQL: ``v`` over ``unnest`` of one array per
-    column, each list sent as it is, except a column holding one value in every row (a batch's
-    instant, status, workflow…): that value is sent once, as a scalar beside the arrays (fewer
-    elements to dump and to unnest; at least one array stays, for the number of rows)."""
+    :func:`column_values` makes them). PostgreSQL: ``unnest`` of one array per column, except
+    that a column holding one value in every row (a batch's instant, status…) sends it once, as
+    a scalar (at least one array stays, for the number of rows)."""
     if not tx.is_postgres:
         return with_rows(tx, columns, body, list(zip(*values, strict=True)))
     count = len(values[0])
@@ -116,10 +104,9 @@ def with_columns(
 
 
 def driver_rows(result: Any) -> Iterator[tuple[Any, ...]]:
-    """A raw statement's rows as the driver's plain tuples, read from its DBAPI cursor
-    :data:`FETCH_ROWS` at a time (no ``Row`` per row: rows kept for a whole batch are what the
-    collector's full passes walk, and a tuple of plain values stops being tracked at its first
-    pass; none for a statement without RETURNING); the result is closed once read."""
+    """A raw statement's rows as the driver's plain tuples (no ``Row`` each: the collector stops
+    tracking a tuple of plain values), :data:`FETCH_ROWS` at a time; none for a statement
+    without RETURNING; the result is closed once read."""
     try:
         while result.returns_rows and (part := result.cursor.fetchmany(FETCH_ROWS)):
             yield from part
@@ -138,15 +125,3 @@ def update_rows(
         with_rows(tx, columns, body, rows)
     elif rows:
         tx.conn.exec_driver_sql(single, list(rows))
-
-
-__all__ = [
-    "ROWS_PER_STATEMENT",
-    "column_values",
-    "driver_rows",
-    "instant_binder",
-    "instant_reader",
-    "update_rows",
-    "with_columns",
-    "with_rows",
-]

@@ -1,12 +1,10 @@
-"""THE candidate claim of the tick (SPEC §6; DESIGN §5; STYLE F2, R5).
+"""THE candidate claim of the tick (SPEC §6; DESIGN §5; STYLE F2, R5; docs/INTERNALS.md).
 
 A candidate (one predicate, :data:`ELIGIBLE`): live, triggers not SQL NULL, ``next_due_at``
-unknown or ``<= now``. The tick claims a batch at a time in rotation order (``last_ticked_at``
-NULLS FIRST, then id: every table is reached in turn), in the batch's transaction. PostgreSQL:
-``FOR NO KEY UPDATE OF tables SKIP LOCKED`` (overlapping ticks never block each other, nor record
-writes, and take disjoint tables). SQLite: SQLAlchemy drops ``FOR UPDATE SKIP LOCKED`` silently
-(F2): claim inside ``store.begin()`` (``BEGIN IMMEDIATE``), so a second tick waits for the
-first. The ledger key stays the fence on both (``ledger.claim_occurrences``).
+unknown or ``<= now``; claimed a batch at a time in rotation order (``last_ticked_at`` NULLS
+FIRST, then id). PostgreSQL: ``FOR NO KEY UPDATE OF tables SKIP LOCKED`` (overlapping ticks take
+disjoint tables and never block record writes). SQLite, where SQLAlchemy drops ``FOR UPDATE``
+silently (F2): inside ``store.begin()`` (``BEGIN IMMEDIATE``). The ledger key stays the fence.
 """
 
 from __future__ import annotations
@@ -36,10 +34,8 @@ def _candidates(
     tx: Tx, at: Any, extra: str = "", extra_params: Sequence[Any] = ()
 ) -> tuple[str, list[Any]]:
     """The candidates (``AND extra``) as ``SELECT last_ticked_at, id``, with its parameters.
-    SQLite: one arm per DUE condition, each a seek of ``ix_tables_due`` (over the whole predicate
-    its planner walked every live table, or looked up every due table's row to sort them);
-    PostgreSQL: the predicate as it is (its planner ORs the index conditions; a self-referencing
-    union would be re-run whole per row that EvalPlanQual re-checks under concurrent ticks)."""
+    SQLite: one arm per DUE condition, each a seek of ``ix_tables_due``; PostgreSQL: the
+    predicate as it is (why: docs/INTERNALS.md, "The tick")."""
     if tx.is_postgres:
         return f"SELECT last_ticked_at, id FROM tables WHERE {ELIGIBLE}{extra}", [at, *extra_params]
     source = "SELECT last_ticked_at, id FROM tables INDEXED BY ix_tables_due"
@@ -56,11 +52,8 @@ def claim_candidate_tables(
     only_ids: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Lock and return up to ``limit`` candidate tables, least recently ticked first, each
-    ``{id, columns, triggers}`` (``columns`` decoded; ``triggers`` the stored config's JSON
-    text, decoded by the tick one table at a time): not ``skip_ids`` (what this tick already
-    took), and only ``only_ids`` when given. PostgreSQL skips the tables another tick holds
-    (``FOR NO KEY UPDATE``: record writes, their FK KEY SHARE, never wait for a tick). SQLite
-    picks the batch's ids from the index alone and reads those tables' rows only."""
+    ``{id, columns, triggers}`` (``columns`` decoded; ``triggers`` the config's JSON text): not
+    ``skip_ids`` (what this tick already took), and only ``only_ids`` when given."""
     tx.require_writable()
     at = instant_binder(tx)(now)
     extra, extra_params = "", list(skip_ids)
@@ -116,11 +109,3 @@ def count_backlog(tx: Tx, *, now: datetime) -> int:
         " WHERE c.last_ticked_at IS NULL OR c.last_ticked_at < ?"
     )
     return int(tx.conn.exec_driver_sql(_sql(tx, sql), (*params, at)).scalar_one())
-
-
-__all__ = [
-    "ELIGIBLE",
-    "claim_candidate_tables",
-    "count_backlog",
-    "finish_tables",
-]

@@ -41,13 +41,8 @@ Claimed = tuple[str, str, str]  # (table_id, trigger_id, identity)
 
 
 def claim_occurrences(tx: Tx, *, claims: Sequence[Claim], now: datetime) -> set[Claimed]:
-    """Claim occurrences at ``now``: the ``(table_id, trigger_id, identity)`` keys this
-    transaction got.
-
-    Eligibility (per row): no ledger row with the same ``(table_id, trigger_id, identity)``
-    exists or is being inserted by a concurrent transaction (PostgreSQL waits for that one to
-    end, then skips it).
-    """
+    """Claim occurrences at ``now``: the keys this transaction got, each one no ledger row held
+    or a concurrent transaction was inserting (PostgreSQL waits for that one, then skips it)."""
     tx.require_writable()
     stamp = instant_binder(tx)(now)
     rows = [(*c, stamp) for c in claims]
@@ -57,11 +52,8 @@ def claim_occurrences(tx: Tx, *, claims: Sequence[Claim], now: datetime) -> set[
 
 
 def release_occurrences(tx: Tx, *, claims: Sequence[Claim]) -> None:
-    """Undo this transaction's claims whose runs could not be inserted.
-
-    Eligibility (per row): the ledger row was claimed for that ``run_id`` (never another
-    claimer's row).
-    """
+    """Undo this transaction's claims whose runs could not be inserted (by ``run_id``: never
+    another claimer's row)."""
     tx.require_writable()
     for table_id, trigger_id, identity, run_id in claims:
         stmt = occurrence_ledger.delete().where(

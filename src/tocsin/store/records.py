@@ -286,13 +286,8 @@ def count_live_records(tx: Tx, *, table_id: str) -> int:
 def page_live_records(
     tx: Tx, *, table_id: str, after: tuple[datetime, str] | None, limit: int
 ) -> list[dict[str, Any]]:
-    """The tick's cursor page: live records strictly after ``after`` in (created_at, id) order.
-
-    Served by ``ix_records_page (table_id, trashed, created_at, id)``: the row-value comparison
-    ``(created_at, id) > (:c, :i)`` is a range seek on both backends, so a page costs the same
-    at the end of a large table as at its start (an ``a > x OR (a = x AND b > y)`` spelling
-    made SQLite walk the index from the table's first record).
-    """
+    """The tick's cursor page: live records strictly after ``after`` in (created_at, id) order
+    (a range seek of ``ix_records_page`` on both backends: docs/INTERNALS.md, "The tick")."""
     stmt = select(records).where(records.c.table_id == table_id, records.c.trashed == false())
     if after is not None:
         created_at, record_id = after

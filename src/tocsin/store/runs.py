@@ -86,10 +86,8 @@ def run_value(row: RowMapping) -> Run:
 
 
 class NewRun(NamedTuple):
-    """A pending run to insert (``payload`` and ``definition``: plain JSON values).
-
-    ``definition_hash``: instead of ``definition``, the ``trigger_definitions`` row it executes
-    (schedule and manual runs: the trigger state's hash; no JSON is encoded per run)."""
+    """A pending run to insert (``payload`` and ``definition``: plain JSON values; schedule and
+    manual runs name their ``trigger_definitions`` row by ``definition_hash`` instead)."""
 
     id: str
     table_id: str
@@ -120,14 +118,9 @@ _INSERT_COLUMNS = (
 
 
 def insert_runs(tx: Tx, *, runs_: Iterable[NewRun], now: datetime) -> set[str]:
-    """Insert pending runs created at ``now``; returns the ids inserted.
-
-    A clock run whose trigger already has an active clock run in its table is refused by the
-    partial unique index (``ON CONFLICT (table_id, trigger_id) WHERE <its predicate> DO
-    NOTHING``: the refusal does not abort a PostgreSQL transaction) and left out of the result
-    (SPEC §5.3). Of two runs the index fences, the first of ``runs_`` is inserted (the rows
-    keep their order).
-    """
+    """Insert pending runs created at ``now``; returns the ids inserted. A clock run whose
+    trigger has an active clock run is refused by the partial unique index (``ON CONFLICT …
+    DO NOTHING``, which aborts no transaction; SPEC §5.3): of two, the first is inserted."""
     tx.require_writable()
     bind = instant_binder(tx)
     stamp = bind(now)
@@ -253,13 +246,8 @@ TriggerKey = tuple[str, str]  # (table_id, trigger_id): a trigger id is unique w
 
 def active_clock_triggers(tx: Tx, *, table_ids: Sequence[str]) -> set[TriggerKey]:
     """The ``(table_id, trigger_id)`` of ``table_ids``' clock triggers with a pending or running
-    clock run (SPEC §5.3).
-
-    The rows ``uq_runs_one_active_clock`` fences (a row-event run sharing the id does not
-    count), read through that partial index once per table: a plain ``table_id IN (…)`` could
-    walk a table's whole run history (``ix_runs_table_created``). PostgreSQL: a LATERAL probe
-    per table; SQLite: ``INDEXED BY`` the partial index.
-    """
+    clock run (SPEC §5.3): the rows ``uq_runs_one_active_clock`` fences, read through it per
+    table (a plain ``table_id IN (…)`` could walk a table's whole run history)."""
     match = f"runs.table_id = v.tab AND {ONE_ACTIVE_CLOCK_WHERE}"
     if tx.is_postgres:
         body = (

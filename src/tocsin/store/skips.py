@@ -15,12 +15,12 @@ statements whatever its size:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, select
 
+from tocsin.core import skips as core_skips
 from tocsin.core.skips import SkipRange
 from tocsin.store.bulk import instant_binder, with_rows
 from tocsin.store.schema import skips
@@ -61,27 +61,6 @@ _INSERT = (
 )
 
 
-def merge_adjacent(ranges: Sequence[SkipRange]) -> list[SkipRange]:
-    """One range per run of adjacent ranges of the same target and reason within a batch."""
-    out: list[SkipRange] = []
-    ends: dict[tuple[str, str, str, str, datetime], int] = {}
-
-    def target(r: SkipRange) -> tuple[str, str, str, str]:
-        return (r.target_kind, r.table_id or NO_TABLE, r.target_id, r.reason)
-
-    for r in sorted(ranges, key=lambda r: (*target(r), r.first)):
-        at = ends.pop((*target(r), r.after), None) if r.after else None
-        if at is None:
-            at = len(out)
-            out.append(r)
-        else:  # the same target: the earlier range extended
-            prev = out[at]
-            count, at_least = prev.count + r.count, prev.at_least or r.at_least
-            out[at] = r = replace(prev, last=r.last, count=count, at_least=at_least)
-        ends[(*target(r), r.last)] = at
-    return out
-
-
 def record_skips(tx: Tx, *, ranges: Sequence[SkipRange], now: datetime) -> None:
     """Record ``ranges`` (see the module docstring): two statements per batch."""
     tx.require_writable()
@@ -102,7 +81,7 @@ def record_skips(tx: Tx, *, ranges: Sequence[SkipRange], now: datetime) -> None:
             r.table_id or NO_TABLE,
             stamp,
         )
-        for r in merge_adjacent(ranges)
+        for r in core_skips.merge_adjacent(ranges)
     ]
     merge = _MERGE
     if not tx.is_postgres:  # SQLite: no alias on the UPDATE target
@@ -145,4 +124,4 @@ def list_skips(
     return [dict(r) for r in tx.conn.execute(stmt).mappings()], int(total)
 
 
-__all__ = ["NO_TABLE", "list_skips", "merge_adjacent", "record_skips"]
+__all__ = ["NO_TABLE", "list_skips", "record_skips"]

@@ -53,26 +53,12 @@ def state_value(
     values: Sequence[Any], instant: Callable[[Any], datetime | None] = _as_is
 ) -> TriggerState:
     """One ``trigger_state`` row (its values in :data:`STATE_FIELDS` order) as a
-    :class:`TriggerState`: the one place a state value is built. ``instant`` reads its
-    datetimes (raw driver rows: ``bulk.instant_reader()``; rows read through the schema's
-    ``UTCDateTime``: as they are)."""
+    :class:`TriggerState`, the one place a state value is built; ``instant`` reads its datetimes
+    (raw driver rows: ``bulk.instant_reader()``; rows read through ``UTCDateTime``: as is)."""
     tid, tab, kind, anchor, last, cur_at, cur_id, sh, retired, nxt, upd, paused, pw, dh = values
-    return TriggerState(
-        str(tid),
-        str(tab),
-        kind,
-        instant(anchor),
-        instant(last),
-        instant(cur_at),
-        cur_id,
-        sh,
-        bool(retired),
-        instant(nxt),
-        instant(upd),
-        instant(paused),
-        read_windows(pw) if pw is not None else (),
-        dh,
-    )
+    head = (str(tid), str(tab), kind, instant(anchor), instant(last), instant(cur_at), cur_id, sh)
+    tail = (bool(retired), instant(nxt), instant(upd), instant(paused), read_windows(pw), dh)
+    return TriggerState(*head, *tail)
 
 
 def _state(row: RowMapping) -> TriggerState:
@@ -80,7 +66,7 @@ def _state(row: RowMapping) -> TriggerState:
 
 
 def read_windows(value: object) -> tuple[tuple[datetime, datetime], ...]:
-    """Stored ``pause_windows`` (JSON, or its text on a raw SQLite read) as instant pairs."""
+    """Stored ``pause_windows`` (JSON, its text on a raw SQLite read, or NULL) as instant pairs."""
     if isinstance(value, str):
         value = json.loads(value)
     if not isinstance(value, list):
@@ -102,10 +88,8 @@ def stream_states(
     tx: Tx, *, table_ids: Iterable[str]
 ) -> Generator[tuple[str, dict[str, TriggerState]], None, None]:
     """Every state row (retired ones included) of ``table_ids``, one table at a time in table id
-    order: ``(table id, trigger id → state)``, each id once (``{}`` when it has none).
-
-    Rows are read as the caller consumes them: a caller that lets each table's states go holds
-    one table's at a time, never a batch's thousands (the tick, ``engine.tick.read_and_plan``)."""
+    order: ``(table id, trigger id → state)``, each id once (``{}`` when it has none), read as
+    the caller consumes them (the tick holds one table's states at a time)."""
     ids = sorted({str(i) for i in table_ids})
     instant = instant_reader()
     rows = _state_rows(tx, ids)
@@ -120,8 +104,7 @@ def stream_states(
 
 
 def _state_rows(tx: Tx, ids: list[str]) -> Iterator[Sequence[Any]]:
-    """The state rows of ``ids`` (sorted) in ``table_id`` order (the primary key's order), as
-    :func:`bulk.driver_rows` reads them."""
+    """The state rows of ``ids`` (sorted) in the primary key's order, as driver rows."""
     order = " ORDER BY table_id, trigger_id"
     if tx.is_postgres:
         sql = f"SELECT {_COLUMNS} FROM trigger_state WHERE table_id = ANY(%s){order}"
@@ -267,10 +250,8 @@ Consumed = tuple[str, str, datetime, datetime | None]  # (table_id, trigger_id, 
 
 
 def consume_windows(tx: Tx, *, consumed: Sequence[Consumed], now: datetime) -> None:
-    """Mark clock windows consumed, with each trigger's next due instant.
-
-    Eligibility (per row): ``last_consumed`` is null or earlier than the window (monotonic).
-    """
+    """Mark clock windows consumed, with each trigger's next due instant; a row's
+    ``last_consumed`` only moves forward (null or earlier than the window)."""
     bind = instant_binder(tx)
     update_rows(
         tx,
@@ -354,11 +335,8 @@ def resume_state(
     return tx.conn.execute(stmt).rowcount == 1
 
 
-NextDue = tuple[str, str, datetime | None]  # (table_id, trigger_id, next_due_at)
-
-
-def set_next_dues(tx: Tx, *, next_dues: Sequence[NextDue]) -> None:
-    """``(table_id, trigger_id, next_due_at)``: when each trigger may next be due (None =
+def set_next_dues(tx: Tx, *, next_dues: Sequence[tuple[str, str, datetime | None]]) -> None:
+    """``(table_id, trigger_id, next_due_at)``: when each trigger may next be due (None:
     unknown)."""
     bind = instant_binder(tx)
     update_rows(
@@ -384,7 +362,6 @@ def set_definition_hashes(tx: Tx, *, table_id: str, hashes: Mapping[str, str]) -
 __all__ = [
     "Consumed",
     "Cursor",
-    "NextDue",
     "advance_cursors",
     "consume_windows",
     "get_state",
