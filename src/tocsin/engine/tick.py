@@ -60,19 +60,15 @@ def run_due_triggers(
 
 
 def tick_tables(
-    store: Store,
-    now: datetime,
-    record_limit: int,
-    taken: list[str],
-    report: dict[str, int],
-    **claim: Any,
+    store: Store, now: datetime, page: int, taken: list[str], report: dict[str, int], **claim: Any
 ) -> None:
-    """Claim (``claims.claim_candidate_tables`` with ``claim``; their ids into ``taken``), read,
-    plan and apply in one transaction, counted into ``report`` once it committed."""
+    """Claim (``claims.claim_candidate_tables`` with ``claim``; their ids into ``taken``), read
+    (``page`` records per cursor page), plan and apply in one transaction, counted into
+    ``report`` once it committed."""
     with store.begin() as tx:
         tables = claims.claim_candidate_tables(tx, now=now, **claim)
         taken += [t["id"] for t in tables]
-        plans = read_and_plan(tx, tables, now, record_limit)
+        plans = read_and_plan(tx, tables, now, page)
         for plan in plans:
             for trigger_id, exc in plan.skipped:
                 log.error("tick: trigger %s of %s skipped", trigger_id, plan.table_id, exc_info=exc)

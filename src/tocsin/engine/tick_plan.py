@@ -102,12 +102,8 @@ def plan_table(
             cursors[tid] = scan.cursor
     if any(not t.valid for t in stored):  # issue 17: due windows of invalid configs
         skips += invalid_skips(stored, states, now)
-    changed = next_dues | {t: after for _, t, _, _, _, _, window, after in fires if window}
-    live = [
-        changed.get(t, s.next_due_at)
-        for t, s in states.items()
-        if not s.retired and s.paused_at is None
-    ]
+    new = next_dues | {t: after for _, t, _, _, _, _, window, after in fires if window}
+    live = [new.get(t, s.next_due_at) for t, s in states.items() if not (s.retired or s.paused_at)]
     table_due = min([d for d in live if d is not None], default=NEVER_DUE)
     changes = (tuple(fires), tuple(next_dues.items()), tuple(cursors.items()))
     return TablePlan(table_id, bool(stored), table_due, *changes, tuple(skipped), tuple(skips))

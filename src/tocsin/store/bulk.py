@@ -117,9 +117,8 @@ def driver_rows(result: Any) -> Iterator[tuple[Any, ...]]:
 def update_rows(
     tx: Tx, columns: Sequence[Column], body: str, rows: Sequence[tuple[Any, ...]], single: str
 ) -> None:
-    """An update of many rows: on PostgreSQL ``body`` (``UPDATE … FROM v``) over ``unnest``; on
-    SQLite the one-row statement ``single`` (``?1``… in the order of ``columns``) prepared once
-    and executed per row: a keyed lookup each, measured faster there than ``UPDATE … FROM``."""
+    """An update of many rows: PostgreSQL ``body`` (``UPDATE … FROM v``); SQLite the one-row
+    ``single`` (``?1``… in ``columns`` order) per row, measured faster there than ``… FROM``."""
     tx.require_writable()
     if tx.is_postgres:
         with_rows(tx, columns, body, rows)

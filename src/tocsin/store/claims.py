@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime
+from functools import cache
 from typing import Any
 
 from tocsin.store.bulk import instant_binder, update_rows
@@ -76,13 +77,8 @@ def claim_candidate_tables(
             f" (SELECT id FROM ({picked} ORDER BY {ORDER} LIMIT ?)) ORDER BY {ORDER}"
         )
     rows = tx.conn.exec_driver_sql(_sql(tx, sql), (*params, limit)).fetchall()
-    decoded: dict[str, Any] = {}  # SQLite: tables share their columns' text
-    found = []
-    for tid, columns, text in rows:
-        if not tx.is_postgres:
-            columns = decoded.get(columns) or decoded.setdefault(columns, json.loads(columns))
-        found.append({"id": str(tid), "columns": columns, "triggers": text})
-    return found
+    read, pg = cache(json.loads), tx.is_postgres  # SQLite: the columns' text, tables share it
+    return [{"id": str(i), "columns": c if pg else read(c), "triggers": t} for i, c, t in rows]
 
 
 def finish_tables(tx: Tx, *, values: Sequence[tuple[str, datetime]], now: datetime) -> None:
