@@ -30,8 +30,8 @@ import psycopg
 
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
-from tocsin.store.execution import count_runs
 from tocsin.store.records import insert_table, set_table_triggers
+from tocsin.store.run_queries import count_runs
 from tocsin.store.runs import insert_run
 
 RUNS = int(os.environ.get("BENCH_RUNS", "2000"))

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 
 from tocsin import messages
 from tocsin.service import Tocsin
-from tocsin.store.execution import claim_run
+from tocsin.store.runs import claim_run
 
 TICK = "/root/custom-tables/run-due-triggers"
 # loopback is allowed by the test settings; nothing listens on port 1, so the webhook fails

@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tocsin.service import Tocsin
-from tocsin.store import execution as store_execution
 from tocsin.store import records as store_records
+from tocsin.store import runs as store_runs
 
 NOW = datetime(2026, 8, 27, 5, 2, 13, tzinfo=UTC)
 CHATROOM = "11111111-1111-4111-8111-111111111111"
@@ -73,10 +73,10 @@ def runs_of(t: Tocsin, table_id: str, trigger_id: str | None = None) -> list[dic
 def finish(t: Tocsin, run_id: str, status: str, *, now: datetime) -> None:
     """Claim a pending run and end it ``done`` or ``failed`` (what a worker would do)."""
     with t.store.begin() as tx:
-        claimed = store_execution.claim_run(tx, run_id=run_id, now=now)
+        claimed = store_runs.claim_run(tx, run_id=run_id, now=now)
         assert claimed is not None
         error = "boom" if status == "failed" else None
-        ok = store_execution.finish_run(
+        ok = store_runs.finish_run(
             tx,
             run_id=run_id,
             attempts=claimed.attempts,

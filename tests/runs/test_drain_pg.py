@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import func, select
 
 from tocsin.service import Tocsin
-from tocsin.store.execution import count_runs
+from tocsin.store.run_queries import count_runs
 from tocsin.store.runs import insert_run
 from tocsin.store.schema import runs
 

@@ -11,7 +11,7 @@ from tocsin import messages
 from tocsin.errors import Conflict, NotFound
 from tocsin.runs import retry as retry_module
 from tocsin.service import Tocsin
-from tocsin.store.execution import claim_run, save_receipt
+from tocsin.store.runs import claim_run, save_receipt
 
 from .helpers import LATER, NOW, STALE, make_run, make_table, read_run, set_triggers, trigger
 

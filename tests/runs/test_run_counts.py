@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from tocsin.service import Tocsin
-from tocsin.store.execution import claim_run
+from tocsin.store.runs import claim_run
 
 from .helpers import NOW, make_run, make_table, trigger
 

@@ -10,7 +10,7 @@ import pytest
 from tocsin.errors import Conflict
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
-from tocsin.store.execution import claim_run
+from tocsin.store.runs import claim_run
 
 from .helpers import NOW, make_run, make_table, read_run, trigger
 

@@ -9,7 +9,7 @@ import pytest
 from tocsin.engine.sweeps import requeue_lost_runs
 from tocsin.errors import ValidationError
 from tocsin.service import Tocsin
-from tocsin.store.execution import claim_run, save_receipt
+from tocsin.store.runs import claim_run, save_receipt
 
 from .helpers import LATER, NOW, STALE, make_run, make_table, read_run, trigger
 

@@ -8,9 +8,9 @@ from typing import Any
 
 from tocsin.core.model import RUN_TRANSITIONS, RunStatus
 from tocsin.service import Tocsin
-from tocsin.store import execution as store_execution
+from tocsin.store import runs as store_runs
 from tocsin.store.approvals import CHANGE_TRANSITIONS
-from tocsin.store.execution import claim_run
+from tocsin.store.runs import claim_run
 
 from .helpers import LATER, NOW, STALE, make_run, make_table, read_run, trigger
 
@@ -64,7 +64,7 @@ def test_run_transitions_are_all_listed(tocsin: Tocsin) -> None:
     assert {RunStatus.DONE, RunStatus.FAILED} <= RUN_TRANSITIONS[RunStatus.RUNNING]
     assert RUN_TRANSITIONS[RunStatus.DONE] == frozenset()
     assert set(RUN_TRANSITIONS) == set(RunStatus)  # every status lists its moves
-    assert store_execution.RUN_TRANSITIONS is RUN_TRANSITIONS  # the store checks the core one
+    assert store_runs.RUN_TRANSITIONS is RUN_TRANSITIONS  # the store checks the core one
 
 
 def test_staged_change_transitions_are_all_listed() -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from tocsin import messages
 from tocsin.service import Tocsin
-from tocsin.store.execution import claim_run
+from tocsin.store.runs import claim_run
 
 from .helpers import (
     LATER,

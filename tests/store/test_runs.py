@@ -11,7 +11,7 @@ from sqlalchemy import update
 
 from tocsin.core.model import Run, Table
 from tocsin.store import Store
-from tocsin.store.execution import requeue_runs
+from tocsin.store.run_queries import list_runs
 from tocsin.store.runs import (
     NewRun,
     active_clock_trigger_ids,
@@ -19,7 +19,7 @@ from tocsin.store.runs import (
     get_run,
     insert_run,
     insert_runs,
-    list_runs,
+    requeue_runs,
 )
 from tocsin.store.schema import runs
 

@@ -8,8 +8,8 @@ above the engine sees a typed value:
   ``store.records.table_value`` (``get_table``, ``list_tables``, ``page_tables``,
   ``lock_table``, ``insert_table``). The facade answers ``service.data.public_table(table)``.
 - :class:`Run`: a ``runs`` row, ``status`` a :class:`RunStatus`; built by
-  ``store.runs.run_value`` (``get_run``, ``list_runs``, ``insert_run``, and
-  ``store.execution``'s ``claim_run`` / ``claim_next_runs`` / ``reset_for_retry``). Actions
+  ``store.runs.run_value`` (``get_run``, ``insert_run``, ``store.run_queries.list_runs``, and
+  ``claim_run`` / ``claim_next_runs`` / ``reset_for_retry``). Actions
   still read the run and its table as mappings (``ActionContext.run`` / ``.table`` are the
   ``as_dict()`` of these).
 - :class:`TriggerState`: one durable row per schedule trigger id — the scheduler's memory

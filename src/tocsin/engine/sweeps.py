@@ -21,7 +21,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from tocsin.store.approvals import requeue_changes
-from tocsin.store.execution import requeue_runs
+from tocsin.store.runs import requeue_runs
 from tocsin.store.tx import Store, Tx
 from tocsin.store.workflow_runs import requeue_stale_runs
 

@@ -24,8 +24,7 @@ from tocsin.actions.base import ActionError
 from tocsin.core.model import Run, RunStatus
 from tocsin.errors import Conflict, NotFound, TransientStoreError
 from tocsin.store.errors import is_transient
-from tocsin.store.execution import has_other_active_run, reset_for_retry
-from tocsin.store.runs import get_run
+from tocsin.store.runs import get_run, has_other_active_run, reset_for_retry
 from tocsin.store.tx import Store
 
 T = TypeVar("T")

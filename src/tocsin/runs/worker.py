@@ -2,7 +2,7 @@
 
 One run, step by step:
 
-1. **Claim** atomically, ``pending → running`` (``store.execution.claim_next_runs``, under
+1. **Claim** atomically, ``pending → running`` (``store.runs.claim_next_runs``, under
    ``BEGIN IMMEDIATE`` on SQLite and ``SKIP LOCKED`` on PostgreSQL), a few runs at a time, each
    with its table read in the same transaction. A duplicate delivery that loses the claim gets
    nothing and does nothing.
@@ -79,7 +79,8 @@ from tocsin.core.retry_policy import retry_policy
 from tocsin.runs.definition import action_list, frozen_problem, resolve_definition, row_snapshot
 from tocsin.runs.pool import RunPool
 from tocsin.runs.retry import TransientPolicy, call_with_retries
-from tocsin.store.execution import (
+from tocsin.store.records import get_table
+from tocsin.store.runs import (
     claim_next_runs,
     finish_run,
     release_run,
@@ -87,7 +88,6 @@ from tocsin.store.execution import (
     schedule_retry,
     touch_run,
 )
-from tocsin.store.records import get_table
 from tocsin.store.tx import Tx
 
 log = logging.getLogger(__name__)

@@ -25,7 +25,7 @@ from tocsin.engine.tick import run_due_triggers
 from tocsin.engine.whynot import record_restore_skips
 from tocsin.errors import NotFound, ValidationError
 from tocsin.service.base import Service
-from tocsin.store import claims
+from tocsin.store import claims, run_queries
 from tocsin.store import records as store_records
 from tocsin.store import runs as store_runs
 from tocsin.store import trigger_events as store_events
@@ -462,14 +462,14 @@ class TablesService(Service):
         (naive instants read as UTC) narrow it further."""
         at = self._now(now)
         _check_page(skip, limit)
-        if status is not None and status not in store_runs.RUN_FILTERS:
+        if status is not None and status not in run_queries.RUN_FILTERS:
             raise ValidationError(messages.run_status_invalid(status))
         start, end = _as_utc("since", since), _as_utc("until", until)
         if any(v is not None and not is_id(v) for v in (trigger_id, record_id)):
             return {"items": [], "total": 0, "skip": skip, "limit": limit}
         with self.store.read() as tx:
             _table(tx, table_id)
-            items, total = store_runs.list_runs(
+            items, total = run_queries.list_runs(
                 tx,
                 table_id=table_id,
                 status=status,

@@ -21,9 +21,9 @@ from tocsin.service.base import Core, Service
 from tocsin.service.data import TablesService
 from tocsin.store.approvals import CHANGE_TRANSITIONS, list_changes
 from tocsin.store.chat import list_messages
-from tocsin.store.execution import count_runs, requeue_runs
 from tocsin.store.records import get_table
-from tocsin.store.runs import count_stuck_runs
+from tocsin.store.run_queries import count_runs, count_stuck_runs
+from tocsin.store.runs import requeue_runs
 
 REQUEUE_STATUSES = ("pending", "running")
 

@@ -1,88 +1,66 @@
-"""Runs, creation side and reading (SPEC §5.3, §8; DESIGN §5; STYLE F4, R4).
+"""Runs: the statements that create a run and move it through its life (SPEC §5.3, §8, §9;
+DESIGN §5; STYLE F4, R4, R6). Listing and counting live in ``store/run_queries.py``.
 
-Status machine (stored in ``runs.status``)::
+``runs.status`` state machine (``core.model.RUN_TRANSITIONS``)::
 
-    pending → running → done | failed          (retry: failed | pending | stale running → pending)
-                       └→ pending (automatic retry: ``next_attempt_at`` set, issue 18)
+    pending ──claim──▶ running ──finish──▶ done | failed
+       ▲                  │
+       ├── release ───────┘   (graceful stop: the worker hands the run back)
+       ├── requeue ───────┘   (stale running: updated_at older than the stale window)
+       ├── schedule_retry ┘   (automatic retry: a failed attempt waits until next_attempt_at)
+       └── reset_for_retry ◀── failed | pending | stale running
 
-``stuck`` is a filter, not a status: failed, or running with ``updated_at`` older than
-``stuck_after_s``. Claiming, receipts, finishing and retry live in ``store/execution.py``.
+Every write a worker makes after its claim is *fenced* by ``(status='running', attempts=n)``.
+PostgreSQL claims skip rows other claimers lock (``FOR UPDATE SKIP LOCKED``); SQLite claims run
+inside ``BEGIN IMMEDIATE`` (``Store.begin``), where ``status='pending'`` is the fence.
 
-Reads answer :class:`~tocsin.core.model.Run` values, built here only (:func:`run_value`;
-``store.execution``'s claims and retry reset use it too); ``Run.as_dict()`` is the run dict
-(``id, table_id, trigger_id, record_id, source, clock, status, attempts, error, action_results
-(list), payload, definition, identity, scheduled_for, enqueued_at, created_at, updated_at,
-started_at, finished_at, next_attempt_at``). Inserting takes :class:`NewRun` (bulk, untyped
-rows).
+Reads answer :class:`~tocsin.core.model.Run` values, built here only (:func:`run_value`);
+``Run.as_dict()`` is the run dict. Inserting takes :class:`NewRun` (bulk, untyped rows).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import fields
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
-from sqlalchemy import ColumnElement, RowMapping, and_, func, or_, select, type_coerce
+from sqlalchemy import (
+    ColumnElement,
+    RowMapping,
+    and_,
+    bindparam,
+    exists,
+    func,
+    literal,
+    or_,
+    select,
+    type_coerce,
+    update,
+)
+from sqlalchemy.exc import IntegrityError
 
-from tocsin.core.model import Run, RunStatus
+from tocsin.core.model import RUN_TRANSITIONS, Run, RunStatus
 from tocsin.store.bulk import instant_binder, with_rows
-from tocsin.store.dialects import upsert_insert
-from tocsin.store.schema import ONE_ACTIVE_CLOCK_WHERE, runs, trigger_definitions
+from tocsin.store.dialects import ordered_scans_only, upsert_insert
+from tocsin.store.errors import map_db_errors
+from tocsin.store.schema import ACTIVE_STATUSES, ONE_ACTIVE_CLOCK_WHERE, runs, trigger_definitions
 from tocsin.store.tx import Tx
 
 RUN_STATUSES = tuple(RunStatus)
-RUN_FILTERS = (*RUN_STATUSES, "stuck")
 
-RUN_FIELDS = (
-    "id",
-    "table_id",
-    "trigger_id",
-    "record_id",
-    "source",
-    "clock",
-    "status",
-    "attempts",
-    "error",
-    "action_results",
-    "payload",
-    "definition",
-    "identity",
-    "scheduled_for",
-    "enqueued_at",
-    "created_at",
-    "updated_at",
-    "started_at",
-    "finished_at",
-    "next_attempt_at",
-)
+
+RUN_FIELDS = tuple(f.name for f in fields(Run))  # its columns: the value's fields
 
 
 def run_value(row: RowMapping) -> Run:
     """A ``runs`` row as a :class:`Run` (``action_results`` always a list): the one place a
     run value is built."""
-    return Run(
-        id=row["id"],
-        table_id=row["table_id"],
-        trigger_id=row["trigger_id"],
-        record_id=row["record_id"],
-        source=row["source"],
-        clock=bool(row["clock"]),
-        status=RunStatus(row["status"]),
-        attempts=int(row["attempts"]),
-        error=row["error"],
-        action_results=list(row["action_results"] or []),
-        payload=row["payload"],
-        definition=row["definition"],
-        identity=row["identity"],
-        scheduled_for=row["scheduled_for"],
-        enqueued_at=row["enqueued_at"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        started_at=row["started_at"],
-        finished_at=row["finished_at"],
-        next_attempt_at=row["next_attempt_at"],
-    )
+    values = {name: row[name] for name in RUN_FIELDS}
+    values.update(clock=bool(row["clock"]), status=RunStatus(row["status"]))
+    values.update(attempts=int(row["attempts"]), action_results=list(row["action_results"] or []))
+    return Run(**values)
 
 
 class NewRun(NamedTuple):
@@ -103,6 +81,8 @@ class NewRun(NamedTuple):
 
 
 _ENCODE = json.JSONEncoder(check_circular=False).encode  # json.dumps' output, plain JSON
+
+
 _INSERT = (
     "INSERT INTO runs (id, table_id, trigger_id, record_id, source, clock, status, attempts,"
     " error, action_results, payload, definition, definition_hash, identity, scheduled_for,"
@@ -110,6 +90,8 @@ _INSERT = (
     " {payload}, {definition}, dh, ident, sf, ca, ca FROM v WHERE true"
     f" ON CONFLICT (table_id, trigger_id) WHERE {ONE_ACTIVE_CLOCK_WHERE} DO NOTHING RETURNING id"
 )
+
+
 _INSERT_COLUMNS = (
     *(("rid", "text"), ("tab", "text"), ("tid", "text"), ("rec", "text"), ("src", "text")),
     *(("clk", "boolean"), ("pl", "text"), ("df", "text"), ("dh", "text"), ("ident", "text")),
@@ -160,6 +142,8 @@ _DEFINITION = type_coerce(
     ),
     runs.c.definition.type,
 ).label("definition")
+
+
 # what every read of a run selects (or returns): the columns of :data:`RUN_FIELDS`
 RUN_COLUMNS = tuple(_DEFINITION if name == "definition" else runs.c[name] for name in RUN_FIELDS)
 
@@ -177,68 +161,6 @@ def get_run(tx: Tx, *, run_id: str) -> Run | None:
     stmt = select(*RUN_COLUMNS).where(runs.c.id == run_id)
     row = tx.conn.execute(stmt).mappings().one_or_none()
     return None if row is None else run_value(row)
-
-
-def stuck_condition(*, now: datetime, stuck_after_s: float) -> ColumnElement[bool]:
-    """failed, or running with ``updated_at`` older than ``now - stuck_after_s`` (SPEC §8)."""
-    stale_before = now - timedelta(seconds=stuck_after_s)
-    return or_(
-        runs.c.status == "failed",
-        and_(runs.c.status == "running", runs.c.updated_at < stale_before),
-    )
-
-
-def count_stuck_runs(tx: Tx, *, now: datetime, stuck_after_s: float) -> int:
-    """How many runs match the ``stuck`` filter across every table (the metrics gauge)."""
-    stmt = (
-        select(func.count())
-        .select_from(runs)
-        .where(stuck_condition(now=now, stuck_after_s=stuck_after_s))
-    )
-    return int(tx.conn.execute(stmt).scalar_one())
-
-
-def list_runs(
-    tx: Tx,
-    *,
-    table_id: str,
-    status: str | None,
-    skip: int,
-    limit: int,
-    now: datetime,
-    stuck_after_s: float,
-    trigger_id: str | None = None,
-    record_id: str | None = None,
-    since: datetime | None = None,
-    until: datetime | None = None,
-) -> tuple[list[Run], int]:
-    """A table's runs, newest first, optionally filtered by status or ``stuck``, trigger,
-    record and creation time (``since`` <= created_at < ``until``); and the total."""
-    if status is not None and status not in RUN_FILTERS:
-        raise ValueError(f"unknown run status filter {status!r}; expected one of {RUN_FILTERS}")
-    where: list[ColumnElement[bool]] = [runs.c.table_id == table_id]
-    if trigger_id is not None:
-        where.append(runs.c.trigger_id == trigger_id)
-    if record_id is not None:
-        where.append(runs.c.record_id == record_id)
-    if since is not None:
-        where.append(runs.c.created_at >= since)
-    if until is not None:
-        where.append(runs.c.created_at < until)
-    if status == "stuck":
-        where.append(stuck_condition(now=now, stuck_after_s=stuck_after_s))
-    elif status is not None:
-        where.append(runs.c.status == status)
-    total = tx.conn.execute(select(func.count()).select_from(runs).where(*where)).scalar_one()
-    stmt = (
-        select(*RUN_COLUMNS)
-        .where(*where)
-        .order_by(runs.c.created_at.desc(), runs.c.id.desc())
-        .offset(skip)
-        .limit(limit)
-    )
-    items = [run_value(row) for row in tx.conn.execute(stmt).mappings()]
-    return items, int(total)
 
 
 TriggerKey = tuple[str, str]  # (table_id, trigger_id): a trigger id is unique within its table
@@ -270,19 +192,306 @@ def active_clock_trigger_ids(tx: Tx, *, table_id: str, trigger_ids: Sequence[str
     return {tid for _, tid in found} & set(trigger_ids)
 
 
-__all__ = [
-    "RUN_COLUMNS",
-    "RUN_FILTERS",
-    "RUN_STATUSES",
-    "NewRun",
-    "TriggerKey",
-    "active_clock_trigger_ids",
-    "active_clock_triggers",
-    "get_run",
-    "insert_run",
-    "insert_runs",
-    "list_runs",
-    "put_definitions",
-    "run_value",
-    "stuck_condition",
-]
+_FINISHED = frozenset({RunStatus.DONE, RunStatus.FAILED})
+
+
+def _run_value(row: Any) -> Run:
+    return run_value(row._mapping)
+
+
+def _claim_values(now: datetime) -> dict[str, Any]:
+    return {
+        "status": "running",
+        "attempts": runs.c.attempts + 1,
+        # typed bind: a bare aware datetime would go in as timestamptz and be shifted by the
+        # session time zone; UTCDateTime stores naive UTC like every other instant
+        "started_at": func.coalesce(runs.c.started_at, literal(now, type_=runs.c.started_at.type)),
+        "updated_at": now,
+        "finished_at": None,
+        "next_attempt_at": None,
+    }
+
+
+def claim_next_runs(tx: Tx, *, now: datetime, limit: int = 1) -> list[Run]:
+    """Claim up to ``limit`` of the oldest pending runs: ``pending → running``, ``attempts + 1``.
+
+    Eligible: ``status = 'pending'`` and ``next_attempt_at`` NULL or ``<= now`` (a run waiting
+    for its automatic-retry backoff is left alone), oldest ``updated_at`` first; on PostgreSQL
+    rows locked by another claimer are skipped (``FOR UPDATE SKIP LOCKED``), on SQLite the
+    caller holds ``BEGIN IMMEDIATE``. The outer ``status = 'pending'`` predicate is the fence
+    either way. Returns the claimed runs in creation order (empty when none is pending).
+    """
+    tx.require_writable()
+    pick = (
+        select(runs.c.id)
+        .where(runs.c.status == "pending", _attempt_due(now))
+        .order_by(runs.c.updated_at, runs.c.id)
+        .limit(limit)
+    )
+    if tx.is_postgres:
+        # a MATERIALIZED CTE is evaluated once: ``WHERE id IN (SELECT … LIMIT n FOR UPDATE SKIP
+        # LOCKED)`` may be planned as a semi-join that re-runs the subquery and claims every
+        # pending run, far past ``limit``
+        chosen = pick.with_for_update(skip_locked=True).cte("claimable").prefix_with("MATERIALIZED")
+        picked: ColumnElement[bool] = runs.c.id == chosen.c.id
+    else:
+        picked = runs.c.id.in_(pick.scalar_subquery())
+    stmt = (
+        update(runs)
+        .where(picked, runs.c.status == "pending")
+        .values(**_claim_values(now))
+        .returning(*RUN_COLUMNS)
+    )
+    with map_db_errors():
+        if tx.is_postgres:
+            ordered_scans_only(tx)  # walk ix_runs_status_updated: never sort every pending run
+        claimed = [_run_value(row) for row in tx.conn.execute(stmt)]
+    return sorted(claimed, key=lambda run: (run.created_at, run.id))
+
+
+def _attempt_due(now: datetime) -> ColumnElement[bool]:
+    """The run is not waiting for an automatic-retry backoff past ``now``."""
+    return or_(runs.c.next_attempt_at.is_(None), runs.c.next_attempt_at <= now)
+
+
+def claim_run(tx: Tx, *, run_id: str, now: datetime) -> Run | None:
+    """Claim one run by id: ``pending → running`` only if it is still pending and its
+    automatic-retry backoff (if any) has passed (else None)."""
+    tx.require_writable()
+    stmt = (
+        update(runs)
+        .where(runs.c.id == run_id, runs.c.status == "pending", _attempt_due(now))
+        .values(**_claim_values(now))
+        .returning(*RUN_COLUMNS)
+    )
+    with map_db_errors():
+        row = tx.conn.execute(stmt).first()
+    return None if row is None else _run_value(row)
+
+
+def _fence(run_id: str, attempts: int) -> ColumnElement[bool]:
+    return and_(runs.c.id == run_id, runs.c.status == "running", runs.c.attempts == attempts)
+
+
+# Hot statements are built once with bind parameters: a worker executes them for every action.
+_FENCE = and_(
+    runs.c.id == bindparam("p_run_id"),
+    runs.c.status == "running",
+    runs.c.attempts == bindparam("p_attempts"),
+)
+
+
+_SAVE_RECEIPTS = (
+    update(runs)
+    .where(_FENCE)
+    .values(
+        action_results=bindparam("p_receipts", type_=runs.c.action_results.type),
+        updated_at=bindparam("p_now", type_=runs.c.updated_at.type),
+    )
+)
+
+
+_FINISH = (
+    update(runs)
+    .where(_FENCE)
+    .values(
+        status=bindparam("p_status", type_=runs.c.status.type),
+        error=bindparam("p_error", type_=runs.c.error.type),
+        updated_at=bindparam("p_now", type_=runs.c.updated_at.type),
+        finished_at=bindparam("p_now", type_=runs.c.finished_at.type),
+    )
+)
+
+
+_FINISH_WITH_RECEIPTS = _FINISH.values(
+    action_results=bindparam("p_receipts", type_=runs.c.action_results.type)
+)
+
+
+def save_receipt(
+    tx: Tx, *, run_id: str, attempts: int, receipts: list[dict[str, Any]], now: datetime
+) -> bool:
+    """Store the run's whole receipt list (replacing it); False when the claim was lost."""
+    tx.require_writable()
+    params = {"p_run_id": run_id, "p_attempts": attempts, "p_receipts": receipts, "p_now": now}
+    with map_db_errors():
+        return tx.conn.execute(_SAVE_RECEIPTS, params).rowcount == 1
+
+
+def finish_run(
+    tx: Tx,
+    *,
+    run_id: str,
+    attempts: int,
+    status: str,
+    error: str | None,
+    now: datetime,
+    receipts: list[dict[str, Any]] | None = None,
+) -> bool:
+    """``running → done | failed`` (optionally with the final receipts); False if fenced out."""
+    tx.require_writable()
+    if status not in _FINISHED or not RunStatus.RUNNING.may_become(RunStatus(status)):
+        raise ValueError(f"finish_run: not a terminal status: {status!r}")
+    params = {
+        "p_run_id": run_id,
+        "p_attempts": attempts,
+        "p_status": status,
+        "p_error": error,
+        "p_now": now,
+    }
+    stmt = _FINISH
+    if receipts is not None:
+        stmt, params["p_receipts"] = _FINISH_WITH_RECEIPTS, receipts
+    with map_db_errors():
+        return tx.conn.execute(stmt, params).rowcount == 1
+
+
+def schedule_retry(
+    tx: Tx,
+    *,
+    run_id: str,
+    attempts: int,
+    error: str,
+    receipts: list[dict[str, Any]],
+    next_attempt_at: datetime,
+    now: datetime,
+) -> bool:
+    """``running → pending`` after a failed attempt that the trigger's retry policy retries:
+    the error and receipts are kept (the next attempt resumes after the successful actions) and
+    no worker claims the run before ``next_attempt_at``. False if fenced out."""
+    tx.require_writable()
+    stmt = (
+        update(runs)
+        .where(_fence(run_id, attempts))
+        .values(
+            status="pending",
+            error=error,
+            action_results=receipts,
+            next_attempt_at=next_attempt_at,
+            updated_at=now,
+            enqueued_at=now,
+        )
+    )
+    with map_db_errors():
+        return tx.conn.execute(stmt).rowcount == 1
+
+
+def touch_run(tx: Tx, *, run_id: str, attempts: int, now: datetime) -> bool:
+    """Heartbeat: ``updated_at = now`` on a run this worker still holds; False if fenced out."""
+    tx.require_writable()
+    stmt = update(runs).where(_fence(run_id, attempts)).values(updated_at=now)
+    with map_db_errors():
+        return tx.conn.execute(stmt).rowcount == 1
+
+
+def release_run(tx: Tx, *, run_id: str, attempts: int, now: datetime) -> bool:
+    """``running → pending`` for a worker that was asked to stop; receipts are kept."""
+    tx.require_writable()
+    stmt = (
+        update(runs)
+        .where(_fence(run_id, attempts))
+        .values(status="pending", updated_at=now, enqueued_at=now)
+    )
+    with map_db_errors():
+        return tx.conn.execute(stmt).rowcount == 1
+
+
+def reset_for_retry(
+    tx: Tx, *, run_id: str, expected_status: str, expected_updated_at: datetime, now: datetime
+) -> Run | None:
+    """``failed | pending | stale running → pending``, clearing the top-level error.
+
+    Compare-and-set on (status, updated_at) so a worker that moved the run meanwhile wins. A clock
+    run is not reset while another run of its trigger (in its table) is pending or running (the
+    one-active-run fence); then None is returned. Receipts are kept: the next attempt resumes
+    after them.
+    """
+    tx.require_writable()
+    other = runs.alias("other")
+    another_active = exists().where(
+        other.c.table_id == runs.c.table_id,
+        other.c.trigger_id == runs.c.trigger_id,
+        other.c.id != runs.c.id,
+        other.c.clock.is_(True),
+        other.c.status.in_(ACTIVE_STATUSES),
+    )
+    stmt = (
+        update(runs)
+        .where(
+            runs.c.id == run_id,
+            runs.c.status == expected_status,
+            runs.c.updated_at == expected_updated_at,
+            or_(runs.c.clock.is_(False), ~another_active),
+        )
+        .values(
+            status="pending",
+            error=None,
+            updated_at=now,
+            enqueued_at=now,
+            finished_at=None,
+            next_attempt_at=None,
+        )
+        .returning(*RUN_COLUMNS)
+    )
+    try:
+        with map_db_errors():
+            row = tx.conn.execute(stmt).first()
+    except IntegrityError:  # the one-active-run index refused: a racing run became active
+        return None
+    return None if row is None else _run_value(row)
+
+
+def has_other_active_run(tx: Tx, *, table_id: str, trigger_id: str, run_id: str) -> bool:
+    """True when another clock run of ``trigger_id`` of ``table_id`` is pending or running."""
+    stmt = select(runs.c.id).where(
+        runs.c.table_id == table_id,
+        runs.c.trigger_id == trigger_id,
+        runs.c.id != run_id,
+        runs.c.clock.is_(True),
+        runs.c.status.in_(ACTIVE_STATUSES),
+    )
+    with map_db_errors():
+        return tx.conn.execute(stmt.limit(1)).first() is not None
+
+
+def requeue_runs(
+    tx: Tx,
+    *,
+    now: datetime,
+    status: str,
+    older_than_s: float,
+    table_id: str | None = None,
+) -> int:
+    """Hand lost work back to the workers; returns how many runs moved.
+
+    - ``status='pending'``: pending runs last (re-)enqueued longer than ``older_than_s`` ago
+      (their delivery was lost): re-stamped ``enqueued_at = now``, still pending.
+    - ``status='running'``: running runs whose ``updated_at`` is older than ``older_than_s``
+      (their worker died): ``running → pending``; receipts kept so a worker resumes them.
+    """
+    tx.require_writable()
+    if status not in ("pending", "running"):
+        raise ValueError(f"requeue_runs: status must be pending or running, not {status!r}")
+    cutoff = now - timedelta(seconds=older_than_s)
+    conds: list[ColumnElement[bool]] = [runs.c.status == status]
+    if status == "running":
+        conds.append(runs.c.updated_at < cutoff)
+        values: dict[str, Any] = {"status": "pending", "updated_at": now, "enqueued_at": now}
+    else:  # keep updated_at: a re-stamped pending run keeps its place in the claim order
+        # every way into pending stamps enqueued_at with updated_at (or leaves it NULL at insert)
+        # and a re-stamp only moves enqueued_at later, so a pending run's enqueued_at is NULL or
+        # >= its updated_at: the coalesce test implies updated_at < cutoff, said explicitly so
+        # the (status, updated_at) index reads only the old pending runs, not all of them
+        conds.append(runs.c.updated_at < cutoff)
+        conds.append(func.coalesce(runs.c.enqueued_at, runs.c.updated_at) < cutoff)
+        # a run waiting for its automatic-retry backoff was not lost: its turn has not come
+        conds.append(or_(runs.c.next_attempt_at.is_(None), runs.c.next_attempt_at < cutoff))
+        values = {"enqueued_at": now}
+    if table_id is not None:
+        conds.append(runs.c.table_id == table_id)
+    stmt = update(runs).where(*conds).values(**values)
+    with map_db_errors():
+        return int(tx.conn.execute(stmt).rowcount)
+
+
+__all__ = ["RUN_TRANSITIONS"]  # re-exported: the store checks the core's transitions

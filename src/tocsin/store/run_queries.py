@@ -1,0 +1,86 @@
+"""Reading runs: a table's run list, and the counts the metrics and benches read (SPEC §8)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sqlalchemy import ColumnElement, and_, func, or_, select
+
+from tocsin.core.model import Run
+from tocsin.store.errors import map_db_errors
+from tocsin.store.runs import RUN_COLUMNS, RUN_STATUSES, run_value
+from tocsin.store.schema import runs
+from tocsin.store.tx import Tx
+
+RUN_FILTERS = (*RUN_STATUSES, "stuck")
+
+
+def stuck_condition(*, now: datetime, stuck_after_s: float) -> ColumnElement[bool]:
+    """failed, or running with ``updated_at`` older than ``now - stuck_after_s`` (SPEC §8)."""
+    stale_before = now - timedelta(seconds=stuck_after_s)
+    return or_(
+        runs.c.status == "failed",
+        and_(runs.c.status == "running", runs.c.updated_at < stale_before),
+    )
+
+
+def count_stuck_runs(tx: Tx, *, now: datetime, stuck_after_s: float) -> int:
+    """How many runs match the ``stuck`` filter across every table (the metrics gauge)."""
+    stmt = (
+        select(func.count())
+        .select_from(runs)
+        .where(stuck_condition(now=now, stuck_after_s=stuck_after_s))
+    )
+    return int(tx.conn.execute(stmt).scalar_one())
+
+
+def list_runs(
+    tx: Tx,
+    *,
+    table_id: str,
+    status: str | None,
+    skip: int,
+    limit: int,
+    now: datetime,
+    stuck_after_s: float,
+    trigger_id: str | None = None,
+    record_id: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> tuple[list[Run], int]:
+    """A table's runs, newest first, optionally filtered by status or ``stuck``, trigger,
+    record and creation time (``since`` <= created_at < ``until``); and the total."""
+    if status is not None and status not in RUN_FILTERS:
+        raise ValueError(f"unknown run status filter {status!r}; expected one of {RUN_FILTERS}")
+    where: list[ColumnElement[bool]] = [runs.c.table_id == table_id]
+    if trigger_id is not None:
+        where.append(runs.c.trigger_id == trigger_id)
+    if record_id is not None:
+        where.append(runs.c.record_id == record_id)
+    if since is not None:
+        where.append(runs.c.created_at >= since)
+    if until is not None:
+        where.append(runs.c.created_at < until)
+    if status == "stuck":
+        where.append(stuck_condition(now=now, stuck_after_s=stuck_after_s))
+    elif status is not None:
+        where.append(runs.c.status == status)
+    total = tx.conn.execute(select(func.count()).select_from(runs).where(*where)).scalar_one()
+    stmt = (
+        select(*RUN_COLUMNS)
+        .where(*where)
+        .order_by(runs.c.created_at.desc(), runs.c.id.desc())
+        .offset(skip)
+        .limit(limit)
+    )
+    items = [run_value(row) for row in tx.conn.execute(stmt).mappings()]
+    return items, int(total)
+
+
+def count_runs(tx: Tx, *, status: str | None = None) -> int:
+    """How many runs exist (with ``status``, when given): benches and drain tests read this."""
+    stmt = select(func.count()).select_from(runs)
+    if status is not None:
+        stmt = stmt.where(runs.c.status == status)
+    with map_db_errors():
+        return int(tx.conn.execute(stmt).scalar_one())
