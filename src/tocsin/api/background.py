@@ -18,6 +18,7 @@ from datetime import datetime
 from tocsin.engine.ticker import Ticker
 from tocsin.runs.worker import STOP_GRACE_S, serve_worker
 from tocsin.service import Tocsin
+from tocsin.store.notify import WorkListener
 
 from .metrics import Metrics
 
@@ -36,6 +37,8 @@ class Background:
         self.tocsin = tocsin
         self.stop_event = threading.Event()
         self.wake = threading.Event()  # a tick made work: the worker's idle wait ends at once
+        # PostgreSQL: so does work another process made (another replica's tick, `scheduler`)
+        self.listener = WorkListener(tocsin.store, self.wake)
         self.stop_timeout_s = tocsin.settings.action_timeout_max_s + STOP_GRACE_S
         self.worker_clean = False
         self.ticker = Ticker(
@@ -57,8 +60,9 @@ class Background:
 
     def _idle(self, timeout: float) -> None:
         """The worker's wait after a pass that started nothing: until a tick made work (or the
-        stop), at most ``timeout``: runs a tick creates start at once, not a poll later."""
-        self.wake.wait(timeout)
+        stop, or, on PostgreSQL, another process), at most ``timeout``: runs a tick creates
+        start at once, not a poll later."""
+        self.listener.wait(timeout)
         self.wake.clear()
 
     def _work(self) -> None:
@@ -73,6 +77,8 @@ class Background:
             )
         except Exception:
             log.exception("worker stopped by an error")
+        finally:
+            self.listener.close()
 
     def start(self) -> None:
         for thread in self.threads:

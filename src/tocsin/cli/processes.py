@@ -28,6 +28,7 @@ from tocsin.runs.worker import STOP_GRACE_S, serve_worker
 from tocsin.service import Tocsin
 from tocsin.service.apps import open_with_app, sync_and_log
 from tocsin.settings import Settings
+from tocsin.store.notify import WorkListener
 
 from .logs import configure_logging
 
@@ -132,6 +133,7 @@ def worker(app: AppOpt = None) -> None:
     stop = threading.Event()
     _stop_on_signals(stop)
     settings = tocsin.settings
+    listener = WorkListener(tocsin.store, stop)  # PostgreSQL: runs made elsewhere wake it
     try:
         clean = serve_worker(
             tocsin,
@@ -139,8 +141,10 @@ def worker(app: AppOpt = None) -> None:
             poll_interval=WORKER_POLL_S,
             concurrency=settings.worker_concurrency,
             stop_timeout_s=settings.action_timeout_max_s + STOP_GRACE_S,
+            idle=listener.wait,
         )
     finally:
+        listener.close()
         tocsin.close()
     if not clean:  # a run may be left running: the stale sweep requeues it later
         raise typer.Exit(1)

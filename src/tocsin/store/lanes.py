@@ -137,6 +137,7 @@ def update_run(tx: Tx, *, run_id: str, values: Mapping[str, Any], now: datetime)
 def insert_attempt(tx: Tx, *, values: Mapping[str, Any]) -> None:
     tx.require_writable()
     tx.conn.execute(insert(A).values(**values))
+    tx.wake_workers(values.get("state") == "pending")
 
 
 def _attempt_select() -> Any:

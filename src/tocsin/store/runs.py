@@ -50,7 +50,6 @@ from tocsin.store.tx import Tx
 
 RUN_STATUSES = tuple(RunStatus)
 
-
 RUN_FIELDS = tuple(f.name for f in fields(Run))  # its columns: the value's fields
 
 
@@ -82,7 +81,6 @@ class NewRun(NamedTuple):
 
 _ENCODE = json.JSONEncoder(check_circular=False).encode  # json.dumps' output, plain JSON
 
-
 _INSERT = (
     "INSERT INTO runs (id, table_id, trigger_id, record_id, source, clock, status, attempts,"
     " error, action_results, payload, definition, definition_hash, identity, scheduled_for,"
@@ -90,7 +88,6 @@ _INSERT = (
     " {payload}, {definition}, dh, ident, sf, ca, ca FROM v WHERE true"
     f" ON CONFLICT (table_id, trigger_id) WHERE {ONE_ACTIVE_CLOCK_WHERE} DO NOTHING RETURNING id"
 )
-
 
 _INSERT_COLUMNS = (
     *(("rid", "text"), ("tab", "text"), ("tid", "text"), ("rec", "text"), ("src", "text")),
@@ -120,7 +117,9 @@ def insert_runs(tx: Tx, *, runs_: Iterable[NewRun], now: datetime) -> set[str]:
     ]
     cast = "CAST({} AS json)" if tx.is_postgres else "{}"
     body = _INSERT.format(payload=cast.format("pl"), definition=cast.format("df"))
-    return {str(r[0]) for r in with_rows(tx, _INSERT_COLUMNS, body, rows)}
+    inserted = {str(r[0]) for r in with_rows(tx, _INSERT_COLUMNS, body, rows)}
+    tx.wake_workers(bool(inserted))
+    return inserted
 
 
 def put_definitions(tx: Tx, *, definitions: Mapping[str, Mapping[str, Any]]) -> None:
@@ -280,7 +279,6 @@ _FENCE = and_(
     runs.c.attempts == bindparam("p_attempts"),
 )
 
-
 _SAVE_RECEIPTS = (
     update(runs)
     .where(_FENCE)
@@ -289,7 +287,6 @@ _SAVE_RECEIPTS = (
         updated_at=bindparam("p_now", type_=runs.c.updated_at.type),
     )
 )
-
 
 _FINISH = (
     update(runs)
@@ -301,7 +298,6 @@ _FINISH = (
         finished_at=bindparam("p_now", type_=runs.c.finished_at.type),
     )
 )
-
 
 _FINISH_WITH_RECEIPTS = _FINISH.values(
     action_results=bindparam("p_receipts", type_=runs.c.action_results.type)
@@ -393,7 +389,9 @@ def release_run(tx: Tx, *, run_id: str, attempts: int, now: datetime) -> bool:
         .values(status="pending", updated_at=now, enqueued_at=now)
     )
     with map_db_errors():
-        return tx.conn.execute(stmt).rowcount == 1
+        moved = tx.conn.execute(stmt).rowcount == 1
+    tx.wake_workers(moved)
+    return moved
 
 
 def reset_for_retry(
@@ -438,6 +436,7 @@ def reset_for_retry(
             row = tx.conn.execute(stmt).first()
     except IntegrityError:  # the one-active-run index refused: a racing run became active
         return None
+    tx.wake_workers(row is not None)
     return None if row is None else _run_value(row)
 
 
@@ -491,7 +490,9 @@ def requeue_runs(
         conds.append(runs.c.table_id == table_id)
     stmt = update(runs).where(*conds).values(**values)
     with map_db_errors():
-        return int(tx.conn.execute(stmt).rowcount)
+        moved = int(tx.conn.execute(stmt).rowcount)
+    tx.wake_workers(moved > 0)
+    return moved
 
 
 __all__ = ["RUN_TRANSITIONS"]  # re-exported: the store checks the core's transitions

@@ -26,6 +26,8 @@ from tocsin.store.errors import map_db_errors
 
 # first statement of a PostgreSQL read: one snapshot for the whole transaction, writes refused
 _PG_SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+# ``store.notify.CHANNEL``, the schema as payload: several in one transaction are one notification
+_PG_NOTIFY = "SELECT pg_notify('tocsin_work', current_schema())"
 
 
 @dataclass(slots=True)
@@ -35,10 +37,16 @@ class Tx:
     conn: Connection
     is_postgres: bool
     readonly: bool = False
+    wakes: bool = False  # it leaves work pending: idle workers are told at commit
 
     def require_writable(self) -> None:
         if self.readonly:
             raise RuntimeError("write attempted in a read-only transaction")
+
+    def wake_workers(self, made: bool = True) -> None:
+        """This transaction leaves work pending (``made``: runs inserted or handed back): on
+        PostgreSQL its commit notifies the workers listening (``store.notify``)."""
+        self.wakes = self.wakes or made
 
 
 class Store:
@@ -66,7 +74,10 @@ class Store:
             with conn.begin():
                 if readonly and self.is_postgres:
                     conn.exec_driver_sql(_PG_SNAPSHOT)
-                yield Tx(conn=conn, is_postgres=self.is_postgres, readonly=readonly)
+                tx = Tx(conn=conn, is_postgres=self.is_postgres, readonly=readonly)
+                yield tx
+                if tx.wakes and self.is_postgres:  # delivered at commit (store.notify)
+                    conn.exec_driver_sql(_PG_NOTIFY)
 
     @contextmanager
     def begin(self) -> Iterator[Tx]:

@@ -64,6 +64,7 @@ def insert_runs(tx: Tx, *, rows: Sequence[Mapping[str, Any]]) -> None:
     tx.require_writable()
     if not rows:
         return
+    tx.wake_workers()
     bind = instant_binder(tx)
     convert = {n: json_text for n in _JSON_COLUMNS} | {n: bind for n in _INSTANT_COLUMNS}
     values = column_values(rows, _INSERT_COLUMNS, convert)
@@ -392,7 +393,9 @@ def transition(
         .where(R.c.id == run_id, R.c.status.in_(list(from_statuses)))
         .values(**values, updated_at=now)
     )
-    return tx.conn.execute(stmt).rowcount == 1
+    moved = tx.conn.execute(stmt).rowcount == 1
+    tx.wake_workers(moved and values.get("status") == "pending")
+    return moved
 
 
 def requeue_stale_runs(tx: Tx, *, now: datetime, older_than_s: float) -> int:
@@ -407,13 +410,16 @@ def requeue_stale_runs(tx: Tx, *, now: datetime, older_than_s: float) -> int:
         .where(R.c.status == "running", R.c.updated_at < cutoff)
         .values(status="pending", updated_at=now)
     )
-    return int(tx.conn.execute(stmt).rowcount)
+    moved = int(tx.conn.execute(stmt).rowcount)
+    tx.wake_workers(moved > 0)
+    return moved
 
 
 def release_runs(tx: Tx, *, runs: Sequence[tuple[str, int]], now: datetime) -> None:
     """``running → pending`` for claimed runs a worker did not start (``(run_id, attempts)``
     each, under its claim fence): asked to stop, or held past its batch's budget. Receipts are
     kept; the next claim bumps ``attempts``."""
+    tx.wake_workers(bool(runs))
     _fenced_set(tx, runs, now, "status = 'pending', ")
 
 

@@ -1,0 +1,145 @@
+"""Idle workers are woken by work another process makes (PostgreSQL LISTEN/NOTIFY, store.notify).
+
+A transaction that leaves runs pending notifies at its commit; a ``WorkListener`` on another
+connection ends its wait for it. Nothing is notified for a rollback, for another schema, or for
+a transaction that leaves nothing pending (claims, finishes). On SQLite there is nothing to
+listen to: the wait is the plain poll.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+
+from tocsin.runs.worker import serve_worker
+from tocsin.service import Tocsin
+from tocsin.settings import Settings
+from tocsin.store import workflow_runs as store_runs
+from tocsin.store.notify import CHANNEL, WorkListener
+
+from .helpers import NOW, daily
+
+PG_ONLY = pytest.mark.parametrize(
+    "backend", [pytest.param("postgresql", marks=pytest.mark.pg)], indirect=True
+)
+SQLITE_ONLY = pytest.mark.parametrize("backend", ["sqlite"], indirect=True)
+
+
+@pytest.fixture
+def app(store_url: str) -> Iterator[Tocsin]:
+    t = Tocsin.open(store_url, settings=Settings(database_url=store_url), workflows=[daily()])
+    try:
+        yield t
+    finally:
+        t.close()
+
+
+@pytest.fixture
+def listener(app: Tocsin) -> Iterator[WorkListener]:
+    heard = WorkListener(app.store, threading.Event())
+    try:
+        assert heard.wait(5) is True  # its first wait connects, listens, and answers at once
+        yield heard
+    finally:
+        heard.close()
+
+
+@PG_ONLY
+def test_a_run_made_pending_wakes_a_listening_worker(app: Tocsin, listener: WorkListener) -> None:
+    assert listener.wait(0.05) is False  # nothing made yet: the wait ends at its timeout
+    app.start_workflow("daily-report", {"user_id": "u1"}, now=NOW, wait=False)
+    assert listener.wait(30) is True
+
+
+@PG_ONLY
+def test_no_wake_for_a_rollback_or_for_what_leaves_nothing_pending(
+    app: Tocsin, listener: WorkListener
+) -> None:
+    with pytest.raises(RuntimeError), app.store.begin() as tx:
+        tx.wake_workers()
+        raise RuntimeError("rolled back")
+    assert listener.wait(0.2) is False
+    run = app.start_workflow("daily-report", {"user_id": "u1"}, now=NOW, wait=False)
+    assert listener.wait(30) is True
+    with app.store.begin() as tx:  # a claim and a finish leave nothing pending
+        claimed = store_runs.claim_next_runs(tx, now=NOW, limit=10, workflow_ids=["daily-report"])
+    assert [r["id"] for r in claimed] == [run["id"]]
+    assert listener.wait(0.2) is False
+
+
+@PG_ONLY
+def test_another_schemas_work_does_not_wake_it(listener: WorkListener) -> None:
+    url = os.environ["TOCSIN_TEST_PG_URL"].replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(url, autocommit=True) as other:  # another tocsin's schema, same database
+        other.execute("SELECT pg_notify(%s, 'some_other_schema')", (CHANNEL,))
+    assert listener.wait(0.3) is False
+
+
+@PG_ONLY
+def test_the_interrupt_ends_a_listening_wait(app: Tocsin) -> None:
+    stop = threading.Event()
+    heard = WorkListener(app.store, stop)
+    try:
+        assert heard.wait(5) is True
+        stop.set()
+        assert heard.wait(60) is False  # returns at once: this test does not wait 60 s
+    finally:
+        heard.close()
+
+
+@SQLITE_ONLY
+def test_sqlite_has_nothing_to_listen_to_the_wait_is_the_poll(app: Tocsin) -> None:
+    stop = threading.Event()
+    heard = WorkListener(app.store, stop)
+    app.start_workflow("daily-report", {"user_id": "u1"}, now=NOW, wait=False)
+    assert heard.wait(0.05) is False
+    stop.set()
+    assert heard.wait(60) is False
+
+
+@PG_ONLY
+def test_tocsin_worker_loop_starts_a_run_another_process_made_not_a_poll_later(
+    app: Tocsin, store_url: str
+) -> None:
+    """``tocsin worker``'s loop (``serve_worker`` with the listener as its idle wait, as the
+    CLI runs it) with a 60 s poll: a run made by another facade (another process) after the
+    worker went idle runs well before the poll would have looked again."""
+    stop = threading.Event()
+    heard = WorkListener(app.store, stop)
+    idling = threading.Semaphore(0)
+
+    def idle(timeout: float) -> bool:
+        idling.release()
+        return heard.wait(timeout)
+
+    loop = threading.Thread(
+        target=serve_worker,
+        args=(app,),
+        kwargs={"stop_event": stop, "poll_interval": 60.0, "clock": lambda: NOW, "idle": idle},
+    )
+    loop.start()
+    try:
+        assert idling.acquire(timeout=10)  # its first pass found nothing
+        assert idling.acquire(timeout=10)  # the listener's first wait answered: a second pass
+        settings = Settings(database_url=store_url)
+        other = Tocsin.open(store_url, settings=settings, workflows=[daily()])
+        try:
+            run = other.start_workflow("daily-report", {"user_id": "u9"}, now=NOW, wait=False)
+        finally:
+            other.close()
+        done = threading.Event()
+        for _ in range(300):
+            if app.get_workflow_run(run["id"])["status"] == "success":
+                done.set()
+                break
+            stop.wait(0.1)
+        assert done.is_set(), "the worker slept through the run another process made"
+    finally:
+        stop.set()
+        loop.join(30)
+        heard.close()
+    assert not loop.is_alive()
