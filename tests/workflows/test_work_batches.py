@@ -211,6 +211,61 @@ def test_a_small_pool_claims_a_batch_worth_per_claim(
     assert _attempts(tocsin) == [1] * 9
 
 
+def test_fast_runs_of_a_claim_take_one_slot_and_one_finish(
+    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A claim's runs go to one slot first; the claimer adds one only when the slots on the
+    queue lag (here never: the look is made 5 s long, and these runs are done well within it).
+    Every free slot on every claim cost a finish each and, on CPU-bound runs, only contention."""
+    monkeypatch.setattr(runner, "CHUNK", 8)
+    monkeypatch.setattr(runner, "SPREAD_S", 5.0)
+    _pending(tocsin, 20)
+    slots: list[int] = []
+    run_batch = runner.execute_batch
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        slots.append(len(args[2]))  # the runs waiting in the queue when the slot started
+        return run_batch(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "execute_batch", counted)
+    assert _drain_into(tocsin, RunPool(4), now=NOW) == 20  # one claim: 4 free slots x 8
+    assert slots == [20]
+    assert _statuses(tocsin) == {"pending": 0, "success": 20}
+
+
+def test_slow_runs_of_a_claim_get_a_slot_each_up_to_the_pool(
+    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs that stay in their step: each look at the queue that sees none taken adds a slot,
+    until the pool is full; the fifth run waits for a slot to come free."""
+    monkeypatch.setattr(runner, "CHUNK", 8)
+    entered, release = threading.Semaphore(0), threading.Event()
+
+    def body(data: Ask, ctx: StepContext) -> Ask:
+        entered.release()
+        assert release.wait(30), "the test never released the steps"
+        return data
+
+    flow = workflow(id="held", input=Ask, output=Ask)
+    tocsin.register_workflows([flow.then(step(id="s", input=Ask, output=Ask)(body)).commit()])
+    for _ in range(5):
+        tocsin.start_workflow("held", {}, now=NOW, wait=False)
+    pool = RunPool(4)
+    handed: list[int] = []
+    claimer = threading.Thread(target=lambda: handed.append(tocsin.work(now=NOW, pool=pool)))
+    claimer.start()
+    try:
+        for _ in range(4):
+            assert entered.acquire(timeout=10), "the claimer did not add a slot behind a slow run"
+        assert not entered.acquire(timeout=0.2)  # the pool is full: the fifth run waits
+    finally:
+        release.set()
+    claimer.join(30)
+    assert pool.wait_idle(30)
+    assert handed == [5]
+    assert _statuses(tocsin) == {"pending": 0, "success": 5}
+
+
 class Slow(BaseModel):
     slow: bool = False
 

@@ -35,6 +35,10 @@ from tocsin.workflows.execute import run_stages
 log = logging.getLogger("tocsin.workflows")
 
 CHUNK = 64  # with a pool: runs claimed per free slot, into one queue the free slots share
+# with a pool: how often the claimer looks at a claim's queue that is not all started, and how
+# soon the slots on it must be able to start the rest at the pace it saw, or it adds a slot
+SPREAD_S = 0.01
+DRAIN_S = 0.05
 BATCH = 500  # without a pool: runs claimed in one statement and finished in one transaction
 SLOT_POLL_S = 0.5  # with a pool whose slots are all busy: how often the stop flag is looked at
 # a claimed run not started this long after its claim goes back to pending: a quarter of the
@@ -100,11 +104,14 @@ def execute_pending(
     other, and finished together in one transaction (:func:`execute_batch`), which also claims
     the next batch: one transaction per batch. With ``pool`` (``tocsin worker``, ``serve``), runs
     are claimed as its slots free up, up to :func:`slot_chunk` per free slot in one statement,
-    into one queue those slots share: each slot takes the next run of it until it is empty,
-    through the same :func:`execute_batch`, and finishes what it ran (a backlog costs a claim
-    per queue and a finish per slot, not per run; a slow run holds no other run while another
-    slot is free; a short queue is one run per slot). The call returns how many it handed to
-    the pool, without waiting for them.
+    into one queue (:class:`Claim`): one slot starts on it, and while runs wait in it the
+    claimer adds a slot each time the slots on it lag (:func:`_lagging`), until the pool is
+    full; each slot takes the next run of it until it is empty, through the same
+    :func:`execute_batch`, and finishes what it ran (a backlog costs a claim per queue and a
+    finish per slot, not per run; fast runs take one slot and one finish, a slow run holds no
+    other run for longer than a look while another slot is free). The call returns how many
+    it handed to the pool once each of them has started (or gone back to pending), without
+    waiting for them to end.
 
     ``hold_s``: a claimed run not started within ``hold_s`` of its claim goes back to pending
     (behind slow runs of its batch, it would otherwise outlive the stale-run sweep's threshold
@@ -139,7 +146,7 @@ def execute_pending(
     while batch:
         count += len(batch)
         batch = execute_batch(
-            store, registry, deque(batch), now=now, clock=clock, claim=claim, hold_s=hold_s
+            store, registry, Claim(batch), now=now, clock=clock, claim=claim, hold_s=hold_s
         )
     return count
 
@@ -158,22 +165,45 @@ def _start_on_pool(
     leases: Leases,
 ) -> int:
     """:func:`execute_pending` with a pool: each claim takes up to :func:`slot_chunk` runs per
-    free slot into a queue the free slots share (oldest first); returns how many it handed
-    over. A stop asked meanwhile sends the queue's runs not started yet back to pending."""
+    free slot into a queue (oldest first) that one slot starts on and more share as they lag;
+    returns how many it handed over. A stop asked meanwhile sends the queue's runs not started
+    yet back to pending."""
 
     def renew() -> None:
         leases.renew(store, clock() if clock is not None else now, hold_s)
 
+    def add_slot(queue: Claim, first: bool) -> None:
+        job = partial(
+            execute_batch,
+            store,
+            registry,
+            queue,
+            now=now,
+            clock=clock,
+            should_stop=should_stop,
+            hold_s=hold_s,
+            leases=leases,
+        )
+        try:
+            pool.submit(job)
+        except BaseException:  # no thread: the slots started take the queue; with none, it is
+            if first:  # left (unleased) to the stale sweep
+                leases.drop([str(r["id"]) for r in iter(partial(_next, queue), None)])
+            raise
+
     pool.on_busy(leases, renew)  # also while the table runs' claimer waits for a slot
-    count = 0
-    while ids and (limit is None or count < limit):
+    count, queue = 0, Claim()
+    while queue or (ids and (limit is None or count < limit)):
         renew()
         if should_stop is not None and should_stop():
-            break
+            break  # (the slots on the queue send what they did not start back to pending)
+        if queue:  # the last claim is not all started: one slot more when its slots lag
+            if _lagging(queue) and pool.free():
+                add_slot(queue, first=False)
+            continue
         if not pool.wait_for_slot(SLOT_POLL_S):
             continue  # every slot busy: look at the stop flag, then wait again
-        free = pool.free()
-        want = free * slot_chunk(pool.size)
+        want = pool.free() * slot_chunk(pool.size)
         want = want if limit is None else min(want, limit - count)
         at = clock() if clock is not None else now
         with store.begin() as tx:
@@ -182,26 +212,32 @@ def _start_on_pool(
             break
         leases.add(batch, at)
         count += len(batch)
-        queue = deque(batch)  # shared by the slots: a free slot takes the next run
-        for slot in range(min(free, len(batch))):
-            job = partial(
-                execute_batch,
-                store,
-                registry,
-                queue,
-                now=now,
-                clock=clock,
-                should_stop=should_stop,
-                hold_s=hold_s,
-                leases=leases,
-            )
-            try:
-                pool.submit(job)
-            except BaseException:  # no thread: the slots started take the queue; with none, it
-                if slot == 0:  # is left (unleased) to the stale sweep
-                    leases.drop([str(r["id"]) for r in iter(partial(_next, queue), None)])
-                raise
+        queue = Claim(batch)  # shared by the slots: a slot takes the next run
+        add_slot(queue, first=True)
     return count
+
+
+class Claim(deque[dict[str, Any]]):
+    """A claim's runs, oldest first, in the queue the slots that run them share (``popleft``
+    is atomic); ``emptied`` is set once the last one is taken (:func:`_next`)."""
+
+    def __init__(self, runs: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(runs or [])
+        self.emptied = threading.Event()
+
+
+def _lagging(queue: Claim) -> bool:
+    """One look, of at most ``SPREAD_S``, at a claim's queue not all started: whether the
+    slots on it would still leave runs waiting ``DRAIN_S`` from now at the pace they took runs
+    during the look (none taken: each is in a run longer than the look). Fast runs are all
+    started by one slot, which finishes them in one transaction (each slot more costs a finish,
+    and on CPU-bound runs only contends for the interpreter); slow ones get a slot each look
+    until the pool is full, so a slow run holds none of its claim's other runs for long."""
+    before = len(queue)
+    if queue.emptied.wait(SPREAD_S):
+        return False
+    after = len(queue)
+    return after > 0 and after * SPREAD_S > DRAIN_S * (before - after)
 
 
 def slot_chunk(size: int) -> int:
@@ -215,7 +251,7 @@ def slot_chunk(size: int) -> int:
 def execute_batch(
     store: Store,
     registry: Registry,
-    runs: deque[dict[str, Any]],
+    runs: Claim,
     *,
     now: datetime,
     clock: Callable[[], datetime] | None = None,
@@ -283,13 +319,17 @@ def execute_batch(
             leases.drop([str(r[0]) for r in unstarted] + taken)
 
 
-def _next(runs: deque[dict[str, Any]]) -> dict[str, Any] | None:
+def _next(runs: Claim) -> dict[str, Any] | None:
     """The oldest run left in ``runs`` (several slots may take from one queue: ``popleft`` is
-    atomic), or None."""
+    atomic), or None; the last one taken sets ``runs.emptied``."""
     try:
-        return runs.popleft()
+        run = runs.popleft()
     except IndexError:
+        runs.emptied.set()
         return None
+    if not runs:
+        runs.emptied.set()
+    return run
 
 
 def _held(run: Mapping[str, Any], at: datetime) -> float:
