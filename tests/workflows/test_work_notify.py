@@ -1,9 +1,9 @@
-"""Idle workers are woken by work another process makes (PostgreSQL LISTEN/NOTIFY, store.notify).
+"""Idle workers are woken by work another process makes (store.notify).
 
-A transaction that leaves runs pending notifies at its commit; a ``WorkListener`` on another
-connection ends its wait for it. Nothing is notified for a rollback, for another schema, or for
-a transaction that leaves nothing pending (claims, finishes). On SQLite there is nothing to
-listen to: the wait is the plain poll.
+PostgreSQL: a transaction that leaves runs pending notifies at its commit; a ``WorkListener`` on
+another connection ends its wait for it. Nothing is notified for a rollback, for another schema,
+or for a transaction that leaves nothing pending (claims, finishes). SQLite: the listener's wait
+ends when another connection committed a change to the file (``PRAGMA data_version``).
 """
 
 from __future__ import annotations
@@ -92,16 +92,29 @@ def test_the_interrupt_ends_a_listening_wait(app: Tocsin) -> None:
 
 
 @SQLITE_ONLY
-def test_sqlite_has_nothing_to_listen_to_the_wait_is_the_poll(app: Tocsin) -> None:
+def test_sqlite_a_commit_by_another_connection_wakes_it_a_read_does_not(
+    app: Tocsin, listener: WorkListener
+) -> None:
+    assert listener.wait(0.1) is False
+    app.workflow_runs()  # reads change nothing
+    assert listener.wait(0.1) is False
+    app.start_workflow("daily-report", {"user_id": "u1"}, now=NOW, wait=False)
+    assert listener.wait(30) is True
+    assert listener.wait(0.1) is False  # seen: the next wait waits for the next commit
+
+
+@SQLITE_ONLY
+def test_sqlite_the_interrupt_ends_a_wait(app: Tocsin) -> None:
     stop = threading.Event()
     heard = WorkListener(app.store, stop)
-    app.start_workflow("daily-report", {"user_id": "u1"}, now=NOW, wait=False)
-    assert heard.wait(0.05) is False
-    stop.set()
-    assert heard.wait(60) is False
+    try:
+        assert heard.wait(5) is True
+        stop.set()
+        assert heard.wait(60) is False
+    finally:
+        heard.close()
 
 
-@PG_ONLY
 def test_tocsin_worker_loop_starts_a_run_another_process_made_not_a_poll_later(
     app: Tocsin, store_url: str
 ) -> None:

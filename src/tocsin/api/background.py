@@ -37,8 +37,10 @@ class Background:
         self.tocsin = tocsin
         self.stop_event = threading.Event()
         self.wake = threading.Event()  # a tick made work: the worker's idle wait ends at once
-        # PostgreSQL: so does work another process made (another replica's tick, `scheduler`)
-        self.listener = WorkListener(tocsin.store, self.wake)
+        # PostgreSQL: so does work another process made (another replica's tick, `scheduler`);
+        # not on SQLite, where every commit (each API write) would wake it
+        pg = tocsin.store.is_postgres
+        self.listener = WorkListener(tocsin.store, self.wake) if pg else None
         self.stop_timeout_s = tocsin.settings.action_timeout_max_s + STOP_GRACE_S
         self.worker_clean = False
         self.ticker = Ticker(
@@ -62,7 +64,10 @@ class Background:
         """The worker's wait after a pass that started nothing: until a tick made work (or the
         stop, or, on PostgreSQL, another process), at most ``timeout``: runs a tick creates
         start at once, not a poll later."""
-        self.listener.wait(timeout)
+        if self.listener is not None:
+            self.listener.wait(timeout)
+        else:
+            self.wake.wait(timeout)
         self.wake.clear()
 
     def _work(self) -> None:
@@ -78,7 +83,8 @@ class Background:
         except Exception:
             log.exception("worker stopped by an error")
         finally:
-            self.listener.close()
+            if self.listener is not None:
+                self.listener.close()
 
     def start(self) -> None:
         for thread in self.threads:
