@@ -12,9 +12,12 @@ same loop on both backends). The clock starts at the first tick and is read at b
 Each backend is also run as ``tocsin worker`` and ``serve`` run the runs ("worker pool"): the
 fires recorded as above, then the worker's own loop (``runs.worker.serve_worker``, as the CLI
 starts it: a pool of ``TOCSIN_WORKER_CONCURRENCY`` threads, default 8; passes of up to 500 runs,
-each claim taking up to 64 runs per free slot into a queue the free slots share, each slot
-finishing what it ran in one transaction) until every run is ``success`` (the count is read
-every 20 ms: the figure's resolution).
+each claim taking up to 64 runs per free slot into a queue that one slot starts on and more
+share as they lag, each slot finishing what it ran in one transaction) until every run is
+``success`` (the count is read every 20 ms: the figure's resolution).
+
+And as the two-process deployment (``bench_processes``): the real ``tocsin scheduler`` and
+``tocsin worker`` processes on one database, ticking and working at the same time.
 
 The baseline of tocsin's own figure, per backend: plain driver calls (``bench_plain``): the
 same rows (ledger, run, fire, schedule advance; claim, finish) on the same schema and indexes,
@@ -33,9 +36,12 @@ answer). Run: ``.venv/bin/python bench/workflow_bench.py``.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sqlite3
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -148,6 +154,80 @@ def bench_tocsin(url: str, pooled: bool = False) -> tuple[float, float]:
         t.close()
     if fires != N or successes != N:
         raise SystemExit(f"tocsin: {fires} fires and {successes} successful runs of {N}")
+    return fired, ran
+
+
+# ── tocsin scheduler + tocsin worker: two processes ───────────────────────────────────────
+APP = [NOOP]  # ``--app workflow_bench:APP``: what the two processes import
+_BIN = os.path.join(os.path.dirname(sys.executable), "tocsin")
+
+
+def bench_processes(url: str) -> tuple[float, float]:
+    """The two-process deployment (SPEC §12 "a dedicated scheduler worker process"): the real
+    CLI processes ``tocsin scheduler --clock-stdin`` (its ticks driven through stdin, at the
+    same ``now`` as the other legs) and ``tocsin worker`` (its own loop: a pool of
+    ``TOCSIN_WORKER_CONCURRENCY`` threads, default 8, idle between passes, woken by the fire's
+    commit: ``NOTIFY`` on PostgreSQL, ``PRAGMA data_version`` on SQLite) on one database,
+    both started, synced and idle before the clock starts. Seconds from the tick's instant
+    being written until the scheduler prints its counts (every fire recorded: the tick fires
+    every due schedule) and until every run is ``success`` (read every 20 ms from this
+    process: the figure's resolution)."""
+    t = Tocsin.open(url, settings=Settings(database_url=url), workflows=[NOOP])
+    procs: list[subprocess.Popen[str]] = []
+    try:
+        seed(t)
+        bench_dir = os.path.dirname(os.path.abspath(__file__))
+        env = {
+            **os.environ,
+            "TOCSIN_DATABASE_URL": url,
+            "TOCSIN_APP": "workflow_bench:APP",
+            "PYTHONPATH": os.pathsep.join(filter(None, [bench_dir, os.environ.get("PYTHONPATH")])),
+        }
+        worker = subprocess.Popen(
+            [_BIN, "worker"], env=env, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL
+        )
+        procs.append(worker)
+        scheduler = subprocess.Popen(
+            [_BIN, "scheduler", "--clock-stdin"],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        procs.append(scheduler)
+        assert worker.stderr is not None and scheduler.stdin and scheduler.stdout
+        for line in worker.stderr:  # the worker synced: its loop starts next
+            if "schedules synced" in line:
+                break
+        threading.Thread(target=worker.stderr.read, daemon=True).start()  # drain its log
+
+        def tick(at: datetime) -> dict[str, int]:
+            assert scheduler.stdin and scheduler.stdout
+            scheduler.stdin.write(at.isoformat() + "\n")
+            scheduler.stdin.flush()
+            counts: dict[str, int] = json.loads(scheduler.stdout.readline())
+            return counts
+
+        tick(DUE - timedelta(hours=1))  # the scheduler synced and ticked once: nothing due
+        time.sleep(1.0)  # the worker's first (empty) pass is over: it idles
+        start = time.perf_counter()
+        counts = tick(DUE + timedelta(seconds=1))
+        fired = time.perf_counter() - start
+        while count(t, "success") < N:
+            if worker.poll() is not None or time.perf_counter() - start > 900:
+                raise SystemExit(f"tocsin worker: not done in 900 s (exit {worker.returncode})")
+            time.sleep(0.02)
+        ran = time.perf_counter() - start
+        fires, successes = count(t), count(t, "success")
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait(30)
+        t.close()
+    if counts.get("schedules_fired") != N or fires != N or successes != N:
+        raise SystemExit(f"tocsin processes: {counts}, {fires} fires, {successes} runs of {N}")
     return fired, ran
 
 
@@ -386,6 +466,16 @@ def main() -> None:
                 finally:
                     with psycopg.connect(PG_URL, autocommit=True) as conn:
                         conn.execute(f"DROP SCHEMA {schema} CASCADE")
+        fired, ran = bench_processes(f"sqlite:///{tmp}/procs.db")
+        rows.append(("tocsin, SQLite, scheduler + worker processes", fired, ran))
+        pg = pg_url()
+        if pg is not None:
+            try:
+                fired, ran = bench_processes(pg[1])
+                rows.append(("tocsin, PostgreSQL, scheduler + worker processes", fired, ran))
+            finally:
+                with psycopg.connect(PG_URL, autocommit=True) as conn:
+                    conn.execute(f"DROP SCHEMA {pg[0]} CASCADE")
         plains["SQLite"] = bench_plain(f"sqlite:///{tmp}/plain.db")
         pg = pg_url()
         if pg is not None:
