@@ -197,8 +197,9 @@ def _start_on_pool(
         renew()
         if should_stop is not None and should_stop():
             break  # (the slots on the queue send what they did not start back to pending)
-        if queue:  # the last claim is not all started: one slot more when its slots lag
-            if _lagging(queue) and pool.free():
+        if queue:  # the last claim is not all started: one slot more when its slots lag (a full
+            # pool: once a slot frees, or at the next look at the stop flag)
+            if _lagging(queue) and pool.wait_for_slot(SLOT_POLL_S) and queue:
                 add_slot(queue, first=False)
             continue
         if not pool.wait_for_slot(SLOT_POLL_S):
