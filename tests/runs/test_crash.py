@@ -13,12 +13,12 @@ exactly once: nothing with a stored receipt ran twice.
 
 from __future__ import annotations
 
-import multiprocessing
 import random
 import time
 from multiprocessing.process import BaseProcess
 from typing import Any
 
+from process_support import FORKSERVER
 from tocsin.service import Tocsin
 
 from . import crash_worker
@@ -27,12 +27,6 @@ from .receiver import Receiver
 
 ROUNDS = 20
 DEADLINE_S = 15.0
-# Each round's worker is a new OS process (its own connections, SIGKILLed mid-run), forked from a
-# multiprocessing fork server that imported tocsin once: a fresh interpreter per round paid ~1 s
-# of imports, 20 rounds per backend. (Python 3.11's fork server does not apply the parent's
-# sys.path before preloading, so it preloads tocsin itself; the child imports crash_worker.)
-FORKSERVER = multiprocessing.get_context("forkserver")
-FORKSERVER.set_forkserver_preload(["tocsin.service", "sqlalchemy.dialects.sqlite", "psycopg"])
 
 
 def spawn_worker(url: str) -> BaseProcess:
