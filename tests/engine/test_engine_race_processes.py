@@ -11,7 +11,6 @@ total is exactly what one sequential scheduler would have created.
 
 from __future__ import annotations
 
-import multiprocessing
 from collections import Counter
 from datetime import datetime, timedelta
 from typing import Any
@@ -20,6 +19,7 @@ import pytest
 from engine_support import NOW, clock_trigger, date_trigger, interval, make_table, minutes
 from sqlalchemy import select, update
 
+from process_support import FORKSERVER
 from tocsin.engine import tick
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
@@ -85,7 +85,7 @@ def test_eight_processes_tick_fifty_rounds_and_each_identity_runs_once(
     tocsin: Tocsin, store_url: str, backend: str
 ) -> None:
     _setup(tocsin)
-    ctx = multiprocessing.get_context("spawn")
+    ctx = FORKSERVER  # separate processes, forked from one that imported tocsin already
     barrier, errors = ctx.Barrier(PROCESSES + 1), ctx.Queue()
     procs = [
         ctx.Process(target=tick_rounds, args=(store_url, barrier, errors)) for _ in range(PROCESSES)

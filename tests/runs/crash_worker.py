@@ -1,7 +1,8 @@
-"""A worker process for the crash tests: ``python crash_worker.py <database url> <now iso>``.
+"""A worker process for the crash tests: ``python crash_worker.py <database url> <now iso>``
+(test_drain_pg), or ``main`` as the target of a process forked by test_crash's fork server.
 
 Opens the same database as the test and drains pending runs once (``Tocsin.work``) with outbound
-HTTP allowed to 127.0.0.1. The test SIGKILLs it mid-run.
+HTTP allowed to 127.0.0.1. test_crash SIGKILLs it mid-run.
 """
 
 from __future__ import annotations

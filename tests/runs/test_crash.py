@@ -13,32 +13,26 @@ exactly once: nothing with a stored receipt ran twice.
 
 from __future__ import annotations
 
-import os
 import random
-import signal
-import subprocess
-import sys
 import time
-from pathlib import Path
+from multiprocessing.process import BaseProcess
 from typing import Any
 
+from process_support import FORKSERVER
 from tocsin.service import Tocsin
 
+from . import crash_worker
 from .helpers import NOW, STALE, make_run, make_table, read_run, trigger
 from .receiver import Receiver
 
 ROUNDS = 20
-WORKER = Path(__file__).with_name("crash_worker.py")
 DEADLINE_S = 15.0
 
 
-def spawn_worker(url: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, str(WORKER), url, NOW.isoformat()],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
-    )
+def spawn_worker(url: str) -> BaseProcess:
+    worker = FORKSERVER.Process(target=crash_worker.main, args=(url, NOW.isoformat()), daemon=True)
+    worker.start()
+    return worker
 
 
 def wait_for(predicate: Any, what: str) -> None:
@@ -69,14 +63,18 @@ def crash_round(t: Tocsin, url: str, rx: Receiver, table: dict[str, Any], round_
     rx.gate(keys[k])
     worker = spawn_worker(url)
     try:
-        wait_for(lambda: len(ok_receipts(t, run["id"])) >= k, f"receipt {k} (exit {worker.poll()})")
+        wait_for(
+            lambda: len(ok_receipts(t, run["id"])) >= k, f"receipt {k} (exit {worker.exitcode})"
+        )
         time.sleep(random.uniform(0.0, 0.02))  # a random point before action k+1 can complete
-        worker.send_signal(signal.SIGKILL)
-        worker.wait(DEADLINE_S)
+        worker.kill()  # SIGKILL
+        worker.join(DEADLINE_S)
+        assert worker.exitcode == -9  # killed, not ended
     finally:
-        if worker.poll() is None:
+        if worker.exitcode is None:
             worker.kill()
-            worker.wait(DEADLINE_S)
+            worker.join(DEADLINE_S)
+        worker.close()
         rx.release.set()
         rx.gate(None)
     assert ok_receipts(t, run["id"]) == [a["id"] for a in trg["actions"][:k]]  # stored at the kill

@@ -3,7 +3,10 @@
 Time is driven explicitly: the server ticks once an hour on the real clock and every schedule
 fires once a year, so fires happen only when a test calls ``fire_schedules`` / ``tick`` with an
 explicit ``now`` on the same database. The page's polling is real (every 5 s): the tests wait for
-what it shows, never for the scheduler.
+what it shows, never for the scheduler. Where a test waits for the next poll, it installs
+Playwright's clock in the page and jumps it one period ahead (``next_poll``), so the pending
+refresh runs now rather than up to 5 s later; the page's clock otherwise flows in real time, so a
+refresh scheduled after the jump still comes, one period later.
 """
 
 from __future__ import annotations
@@ -21,6 +24,14 @@ from .studio_app import LANE_ID, drive_lane
 
 pytestmark = pytest.mark.slow
 POLL_WAIT_MS = 20_000  # a few 5-second polls
+POLL_MS = 5_000  # studio.js POLL_MS
+
+
+def next_poll(page: Any) -> None:
+    """Run the page's pending refresh now: its clock jumps one polling period (``page.clock``
+    must have been installed before the page loaded)."""
+    page.wait_for_load_state()  # a page just navigated to has scheduled its refresh
+    page.clock.fast_forward(POLL_MS)
 
 
 def sign_in(page: Any, world: World, token: str, next_path: str = "") -> None:
@@ -83,6 +94,7 @@ def test_a_fire_appears_while_polling_and_polling_stops_once_terminal(
     page: Any, world: World
 ) -> None:
     t = world.t
+    page.clock.install()
     assert t.fire_schedules(now=FIRST) == 3
     t.work(now=FIRST)  # nightly's run suspends (waits for approval); the server may race us
     first = wait_for(
@@ -102,6 +114,7 @@ def test_a_fire_appears_while_polling_and_polling_stops_once_terminal(
 
     # a second fire while the page polls: it appears without a reload
     assert t.fire_schedules(now=SECOND) == 3
+    next_poll(page)
     expect(page.locator("#fires tbody tr")).to_have_count(2, timeout=POLL_WAIT_MS)
 
     # resume the first from its run graph (the Resume form), the second through the facade
@@ -112,6 +125,7 @@ def test_a_fire_appears_while_polling_and_polling_stops_once_terminal(
     page.fill("#data", '{"ok": true}')
     page.click("form[action$='/resume'] button")
     t.work(now=SECOND)
+    next_poll(page)
     expect(page.locator("#run-status")).to_have_text("success", timeout=POLL_WAIT_MS)
     expect(page.locator("[data-step-id=measure] .badge")).to_have_text("success")
     shot(page, world, "graph")
@@ -121,6 +135,7 @@ def test_a_fire_appears_while_polling_and_polling_stops_once_terminal(
     expect(page.locator("#fires")).to_have_attribute("data-polling", "on")
     second = next(r for r in t.workflow_runs("nightly")["items"] if r["status"] == "suspended")
     t.resume_workflow_run(second["id"], {"ok": True}, now=SECOND)
+    next_poll(page)
     expect(page.locator("#fires")).to_have_attribute("data-polling", "off", timeout=POLL_WAIT_MS)
     expect(page.locator("#fires tbody tr .badge-success")).to_have_count(2)
     polls = page.evaluate("window.tocsinStudio")
@@ -155,6 +170,7 @@ def test_schedules_header_action_for_zero_one_and_several(page: Any, world: Worl
 
 def test_failed_table_run_is_retried_from_the_ui_and_ends_done(page: Any, world: World) -> None:
     t = world.t
+    page.clock.install()
     counts = t.tick(now=FIRST)
     assert counts["runs_created"] == 1
     t.work(now=FIRST)  # the receiver answers 500: the run fails
@@ -188,6 +204,7 @@ def test_failed_table_run_is_retried_from_the_ui_and_ends_done(page: Any, world:
 
     page.click("nav.tabs a:has-text('all')")  # pending there (polling) or already done
     wait_for("the retried run to end done", done)
+    next_poll(page)
     badge = page.locator(f"tr[data-run-id='{run['id']}'] td[data-label=Status] .badge")
     expect(badge).to_have_text("done", timeout=POLL_WAIT_MS)  # without a reload
     expect(page.locator("#runs-panel")).to_have_attribute("data-polling", "off")
