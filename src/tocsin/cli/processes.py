@@ -133,7 +133,7 @@ def worker(app: AppOpt = None) -> None:
     stop = threading.Event()
     _stop_on_signals(stop)
     settings = tocsin.settings
-    listener = WorkListener(tocsin.store, stop)  # PostgreSQL: runs made elsewhere wake it
+    listener = WorkListener(tocsin.store, stop)  # runs another process makes wake it
     try:
         clean = serve_worker(
             tocsin,

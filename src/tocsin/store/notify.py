@@ -24,11 +24,11 @@ import threading
 import time
 from typing import Any
 
-from tocsin.store.tx import Store
+from tocsin.store.tx import WORK_CHANNEL, Store
 
 log = logging.getLogger("tocsin.store")
 
-CHANNEL = "tocsin_work"  # what ``Store`` notifies at the commit of a ``Tx.wake_workers()``
+CHANNEL = WORK_CHANNEL  # what ``Store`` notifies at the commit of a ``Tx.wake_workers()``
 RETRY_S = 5.0  # a listener whose connection failed connects again after this long
 LOOK_S = 0.1  # how often a wait looks at its interrupt (and the reader thread at its stop)
 SQLITE_LOOK_S = 0.02  # SQLite: how often a wait reads ``PRAGMA data_version``

@@ -26,8 +26,10 @@ from tocsin.store.errors import map_db_errors
 
 # first statement of a PostgreSQL read: one snapshot for the whole transaction, writes refused
 _PG_SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
-# ``store.notify.CHANNEL``, the schema as payload: several in one transaction are one notification
-_PG_NOTIFY = "SELECT pg_notify('tocsin_work', current_schema())"
+# what idle workers listen on (``store.notify``); the schema as payload: several notifications in
+# one transaction are one
+WORK_CHANNEL = "tocsin_work"
+_PG_NOTIFY = f"SELECT pg_notify('{WORK_CHANNEL}', current_schema())"
 
 
 @dataclass(slots=True)
