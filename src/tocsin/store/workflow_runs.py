@@ -172,7 +172,8 @@ def claim_next_runs(
     tx: Tx, *, now: datetime, limit: int, workflow_ids: Sequence[str]
 ) -> list[dict[str, Any]]:
     """Claim up to ``limit`` of the oldest pending runs of ``workflow_ids`` (``pending →
-    running``, attempts + 1), in one driver statement (rows decoded once: STYLE F3)."""
+    running``, attempts + 1), in one driver statement (rows decoded once: STYLE F3); each a dict
+    of :data:`CLAIMED_COLUMNS`, what executing it reads."""
     tx.require_writable()
     wanted = list(workflow_ids)
     if not wanted:
@@ -206,25 +207,45 @@ def claim_next_runs(
     return sorted(claimed, key=lambda r: (r["created_at"], r["id"]))
 
 
-# every column in table order, JSON as its text (PostgreSQL too: decoded once, by json_value)
-_RETURNING = ", ".join(
-    f'CAST("{n}" AS text)' if n in _JSON_COLUMNS else f'"{n}"' for n in _INSERT_COLUMNS
+# what executing a claimed run reads (``workflows.runner``, ``workflows.execute``), in this order:
+# a claim returns these columns only (a 500-run claim's rows cross the wire and are decoded)
+CLAIMED_COLUMNS = (
+    "id",
+    "workflow_id",
+    "schedule_id",
+    "attempts",
+    "input",
+    "steps",
+    "initial_state",
+    "request_context",
+    "resume_data",
+    "scheduled_for",
+    "created_at",
+    "updated_at",
+)
+_RETURNING = ", ".join(  # JSON as its text (PostgreSQL too: decoded once, by json_value)
+    f'CAST("{n}" AS text)' if n in _JSON_COLUMNS else f'"{n}"' for n in CLAIMED_COLUMNS
 )
 
 
 def _decoded(row: Sequence[Any], instant: Callable[[Any], datetime | None]) -> dict[str, Any]:
-    """A raw ``workflow_runs`` row (:data:`_RETURNING`) as :func:`run_dict` gives it (decoded
-    in place: one dict per row)."""
-    out = dict(zip(_INSERT_COLUMNS, row, strict=True))
-    for name in _INSTANT_COLUMNS:
-        out[name] = instant(out[name])
-    for name in _JSON_COLUMNS:
-        if out[name] is not None:
-            out[name] = json_value(out[name])
-    steps = out["steps"]  # run_dict's rule: a list of its own (json_value made a fresh one)
-    if type(steps) is not list:
-        out["steps"] = list(steps or [])
-    return out
+    """A raw claimed row (:data:`CLAIMED_COLUMNS`) as a dict: JSON decoded, instants aware,
+    ``steps`` a list of its own."""
+    rid, wf, schedule, attempts, data, steps, state, context, resume, due, made, stamped = row
+    return {
+        "id": rid,
+        "workflow_id": wf,
+        "schedule_id": schedule,
+        "attempts": attempts,
+        "input": json_value(data),
+        "steps": json_value(steps) or [],  # json_value makes a fresh list (run_dict's rule)
+        "initial_state": json_value(state),
+        "request_context": json_value(context),
+        "resume_data": json_value(resume),
+        "scheduled_for": instant(due),
+        "created_at": instant(made),
+        "updated_at": instant(stamped),
+    }
 
 
 def claim_run(tx: Tx, *, run_id: str, now: datetime) -> dict[str, Any] | None:

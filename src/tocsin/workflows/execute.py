@@ -81,41 +81,50 @@ def run_stages(wf: Workflow, run: Mapping[str, Any], *, now: datetime, save: Sav
     """Execute every stage of ``wf`` that has not succeeded yet for ``run``."""
     steps: list[Receipt] = [dict(r) for r in run.get("steps") or []]
     try:
-        data = _validated(wf.input, run.get("input"))
+        data = _checked(wf.input, run.get("input"))
     except (ModelError, TypeError, ValueError) as exc:
         return Outcome("failed", steps, error=_model_error("input", exc))
+    last = len(wf.stages) - 1
     for index, stage in enumerate(wf.stages):
-        done = {r["id"]: r for r in steps if r.get("status") == "success"}
-        todo = [s for s in stage.steps if s.id not in done]
+        # what each succeeded step of the run handed on: its stored output, or as this pass
+        # checked it (an instance of its output model: the next step's input, when the same
+        # model, is not dumped and validated again)
+        values = {r["id"]: r.get("output") for r in steps if r.get("status") == "success"}
+        todo = [s for s in stage.steps if s.id not in values]
         fresh = _run_group(todo, data, run, now) if todo else []
-        for receipt in fresh:
+        for receipt, value in fresh:
             _upsert(steps, receipt)
+            if receipt["status"] == "success":
+                values[receipt["id"]] = value
         # after the last stage the finish writes the receipts (one transaction, same fence)
-        last = index == len(wf.stages) - 1
-        if fresh and not last and not save(steps):
+        if fresh and index != last and not save(steps):
             return Outcome("lost", steps)
-        for receipt in fresh:
+        for receipt, _ in fresh:
             if receipt["status"] == "suspended":
                 return Outcome("suspended", steps, suspend_payload=receipt.get("payload"))
             if receipt["status"] == "failed":
                 return Outcome("failed", steps, error=f"step '{receipt['id']}': {receipt['error']}")
-        outputs = {r["id"]: r.get("output") for r in steps if r.get("status") == "success"}
-        data = _stage_output(stage, outputs)
+        data = _stage_output(stage, values)
     try:
-        return Outcome("success", steps, output=_validated(wf.output, data))
+        return Outcome("success", steps, output=_dumped(wf.output, data))
     except (ModelError, TypeError, ValueError) as exc:
         return Outcome("failed", steps, error=_model_error("output", exc))
 
 
-def _stage_output(stage: Stage, outputs: Mapping[str, Any]) -> Any:
+def _stage_output(stage: Stage, values: Mapping[str, Any]) -> Any:
     if stage.parallel:
-        return {s.id: outputs.get(s.id) for s in stage.steps}
-    return outputs.get(stage.steps[0].id)
+        return {s.id: _plain(values.get(s.id)) for s in stage.steps}
+    return values.get(stage.steps[0].id)
 
 
-def _run_group(todo: list[Step], data: Any, run: Mapping[str, Any], now: datetime) -> list[Receipt]:
+Ran = tuple[Receipt, Any]
+"""A step's receipt, and on success its output as checked (an instance of its output model)."""
+
+
+def _run_group(todo: list[Step], data: Any, run: Mapping[str, Any], now: datetime) -> list[Ran]:
     if len(todo) == 1:
         return [_run_step(todo[0], data, run, now)]
+    data = _plain(data)  # each step of a parallel group validates its own instance of it
     with ThreadPoolExecutor(max_workers=min(8, len(todo)), thread_name_prefix="step") as pool:
         return list(pool.map(lambda s: _run_step(s, data, run, now), todo))
 
@@ -149,14 +158,15 @@ def _iso(now: datetime, offset: timedelta | None) -> str:
     return now.isoformat()
 
 
-def _run_step(s: Step, data: Any, run: Mapping[str, Any], now: datetime) -> Receipt:
+def _run_step(s: Step, data: Any, run: Mapping[str, Any], now: datetime) -> Ran:
     stamp = _stamp(now)  # the receipt's start and end: the pass's one clock value
     receipt: Receipt = {"id": s.id, "status": "running", "output": None, "error": None}
     receipt["started_at"] = stamp
+    value = None
     try:
-        arg = s.input.model_validate(_plain(data)) if s.input is not None else data
-        result = _call(s, arg, _context(s, run, now))
-        receipt["output"] = _validated(s.output, result)
+        arg = _handed(s.input, data) if s.input is not None else _plain(data)
+        value = _checked(s.output, _call(s, arg, _context(s, run, now)))
+        receipt["output"] = _plain(value)
         receipt["status"] = "success"
     except Suspended as signal:
         payload = _jsonable(signal.payload)
@@ -169,7 +179,7 @@ def _run_step(s: Step, data: Any, run: Mapping[str, Any], now: datetime) -> Rece
         receipt["status"] = "failed"
         receipt["error"] = truncate_error(str(exc) or type(exc).__name__)
     receipt["ended_at"] = stamp
-    return receipt
+    return receipt, value
 
 
 def _call(s: Step, arg: Any, ctx: StepContext) -> Any:
@@ -208,11 +218,26 @@ def _signature_arity(fn: Callable[..., Any]) -> int:
     return sum(1 for p in params if p.kind in kinds)
 
 
-def _validated(model: type[BaseModel] | None, value: Any) -> Any:
-    """``value`` checked by ``model`` (when given) and reduced to plain JSON."""
-    if model is not None:
-        return model.model_validate(_plain(value)).model_dump(mode="json")
-    return _jsonable(value)
+def _checked(model: type[BaseModel] | None, value: Any) -> Any:
+    """``value`` validated by ``model`` (an instance of it), from its plain form; without a
+    model, checked to be plain JSON. What a step returns goes through this."""
+    if model is None:
+        return _jsonable(value)
+    return model.model_validate(_plain(value))
+
+
+def _handed(model: type[BaseModel] | None, value: Any) -> Any:
+    """:func:`_checked`, except that an instance of exactly ``model`` is taken as it is: the
+    run's input and a step's output are validated once, by this pass, and handed on as the
+    instance (to one step, or as the run's output)."""
+    if model is not None and type(value) is model:
+        return value
+    return _checked(model, value)
+
+
+def _dumped(model: type[BaseModel] | None, value: Any) -> Any:
+    """``value`` checked by ``model`` (:func:`_handed`) and reduced to plain JSON."""
+    return _plain(_handed(model, value))
 
 
 def _plain(value: Any) -> Any:
