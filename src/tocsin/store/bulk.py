@@ -116,11 +116,14 @@ def driver_rows(result: Any) -> Iterator[tuple[Any, ...]]:
 
 def update_rows(
     tx: Tx, columns: Sequence[Column], body: str, rows: Sequence[tuple[Any, ...]], single: str
-) -> None:
+) -> int | None:
     """An update of many rows: PostgreSQL ``body`` (``UPDATE … FROM v``); SQLite the one-row
-    ``single`` (``?1``… in ``columns`` order) per row, measured faster there than ``… FROM``."""
+    ``single`` (``?1``… in ``columns`` order) per row, measured faster there than ``… FROM``.
+    SQLite answers how many rows changed in all (its executemany sums them); PostgreSQL None."""
     tx.require_writable()
     if tx.is_postgres:
         with_rows(tx, columns, body, rows)
-    elif rows:
-        tx.conn.exec_driver_sql(single, list(rows))
+        return None
+    if not rows:
+        return 0
+    return int(tx.conn.exec_driver_sql(single, list(rows)).rowcount)

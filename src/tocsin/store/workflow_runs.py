@@ -352,8 +352,9 @@ def finish_runs(
 def finish_rows(tx: Tx, *, rows: Sequence[FinishRow]) -> set[str]:
     """Finish many runs (:func:`finish_row` each) in one executemany of a prepared driver
     statement, every one under its own claim fence. Returns the ids the fence let through
-    (PostgreSQL: the UPDATE's RETURNING; SQLite, whose executemany returns no rows: the runs now
-    at that status and attempt, read in the same transaction)."""
+    (PostgreSQL: the UPDATE's RETURNING; SQLite, whose executemany returns no rows: all of them
+    when it changed as many rows as it was given, else the runs now at that status and attempt,
+    read in the same transaction)."""
     tx.require_writable()
     if not rows:
         return set()
@@ -367,7 +368,9 @@ def finish_rows(tx: Tx, *, rows: Sequence[FinishRow]) -> set[str]:
             tx, _FINISH_COLUMNS, _FINISH_FROM_V + " RETURNING workflow_runs.id", params
         )
         return {str(r[0]) for r in rows}
-    update_rows(tx, _FINISH_COLUMNS, _FINISH_FROM_V, params, _FINISH_MANY)
+    changed = update_rows(tx, _FINISH_COLUMNS, _FINISH_FROM_V, params, _FINISH_MANY)
+    if changed == len(rows):  # each id is one row: every fence let its run through
+        return {row[7] for row in rows}
     wanted = {row[7]: (row[0], row[8]) for row in rows}
     ids = sorted(wanted)
     won: set[str] = set()
