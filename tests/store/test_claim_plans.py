@@ -15,6 +15,7 @@ from sqlalchemy import event, insert
 
 from tocsin.core.model import Table
 from tocsin.store import Store
+from tocsin.store import workflow_claims as store_claims
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.dialects import ordered_scans_only
 from tocsin.store.runs import active_clock_triggers, claim_next_runs
@@ -58,7 +59,7 @@ def test_the_claim_walks_the_ordered_index_and_the_hint_ends_with_its_transactio
     assert "Bitmap" not in hinted and "Sort" not in hinted
     assert "ix_workflow_runs_status" in hinted
     with store.begin() as tx:
-        claimed = store_runs.claim_next_runs(
+        claimed = store_claims.claim_next_runs(
             tx, now=NOW + timedelta(seconds=1), limit=50, workflow_ids=["wf"]
         )
     assert len(claimed) == 50

@@ -20,6 +20,7 @@ from tocsin.runs.pool import RunPool
 from tocsin.runs.worker import serve_worker
 from tocsin.service import Tocsin
 from tocsin.store import trigger_events as store_events
+from tocsin.store import workflow_claims as store_claims
 from tocsin.store.schema import workflow_runs
 from tocsin.workflows import runner
 
@@ -126,10 +127,9 @@ def test_a_failed_claim_never_undoes_the_finish_it_shares_a_transaction_with(
     """The next batch is claimed in the last batch's finish transaction; a claim that fails
     there (a failed statement aborts a PostgreSQL transaction) rolls back alone: the finished
     runs stay finished, the error reaches the caller, and the next call goes on."""
-    from tocsin.store import workflow_runs as store_runs
 
     _pending(tocsin, 3)
-    claim = store_runs.claim_next_runs
+    claim = store_claims.claim_next_runs
     calls = [0]
 
     def failing_second(tx, **kwargs):  # type: ignore[no-untyped-def]
@@ -138,7 +138,7 @@ def test_a_failed_claim_never_undoes_the_finish_it_shares_a_transaction_with(
             tx.conn.exec_driver_sql("SELECT no_such_column FROM workflow_runs")
         return claim(tx, **kwargs)
 
-    monkeypatch.setattr(store_runs, "claim_next_runs", failing_second)
+    monkeypatch.setattr(store_claims, "claim_next_runs", failing_second)
     with pytest.raises(Exception, match="no_such_column"):
         tocsin.work(now=NOW)
     assert _statuses(tocsin) == {"pending": 1, "success": 2}
@@ -166,20 +166,19 @@ def _attempts(tocsin: Tocsin) -> list[int]:
 def test_a_pool_claims_a_share_per_free_slot_in_one_statement(
     tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tocsin.store import workflow_runs as store_runs
 
     monkeypatch.setattr(runner, "CHUNK", 2)
     monkeypatch.setattr(runner, "BATCH", 4)  # under 3 slots x CHUNK: CHUNK per slot
     _pending(tocsin, 9)
     claims: list[tuple[int, int]] = []
-    claim = store_runs.claim_next_runs
+    claim = store_claims.claim_next_runs
 
     def counted(tx, **kwargs):  # type: ignore[no-untyped-def]
         got = claim(tx, **kwargs)
         claims.append((kwargs["limit"], len(got)))
         return got
 
-    monkeypatch.setattr(store_runs, "claim_next_runs", counted)
+    monkeypatch.setattr(store_claims, "claim_next_runs", counted)
     assert _drain_into(tocsin, RunPool(3), now=NOW) == 9
     assert claims[0] == (6, 6)  # 3 free slots x 2: one statement, into the slots' queue
     assert _statuses(tocsin) == {"pending": 0, "success": 9}
@@ -191,20 +190,19 @@ def test_a_small_pool_claims_a_batch_worth_per_claim(
 ) -> None:
     """A pool whose free slots would claim less than ``BATCH`` in all takes more per slot: a
     pool of one claimed ``CHUNK`` at a time, each claim after the last share's finish."""
-    from tocsin.store import workflow_runs as store_runs
 
     monkeypatch.setattr(runner, "CHUNK", 2)
     monkeypatch.setattr(runner, "BATCH", 6)
     _pending(tocsin, 9)
     claims: list[int] = []
-    claim = store_runs.claim_next_runs
+    claim = store_claims.claim_next_runs
 
     def counted(tx, **kwargs):  # type: ignore[no-untyped-def]
         got = claim(tx, **kwargs)
         claims.append(len(got))
         return got
 
-    monkeypatch.setattr(store_runs, "claim_next_runs", counted)
+    monkeypatch.setattr(store_claims, "claim_next_runs", counted)
     assert _drain_into(tocsin, RunPool(1), now=NOW) == 9
     assert claims[:2] == [6, 3]  # a batch's worth for the one slot, then the rest
     assert _statuses(tocsin) == {"pending": 0, "success": 9}
@@ -379,7 +377,7 @@ def test_a_renewal_never_touches_a_run_whose_claim_was_lost(tocsin: Tocsin) -> N
     _pending(tocsin, 1)
     later = NOW + timedelta(seconds=60)
     with tocsin.store.begin() as tx:
-        (run,) = store_runs.claim_next_runs(tx, now=NOW, limit=1, workflow_ids=["tick-tock"])
+        (run,) = store_claims.claim_next_runs(tx, now=NOW, limit=1, workflow_ids=["tick-tock"])
         store_runs.renew_runs(tx, runs=[(run["id"], 2)], now=later)  # another claim's fence
     assert tocsin.get_workflow_run(run["id"])["status"] == "running"
     with tocsin.store.read() as tx:

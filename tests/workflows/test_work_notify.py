@@ -18,7 +18,7 @@ import pytest
 from tocsin.runs.worker import serve_worker
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
-from tocsin.store import workflow_runs as store_runs
+from tocsin.store import workflow_claims as store_claims
 from tocsin.store.notify import CHANNEL, WorkListener
 
 from .helpers import NOW, daily
@@ -66,7 +66,7 @@ def test_no_wake_for_a_rollback_or_for_what_leaves_nothing_pending(
     run = app.start_workflow("daily-report", {"user_id": "u1"}, now=NOW, wait=False)
     assert listener.wait(30) is True
     with app.store.begin() as tx:  # a claim and a finish leave nothing pending
-        claimed = store_runs.claim_next_runs(tx, now=NOW, limit=10, workflow_ids=["daily-report"])
+        claimed = store_claims.claim_next_runs(tx, now=NOW, limit=10, workflow_ids=["daily-report"])
     assert [r["id"] for r in claimed] == [run["id"]]
     assert listener.wait(0.2) is False
 

@@ -117,13 +117,10 @@ def driver_rows(result: Any) -> Iterator[tuple[Any, ...]]:
 def update_rows(
     tx: Tx, columns: Sequence[Column], body: str, rows: Sequence[tuple[Any, ...]], single: str
 ) -> int | None:
-    """An update of many rows: PostgreSQL ``body`` (``UPDATE … FROM v``); SQLite the one-row
-    ``single`` (``?1``… in ``columns`` order) per row, measured faster there than ``… FROM``.
-    SQLite answers how many rows changed in all (its executemany sums them); PostgreSQL None."""
+    """Many rows updated: PostgreSQL ``body`` (``UPDATE … FROM v``); SQLite ``single`` (``?1``… in
+    ``columns`` order) per row, faster there than ``… FROM``: the rows changed, summed."""
     tx.require_writable()
-    if tx.is_postgres:
-        with_rows(tx, columns, body, rows)
-        return None
-    if not rows:
-        return 0
-    return int(tx.conn.exec_driver_sql(single, list(rows)).rowcount)
+    if not tx.is_postgres:
+        return int(tx.conn.exec_driver_sql(single, list(rows)).rowcount) if rows else 0
+    with_rows(tx, columns, body, rows)
+    return None

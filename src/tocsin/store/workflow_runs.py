@@ -9,7 +9,7 @@ attempts)``: a run canceled meanwhile is never written back to another status.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -18,13 +18,11 @@ from sqlalchemy import bindparam, func, literal, select, update
 from tocsin.store.bulk import (
     column_values,
     instant_binder,
-    instant_reader,
     update_rows,
     with_columns,
     with_rows,
 )
-from tocsin.store.dialects import ordered_scans_only
-from tocsin.store.jsontext import json_text, json_value
+from tocsin.store.jsontext import json_text
 from tocsin.store.schema import WORKFLOW_ACTIVE_WHERE, workflow_runs
 from tocsin.store.tx import Tx
 
@@ -38,7 +36,7 @@ def run_dict(row: Mapping[Any, Any]) -> dict[str, Any]:
     return out
 
 
-_JSON_COLUMNS = frozenset(
+JSON_COLUMNS = frozenset(  # the JSON columns (``store.workflow_claims`` reads them as text)
     (
         "input",
         "output",
@@ -66,7 +64,7 @@ def insert_runs(tx: Tx, *, rows: Sequence[Mapping[str, Any]]) -> None:
         return
     tx.wake_workers()
     bind = instant_binder(tx)
-    convert = {n: json_text for n in _JSON_COLUMNS} | {n: bind for n in _INSTANT_COLUMNS}
+    convert = {n: json_text for n in JSON_COLUMNS} | {n: bind for n in _INSTANT_COLUMNS}
     values = column_values(rows, _INSERT_COLUMNS, convert)
     count = len(rows)
     kept = [
@@ -94,7 +92,7 @@ def _pg_kind(name: str) -> str:
 # PostgreSQL: the rows travel as one array per column (``bulk.with_columns``); JSON as its text
 _PG_COLUMNS = tuple((f"c_{n}", _pg_kind(n)) for n in _INSERT_COLUMNS)
 _PG_SELECT = tuple(
-    f"CAST(c_{n} AS json)" if n in _JSON_COLUMNS else f"c_{n}" for n in _INSERT_COLUMNS
+    f"CAST(c_{n} AS json)" if n in JSON_COLUMNS else f"c_{n}" for n in _INSERT_COLUMNS
 )
 _NULL_BY_DEFAULT = frozenset(c.name for c in R.c if c.nullable and c.server_default is None)
 
@@ -165,86 +163,6 @@ def _claim_values(now: datetime) -> dict[str, Any]:
         "attempts": R.c.attempts + 1,
         "started_at": func.coalesce(R.c.started_at, literal(now, type_=R.c.started_at.type)),
         "updated_at": now,
-    }
-
-
-def claim_next_runs(
-    tx: Tx, *, now: datetime, limit: int, workflow_ids: Sequence[str]
-) -> list[dict[str, Any]]:
-    """Claim up to ``limit`` of the oldest pending runs of ``workflow_ids`` (``pending →
-    running``, attempts + 1), in one driver statement (rows decoded once: STYLE F3); each a dict
-    of :data:`CLAIMED_COLUMNS`, what executing it reads."""
-    tx.require_writable()
-    wanted = list(workflow_ids)
-    if not wanted:
-        return []
-    mark = "%s" if tx.is_postgres else "?"
-    at = instant_binder(tx)(now)
-    pick = (
-        "SELECT id FROM workflow_runs WHERE status = 'pending'"
-        f" AND workflow_id IN ({', '.join([mark] * len(wanted))})"
-        f" ORDER BY updated_at, id LIMIT {mark}"
-    )
-    if tx.is_postgres:
-        pick += " FOR UPDATE SKIP LOCKED"
-    if tx.is_postgres:
-        where = f"id = ANY(ARRAY({pick})) AND (status || '') = 'pending'"
-    else:
-        where = f"id IN ({pick}) AND +status = 'pending'"
-    sql = (
-        f"UPDATE workflow_runs SET status = 'running', attempts = attempts + 1,"
-        f" started_at = COALESCE(started_at, {mark}), updated_at = {mark}"
-        f" WHERE {where} RETURNING {_RETURNING}"
-    )
-    if tx.is_postgres:
-        ordered_scans_only(tx)
-    # the outer UPDATE goes by the primary key (the status test kept as the fence, but off the
-    # status index, through which it walked every pending run per claim): PostgreSQL takes the
-    # picked ids as one array (an init plan) instead of hash-joining every pending run
-    rows = tx.conn.exec_driver_sql(sql, (at, at, *wanted, limit)).fetchall()
-    instant = instant_reader()
-    claimed = [_decoded(row, instant) for row in rows]
-    return sorted(claimed, key=lambda r: (r["created_at"], r["id"]))
-
-
-# what executing a claimed run reads (``workflows.runner``, ``workflows.execute``), in this order:
-# a claim returns these columns only (a 500-run claim's rows cross the wire and are decoded)
-CLAIMED_COLUMNS = (
-    "id",
-    "workflow_id",
-    "schedule_id",
-    "attempts",
-    "input",
-    "steps",
-    "initial_state",
-    "request_context",
-    "resume_data",
-    "scheduled_for",
-    "created_at",
-    "updated_at",
-)
-_RETURNING = ", ".join(  # JSON as its text (PostgreSQL too: decoded once, by json_value)
-    f'CAST("{n}" AS text)' if n in _JSON_COLUMNS else f'"{n}"' for n in CLAIMED_COLUMNS
-)
-
-
-def _decoded(row: Sequence[Any], instant: Callable[[Any], datetime | None]) -> dict[str, Any]:
-    """A raw claimed row (:data:`CLAIMED_COLUMNS`) as a dict: JSON decoded, instants aware,
-    ``steps`` a list of its own."""
-    rid, wf, schedule, attempts, data, steps, state, context, resume, due, made, stamped = row
-    return {
-        "id": rid,
-        "workflow_id": wf,
-        "schedule_id": schedule,
-        "attempts": attempts,
-        "input": json_value(data),
-        "steps": json_value(steps) or [],  # json_value makes a fresh list (run_dict's rule)
-        "initial_state": json_value(state),
-        "request_context": json_value(context),
-        "resume_data": json_value(resume),
-        "scheduled_for": instant(due),
-        "created_at": instant(made),
-        "updated_at": instant(stamped),
     }
 
 
@@ -489,7 +407,6 @@ __all__ = [
     "RUN_STATUSES",
     "FinishRow",
     "active_schedule_ids",
-    "claim_next_runs",
     "claim_run",
     "count_runs",
     "finish_row",

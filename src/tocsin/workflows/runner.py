@@ -26,6 +26,7 @@ from tocsin import messages
 from tocsin.core.receipts import truncate_error
 from tocsin.runs.pool import RunPool
 from tocsin.store import trigger_events as store_events
+from tocsin.store import workflow_claims as store_claims
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.errors import map_db_errors
 from tocsin.store.tx import Store, Tx
@@ -139,7 +140,7 @@ def execute_pending(
         if want <= 0 or (should_stop is not None and should_stop()):
             return []
         at = clock() if clock is not None else now
-        return store_runs.claim_next_runs(tx, now=at, limit=want, workflow_ids=ids)
+        return store_claims.claim_next_runs(tx, now=at, limit=want, workflow_ids=ids)
 
     with store.begin() as tx:
         batch = claim(tx)
@@ -208,7 +209,7 @@ def _start_on_pool(
         want = want if limit is None else min(want, limit - count)
         at = clock() if clock is not None else now
         with store.begin() as tx:
-            batch = store_runs.claim_next_runs(tx, now=at, limit=want, workflow_ids=ids)
+            batch = store_claims.claim_next_runs(tx, now=at, limit=want, workflow_ids=ids)
         if not batch:
             break
         leases.add(batch, at)
