@@ -14,9 +14,10 @@ by another worker (``FOR UPDATE SKIP LOCKED``), SQLite claims inside ``BEGIN IMM
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from functools import cache
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import bindparam, func, insert, select, update
 
 from tocsin.store.errors import map_db_errors
 from tocsin.store.schema import staged_changes
@@ -113,23 +114,30 @@ def claim_approved_change(tx: Tx, *, now: datetime) -> dict[str, Any] | None:
     Eligible: ``status = 'approved'``; on PostgreSQL rows locked by another worker are skipped.
     """
     tx.require_writable()
+    with map_db_errors():
+        row = tx.conn.execute(_claim_approved(tx.is_postgres), {"now": now}).first()
+    return None if row is None else _row(row)
+
+
+@cache
+def _claim_approved(postgres: bool) -> Any:
+    """:func:`claim_approved_change`'s statement, built once per dialect (every worker pass)."""
     pick = (
         select(staged_changes.c.id)
         .where(staged_changes.c.status == "approved")
         .order_by(staged_changes.c.created_at, staged_changes.c.id)
         .limit(1)
     )
-    if tx.is_postgres:
+    if postgres:
         pick = pick.with_for_update(skip_locked=True)
-    stmt = (
+    return (
         update(staged_changes)
         .where(staged_changes.c.id == pick.scalar_subquery(), staged_changes.c.status == "approved")
-        .values(status="applying", updated_at=now)
+        .values(
+            status="applying", updated_at=bindparam("now", type_=staged_changes.c.updated_at.type)
+        )
         .returning(*staged_changes.c)
     )
-    with map_db_errors():
-        row = tx.conn.execute(stmt).first()
-    return None if row is None else _row(row)
 
 
 def finish_change(tx: Tx, *, change_id: str, status: str, error: str | None, now: datetime) -> bool:

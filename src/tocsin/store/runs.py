@@ -24,9 +24,11 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import fields
 from datetime import datetime, timedelta
+from functools import cache
 from typing import Any, NamedTuple
 
 from sqlalchemy import (
+    BindParameter,
     ColumnElement,
     RowMapping,
     and_,
@@ -198,13 +200,14 @@ def _run_value(row: Any) -> Run:
     return run_value(row._mapping)
 
 
-def _claim_values(now: datetime) -> dict[str, Any]:
+def _claim_values(now: datetime | BindParameter[Any]) -> dict[str, Any]:
+    # typed bind: a bare aware datetime would go in as timestamptz and be shifted by the
+    # session time zone; UTCDateTime stores naive UTC like every other instant
+    at = now if isinstance(now, BindParameter) else literal(now, type_=runs.c.started_at.type)
     return {
         "status": "running",
         "attempts": runs.c.attempts + 1,
-        # typed bind: a bare aware datetime would go in as timestamptz and be shifted by the
-        # session time zone; UTCDateTime stores naive UTC like every other instant
-        "started_at": func.coalesce(runs.c.started_at, literal(now, type_=runs.c.started_at.type)),
+        "started_at": func.coalesce(runs.c.started_at, at),
         "updated_at": now,
         "finished_at": None,
         "next_attempt_at": None,
@@ -221,13 +224,25 @@ def claim_next_runs(tx: Tx, *, now: datetime, limit: int = 1) -> list[Run]:
     either way. Returns the claimed runs in creation order (empty when none is pending).
     """
     tx.require_writable()
+    with map_db_errors():
+        if tx.is_postgres:
+            ordered_scans_only(tx)  # walk ix_runs_status_updated: never sort every pending run
+        rows = tx.conn.execute(_claim_next(tx.is_postgres), {"now": now, "limit": limit})
+        claimed = [_run_value(row) for row in rows]
+    return sorted(claimed, key=lambda run: (run.created_at, run.id))
+
+
+@cache
+def _claim_next(postgres: bool) -> Any:
+    """:func:`claim_next_runs`' statement, built once per dialect (a worker claims each pass)."""
+    at = bindparam("now", type_=runs.c.updated_at.type)
     pick = (
         select(runs.c.id)
-        .where(runs.c.status == "pending", _attempt_due(now))
+        .where(runs.c.status == "pending", _attempt_due(at))
         .order_by(runs.c.updated_at, runs.c.id)
-        .limit(limit)
+        .limit(bindparam("limit"))
     )
-    if tx.is_postgres:
+    if postgres:
         # a MATERIALIZED CTE is evaluated once: ``WHERE id IN (SELECT … LIMIT n FOR UPDATE SKIP
         # LOCKED)`` may be planned as a semi-join that re-runs the subquery and claims every
         # pending run, far past ``limit``
@@ -235,20 +250,11 @@ def claim_next_runs(tx: Tx, *, now: datetime, limit: int = 1) -> list[Run]:
         picked: ColumnElement[bool] = runs.c.id == chosen.c.id
     else:
         picked = runs.c.id.in_(pick.scalar_subquery())
-    stmt = (
-        update(runs)
-        .where(picked, runs.c.status == "pending")
-        .values(**_claim_values(now))
-        .returning(*RUN_COLUMNS)
-    )
-    with map_db_errors():
-        if tx.is_postgres:
-            ordered_scans_only(tx)  # walk ix_runs_status_updated: never sort every pending run
-        claimed = [_run_value(row) for row in tx.conn.execute(stmt)]
-    return sorted(claimed, key=lambda run: (run.created_at, run.id))
+    claim = update(runs).where(picked, runs.c.status == "pending").values(**_claim_values(at))
+    return claim.returning(*RUN_COLUMNS)
 
 
-def _attempt_due(now: datetime) -> ColumnElement[bool]:
+def _attempt_due(now: datetime | BindParameter[Any]) -> ColumnElement[bool]:
     """The run is not waiting for an automatic-retry backoff past ``now``."""
     return or_(runs.c.next_attempt_at.is_(None), runs.c.next_attempt_at <= now)
 
@@ -328,13 +334,8 @@ def finish_run(
     tx.require_writable()
     if status not in _FINISHED or not RunStatus.RUNNING.may_become(RunStatus(status)):
         raise ValueError(f"finish_run: not a terminal status: {status!r}")
-    params = {
-        "p_run_id": run_id,
-        "p_attempts": attempts,
-        "p_status": status,
-        "p_error": error,
-        "p_now": now,
-    }
+    params: dict[str, Any] = {"p_run_id": run_id, "p_attempts": attempts, "p_status": status}
+    params.update(p_error=error, p_now=now)
     stmt = _FINISH
     if receipts is not None:
         stmt, params["p_receipts"] = _FINISH_WITH_RECEIPTS, receipts
