@@ -36,7 +36,6 @@ def claim_next_runs(
     )
     if tx.is_postgres:
         pick += " FOR UPDATE SKIP LOCKED"
-    if tx.is_postgres:
         where = f"id = ANY(ARRAY({pick})) AND (status || '') = 'pending'"
     else:
         where = f"id IN ({pick}) AND +status = 'pending'"
