@@ -531,8 +531,9 @@ def main() -> None:
             continue
         verdict = "meets" if aps / ran[k] >= TARGET else "MISSES"
         backend = "SQLite" if "SQLite" in k else "PostgreSQL"
-        plain = ran.get(PLAIN.format(backend, "sqlite3" if backend == "SQLite" else "psycopg"))
-        beside = f"; {ran[k] / plain:.2f}x the plain driver calls' time" if k != PLAIN.format(backend, "sqlite3" if backend == "SQLite" else "psycopg") and plain else ""
+        own = PLAIN.format(backend, "sqlite3" if backend == "SQLite" else "psycopg")
+        plain = ran.get(own) if k != own else None
+        beside = f"; {ran[k] / plain:.2f}x the plain driver calls' time" if plain else ""
         per_round = ", ".join(f"{r[APS][1] / r[k][1]:.1f}x" for r in rounds)
         print(
             f"{k}: {aps / fired[k]:.1f}x APScheduler to record the fires, {aps / ran[k]:.1f}x to"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
+import time
 from collections.abc import Callable
 
 log = logging.getLogger(__name__)
@@ -33,6 +34,7 @@ class RunPool:
         self._active = 0
         self._changed = threading.Condition()
         self._beats: dict[object, Callable[[], object]] = {}
+        self._pass_ends: float | None = None
 
     @property
     def active(self) -> int:
@@ -89,6 +91,17 @@ class RunPool:
             except Exception:  # a beat's failure (the database down) never stops the claimer
                 log.exception("pool heartbeat failed")
         return free
+
+    def start_pass(self, seconds: float) -> None:
+        """A claimer's pass begins (``runs.worker.serve_worker``, before each ``work``): once
+        ``seconds`` have passed, :meth:`pass_over` answers True."""
+        self._pass_ends = time.monotonic() + seconds
+
+    def pass_over(self) -> bool:
+        """Whether the pass begun by :meth:`start_pass` used its time: each claimer of the pass
+        (table runs, workflow runs) then claims nothing more after its first claim, and the pass
+        ends once what they claimed has started; never True when no pass was begun."""
+        return self._pass_ends is not None and time.monotonic() >= self._pass_ends
 
     def wait_idle(self, timeout: float | None) -> bool:
         """Wait up to ``timeout`` seconds until no job runs; whether none does."""

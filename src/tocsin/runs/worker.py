@@ -420,6 +420,8 @@ def drain(
 def _drain_into(worker: Worker, pool: RunPool, *, now: datetime, limit: int | None) -> int:
     started = 0
     while (limit is None or started < limit) and not worker.should_stop():
+        if started and pool.pass_over():
+            break  # the pass used its time: the workflow runs get their turn
         if not pool.wait_for_slot(SLOT_POLL_S):
             continue  # every slot busy: look at the stop flag, then wait again
         want = min(pool.free(), CLAIM_BATCH, CLAIM_BATCH if limit is None else limit - started)
@@ -446,7 +448,13 @@ class WorkSource(Protocol):
     ) -> int: ...
 
 
-BATCH = 500  # runs a pass may start: a workflow backlog is claimed (and finished) in big pieces
+# what a pass of ``tocsin worker`` may start: up to BATCH runs, and it claims nothing more once
+# PASS_S has passed (each claimer still makes its first claim): a backlog of fast runs goes in
+# big pieces, few passes (each pass also looks for approved changes and table runs: with passes
+# of 500, 10,000 one-step workflow runs took 0.87-1.06 s on PostgreSQL in the two-process row of
+# ``bench/workflow_bench.py``, 0.66-0.80 s with 2,000), while slow runs end a pass by its time
+BATCH = 2000
+PASS_S = 0.25
 STOP_GRACE_S = 15.0
 """Beyond the longest action deadline (``TOCSIN_ACTION_TIMEOUT_MAX_S``), how long a stop waits
 for the runs in flight to end their action and go back to pending."""
@@ -463,6 +471,7 @@ def serve_worker(
     concurrency: int = 1,
     stop_timeout_s: float = STOP_TIMEOUT_S,
     idle: Callable[[float], object] | None = None,
+    pass_s: float = PASS_S,
 ) -> bool:
     """``tocsin worker``: work until ``stop_event`` is set; True when it stopped cleanly.
 
@@ -470,6 +479,12 @@ def serve_worker(
     hold the others. ``clock`` is read before each claim and each action
     (``Tocsin.work(clock=…)``), so a long pass stamps claims and receipts with the current time
     and its runs never look stale while they progress.
+
+    A pass (one ``work`` call) starts at most ``batch`` runs and claims nothing more once
+    ``pass_s`` has passed (``RunPool.start_pass``; each of its claimers still claims once, and
+    what they claimed still starts): every pass looks for approved changes and table runs
+    first, so a backlog of workflow runs holds them for about ``pass_s`` at most, plus the
+    start of what was already claimed.
 
     Sleeps ``poll_interval`` only when a pass started nothing (``idle``: how, else on the stop).
     A pass that raises (the database is down) is logged and retried after ``poll_interval``.
@@ -482,6 +497,7 @@ def serve_worker(
     read_clock = clock or (lambda: datetime.now(UTC))
     pool = RunPool(concurrency)
     while not stop_event.is_set():
+        pool.start_pass(pass_s)
         try:
             done = tocsin.work(
                 limit=batch, should_stop=stop_event.is_set, clock=read_clock, pool=pool

@@ -194,7 +194,7 @@ def _start_on_pool(
 
     pool.on_busy(leases, renew)  # also while the table runs' claimer waits for a slot
     count, queue = 0, Claim()
-    while queue or (ids and (limit is None or count < limit)):
+    while queue or (ids and (limit is None or count < limit) and not (count and pool.pass_over())):
         renew()
         if should_stop is not None and should_stop():
             break  # (the slots on the queue send what they did not start back to pending)

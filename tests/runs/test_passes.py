@@ -1,0 +1,100 @@
+"""A pass of ``tocsin worker`` (``serve_worker``: one ``work`` call on its pool) starts up to
+``batch`` runs and claims nothing more once ``pass_s`` has passed, each claimer (table runs,
+workflow runs) still making its first claim: a backlog of fast runs goes in few big passes,
+while a pass of slow runs ends by its time, and the next pass looks at approved changes and
+table runs again (SQLite and PostgreSQL)."""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from tocsin import StepContext, step, workflow
+from tocsin.runs.pool import RunPool
+from tocsin.runs.worker import CLAIM_BATCH, serve_worker
+from tocsin.service import Tocsin
+from tocsin.workflows import runner
+
+from .helpers import NOW, make_run, make_table, read_run, trigger
+
+WAIT_S = 30.0
+
+
+def test_a_pool_without_a_pass_never_ends_one() -> None:
+    pool = RunPool(1)
+    assert not pool.pass_over()
+    pool.start_pass(60.0)
+    assert not pool.pass_over()
+    pool.start_pass(0.0)
+    assert pool.pass_over()
+
+
+class Empty(BaseModel):
+    pass
+
+
+@step(id="noop", input=Empty, output=Empty)
+def noop(data: Empty, ctx: StepContext) -> Empty:
+    return data
+
+
+def test_workflow_runs_of_a_pass_over_its_time_are_claimed_once(
+    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runner, "CHUNK", 2)
+    monkeypatch.setattr(runner, "BATCH", 4)  # 2 slots x 2 per claim
+    tocsin.register_workflows([workflow(id="noop", input=Empty, output=Empty).then(noop).commit()])
+    for _ in range(9):
+        tocsin.start_workflow("noop", {}, now=NOW, wait=False)
+    pool = RunPool(2)
+    pool.start_pass(0.0)  # its time is used before the first claim: that claim still goes
+    assert tocsin.work(now=NOW, pool=pool) == 4
+    assert pool.wait_idle(WAIT_S)
+    assert tocsin.workflow_runs(status="pending")["total"] == 5
+    pool.start_pass(60.0)  # a pass with time left claims until nothing is pending
+    assert tocsin.work(now=NOW, pool=pool) == 5
+    assert pool.wait_idle(WAIT_S)
+    assert tocsin.workflow_runs(status="success")["total"] == 9
+
+
+def test_table_runs_of_a_pass_over_its_time_are_claimed_once(tocsin: Tocsin) -> None:
+    trg = trigger({"type": "notify", "message": "x"})
+    table = make_table(tocsin, trg)
+    runs = [make_run(tocsin, table, trg) for _ in range(CLAIM_BATCH + 5)]
+    pool = RunPool(CLAIM_BATCH)
+    pool.start_pass(0.0)
+    assert tocsin.work(now=NOW, pool=pool) == CLAIM_BATCH  # one claim: a slot each
+    assert pool.wait_idle(WAIT_S)
+    statuses = [read_run(tocsin, r["id"])["status"] for r in runs]
+    assert statuses.count("done") == CLAIM_BATCH and statuses.count("pending") == 5
+    pool.start_pass(60.0)
+    assert tocsin.work(now=NOW, pool=pool) == 5
+    assert pool.wait_idle(WAIT_S)
+    assert all(read_run(tocsin, r["id"])["status"] == "done" for r in runs)
+
+
+class Passes:
+    """A ``WorkSource`` recording, at each pass, whether its pool's pass was already over."""
+
+    def __init__(self, stop: threading.Event, passes: int) -> None:
+        self.stop, self.passes, self.over = stop, passes, []  # type: list[bool]
+
+    def work(self, now: datetime | None = None, limit: int | None = None, **kw: Any) -> int:
+        self.over.append(kw["pool"].pass_over())
+        if len(self.over) >= self.passes:
+            self.stop.set()
+        return 1  # started something: the loop does not idle
+
+
+@pytest.mark.parametrize(("pass_s", "over"), [(60.0, False), (0.0, True)])
+def test_the_worker_loop_begins_a_pass_of_pass_s_before_each_work(
+    pass_s: float, over: bool
+) -> None:
+    stop = threading.Event()
+    source = Passes(stop, passes=3)
+    assert serve_worker(source, stop_event=stop, poll_interval=0.01, pass_s=pass_s)
+    assert source.over == [over] * 3
