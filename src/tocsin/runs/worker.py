@@ -451,8 +451,9 @@ class WorkSource(Protocol):
 # what a pass of ``tocsin worker`` may start: up to BATCH runs, and it claims nothing more once
 # PASS_S has passed (each claimer still makes its first claim): a backlog of fast runs goes in
 # big pieces, few passes (each pass also looks for approved changes and table runs: with passes
-# of 500, 10,000 one-step workflow runs took 0.87-1.06 s on PostgreSQL in the two-process row of
-# ``bench/workflow_bench.py``, 0.66-0.80 s with 2,000), while slow runs end a pass by its time
+# of 500, 10,000 one-step workflow runs took 0.81-0.93 s on PostgreSQL in the two-process row of
+# ``bench/workflow_bench.py``, 0.66-0.77 s with 2,000; three rounds each), while slow runs end a
+# pass by its time
 BATCH = 2000
 PASS_S = 0.25
 STOP_GRACE_S = 15.0
