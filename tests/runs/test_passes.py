@@ -14,8 +14,9 @@ import pytest
 from pydantic import BaseModel
 
 from tocsin import StepContext, step, workflow
+from tocsin.runs.drain import CLAIM_BATCH
 from tocsin.runs.pool import RunPool
-from tocsin.runs.worker import CLAIM_BATCH, serve_worker
+from tocsin.runs.worker import serve_worker
 from tocsin.service import Tocsin
 from tocsin.workflows import runner
 
@@ -27,9 +28,9 @@ WAIT_S = 30.0
 def test_a_pool_without_a_pass_never_ends_one() -> None:
     pool = RunPool(1)
     assert not pool.pass_over()
-    pool.start_pass(60.0)
+    pool.start_pass(lambda: False)
     assert not pool.pass_over()
-    pool.start_pass(0.0)
+    pool.start_pass(lambda: True)
     assert pool.pass_over()
 
 
@@ -51,11 +52,11 @@ def test_workflow_runs_of_a_pass_over_its_time_are_claimed_once(
     for _ in range(9):
         tocsin.start_workflow("noop", {}, now=NOW, wait=False)
     pool = RunPool(2)
-    pool.start_pass(0.0)  # its time is used before the first claim: that claim still goes
+    pool.start_pass(lambda: True)  # over before the first claim: that claim still goes
     assert tocsin.work(now=NOW, pool=pool) == 4
     assert pool.wait_idle(WAIT_S)
     assert tocsin.workflow_runs(status="pending")["total"] == 5
-    pool.start_pass(60.0)  # a pass with time left claims until nothing is pending
+    pool.start_pass(lambda: False)  # a pass with time left claims until nothing is pending
     assert tocsin.work(now=NOW, pool=pool) == 5
     assert pool.wait_idle(WAIT_S)
     assert tocsin.workflow_runs(status="success")["total"] == 9
@@ -66,12 +67,12 @@ def test_table_runs_of_a_pass_over_its_time_are_claimed_once(tocsin: Tocsin) -> 
     table = make_table(tocsin, trg)
     runs = [make_run(tocsin, table, trg) for _ in range(CLAIM_BATCH + 5)]
     pool = RunPool(CLAIM_BATCH)
-    pool.start_pass(0.0)
+    pool.start_pass(lambda: True)
     assert tocsin.work(now=NOW, pool=pool) == CLAIM_BATCH  # one claim: a slot each
     assert pool.wait_idle(WAIT_S)
     statuses = [read_run(tocsin, r["id"])["status"] for r in runs]
     assert statuses.count("done") == CLAIM_BATCH and statuses.count("pending") == 5
-    pool.start_pass(60.0)
+    pool.start_pass(lambda: False)
     assert tocsin.work(now=NOW, pool=pool) == 5
     assert pool.wait_idle(WAIT_S)
     assert all(read_run(tocsin, r["id"])["status"] == "done" for r in runs)

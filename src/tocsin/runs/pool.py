@@ -1,7 +1,7 @@
 """A bounded pool of run threads for one worker process (issue 11: no tenant stalls another).
 
 A worker process executes up to ``size`` runs at once, each on its own daemon thread; a run's
-actions still go one after the other on that thread. The claimer (``runs.worker.drain`` with a
+actions still go one after the other on that thread. The claimer (``runs.drain.drain`` with a
 pool) claims only as many runs as there are free slots, so a claimed run starts at once instead
 of waiting behind a slow one, and a receiver that takes its whole deadline costs its own run
 that deadline, not everyone's.
@@ -16,7 +16,6 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
-import time
 from collections.abc import Callable
 
 log = logging.getLogger(__name__)
@@ -34,7 +33,7 @@ class RunPool:
         self._active = 0
         self._changed = threading.Condition()
         self._beats: dict[object, Callable[[], object]] = {}
-        self._pass_ends: float | None = None
+        self._over: Callable[[], bool] | None = None
 
     @property
     def active(self) -> int:
@@ -92,16 +91,16 @@ class RunPool:
                 log.exception("pool heartbeat failed")
         return free
 
-    def start_pass(self, seconds: float) -> None:
-        """A claimer's pass begins (``runs.worker.serve_worker``, before each ``work``): once
-        ``seconds`` have passed, :meth:`pass_over` answers True."""
-        self._pass_ends = time.monotonic() + seconds
+    def start_pass(self, over: Callable[[], bool]) -> None:
+        """A claimer's pass begins (``runs.worker.serve_worker``, before each ``work``):
+        :meth:`pass_over` answers ``over()`` until the next pass."""
+        self._over = over
 
     def pass_over(self) -> bool:
         """Whether the pass begun by :meth:`start_pass` used its time: each claimer of the pass
         (table runs, workflow runs) then claims nothing more after its first claim, and the pass
         ends once what they claimed has started; never True when no pass was begun."""
-        return self._pass_ends is not None and time.monotonic() >= self._pass_ends
+        return self._over is not None and self._over()
 
     def wait_idle(self, timeout: float | None) -> bool:
         """Wait up to ``timeout`` seconds until no job runs; whether none does."""

@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -382,58 +383,6 @@ def _error_text(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-CLAIM_BATCH = 10
-SLOT_POLL_S = 0.2
-"""How often a claimer waiting for a free slot of a full pool looks at the stop flag."""
-
-
-def drain(
-    worker: Worker, *, now: datetime, limit: int | None = None, pool: RunPool | None = None
-) -> int:
-    """Claim and execute runs until none is pending, ``limit`` runs ran, or a stop is asked.
-
-    Without ``pool``, runs are claimed ``CLAIM_BATCH`` at a time and executed here, one after
-    the other; on a stop, claimed runs not started yet go back to pending. Returns how many
-    runs were executed (whatever their outcome).
-
-    With ``pool``, runs are claimed only as free slots allow and each starts at once on a pool
-    thread; this returns without waiting for them, with how many runs it started.
-    """
-    if pool is not None:
-        return _drain_into(worker, pool, now=now, limit=limit)
-    count = 0
-    while limit is None or count < limit:
-        want = CLAIM_BATCH if limit is None else min(CLAIM_BATCH, limit - count)
-        batch = [] if worker.should_stop() else worker.claim(now=worker.time(now), limit=want)
-        if not batch:
-            break
-        for index, (run, table) in enumerate(batch):
-            if worker.should_stop():
-                for unstarted, _table in batch[index:]:
-                    worker.release(unstarted, now=worker.time(now))
-                return count
-            worker.execute(run, table, now=worker.time(now))
-            count += 1
-    return count
-
-
-def _drain_into(worker: Worker, pool: RunPool, *, now: datetime, limit: int | None) -> int:
-    started = 0
-    while (limit is None or started < limit) and not worker.should_stop():
-        if started and pool.pass_over():
-            break  # the pass used its time: the workflow runs get their turn
-        if not pool.wait_for_slot(SLOT_POLL_S):
-            continue  # every slot busy: look at the stop flag, then wait again
-        want = min(pool.free(), CLAIM_BATCH, CLAIM_BATCH if limit is None else limit - started)
-        batch = worker.claim(now=worker.time(now), limit=want)
-        if not batch:
-            break
-        for run, table in batch:
-            pool.submit(partial(worker.execute, run, table, now=worker.time(now)))
-        started += len(batch)
-    return started
-
-
 class WorkSource(Protocol):
     """What the loop drives: ``Tocsin.work``."""
 
@@ -448,18 +397,20 @@ class WorkSource(Protocol):
     ) -> int: ...
 
 
-# what a pass of ``tocsin worker`` may start: up to BATCH runs, and it claims nothing more once
-# PASS_S has passed (each claimer still makes its first claim): a backlog of fast runs goes in
-# big pieces, few passes (each pass also looks for approved changes and table runs: with passes
-# of 500, 10,000 one-step workflow runs took 0.81-0.93 s on PostgreSQL in the two-process row of
-# ``bench/workflow_bench.py``, 0.66-0.77 s with 2,000; three rounds each), while slow runs end a
-# pass by its time
-BATCH = 2000
-PASS_S = 0.25
+# a pass of ``tocsin worker`` (``serve_worker``): up to BATCH runs, and no claim after PASS_S
+# (each claimer still claims once): few passes for a backlog of fast runs, each pass also
+# claiming approved changes and table runs (passes of 500: 0.81-0.93 s on PostgreSQL in the
+# two-process row of ``bench/workflow_bench.py``; of 2,000: 0.66-0.77 s), while a pass of slow
+# runs ends by its time
+BATCH, PASS_S = 2000, 0.25
 STOP_GRACE_S = 15.0
 """Beyond the longest action deadline (``TOCSIN_ACTION_TIMEOUT_MAX_S``), how long a stop waits
 for the runs in flight to end their action and go back to pending."""
 STOP_TIMEOUT_S = 60.0 + STOP_GRACE_S
+
+
+def _reached(deadline: float) -> bool:
+    return time.monotonic() >= deadline
 
 
 def serve_worker(
@@ -498,7 +449,7 @@ def serve_worker(
     read_clock = clock or (lambda: datetime.now(UTC))
     pool = RunPool(concurrency)
     while not stop_event.is_set():
-        pool.start_pass(pass_s)
+        pool.start_pass(partial(_reached, time.monotonic() + pass_s))
         try:
             done = tocsin.work(
                 limit=batch, should_stop=stop_event.is_set, clock=read_clock, pool=pool

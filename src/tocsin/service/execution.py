@@ -14,9 +14,10 @@ from tocsin.actions.base import ActionEnv, CommandFn, Resolver, WorkflowStarter
 from tocsin.engine.sweeps import requeue_staged_changes
 from tocsin.errors import NotFound, ValidationError
 from tocsin.runs.approvals import apply_approved, decide
+from tocsin.runs.drain import drain
 from tocsin.runs.pool import RunPool
 from tocsin.runs.retry import TransientPolicy, retry_run
-from tocsin.runs.worker import Worker, drain
+from tocsin.runs.worker import Worker
 from tocsin.service.base import Core, Service
 from tocsin.service.data import TablesService
 from tocsin.store.approvals import CHANGE_TRANSITIONS, list_changes
