@@ -54,7 +54,9 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 import psycopg
@@ -467,9 +469,20 @@ def pg_url() -> tuple[str, str] | None:
     return schema, f"{PG_URL}{sep}options=-csearch_path%3D{schema}"
 
 
-def _drop(schema: str) -> None:
-    with psycopg.connect(PG_URL, autocommit=True) as conn:
-        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+def _on_fresh_schema(
+    legs: dict[str, tuple[float, float]], name: str, leg: Callable[[str], tuple[float, float]]
+) -> None:
+    """``legs[name] = leg(url)`` on a fresh PostgreSQL schema, dropped after; nothing when
+    PostgreSQL does not answer."""
+    pg = pg_url()
+    if pg is None:
+        return
+    schema, url = pg
+    try:
+        legs[name] = leg(url)
+    finally:
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
 def one_round(tmp: str) -> dict[str, tuple[float, float]]:
@@ -479,33 +492,23 @@ def one_round(tmp: str) -> dict[str, tuple[float, float]]:
     # the batch leg's SQLite file is the one APScheduler's store uses after it (the Bar)
     for pooled, shape, file in ((False, "", "bench.db"), (True, ", worker pool", "pool.db")):
         legs[f"tocsin, SQLite{shape}"] = bench_tocsin(f"sqlite:///{tmp}/{file}", pooled)
-        pg = pg_url()
-        if pg is not None:
-            try:
-                legs[f"tocsin, PostgreSQL{shape}"] = bench_tocsin(pg[1], pooled)
-            finally:
-                _drop(pg[0])
+        pooled_leg = partial(bench_tocsin, pooled=pooled)
+        _on_fresh_schema(legs, f"tocsin, PostgreSQL{shape}", pooled_leg)
     name = "tocsin, {}, scheduler + worker processes"
     legs[name.format("SQLite")] = bench_processes(f"sqlite:///{tmp}/procs.db")
-    pg = pg_url()
-    if pg is not None:
-        try:
-            legs[name.format("PostgreSQL")] = bench_processes(pg[1])
-        finally:
-            _drop(pg[0])
-    legs[PLAIN.format("SQLite", "sqlite3")] = bench_plain(f"sqlite:///{tmp}/plain.db")
-    pg = pg_url()
-    if pg is not None:
-        try:
-            legs[PLAIN.format("PostgreSQL", "psycopg")] = bench_plain(pg[1])
-        finally:
-            _drop(pg[0])
+    _on_fresh_schema(legs, name.format("PostgreSQL"), bench_processes)
+    legs[plain_name("SQLite")] = bench_plain(f"sqlite:///{tmp}/plain.db")
+    _on_fresh_schema(legs, plain_name("PostgreSQL"), bench_plain)
     aps = bench_apscheduler(sqlite_url)
     legs[APS] = (aps, aps)
     return legs
 
 
-PLAIN = "plain driver calls, {} ({}, the same rows)"
+def plain_name(backend: str) -> str:
+    driver = "sqlite3" if backend == "SQLite" else "psycopg"
+    return f"plain driver calls, {backend} ({driver}, the same rows)"
+
+
 APS = "APScheduler 3, SQLAlchemyJobStore on the same SQLite file"
 
 
@@ -531,7 +534,7 @@ def main() -> None:
             continue
         verdict = "meets" if aps / ran[k] >= TARGET else "MISSES"
         backend = "SQLite" if "SQLite" in k else "PostgreSQL"
-        own = PLAIN.format(backend, "sqlite3" if backend == "SQLite" else "psycopg")
+        own = plain_name(backend)
         plain = ran.get(own) if k != own else None
         beside = f"; {ran[k] / plain:.2f}x the plain driver calls' time" if plain else ""
         per_round = ", ".join(f"{r[APS][1] / r[k][1]:.1f}x" for r in rounds)

@@ -82,7 +82,8 @@ class Passes:
     """A ``WorkSource`` recording, at each pass, whether its pool's pass was already over."""
 
     def __init__(self, stop: threading.Event, passes: int) -> None:
-        self.stop, self.passes, self.over = stop, passes, []  # type: list[bool]
+        self.stop, self.passes = stop, passes
+        self.over: list[bool] = []
 
     def work(self, now: datetime | None = None, limit: int | None = None, **kw: Any) -> int:
         self.over.append(kw["pool"].pass_over())
