@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -129,7 +129,7 @@ def test_a_failed_claim_never_undoes_the_finish_it_shares_a_transaction_with(
     runs stay finished, the error reaches the caller, and the next call goes on."""
 
     _pending(tocsin, 3)
-    claim = store_claims.claim_next_runs
+    claim = store_claims.claim_next_rows
     calls = [0]
 
     def failing_second(tx, **kwargs):  # type: ignore[no-untyped-def]
@@ -138,7 +138,7 @@ def test_a_failed_claim_never_undoes_the_finish_it_shares_a_transaction_with(
             tx.conn.exec_driver_sql("SELECT no_such_column FROM workflow_runs")
         return claim(tx, **kwargs)
 
-    monkeypatch.setattr(store_claims, "claim_next_runs", failing_second)
+    monkeypatch.setattr(store_claims, "claim_next_rows", failing_second)
     with pytest.raises(Exception, match="no_such_column"):
         tocsin.work(now=NOW)
     assert _statuses(tocsin) == {"pending": 1, "success": 2}
@@ -171,14 +171,14 @@ def test_a_pool_claims_a_share_per_free_slot_in_one_statement(
     monkeypatch.setattr(runner, "BATCH", 4)  # under 3 slots x CHUNK: CHUNK per slot
     _pending(tocsin, 9)
     claims: list[tuple[int, int]] = []
-    claim = store_claims.claim_next_runs
+    claim = store_claims.claim_next_rows
 
     def counted(tx, **kwargs):  # type: ignore[no-untyped-def]
         got = claim(tx, **kwargs)
         claims.append((kwargs["limit"], len(got)))
         return got
 
-    monkeypatch.setattr(store_claims, "claim_next_runs", counted)
+    monkeypatch.setattr(store_claims, "claim_next_rows", counted)
     assert _drain_into(tocsin, RunPool(3), now=NOW) == 9
     assert claims[0] == (6, 6)  # 3 free slots x 2: one statement, into the slots' queue
     assert _statuses(tocsin) == {"pending": 0, "success": 9}
@@ -195,14 +195,14 @@ def test_a_small_pool_claims_a_batch_worth_per_claim(
     monkeypatch.setattr(runner, "BATCH", 6)
     _pending(tocsin, 9)
     claims: list[int] = []
-    claim = store_claims.claim_next_runs
+    claim = store_claims.claim_next_rows
 
     def counted(tx, **kwargs):  # type: ignore[no-untyped-def]
         got = claim(tx, **kwargs)
         claims.append(len(got))
         return got
 
-    monkeypatch.setattr(store_claims, "claim_next_runs", counted)
+    monkeypatch.setattr(store_claims, "claim_next_rows", counted)
     assert _drain_into(tocsin, RunPool(1), now=NOW) == 9
     assert claims[:2] == [6, 3]  # a batch's worth for the one slot, then the rest
     assert _statuses(tocsin) == {"pending": 0, "success": 9}
@@ -455,3 +455,22 @@ def test_runs_no_thread_took_are_not_leased(
     # a later pass renews what the process still holds: nothing
     assert tocsin.work(now=NOW + timedelta(seconds=100), pool=RunPool(2)) == 0
     assert tocsin.tick(now=NOW + timedelta(seconds=301))["workflow_runs_requeued"] == 2
+
+
+def test_a_claims_queue_holds_plain_driver_rows_decoded_as_each_run_is_taken(
+    tocsin: Tocsin,
+) -> None:
+    """Claimed runs wait in a queue as the driver's rows (plain values, JSON as its text, no
+    dict per run for the collector to walk); a slot taking one gets it decoded, oldest first."""
+    _pending(tocsin, 3)
+    with tocsin.store.begin() as tx:
+        rows = store_claims.claim_next_rows(tx, now=NOW, limit=3, workflow_ids=["tick-tock"])
+    plain = (str, int, datetime, type(None))
+    assert [type(row) for row in rows] == [tuple] * 3
+    assert all(type(cell) in plain for row in rows for cell in row)
+    assert {store_claims.fence(row)[1] for row in rows} == {1}
+    queue = runner.Claim(rows)
+    taken = [runner._next(queue) for _ in range(3)]
+    assert runner._next(queue) is None and queue.emptied.is_set()
+    assert [run["input"] for run in taken if run] == [{"user_id": f"u{i}"} for i in range(3)]
+    assert all(run and run["steps"] == [] and run["created_at"].tzinfo for run in taken)

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from tocsin.store.bulk import instant_binder, instant_reader
+from tocsin.store.bulk import driver_rows, instant_binder, instant_reader
 from tocsin.store.dialects import ordered_scans_only
 from tocsin.store.jsontext import json_value
 from tocsin.store.tx import Tx
@@ -22,7 +22,25 @@ def claim_next_runs(
 ) -> list[dict[str, Any]]:
     """Claim up to ``limit`` of the oldest pending runs of ``workflow_ids`` (``pending →
     running``, attempts + 1), in one driver statement (rows decoded once: STYLE F3); each a dict
-    of :data:`CLAIMED_COLUMNS`, what executing it reads."""
+    of :data:`CLAIMED_COLUMNS`, what executing it reads, oldest first."""
+    decode = run_reader()
+    return [
+        decode(row) for row in claim_next_rows(tx, now=now, limit=limit, workflow_ids=workflow_ids)
+    ]
+
+
+ClaimedRow = tuple[Any, ...]
+"""A claimed run as the driver's row (:data:`CLAIMED_COLUMNS`, JSON as its text): a tuple of
+plain values, which the collector stops tracking, where a dict of the run would be walked by
+every pass while it waits in a claim's queue."""
+
+
+def claim_next_rows(
+    tx: Tx, *, now: datetime, limit: int, workflow_ids: Sequence[str]
+) -> list[ClaimedRow]:
+    """:func:`claim_next_runs` as raw rows, oldest first (``created_at``, ``id``): each decoded
+    by a :func:`run_reader` when its run starts (``workflows.runner.Claim``); ``fence(row)``
+    is its ``(id, attempts)``."""
     tx.require_writable()
     wanted = list(workflow_ids)
     if not wanted:
@@ -49,10 +67,24 @@ def claim_next_runs(
     # the outer UPDATE goes by the primary key (the status test kept as the fence, but off the
     # status index, through which it walked every pending run per claim): PostgreSQL takes the
     # picked ids as one array (an init plan) instead of hash-joining every pending run
-    rows = tx.conn.exec_driver_sql(sql, (at, at, *wanted, limit)).fetchall()
+    rows: list[ClaimedRow] = list(
+        driver_rows(tx.conn.exec_driver_sql(sql, (at, at, *wanted, limit)))
+    )
     instant = instant_reader()
-    claimed = [_decoded(row, instant) for row in rows]
-    return sorted(claimed, key=lambda r: (r["created_at"], r["id"]))
+    rows.sort(key=lambda row: (instant(row[_MADE]), row[0]))
+    return rows
+
+
+def fence(row: ClaimedRow) -> tuple[str, int]:
+    """A claimed row's ``(id, attempts)``: what every later write of its run is fenced by."""
+    return str(row[0]), int(row[3])
+
+
+def run_reader() -> Callable[[ClaimedRow], dict[str, Any]]:
+    """A decoder of claimed rows (its instants memoized, for one claim's rows: a claim shares
+    its stamps) into the dicts :func:`claim_next_runs` returns."""
+    instant = instant_reader()
+    return lambda row: _decoded(row, instant)
 
 
 # what executing a claimed run reads (``workflows.runner``, ``workflows.execute``), in this order:
@@ -71,6 +103,7 @@ CLAIMED_COLUMNS = (
     "created_at",
     "updated_at",
 )
+_MADE = CLAIMED_COLUMNS.index("created_at")
 _RETURNING = ", ".join(  # JSON as its text (PostgreSQL too: decoded once, by json_value)
     f'CAST("{n}" AS text)' if n in JSON_COLUMNS else f'"{n}"' for n in CLAIMED_COLUMNS
 )
@@ -96,4 +129,11 @@ def _decoded(row: Sequence[Any], instant: Callable[[Any], datetime | None]) -> d
     }
 
 
-__all__ = ["CLAIMED_COLUMNS", "claim_next_runs"]
+__all__ = [
+    "CLAIMED_COLUMNS",
+    "ClaimedRow",
+    "claim_next_rows",
+    "claim_next_runs",
+    "fence",
+    "run_reader",
+]
