@@ -4,11 +4,10 @@ PostgreSQL. Instants go through THE instant conversion of the store, ``UTCDateTi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from functools import cache, lru_cache
 from itertools import chain
-from operator import itemgetter
 from typing import Any
 
 from tocsin.store.schema import UTCDateTime
@@ -42,17 +41,6 @@ def instant_reader() -> Callable[[Any], datetime | None]:
     return read
 
 
-def column_values(
-    items: Sequence[Mapping[str, Any]],
-    names: Sequence[str],
-    convert: Mapping[str, Callable[[Any], Any]],
-) -> list[list[Any]]:
-    """The values of ``items`` under ``names``, one list per name, each converted by
-    ``convert[name]`` when given: a column at a time (``map``: no Python frame per cell)."""
-    cells = [(name, map(itemgetter(name), items)) for name in names]
-    return [list(map(convert[n], c) if n in convert else c) for n, c in cells]
-
-
 def with_rows(
     tx: Tx, columns: Sequence[Column], body: str, rows: Sequence[tuple[Any, ...]]
 ) -> list[tuple[Any, ...]]:
@@ -74,62 +62,43 @@ def with_rows(
 def with_columns(
     tx: Tx, columns: Sequence[Column], body: str, values: Sequence[list[Any]]
 ) -> list[tuple[Any, ...]]:
-    """:func:`with_rows` given the rows a column at a time (one list per column, as
-    :func:`column_values` makes them). PostgreSQL: ``unnest`` of one array per column, except
-    that a column holding one value in every row (a batch's instant, status…) sends it once, as
-    a scalar (at least one array stays, for the number of rows)."""
+    """:func:`with_rows` given the rows a column at a time. PostgreSQL: ``unnest`` of one array
+    per column (:func:`text_array`), but a column holding one value in every row (a batch's
+    instant, status…) goes once, as a scalar (at least one array stays, for the row count)."""
     if not tx.is_postgres:
         return with_rows(tx, columns, body, list(zip(*values, strict=True)))
     count = len(values[0])
     same = [count > 1 and column.count(column[0]) == count for column in values]
     if all(same):
         same[0] = False
-    picks, scalars, unnested, kinds = [], [], [], []
+    picks, scalars, arrays = [], [], []  # arrays: (name, SQL making it, its parameter)
     for (name, kind), column, one in zip(columns, values, same, strict=True):
+        picks.append(f"CAST(%b AS {kind})" if one else f"u.{name}")
         if one:
-            picks.append(f"CAST(%b AS {kind})")
             scalars.append(column[0])
             continue
-        picks.append(f"u.{name}")
         sql, param = text_array(column) if kind == "text" else (f"CAST(%b AS {kind}[])", column)
-        kinds.append(sql)
-        unnested.append(param)
-    casts = ", ".join(kinds)
+        arrays.append((name, sql, param))
     names = ", ".join(name for name, _ in columns)
-    unnamed = [name for (name, _), one in zip(columns, same, strict=True) if not one]
-    source = f"SELECT {', '.join(picks)} FROM unnest({casts}) AS u({', '.join(unnamed)})"
-    sql = f"WITH v({names}) AS ({source}) {body}"
-    return list(driver_rows(tx.conn.exec_driver_sql(sql, (*scalars, *unnested))))
+    source = f"SELECT {', '.join(picks)} FROM unnest({', '.join(a[1] for a in arrays)})"
+    sql = f"WITH v({names}) AS ({source} AS u({', '.join(a[0] for a in arrays)})) {body}"
+    return list(driver_rows(tx.conn.exec_driver_sql(sql, (*scalars, *(a[2] for a in arrays)))))
 
 
-# a text column of many rows travels as one text, its values joined by the unit separator and
-# NULL written as the record separator, split by the server (``string_to_array``): psycopg dumps
-# a list element by element in Python (~0.25 ms per 1,000 ids, ten such columns a page of
-# fires), a text in one call; a column whose values hold either character, or whose one value
-# is empty (an empty text splits into no element), goes as an array as before
-_SEP, _NULL = "\x1f", "\x1e"
+# a text column travels as one text the server splits (NULL as chr(30)): psycopg dumps a list
+# element by element in Python, ~0.25 ms per 1,000 ids; an array when a value holds a separator
 _SPLIT = "string_to_array(CAST(%b AS text), chr(31), chr(30))"
 
 
 def text_array(column: list[Any]) -> tuple[str, Any]:
-    """A PostgreSQL text array of ``column``'s values (texts and None): the SQL that makes it
-    from one ``%b`` parameter, and that parameter (the values joined, or the list itself)."""
-    joined = _joined(column)
-    return ("CAST(%b AS text[])", column) if joined is None else (_SPLIT, joined)
-
-
-def _joined(column: list[Any]) -> str | None:
-    """``column`` (texts and None) as one text for :data:`_SPLIT`, or None when it cannot
-    travel so (a value that is not a text, holds a separator, or a lone empty text)."""
+    """The SQL making a text array of ``column`` (texts, None) from one ``%b``, and its value."""
     nulls = column.count(None)
-    cells = [_NULL if v is None else v for v in column] if nulls else column
     try:
-        joined = _SEP.join(cells)
+        joined = "\x1f".join(["\x1e" if v is None else v for v in column] if nulls else column)
     except TypeError:  # a value that is not a text
-        return None
-    if not joined or joined.count(_SEP) != len(column) - 1 or joined.count(_NULL) != nulls:
-        return None
-    return joined
+        joined = ""
+    fits = joined.count("\x1f") == len(column) - 1 and joined.count("\x1e") == nulls
+    return (_SPLIT, joined) if joined and fits else ("CAST(%b AS text[])", column)
 
 
 def driver_rows(result: Any) -> Iterator[tuple[Any, ...]]:

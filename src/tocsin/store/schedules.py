@@ -19,7 +19,6 @@ from sqlalchemy import delete, func, select, update
 
 from tocsin.core.compound import subscription_keys
 from tocsin.store.bulk import (
-    column_values,
     instant_binder,
     instant_reader,
     update_rows,
@@ -29,6 +28,7 @@ from tocsin.store.dialects import keyed_access_only, upsert_insert
 from tocsin.store.jsontext import JSONText
 from tocsin.store.schema import schedule_fires, workflow_runs, workflow_schedules
 from tocsin.store.tx import Tx
+from tocsin.store.workflow_runs import column_values
 
 S = workflow_schedules
 F = schedule_fires

@@ -9,14 +9,14 @@ attempts)``: a run canceled meanwhile is never written back to another status.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import bindparam, func, literal, select, update
 
 from tocsin.store.bulk import (
-    column_values,
     instant_binder,
     text_array,
     update_rows,
@@ -52,6 +52,18 @@ _INSTANT_COLUMNS = frozenset(
     ("scheduled_for", "created_at", "updated_at", "started_at", "ended_at")
 )
 _INSERT_COLUMNS = tuple(c.name for c in R.c)
+
+
+def column_values(
+    items: Sequence[Mapping[str, Any]],
+    names: Sequence[str],
+    convert: Mapping[str, Callable[[Any], Any]],
+) -> list[list[Any]]:
+    """The values of ``items`` under ``names``, one list per name, each converted by
+    ``convert[name]`` when given: a column at a time (``map``: no Python frame per cell), as
+    ``bulk.with_columns`` takes them (the workflow store's rows: runs, fires)."""
+    cells = [(name, map(itemgetter(name), items)) for name in names]
+    return [list(map(convert[n], c) if n in convert else c) for n, c in cells]
 
 
 def insert_runs(tx: Tx, *, rows: Sequence[Mapping[str, Any]]) -> None:
