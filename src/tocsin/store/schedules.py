@@ -25,7 +25,7 @@ from tocsin.store.bulk import (
     with_columns,
 )
 from tocsin.store.dialects import keyed_access_only, upsert_insert
-from tocsin.store.jsontext import JSONText
+from tocsin.store.jsontext import JSONText, stored_text
 from tocsin.store.schema import schedule_fires, workflow_runs, workflow_schedules
 from tocsin.store.tx import Tx
 from tocsin.store.workflow_runs import column_values
@@ -139,7 +139,7 @@ def claim_due_schedules(tx: Tx, *, now: datetime, limit: int) -> list[dict[str, 
     """Up to ``limit`` unpaused schedules with ``next_fire_at <= now``, earliest first, locked:
     each ``{id, workflow_id, cron, timezone, overlap, catch_up, max_catch_up, input_data,
     initial_state, request_context, next_fire_at}`` (what firing reads; raw driver rows). The
-    JSON columns come as their stored text (:class:`~tocsin.store.jsontext.JSONText`, or None): the
+    JSON columns come as their stored text (:data:`~tocsin.store.jsontext.JSONText`, or None): the
     fired runs take them as they are.
 
     PostgreSQL: ``FOR UPDATE SKIP LOCKED`` (rows another scheduler holds are skipped); SQLite:
@@ -165,7 +165,7 @@ def claim_due_schedules(tx: Tx, *, now: datetime, limit: int) -> list[dict[str, 
         for name in _DUE_JSON:
             text = item[name]
             if text is not None:
-                item[name] = texts.get(text) or texts.setdefault(text, JSONText(text))
+                item[name] = texts.get(text) or texts.setdefault(text, stored_text(text))
         item["next_fire_at"] = instant(item["next_fire_at"])
         out.append(item)
     return out

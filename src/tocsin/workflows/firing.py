@@ -248,7 +248,7 @@ def new_run(
         "input": input,
         "output": None,
         "error": None,
-        "steps": [],
+        "steps": (),  # none yet, written "[]"; a tuple: the row holds nothing the collector tracks
         "initial_state": initial_state,
         "request_context": request_context,
         "suspend_payload": None,
