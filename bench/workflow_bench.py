@@ -43,7 +43,7 @@ The SQLite files (tocsin's and APScheduler's) live in a fresh temporary director
 ``BENCH_DIR`` (default: the system's temporary directory). APScheduler commits once per job it
 runs (its store removes each executed job in a transaction of its own), so its figure follows
 the disk's flush latency: on 2026-12-03 on this machine, 4.6-4.9 s with the files on disk and
-2.5 s on tmpfs (``BENCH_DIR=/dev/shm``), where tocsin's SQLite legs lose their few flushes too.
+2.4-2.5 s on tmpfs (``BENCH_DIR=/dev/shm``), where tocsin's SQLite legs lose their few flushes too.
 The PostgreSQL legs flush to the server's own disk either way.
 
 Environment: ``BENCH_SCHEDULES`` (default 10000), ``BENCH_ROUNDS`` (default 3), ``BENCH_DIR``,
