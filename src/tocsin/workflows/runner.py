@@ -224,7 +224,7 @@ class Claim(deque[store_claims.ClaimedRow]):
     is atomic); ``emptied`` is set once the last one is taken (:func:`_next`). They wait as
     the driver's rows and each is decoded as a slot takes it: a queue of 500 runs held as
     dicts was walked by the collector's passes, and promoted into its oldest generation (one
-    full pass of ~35 ms per 10,000 one-step runs in ``tocsin worker``)."""
+    full pass of 30-40 ms per 10,000 one-step runs in ``tocsin worker``)."""
 
     def __init__(self, rows: list[store_claims.ClaimedRow] | None = None) -> None:
         super().__init__(rows or [])
