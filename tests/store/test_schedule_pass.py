@@ -228,8 +228,8 @@ def test_bulk_columns_holding_one_value_read_back_per_row(store: Store) -> None:
 
 def test_bulk_text_columns_keep_every_text_whatever_it_holds(store: Store) -> None:
     """``bulk.with_columns``: a text column of many rows travels joined on PostgreSQL, split by
-    the server; NULLs, empty texts, the separator characters themselves, a lone empty text and a
-    value that is not a text all come back as they went (the last three as an array)."""
+    the server; NULLs, empty texts, a lone NULL and JSON texts come back as they went, and so do
+    a value holding either separator and a lone empty text (those three sent as an array)."""
     kinds = (("i", "int"), ("a", "text"))
     cases = [
         ["x", None, "", "y", None],  # joined: NULLs and empty texts in place
