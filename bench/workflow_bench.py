@@ -64,7 +64,8 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any
@@ -134,32 +135,23 @@ def count(t: Tocsin, status: str | None = None) -> int:
         return store_runs.count_runs(tx, status=status)
 
 
-def unfinished(t: Tocsin) -> bool:
-    """Whether a run is still pending or running: one probe of the status index (a count of
-    10,000 rows every 20 ms took a few percent of a core from the legs it watched), in one
-    round trip on a driver connection of the bench's own, kept open (through ``t.store.read()``
-    a probe was five: the pool's ping, BEGIN, the snapshot, the probe, COMMIT). Asked only once
-    every run exists (after every fire was recorded)."""
-    probe = "SELECT 1 FROM workflow_runs WHERE status IN ('pending', 'running') LIMIT 1"
-    conn = _PROBES.get(id(t))
-    if conn is None:
-        url = t.store.engine.url
-        if t.store.is_postgres:
-            plain = url.set(drivername="postgresql").render_as_string(hide_password=False)
-            conn = psycopg.connect(plain, autocommit=True)
-        else:  # each probe its own read
-            conn = sqlite3.connect(str(url.database), isolation_level=None)
-        _PROBES[id(t)] = conn
-    return conn.execute(probe).fetchone() is not None
-
-
-_PROBES: dict[int, Any] = {}  # Tocsin (by id) → the driver connection its probes go through
-
-
-def forget_probe(t: Tocsin) -> None:
-    """Close the probe connection of ``t`` (before ``t.close()``)."""
-    conn = _PROBES.pop(id(t), None)
-    if conn is not None:
+@contextmanager
+def probe(t: Tocsin) -> Iterator[Callable[[], bool]]:
+    """``unfinished()``: whether a run of ``t``'s database is still pending or running. One probe
+    of the status index (a count of 10,000 rows every 20 ms took a few percent of a core from the
+    legs it watched), in one round trip on a driver connection of the bench's own (through
+    ``t.store.read()`` a probe was five: the pool's ping, BEGIN, the snapshot, the probe,
+    COMMIT). Asked only once every run exists (after every fire was recorded)."""
+    sql = "SELECT 1 FROM workflow_runs WHERE status IN ('pending', 'running') LIMIT 1"
+    url = t.store.engine.url
+    if t.store.is_postgres:
+        plain = url.set(drivername="postgresql").render_as_string(hide_password=False)
+        conn: Any = psycopg.connect(plain, autocommit=True)
+    else:  # each probe its own read
+        conn = sqlite3.connect(str(url.database), isolation_level=None)
+    try:
+        yield lambda: conn.execute(sql).fetchone() is not None
+    finally:
         conn.close()
 
 
@@ -169,9 +161,11 @@ def bench_tocsin(url: str, pooled: bool = False) -> tuple[float, float]:
     (``TOCSIN_WORKER_CONCURRENCY`` threads, default 8), not one ``work`` call's batches."""
     settings = Settings(database_url=url)
     t = Tocsin.open(url, settings=settings, workflows=[NOOP])
+    stack = ExitStack()  # the probe connection
     try:
         seed(t)
         now = DUE + timedelta(seconds=1)
+        unfinished = stack.enter_context(probe(t))  # opened before the clock starts
         start = time.perf_counter()
         while t.tick(now=now)["schedules_fired"]:
             pass
@@ -190,7 +184,7 @@ def bench_tocsin(url: str, pooled: bool = False) -> tuple[float, float]:
             )
             loop.start()
             try:
-                while unfinished(t):  # read every 20 ms: the figure's resolution
+                while unfinished():  # read every 20 ms: the figure's resolution
                     if not loop.is_alive() or time.perf_counter() - start > 900:
                         raise SystemExit("tocsin: the worker loop did not finish in 900 s")
                     time.sleep(0.02)
@@ -202,7 +196,7 @@ def bench_tocsin(url: str, pooled: bool = False) -> tuple[float, float]:
         ran = time.perf_counter() - start
         fires, successes = count(t), count(t, "success")
     finally:
-        forget_probe(t)
+        stack.close()
         t.close()
     if fires != N or successes != N:
         raise SystemExit(f"tocsin: {fires} fires and {successes} successful runs of {N}")
@@ -226,6 +220,7 @@ def bench_processes(url: str) -> tuple[float, float]:
     process: the figure's resolution)."""
     t = Tocsin.open(url, settings=Settings(database_url=url), workflows=[NOOP])
     procs: list[subprocess.Popen[str]] = []
+    stack = ExitStack()  # the probe connection
     try:
         seed(t)
         bench_dir = os.path.dirname(os.path.abspath(__file__))
@@ -261,12 +256,13 @@ def bench_processes(url: str) -> tuple[float, float]:
             counts: dict[str, int] = json.loads(scheduler.stdout.readline())
             return counts
 
+        unfinished = stack.enter_context(probe(t))  # opened before the clock starts
         tick(DUE - timedelta(hours=1))  # the scheduler synced and ticked once: nothing due
         time.sleep(1.0)  # the worker's first (empty) pass is over: it idles
         start = time.perf_counter()
         counts = tick(DUE + timedelta(seconds=1))
         fired = time.perf_counter() - start
-        while unfinished(t):
+        while unfinished():
             if worker.poll() is not None or time.perf_counter() - start > 900:
                 raise SystemExit(f"tocsin worker: not done in 900 s (exit {worker.returncode})")
             time.sleep(0.02)
@@ -277,7 +273,7 @@ def bench_processes(url: str) -> tuple[float, float]:
             proc.terminate()
         for proc in procs:
             proc.wait(30)
-        forget_probe(t)
+        stack.close()
         t.close()
     if counts.get("schedules_fired") != N or fires != N or successes != N:
         raise SystemExit(f"tocsin processes: {counts}, {fires} fires, {successes} runs of {N}")
@@ -301,7 +297,6 @@ def bench_plain(url: str) -> tuple[float, float]:
     try:
         seed(t)
     finally:
-        forget_probe(t)
         t.close()
     due = DUE.replace(tzinfo=None)
     now, later = due + timedelta(seconds=1), due + timedelta(days=1)

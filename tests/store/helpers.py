@@ -12,6 +12,7 @@ from sqlalchemy import event
 
 from tocsin.core.model import Table
 from tocsin.store import Store
+from tocsin.store import workflow_claims as store_claims
 from tocsin.store.records import insert_table
 from tocsin.store.tx import Tx
 
@@ -66,3 +67,9 @@ def query_plan(store: Store, probe: Callable[[Tx], object]) -> str:
         else:
             rows = tx.conn.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, params).all()
     return "\n".join(str(row[-1]) for row in rows)
+
+
+def claimed_runs(tx: Tx, **kwargs: Any) -> list[dict[str, Any]]:
+    """The workflow runs a claim takes (``claim_next_rows``), decoded as a worker's slot decodes
+    each (``run_reader``)."""
+    return list(map(store_claims.run_reader(), store_claims.claim_next_rows(tx, **kwargs)))

@@ -15,14 +15,13 @@ from sqlalchemy import event, insert
 
 from tocsin.core.model import Table
 from tocsin.store import Store
-from tocsin.store import workflow_claims as store_claims
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.dialects import ordered_scans_only
 from tocsin.store.runs import active_clock_triggers, claim_next_runs
 from tocsin.store.schema import runs
 from tocsin.workflows.firing import new_run
 
-from .helpers import NOW, PG_ONLY, new_id
+from .helpers import NOW, PG_ONLY, claimed_runs, new_id
 from .test_execution_claim import _pending_runs
 
 PENDING = 2000
@@ -59,9 +58,7 @@ def test_the_claim_walks_the_ordered_index_and_the_hint_ends_with_its_transactio
     assert "Bitmap" not in hinted and "Sort" not in hinted
     assert "ix_workflow_runs_status" in hinted
     with store.begin() as tx:
-        claimed = store_claims.claim_next_runs(
-            tx, now=NOW + timedelta(seconds=1), limit=50, workflow_ids=["wf"]
-        )
+        claimed = claimed_runs(tx, now=NOW + timedelta(seconds=1), limit=50, workflow_ids=["wf"])
     assert len(claimed) == 50
     with store.read() as tx:  # the pooled connection is back to the server's default
         assert tx.conn.exec_driver_sql("SHOW enable_bitmapscan").scalar_one() == "on"

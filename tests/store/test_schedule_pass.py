@@ -19,14 +19,13 @@ from sqlalchemy import event, inspect
 
 from tocsin.store import Store
 from tocsin.store import schedules as store_schedules
-from tocsin.store import workflow_claims as store_claims
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.bulk import instant_binder, with_columns
 from tocsin.store.jsontext import JSONText
 from tocsin.store.trigger_events import claim_due_trigger_schedules, lock_trigger_schedules
 from tocsin.workflows.firing import fire_due_schedules, new_run, schedule_run
 
-from .helpers import NOW, PG_ONLY, SQLITE_ONLY, new_id
+from .helpers import NOW, PG_ONLY, SQLITE_ONLY, claimed_runs, new_id
 
 BURST = 2000
 INPUT = {"user_id": "u7", "tags": ["a", "é"], "n": 1.5, "nested": {"ok": True, "none": None}}
@@ -116,7 +115,7 @@ def test_the_fence_index_holds_active_runs_only(store: Store) -> None:
     with store.begin() as tx:
         store_runs.insert_runs(tx, rows=runs)
         assert store_runs.active_schedule_ids(tx, schedule_ids=["s1", "s2", "s3"]) == {"s1", "s2"}
-        (claimed,) = store_claims.claim_next_runs(tx, now=NOW, limit=1, workflow_ids=["wf"])
+        (claimed,) = claimed_runs(tx, now=NOW, limit=1, workflow_ids=["wf"])
         values = {"status": "success", "steps": [], "output": None, "error": None}
         finish = (claimed["id"], 1, {**values, "suspend_payload": None}, NOW)
         assert store_runs.finish_runs(tx, finishes=[finish]) == {claimed["id"]}
@@ -259,7 +258,7 @@ def test_finish_rows_write_plain_values_under_each_claim_fence(store: Store) -> 
     later = NOW + timedelta(seconds=5)
     with store.begin() as tx:
         store_runs.insert_runs(tx, rows=runs)
-        claimed = store_claims.claim_next_runs(tx, now=NOW, limit=3, workflow_ids=["wf"])
+        claimed = claimed_runs(tx, now=NOW, limit=3, workflow_ids=["wf"])
     done, paused, stale = (r["id"] for r in claimed)
     receipts = [{"id": "s", "status": "success", "output": {"n": 1}}]
     rows = [

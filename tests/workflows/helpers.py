@@ -8,6 +8,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from tocsin import Schedule, StepContext, step, workflow
+from tocsin.store import workflow_claims as store_claims
+from tocsin.store.tx import Tx
 from tocsin.workflows import Workflow
 
 # 2026-03-02 is a Monday; 14:00 UTC = 09:00 in New York (EST, UTC-5)
@@ -51,3 +53,9 @@ def every_minute(wid: str = "tick-tock", overlap: str = "skip") -> Workflow:
         .then(send_report)
         .commit()
     )
+
+
+def claimed_runs(tx: Tx, **kwargs: Any) -> list[dict[str, Any]]:
+    """The workflow runs a claim takes (``claim_next_rows``), decoded as a worker's slot decodes
+    each (``run_reader``)."""
+    return list(map(store_claims.run_reader(), store_claims.claim_next_rows(tx, **kwargs)))

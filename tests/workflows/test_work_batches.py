@@ -24,7 +24,7 @@ from tocsin.store import workflow_claims as store_claims
 from tocsin.store.schema import workflow_runs
 from tocsin.workflows import runner
 
-from .helpers import NOW, ReportIn, ReportOut, every_minute, minutes
+from .helpers import NOW, ReportIn, ReportOut, claimed_runs, every_minute, minutes
 
 
 @pytest.fixture
@@ -377,7 +377,7 @@ def test_a_renewal_never_touches_a_run_whose_claim_was_lost(tocsin: Tocsin) -> N
     _pending(tocsin, 1)
     later = NOW + timedelta(seconds=60)
     with tocsin.store.begin() as tx:
-        (run,) = store_claims.claim_next_runs(tx, now=NOW, limit=1, workflow_ids=["tick-tock"])
+        (run,) = claimed_runs(tx, now=NOW, limit=1, workflow_ids=["tick-tock"])
         store_runs.renew_runs(tx, runs=[(run["id"], 2)], now=later)  # another claim's fence
     assert tocsin.get_workflow_run(run["id"])["status"] == "running"
     with tocsin.store.read() as tx:

@@ -18,10 +18,9 @@ import pytest
 from tocsin.runs.worker import serve_worker
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
-from tocsin.store import workflow_claims as store_claims
 from tocsin.store.notify import CHANNEL, WorkListener
 
-from .helpers import NOW, daily
+from .helpers import NOW, claimed_runs, daily
 
 PG_ONLY = pytest.mark.parametrize(
     "backend", [pytest.param("postgresql", marks=pytest.mark.pg)], indirect=True
@@ -66,7 +65,7 @@ def test_no_wake_for_a_rollback_or_for_what_leaves_nothing_pending(
     run = app.start_workflow("daily-report", {"user_id": "u1"}, now=NOW, wait=False)
     assert listener.wait(30) is True
     with app.store.begin() as tx:  # a claim and a finish leave nothing pending
-        claimed = store_claims.claim_next_runs(tx, now=NOW, limit=10, workflow_ids=["daily-report"])
+        claimed = claimed_runs(tx, now=NOW, limit=10, workflow_ids=["daily-report"])
     assert [r["id"] for r in claimed] == [run["id"]]
     assert listener.wait(0.2) is False
 

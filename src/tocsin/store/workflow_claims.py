@@ -16,19 +16,6 @@ from tocsin.store.jsontext import json_value
 from tocsin.store.tx import Tx
 from tocsin.store.workflow_runs import JSON_COLUMNS
 
-
-def claim_next_runs(
-    tx: Tx, *, now: datetime, limit: int, workflow_ids: Sequence[str]
-) -> list[dict[str, Any]]:
-    """Claim up to ``limit`` of the oldest pending runs of ``workflow_ids`` (``pending →
-    running``, attempts + 1), in one driver statement (rows decoded once: STYLE F3); each a dict
-    of :data:`CLAIMED_COLUMNS`, what executing it reads, oldest first."""
-    decode = run_reader()
-    return [
-        decode(row) for row in claim_next_rows(tx, now=now, limit=limit, workflow_ids=workflow_ids)
-    ]
-
-
 ClaimedRow = tuple[Any, ...]
 """A claimed run as the driver's row (:data:`CLAIMED_COLUMNS`, JSON as its text): a tuple of
 plain values, which the collector stops tracking, where a dict of the run would be walked by
@@ -38,9 +25,11 @@ every pass while it waits in a claim's queue."""
 def claim_next_rows(
     tx: Tx, *, now: datetime, limit: int, workflow_ids: Sequence[str]
 ) -> list[ClaimedRow]:
-    """:func:`claim_next_runs` as raw rows, oldest first (``created_at``, ``id``): each decoded
-    by a :func:`run_reader` when its run starts (``workflows.runner.Claim``); ``fence(row)``
-    is its ``(id, attempts)``."""
+    """Claim up to ``limit`` of the oldest pending runs of ``workflow_ids`` (``pending →
+    running``, attempts + 1) in one driver statement: the driver's rows of
+    :data:`CLAIMED_COLUMNS` (what executing a run reads), oldest first (``created_at``, ``id``),
+    each decoded by a :func:`run_reader` when its run starts (``workflows.runner.Claim``);
+    ``fence(row)`` is its ``(id, attempts)``."""
     tx.require_writable()
     wanted = list(workflow_ids)
     if not wanted:
@@ -81,8 +70,8 @@ def fence(row: ClaimedRow) -> tuple[str, int]:
 
 
 def run_reader() -> Callable[[ClaimedRow], dict[str, Any]]:
-    """A decoder of claimed rows (its instants memoized, for one claim's rows: a claim shares
-    its stamps) into the dicts :func:`claim_next_runs` returns."""
+    """A decoder of claimed rows into dicts of :data:`CLAIMED_COLUMNS` (JSON decoded, instants
+    aware, ``steps`` a list of its own), its instants memoized: a claim's rows share stamps."""
     instant = instant_reader()
     return lambda row: _decoded(row, instant)
 
@@ -133,7 +122,6 @@ __all__ = [
     "CLAIMED_COLUMNS",
     "ClaimedRow",
     "claim_next_rows",
-    "claim_next_runs",
     "fence",
     "run_reader",
 ]
