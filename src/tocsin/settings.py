@@ -88,6 +88,9 @@ class Settings:
     of a trigger. Past a limit a write is refused with 400; a render fails its action.
     ``body_timeout_s``: the time a request's body may take to arrive, from its first read
     (a client trickling bytes holds a connection open: 408 past it).
+    ``studio_sessions_per_token``: Studio sessions one token may hold (a new sign-in drops that
+    token's oldest); ``studio_signins_per_minute``: sign-ins per client address per minute
+    (then 429 with ``Retry-After``).
     """
 
     database_url: str = "sqlite:///tocsin.db"
@@ -110,6 +113,8 @@ class Settings:
     metrics_token: str | None = field(default=None, repr=False)
     metrics_port: int | None = None
     metrics_host: str = "127.0.0.1"
+    studio_sessions_per_token: int = 20
+    studio_signins_per_minute: int = 10
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -136,6 +141,8 @@ class Settings:
             metrics_token=env.get("TOCSIN_METRICS_TOKEN") or None,
             metrics_port=metrics_port,
             metrics_host=metrics_host,
+            studio_sessions_per_token=_count(env, "TOCSIN_STUDIO_SESSIONS_PER_TOKEN", 20),
+            studio_signins_per_minute=_count(env, "TOCSIN_STUDIO_SIGNINS_PER_MINUTE", 10),
         )
 
     def check_servable(self) -> None:

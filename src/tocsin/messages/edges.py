@@ -179,6 +179,15 @@ def studio_bad_request(where: str, problem: str) -> str:
 
 STUDIO_CSRF_INVALID = "this form is missing its CSRF token or it does not match; reload the page"
 STUDIO_READ_ONLY = "your token may look but not change this (ask for a moderator or write token)"
+
+
+def studio_sign_in_limited(per_minute: int, retry_after_s: int) -> str:
+    return (
+        f"too many sign-ins from this address (at most {per_minute} a minute); "
+        f"try again in {retry_after_s} s"
+    )
+
+
 STUDIO_TOKEN_INVALID = "that token is not valid (unknown, expired or revoked); paste another"
 STUDIO_NO_SCHEDULES = "your token lacks the 'schedules:read' permission needed for this page"
 STUDIO_NO_SCOPE = "your token has no table scope (chatroom, workspace or user)"

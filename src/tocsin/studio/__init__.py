@@ -17,7 +17,7 @@ from fastapi.staticfiles import StaticFiles
 from tocsin import messages
 
 from . import auth_pages, lane_pages, schedule_pages, table_pages, workflow_pages
-from .sessions import Sessions
+from .sessions import Sessions, SignInLimiter
 from .web import HERE, SignInRequired, render, sign_in_redirect
 
 ROUTERS = (auth_pages, schedule_pages, workflow_pages, table_pages, lane_pages)
@@ -25,7 +25,9 @@ ROUTERS = (auth_pages, schedule_pages, workflow_pages, table_pages, lane_pages)
 
 def install(app: FastAPI) -> None:
     """Mount Studio on ``app`` (its pages, static files and session store)."""
-    app.state.studio_sessions = Sessions()
+    settings = app.state.settings
+    app.state.studio_sessions = Sessions(per_token=settings.studio_sessions_per_token)
+    app.state.studio_sign_ins = SignInLimiter(per_minute=settings.studio_signins_per_minute)
     for module in ROUTERS:
         app.include_router(module.router)
     app.mount("/studio/static", StaticFiles(directory=HERE / "static"), name="studio-static")

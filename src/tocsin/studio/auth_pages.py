@@ -1,7 +1,9 @@
 """Sign-in and sign-out: ``/login`` (form, or ``?token=`` from ``make run``) and ``/logout``.
 
 ``GET /login?token=…`` validates the token, sets the session cookie and redirects (303) to
-``next`` (default ``/workflows/schedules``), so the token leaves the address bar at once. The
+``next`` (default ``/workflows/schedules``), so the token leaves the address bar at once. Every
+sign-in (link or form, right token or wrong) counts against its client address's limit: past it,
+429 ``{"detail": …}`` with ``Retry-After``. The
 sign-in form carries a CSRF token of its own (double submit: an ``HttpOnly``, ``SameSite=Strict``
 cookie equal to a hidden field), as every studio form does.
 """
@@ -12,11 +14,12 @@ import secrets
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
+from fastapi.responses import JSONResponse
 
 from tocsin import messages
 from tocsin.errors import PermissionDenied
 
-from .sessions import COOKIE, SESSION_TTL
+from .sessions import COOKIE, SESSION_TTL, SignInLimiter
 from .web import FormDep, check_post, current_viewer, facade, redirect, render, sessions, utc_now
 
 router = APIRouter(include_in_schema=False)
@@ -42,6 +45,12 @@ def _cookie(request: Request, response: Response, name: str, value: str, max_age
 
 def _sign_in(request: Request, token: str, target: str) -> Response:
     now = utc_now(request)
+    limiter: SignInLimiter = request.app.state.studio_sign_ins
+    address = request.client.host if request.client is not None else ""
+    wait = limiter.admit(address, now)
+    if wait:
+        detail = messages.studio_sign_in_limited(limiter.per_minute, wait)
+        return JSONResponse({"detail": detail}, status_code=429, headers={"Retry-After": str(wait)})
     principal = facade(request).verify_token(token, now=now)
     if principal is None:
         # the form again, with the reason (200: a page to fill in, not a failed load)
