@@ -4,6 +4,8 @@ scheduled runs, validation, parallel, suspend/resume, cancel, retry without re-r
 from __future__ import annotations
 
 import asyncio
+import time
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -34,7 +36,39 @@ def test_manual_and_scheduled_runs_share_one_path(tocsin: Tocsin) -> None:
         assert set(run) == set(scheduled)
     assert manual["output"] == {"ok": True, "user_id": "u1"}
     assert scheduled["output"] == {"ok": True, "user_id": "system"}
-    assert (manual["started_at"], manual["ended_at"], manual["duration_ms"]) == (NOW, NOW, 0)
+    assert manual["started_at"] == NOW  # the pass's instant; its end adds what it really took
+    assert NOW <= manual["ended_at"] < NOW + timedelta(seconds=1)
+    assert manual["duration_ms"] == round((manual["ended_at"] - NOW).total_seconds() * 1000)
+
+
+@step(id="slow")
+def slow_step(data: Any) -> Any:
+    time.sleep(1.0)
+    return data
+
+
+@step(id="quick")
+def quick_step(data: Any) -> Any:
+    return data
+
+
+@pytest.mark.parametrize("path", ["wait", "worker"])
+def test_a_step_reports_the_time_it_really_took(tocsin: Tocsin, path: str) -> None:
+    """Receipts and the run's duration are the pass's ``now`` plus the real elapsed time: a step
+    that sleeps 1 s shows about 1,000 ms, whether run at once or by a worker's batch."""
+    tocsin.register_workflows([workflow(id="slow-wf").then(slow_step).then(quick_step).commit()])
+    run = tocsin.start_workflow("slow-wf", {"n": 1}, now=NOW, wait=path == "wait")
+    if path == "worker":
+        assert tocsin.work(now=NOW) == 1
+    run = tocsin.get_workflow_run(run["id"])
+    assert run["status"] == "success"
+    slow, quick = run["steps"]
+    took = datetime.fromisoformat(slow["ended_at"]) - datetime.fromisoformat(slow["started_at"])
+    assert timedelta(seconds=1) <= took < timedelta(seconds=1.5)
+    assert datetime.fromisoformat(slow["started_at"]) >= NOW
+    assert datetime.fromisoformat(quick["started_at"]) >= datetime.fromisoformat(slow["ended_at"])
+    assert 1000 <= run["duration_ms"] < 1500
+    assert run["ended_at"] >= datetime.fromisoformat(quick["ended_at"])
 
 
 def test_start_without_wait_enqueues_for_work(tocsin: Tocsin) -> None:

@@ -21,7 +21,7 @@ import json
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import lru_cache
 from typing import Any, Literal, NoReturn
 
@@ -29,6 +29,7 @@ from pydantic import BaseModel
 from pydantic import ValidationError as ModelError
 
 from tocsin.core.receipts import truncate_error
+from tocsin.runs.clock import PassClock, pass_clock
 from tocsin.workflows.definition import Stage, Step, Workflow
 
 Receipt = dict[str, Any]
@@ -77,8 +78,18 @@ class Outcome:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def run_stages(wf: Workflow, run: Mapping[str, Any], *, now: datetime, save: SaveFn) -> Outcome:
-    """Execute every stage of ``wf`` that has not succeeded yet for ``run``."""
+def run_stages(
+    wf: Workflow,
+    run: Mapping[str, Any],
+    *,
+    now: datetime,
+    save: SaveFn,
+    clock: PassClock | None = None,
+) -> Outcome:
+    """Execute every stage of ``wf`` that has not succeeded yet for ``run``. Steps see ``now``;
+    their receipts' ``started_at``/``ended_at`` are read from ``clock`` when each really starts
+    and ends (default: ``now`` plus the time elapsed since this call)."""
+    clock = clock or pass_clock(now)
     steps: list[Receipt] = [dict(r) for r in run.get("steps") or []]
     try:
         data = _checked(wf.input, run.get("input"))
@@ -91,7 +102,7 @@ def run_stages(wf: Workflow, run: Mapping[str, Any], *, now: datetime, save: Sav
         # model, is not dumped and validated again)
         values = {r["id"]: r.get("output") for r in steps if r.get("status") == "success"}
         todo = [s for s in stage.steps if s.id not in values]
-        fresh = _run_group(todo, data, run, now) if todo else []
+        fresh = _run_group(todo, data, run, now, clock) if todo else []
         for receipt, value in fresh:
             _upsert(steps, receipt)
             if receipt["status"] == "success":
@@ -121,12 +132,14 @@ Ran = tuple[Receipt, Any]
 """A step's receipt, and on success its output as checked (an instance of its output model)."""
 
 
-def _run_group(todo: list[Step], data: Any, run: Mapping[str, Any], now: datetime) -> list[Ran]:
+def _run_group(
+    todo: list[Step], data: Any, run: Mapping[str, Any], now: datetime, clock: PassClock
+) -> list[Ran]:
     if len(todo) == 1:
-        return [_run_step(todo[0], data, run, now)]
+        return [_run_step(todo[0], data, run, now, clock)]
     data = _plain(data)  # each step of a parallel group validates its own instance of it
     with ThreadPoolExecutor(max_workers=min(8, len(todo)), thread_name_prefix="step") as pool:
-        return list(pool.map(lambda s: _run_step(s, data, run, now), todo))
+        return list(pool.map(lambda s: _run_step(s, data, run, now, clock), todo))
 
 
 def _context(s: Step, run: Mapping[str, Any], now: datetime) -> StepContext:
@@ -147,21 +160,9 @@ def _context(s: Step, run: Mapping[str, Any], now: datetime) -> StepContext:
     )
 
 
-def _stamp(now: datetime) -> str:
-    """``now.isoformat()``, kept: a batch's runs share one clock value. Keyed by the offset
-    too: instants that compare equal in two zones are written apart."""
-    return _iso(now, now.utcoffset())
-
-
-@lru_cache(maxsize=64)
-def _iso(now: datetime, offset: timedelta | None) -> str:
-    return now.isoformat()
-
-
-def _run_step(s: Step, data: Any, run: Mapping[str, Any], now: datetime) -> Ran:
-    stamp = _stamp(now)  # the receipt's start and end: the pass's one clock value
+def _run_step(s: Step, data: Any, run: Mapping[str, Any], now: datetime, clock: PassClock) -> Ran:
     receipt: Receipt = {"id": s.id, "status": "running", "output": None, "error": None}
-    receipt["started_at"] = stamp
+    receipt["started_at"] = clock().isoformat()
     value = None
     try:
         arg = _handed(s.input, data) if s.input is not None else _plain(data)
@@ -178,7 +179,7 @@ def _run_step(s: Step, data: Any, run: Mapping[str, Any], now: datetime) -> Ran:
     except Exception as exc:
         receipt["status"] = "failed"
         receipt["error"] = truncate_error(str(exc) or type(exc).__name__)
-    receipt["ended_at"] = stamp
+    receipt["ended_at"] = clock().isoformat()
     return receipt, value
 
 

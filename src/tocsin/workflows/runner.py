@@ -24,6 +24,7 @@ from typing import Any
 
 from tocsin import messages
 from tocsin.core.receipts import truncate_error
+from tocsin.runs.clock import PassClock, pass_clock
 from tocsin.runs.pool import RunPool
 from tocsin.store import trigger_events as store_events
 from tocsin.store import workflow_claims as store_claims
@@ -284,6 +285,7 @@ def execute_batch(
     succeeded: list[tuple[str, str, str | None, datetime]] = []
     unstarted: list[tuple[str, int]] = []
     taken: list[str] = []  # the runs this slot started (their leases end with its finish)
+    stamps = clock or pass_clock(now)  # when each step and run really ended
     while run := _next(runs):
         at = clock() if clock is not None else now
         if (should_stop is not None and should_stop()) or _held(run, at) > hold_s:
@@ -292,12 +294,13 @@ def execute_batch(
                 run = _next(runs)
             break
         taken.append(str(run["id"]))
-        values = run_to_end(store, registry, run, now=at)
+        values = run_to_end(store, registry, run, now=at, clock=stamps)
         if values is None:
             continue
-        run_id = str(run["id"])
-        finishes.append(store_runs.finish_row(run_id, int(run["attempts"]), values, at))
+        run_id, ended = str(run["id"]), stamps()
+        finishes.append(store_runs.finish_row(run_id, int(run["attempts"]), values, ended))
         if values["status"] == "success":
+            # its events keep the pass's instant: what fires on them is decided on that clock
             succeeded.append((run_id, str(run["workflow_id"]), run.get("schedule_id"), at))
     try:
         with store.begin() as tx:
@@ -370,12 +373,14 @@ def execute_claimed(
     store: Store, registry: Registry, run: Mapping[str, Any], *, now: datetime
 ) -> None:
     """Run the stages of a claimed run and finish it; never raises because of the run."""
-    values = run_to_end(store, registry, run, now=now)
+    stamps = pass_clock(now)
+    values = run_to_end(store, registry, run, now=now, clock=stamps)
     if values is None:
         return
+    ended = stamps()  # the run's end: as long after its start as it really took
     with store.begin() as tx:
         done = store_runs.finish_run(
-            tx, run_id=run["id"], attempts=int(run["attempts"]), values=values, now=now
+            tx, run_id=run["id"], attempts=int(run["attempts"]), values=values, now=ended
         )
         if done and values["status"] == "success":
             store_events.insert_events(tx, events=success_events(run), now=now)
@@ -395,7 +400,12 @@ def _success_events(workflow_id: str, schedule_id: str | None) -> list[tuple[str
 
 
 def run_to_end(
-    store: Store, registry: Registry, run: Mapping[str, Any], *, now: datetime
+    store: Store,
+    registry: Registry,
+    run: Mapping[str, Any],
+    *,
+    now: datetime,
+    clock: PassClock | None = None,
 ) -> dict[str, Any] | None:
     """Run the stages of a claimed run: its finish values (``FINISH_KEYS``), or None when the
     claim was lost meanwhile (canceled…: nothing more is written). Never raises because of the
@@ -413,7 +423,7 @@ def run_to_end(
         error = messages.workflow_not_registered_here(str(run["workflow_id"]))
         return {**_KEEP, "steps": run.get("steps") or [], "status": "failed", "error": error}
     try:
-        outcome = run_stages(wf, run, now=now, save=save)
+        outcome = run_stages(wf, run, now=now, save=save, clock=clock)
     except Exception as exc:  # a store error mid-run: fail the run, keep going
         log.exception("workflow run failed", extra={"run_id": run["id"]})
         error = truncate_error(str(exc) or type(exc).__name__)
