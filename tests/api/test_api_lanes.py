@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
 from api_support import Clock, TestClient, bearer
@@ -162,10 +163,12 @@ def test_the_seeds_example_contract_over_http(
 
 
 def test_a_manual_trigger_repeated_over_http_is_a_duplicate(
-    client: TestClient, tokens: dict[str, dict[str, str]], probe: Probe
+    client: TestClient, tokens: dict[str, dict[str, str]], probe: Probe, clock: Clock
 ) -> None:
     url = f"/api/lanes/{LANE_ID}/trigger"
     first = client.post(url, json={"window": WINDOW}, headers=tokens["write"]).json()
+    assert first["contract"]["trigger"]["scheduled_for"] == "2026-09-08T07:30:00+08:00"
+    clock.now += timedelta(minutes=1)  # repeated a minute later: still the same run
     again = client.post(url, json={"window": WINDOW}, headers=tokens["write"]).json()
     assert again["decision"] == {"status": "ignored", "reason": "duplicate_trigger"}
     assert again["run_id"] == first["run_id"]
