@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+import json
+from datetime import timedelta
+
 import pytest
 from api_support import Clock, TestClient, bearer
 
-from lanes.lane_support import A_END, A_START, B_END, LANE_ID, Probe, inside, make_lane
+from lanes.lane_support import (
+    A_END,
+    A_START,
+    B_END,
+    LANE_ID,
+    OBSERVED,
+    SEED_CONTRACT,
+    Probe,
+    inside,
+    make_lane,
+)
 from tocsin import Candidate
 from tocsin.service import Tocsin
 
@@ -136,3 +149,27 @@ def test_a_run_id_no_database_can_store_is_422_not_500(
     assert resp.status_code == 422, resp.text
     assert "NUL" in str(resp.json()["detail"])
     assert tocsin.lanes.contracts(LANE_ID)["total"] == 0
+
+
+def test_the_seeds_example_contract_over_http(
+    client: TestClient, tokens: dict[str, dict[str, str]], clock: Clock
+) -> None:
+    clock.now = OBSERVED
+    body = {"kind": "scheduled", "window": WINDOW, "scheduled_for": A_END.isoformat()}
+    answer = client.post(f"/api/lanes/{LANE_ID}/trigger", json=body, headers=tokens["write"])
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["contract"] == json.loads(SEED_CONTRACT)
+    assert list(answer.json()["contract"]) == list(json.loads(SEED_CONTRACT))
+
+
+def test_a_manual_trigger_repeated_over_http_is_a_duplicate(
+    client: TestClient, tokens: dict[str, dict[str, str]], probe: Probe, clock: Clock
+) -> None:
+    url = f"/api/lanes/{LANE_ID}/trigger"
+    first = client.post(url, json={"window": WINDOW}, headers=tokens["write"]).json()
+    assert first["contract"]["trigger"]["scheduled_for"] == "2026-09-08T07:30:00+08:00"
+    clock.now += timedelta(minutes=1)  # repeated a minute later: still the same run
+    again = client.post(url, json={"window": WINDOW}, headers=tokens["write"]).json()
+    assert again["decision"] == {"status": "ignored", "reason": "duplicate_trigger"}
+    assert again["run_id"] == first["run_id"]
+    assert probe.counts() == (1, 0)

@@ -177,3 +177,16 @@ def test_staged_changes_list_and_unknown_ids(
 def test_messages_page(client: TestClient, tenant: Tenant) -> None:
     resp = client.get(f"{tenant.prefix}/messages", params={"limit": 5}, headers=tenant.member)
     assert resp.json() == {"items": [], "total": 0, "skip": 0, "limit": 5}
+
+
+def test_a_clock_run_answers_its_dedup_key(
+    client: TestClient, clock: Clock, tenant: Tenant, table: dict[str, Any]
+) -> None:
+    """SPEC §5.4: an interval run's key is its UTC minute ``%Y%m%dT%H%M``."""
+    notify_every_minute(client, tenant, table)
+    assert client.post(TICK, headers=ADMIN).json()["runs_created"] == 1
+    (run,) = runs_of(client, tenant, table)["items"]
+    expected = clock.now.strftime("%Y%m%dT%H%M")
+    assert run["dedup_key"] == expected
+    url = table_url(tenant, table, f"/trigger-runs/{run['id']}")
+    assert client.get(url, headers=tenant.moderator).json()["dedup_key"] == expected

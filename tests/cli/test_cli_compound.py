@@ -54,7 +54,7 @@ def test_create_a_compound_schedule_and_show_its_latches(
     tocsin.tick(now=NOW)
     shown = invoke("schedules", "show", sid)
     assert f"[1] table_updated {table}: latched since 2026-03-02 08:00:00+00:00" in shown.output
-    assert f"and table '{table}' was updated)" in shown.output
+    assert "and table 'Orders' was updated)" in shown.output
 
 
 def test_create_refuses_a_bad_tree_with_its_text(env: None, tocsin: Tocsin) -> None:

@@ -49,7 +49,22 @@ def _doc(**over: Any) -> dict[str, Any]:
     return contract.document(**args)
 
 
-def test_run_id_is_sha256_of_the_canonical_json_of_its_five_inputs() -> None:
+def test_run_id_is_sha256_of_the_compact_json_in_the_contracts_key_order() -> None:
+    text = (
+        '{"lane_id":"content-intake","scheduled_for":"2026-09-08T07:30:00+08:00",'
+        '"window":{"start_inclusive":"2026-09-07T22:00:00+08:00",'
+        '"end_exclusive":"2026-09-08T07:30:00+08:00"},"selection_policy_version":"policy-v1"}'
+    )
+    expected = "run_" + hashlib.sha256(text.encode()).hexdigest()[:32]
+    assert contract.run_id(**IDS) == expected == "run_a860db97e33115dfb9030fc9986dd88c"
+    assert contract.run_id(**IDS) == contract.run_id(**dict(IDS))  # stable when recomputed
+    assert contract.attempt_id(expected, 1) == (
+        "attempt_" + hashlib.sha256(f"{expected}\n1".encode()).hexdigest()[:32]
+    )
+    assert contract.attempt_id(expected, 1) == "attempt_9b92c6df2d1d4da4125b6de15d118f7f"
+
+
+def test_the_legacy_formula_still_verifies() -> None:
     body = {
         "lane_id": "content-intake",
         "scheduled_for": "2026-09-08T07:30:00+08:00",
@@ -58,13 +73,18 @@ def test_run_id_is_sha256_of_the_canonical_json_of_its_five_inputs() -> None:
         "window_start": "2026-09-07T22:00:00+08:00",
     }
     text = json.dumps(body, sort_keys=True, separators=(",", ":"))
-    expected = "run_" + hashlib.sha256(text.encode()).hexdigest()[:32]
-    assert contract.run_id(**IDS) == expected
-    assert contract.run_id(**IDS) == contract.run_id(**dict(IDS))  # stable when recomputed
-    attempt_text = json.dumps({"attempt": 1, "run_id": expected}, separators=(",", ":"))
-    assert contract.attempt_id(expected, 1) == (
-        "attempt_" + hashlib.sha256(attempt_text.encode()).hexdigest()[:32]
-    )
+    old = "run_" + hashlib.sha256(text.encode()).hexdigest()[:32]
+    assert contract.legacy_run_id(**IDS) == old != contract.run_id(**IDS)
+    attempt_text = json.dumps({"attempt": 2, "run_id": old}, separators=(",", ":"))
+    old_attempt = "attempt_" + hashlib.sha256(attempt_text.encode()).hexdigest()[:32]
+    assert contract.legacy_attempt_id(old, 2) == old_attempt
+    doc = _doc(attempt=2, legacy_ids=True)
+    assert (doc["run_id"], doc["attempt_id"]) == (old, old_attempt)
+    assert verify(doc) == 2
+    mixed = {**doc, "attempt_id": contract.attempt_id(old, 2)}  # one formula per contract
+    with pytest.raises(ContractMismatch) as caught:
+        verify(mixed)
+    assert caught.value.field == "attempt_id"
 
 
 @pytest.mark.parametrize(

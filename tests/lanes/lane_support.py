@@ -18,6 +18,27 @@ A_END = B_START = datetime(2026, 9, 8, 7, 30, tzinfo=TPE)
 B_END = datetime(2026, 9, 8, 22, 0, tzinfo=TPE)
 OBSERVED = A_END + timedelta(seconds=5)
 
+# the "source empty" contract exactly as the seed (trigger-contract-blog) saved it
+SEED_CONTRACT = """{
+"schema_version": "trigger-contract.v1",
+"lane_id": "content-intake",
+"trigger": {
+"kind": "scheduled",
+"scheduled_for": "2026-09-08T07:30:00+08:00",
+"observed_at": "2026-09-08T07:30:05+08:00"
+},
+"window": {
+"start_inclusive": "2026-09-07T22:00:00+08:00",
+"end_exclusive": "2026-09-08T07:30:00+08:00"
+},
+"selection_policy_version": "policy-v1",
+"run_id": "run_a860db97e33115dfb9030fc9986dd88c",
+"attempt_id": "attempt_9b92c6df2d1d4da4125b6de15d118f7f",
+"source_observation": { "status": "responded", "candidate_count": 0 },
+"selection": { "accepted_refs": [], "rejected": [] },
+"decision": { "status": "noop", "reason": "source_empty" }
+}"""
+
 
 def inside(start: datetime, minutes: int) -> datetime:
     return start + timedelta(minutes=minutes)

@@ -91,7 +91,7 @@ def test_and_of_cron_and_table_updated_latches_then_resets(
     assert "ALL of:" in words and "ANY of:" not in words
     assert "At 09:00 every day (Europe/Berlin)" in words
     assert "fires twice" in words and "never fires" in words  # repeated=both, missing=skip
-    assert f"table {table_id} updated waiting" in words
+    assert "table Orders updated waiting" in words
     assert f'href="/tables/{table_id}"' in section
     assert "satisfied since" not in words
     # the whole tree's next instant: 09:00 in Berlin is 08:00 UTC (CET, UTC+1)
@@ -104,13 +104,13 @@ def test_and_of_cron_and_table_updated_latches_then_resets(
     assert tocsin.tick(now=EVENT_AT)["schedules_fired"] == 0  # the tick latches the event
     clock.now = EVENT_AT
     words = text_of(tree_section(client.get(f"/workflows/schedules/{SID}").text))
-    assert f"table {table_id} updated satisfied since 2026-03-02 07:10:00 UTC" in words
+    assert "table Orders updated satisfied since 2026-03-02 07:10:00 UTC" in words
     assert "waiting" not in words
 
     assert tocsin.tick(now=NINE_BERLIN)["schedules_fired"] == 1
     clock.now = NINE_BERLIN
     words = text_of(tree_section(client.get(f"/workflows/schedules/{SID}").text))
-    assert f"table {table_id} updated waiting" in words  # every latch reset by the fire
+    assert "table Orders updated waiting" in words  # every latch reset by the fire
     assert "satisfied since" not in words
 
 
@@ -129,13 +129,13 @@ def test_any_of_renders_each_leaf_and_the_list_summary(
     assert "fires once, the first time" in words and "first valid instant after the gap" in words
     # 01:30 EST on 2026-03-03 is 06:30 UTC: the leaf's and the tree's next instant
     assert words.count("2026-03-03 06:30:00 UTC") >= 2
-    assert f"table {table_id} updated waiting" in words
+    assert "table Orders updated waiting" in words
 
     listing = client.get("/workflows/schedules").text
     row = re.search(rf'<tr data-schedule-id="{SID}">.*?</tr>', listing, re.S)
     assert row is not None
     cells = html.unescape(text_of(row.group(0)))
-    assert "At 01:30 every day (America/New_York) or table" in cells
+    assert "At 01:30 every day (America/New_York) or table 'Orders' was updated" in cells
     assert "None" not in cells  # no empty cron column for a tree
 
 
@@ -211,7 +211,7 @@ def test_an_event_only_tree_held_by_a_busy_run_is_satisfied_now(
     tocsin.sync_schedules(now=T0)
     words = text_of(tree_section(client.get(f"/workflows/schedules/{SID}").text))
     assert "when its events occur (no time trigger)" in words
-    assert f"Event table {table_id} updated waiting" in words  # a single leaf, no group
+    assert "Event table Orders updated waiting" in words  # a single leaf, no group
     assert "ALL of:" not in words and "ANY of:" not in words
     tocsin.insert_record(table_id, {"N": 1}, now=EVENT_AT)
     assert tocsin.tick(now=EVENT_AT)["schedules_fired"] == 1  # its run stays pending

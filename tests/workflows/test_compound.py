@@ -229,6 +229,12 @@ def test_schedule_view_shows_latches_and_next_instant(world: World) -> None:
     assert time_leaf["next"] == NINE and time_leaf["repeated"] == "both"
     assert event_leaf["latched_since"] == at("08:10")
     assert "table" in trig["description"] and "UTC" in trig["description"]
+    # the words name the table by its name, not its id (which stays in the tree)
+    assert event_leaf["table_id"] == world.tables[0] and event_leaf["name"] == "E1"
+    assert trig["description"].endswith(" and table 'E1' was updated)")
+    assert world.tables[0] not in trig["description"]
+    (listed,) = world.t.schedules.list()["items"]  # type: ignore[union-attr]
+    assert listed["description"] == view["description"] == trig["description"]
 
 
 def test_overlap_skip_holds_the_fire_until_the_run_ends(world: World) -> None:

@@ -133,6 +133,19 @@ def test_due_is_read_only_and_agrees_with_the_tick(world: World) -> None:
     assert world.fired() == [at("08:03"), at("08:07"), at("08:08")]
 
 
+def test_next_fires_read_each_instant_in_its_time_triggers_zone(world: World) -> None:
+    """The schedule's zone is UTC; each instant is shown in the zone of the leaf it comes from."""
+    berlin = Cron("0 9 * * *", timezone="Europe/Berlin")
+    taipei = Cron("0 9 * * *", timezone="Asia/Taipei")
+    world.define(AnyOf(AllOf(berlin, TableUpdated(world.tables[0])), taipei))
+    world.t.sync_schedules(now=at("08:00"))  # type: ignore[union-attr]
+    found = world.t.schedules.next_fires(SID, n=2, now=at("08:00"))  # type: ignore[union-attr]
+    assert [(i["at"], i["local"], i["zone"]) for i in found["items"]] == [
+        ("2026-03-03T01:00:00", "2026-03-03T09:00:00+08:00", "Asia/Taipei"),
+        ("2026-03-03T08:00:00", "2026-03-03T09:00:00+01:00", "Europe/Berlin"),
+    ]
+
+
 def test_due_for_events_only_and_paused_trees(world: World) -> None:
     world.define(AllOf(TableUpdated(world.tables[0]), TableUpdated(world.tables[1])))
     world.t.sync_schedules(now=at("08:00"))  # type: ignore[union-attr]

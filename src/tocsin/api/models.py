@@ -168,6 +168,9 @@ class RunOut(Out):
     updated_at: datetime
     next_attempt_at: datetime | None = None
     """A run waiting for an automatic retry (the trigger's ``retry`` policy): not before then."""
+    dedup_key: str | None = None
+    """A clock run's enqueue dedup key (SPEC §5.4): ``%Y%m%d`` (the local date of a zoned
+    daily, the UTC date of a UTC daily) or ``%Y%m%dT%H%M`` (UTC, interval and cron)."""
 
 
 class TriggersOut(Out):

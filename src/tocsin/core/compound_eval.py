@@ -169,10 +169,19 @@ def due_instants(
 
 def next_instant(node: Node, after: datetime) -> datetime | None:
     """The first instant strictly after ``after`` at which some time leaf is satisfied."""
+    found = next_leaf_instant(node, after)
+    return None if found is None else found[0]
+
+
+def next_leaf_instant(node: Node, after: datetime) -> tuple[datetime, Cron] | None:
+    """:func:`next_instant` and the time leaf it is an instant of (the first in tree order
+    when several share it): its zone is the one to read the instant in."""
     found = [
-        at for _, leaf in leaves(node) if isinstance(leaf, Cron) and (at := next_of(leaf, after))
+        (at, leaf)
+        for _, leaf in leaves(node)
+        if isinstance(leaf, Cron) and (at := next_of(leaf, after))
     ]
-    return min(found) if found else None
+    return min(found, key=lambda pair: pair[0]) if found else None
 
 
 def previous_instant(node: Node, before: datetime) -> datetime | None:
@@ -257,6 +266,7 @@ __all__ = [
     "latest_in",
     "match_events",
     "next_instant",
+    "next_leaf_instant",
     "next_of",
     "previous_instant",
     "satisfied",

@@ -2,10 +2,15 @@
 
 - Windows are half-open ``[start, end)``: the boundary instant belongs to the later window, and
   two windows overlap when ``a.start < b.end and b.start < a.end``.
-- ``run_id`` = ``run_`` + the first 32 hex characters of SHA-256 over the canonical JSON (sorted
-  keys, ``separators=(",", ":")``) of ``lane_id``, ``scheduled_for``, ``window_start``,
-  ``window_end`` and ``selection_policy_version``, each instant RFC 3339 (seconds) with the lane
-  zone's offset. ``attempt_id`` = ``attempt_`` + the same over ``{"attempt": n, "run_id": …}``.
+- ``run_id`` = ``run_`` + the first 32 hex characters of SHA-256 over the compact JSON
+  (``separators=(",", ":")``, keys in this order, not sorted) ``{"lane_id", "scheduled_for",
+  "window": {"start_inclusive", "end_exclusive"}, "selection_policy_version"}``, each instant the
+  contract's own RFC 3339 string (seconds, the lane zone's offset). ``attempt_id`` =
+  ``attempt_`` + the first 32 hex characters of SHA-256 over ``"<run_id>\n<attempt number>"``.
+  This reproduces the seed's example (SPEC §14).
+- The ids of contracts recorded before (``legacy_run_id`` / ``legacy_attempt_id``: sorted-key
+  canonical JSON of the five flat inputs, and of ``{"attempt", "run_id"}``) still verify, and a
+  run recorded with them keeps its ids: its later attempts use the legacy attempt formula.
 - Decisions, in the seed's order: ``rejected/window_overlap`` and ``ignored/duplicate_trigger``
   (source not asked), ``stopped/source_unavailable``, ``noop/source_empty``,
   ``noop/no_eligible_input``, ``ready/selected``.
@@ -110,10 +115,39 @@ def rfc3339(instant: datetime, zone: str) -> str:
     return instant.astimezone(ZoneInfo(zone)).isoformat(timespec="seconds")
 
 
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_CHARS]
+
+
 def run_id(
     *, lane_id: str, scheduled_for: str, window_start: str, window_end: str, policy_version: str
 ) -> str:
-    """The logical run: same inputs, same id (instants already formatted by ``rfc3339``)."""
+    """The logical run: same inputs, same id (instants already formatted by ``rfc3339``). The
+    JSON keeps the contract's own key order and nesting (SPEC §14, the seed's formula)."""
+    body = {
+        "lane_id": lane_id,
+        "scheduled_for": scheduled_for,
+        "window": {"start_inclusive": window_start, "end_exclusive": window_end},
+        "selection_policy_version": policy_version,
+    }
+    return "run_" + _sha(json.dumps(body, separators=(",", ":"), ensure_ascii=False))
+
+
+def _check_attempt(attempt: int) -> int:
+    if isinstance(attempt, bool) or not isinstance(attempt, int) or attempt < 1:
+        raise ValidationError(messages.lane_attempt_invalid(attempt))
+    return attempt
+
+
+def attempt_id(run: str, attempt: int) -> str:
+    """One arrival of a run: ``attempt`` is a positive sequence number."""
+    return "attempt_" + _sha(f"{run}\n{_check_attempt(attempt)}")
+
+
+def legacy_run_id(
+    *, lane_id: str, scheduled_for: str, window_start: str, window_end: str, policy_version: str
+) -> str:
+    """The run id contracts were recorded with before the seed's formula (sorted flat keys)."""
     return "run_" + _digest(
         {
             "lane_id": lane_id,
@@ -125,11 +159,13 @@ def run_id(
     )
 
 
-def attempt_id(run: str, attempt: int) -> str:
-    """One arrival of a run: ``attempt`` is a positive sequence number."""
-    if isinstance(attempt, bool) or not isinstance(attempt, int) or attempt < 1:
-        raise ValidationError(messages.lane_attempt_invalid(attempt))
-    return "attempt_" + _digest({"attempt": attempt, "run_id": run})
+def legacy_attempt_id(run: str, attempt: int) -> str:
+    """The attempt id of a run recorded with :func:`legacy_run_id`."""
+    return "attempt_" + _digest({"attempt": _check_attempt(attempt), "run_id": run})
+
+
+#: the id formulas, newest first: ``(run id, attempt id)``; ``verify`` tries them in this order
+FORMULAS = ((run_id, attempt_id), (legacy_run_id, legacy_attempt_id))
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,10 +223,13 @@ def document(
     source: Mapping[str, Any],
     selection: Mapping[str, Any],
     decision: tuple[str, str],
+    legacy_ids: bool = False,
 ) -> dict[str, Any]:
-    """The contract document, exactly as SPEC §14 shows it."""
+    """The contract document, exactly as SPEC §14 shows it (``legacy_ids``: the run was
+    recorded with the legacy formulas, which its attempts keep)."""
     sched, start, end = (rfc3339(v, zone) for v in (scheduled_for, window.start, window.end))
-    run = run_id(
+    make_run, make_attempt = FORMULAS[1 if legacy_ids else 0]
+    run = make_run(
         lane_id=lane_id,
         scheduled_for=sched,
         window_start=start,
@@ -208,7 +247,7 @@ def document(
         "window": {"start_inclusive": start, "end_exclusive": end},
         "selection_policy_version": policy_version,
         "run_id": run,
-        "attempt_id": attempt_id(run, attempt),
+        "attempt_id": make_attempt(run, attempt),
         "source_observation": dict(source),
         "selection": {
             "accepted_refs": list(selection["accepted_refs"]),
@@ -220,6 +259,7 @@ def document(
 
 __all__ = [
     "DECISIONS",
+    "FORMULAS",
     "SCHEMA_VERSION",
     "TRIGGER_KINDS",
     "ContractMismatch",
@@ -229,6 +269,8 @@ __all__ = [
     "canonical_json",
     "derive",
     "document",
+    "legacy_attempt_id",
+    "legacy_run_id",
     "rfc3339",
     "run_id",
     "select",

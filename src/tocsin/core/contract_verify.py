@@ -6,8 +6,10 @@ Checked in document order, the first difference raises ``ContractMismatch(field,
 2. ``trigger.kind`` is ``scheduled | manual | retry``; ``trigger.scheduled_for``,
    ``trigger.observed_at`` and both window bounds are RFC 3339 with an offset; the window is
    non-empty;
-3. ``run_id`` recomputes from the stored text of its five inputs; ``attempt_id`` recomputes from
-   ``run_id`` and the attempt number (given, or the first of 1..``MAX_ATTEMPT_SEARCH`` that fits);
+3. ``run_id`` recomputes from the stored text of its five inputs, by the current formula or, for
+   a contract recorded before it, the legacy one (``contract.FORMULAS``, tried in order);
+   ``attempt_id`` recomputes from ``run_id`` and the attempt number by the same formula (the
+   number given, or the first of 1..``MAX_ATTEMPT_SEARCH`` that fits);
 4. the layers are consistent (a failed source has a category and a null count; a responded
    source's count equals accepted + rejected; rejection reasons are known) and the decision is
    the one they imply. A source that was not asked allows only ``rejected/window_overlap`` or
@@ -21,6 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from tocsin.core.contract import (
+    FORMULAS,
     IGNORED_DUPLICATE,
     MAX_ATTEMPT_SEARCH,
     OUTSIDE_WINDOW,
@@ -29,9 +32,7 @@ from tocsin.core.contract import (
     SCHEMA_VERSION,
     TRIGGER_KINDS,
     ContractMismatch,
-    attempt_id,
     derive,
-    run_id,
 )
 
 SOURCE_STATUSES = ("responded", "failed", "not_asked")
@@ -65,15 +66,19 @@ def _instant(doc: Mapping[str, Any], path: str) -> datetime:
 
 
 def _check_ids(doc: Mapping[str, Any], attempt: int | None) -> int:
-    expected_run = run_id(
-        lane_id=_text(doc, "lane_id"),
-        scheduled_for=_text(doc, "trigger.scheduled_for"),
-        window_start=_text(doc, "window.start_inclusive"),
-        window_end=_text(doc, "window.end_exclusive"),
-        policy_version=_text(doc, "selection_policy_version"),
-    )
-    if _get(doc, "run_id") != expected_run:
-        raise ContractMismatch("run_id", expected_run, doc["run_id"])
+    inputs = {
+        "lane_id": _text(doc, "lane_id"),
+        "scheduled_for": _text(doc, "trigger.scheduled_for"),
+        "window_start": _text(doc, "window.start_inclusive"),
+        "window_end": _text(doc, "window.end_exclusive"),
+        "policy_version": _text(doc, "selection_policy_version"),
+    }
+    stored = _get(doc, "run_id")
+    runs = [(make_run(**inputs), make_attempt) for make_run, make_attempt in FORMULAS]
+    matching = [(run, make_attempt) for run, make_attempt in runs if run == stored]
+    if not matching:
+        raise ContractMismatch("run_id", runs[0][0], stored)
+    expected_run, attempt_id = matching[0]
     found = _get(doc, "attempt_id")
     if attempt is not None:
         expected = attempt_id(expected_run, attempt)

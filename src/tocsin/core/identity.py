@@ -8,9 +8,11 @@
 - a stored trigger definition: ``definition_digest(trigger)``, its content address (the runs it
   fires name it by this, issue 10.4).
 
-Dedup keys (the transport-level guard; the ledger is the durable one): a daily schedule with a
-timezone uses its local date ``%Y%m%d`` in that zone, a UTC daily the UTC date; interval and cron
-use the UTC minute ``%Y%m%dT%H%M``. Years below 1000 are zero-padded (``strftime`` is not used).
+Dedup keys (SPEC §5.4, the transport-level guard; the ledger is the durable one):
+``dedup_key(schedule, scheduled_for)`` of a clock run — a daily schedule with a timezone uses its
+local date ``%Y%m%d`` in that zone, a UTC daily the UTC date; interval and cron use the UTC minute
+``%Y%m%dT%H%M``. Years below 1000 are zero-padded (``strftime`` is not used). The run's views
+carry it as ``dedup_key`` (``Run.dedup_key``); other runs have none.
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from tocsin.core.instants import classify_cell, to_iso
+from tocsin.core.zones import get_zone
+from tocsin.errors import ConfigError
 
 
 def normalize_value(column_type: str, cell: object) -> str | None:
@@ -60,4 +64,32 @@ def definition_digest(trigger: Mapping[str, Any]) -> str:
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
-__all__ = ["clock_identity", "date_identity", "definition_digest", "normalize_value"]
+def _day(at: datetime) -> str:
+    return f"{at.year:04d}{at.month:02d}{at.day:02d}"
+
+
+def dedup_key(schedule: object, scheduled_for: datetime | None) -> str | None:
+    """The enqueue dedup key of a clock run of ``schedule`` (its stored JSON) due at
+    ``scheduled_for`` (aware, or naive UTC); None for other schedules or an unreadable zone."""
+    if scheduled_for is None or not isinstance(schedule, Mapping):
+        return None
+    at = scheduled_for if scheduled_for.tzinfo is not None else scheduled_for.replace(tzinfo=UTC)
+    kind = schedule.get("type")
+    if kind == "daily":
+        try:
+            return _day(at.astimezone(get_zone(schedule.get("timezone") or "UTC")))
+        except ConfigError:
+            return None
+    if kind in ("interval", "cron"):
+        utc = at.astimezone(UTC)
+        return f"{_day(utc)}T{utc.hour:02d}{utc.minute:02d}"
+    return None
+
+
+__all__ = [
+    "clock_identity",
+    "date_identity",
+    "dedup_key",
+    "definition_digest",
+    "normalize_value",
+]

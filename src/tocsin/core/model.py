@@ -36,6 +36,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from tocsin.core.identity import dedup_key
+
 
 @dataclass(frozen=True, slots=True)
 class Table:
@@ -136,11 +138,20 @@ class Run:
     finished_at: datetime | None
     next_attempt_at: datetime | None  # a pending automatic retry is not claimed before it
 
+    @property
+    def dedup_key(self) -> str | None:
+        """The enqueue dedup key of a clock run (SPEC §5.4, ``identity.dedup_key``) of its
+        frozen schedule at ``scheduled_for``; None for every other run."""
+        if not self.clock or not isinstance(self.definition, Mapping):
+            return None
+        return dedup_key(self.definition.get("schedule"), self.scheduled_for)
+
     def as_dict(self) -> dict[str, Any]:
-        """The run dict the facade answers (``status`` as its plain string)."""
+        """The run dict the facade answers (``status`` as its plain string, ``dedup_key``)."""
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["status"] = str(self.status)
         out["action_results"] = list(self.action_results)
+        out["dedup_key"] = self.dedup_key
         return out
 
 

@@ -6,7 +6,10 @@
 1. a window overlapping an *admitted* window of another run of the lane →
    ``rejected / window_overlap`` (the run is kept, not admitted, so its own retriggers are
    rejected again and its window never blocks anyone);
-2. a ``run_id`` already admitted → ``ignored / duplicate_trigger``: a new attempt of the same run.
+2. a run already admitted for the same ``(lane, scheduled_for, window, policy version)`` →
+   ``ignored / duplicate_trigger``: a new attempt of the same run. The run is found by those
+   values (``resolve_run``), not by recomputing its id, so a run recorded with the legacy id
+   formula is still recognised and keeps its ids (``legacy_ids``).
    A ``retry`` of an admitted run proceeds instead when its last attempt ended
    ``stopped``, failed before its decision, had its handler fail, or was left ``pending`` /
    ``running`` for longer than ``stale_after_s`` (a crashed process); otherwise it too is
@@ -20,6 +23,7 @@ callers never reuse one. Rejected and ignored attempts are recorded here, comple
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -49,9 +53,11 @@ class Admission:
     observed_at: datetime
     window: Window
     decision: tuple[str, str] | None
+    legacy_ids: bool = False
 
 
 def run_id_of(lane_id: str, zone: str, scheduled_for: datetime, window: Window, policy: str) -> str:
+    """The run id of these values by the current formula."""
     fmt = contract.rfc3339
     return contract.run_id(
         lane_id=lane_id,
@@ -60,6 +66,33 @@ def run_id_of(lane_id: str, zone: str, scheduled_for: datetime, window: Window, 
         window_end=fmt(window.end, zone),
         policy_version=policy,
     )
+
+
+def resolve_run(
+    tx: Tx, lane_id: str, zone: str, scheduled_for: datetime, window: Window, policy: str
+) -> tuple[str, dict[str, Any] | None]:
+    """``(run id, its row)``: the run recorded for ``(lane, scheduled_for, window, policy)``
+    whatever formula made its id, else ``(the current formula's id, None)``."""
+    existing = store_lanes.find_run(
+        tx,
+        lane_id=lane_id,
+        scheduled_for=scheduled_for,
+        start=window.start,
+        end=window.end,
+        policy_version=policy,
+    )
+    if existing is not None:
+        return str(existing["run_id"]), existing
+    return run_id_of(lane_id, zone, scheduled_for, window, policy), None
+
+
+def legacy_ids(run: Mapping[str, Any]) -> bool:
+    """Was this run row recorded with the legacy id formula (its attempts keep it)?"""
+    window = Window(run["window_start"], run["window_end"])
+    current = run_id_of(
+        run["lane_id"], run["zone"], run["scheduled_for"], window, run["policy_version"]
+    )
+    return bool(run["run_id"] != current)
 
 
 def ensure_lane(tx: Tx, lane: Lane, now: datetime) -> dict[str, Any]:
@@ -95,25 +128,27 @@ def admit(
     """Check, allocate and record (see the module docstring); ``pending`` leaves a proceeding
     attempt ``pending`` for ``work`` (the tick), else it is ``running`` for the caller."""
     ensure_lane(tx, lane, now)
-    run = run_id_of(lane.id, zone, scheduled_for, window, lane.policy_version)
+    run, found = resolve_run(tx, lane.id, zone, scheduled_for, window, lane.policy_version)
+    legacy = found is not None and legacy_ids(found)
+    zone = zone if found is None else str(found["zone"])  # its instants' text made its id
     row = _run_values(lane, run, zone, scheduled_for, window, now)
     if store_lanes.overlapping_run(
         tx, lane_id=lane.id, start=window.start, end=window.end, other_than=run
     ):
         store_lanes.insert_run(tx, values={**row, "admitted": False, "state": "rejected"})
-        return _record(tx, lane, row, kind, now, contract.REJECTED_OVERLAP)
+        return _record(tx, lane, row, kind, now, contract.REJECTED_OVERLAP, legacy=legacy)
     if not store_lanes.insert_run(tx, values=row):
         existing = store_lanes.get_run(tx, run_id=run) or row  # the insert conflicted on it
         retry = kind == "retry" and _retryable(existing, now, stale_after_s)
         if existing["admitted"] and not retry:
-            return _record(tx, lane, row, kind, now, contract.IGNORED_DUPLICATE)
+            return _record(tx, lane, row, kind, now, contract.IGNORED_DUPLICATE, legacy=legacy)
         if retry:
             error = messages.lane_attempt_superseded(existing["attempts"] + 1)
             store_lanes.supersede_attempts(tx, run_id=run, error=error, now=now)
     state = "pending" if pending else "running"
     values = {"admitted": True, "state": state, "decision": None, "handler_status": None}
     store_lanes.update_run(tx, run_id=run, values=values, now=now)
-    return _record(tx, lane, row, kind, now, PROCEED, state=state)
+    return _record(tx, lane, row, kind, now, PROCEED, state=state, legacy=legacy)
 
 
 def _run_values(
@@ -156,20 +191,23 @@ def _record(
     decision: tuple[str, str] | None,
     *,
     state: str = "recorded",
+    legacy: bool = False,
 ) -> Admission:
     number = store_lanes.allocate_attempt(tx, run_id=run["run_id"])
+    make_attempt = contract.FORMULAS[1 if legacy else 0][1]
     adm = Admission(
         lane_id=lane.id,
         zone=run["zone"],
         policy_version=lane.policy_version,
         run_id=run["run_id"],
         attempt=number,
-        attempt_id=contract.attempt_id(run["run_id"], number),
+        attempt_id=make_attempt(run["run_id"], number),
         kind=kind,
         scheduled_for=run["scheduled_for"],
         observed_at=now,
         window=Window(run["window_start"], run["window_end"]),
         decision=decision,
+        legacy_ids=legacy,
     )
     doc = None
     if decision is not None:
@@ -196,6 +234,7 @@ def contract_of(
         source=source,
         selection=selection,
         decision=decision,
+        legacy_ids=adm.legacy_ids,
     )
 
 
@@ -221,4 +260,13 @@ def attempt_row(
     }
 
 
-__all__ = ["Admission", "admit", "attempt_row", "contract_of", "ensure_lane", "run_id_of"]
+__all__ = [
+    "Admission",
+    "admit",
+    "attempt_row",
+    "contract_of",
+    "ensure_lane",
+    "legacy_ids",
+    "resolve_run",
+    "run_id_of",
+]

@@ -28,7 +28,7 @@ from datetime import datetime, timedelta
 
 from tocsin.core import cron
 from tocsin.core.contract import Window
-from tocsin.lanes.admit import admit, run_id_of
+from tocsin.lanes.admit import admit, resolve_run
 from tocsin.lanes.definition import Lane
 from tocsin.store import lanes as store_lanes
 from tocsin.store.ledger import claim_occurrences
@@ -112,7 +112,7 @@ def _fire(tx: Tx, lane: Lane, instant: datetime, now: datetime, stale_after_s: f
     window = scheduled_window(lane, instant)
     if window is None:
         return 0
-    run = run_id_of(lane.id, lane.zone, instant, window, lane.policy_version)
+    run, _ = resolve_run(tx, lane.id, lane.zone, instant, window, lane.policy_version)
     claim = (LEDGER_NAMESPACE, lane.id, instant.isoformat(), run)
     if not claim_occurrences(tx, claims=[claim], now=now):
         return 0

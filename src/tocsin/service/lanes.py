@@ -14,7 +14,9 @@ tocsin that delivers at least once (the window defaults to ``[previous instant,
 scheduled_for)``); tocsin's own tick admits scheduled runs through the occurrence ledger
 (:mod:`tocsin.lanes.firing`) and ``work`` executes them.
 
-Manual triggers: ``scheduled_for`` defaults to ``now`` (a manual run was due when asked for).
+Manual triggers: ``scheduled_for`` defaults to the window's end (the instant a scheduled run of
+that window would have been due), so the same manual trigger repeated for the same window is the
+same run: ``ignored / duplicate_trigger``, never a new run rejected as overlapping its twin.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from tocsin import messages
 from tocsin.core.contract import Window, check_instant
 from tocsin.core.contract_verify import verify
 from tocsin.errors import NotFound, ValidationError
-from tocsin.lanes.admit import Admission, admit
+from tocsin.lanes.admit import Admission, admit, legacy_ids
 from tocsin.lanes.definition import Lane
 from tocsin.lanes.execute import execute
 from tocsin.lanes.firing import fire_due_lanes, scheduled_window, sync_lanes
@@ -116,7 +118,7 @@ class Lanes:
         else:
             if run_id is not None:
                 raise ValidationError(messages.LANE_RUN_ID_ONLY_FOR_RETRY)
-            win, due, zone = self._fresh(lane, kind, window, scheduled_for, at)
+            win, due, zone = self._fresh(lane, kind, window, scheduled_for)
         with self._store.begin() as tx:
             adm = admit(
                 tx,
@@ -138,11 +140,10 @@ class Lanes:
         kind: str,
         window: object,
         scheduled_for: datetime | None,
-        at: datetime,
     ) -> tuple[Window, datetime, str]:
         if kind == "manual":
-            due = at if scheduled_for is None else _aware(scheduled_for)
-            return _window(window), due, lane.zone
+            win = _window(window)
+            return win, win.end if scheduled_for is None else _aware(scheduled_for), lane.zone
         due = _aware(scheduled_for)
         if window is None and lane.cron:
             computed = scheduled_window(lane, due)
@@ -272,6 +273,7 @@ class Lanes:
             observed_at=row["observed_at"],
             window=Window(run["window_start"], run["window_end"]),
             decision=None,
+            legacy_ids=legacy_ids(run),
         )
 
 

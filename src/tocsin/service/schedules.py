@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import uuid
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -22,6 +22,7 @@ from tocsin.core.skips import PAUSED, SCHEDULE, SkipRange
 from tocsin.errors import Conflict, NotFound, ValidationError
 from tocsin.service.history import schedule_history
 from tocsin.service.whynot import check_n, skip_view
+from tocsin.store import records as store_records
 from tocsin.store import schedules as store_schedules
 from tocsin.store import skips as store_skips
 from tocsin.store import workflow_runs as store_wf_runs
@@ -43,7 +44,7 @@ from tocsin.workflows.definition import (
 )
 from tocsin.workflows.sync import check_trigger_ids
 from tocsin.workflows.timing import next_fire_of
-from tocsin.workflows.trigger_views import trigger_view
+from tocsin.workflows.trigger_views import table_ids, trigger_view
 from tocsin.workflows.views import public_schedule
 from tocsin.workflows.whynot import schedule_next_fires
 
@@ -65,6 +66,15 @@ def _require(tx: Tx, schedule_id: object) -> dict[str, Any]:
     if row is None:
         raise NotFound(messages.SCHEDULE_NOT_FOUND)
     return row
+
+
+def _table_names(tx: Tx, rows: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """The names of the tables the compound trees of ``rows`` listen to (their words name a
+    table by its name, not its id)."""
+    wanted = {
+        i for r in rows if r.get("trigger_tree") is not None for i in table_ids(r["trigger_tree"])
+    }
+    return store_records.table_names(tx, table_ids=wanted)
 
 
 def imperative_row(sid: str, decl: DeclaredSchedule, at: datetime) -> dict[str, Any]:
@@ -113,10 +123,11 @@ class Schedules:
 
     def _view(self, tx: Tx, row: Mapping[str, Any], now: datetime | None = None) -> dict[str, Any]:
         fire = store_schedules.fires_by_id(tx, fire_ids=[row.get("last_fire_id") or ""])
-        out = public_schedule(row, fire.get(str(row.get("last_fire_id"))))
+        names = _table_names(tx, [row])
+        out = public_schedule(row, fire.get(str(row.get("last_fire_id"))), names)
         if row.get("trigger_tree") is not None:
             try:
-                out["trigger"] = trigger_view(row, self._now(now))
+                out["trigger"] = trigger_view(row, self._now(now), names)
             except ValueError:  # unreadable: the description says why
                 out["trigger"] = None
         return out
@@ -131,7 +142,8 @@ class Schedules:
                 tx, workflow_id=workflow_id, skip=skip, limit=limit
             )
             fires = store_schedules.fires_by_id(tx, fire_ids=[r["last_fire_id"] for r in rows])
-        items = [public_schedule(r, fires.get(str(r["last_fire_id"]))) for r in rows]
+            names = _table_names(tx, rows)
+        items = [public_schedule(r, fires.get(str(r["last_fire_id"])), names) for r in rows]
         return {"items": items, "total": total, "skip": skip, "limit": limit}
 
     def get(self, schedule_id: str, now: datetime | None = None) -> dict[str, Any]:

@@ -82,6 +82,35 @@ def get_run(tx: Tx, *, run_id: str) -> dict[str, Any] | None:
     return dict(row) if row is not None else None
 
 
+def find_run(
+    tx: Tx,
+    *,
+    lane_id: str,
+    scheduled_for: datetime,
+    start: datetime,
+    end: datetime,
+    policy_version: str,
+) -> dict[str, Any] | None:
+    """The run recorded for ``(lane, scheduled_for, window, policy version)`` whatever formula
+    its ``run_id`` was made with (``ix_lane_runs_window``: ``admitted`` is listed so the index's
+    prefix serves both); an admitted one first, then the oldest."""
+    stmt = (
+        select(R)
+        .where(
+            R.c.lane_id == lane_id,
+            R.c.admitted.in_((True, False)),
+            R.c.window_start == start,
+            R.c.window_end == end,
+            R.c.scheduled_for == scheduled_for,
+            R.c.policy_version == policy_version,
+        )
+        .order_by(R.c.admitted.desc(), R.c.created_at, R.c.run_id)
+        .limit(1)
+    )
+    row = tx.conn.execute(stmt).mappings().first()
+    return dict(row) if row is not None else None
+
+
 def insert_run(tx: Tx, *, values: Mapping[str, Any]) -> bool:
     """Insert a run; False when its ``run_id`` is recorded already."""
     tx.require_writable()
@@ -250,6 +279,7 @@ __all__ = [
     "allocate_attempt",
     "claim_attempt",
     "claim_due_lanes",
+    "find_run",
     "finish_attempt",
     "get_attempt",
     "get_run",

@@ -9,7 +9,7 @@ Datetimes are aware UTC. Writes take ``now``; nothing here reads the clock.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -95,6 +95,15 @@ def get_table(tx: Tx, *, table_id: str, include_trashed: bool = False) -> Table 
         stmt = stmt.where(tables.c.trashed == false())
     row = tx.conn.execute(stmt).mappings().one_or_none()
     return None if row is None else table_value(row)
+
+
+def table_names(tx: Tx, *, table_ids: Iterable[str]) -> dict[str, str]:
+    """The names of those of ``table_ids`` that exist (trashed ones too), by id."""
+    wanted = sorted(set(table_ids))
+    if not wanted:
+        return {}
+    stmt = select(tables.c.id, tables.c.name).where(tables.c.id.in_(wanted))
+    return {str(r.id): str(r.name) for r in tx.conn.execute(stmt)}
 
 
 def list_tables(tx: Tx, *, scope: str, scope_id: str, include_trashed: bool = False) -> list[Table]:
@@ -335,5 +344,6 @@ __all__ = [
     "set_table_scp_rules",
     "set_table_trashed",
     "set_table_triggers",
+    "table_names",
     "table_value",
 ]

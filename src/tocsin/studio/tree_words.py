@@ -6,7 +6,8 @@ gives the template nested blocks, one per node:
 
 - ``{"kind": "all" | "any", "label": "ALL of:" | "ANY of:", "children": [...]}``
 - ``{"kind": "time", "words", "cron", "timezone", "dst": [two sentences], "next"}``
-- ``{"kind": "event", "words", "subject", "href", "latched_since"}``
+- ``{"kind": "event", "words", "subject", "name", "href", "latched_since"}``: a table by its
+  name (the view's ``name``), by its id when it has none; the link goes to the id's page
 """
 
 from __future__ import annotations
@@ -69,12 +70,14 @@ def _event(node: Mapping[str, Any]) -> dict[str, Any]:
     kind = str(node["event"])
     before, after, page = EVENTS.get(kind, (kind, "", "{}"))
     subject = str(node.get(EVENT_SUBJECTS.get(kind, ""), ""))
+    name = str(node.get("name") or subject)
     return {
         "kind": "event",
         "before": before,
         "after": after,
         "subject": subject,
-        "words": f"{before} {subject} {after}",
+        "name": name,
+        "words": f"{before} {name} {after}",
         "href": page.format(quote(subject, safe="")) if kind in EVENTS else None,
         "latched_since": node.get("latched_since"),
     }

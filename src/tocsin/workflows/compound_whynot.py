@@ -67,18 +67,21 @@ def compound_why(
 
 
 def compound_next_instants(row: Mapping[str, Any], *, now: datetime, n: int) -> list[Any]:
-    """The tree's next ``n`` time instants after ``now`` in UTC and the schedule's zone, each
-    ``could_fire``; none when the stored tree no longer reads or has no time trigger."""
+    """The tree's next ``n`` time instants after ``now`` in UTC and in the zone of the time
+    leaf each is an instant of (``Cron(…, timezone=…)``: a compound schedule's own zone is not
+    its leaves'), each ``could_fire``; none when the stored tree no longer reads or has no time
+    trigger."""
     try:
         tree = from_json(row["trigger_tree"])
     except (ConfigError, ValueError):
         return []
-    zone = str(row.get("timezone") or "UTC")
     out: list[Any] = []
-    at = compound_eval.next_instant(tree, now)
-    while at is not None and len(out) < n:
+    found = compound_eval.next_leaf_instant(tree, now)
+    while found is not None and len(out) < n:
+        at, leaf = found
+        zone = leaf.timezone or str(row.get("timezone") or "UTC")
         out.append({**instant_view(at, zone), "status": "could_fire"})
-        at = compound_eval.next_instant(tree, at)
+        found = compound_eval.next_leaf_instant(tree, at)
     return out
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from tocsin.core import compound_eval
 from tocsin.core.compound import EVENT_SUBJECTS, Cron, Event, Node, from_json, to_json
 from tocsin.core.cron import explain, parse
-from tocsin.workflows.compound import load_latches
+from tocsin.workflows.compound import load_latches, subjects_of
 
 EVENT_WORDS = {
     "table_updated": "table {} was updated",
@@ -19,42 +19,67 @@ EVENT_WORDS = {
 }
 
 
-def describe(node: Node) -> str:
-    """The tree in words: ``at 09:00 … in Europe/Berlin, if table t was updated``."""
+Names = Mapping[str, str]  # table id → its name
+NO_NAMES: Names = {}
+
+
+def table_ids(raw: object) -> set[str]:
+    """The ids of the tables a stored tree listens to (none when it no longer reads)."""
+    try:
+        return {subject for kind, subject in subjects_of(raw) if kind == "table_updated"}
+    except ValueError:  # ConfigError too
+        return set()
+
+
+def subject_name(node: Event, names: Names) -> str | None:
+    """The name of an event's subject when it is a table with a known name."""
+    return names.get(node.subject) if node.kind == "table_updated" else None
+
+
+def describe(node: Node, names: Names = NO_NAMES) -> str:
+    """The tree in words: ``at 09:00 … in Europe/Berlin, if table 'Orders' was updated`` — a
+    table by its name (``names``), by its id when it has none (gone)."""
     if isinstance(node, Cron):
         text = explain(parse(node.expression, dialect="extended"))
         return f"{text} ({node.timezone})"
     if isinstance(node, Event):
-        return EVENT_WORDS[node.kind].format(f"'{node.subject}'")
+        return EVENT_WORDS[node.kind].format(f"'{subject_name(node, names) or node.subject}'")
     word = " and " if node.op == "all" else " or "
-    return "(" + word.join(describe(c) for c in node.children) + ")"
+    return "(" + word.join(describe(c, names) for c in node.children) + ")"
 
 
-def trigger_view(row: Mapping[str, Any], now: datetime) -> dict[str, Any]:
+def trigger_view(row: Mapping[str, Any], now: datetime, names: Names = NO_NAMES) -> dict[str, Any]:
     """``{"tree", "description", "satisfied_now", "next_instant"}``: the JSON tree where each
-    event leaf carries ``latched_since`` (None: not latched) and each time leaf ``next``."""
+    event leaf carries ``latched_since`` (None: not latched) and ``name`` (its table's name, or
+    None), and each time leaf ``next``."""
     tree = from_json(row["trigger_tree"])
     latches = load_latches(row.get("latches"))
     return {
-        "tree": _annotate(tree, to_json(tree), latches, now, ""),
-        "description": describe(tree),
+        "tree": _annotate(tree, to_json(tree), latches, now, "", names),
+        "description": describe(tree, names),
         "satisfied_now": bool(latches) and compound_eval.satisfied(tree, latches, ()),
         "next_instant": compound_eval.next_instant(tree, now),
     }
 
 
 def _annotate(
-    node: Node, raw: dict[str, Any], latches: Mapping[str, datetime], now: datetime, path: str
+    node: Node,
+    raw: dict[str, Any],
+    latches: Mapping[str, datetime],
+    now: datetime,
+    path: str,
+    names: Names,
 ) -> dict[str, Any]:
     if isinstance(node, Cron):
         return {**raw, "path": path, "next": compound_eval.next_of(node, now)}
     if isinstance(node, Event):
-        return {**raw, "path": path, "latched_since": latches.get(path)}
+        name = subject_name(node, names)
+        return {**raw, "path": path, "name": name, "latched_since": latches.get(path)}
     children = [
-        _annotate(c, r, latches, now, f"{path}.{i}" if path else str(i))
+        _annotate(c, r, latches, now, f"{path}.{i}" if path else str(i), names)
         for i, (c, r) in enumerate(zip(node.children, raw[node.op], strict=True))
     ]
     return {node.op: children}
 
 
-__all__ = ["EVENT_SUBJECTS", "describe", "trigger_view"]
+__all__ = ["EVENT_SUBJECTS", "Names", "describe", "table_ids", "trigger_view"]

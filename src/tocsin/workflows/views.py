@@ -8,7 +8,7 @@ from typing import Any
 from tocsin.core.compound import from_json
 from tocsin.core.cron import explain, parse
 from tocsin.workflows.definition import Workflow
-from tocsin.workflows.trigger_views import describe
+from tocsin.workflows.trigger_views import NO_NAMES, Names, describe
 
 SCHEDULE_FIELDS = (
     "id",
@@ -47,7 +47,10 @@ RUN_FIELDS = (
 STEP_FIELDS = ("id", "status", "output", "error", "started_at", "ended_at")
 
 
-def public_schedule(row: Mapping[str, Any], last_fire: Mapping[str, Any] | None) -> dict[str, Any]:
+def public_schedule(
+    row: Mapping[str, Any], last_fire: Mapping[str, Any] | None, names: Names = NO_NAMES
+) -> dict[str, Any]:
+    """A schedule row as callers see it; ``names``: the names of the tables its tree reads."""
     out = {name: row.get(name) for name in SCHEDULE_FIELDS}
     out["paused"] = bool(out["paused"])
     tree = row.get("trigger_tree")
@@ -56,7 +59,7 @@ def public_schedule(row: Mapping[str, Any], last_fire: Mapping[str, Any] | None)
     else:
         out["cron"] = None
         try:
-            out["description"] = describe(from_json(tree))
+            out["description"] = describe(from_json(tree), names)
         except ValueError as exc:  # a stored tree that no longer reads (ConfigError too)
             out["description"] = f"unreadable trigger: {exc}"
     out["last_fire"] = dict(last_fire) if last_fire is not None else None
