@@ -115,10 +115,13 @@ def test_errors_exit_1_with_the_text(setup: tuple[Cli, str], tocsin: Tocsin) -> 
     documents = iac.loads(cli.run("export", "--scope", cli.scope).stdout)
     documents[0]["schedule"]["offset_minutes"] = True
     boolean = cli.write(documents)
-    assert cli.run("plan", boolean, "--scope", cli.scope).returncode == 2
+    planned = cli.run("plan", boolean, "--scope", cli.scope)
+    assert planned.returncode == 1  # what apply refuses fails the plan too
+    assert messages.OFFSET_MINUTES_INVALID in planned.stdout
+    assert messages.iac_plan_invalid(1) in planned.stderr
     failed = cli.run("apply", boolean, "--scope", cli.scope, "--yes")
     assert failed.returncode == 1
-    assert messages.OFFSET_MINUTES_INVALID in failed.stderr
+    assert messages.iac_plan_invalid(1) in failed.stderr  # refused before asking or writing
     assert tocsin.get_triggers(table_id)[0]["schedule"]["offset_minutes"] == -60
 
     unknown = cli.write([{"table": "Nope", **HOURLY}])
