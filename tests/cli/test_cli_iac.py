@@ -149,7 +149,7 @@ def test_a_malformed_setting_is_exit_1_not_2(setup: tuple[Cli, str]) -> None:
 def test_plan_exits_1_when_any_document_is_invalid(setup: tuple[Cli, str], tocsin: Tocsin) -> None:
     """A CI gate that only plans is a real gate: what apply would refuse fails the plan."""
     cli, table_id = setup
-    documents = iac.loads(cli.run("export", "--scope", cli.scope).stdout)
+    documents = tocsin.export(*cli.scope.split(":"))
     ftp = {"type": "webhook", "url": "ftp://files.example/in"}
     bad = {"table": "Cases", "id": "trg_ftp", "on": "created", "actions": [ftp]}
     good = {
