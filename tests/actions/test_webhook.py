@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from runs.helpers import LATER, NOW, add_record, make_run, make_table, read_run, trigger
+from tocsin import messages
 from tocsin.service import Tocsin
 
 
@@ -155,16 +156,24 @@ def test_redirects_are_not_followed(tocsin: Tocsin) -> None:
     assert seen == ["https://93.184.216.34/in"] * 2
 
 
-def test_configured_headers_cannot_replace_the_idempotency_key(tocsin: Tocsin, hook: Hook) -> None:
+@pytest.mark.parametrize(("kind", "extra"), [("webhook", {}), ("api_call", {"method": "POST"})])
+def test_a_stored_header_tocsin_sets_fails_the_run_unsent(
+    tocsin: Tocsin, hook: Hook, kind: str, extra: dict[str, Any]
+) -> None:
+    """A config stored before such headers were refused at save (``run_one`` writes it through
+    the store): the action fails before anything is sent."""
     action = {
-        "type": "webhook",
+        "type": kind,
         "url": "https://hooks.example/in",
-        "headers": {"idempotency-key": "mine", "X-Other": "kept"},
+        "headers": {"X-Other": "kept", "idempotency-key": "mine"},
+        **extra,
     }
     run, _ = run_one(tocsin, action)
-    (request,) = hook.requests
-    assert request.headers.get_list("Idempotency-Key") == [f"tocsin-{run['id']}-act_1"]
-    assert request.headers["X-Other"] == "kept"
+    assert (run["status"], run["error"]) == (
+        "failed",
+        messages.header_reserved(kind, "idempotency-key"),
+    )
+    assert hook.requests == []
 
 
 def test_the_request_connects_to_the_address_the_guard_vetted(tocsin: Tocsin, hook: Hook) -> None:

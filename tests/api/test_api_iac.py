@@ -170,3 +170,90 @@ def test_the_scope_routes_refuse_schedule_documents(
         assert resp.status_code == 400
         assert resp.json() == {"detail": messages.IAC_SCHEDULES_NOT_HERE}
     assert client.get(f"{tenant.prefix}/iac/export", headers=tenant.moderator).text == ""
+
+
+NOTE = {"type": "notify", "message": "m"}
+
+
+def bad_documents(other: Tenant) -> dict[str, tuple[list[dict[str, Any]], str]]:
+    """Six bundles apply refuses, each with the ``detail`` plan gives its refused document."""
+    many = [{"table": "Cases", "name": "n", "on": "created", "actions": [NOTE]}] * 101
+    ftp = {"type": "webhook", "url": "ftp://files.example/in"}
+    elsewhere = {**NOTE, "chatroom_id": other.scope_id}
+    cron = {"type": "cron", "expression": "99 99 * * *"}
+    return {
+        "actions boom": (
+            [{"table": "Cases", "name": "boom", "on": "created", "actions": "boom"}],
+            "table 'Cases', trigger #1 'boom': action invalid: actions must be a list of action "
+            "objects",
+        ),
+        "101 triggers": (
+            many,
+            "table 'Cases', trigger #101 'n': a table may have at most 100 triggers "
+            "(TOCSIN_MAX_TRIGGERS_PER_TABLE); got 101",
+        ),
+        "id ../../x": (
+            [{"table": "Cases", "id": "../../x", "on": "created", "actions": [NOTE]}],
+            "table 'Cases', trigger '../../x': trigger invalid: id '../../x' must be 1-64 "
+            "letters, digits, '_', '-', '.' or ':' (omit it to get a new one)",
+        ),
+        "cron 99 99": (
+            [
+                {
+                    "table": "Cases",
+                    "name": "c",
+                    "on": "schedule",
+                    "schedule": cron,
+                    "actions": [NOTE],
+                }
+            ],
+            "table 'Cases', trigger #1 'c': cron schedule invalid: minute value '99' out of range "
+            "0-59 in '99 99 * * *'",
+        ),
+        "ftp url": (
+            [{"table": "Cases", "id": "trg_ftp", "on": "created", "actions": [ftp]}],
+            "table 'Cases', trigger 'trg_ftp': action invalid: webhook action url must be an "
+            "http:// or https:// URL with a host (got 'ftp://files.example/in')",
+        ),
+        "cross-tenant notify": (
+            [{"table": "Cases", "id": "trg_x", "on": "created", "actions": [elsewhere]}],
+            f"table 'Cases', trigger 'trg_x': notify chatroom_id '{other.scope_id}' is not this "
+            "table's chatroom: a notify posts only to the chatroom the table belongs to (omit "
+            "chatroom_id to post there)",
+        ),
+    }
+
+
+def test_plan_answers_invalid_for_each_document_apply_refuses(
+    client: TestClient, tenant: Tenant, other: Tenant, table: dict[str, Any]
+) -> None:
+    """Plan runs apply's own check: never "create" for what apply then answers 400 for."""
+    [stored] = put(client, tenant, table, [INTERVAL])
+    cases = bad_documents(other)
+    for case, (documents, detail) in cases.items():
+        plan = client.post(
+            f"{tenant.prefix}/iac/plan", json={"documents": documents}, headers=tenant.moderator
+        )
+        assert plan.status_code == 200, (case, plan.text)
+        *created, refused, deleted = plan.json()["plan"]
+        assert (refused["action"], refused["detail"]) == ("invalid", detail), case
+        assert [e["action"] for e in created] == ["create"] * (len(documents) - 1), case
+        assert (deleted["action"], deleted["trigger_id"]) == ("delete", stored["id"]), case
+        applied = client.post(
+            f"{tenant.prefix}/iac/apply", json={"documents": documents}, headers=tenant.moderator
+        )
+        assert applied.status_code == 400, (case, applied.text)
+        assert detail.endswith(f": {applied.json()['detail']}"), case  # the same refusal
+    one_each = [doc for case, (docs, _) in cases.items() if case != "101 triggers" for doc in docs]
+    plan = client.post(
+        f"{tenant.prefix}/iac/plan", json={"documents": one_each}, headers=tenant.moderator
+    )
+    assert plan.status_code == 200, plan.text
+    entries = plan.json()["plan"]
+    assert [e["action"] for e in entries] == ["invalid"] * 5 + ["delete"]
+    expected = [d for case, (_, d) in cases.items() if case != "101 triggers"]
+    # numbered by position in the table's documents: the cron document is the third here
+    expected[2] = expected[2].replace("trigger #1 'c'", "trigger #3 'c'")
+    assert [e["detail"] for e in entries[:5]] == expected
+    got = client.get(table_url(tenant, table, "/triggers"), headers=tenant.moderator).json()
+    assert got["triggers"] == [stored]  # plan and the refused applies wrote nothing

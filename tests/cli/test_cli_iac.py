@@ -115,10 +115,13 @@ def test_errors_exit_1_with_the_text(setup: tuple[Cli, str], tocsin: Tocsin) -> 
     documents = iac.loads(cli.run("export", "--scope", cli.scope).stdout)
     documents[0]["schedule"]["offset_minutes"] = True
     boolean = cli.write(documents)
-    assert cli.run("plan", boolean, "--scope", cli.scope).returncode == 2
+    planned = cli.run("plan", boolean, "--scope", cli.scope)
+    assert planned.returncode == 1  # what apply refuses fails the plan too
+    assert messages.OFFSET_MINUTES_INVALID in planned.stdout
+    assert messages.iac_plan_invalid(1) in planned.stderr
     failed = cli.run("apply", boolean, "--scope", cli.scope, "--yes")
     assert failed.returncode == 1
-    assert messages.OFFSET_MINUTES_INVALID in failed.stderr
+    assert messages.iac_plan_invalid(1) in failed.stderr  # refused before asking or writing
     assert tocsin.get_triggers(table_id)[0]["schedule"]["offset_minutes"] == -60
 
     unknown = cli.write([{"table": "Nope", **HOURLY}])
@@ -141,3 +144,37 @@ def test_a_malformed_setting_is_exit_1_not_2(setup: tuple[Cli, str]) -> None:
     result = cli.run("plan", path, "--scope", cli.scope)
     assert result.returncode == 1
     assert "TOCSIN_STUCK_AFTER_S" in result.stderr
+
+
+def test_plan_exits_1_when_any_document_is_invalid(setup: tuple[Cli, str], tocsin: Tocsin) -> None:
+    """A CI gate that only plans is a real gate: what apply would refuse fails the plan."""
+    cli, table_id = setup
+    documents = tocsin.export(*cli.scope.split(":"))
+    ftp = {"type": "webhook", "url": "ftp://files.example/in"}
+    bad = {"table": "Cases", "id": "trg_ftp", "on": "created", "actions": [ftp]}
+    good = {
+        "table": "Cases",
+        "id": "trg_new",
+        "on": "created",
+        "actions": [ftp | {"url": "https://x.example/in"}],
+    }
+    detail = (
+        "table 'Cases', trigger 'trg_ftp': action invalid: webhook action url must be an "
+        "http:// or https:// URL with a host (got 'ftp://files.example/in')"
+    )
+    mixed = cli.write([*documents, good, bad])
+    plan = cli.run("plan", mixed, "--scope", cli.scope)
+    assert plan.returncode == 1, plan.stderr
+    assert "! invalid Cases / trg_ftp" in plan.stdout and f"refused: {detail}" in plan.stdout
+    assert "1 to create, 0 to update, 0 to delete, 2 unchanged, 1 invalid." in plan.stdout
+    assert plan.stderr == f"error: {messages.iac_plan_invalid(1)}\n"
+    as_json = cli.run("plan", mixed, "--scope", cli.scope, "--json")
+    assert as_json.returncode == 1
+    entries = json.loads(as_json.stdout)["plan"]
+    assert [e["action"] for e in entries] == ["noop", "noop", "create", "invalid"]
+    assert entries[3]["detail"] == detail
+    pending = cli.run("plan", cli.write([*documents, good]), "--scope", cli.scope)
+    assert pending.returncode == 2, pending.stderr  # the documented "changes pending"
+    refused = cli.run("apply", mixed, "--scope", cli.scope, "--yes")
+    assert refused.returncode == 1 and messages.iac_plan_invalid(1) in refused.stderr
+    assert len(tocsin.get_triggers(table_id)) == 2  # nothing applied

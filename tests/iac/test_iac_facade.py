@@ -147,7 +147,10 @@ def test_a_boolean_offset_is_not_normalized_away_and_fails_at_apply(
     [document] = scope.export()
     document["schedule"]["offset_minutes"] = False
     [entry] = scope.plan([document])
-    assert entry["action"] == "update"
+    assert entry["action"] == "invalid"  # what apply refuses, plan says
+    assert entry["detail"] == messages.iac_trigger_refused(
+        "Cases", f"'{document['id']}'", messages.OFFSET_MINUTES_INVALID
+    )
     assert entry["changes"] == [{"path": "schedule.offset_minutes", "after": False}]
     before = tocsin.get_triggers(table_id)
     with pytest.raises(ValidationError) as caught:
@@ -167,7 +170,7 @@ def test_a_kind_change_under_one_id_fails_at_apply(scope: Scope, tocsin: Tocsin)
     trigger_id = document["id"]
     document["schedule"] = {"type": "interval", "every_seconds": 3600}
     [entry] = scope.plan([document])
-    assert (entry["action"], entry["trigger_id"]) == ("update", trigger_id)
+    assert (entry["action"], entry["trigger_id"]) == ("invalid", trigger_id)
     before = tocsin.get_triggers(table_id)
     with pytest.raises(ValidationError) as caught:
         scope.apply([document])
@@ -176,6 +179,7 @@ def test_a_kind_change_under_one_id_fails_at_apply(scope: Scope, tocsin: Tocsin)
         "schedule type in place. retire the old trigger id and create the new schedule kind "
         "under a new trigger id"
     )
+    assert entry["detail"] == f"table 'Cases', trigger '{trigger_id}': {caught.value.detail}"
     assert tocsin.get_triggers(table_id) == before
 
 

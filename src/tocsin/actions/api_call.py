@@ -1,8 +1,9 @@
 """``api_call``: an HTTP request with templated method, url, headers and body (SPEC §10).
 
 Config: ``method`` (default GET), ``url``, ``headers``, ``body`` (a JSON value, sent as JSON; a
-string is sent as-is), ``timeout_s``. Non-2xx is a failure; the same ``Idempotency-Key`` as
-``webhook`` is sent. The receipt detail carries the status and the start of the answer.
+string is sent as-is), ``timeout_s``. Non-2xx is a failure; the same ``Idempotency-Key`` and
+``User-Agent`` as ``webhook`` are sent, and the same headers cannot be configured.
+The receipt detail carries the status and the start of the answer.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ class ApiCall:
             ctx.env,
             method=method,
             url=url,
-            headers=rendered_headers(ctx, config),
+            headers=rendered_headers(ctx, config, self.type),
             json_body=None if isinstance(body, str) else body,
             content=body if isinstance(body, str) else None,
             timeout_s=config.get("timeout_s"),

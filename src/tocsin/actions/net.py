@@ -168,13 +168,14 @@ def pinned(
 
     The name is not resolved a second time at connect time, so a DNS answer that changes after
     the check (rebinding) cannot move the request onto a private address. ``Host`` and, for
-    https, the TLS server name (certificate checked against it) stay the host name's.
+    https, the TLS server name (certificate checked against it) stay the host name's. A
+    ``Host`` in ``headers`` is never sent (the actions refuse configuring one).
     """
     target = httpx.URL(url)
     out = {k: v for k, v in headers.items() if k.lower() != "host"}
     host = target.raw_host.decode("ascii")
     if not addresses or _is_literal(host):
-        return target, dict(headers), {}
+        return target, out, {}  # httpx writes the URL's own Host
     out["Host"] = target.netloc.decode("ascii")
     extensions: dict[str, Any] = {"sni_hostname": host} if target.scheme == "https" else {}
     return target.copy_with(host=str(addresses[0])), out, extensions

@@ -4,9 +4,11 @@ Config: ``url`` (templated), optional ``payload`` (templated JSON; default: the 
 scheduled instant and the row snapshot), ``headers`` (templated), ``method`` (POST, PUT or
 PATCH; default POST), ``timeout_s``. Non-2xx is a failure. Every request is signed with the
 scope's secret (``actions.signing``: ``X-Tocsin-Timestamp``, ``X-Tocsin-Signature``) and says
-``User-Agent: tocsin/<version>``; configured headers cannot override those. Every request
-carries ``Idempotency-Key: tocsin-<run id>-<action id>``, the same on
-every attempt, so a receiver can drop a repeat sent after a crash before the receipt was stored.
+``User-Agent: tocsin/<version>``. Every request carries ``Idempotency-Key: tocsin-<run id>-<action
+id>``, the same on every attempt, so a receiver can drop a repeat sent after a crash before the
+receipt was stored. The headers tocsin sets (``core.action_checks.reserved_header``) cannot be
+configured: refused at save, and a stored config naming one fails its run before anything is
+sent. A configured ``Content-Type`` is replaced by ``application/json``.
 """
 
 from __future__ import annotations
@@ -14,22 +16,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tocsin.actions.base import ActionContext, require_str
+from tocsin import messages
+from tocsin.actions.base import ActionContext, ActionError, require_str
 from tocsin.actions.net import send
 from tocsin.actions.signing import (
-    SIGNATURE_HEADER,
-    TIMESTAMP_HEADER,
     USER_AGENT,
     json_body,
     scope_secret,
     signature_headers,
 )
+from tocsin.core.action_checks import reserved_header
 from tocsin.core.instants import to_rfc3339
-
-_OWN_HEADERS = frozenset(
-    h.lower()
-    for h in ("Idempotency-Key", SIGNATURE_HEADER, TIMESTAMP_HEADER, "User-Agent", "Content-Type")
-)
 
 
 def default_payload(ctx: ActionContext) -> dict[str, Any]:
@@ -46,15 +43,17 @@ def default_payload(ctx: ActionContext) -> dict[str, Any]:
     }
 
 
-def rendered_headers(ctx: ActionContext, config: Mapping[str, Any]) -> dict[str, str]:
-    """The configured headers, rendered; ``Idempotency-Key`` is always tocsin's own.
+def rendered_headers(ctx: ActionContext, config: Mapping[str, Any], kind: str) -> dict[str, str]:
+    """The configured headers, rendered, plus tocsin's ``Idempotency-Key`` (receivers
+    deduplicate on it: ``tocsin-<run id>-<action id>`` on every attempt) and ``User-Agent``.
 
-    A configured header of that name (in any case) is dropped: receivers deduplicate on it, so
-    it must stay ``tocsin-<run id>-<action id>`` on every attempt.
+    A configured header tocsin sets itself (a config stored before such headers were refused at
+    save) fails the action before anything is sent.
     """
     raw = config.get("headers") or {}
-    rendered = dict(ctx.render(raw)).items()
-    headers = {str(k): str(v) for k, v in rendered if str(k).lower() != "idempotency-key"}
+    if (name := reserved_header(raw)) is not None:
+        raise ActionError(messages.header_reserved(kind, name))
+    headers = {str(k): str(v) for k, v in dict(ctx.render(raw)).items()}
     headers["Idempotency-Key"] = ctx.idempotency_key
     headers["User-Agent"] = USER_AGENT
     return headers
@@ -69,13 +68,9 @@ class Webhook:
         payload = ctx.render(config["payload"]) if "payload" in config else default_payload(ctx)
         body = json_body(payload)
         timestamp = str(int(ctx.now.timestamp()))
-        own = {
-            k: v for k, v in rendered_headers(ctx, config).items() if k.lower() not in _OWN_HEADERS
-        }
+        configured = rendered_headers(ctx, config, self.type)
         headers = {
-            **own,
-            "Idempotency-Key": ctx.idempotency_key,
-            "User-Agent": USER_AGENT,
+            **{k: v for k, v in configured.items() if k.lower() != "content-type"},
             "Content-Type": "application/json",
             **signature_headers(scope_secret(ctx), timestamp, body),
         }

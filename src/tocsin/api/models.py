@@ -186,6 +186,10 @@ class TriggerOut(Out):
 
 
 class IacPlanOut(Out):
+    """Per trigger: ``{"table", "trigger_id", "name", "action", "changes"}``; ``action`` is
+    ``create``, ``update``, ``delete``, ``noop`` or ``invalid`` (apply would refuse it: then
+    ``detail`` holds the refusal, its table and trigger named). ``adopted`` when adopted."""
+
     plan: list[dict[str, Any]]
 
 

@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, GetJsonSchemaHandler, TypeAda
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import core_schema
 
+from tocsin import messages
+
 Id = Annotated[
     str,
     Field(
@@ -85,6 +87,9 @@ class Predicate(Doc):
 
 
 # ---- actions (SPEC §10), discriminated by "type" ----
+OWN_HEADERS = f"not the headers tocsin sets ({messages.RESERVED_HEADERS}, in any case)"
+
+
 class Notify(Doc):
     id: Id | None = None
     type: Literal["notify"]
@@ -98,7 +103,7 @@ class Webhook(Doc):
     url: Text
     method: Literal["POST", "PUT", "PATCH"] | None = Field(None, description="default POST")
     payload: Any = None
-    headers: dict[str, str] | None = None
+    headers: dict[str, str] | None = Field(None, description=OWN_HEADERS)
     timeout_s: Seconds | None = None
 
 
@@ -107,7 +112,7 @@ class ApiCall(Doc):
     type: Literal["api_call"]
     method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
     url: Text
-    headers: dict[str, str] | None = None
+    headers: dict[str, str] | None = Field(None, description=OWN_HEADERS)
     body: Any = None
     timeout_s: Seconds | None = None
 

@@ -4,8 +4,11 @@
 - ``tocsin export --schedules [--workflow ID]… > schedules.jsonl``: the imperative workflow
   schedules (declared ones belong to code and are left out); both options may be combined
 - ``tocsin plan triggers.jsonl --scope …  [--json]``: a coloured per-trigger (per-schedule) diff;
-  exit code 0 = no changes, 2 = changes, 1 = error (``terraform plan -detailed-exitcode``)
-- ``tocsin apply triggers.jsonl --scope … [--yes]``: shows the plan, asks, then applies
+  exit code 0 = no changes, 2 = changes, 1 = error (``terraform plan -detailed-exitcode``), an
+  ``invalid`` entry (a trigger apply would refuse, with its reason) included: a CI gate that
+  only plans fails on what apply would refuse
+- ``tocsin apply triggers.jsonl --scope … [--yes]``: shows the plan, asks, then applies (never
+  asks when the plan has an ``invalid`` entry: exit 1, nothing written)
 
 ``FILE`` may be ``-`` for standard input. ``--scope`` is needed only for trigger documents
 (``"table"``); schedule documents (``"workflow"``) need the workflows registered: ``--app`` (or
@@ -23,7 +26,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from tocsin import iac
+from tocsin import iac, messages
 from tocsin.errors import SettingsError, TocsinError
 from tocsin.service import Tocsin
 from tocsin.service.auth import parse_scope
@@ -42,6 +45,7 @@ STYLE = {
     "update": ("~", "yellow"),
     "delete": ("-", "red"),
     "noop": ("=", "dim"),
+    "invalid": ("!", "red"),
 }
 
 
@@ -119,13 +123,16 @@ def render(console: Console, entries: list[dict[str, Any]]) -> None:
         console.print(f"[{colour}]{escape(printable(head))}[/]")
         for note in entry.get("warnings", ()):
             console.print(f"    [yellow]warning: {escape(printable(note))}[/]")
+        if "detail" in entry:
+            console.print(f"    [red]refused: {escape(printable(entry['detail']))}[/]")
         if entry["action"] != "noop":
             for change in entry["changes"]:
                 console.print(_change_line(change))
     n = summary(entries)
+    invalid = f", {n['invalid']} invalid" if n["invalid"] else ""
     console.print(
         f"[bold]Plan: {n['create']} to create, {n['update']} to update, "
-        f"{n['delete']} to delete, {n['noop']} unchanged.[/]"
+        f"{n['delete']} to delete, {n['noop']} unchanged{invalid}.[/]"
     )
 
 
@@ -146,6 +153,13 @@ def _render_applied(console: Console, entries: list[dict[str, Any]]) -> None:
 
 def _has_changes(entries: list[dict[str, Any]]) -> bool:
     return any(e["action"] != "noop" for e in entries)
+
+
+def _refuse_invalid(entries: list[dict[str, Any]]) -> None:
+    """Exit 1 when any entry is ``invalid`` (apply would answer 400)."""
+    count = summary(entries)["invalid"]
+    if count:
+        raise _error(messages.iac_plan_invalid(count))
 
 
 def _run(tocsin: Tocsin, call: Any) -> Any:
@@ -197,7 +211,7 @@ def plan(
     app: AppOpt = None,
 ) -> None:
     """Compare documents with the stored triggers and schedules; exit 0 no changes, 2
-    changes, 1 error."""
+    changes, 1 error (a document apply would refuse included)."""
     kind, scope_id = _scope(scope)
     documents = _read(file)
     tocsin = _open(app)
@@ -206,6 +220,7 @@ def plan(
         typer.echo(json.dumps({"plan": entries}, ensure_ascii=False))
     else:
         render(Console(soft_wrap=True), entries)
+    _refuse_invalid(entries)
     raise typer.Exit(CHANGES if _has_changes(entries) else NO_CHANGES)
 
 
@@ -223,6 +238,7 @@ def apply(
     try:
         entries = tocsin.plan(kind, scope_id, documents)
         render(console, entries)
+        _refuse_invalid(entries)
         if not _has_changes(entries):
             console.print("No changes. Nothing to apply.")
             return

@@ -3,6 +3,10 @@
 - ``webhook`` / ``api_call`` URLs must be ``http://`` or ``https://`` with a host. A URL that is
   one template token (``$row.Url``) is checked when it is rendered; a URL with a literal start
   must begin with the scheme and a host (or a token standing for the host).
+- ``webhook`` / ``api_call`` headers may not name one tocsin sets itself (:func:`reserved_header`:
+  ``Host``, ``Content-Length``, ``Transfer-Encoding``, ``Connection``, ``Idempotency-Key``,
+  ``User-Agent``, ``X-Tocsin-*``, in any case). Header names are never templated, so the check at
+  save is final; the actions check again before sending, for configs stored before the rule.
 - Every ``$row.<column>`` / ``${row.<column>}`` token in any action field must name a column of
   the table (``$row.id`` always does), read the way the renderer reads it
   (``tocsin.core.templates``: a bare token takes the longest column name that follows).
@@ -15,9 +19,14 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from tocsin import messages
 from tocsin.core.templates import column_trie, longest_name
 
 URL_ACTIONS = ("webhook", "api_call")
+RESERVED_HEADERS = frozenset(
+    ("host", "content-length", "transfer-encoding", "connection", "idempotency-key", "user-agent")
+)
+RESERVED_HEADER_PREFIX = "x-tocsin-"
 _ROW = re.compile(r"\$(?:(?P<brace>\{row\.)|row\.)")
 _WORD = re.compile(r"[\w\-]*")
 _TOKEN = re.compile(r"\$\{?(?:row|trigger|run)\.")
@@ -40,6 +49,17 @@ def url_problem(url: str) -> str | None:
         host = None
     if not host:
         return f"url must be an http:// or https:// URL with a host (got {url!r})"
+    return None
+
+
+def reserved_header(headers: object) -> str | None:
+    """The first header name of ``headers`` (as written) that tocsin sets itself, or None."""
+    if not isinstance(headers, Mapping):
+        return None
+    for name in headers:
+        low = str(name).lower()
+        if low in RESERVED_HEADERS or low.startswith(RESERVED_HEADER_PREFIX):
+            return str(name)
     return None
 
 
@@ -90,6 +110,8 @@ def table_problem(action: Mapping[str, Any], columns: Mapping[str, str]) -> str 
     kind = action["type"]
     if kind in URL_ACTIONS and (problem := url_problem(action["url"])) is not None:
         return f"{kind} action {problem}"
+    if kind in URL_ACTIONS and (name := reserved_header(action.get("headers"))) is not None:
+        return messages.header_reserved(kind, name)
     missing = missing_row_column(action, columns)
     if missing is not None:
         return (
@@ -105,9 +127,12 @@ def columns_hint(columns: Mapping[str, str]) -> str:
 
 
 __all__ = [
+    "RESERVED_HEADERS",
+    "RESERVED_HEADER_PREFIX",
     "URL_ACTIONS",
     "columns_hint",
     "missing_row_column",
+    "reserved_header",
     "row_columns",
     "table_problem",
     "url_problem",

@@ -33,6 +33,7 @@ from tocsin.core import windows
 from tocsin.core.adoption import adopt_ids
 from tocsin.core.cells import is_plain_json
 from tocsin.core.identity import definition_digest
+from tocsin.core.limits import Limits, check_triggers
 from tocsin.core.model import Table, TriggerState
 from tocsin.core.schedules import CLOCK_KINDS, Schedule, parse_schedule, schedule_to_dict
 from tocsin.core.triggers import validate_triggers
@@ -73,14 +74,19 @@ def initial_next_due(spec: Schedule, anchor: datetime | None, last: datetime | N
 
 
 def check_triggers_config(
-    tx: Tx, *, table: Table, raw: object, new_id: Callable[[str], str]
+    tx: Tx, *, table: Table, raw: object, limits: Limits, new_id: Callable[[str], str]
 ) -> list[dict[str, Any]]:
     """The normalized config ``raw`` would save on ``table``, or the error saving it would
-    raise; writes nothing (IaC checks every table of a plan with it before applying any).
+    raise; writes nothing. The one check of every triggers save: ``PUT``, the one-trigger
+    ``PATCH`` / ``DELETE``, IaC apply (every changed table before any is saved) and IaC plan
+    (which reports what apply would refuse): the tenant limits and notify targets
+    (``core.limits.check_triggers``), then ``validate_triggers`` and the rules that need the
+    table or its stored state.
 
     Triggers and actions sent without ids adopt the ids of structurally equal stored ones
     (``core.adoption``): re-sending an unchanged config keeps every state row and ledger.
     """
+    check_triggers(raw, table, limits)
     columns: dict[str, str] = dict(table.columns)
     previous = table.triggers
     stored = previous if isinstance(previous, list) else None
@@ -104,11 +110,12 @@ def set_triggers_config(
     table: Table,
     raw: object,
     now: datetime,
+    limits: Limits,
     new_id: Callable[[str], str],
 ) -> list[dict[str, Any]]:
     """Validate (:func:`check_triggers_config`), persist and re-sync trigger state; returns
     the normalized config with ids."""
-    config = check_triggers_config(tx, table=table, raw=raw, new_id=new_id)
+    config = check_triggers_config(tx, table=table, raw=raw, limits=limits, new_id=new_id)
     table_id = table.id
     specs = _specs(config, dict(table.columns))
     store_records.set_table_triggers(tx, table_id=table_id, triggers=config or None, now=now)

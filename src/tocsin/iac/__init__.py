@@ -12,7 +12,7 @@ The facade (``Tocsin.export`` / ``plan`` / ``apply``) reads the store and writes
 
 from __future__ import annotations
 
-from tocsin.iac.differ import Entry, TablePlan, diff, plan_table
+from tocsin.iac.differ import Entry, TablePlan, diff, mark_refused, plan_table
 from tocsin.iac.documents import TableDocuments, canonical, dumps, group, loads
 from tocsin.iac.scope import export_documents, resolve, stored_config
 
@@ -26,6 +26,7 @@ __all__ = [
     "export_documents",
     "group",
     "loads",
+    "mark_refused",
     "plan_table",
     "resolve",
     "stored_config",

@@ -10,18 +10,22 @@ update. Per table named in the documents:
   that trigger, **adopted** (``noop``, the entry shows the adopted id); otherwise ``create``;
 - a stored trigger no document names or adopts: ``delete``.
 
-Tables no document names are not looked at. Nothing here validates a trigger: a boolean
-``offset_minutes`` or a kind change under one id plans as an ``update`` and fails at apply, with
-the same text as ``PUT …/triggers`` (the plan shows what the documents ask for).
+Tables no document names are not looked at. Nothing here validates a trigger: the service runs
+apply's own check (the one every triggers save runs) on each changed table's config and hands it
+to :func:`mark_refused`, which turns each entry of a trigger that check refuses (a boolean
+``offset_minutes``, a kind change under one id, the 101st trigger of a table, …) into
+``invalid``, with the text ``PUT …/triggers`` answers, its table and trigger named.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tocsin import messages
 from tocsin.core.adoption import adopt_action_ids, comparable, match_triggers
+from tocsin.errors import ValidationError
 from tocsin.iac.documents import TableDocuments
 
 Entry = dict[str, Any]
@@ -115,4 +119,39 @@ def plan_table(documents: TableDocuments, stored: Sequence[object]) -> TablePlan
     return plan
 
 
-__all__ = ["Entry", "TablePlan", "diff", "plan_table"]
+Check = Callable[[list[dict[str, Any]]], object]
+"""A table's triggers config through the checks of a save: raises ``ValidationError``."""
+
+
+def mark_refused(plan: TablePlan, check: Check) -> None:
+    """Mark each entry whose trigger ``check`` refuses: ``"action": "invalid"`` and ``detail``.
+
+    ``check`` runs on the whole config first (one call when it passes). When it refuses, each
+    trigger, in document order, is checked with the ones before it that passed, so every refused
+    document is named, each with its own text: a bad trigger, the second of two equal ids, the
+    triggers past the table's limit. Raises the whole config's refusal when no single trigger
+    explains it.
+    """
+    try:
+        check(plan.config)
+        return
+    except ValidationError as whole:
+        refusal = whole
+    passed: list[dict[str, Any]] = []
+    marked = False
+    for index, trigger in enumerate(plan.config):
+        try:
+            check([*passed, trigger])
+        except ValidationError as exc:
+            entry = plan.entries[index]  # entries start with the config's triggers, in order
+            who = messages.iac_trigger_label(trigger.get("id"), trigger.get("name"), index + 1)
+            entry["action"] = "invalid"
+            entry["detail"] = messages.iac_trigger_refused(plan.name, who, exc.detail)
+            marked = True
+        else:
+            passed.append(trigger)
+    if not marked:
+        raise refusal
+
+
+__all__ = ["Check", "Entry", "TablePlan", "diff", "mark_refused", "plan_table"]

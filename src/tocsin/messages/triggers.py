@@ -61,6 +61,21 @@ def action_invalid(reason: str) -> str:
     return f"action invalid: {reason}"
 
 
+RESERVED_HEADERS = (
+    "Host, Content-Length, Transfer-Encoding, Connection, Idempotency-Key, User-Agent and "
+    "X-Tocsin-*"
+)
+
+
+def header_reserved(kind: str, name: str) -> str:
+    """A ``webhook`` / ``api_call`` header tocsin sets itself (refused at save; a stored config
+    holding one fails its run before anything is sent)."""
+    return (
+        f"{kind} action header '{name}' is tocsin's own and cannot be configured "
+        f"(in any case: {RESERVED_HEADERS}); remove it from 'headers'"
+    )
+
+
 MATERIALIZE_SLOTS_DAILY_ONLY = "materialize_slots actions are allowed only on daily schedules"
 
 

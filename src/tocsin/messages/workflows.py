@@ -219,6 +219,25 @@ def iac_table_ambiguous(name: str, count: int) -> str:
     )
 
 
+def iac_trigger_refused(table: str, trigger: str, detail: str) -> str:
+    """A plan entry apply would refuse: ``detail`` is the text ``PUT …/triggers`` answers."""
+    return f"table '{table}', trigger {trigger}: {detail}"
+
+
+def iac_trigger_label(trigger_id: object, name: object, position: int) -> str:
+    """A trigger of a plan: ``'<id>'``, else its position among its table's documents (and its
+    name when it has one)."""
+    if isinstance(trigger_id, str) and trigger_id:
+        return f"'{trigger_id}'"
+    return f"#{position} '{name}'" if isinstance(name, str) and name else f"#{position}"
+
+
+def iac_plan_invalid(count: int) -> str:
+    """``tocsin plan`` / ``tocsin apply`` when documents would be refused (exit 1)."""
+    noun = "document is" if count == 1 else "documents are"
+    return f"{count} {noun} invalid: apply would refuse them (400) and write nothing"
+
+
 # --- schedule documents: imperative workflow schedules as code (SPEC §11, §12) --------------
 
 IAC_DOCUMENT_BOTH_KINDS = (

@@ -372,9 +372,8 @@ class TablesService(Service):
         at = self._now(now)
         with self.store.begin() as tx:
             table = _locked_table(tx, table_id)
-            limits.check_triggers(triggers, table, self.settings)
             return configs.set_triggers_config(
-                tx, table=table, raw=triggers, now=at, new_id=self._new_id
+                tx, table=table, raw=triggers, now=at, limits=self.settings, new_id=self._new_id
             )
 
     def pause_trigger(

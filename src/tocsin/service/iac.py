@@ -4,7 +4,8 @@
 pure); ``apply`` carries a plan out through ``set_triggers``, the API's one write path (same
 validation, same adoption, the state retire/revive rules of SPEC §5). Every changed table is
 checked first, so a document the API would refuse fails before anything is written; then the
-tables are saved one at a time, each in its own transaction.
+tables are saved one at a time, each in its own transaction. ``plan`` runs that same check and
+answers each trigger it refuses as ``invalid`` (with the refusal's text) instead of failing.
 
 Schedule documents (``"workflow"`` instead of ``"table"``: imperative workflow schedules,
 :mod:`tocsin.service.iac_schedules`) may share a bundle with trigger documents; they are not
@@ -17,10 +18,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from tocsin import iac, messages
-from tocsin.core import limits
 from tocsin.core.model import Table
 from tocsin.engine import configs
 from tocsin.errors import ValidationError
@@ -28,6 +29,7 @@ from tocsin.service import iac_schedules
 from tocsin.service.base import Core, Service
 from tocsin.service.data import SCOPES, TablesService
 from tocsin.store import records as store_records
+from tocsin.store.tx import Tx
 from tocsin.workflows.definition import Workflow
 
 
@@ -110,13 +112,17 @@ class IacService(Service):
         schedules: bool = True,
     ) -> list[dict[str, Any]]:
         """Per trigger of every table the documents name: ``{"table", "trigger_id", "name",
-        "action": create|update|delete|noop, "changes"}`` (adopted triggers carry
-        ``"adopted": true``); then per imperative schedule of every workflow the schedule
-        documents name: ``{"workflow", "schedule_id", "action", "changes"}`` (``"adopted"``,
-        ``"warnings"`` when any). ``schedules=False`` refuses schedule documents (the HTTP
-        routes of one scope). Reads only."""
+        "action": create|update|delete|noop|invalid, "changes"}`` (adopted triggers carry
+        ``"adopted": true``; an ``invalid`` one, a trigger apply would refuse, carries
+        ``"detail"``: the text ``PUT …/triggers`` answers, its table and trigger named); then
+        per imperative schedule of every workflow the schedule documents name: ``{"workflow",
+        "schedule_id", "action", "changes"}`` (``"adopted"``, ``"warnings"`` when any; an
+        invalid schedule document is a 400, as at apply). ``schedules=False`` refuses schedule
+        documents (the HTTP routes of one scope). Reads only."""
         tables, found = self._split(documents, schedules)
-        entries = [e for p in self._plans(scope, scope_id, tables) for e in p.entries]
+        plans = self._plans(scope, scope_id, tables)
+        self._check_plans(scope, scope_id, plans, mark=True)
+        entries = [e for p in plans for e in p.entries]
         if found:
             with self.store.read() as tx:
                 planned = iac_schedules.plan_schedules(tx, found, set(self.workflows))
@@ -139,7 +145,7 @@ class IacService(Service):
         tables, found = self._split(documents, schedules)
         plans = self._plans(scope, scope_id, tables)
         changed = [p for p in plans if p.changed]
-        ids = self._check_plans(scope, scope_id, changed) if changed else {}
+        ids = self._check_plans(scope, scope_id, changed, mark=False)
         if found:  # every schedule document checked before a table is written
             with self.store.read() as tx:
                 iac_schedules.plan_schedules(tx, found, set(self.workflows))
@@ -154,21 +160,38 @@ class IacService(Service):
         return entries
 
     def _check_plans(
-        self, scope: str | None, scope_id: str | None, plans: Sequence[iac.TablePlan]
+        self,
+        scope: str | None,
+        scope_id: str | None,
+        plans: Sequence[iac.TablePlan],
+        *,
+        mark: bool,
     ) -> dict[str, str]:
-        """Every changed table's config through the checks ``set_triggers`` runs, before any
-        is saved (a refused document fails the whole apply with nothing written); returns
-        ``{table name: table id}``."""
+        """Every changed table's config through the check every triggers save runs
+        (``configs.check_triggers_config``), before any is saved; returns ``{table name: table
+        id}``. Apply (``mark=False``) raises the first refusal: nothing is written. Plan
+        (``mark=True``) marks each refused trigger's entry ``invalid`` instead
+        (``iac.mark_refused``), so a plan shows what apply would refuse."""
+        changed = [p for p in plans if p.changed]
+        if not changed:
+            return {}
         scope, scope_id = _scope(scope, scope_id)
         with self.store.read() as tx:
             found = store_records.list_tables(tx, scope=scope, scope_id=scope_id)
-            names = [p.name for p in plans]
+            names = [p.name for p in changed]
             tables = iac.resolve(found, names, scope=scope, scope_id=scope_id)
-            for plan in plans:
-                table = tables[plan.name]
-                limits.check_triggers(plan.config, table, self.settings)
-                configs.check_triggers_config(tx, table=table, raw=plan.config, new_id=self._new_id)
+            for plan in changed:
+                check = partial(self._check_config, tx, tables[plan.name])
+                if mark:
+                    iac.mark_refused(plan, check)
+                else:
+                    check(plan.config)
         return {name: table.id for name, table in tables.items()}
+
+    def _check_config(self, tx: Tx, table: Table, config: list[dict[str, Any]]) -> None:
+        configs.check_triggers_config(
+            tx, table=table, raw=config, limits=self.settings, new_id=self._new_id
+        )
 
 
 __all__ = ["IacService"]

@@ -14,7 +14,6 @@ from datetime import datetime
 from typing import Any
 
 from tocsin import messages
-from tocsin.core import limits
 from tocsin.core.model import Table
 from tocsin.core.patch import merge_patch
 from tocsin.engine import configs
@@ -106,7 +105,6 @@ class TriggerService(Service):
     def _save(
         self, tx: Tx, table: Table, triggers: list[dict[str, Any]], at: datetime
     ) -> list[dict[str, Any]]:
-        limits.check_triggers(triggers, table, self.settings)
         return configs.set_triggers_config(
-            tx, table=table, raw=triggers, now=at, new_id=self._new_id
+            tx, table=table, raw=triggers, now=at, limits=self.settings, new_id=self._new_id
         )

@@ -40,7 +40,8 @@ def export(who: Moderator, tocsin: TocsinDep, tables: TableQuery = None) -> Resp
 
 @router.post("/plan", response_model=IacPlanOut, responses=error_responses(400, 401, 403))
 def plan(body: IacDocuments, who: Moderator, tocsin: TocsinDep) -> dict[str, Any]:
-    """Per trigger of every table the documents name: create, update, delete or noop."""
+    """Per trigger of every table the documents name: create, update, delete or noop; or
+    invalid, with the refusal apply would answer (the same validation as apply)."""
     return {"plan": tocsin.plan(who.scope, who.scope_id, body.documents, schedules=False)}
 
 
