@@ -254,8 +254,8 @@ def test_the_plan_shows_tenant_text_literally() -> None:
 
 def test_workflow_and_lane_tables_show_text_literally(capsys: pytest.CaptureFixture[str]) -> None:
     """A step's or a source's error text can carry what a remote service answered."""
-    from tocsin.cli.workflows import _table
+    from tocsin.cli.render import print_rows
 
-    _table("runs", ["id", "error"], [{"id": "wfr_1", "error": HOSTILE}])
+    print_rows("runs", ["id", "error"], [{"id": "wfr_1", "error": HOSTILE}])
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out and "[bold]B[/bold]" in out

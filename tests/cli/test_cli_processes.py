@@ -1,14 +1,22 @@
-"""Issue 11: ``tocsin serve`` exits 1 when its background could not stop cleanly (a run may be
-left ``running``), 0 otherwise; uvicorn itself is replaced by a stand-in that runs no server."""
+"""``tocsin serve``: it exits 1 when its background could not stop cleanly (a run may be left
+``running``), 0 otherwise (uvicorn replaced by a stand-in that runs no server); as a real
+process, it syncs ``--app``'s schedules once and logs what that sync did."""
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 import typer
 
+from e2e.test_e2e_serve import TOCSIN, free_port, wait_for
 from tocsin.cli import processes
 
 
@@ -34,3 +42,31 @@ def test_serve_exits_non_zero_only_on_an_unclean_stop(
             processes.run_server(processes.SERVED_APP, "127.0.0.1", 0)
         assert exit_.value.exit_code == code
     assert served == [app]
+
+
+def test_serve_on_a_fresh_database_reports_the_schedules_it_created(
+    store_url: str, tmp_path: Path
+) -> None:
+    """A real ``tocsin serve --app`` on an empty database: one sync, whose log line counts the
+    declared schedules as created (a second sync used to report them unchanged)."""
+    tests = Path(__file__).resolve().parents[1]
+    env = {
+        **os.environ,
+        "TOCSIN_DATABASE_URL": store_url,
+        "PYTHONPATH": os.pathsep.join([str(tests), *sys.path]),
+    }
+    env.pop("TOCSIN_APP", None)
+    log_path = tmp_path / "serve.log"
+    port = free_port()
+    args = [TOCSIN, "serve", "--port", str(port), "--app", "workflows.sample_app:WORKFLOWS"]
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(args, env=env, cwd=tests, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            wait_for("the server", lambda: "startup complete" in log_path.read_text(), 30)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=30)
+    lines = [json.loads(line) for line in log_path.read_text().splitlines() if line.startswith("{")]
+    synced = [line for line in lines if line["msg"] == "schedules synced"]
+    assert len(synced) == 1, lines
+    assert synced[0]["schedules_created"] == 2 and synced[0]["schedules_unchanged"] == 0

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from tocsin import messages
 from tocsin.cli import app
 from tocsin.core.skips import SCHEDULE, SkipRange
 from tocsin.service import Tocsin
@@ -86,7 +87,8 @@ def test_schedules_commands(env: dict[str, str], tocsin: Tocsin) -> None:
     ]
     with tocsin.store.begin() as tx:
         store_skips.record_skips(tx, ranges=ranges, now=at)
-    lines = invoke("schedules", "fires", "wf_tick-tock").output.splitlines()
+    wide = runner.invoke(app, ["schedules", "fires", "wf_tick-tock"], env={"COLUMNS": "200"})
+    lines = wide.output.splitlines()  # a wide terminal: one line per row
     coalesced, fire, paused = (
         next(n for n, line in enumerate(lines) if all(w in line for w in words))
         for words in (
@@ -140,3 +142,52 @@ def test_tokens_create_with_a_permission_and_an_expiry(env: dict[str, str], tocs
     assert principal is not None and principal.permissions == frozenset({"schedules:read"})
     listed = invoke("tokens", "list")
     assert listed.exit_code == 0 and "schedules:read" in listed.output and "active" in listed.output
+
+
+def test_workflows_list_without_app_lists_what_the_database_knows(
+    env: dict[str, str], tocsin: Tocsin
+) -> None:
+    """The schedules synced and the runs started by a process with the code; then listed by one
+    without it: each workflow with its schedules and runs, said to have no code loaded."""
+    synced = invoke("scheduler", "--app", APP, "--clock-stdin", stdin="2026-03-02T12:00:30Z\n")
+    assert synced.exit_code == 0, synced.output
+    invoke("workflows", "start", "daily-report", "--app", APP, "--input", '{"user_id": "c"}')
+    listed = invoke("workflows", "list")
+    assert listed.exit_code == 0, listed.output
+    assert "2 workflow(s)" in listed.output
+    assert messages.workflows_code_not_loaded(2) in " ".join(listed.output.split())
+    items = {w["id"]: w for w in json.loads(invoke("workflows", "list", "--json").output)}
+    assert set(items) == {"daily-report", "tick-tock"}
+    daily = items["daily-report"]
+    assert (daily["code_loaded"], daily["schedules"], daily["runs"]) == (
+        False,
+        ["wf_daily-report"],
+        1,
+    )
+    assert daily["steps"] is None and items["tick-tock"]["runs"] == 0
+    with_code = json.loads(invoke("workflows", "list", "--app", APP, "--json").output)
+    assert all(w["code_loaded"] for w in with_code) and len(with_code) == 2
+    assert "code not loaded" not in invoke("workflows", "list", "--app", APP).output
+
+
+def test_workflows_runs_takes_the_workflow_id_positionally(
+    env: dict[str, str], tocsin: Tocsin
+) -> None:
+    for user in ("a", "b"):
+        invoke(
+            "workflows",
+            "start",
+            "daily-report",
+            "--app",
+            APP,
+            "--input",
+            f'{{"user_id": "{user}"}}',
+        )
+    invoke("workflows", "start", "tick-tock", "--app", APP)
+    positional = json.loads(invoke("workflows", "runs", "daily-report", "--json").output)
+    option = json.loads(invoke("workflows", "runs", "--workflow", "daily-report", "--json").output)
+    assert positional["total"] == option["total"] == 2
+    assert {r["workflow_id"] for r in positional["items"]} == {"daily-report"}
+    assert json.loads(invoke("workflows", "runs", "--json").output)["total"] == 3
+    both = invoke("workflows", "runs", "daily-report", "--workflow", "tick-tock")
+    assert both.exit_code == 2 and "two workflows given" in both.output

@@ -11,9 +11,16 @@
 - ``tocsin tokens create``: a bearer token for one scope and role
 - ``tocsin secrets rotate``: a scope's webhook signing secret
 - ``tocsin demo``: seed a demo database and serve it (``make run``)
+- ``tocsin --version``: the installed package's version
+
+Every command but ``serve`` and ``demo`` opens an existing database only: with
+``TOCSIN_DATABASE_URL`` unset and no ``./tocsin.db`` it says so (``--create`` to create one).
 """
 
 from __future__ import annotations
+
+from importlib.metadata import version
+from typing import Annotated
 
 import typer
 
@@ -27,6 +34,26 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
+
+
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        typer.echo(f"tocsin {version('tocsin')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    _version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """A durable trigger & schedule engine: every occurrence fires at most once."""
+
+
 processes.register(app)
 tables.register(app)
 iac.register(app)

@@ -16,7 +16,8 @@ from tocsin import messages
 from tocsin.errors import TocsinError, ValidationError
 from tocsin.service.auth import parse_scope
 
-from .render import CreateOpt, JsonOpt, echo_json, fail, open_existing, print_rows
+from .processes import CreateOpt, open_tocsin
+from .render import JsonOpt, echo_json, fail, print_rows
 
 tables_app = typer.Typer(help="A scope's tables: list, show, create.", no_args_is_help=True)
 triggers_app = typer.Typer(
@@ -35,10 +36,14 @@ TRIGGER_COLUMNS = ("id", "name", "on", "schedule", "actions")
 
 @tables_app.command("list")
 def list_tables(
-    scope: ScopeOpt, skip: Skip = 0, limit: Limit = 50, as_json: JsonOpt = False
+    scope: ScopeOpt,
+    skip: Skip = 0,
+    limit: Limit = 50,
+    as_json: JsonOpt = False,
+    create: CreateOpt = False,
 ) -> None:
     """The scope's live tables, oldest first."""
-    tocsin = open_existing()
+    tocsin = open_tocsin(create=create)
     try:
         kind, scope_id = parse_scope(scope)
         page = tocsin.list_tables(kind, scope_id, skip=skip, limit=limit)
@@ -52,9 +57,11 @@ def list_tables(
 
 
 @tables_app.command("show")
-def show_table(table_id: Annotated[str, typer.Argument(help="The table id.")]) -> None:
+def show_table(
+    table_id: Annotated[str, typer.Argument(help="The table id.")], create: CreateOpt = False
+) -> None:
     """One table (columns, flags) with its triggers config, as JSON."""
-    tocsin = open_existing()
+    tocsin = open_tocsin(create=create)
     try:
         table = tocsin.get_table(table_id)
         table["triggers"] = tocsin.get_triggers(table_id) if not table["trashed"] else []
@@ -88,7 +95,7 @@ def create_table(
     as_json: JsonOpt = False,
 ) -> None:
     """Create a table; prints its id alone on the last line (or the table with --json)."""
-    tocsin = open_existing(create)
+    tocsin = open_tocsin(create=create)
     try:
         kind, scope_id = parse_scope(scope)
         table = tocsin.create_table(kind, scope_id, name, parse_columns(column or []))
@@ -103,9 +110,9 @@ def create_table(
 
 
 @triggers_app.command("list")
-def list_triggers(table: TableOpt, as_json: JsonOpt = False) -> None:
+def list_triggers(table: TableOpt, as_json: JsonOpt = False, create: CreateOpt = False) -> None:
     """The table's triggers, each with its id."""
-    tocsin = open_existing()
+    tocsin = open_tocsin(create=create)
     try:
         triggers = tocsin.get_triggers(table)
     except TocsinError as exc:
@@ -119,9 +126,9 @@ def list_triggers(table: TableOpt, as_json: JsonOpt = False) -> None:
 
 
 @triggers_app.command("show")
-def show_trigger(table: TableOpt, trigger_id: TriggerArg) -> None:
+def show_trigger(table: TableOpt, trigger_id: TriggerArg, create: CreateOpt = False) -> None:
     """One trigger, as JSON."""
-    tocsin = open_existing()
+    tocsin = open_tocsin(create=create)
     try:
         trigger = tocsin.get_trigger(table, trigger_id)
     except TocsinError as exc:
@@ -171,9 +178,10 @@ def set_triggers(
     table: TableOpt,
     file: Annotated[str, typer.Option("--file", "-f", help="A .json or .yaml file; - = stdin.")],
     as_json: JsonOpt = False,
+    create: CreateOpt = False,
 ) -> None:
     """Replace the table's whole triggers list (as PUT …/triggers does); prints the saved ids."""
-    tocsin = open_existing()
+    tocsin = open_tocsin(create=create)
     try:
         saved = tocsin.set_triggers(table, read_triggers(file))
     except TocsinError as exc:
@@ -185,8 +193,8 @@ def set_triggers(
     print_rows(f"saved {len(saved)} trigger(s)", ("id", "name", "on"), saved)
 
 
-def _pause_or_resume(table: str, trigger_id: str, *, pause: bool) -> None:
-    tocsin = open_existing()
+def _pause_or_resume(table: str, trigger_id: str, *, pause: bool, create: bool) -> None:
+    tocsin = open_tocsin(create=create)
     try:
         if pause:
             result = tocsin.pause_trigger(table, trigger_id)
@@ -200,15 +208,15 @@ def _pause_or_resume(table: str, trigger_id: str, *, pause: bool) -> None:
 
 
 @triggers_app.command("pause")
-def pause_trigger(table: TableOpt, trigger_id: TriggerArg) -> None:
+def pause_trigger(table: TableOpt, trigger_id: TriggerArg, create: CreateOpt = False) -> None:
     """Pause one trigger (it keeps its id and state; no runs until resumed)."""
-    _pause_or_resume(table, trigger_id, pause=True)
+    _pause_or_resume(table, trigger_id, pause=True, create=create)
 
 
 @triggers_app.command("resume")
-def resume_trigger(table: TableOpt, trigger_id: TriggerArg) -> None:
+def resume_trigger(table: TableOpt, trigger_id: TriggerArg, create: CreateOpt = False) -> None:
     """Resume a paused trigger."""
-    _pause_or_resume(table, trigger_id, pause=False)
+    _pause_or_resume(table, trigger_id, pause=False, create=create)
 
 
 def list_messages(
@@ -216,9 +224,10 @@ def list_messages(
     skip: Skip = 0,
     limit: Limit = 50,
     as_json: JsonOpt = False,
+    create: CreateOpt = False,
 ) -> None:
     """A chatroom's message feed (what notify actions post), newest first."""
-    tocsin = open_existing()
+    tocsin = open_tocsin(create=create)
     try:
         _, chatroom_id = parse_scope(f"chatroom:{chatroom}")
         page = tocsin.messages(chatroom_id, skip=skip, limit=limit)

@@ -31,7 +31,7 @@ from tocsin.errors import SettingsError, TocsinError
 from tocsin.service import Tocsin
 from tocsin.service.auth import parse_scope
 
-from .processes import AppOpt, open_tocsin
+from .processes import AppOpt, CreateOpt, open_tocsin
 from .render import printable
 
 ScopeOpt = Annotated[
@@ -65,10 +65,10 @@ def _read(path: str) -> list[dict[str, Any]]:
         raise _error(f"{path}: {exc.detail}") from None
 
 
-def _open(app: str | None = None) -> Tocsin:
+def _open(app: str | None = None, *, create: bool = False) -> Tocsin:
     """The facade; any failure to open it is exit code 1 here (2 means "changes")."""
     try:
-        return open_tocsin(app)
+        return open_tocsin(app, create=create)
     except SettingsError as exc:
         raise _error(str(exc)) from None
     except typer.Exit as exc:
@@ -184,6 +184,7 @@ def export(
         list[str] | None,
         typer.Option("--workflow", help="Only this workflow's schedules (repeatable)."),
     ] = None,
+    create: CreateOpt = False,
 ) -> None:
     """Write the scope's triggers and/or the imperative workflow schedules as JSON Lines
     (normalized; byte-stable) to stdout."""
@@ -191,7 +192,7 @@ def export(
     with_schedules = schedules or bool(workflow)
     if kind is None and not with_schedules:
         raise _error("give --scope (trigger documents), --schedules or --workflow")
-    tocsin = _open()
+    tocsin = _open(create=create)
 
     def documents() -> list[dict[str, Any]]:
         out = []
@@ -209,12 +210,13 @@ def plan(
     scope: ScopeOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the plan as JSON.")] = False,
     app: AppOpt = None,
+    create: CreateOpt = False,
 ) -> None:
     """Compare documents with the stored triggers and schedules; exit 0 no changes, 2
     changes, 1 error (a document apply would refuse included)."""
     kind, scope_id = _scope(scope)
     documents = _read(file)
-    tocsin = _open(app)
+    tocsin = _open(app, create=create)
     entries = _run(tocsin, lambda: tocsin.plan(kind, scope_id, documents))
     if as_json:
         typer.echo(json.dumps({"plan": entries}, ensure_ascii=False))
@@ -229,12 +231,13 @@ def apply(
     scope: ScopeOpt = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Apply without asking.")] = False,
     app: AppOpt = None,
+    create: CreateOpt = False,
 ) -> None:
     """Show the plan, ask, and carry it out through the same validation as the API."""
     kind, scope_id = _scope(scope)
     documents = _read(file)
     console = Console(soft_wrap=True)
-    tocsin = _open(app)
+    tocsin = _open(app, create=create)
     try:
         entries = tocsin.plan(kind, scope_id, documents)
         render(console, entries)

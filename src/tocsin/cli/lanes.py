@@ -19,8 +19,9 @@ import typer
 from tocsin.core.contract import ContractMismatch
 from tocsin.service.lanes import Lanes
 
-from .processes import AppOpt
-from .workflows import JsonOpt, Limit, Skip, _facade, _print, _table
+from .processes import AppOpt, CreateOpt
+from .render import print_rows
+from .workflows import JsonOpt, Limit, Skip, _facade, _print
 
 lanes_app = typer.Typer(help="Lanes: list, contracts, verify (run contracts, SPEC §14).")
 
@@ -38,12 +39,14 @@ ATTEMPT_COLUMNS = (
 
 
 @lanes_app.command("list")
-def lanes_list(app: AppOpt = None, as_json: JsonOpt = False) -> None:
+def lanes_list(app: AppOpt = None, as_json: JsonOpt = False, create: CreateOpt = False) -> None:
     """Lanes: registered ones and those with a stored history."""
-    with _facade(app) as t:
+    with _facade(app, create=create) as t:
         items = t.lanes.list()
     rows = [{**x, "last": x["last_decision"] or x["last_state"]} for x in items]
-    _print({"items": items}, as_json, lambda: _table(f"{len(items)} lane(s)", LANE_COLUMNS, rows))
+    _print(
+        {"items": items}, as_json, lambda: print_rows(f"{len(items)} lane(s)", LANE_COLUMNS, rows)
+    )
 
 
 def _attempt_row(item: dict[str, Any]) -> dict[str, Any]:
@@ -64,9 +67,10 @@ def lanes_contracts(
     app: AppOpt = None,
     as_json: JsonOpt = False,
     jsonl: Annotated[bool, typer.Option("--jsonl", help="One contract per line.")] = False,
+    create: CreateOpt = False,
 ) -> None:
     """A lane's attempts with their contracts, newest first."""
-    with _facade(app) as t:
+    with _facade(app, create=create) as t:
         page = t.lanes.contracts(lane_id, skip=skip, limit=limit, decision=decision)
     if jsonl:
         for item in page["items"]:
@@ -75,7 +79,7 @@ def lanes_contracts(
         return
     rows = [_attempt_row(i) for i in page["items"]]
     title = f"{page['total']} attempt(s) of {lane_id}"
-    _print(page, as_json, lambda: _table(title, ATTEMPT_COLUMNS, rows))
+    _print(page, as_json, lambda: print_rows(title, ATTEMPT_COLUMNS, rows))
 
 
 @lanes_app.command("verify")

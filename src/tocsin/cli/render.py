@@ -1,57 +1,40 @@
-"""Shared pieces of the data commands: opening an existing database, errors, Rich tables.
+"""Shared pieces of the commands: errors, JSON, and Rich tables that fit the terminal.
 
-- :func:`open_existing`: the facade, but only on a database that exists. With
-  ``TOCSIN_DATABASE_URL`` unset and no ``./tocsin.db`` a command would silently create an empty
-  database and then answer "table not found"; it says so instead (``--create`` allows it).
-- :func:`print_rows`: a Rich table whose id columns are never truncated. Id columns are
-  ``no_wrap`` with ``overflow="fold"``, and the console is made at least as wide as the ids
-  need, so at any terminal width every id is printed whole on one line (copyable); the other
-  columns fold instead. Cells are plain text (tenants' names and messages: Rich markup in them
-  is printed as written) with control characters shown as ``\\xNN`` (:func:`printable`).
+:func:`print_rows` prints a table no wider than the terminal whose cells are never split inside
+a word, and whose id columns (``id``, ``*_id``, or those named) are printed whole on one line
+(copyable):
+
+- every column gets at least its longest word (an id column: its longest value), and the space
+  left over goes to the columns that want least first (whole lines), the rest shared by how
+  much more each wants; cells wrap at spaces;
+- when even that is wider than the terminal, each row is printed as a block of ``column  value``
+  lines instead (the cells folded whole under each other), a value wrapping at spaces;
+- only an id longer than the terminal itself widens the output (to keep it whole).
+
+Cells are plain text (tenants' names and messages: Rich markup in them is printed as written)
+with control characters shown as ``\\xNN`` (:func:`printable`).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tocsin import messages
 from tocsin.errors import TocsinError
-from tocsin.service import Tocsin
 
-from .processes import open_tocsin
+from .processes import CreateOpt
 
-DEFAULT_DATABASE = "tocsin.db"
-CreateOpt = Annotated[
-    bool,
-    typer.Option(
-        "--create",
-        help="Allow creating ./tocsin.db when TOCSIN_DATABASE_URL is unset and it does not exist.",
-    ),
-]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
-MIN_OTHER_COLUMN = 6  # the narrowest a non-id column may get before the console widens
 CELL_PADDING = 3  # a cell's left and right padding plus its border
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
-def open_existing(create: bool = False) -> Tocsin:
-    """The facade on ``TOCSIN_DATABASE_URL``; exit 1 with a clear message when that variable is
-    unset and ``./tocsin.db`` does not exist, unless ``create``."""
-    unset = "TOCSIN_DATABASE_URL" not in os.environ
-    if unset and not create and not Path(DEFAULT_DATABASE).exists():
-        typer.echo(f"error: {messages.no_database(DEFAULT_DATABASE)}", err=True)
-        raise typer.Exit(1)
-    return open_tocsin()
 
 
 def fail(exc: TocsinError) -> typer.Exit:
@@ -78,34 +61,84 @@ def cell(value: Any) -> str:
     return printable(str(value))
 
 
+def is_id(name: str, ids: Sequence[str] | None) -> bool:
+    """Whether the column ``name`` holds ids: named in ``ids``, else ``id`` or ``*_id``."""
+    return name in ids if ids is not None else name == "id" or name.endswith("_id")
+
+
 def print_rows(
     title: str,
     columns: Sequence[str],
     rows: Iterable[Mapping[str, Any]],
     *,
-    ids: Sequence[str] = ("id",),
+    ids: Sequence[str] | None = None,
 ) -> None:
-    """A Rich table of ``rows``; the ``ids`` columns are printed whole at any width."""
-    grid = Table(title=title)
+    """A Rich table of ``rows`` that fits the terminal (see the module's docstring)."""
     cells = [[cell(row.get(name)) for name in columns] for row in rows]
-    for name in columns:
-        if name in ids:
-            grid.add_column(name, no_wrap=True, overflow="fold")
-        else:
-            grid.add_column(name, overflow="fold")
+    whole = [is_id(name, ids) for name in columns]
+    terminal = Console().width
+    widths = fitted_widths(columns, cells, whole, terminal - CELL_PADDING * len(columns) - 1)
+    if widths is None:
+        return _print_blocks(title, columns, cells, whole, terminal)
+    grid = Table(title=title)
+    for name, width, keep in zip(columns, widths, whole, strict=True):
+        grid.add_column(name, width=width, no_wrap=keep, overflow="fold")
     for line in cells:
         grid.add_row(*(Text(value) for value in line))  # Text: no markup
-    Console(width=_width_for(columns, cells, ids)).print(grid)
+    Console(width=terminal).print(grid)
 
 
-def _width_for(columns: Sequence[str], cells: list[list[str]], ids: Sequence[str]) -> int:
-    """The terminal's width, or more when the id columns would not fit whole in it."""
-    terminal = Console().width
-    needed = 1
+def fitted_widths(
+    columns: Sequence[str], cells: list[list[str]], whole: Sequence[bool], budget: int
+) -> list[int] | None:
+    """Each column's width in ``budget`` cells: at least its longest word (an id column's
+    longest value); then, smallest first, whole lines for the columns the space left allows,
+    the rest shared by how much more each one wants; None when even the least does not fit."""
+    least, most = [], []
     for index, name in enumerate(columns):
-        widest = max([len(name), *(len(line[index]) for line in cells)])
-        needed += (widest if name in ids else min(widest, MIN_OTHER_COLUMN)) + CELL_PADDING
-    return max(terminal, needed)
+        texts = [name, *(line[index] for line in cells)]
+        longest = max(cell_len(text) for text in texts)
+        words = longest if whole[index] else max(_longest_word(text) for text in texts)
+        least.append(max(words, 1))
+        most.append(max(longest, 1))
+    if sum(most) <= budget:
+        return most
+    spare, wants = budget - sum(least), [m - n for m, n in zip(most, least, strict=True)]
+    if spare < 0:
+        return None
+    widths = list(least)
+    for index in sorted(range(len(widths)), key=lambda i: wants[i]):  # short cells on one line
+        if 0 < wants[index] <= spare:
+            widths[index], spare, wants[index] = most[index], spare - wants[index], 0
+    if spare and sum(wants):  # the rest shared by how much more each one wants
+        shares = [spare * want // sum(wants) for want in wants]
+        widths = [w + share for w, share in zip(widths, shares, strict=True)]
+    return widths
+
+
+def _longest_word(text: str) -> int:
+    return max((cell_len(word) for word in text.split()), default=0)
+
+
+def _print_blocks(
+    title: str, columns: Sequence[str], cells: list[list[str]], whole: Sequence[bool], width: int
+) -> None:
+    """Each row as ``column  value`` lines: a value wraps at spaces; an id stays whole (the
+    console widens for one longer than the terminal)."""
+    label = max(cell_len(name) for name in columns)
+    longest_id = max(
+        (cell_len(line[i]) for line in cells for i in range(len(columns)) if whole[i]), default=0
+    )
+    console = Console(width=max(width, label + 2 + longest_id))
+    console.print(Text(title, style="italic"))
+    for line in cells:
+        block = Table.grid(padding=(0, 2))
+        block.add_column(no_wrap=True, style="bold")
+        block.add_column(overflow="fold")
+        for name, value, keep in zip(columns, line, whole, strict=True):
+            block.add_row(Text(name), Text(value, no_wrap=keep))
+        console.print()
+        console.print(block)
 
 
 __all__ = [
@@ -113,7 +146,6 @@ __all__ = [
     "JsonOpt",
     "echo_json",
     "fail",
-    "open_existing",
     "print_rows",
     "printable",
 ]

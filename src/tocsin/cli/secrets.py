@@ -14,7 +14,7 @@ import typer
 from tocsin.errors import TocsinError
 from tocsin.service.auth import parse_scope
 
-from .processes import open_tocsin
+from .processes import CreateOpt, open_tocsin
 
 app = typer.Typer(help="Webhook signing secrets, one per scope.", no_args_is_help=True)
 
@@ -22,6 +22,7 @@ app = typer.Typer(help="Webhook signing secrets, one per scope.", no_args_is_hel
 @app.command("rotate")
 def rotate(
     scope: Annotated[str, typer.Option(help="<chatroom|workspace|user>:<uuid>")],
+    create: CreateOpt = False,
 ) -> None:
     """Make a new signing secret for the scope; it is printed alone on the last line."""
     try:
@@ -29,7 +30,7 @@ def rotate(
     except TocsinError as exc:
         typer.echo(f"error: {exc.detail}", err=True)
         raise typer.Exit(2) from None
-    tocsin = open_tocsin()
+    tocsin = open_tocsin(create=create)
     try:
         secret = tocsin.rotate_secret(kind, scope_id, now=datetime.now(UTC))
     finally:

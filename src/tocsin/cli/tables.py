@@ -1,6 +1,6 @@
 """Commands on one table: ``tocsin runs list|retry`` and ``tocsin preview`` (SPEC §7–§9).
 
-They open an existing database only (``render.open_existing``): with ``TOCSIN_DATABASE_URL``
+They open an existing database only (``processes.open_tocsin``): with ``TOCSIN_DATABASE_URL``
 unset and no ``./tocsin.db`` they say so instead of answering "table not found"."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import typer
 from tocsin import messages
 from tocsin.errors import TocsinError, ValidationError
 
+from .processes import CreateOpt, open_tocsin
 from .render import fail, print_rows
-from .render import open_existing as open_tocsin
 
 runs_app = typer.Typer(help="List and retry a table's trigger runs.", no_args_is_help=True)
 
@@ -58,9 +58,10 @@ def list_runs(
     since: Since = None,
     until: Until = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    create: CreateOpt = False,
 ) -> None:
     """A table's runs, newest first; --trigger, --record, --since and --until narrow it."""
-    tocsin = open_tocsin()
+    tocsin = open_tocsin(create=create)
     try:
         page = tocsin.list_runs(
             table,
@@ -80,9 +81,11 @@ def list_runs(
 
 
 @runs_app.command("retry")
-def retry_run(table: TableOpt, run_id: Annotated[str, typer.Argument()]) -> None:
+def retry_run(
+    table: TableOpt, run_id: Annotated[str, typer.Argument()], create: CreateOpt = False
+) -> None:
     """Reset a failed, pending or stale running run to pending."""
-    tocsin = open_tocsin()
+    tocsin = open_tocsin(create=create)
     try:
         run = tocsin.retry_run(table, run_id)
     except TocsinError as exc:
@@ -92,9 +95,9 @@ def retry_run(table: TableOpt, run_id: Annotated[str, typer.Argument()]) -> None
     typer.echo(json.dumps(run, default=str))
 
 
-def preview(table: TableOpt) -> None:
+def preview(table: TableOpt, create: CreateOpt = False) -> None:
     """The schedule preview of a table (SPEC §7) as JSON; creates nothing."""
-    tocsin = open_tocsin()
+    tocsin = open_tocsin(create=create)
     try:
         document = tocsin.preview(table)
     except TocsinError as exc:

@@ -13,14 +13,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from tocsin import messages
 from tocsin.errors import TocsinError, ValidationError
 from tocsin.service.auth import parse_scope
 
-from .processes import open_tocsin
+from .processes import CreateOpt, open_tocsin
+from .render import print_rows
 
 app = typer.Typer(help="API tokens (stored hashed; shown once).", no_args_is_help=True)
 
@@ -62,6 +61,7 @@ def create(
     expires_in: Annotated[
         str | None, typer.Option(help="Lifetime, e.g. 90m, 12h, 30d, 2w (default: no expiry).")
     ] = None,
+    create: CreateOpt = False,
 ) -> None:
     """Create a token; it is printed alone on the last line and never shown again."""
     granted = list(permission or [])
@@ -74,7 +74,7 @@ def create(
         expires_at = now + parse_duration(expires_in) if expires_in is not None else None
     except TocsinError as exc:
         raise _fail(exc) from None
-    tocsin = open_tocsin()
+    tocsin = open_tocsin(create=create)
     try:
         token = tocsin.create_token(
             scope=kind,
@@ -97,36 +97,35 @@ def create(
 
 
 @app.command("list")
-def list_tokens() -> None:
+def list_tokens(create: CreateOpt = False) -> None:
     """Every token: id, scope, role, permissions, created, expires and status (no secrets)."""
-    tocsin = open_tocsin()
+    tocsin = open_tocsin(create=create)
     try:
         rows = tocsin.list_tokens()
     finally:
         tocsin.close()
     now = datetime.now(UTC)
-    grid = Table(title=f"{len(rows)} token(s)")
-    for name in LIST_COLUMNS:
-        grid.add_column(name, no_wrap=name in ("id", "scope"))
-    for row in rows:
-        grid.add_row(
-            row["id"],
-            f"{row['scope']}:{row['scope_id']}",
-            row["role"],
-            ", ".join(row["permissions"] or ()),
-            _instant(row["created_at"]),
-            _instant(row["expires_at"]),
-            status_of(row, now),
-        )
-    Console(width=200).print(grid)
+    items = [
+        {
+            **row,
+            "scope": f"{row['scope']}:{row['scope_id']}",
+            "permissions": ", ".join(row["permissions"] or ()),
+            "created_at": _instant(row["created_at"]),
+            "expires_at": _instant(row["expires_at"]),
+            "status": status_of(row, now),
+        }
+        for row in rows
+    ]
+    print_rows(f"{len(rows)} token(s)", LIST_COLUMNS, items, ids=("id", "scope"))
 
 
 @app.command("revoke")
 def revoke(
     token_id: Annotated[str, typer.Argument(help="The token's id (tocsin tokens list).")],
+    create: CreateOpt = False,
 ) -> None:
     """Revoke a token: from now on it answers 401."""
-    tocsin = open_tocsin()
+    tocsin = open_tocsin(create=create)
     try:
         row = tocsin.revoke_token(token_id)
     except TocsinError as exc:

@@ -11,7 +11,9 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from .data import TableOpt, TriggerArg, triggers_app
-from .workflows import JsonOpt, Limit, Skip, _facade, _print, _table, schedules_app
+from .processes import CreateOpt
+from .render import print_rows
+from .workflows import JsonOpt, Limit, Skip, _facade, _print, schedules_app
 
 AtOpt = Annotated[
     str | None, typer.Option("--at", help="An ISO instant with its offset (2026-12-01T09:00Z).")
@@ -47,15 +49,16 @@ def due(
     at: AtOpt = None,
     record_limit: Annotated[int, typer.Option(min=1, max=10000)] = 1000,
     as_json: JsonOpt = False,
+    create: CreateOpt = False,
 ) -> None:
     """The global dry run: what a tick at --at (default now) fires, and why not for the
     rest. Read-only."""
     when = _instant(at)
-    with _facade() as t:
+    with _facade(create=create) as t:
         report = t.due(at=when, record_limit=record_limit)
     rows = [_due_row(e) for e in report["fires"] + report["not_firing"]]
     title = f"at {report['at']}: {report['runs']} run(s) would be created"
-    _print(report, as_json, lambda: _table(title, DUE_COLUMNS, rows))
+    _print(report, as_json, lambda: print_rows(title, DUE_COLUMNS, rows))
 
 
 def _due_row(entry: dict[str, Any]) -> dict[str, Any]:
@@ -89,12 +92,13 @@ def trigger_skips(
     skip: Skip = 0,
     limit: Limit = 50,
     as_json: JsonOpt = False,
+    create: CreateOpt = False,
 ) -> None:
     """A trigger's skipped occurrences as ranges, newest first."""
-    with _facade() as t:
+    with _facade(create=create) as t:
         page = t.skips(table_id, trigger_id, skip=skip, limit=limit)
     title = f"{page['total']} skip range(s) of {trigger_id}"
-    _print(page, as_json, lambda: _table(title, SKIP_COLUMNS, _skip_rows(page)))
+    _print(page, as_json, lambda: print_rows(title, SKIP_COLUMNS, _skip_rows(page)))
 
 
 @triggers_app.command("next")
@@ -104,42 +108,55 @@ def trigger_next(
     n: NOpt = 10,
     at: AtOpt = None,
     as_json: JsonOpt = False,
+    create: CreateOpt = False,
 ) -> None:
     """The next instants a clock trigger fires at, in UTC and its zone."""
     when = _instant(at)
-    with _facade() as t:
+    with _facade(create=create) as t:
         out = t.next_fires(table_id, trigger_id, n=n, now=when)
-    _print(out, as_json, lambda: _table(f"next fires of {trigger_id}", NEXT_COLUMNS, out["items"]))
+    _print(
+        out, as_json, lambda: print_rows(f"next fires of {trigger_id}", NEXT_COLUMNS, out["items"])
+    )
 
 
 @triggers_app.command("run")
-def trigger_run(table_id: TableOpt, trigger_id: TriggerArg) -> None:
+def trigger_run(table_id: TableOpt, trigger_id: TriggerArg, create: CreateOpt = False) -> None:
     """One manual run of a trigger now (never consumes or blocks a scheduled occurrence)."""
-    with _facade() as t:
+    with _facade(create=create) as t:
         run = t.run_trigger(table_id, trigger_id)
     typer.echo(json.dumps(run, default=str))
 
 
 @schedules_app.command("skips")
 def schedule_skips(
-    schedule_id: str, skip: Skip = 0, limit: Limit = 50, as_json: JsonOpt = False
+    schedule_id: str,
+    skip: Skip = 0,
+    limit: Limit = 50,
+    as_json: JsonOpt = False,
+    create: CreateOpt = False,
 ) -> None:
     """A schedule's skipped instants as ranges, newest first."""
-    with _facade() as t:
+    with _facade(create=create) as t:
         page = t.schedules.skips(schedule_id, skip=skip, limit=limit)
     title = f"{page['total']} skip range(s) of {schedule_id}"
-    _print(page, as_json, lambda: _table(title, SKIP_COLUMNS, _skip_rows(page)))
+    _print(page, as_json, lambda: print_rows(title, SKIP_COLUMNS, _skip_rows(page)))
 
 
 @schedules_app.command("next")
 def schedule_next(
-    schedule_id: str, n: NOpt = 10, at: AtOpt = None, as_json: JsonOpt = False
+    schedule_id: str,
+    n: NOpt = 10,
+    at: AtOpt = None,
+    as_json: JsonOpt = False,
+    create: CreateOpt = False,
 ) -> None:
     """The next instants a schedule fires at (none while paused)."""
     when = _instant(at)
-    with _facade() as t:
+    with _facade(create=create) as t:
         out = t.schedules.next_fires(schedule_id, n=n, now=when)
-    _print(out, as_json, lambda: _table(f"next fires of {schedule_id}", NEXT_COLUMNS, out["items"]))
+    _print(
+        out, as_json, lambda: print_rows(f"next fires of {schedule_id}", NEXT_COLUMNS, out["items"])
+    )
 
 
 @schedules_app.command("backfill")
@@ -148,13 +165,14 @@ def schedule_backfill(
     start: Annotated[str, typer.Option("--from", help="The first instant (included).")],
     end: Annotated[str, typer.Option("--to", help="The end (excluded).")],
     force: Annotated[bool, typer.Option("--force", help="Allow more than 10,000 runs.")] = False,
+    create: CreateOpt = False,
 ) -> None:
     """One run per instant of [--from, --to), oldest first; repeating it creates nothing
     twice."""
     first, last = _instant(start, "--from"), _instant(end, "--to")
     assert first is not None and last is not None
     columns = (TextColumn("backfill"), BarColumn(), MofNCompleteColumn())
-    with _facade() as t, Progress(*columns, transient=True) as bar:
+    with _facade(create=create) as t, Progress(*columns, transient=True) as bar:
         task = bar.add_task("backfill", total=None)
 
         def progress(done: int, total: int) -> None:

@@ -4,21 +4,19 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
+from tocsin import messages
 from tocsin.errors import TocsinError
 from tocsin.service import Tocsin
 
-from .processes import AppOpt, open_tocsin
-from .render import printable
+from .processes import AppOpt, CreateOpt, open_tocsin
+from .render import print_rows
 
 schedules_app = typer.Typer(help="Workflow schedules: list, show, create, pause, resume, fires.")
 workflows_app = typer.Typer(help="Workflows: list, start, runs.")
@@ -32,8 +30,8 @@ RUN_COLUMNS = ("id", "workflow_id", "trigger", "status", "started_at", "duration
 
 
 @contextmanager
-def _facade(app: str | None = None) -> Iterator[Tocsin]:
-    tocsin = open_tocsin(app)
+def _facade(app: str | None = None, create: bool = False) -> Iterator[Tocsin]:
+    tocsin = open_tocsin(app, create=create)
     try:
         yield tocsin
     except TocsinError as exc:
@@ -41,20 +39,6 @@ def _facade(app: str | None = None) -> Iterator[Tocsin]:
         raise typer.Exit(1) from None
     finally:
         tocsin.close()
-
-
-def _cell(value: Any) -> Text:
-    """Plain text (no Rich markup), control characters shown as ``\\xNN``."""
-    return Text("" if value is None else printable(str(value)))
-
-
-def _table(title: str, columns: Sequence[str], rows: list[dict[str, Any]]) -> None:
-    grid = Table(title=title)
-    for name in columns:
-        grid.add_column(name)
-    for row in rows:
-        grid.add_row(*(_cell(row.get(c)) for c in columns))
-    Console(width=200).print(grid)
 
 
 def _print(data: Any, as_json: bool, render: Callable[[], None]) -> None:
@@ -75,22 +59,25 @@ def schedules_list(
     skip: Skip = 0,
     limit: Limit = 50,
     as_json: JsonOpt = False,
+    create: CreateOpt = False,
 ) -> None:
     """All schedules (--workflow filters)."""
-    with _facade() as t:
+    with _facade(create=create) as t:
         page = t.schedules.list(workflow_id=workflow, skip=skip, limit=limit)
     rows = [_schedule_row(s) for s in page["items"]]
-    _print(page, as_json, lambda: _table(f"{page['total']} schedule(s)", SCHEDULE_COLUMNS, rows))
+    _print(
+        page, as_json, lambda: print_rows(f"{page['total']} schedule(s)", SCHEDULE_COLUMNS, rows)
+    )
 
 
 @schedules_app.command("show")
-def schedules_show(schedule_id: str, as_json: JsonOpt = False) -> None:
+def schedules_show(schedule_id: str, as_json: JsonOpt = False, create: CreateOpt = False) -> None:
     """One schedule with its last fire; a compound trigger in words with each latch."""
-    with _facade() as t:
+    with _facade(create=create) as t:
         sched = t.schedules.get(schedule_id)
 
     def render() -> None:
-        _table(sched["id"], SCHEDULE_COLUMNS, [_schedule_row(sched)])
+        print_rows(sched["id"], SCHEDULE_COLUMNS, [_schedule_row(sched)])
         trigger = sched.get("trigger")
         if trigger is not None:
             typer.echo(f"trigger: {trigger['description']}")
@@ -131,11 +118,12 @@ def schedules_create(
     overlap: Annotated[str, typer.Option("--overlap")] = "skip",
     app: AppOpt = None,
     as_json: JsonOpt = False,
+    create: CreateOpt = False,
 ) -> None:
     """Create an imperative schedule: --cron or a --trigger tree (SPEC §13)."""
     tree = _json_arg("--trigger", trigger)
     data = _json_arg("--input", input_json)
-    with _facade(app) as t:
+    with _facade(app, create) as t:
         sched = t.schedules.create(
             workflow_id=workflow,
             cron=cron,
@@ -167,33 +155,37 @@ def _json_arg(name: str, text: str | None) -> Any:
 
 
 @schedules_app.command("pause")
-def schedules_pause(schedule_id: str) -> None:
+def schedules_pause(schedule_id: str, create: CreateOpt = False) -> None:
     """Stop firing (persisted; idempotent; a redeploy never unpauses)."""
-    with _facade() as t:
+    with _facade(create=create) as t:
         sched = t.schedules.pause(schedule_id)
     typer.echo(f"paused {sched['id']}")
 
 
 @schedules_app.command("resume")
-def schedules_resume(schedule_id: str) -> None:
+def schedules_resume(schedule_id: str, create: CreateOpt = False) -> None:
     """Fire again from the next regular instant (no backlog)."""
-    with _facade() as t:
+    with _facade(create=create) as t:
         sched = t.schedules.resume(schedule_id)
     typer.echo(f"resumed {sched['id']}: next fire {sched['next_fire_at']}")
 
 
 @schedules_app.command("fires")
 def schedules_fires(
-    schedule_id: str, skip: Skip = 0, limit: Limit = 50, as_json: JsonOpt = False
+    schedule_id: str,
+    skip: Skip = 0,
+    limit: Limit = 50,
+    as_json: JsonOpt = False,
+    create: CreateOpt = False,
 ) -> None:
     """The fire history, newest first, with the skipped occurrences between the fires (paged by
     the fires); --json prints the page of fires alone, as before."""
-    with _facade() as t:
+    with _facade(create=create) as t:
         page = t.schedules.fires(schedule_id, skip=skip, limit=limit)
         history = t.schedules.history(schedule_id, skip=skip, limit=limit) if not as_json else {}
     title = f"{page['total']} fire(s) of {schedule_id}"
     rows = [_history_row(i) for i in history.get("items", [])]
-    _print(page, as_json, lambda: _table(title, FIRE_COLUMNS, rows))
+    _print(page, as_json, lambda: print_rows(title, FIRE_COLUMNS, rows))
 
 
 def _instant(iso: str) -> str:
@@ -216,14 +208,34 @@ def _history_row(item: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+WORKFLOW_COLUMNS = ("id", "code", "steps", "schedules", "runs", "description")
+
+
 @workflows_app.command("list")
-def workflows_list(app: AppOpt = None, as_json: JsonOpt = False) -> None:
-    """The workflows of --app (or TOCSIN_APP) with their schedules."""
-    with _facade(app) as t:
-        items = t.list_workflows()
-    rows = [{**w, "schedules": ", ".join(w["schedules"]), "steps": len(w["steps"])} for w in items]
-    columns = ("id", "steps", "schedules", "description")
-    _print(items, as_json, lambda: _table(f"{len(items)} workflow(s)", columns, rows))
+def workflows_list(app: AppOpt = None, as_json: JsonOpt = False, create: CreateOpt = False) -> None:
+    """The workflows the database knows (from their schedules and runs) and those of --app (or
+    TOCSIN_APP), each with its schedules and runs; says which have no code loaded here."""
+    with _facade(app, create) as t:
+        items = list(t.schedules.workflows().values())
+    missing = sum(not w["code_loaded"] for w in items)
+
+    def render() -> None:
+        rows = [_workflow_row(w) for w in items]
+        print_rows(f"{len(items)} workflow(s)", WORKFLOW_COLUMNS, rows)
+        if missing:
+            typer.echo(messages.workflows_code_not_loaded(missing))
+
+    _print(items, as_json, render)
+
+
+def _workflow_row(w: dict[str, Any]) -> dict[str, Any]:
+    steps = w["steps"]
+    return {
+        **w,
+        "code": "loaded" if w["code_loaded"] else "not loaded",
+        "steps": len(steps) if steps is not None else "",
+        "schedules": ", ".join(w["schedules"]),
+    }
 
 
 @workflows_app.command("start")
@@ -232,6 +244,7 @@ def workflows_start(
     app: AppOpt = None,
     input_json: Annotated[str, typer.Option("--input", help="The input as JSON.")] = "null",
     wait: Annotated[bool, typer.Option("--wait/--no-wait", help="Run it now.")] = True,
+    create: CreateOpt = False,
 ) -> None:
     """Start a workflow of --app; prints the run as JSON."""
     try:
@@ -239,23 +252,32 @@ def workflows_start(
     except ValueError as exc:
         typer.echo(f"error: --input is not JSON: {exc}", err=True)
         raise typer.Exit(2) from None
-    with _facade(app) as t:
+    with _facade(app, create) as t:
         run = t.start_workflow(workflow_id, data, wait=wait)
     typer.echo(json.dumps(run, default=str))
 
 
 @workflows_app.command("runs")
 def workflows_runs(
-    workflow: Annotated[str | None, typer.Option("--workflow")] = None,
+    workflow_id: Annotated[
+        str | None, typer.Argument(help="Only this workflow's runs (as --workflow).")
+    ] = None,
+    workflow: Annotated[str | None, typer.Option("--workflow", help="Only this workflow.")] = None,
     status: Annotated[str | None, typer.Option(help="pending|running|success|failed|…")] = None,
     skip: Skip = 0,
     limit: Limit = 50,
     as_json: JsonOpt = False,
+    create: CreateOpt = False,
 ) -> None:
-    """Workflow runs, newest first."""
-    with _facade() as t:
-        page = t.workflow_runs(workflow_id=workflow, status=status, skip=skip, limit=limit)
-    _print(page, as_json, lambda: _table(f"{page['total']} run(s)", RUN_COLUMNS, page["items"]))
+    """Workflow runs, newest first: all of them, or one workflow's (WORKFLOW_ID or --workflow)."""
+    if workflow_id is not None and workflow is not None and workflow_id != workflow:
+        typer.echo(f"error: {messages.workflow_given_twice(workflow_id, workflow)}", err=True)
+        raise typer.Exit(2)
+    with _facade(create=create) as t:
+        page = t.workflow_runs(
+            workflow_id=workflow_id or workflow, status=status, skip=skip, limit=limit
+        )
+    _print(page, as_json, lambda: print_rows(f"{page['total']} run(s)", RUN_COLUMNS, page["items"]))
 
 
 __all__ = ["schedules_app", "workflows_app"]

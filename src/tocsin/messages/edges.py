@@ -168,6 +168,18 @@ def no_database(path: str) -> str:
     )
 
 
+def workflows_code_not_loaded(count: int) -> str:
+    return (
+        f"code not loaded for {count} workflow(s): listed from the database's schedules and "
+        "runs. Pass --app module:attr (or set TOCSIN_APP) with their code to see their steps "
+        "and start them"
+    )
+
+
+def workflow_given_twice(positional: str, option: str) -> str:
+    return f"two workflows given: {positional!r} and --workflow {option!r}; give one"
+
+
 def triggers_file_invalid(path: str, reason: str) -> str:
     return f"cannot read triggers from {path}: {reason}"
 

@@ -45,7 +45,7 @@ from tocsin.workflows.definition import (
 from tocsin.workflows.sync import check_trigger_ids
 from tocsin.workflows.timing import next_fire_of
 from tocsin.workflows.trigger_views import table_ids, trigger_view
-from tocsin.workflows.views import public_schedule
+from tocsin.workflows.views import public_schedule, public_workflow
 from tocsin.workflows.whynot import schedule_next_fires
 
 MAX_PAGE = 500
@@ -130,6 +130,28 @@ class Schedules:
                 out["trigger"] = trigger_view(row, self._now(now), names)
             except ValueError:  # unreadable: the description says why
                 out["trigger"] = None
+        return out
+
+    def workflows(self) -> dict[str, dict[str, Any]]:
+        """Every workflow this process registers or the database knows (from its schedules and
+        runs), by id: ``id``, ``code_loaded``, ``schedules`` (stored and declared ids), ``runs``
+        and ``last_run_at``; with the code loaded also ``description`` and ``steps`` (as
+        ``Tocsin.list_workflows``), without them None."""
+        with self._store.read() as tx:
+            known = store_schedules.known_workflows(tx)
+        registry = self._registry()
+        out: dict[str, dict[str, Any]] = {}
+        for workflow_id in sorted(set(known) | set(registry)):
+            stored = known.get(workflow_id, {"schedules": [], "runs": 0, "last_run_at": None})
+            wf = registry.get(workflow_id)
+            declared = [s.id for s in wf.schedules] if wf is not None else []
+            out[workflow_id] = {
+                **(public_workflow(wf) if wf is not None else {"description": None, "steps": None}),
+                **stored,
+                "id": workflow_id,
+                "code_loaded": wf is not None,
+                "schedules": sorted({*stored["schedules"], *declared}),
+            }
         return out
 
     def list(

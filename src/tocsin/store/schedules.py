@@ -268,6 +268,26 @@ def count_fires(tx: Tx, *, schedule_id: str | None = None) -> int:
     return int(tx.conn.execute(select(func.count()).select_from(F).where(*where)).scalar_one())
 
 
+def known_workflows(tx: Tx) -> dict[str, dict[str, Any]]:
+    """Every workflow id the database holds a schedule or a run of, whether or not its code is
+    loaded: ``{id: {"schedules": [schedule ids], "runs": count, "last_run_at": instant}}``
+    (``ix_workflow_schedules_workflow``, ``ix_workflow_runs_workflow``)."""
+    R = workflow_runs
+    known: dict[str, dict[str, Any]] = {}
+
+    def entry(workflow_id: str) -> dict[str, Any]:
+        return known.setdefault(workflow_id, {"schedules": [], "runs": 0, "last_run_at": None})
+
+    for workflow_id, schedule_id in tx.conn.execute(
+        select(S.c.workflow_id, S.c.id).order_by(S.c.workflow_id, S.c.id)
+    ):
+        entry(workflow_id)["schedules"].append(schedule_id)
+    runs = select(R.c.workflow_id, func.count(), func.max(R.c.created_at)).group_by(R.c.workflow_id)
+    for workflow_id, count, last in tx.conn.execute(runs):
+        entry(workflow_id).update(runs=int(count), last_run_at=last)
+    return known
+
+
 __all__ = [
     "PAYLOAD",
     "advance_schedules",
@@ -281,6 +301,7 @@ __all__ = [
     "imperative_schedules",
     "insert_fires",
     "insert_schedule",
+    "known_workflows",
     "list_fires",
     "list_schedules",
     "schedule_dict",
