@@ -88,6 +88,11 @@ class Settings:
     of a trigger. Past a limit a write is refused with 400; a render fails its action.
     ``body_timeout_s``: the time a request's body may take to arrive, from its first read
     (a client trickling bytes holds a connection open: 408 past it).
+    ``sqlite_max_bytes`` (None: no cap) is the most a SQLite database file may grow to: past
+    it a write fails as on a full disk (507, ``/readyz`` 503), so tocsin cannot fill a disk it
+    shares (SQLite's ``PRAGMA max_page_count``, set on every connection; PostgreSQL ignores it).
+    ``db_backoff_max_s`` caps the pause between two tries of a loop (worker, ticker) or of a
+    run's write while the database is unavailable or full (it doubles from the loop's period).
     """
 
     database_url: str = "sqlite:///tocsin.db"
@@ -110,6 +115,8 @@ class Settings:
     metrics_token: str | None = field(default=None, repr=False)
     metrics_port: int | None = None
     metrics_host: str = "127.0.0.1"
+    sqlite_max_bytes: int | None = None
+    db_backoff_max_s: float = 30.0
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -136,6 +143,8 @@ class Settings:
             metrics_token=env.get("TOCSIN_METRICS_TOKEN") or None,
             metrics_port=metrics_port,
             metrics_host=metrics_host,
+            sqlite_max_bytes=_count(env, "TOCSIN_SQLITE_MAX_BYTES", 0) or None,
+            db_backoff_max_s=_positive(env, "TOCSIN_DB_BACKOFF_MAX_S", "30"),
         )
 
     def check_servable(self) -> None:
