@@ -1,9 +1,10 @@
 """A database with no room left: writes answer 507 with the exact text, ``/readyz`` 503, and
 both recover by themselves once space is freed.
 
-SQLite only: the database is capped with ``TOCSIN_SQLITE_MAX_BYTES`` (the setting) and filled
-by the test's own connection (``storage_support.Filler``); a PostgreSQL disk cannot be filled
-here, its ``53100`` is mapped the same way (tests/store/test_storage_full_mapping.py).
+SQLite: the database is capped with ``TOCSIN_SQLITE_MAX_BYTES`` (the setting) and filled by
+the test's own connection (``storage_support.Filler``). PostgreSQL: a disk cannot be filled
+here; a trigger on ``records`` raises the server's own ``disk_full`` (SQLSTATE 53100), which
+comes back through psycopg exactly as "could not extend file" does.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from typing import Any
 
 import pytest
 from api_support import Tenant, TestClient, table_url
-from storage_support import CAP_BYTES, Filler
 
+from storage_support import CAP_BYTES, Filler
 from tocsin import messages
+from tocsin.service import Tocsin
 from tocsin.settings import Settings
 
 ADMIN_TOKEN = "admin-secret"
@@ -24,7 +26,7 @@ BIG = {"data": {"Title": "x" * 20_000}}  # needs new pages wherever it goes
 
 @pytest.fixture
 def backend() -> str:
-    return "sqlite"
+    return "sqlite"  # (the PostgreSQL test below is parametrized over it)
 
 
 @pytest.fixture
@@ -64,3 +66,24 @@ def test_a_full_database_answers_507_and_readyz_503_until_space_is_freed(
     assert client.get("/readyz").status_code == 200
     created = client.post(records, json=BIG, headers=tenant.moderator)
     assert created.status_code == 201, created.text
+
+
+DISK_FULL_ON_INSERT = """
+CREATE FUNCTION refuse_for_disk_full() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'could not extend file: No space left on device' USING ERRCODE = 'disk_full';
+END $$;
+CREATE TRIGGER refuse_for_disk_full BEFORE INSERT ON records
+  FOR EACH ROW EXECUTE FUNCTION refuse_for_disk_full();
+"""
+
+
+@pytest.mark.parametrize("backend", [pytest.param("postgresql", marks=pytest.mark.pg)])
+def test_postgresql_disk_full_answers_507(
+    client: TestClient, tenant: Tenant, table: dict[str, Any], tocsin: Tocsin
+) -> None:
+    with tocsin.store.begin() as tx:
+        tx.conn.exec_driver_sql(DISK_FULL_ON_INSERT)
+    refused = client.post(table_url(tenant, table, "/records"), json=BIG, headers=tenant.moderator)
+    assert refused.status_code == 507, refused.text
+    assert refused.json() == {"detail": messages.STORAGE_FULL}

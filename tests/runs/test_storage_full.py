@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from storage_support import CAP_BYTES, Filler
 
+from storage_support import CAP_BYTES, Filler
 from tocsin import messages
 from tocsin.service import Tocsin
 from tocsin.settings import Settings

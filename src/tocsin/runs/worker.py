@@ -30,12 +30,9 @@ One run, step by step:
    retry. An alert that fails is recorded (``ok: false``) and does not stop the others. Every
    failed run is logged at WARNING with its run, trigger and table ids.
 
-A write of the run's progress (a receipt, the finish, a transactional action's commit) that
-fails because the database is full (``StorageFull``) or does not answer (``StoreUnavailable``)
-is tried again after a pause that doubles up to ``TOCSIN_DB_BACKOFF_MAX_S`` (the policy's
-``sleep``), until it goes through or the worker stops: an action that ran is never left
-``running`` for want of its receipt once the database takes writes again. Those retries report
-to the store's ``OutageLog`` (one line when an outage starts, one when it ends).
+A write of the run's progress (receipt, finish, a transactional action's commit) that fails
+because the database is full or down is tried again, pausing up to ``TOCSIN_DB_BACKOFF_MAX_S``,
+until it goes through or the worker stops: a run is not left ``running`` for want of a write.
 
 Every write after the claim is fenced by ``attempts``: if the run was requeued as stale and
 claimed again meanwhile, this worker stops writing and walks away.
@@ -87,7 +84,7 @@ from tocsin.core.retry_policy import retry_policy
 from tocsin.runs.definition import action_list, frozen_problem, resolve_definition, row_snapshot
 from tocsin.runs.pool import RunPool
 from tocsin.runs.retry import TransientPolicy, call_with_retries
-from tocsin.store.outage import DEFAULT_CAP_S, Backoff, OutageLog, is_outage
+from tocsin.store.outage import DEFAULT_CAP_S, Backoff, OutageLog, through_outage
 from tocsin.store.records import get_table
 from tocsin.store.runs import (
     claim_next_runs,
@@ -325,8 +322,7 @@ class Worker:
         return receipts
 
     def _committed(self, run: Run, write: Callable[[Tx], bool]) -> bool:
-        """``write(tx)`` in its own transaction, retried in place on lock conflicts (SPEC §9.5)
-        and through an outage (:meth:`_written`)."""
+        """``write(tx)`` in its own transaction, retried on lock conflicts and outages (§9.5)."""
 
         def attempt() -> bool:
             with self.env.store.begin() as tx:
@@ -335,22 +331,15 @@ class Worker:
         return self._written(run, partial(call_with_retries, attempt, self.policy))
 
     def _written(self, run: Run, write: Callable[[], T]) -> T:
-        """``write()``, tried again while the database is full or unavailable, after pauses
-        doubling from ``FIRST_PAUSE_S`` up to ``backoff_max_s``, until it goes through or the
-        worker stops (then the error is raised)."""
-        outage: OutageLog = self.env.store.outage
-        pause = Backoff(FIRST_PAUSE_S, self.backoff_max_s)
-        while True:
-            try:
-                result = write()
-            except Exception as exc:
-                if not is_outage(exc) or self.should_stop():
-                    raise
-                outage.failed(run.id, exc)
-                self.policy.sleep(pause.next())
-                continue
-            outage.recovered(run.id)
-            return result
+        """``write()``, again through an outage (``through_outage``) until it goes or a stop."""
+        return through_outage(
+            write,
+            who=run.id,
+            outage=self.env.store.outage,
+            pause=Backoff(FIRST_PAUSE_S, self.backoff_max_s),
+            sleep=self.policy.sleep,
+            give_up=self.should_stop,
+        )
 
     @staticmethod
     def _record(tx: Tx, *, run: Run, receipts: Receipts, last: bool, now: datetime) -> bool:
@@ -472,10 +461,9 @@ def serve_worker(
     start of what was already claimed.
 
     Sleeps ``poll_interval`` only when a pass started nothing (``idle``: how, else on the stop).
-    A pass that fails because the database is down or full is reported to ``outage`` (the
-    store's :class:`OutageLog`: one line when the outage starts, one when it ends) and tried
-    again after a pause doubling from ``poll_interval`` up to ``backoff_max_s``; any other
-    failure is logged with its traceback and retried after ``poll_interval``.
+    A pass that meets a database outage is reported to ``outage`` (the store's: two lines an
+    outage) and tried again after a pause doubling from ``poll_interval`` up to
+    ``backoff_max_s``; another failure is logged and retried after ``poll_interval``.
 
     On stop: no new claim; each run in flight finishes its current action, or abandons an
     outbound one at its deadline, and goes back to pending with its receipts (see the module

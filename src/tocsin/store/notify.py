@@ -81,7 +81,6 @@ class WorkListener:
                 with conn:
                     schema = conn.execute("SELECT current_schema()").fetchone()[0]
                     conn.execute(f"LISTEN {CHANNEL}")
-                    self._store.outage.recovered(_LISTENER)
                     self._heard.set()  # listening from now: catch up with a pass
                     while not self._closed.is_set():
                         for note in conn.notifies(timeout=LOOK_S):
@@ -100,7 +99,6 @@ class WorkListener:
             if self._conn is None:
                 self._interrupt.wait(max(0.0, deadline - time.monotonic()))
                 return False
-            self._store.outage.recovered(_LISTENER)
         try:
             while True:
                 version = self._conn.execute("PRAGMA data_version").fetchone()[0]
@@ -141,13 +139,13 @@ def _connect(store: Store) -> Any:
             cparams = {**cparams, "check_same_thread": False, "isolation_level": None}
         return engine.dialect.loaded_dbapi.connect(*cargs, **cparams)
     except Exception as exc:
-        if not store.outage.failed(_LISTENER, exc):  # an outage: logged once, with the others
+        if not store.outage.failed(_LISTENER, exc, holds=False):  # logged once, with the others
             log.warning("work listener cannot connect; polling", exc_info=True)
         return None
 
 
 def _lost(store: Store, exc: Exception) -> None:
-    if not store.outage.failed(_LISTENER, exc):
+    if not store.outage.failed(_LISTENER, exc, holds=False):
         log.warning("work listener lost its connection; polling", exc_info=True)
 
 

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from tocsin import messages
 from tocsin.errors import StorageFull, StoreUnavailable, TocsinError
@@ -25,6 +26,7 @@ from tocsin.store.errors import is_storage_full, is_unavailable
 log = logging.getLogger("tocsin.store")
 
 DEFAULT_CAP_S = 30.0  # TOCSIN_DB_BACKOFF_MAX_S's default
+T = TypeVar("T")
 
 
 def is_outage(exc: BaseException) -> bool:
@@ -82,13 +84,16 @@ class OutageLog:
         with self._lock:
             return self._since is not None
 
-    def failed(self, who: object, exc: BaseException) -> bool:
+    def failed(self, who: object, exc: BaseException, *, holds: bool = True) -> bool:
         """``who`` met ``exc``: False (nothing logged) unless it is an outage; the first
-        failure of an outage logs its line with the traceback."""
+        failure of an outage logs its line with the traceback. A participant that ``holds``
+        keeps the outage open until it gets through (:meth:`recovered`); one that does not (the
+        work listener, which only shortens waits) ends with the next participant that does."""
         if not is_outage(exc):
             return False
         with self._lock:
-            self._failing.add(who)
+            if holds:
+                self._failing.add(who)
             if self._since is not None:
                 return True
             self._since = self._clock()
@@ -105,4 +110,29 @@ class OutageLog:
         self._log.warning(messages.database_back(lasted), extra={"outage_s": round(lasted, 3)})
 
 
-__all__ = ["DEFAULT_CAP_S", "Backoff", "OutageLog", "is_outage"]
+def through_outage(
+    write: Callable[[], T],
+    *,
+    who: object,
+    outage: OutageLog,
+    pause: Backoff,
+    sleep: Callable[[float], object],
+    give_up: Callable[[], bool],
+) -> T:
+    """``write()``, tried again while the database takes no writes (down, or full) after each
+    of ``pause``'s growing pauses (``sleep``), until it goes through or ``give_up()`` (then its
+    error is raised); reported to ``outage`` as ``who``. Any other error is raised at once."""
+    while True:
+        try:
+            result = write()
+        except Exception as exc:
+            if not is_outage(exc) or give_up():
+                raise
+            outage.failed(who, exc)
+            sleep(pause.next())
+            continue
+        outage.recovered(who)
+        return result
+
+
+__all__ = ["DEFAULT_CAP_S", "Backoff", "OutageLog", "is_outage", "through_outage"]
