@@ -46,8 +46,9 @@ _PROBE_SQL = {
         f"CREATE TABLE {_PROBE} (filler BLOB)",
         f"INSERT INTO {_PROBE} VALUES (zeroblob({PROBE_BYTES}))",
     ),
-    "postgresql": (  # stored as is (no compression): the relation must grow
-        f"CREATE TABLE {_PROBE} (filler bytea)",
+    "postgresql": (  # temporary (needs no CREATE on the schema), stored as is (not compressed):
+        # a new relation's pages are written to disk as it grows, which a full disk refuses
+        f"CREATE TEMPORARY TABLE {_PROBE} (filler bytea)",
         f"ALTER TABLE {_PROBE} ALTER COLUMN filler SET STORAGE EXTERNAL",
         f"INSERT INTO {_PROBE} VALUES (decode(repeat('00', {PROBE_BYTES}), 'hex'))",
     ),
