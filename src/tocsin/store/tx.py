@@ -15,9 +15,9 @@ COMMIT surfaces as ``tocsin.errors.TransientStoreError`` (SPEC §9.5); other err
 
 ``store.outage`` is the one :class:`~tocsin.store.outage.OutageLog` of whatever retries against
 this store (worker, runs, ticker, listener): one outage, two lines. A write that fails for lack
-of space (``StorageFull``) marks the store ``short_of_space``: from
-then on :meth:`Store.ping` (``/readyz``) also checks that the database can grow
-(:meth:`Store.probe_space`) and clears the mark once it can.
+of space (``StorageFull``) marks the store ``short_of_space``: from then on :meth:`Store.ping`
+(``/readyz``) also checks that the database can grow (:meth:`Store.probe_space`) and clears the
+mark once it can.
 """
 
 from __future__ import annotations
