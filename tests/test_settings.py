@@ -138,3 +138,15 @@ def test_malformed_limits_name_the_variable(value: str) -> None:
     assert err.value.detail == (
         f"TOCSIN_MAX_RECORD_BYTES must be a positive whole number, got {value!r}"
     )
+
+
+def test_the_sqlite_size_cap_and_the_outage_backoff_cap() -> None:
+    assert (Settings().sqlite_max_bytes, Settings().db_backoff_max_s) == (None, 30.0)
+    read = Settings.from_environ(
+        {"TOCSIN_SQLITE_MAX_BYTES": "1048576", "TOCSIN_DB_BACKOFF_MAX_S": "2.5"}
+    )
+    assert (read.sqlite_max_bytes, read.db_backoff_max_s) == (1048576, 2.5)
+    with pytest.raises(SettingsError, match="TOCSIN_SQLITE_MAX_BYTES"):
+        Settings.from_environ({"TOCSIN_SQLITE_MAX_BYTES": "-1"})
+    with pytest.raises(SettingsError, match="TOCSIN_DB_BACKOFF_MAX_S"):
+        Settings.from_environ({"TOCSIN_DB_BACKOFF_MAX_S": "0"})

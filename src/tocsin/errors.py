@@ -11,6 +11,7 @@ Every error a user can see carries ``.status`` (the HTTP status the API answers 
     ├── Conflict (409)                 a state transition that is not allowed now
     ├── TransientStoreError (503)      a lock conflict worth retrying (SPEC §9.5)
     ├── StoreUnavailable (503)         the database does not answer (down, restarting)
+    ├── StorageFull (507)              the database cannot grow (disk full, size cap reached)
     └── SettingsError (500)            a TOCSIN_* environment variable is malformed
 
 Stdlib only: every layer may import this module.
@@ -79,6 +80,13 @@ class StoreUnavailable(TocsinError):
     status = 503
 
 
+class StorageFull(TocsinError):
+    """The database has no room for a write (SQLite ``SQLITE_FULL``, PostgreSQL ``53100``):
+    answered 507; the same write succeeds once space is freed."""
+
+    status = 507
+
+
 class SettingsError(TocsinError):
     """A setting read from the environment is malformed; the process refuses to start."""
 
@@ -89,6 +97,7 @@ __all__ = [
     "NotFound",
     "PermissionDenied",
     "SettingsError",
+    "StorageFull",
     "StoreUnavailable",
     "TocsinError",
     "TransientStoreError",

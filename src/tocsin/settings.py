@@ -91,6 +91,11 @@ class Settings:
     ``studio_sessions_per_token``: Studio sessions one token may hold (a new sign-in drops that
     token's oldest); ``studio_signins_per_minute``: sign-ins per client address per minute
     (then 429 with ``Retry-After``).
+    ``sqlite_max_bytes`` (None: no cap) is the most a SQLite database file may grow to: past
+    it a write fails as on a full disk (507, ``/readyz`` 503), so tocsin cannot fill a disk it
+    shares (SQLite's ``PRAGMA max_page_count``, set on every connection; PostgreSQL ignores it).
+    ``db_backoff_max_s`` caps the pause between two tries of a loop (worker, ticker) or of a
+    run's write while the database is unavailable or full (it doubles from the loop's period).
     """
 
     database_url: str = "sqlite:///tocsin.db"
@@ -115,6 +120,8 @@ class Settings:
     metrics_host: str = "127.0.0.1"
     studio_sessions_per_token: int = 20
     studio_signins_per_minute: int = 10
+    sqlite_max_bytes: int | None = None
+    db_backoff_max_s: float = 30.0
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -143,6 +150,8 @@ class Settings:
             metrics_host=metrics_host,
             studio_sessions_per_token=_count(env, "TOCSIN_STUDIO_SESSIONS_PER_TOKEN", 20),
             studio_signins_per_minute=_count(env, "TOCSIN_STUDIO_SIGNINS_PER_MINUTE", 10),
+            sqlite_max_bytes=_count(env, "TOCSIN_SQLITE_MAX_BYTES", 0) or None,
+            db_backoff_max_s=_positive(env, "TOCSIN_DB_BACKOFF_MAX_S", "30"),
         )
 
     def check_servable(self) -> None:

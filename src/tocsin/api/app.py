@@ -108,7 +108,7 @@ def create_app(
     )
     app.state.settings = settings
     app.state.tocsin = facade
-    app.state.metrics = Metrics(lambda: run_counter(facade))
+    app.state.metrics = Metrics(lambda: run_counter(facade), facade.store.outage)
     app.state.stopped_cleanly = None  # the lifespan's verdict once the background has stopped
     install_error_handlers(app)
     install_docs(app)

@@ -48,6 +48,8 @@ class Background:
             every_s=tocsin.settings.tick_every_s,
             on_tick=metrics.observe_tick,
             backlog=lambda now: tocsin.tick_backlog(now=now),
+            outage=tocsin.store.outage,  # one outage, two lines, whichever loop meets it
+            backoff_max_s=tocsin.settings.db_backoff_max_s,
         )
         self.threads = [
             threading.Thread(target=self.ticker.run, args=(self.stop_event,), name="ticker"),
@@ -79,6 +81,8 @@ class Background:
                 concurrency=self.tocsin.settings.worker_concurrency,
                 stop_timeout_s=self.stop_timeout_s,
                 idle=self._idle,
+                outage=self.tocsin.store.outage,
+                backoff_max_s=self.tocsin.settings.db_backoff_max_s,
             )
         except Exception:
             log.exception("worker stopped by an error")

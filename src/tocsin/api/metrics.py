@@ -20,6 +20,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from tocsin.core.model import RunStatus
+from tocsin.store.outage import OutageLog
 
 log = logging.getLogger("tocsin.metrics")
 
@@ -29,17 +30,21 @@ RunCounter = Callable[[], Mapping[str, int]]
 
 
 class RunGauges(Collector):
-    """Reads run counts through ``count`` on every scrape; a failed read yields no samples."""
+    """Reads run counts through ``count`` on every scrape; a failed read yields no samples (a
+    database outage is the ``outage`` log's: not one traceback per scrape)."""
 
-    def __init__(self, count: RunCounter) -> None:
+    def __init__(self, count: RunCounter, outage: OutageLog | None = None) -> None:
         self.count = count
+        self.outage = outage or OutageLog(log)
 
     def collect(self) -> Iterator[Metric]:
         try:
             counts = self.count()
-        except Exception:
-            log.exception("metrics: counting runs failed")
+        except Exception as exc:
+            if not self.outage.failed("metrics", exc, holds=False):
+                log.exception("metrics: counting runs failed")
             return
+        self.outage.recovered("metrics")
         by_status = GaugeMetricFamily("tocsin_runs", "Runs per stored status", labels=["status"])
         for status in RUN_STATUSES:
             by_status.add_metric([status], counts.get(status, 0))
@@ -54,7 +59,7 @@ class RunGauges(Collector):
 class Metrics:
     """The metrics of one app, in their own registry."""
 
-    def __init__(self, count_runs: RunCounter) -> None:
+    def __init__(self, count_runs: RunCounter, outage: OutageLog | None = None) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self.tick_duration = Histogram(
             "tocsin_tick_duration_seconds",
@@ -69,7 +74,7 @@ class Metrics:
             "Due tables the last embedded tick period could not reach",
             registry=self.registry,
         )
-        self.registry.register(RunGauges(count_runs))
+        self.registry.register(RunGauges(count_runs, outage))
 
     def observe_tick(self, counts: Mapping[str, int], duration_s: float) -> None:
         self.tick_duration.observe(duration_s)

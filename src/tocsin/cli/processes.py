@@ -183,6 +183,8 @@ def worker(app: AppOpt = None, create: CreateOpt = False) -> None:
             concurrency=settings.worker_concurrency,
             stop_timeout_s=settings.action_timeout_max_s + STOP_GRACE_S,
             idle=listener.wait,
+            outage=tocsin.store.outage,
+            backoff_max_s=settings.db_backoff_max_s,
         )
     finally:
         listener.close()
@@ -232,7 +234,12 @@ def scheduler(
         stop = threading.Event()
         _stop_on_signals(stop)
         period = every or tocsin.settings.tick_every_s
-        Ticker(tick=lambda now: tocsin.tick(now=now), every_s=period).run(stop)
+        Ticker(
+            tick=lambda now: tocsin.tick(now=now),
+            every_s=period,
+            outage=tocsin.store.outage,
+            backoff_max_s=tocsin.settings.db_backoff_max_s,
+        ).run(stop)
     finally:
         tocsin.close()
 

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from tocsin.store.approvals import requeue_changes
+from tocsin.store.outage import is_outage
 from tocsin.store.runs import requeue_runs
 from tocsin.store.tx import Store, Tx
 from tocsin.store.workflow_runs import requeue_stale_runs
@@ -30,7 +31,8 @@ log = logging.getLogger(__name__)
 
 
 def recover(store: Store, *, now: datetime, stuck_after_s: float) -> dict[str, int]:
-    """Every sweep, each in its own transaction (one that raises is logged and reports 0):
+    """Every sweep, each in its own transaction (one that raises is logged and reports 0; a
+    database outage is raised):
     ``trigger_runs_requeued``, ``staged_changes_requeued``, ``workflow_runs_requeued``."""
     return {
         "trigger_runs_requeued": _guarded(
@@ -47,9 +49,17 @@ def _guarded(store: Store, sweep: Callable[[Tx], int]) -> int:
     try:
         with store.begin() as tx:
             return int(sweep(tx))
-    except Exception:
+    except Exception as exc:
+        raise_outage(exc)
         log.exception("tick: a recovery sweep failed; reporting 0")
         return 0
+
+
+def raise_outage(exc: Exception) -> None:
+    """Raise ``exc`` again when the database takes no writes (down, or full): not one sweep's
+    or table's failure, the whole tick fails and the ``Ticker`` reports the outage once."""
+    if is_outage(exc):
+        raise exc
 
 
 def requeue_lost_runs(tx: Tx, *, now: datetime, stuck_after_s: float) -> int:

@@ -46,12 +46,14 @@ def run_due_triggers(
         taken: list[str] = []
         try:
             tick_tables(store, now, record_limit, taken, report, limit=size, skip_ids=done)
-        except Exception:  # the claim's tables again, one transaction each
+        except Exception as exc:  # the claim's tables again, one transaction each
+            sweeps.raise_outage(exc)  # unless the database takes no writes: the tick fails
             log.exception("tick: a batch of %d tables failed; retrying table by table", len(taken))
             for table_id in taken:
                 try:
                     tick_tables(store, now, record_limit, [], report, limit=1, only_ids=[table_id])
-                except Exception:
+                except Exception as table_exc:
+                    sweeps.raise_outage(table_exc)
                     log.exception("tick: table %s skipped", table_id)
         if not taken:
             break

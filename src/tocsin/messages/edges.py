@@ -106,6 +106,22 @@ def token_too_short(name: str, length: int, minimum: int) -> str:
 METRICS_ELSEWHERE = "metrics are served on TOCSIN_METRICS_PORT, not here"
 METRICS_TOKEN_INVALID = "Invalid or missing metrics bearer token (TOCSIN_METRICS_TOKEN)"
 DATABASE_UNAVAILABLE = "the database is unavailable; retry shortly"
+STORAGE_FULL = "storage full: the database cannot grow; free space and retry"
+
+
+# ---- a database outage, as the worker and the ticker log it: one line when it starts, one when
+# it ends (the traceback once, with the first) ----
+def database_unavailable(reason: str) -> str:
+    return (
+        f"database unavailable ({reason}); retrying with a pause that doubles up to "
+        "TOCSIN_DB_BACKOFF_MAX_S, and logging nothing more until it is back"
+    )
+
+
+def database_back(seconds: float) -> str:
+    return f"database back after {seconds:.0f} s"
+
+
 TOKEN_EXPIRES_IN_PAST = "a token's expiry must lie in the future"
 TOKEN_NOT_FOUND = "token not found"
 

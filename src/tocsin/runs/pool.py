@@ -18,6 +18,8 @@ import logging
 import threading
 from collections.abc import Callable
 
+from tocsin.store.outage import OutageLog
+
 log = logging.getLogger(__name__)
 
 _NAMES = itertools.count(1)
@@ -26,10 +28,11 @@ _NAMES = itertools.count(1)
 class RunPool:
     """At most ``size`` callables running at once, each on a daemon thread."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, *, outage: OutageLog | None = None) -> None:
         if size < 1:
             raise ValueError(f"RunPool size must be >= 1, got {size}")
         self.size = size
+        self._outage = outage or OutageLog(log)  # a beat that meets a database outage says so there
         self._active = 0
         self._changed = threading.Condition()
         self._beats: dict[object, Callable[[], object]] = {}
@@ -87,8 +90,11 @@ class RunPool:
         for beat in beats:
             try:
                 beat()
-            except Exception:  # a beat's failure (the database down) never stops the claimer
-                log.exception("pool heartbeat failed")
+            except Exception as exc:  # a beat's failure never stops the claimer
+                if not self._outage.failed("pool heartbeat", exc):
+                    log.exception("pool heartbeat failed")
+            else:
+                self._outage.recovered("pool heartbeat")
         return free
 
     def start_pass(self, over: Callable[[], bool]) -> None:

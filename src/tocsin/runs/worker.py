@@ -30,6 +30,10 @@ One run, step by step:
    retry. An alert that fails is recorded (``ok: false``) and does not stop the others. Every
    failed run is logged at WARNING with its run, trigger and table ids.
 
+A write of the run's progress (receipt, finish, a transactional action's commit) that fails
+because the database is full or down is tried again, pausing up to ``TOCSIN_DB_BACKOFF_MAX_S``,
+until it goes through or the worker stops: a run is not left ``running`` for want of a write.
+
 Every write after the claim is fenced by ``attempts``: if the run was requeued as stale and
 claimed again meanwhile, this worker stops writing and walks away.
 
@@ -63,7 +67,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from tocsin import messages
 from tocsin.actions.base import (
@@ -80,6 +84,7 @@ from tocsin.core.retry_policy import retry_policy
 from tocsin.runs.definition import action_list, frozen_problem, resolve_definition, row_snapshot
 from tocsin.runs.pool import RunPool
 from tocsin.runs.retry import TransientPolicy, call_with_retries
+from tocsin.store.outage import DEFAULT_CAP_S, Backoff, OutageLog, through_outage
 from tocsin.store.records import get_table
 from tocsin.store.runs import (
     claim_next_runs,
@@ -94,6 +99,8 @@ from tocsin.store.tx import Tx
 log = logging.getLogger(__name__)
 
 Receipts = list[dict[str, Any]]
+T = TypeVar("T")
+FIRST_PAUSE_S = 0.5  # a run's write that met an outage is tried again after this, then doubling
 
 
 class _LostClaim(Exception):
@@ -112,6 +119,7 @@ class Worker:
     policy: TransientPolicy = field(default_factory=TransientPolicy)
     should_stop: Callable[[], bool] = _never
     clock: Callable[[], datetime] | None = None
+    backoff_max_s: float = DEFAULT_CAP_S
 
     def time(self, fallback: datetime) -> datetime:
         """A fresh reading of ``clock`` when the worker has one, else ``fallback`` (a fixed now)."""
@@ -175,7 +183,7 @@ class Worker:
         if at - last_write < timedelta(seconds=self.env.stale_after_s / 2):
             return True
         write = partial(touch_run, run_id=run.id, attempts=run.attempts, now=at)
-        return self._committed(write)
+        return self._committed(run, write)
 
     def _context(
         self,
@@ -216,7 +224,7 @@ class Worker:
             handler = get_action(kind)
             if isinstance(handler, TransactionalAction):
                 commit = partial(self._in_tx, handler, run, ctx, action, receipts, last=last)
-                return call_with_retries(commit, self.policy)
+                return self._written(run, partial(call_with_retries, commit, self.policy))
             detail = call_with_retries(partial(handler.execute, ctx, action), self.policy)
         except _LostClaim:
             return receipts, "lost"
@@ -230,7 +238,8 @@ class Worker:
             return receipts, self._fail(run, ctx, text, receipts)
         receipts = upsert_receipt(receipts, make_receipt(action_id, str(kind), True, detail))
         if not self._committed(  # stamped when the action ended (it may have taken a while)
-            partial(self._record, run=run, receipts=receipts, last=last, now=self.time(ctx.now))
+            run,
+            partial(self._record, run=run, receipts=receipts, last=last, now=self.time(ctx.now)),
         ):
             return receipts, "lost"
         return receipts, "done" if last else "next"
@@ -262,7 +271,7 @@ class Worker:
         if at is not None:
             fields = {"run_id": run.id, "attempts": run.attempts, "now": now}
             write = partial(schedule_retry, error=text, receipts=receipts, next_attempt_at=at)
-            if not self._committed(partial(write, **fields)):
+            if not self._committed(run, partial(write, **fields)):
                 return "lost"
             log.info(
                 "run %s attempt %s failed; retrying at %s",
@@ -298,7 +307,7 @@ class Worker:
             handler = get_action(kind)
             if isinstance(handler, TransactionalAction):
                 commit = partial(self._in_tx, handler, run, ctx, action, receipts, last=False)
-                return call_with_retries(commit, self.policy)[0]
+                return self._written(run, partial(call_with_retries, commit, self.policy))[0]
             detail = call_with_retries(partial(handler.execute, ctx, action), self.policy)
             receipt = make_receipt(ctx.action_id, kind, True, detail)
         except _LostClaim:
@@ -308,18 +317,29 @@ class Worker:
             receipt = make_receipt(ctx.action_id, kind, False, _error_text(exc))
         receipts = upsert_receipt(receipts, receipt)
         write = partial(save_receipt, run_id=run.id, attempts=run.attempts, receipts=receipts)
-        if not self._committed(partial(write, now=self.time(ctx.now))):
+        if not self._committed(run, partial(write, now=self.time(ctx.now))):
             raise _LostClaim
         return receipts
 
-    def _committed(self, write: Callable[[Tx], bool]) -> bool:
-        """``write(tx)`` in its own transaction, retried in place on lock conflicts (SPEC §9.5)."""
+    def _committed(self, run: Run, write: Callable[[Tx], bool]) -> bool:
+        """``write(tx)`` in its own transaction, retried on lock conflicts and outages (§9.5)."""
 
         def attempt() -> bool:
             with self.env.store.begin() as tx:
                 return write(tx)
 
-        return call_with_retries(attempt, self.policy)
+        return self._written(run, partial(call_with_retries, attempt, self.policy))
+
+    def _written(self, run: Run, write: Callable[[], T]) -> T:
+        """``write()``, again through an outage (``through_outage``) until it goes or a stop."""
+        return through_outage(
+            write,
+            who=run.id,
+            outage=self.env.store.outage,
+            pause=Backoff(FIRST_PAUSE_S, self.backoff_max_s),
+            sleep=self.policy.sleep,
+            give_up=self.should_stop,
+        )
 
     @staticmethod
     def _record(tx: Tx, *, run: Run, receipts: Receipts, last: bool, now: datetime) -> bool:
@@ -355,7 +375,7 @@ class Worker:
             receipts=receipts,
             now=now,
         )
-        if not self._committed(write):
+        if not self._committed(run, write):
             return "lost"
         if status == "failed":
             log.warning(
@@ -374,7 +394,7 @@ class Worker:
 
     def release(self, run: Run, *, now: datetime) -> str:
         write = partial(release_run, run_id=run.id, attempts=run.attempts, now=now)
-        return "released" if self._committed(write) else "lost"
+        return "released" if self._committed(run, write) else "lost"
 
 
 def _error_text(exc: BaseException) -> str:
@@ -424,6 +444,8 @@ def serve_worker(
     stop_timeout_s: float = STOP_TIMEOUT_S,
     idle: Callable[[float], object] | None = None,
     pass_s: float = PASS_S,
+    outage: OutageLog | None = None,
+    backoff_max_s: float = DEFAULT_CAP_S,
 ) -> bool:
     """``tocsin worker``: work until ``stop_event`` is set; True when it stopped cleanly.
 
@@ -439,7 +461,9 @@ def serve_worker(
     start of what was already claimed.
 
     Sleeps ``poll_interval`` only when a pass started nothing (``idle``: how, else on the stop).
-    A pass that raises (the database is down) is logged and retried after ``poll_interval``.
+    A pass that meets a database outage is reported to ``outage`` (the store's: two lines an
+    outage) and tried again after a pause doubling from ``poll_interval`` up to
+    ``backoff_max_s``; another failure is logged and retried after ``poll_interval``.
 
     On stop: no new claim; each run in flight finishes its current action, or abandons an
     outbound one at its deadline, and goes back to pending with its receipts (see the module
@@ -447,16 +471,24 @@ def serve_worker(
     run ``running`` (the stale sweep requeues it later), and the process should say so.
     """
     read_clock = clock or (lambda: datetime.now(UTC))
-    pool = RunPool(concurrency)
+    outage = outage or OutageLog(log)
+    pool = RunPool(concurrency, outage=outage)
+    pause = Backoff(poll_interval, max(poll_interval, backoff_max_s))
     while not stop_event.is_set():
         pool.start_pass(partial(_reached, time.monotonic() + pass_s))
         try:
             done = tocsin.work(
                 limit=batch, should_stop=stop_event.is_set, clock=read_clock, pool=pool
             )
-        except Exception:
+        except Exception as exc:
+            if outage.failed("worker", exc):
+                stop_event.wait(pause.next())
+                continue
             log.exception("worker pass failed; retrying in %.1fs", poll_interval)
             done = 0
+        else:
+            outage.recovered("worker")
+            pause.reset()
         if done == 0:
             (idle or stop_event.wait)(poll_interval)
     if pool.wait_idle(stop_timeout_s):

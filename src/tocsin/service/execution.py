@@ -148,7 +148,12 @@ class RunsService(Service):
         at = self._now(now) if read is None else read()
         env = self.action_env()
         apply_approved(env, now=at, policy=self.execution.policy, limit=limit)
-        worker = Worker(env=env, policy=self.execution.policy, clock=read)
+        worker = Worker(
+            env=env,
+            policy=self.execution.policy,
+            clock=read,
+            backoff_max_s=self.settings.db_backoff_max_s,
+        )
         if should_stop is not None:
             worker.should_stop = should_stop
         return drain(worker, now=at, limit=limit, pool=pool)

@@ -58,7 +58,7 @@ class Tocsin:
         """Open (and migrate to head) the database at ``url`` or ``settings.database_url``, and
         register ``workflows`` and ``lanes`` (nothing is written until ``sync_schedules``)."""
         settings = settings or Settings.from_environ()
-        opened = cls(open_store(url or settings.database_url), settings)
+        opened = cls(open_store(url or settings.database_url, settings.sqlite_max_bytes), settings)
         opened.register_workflows(workflows)
         opened.lanes.register(lanes)
         return opened

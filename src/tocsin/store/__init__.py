@@ -6,11 +6,11 @@ from tocsin.store.engine import create_store_engine
 from tocsin.store.tx import Store, Tx
 
 
-def open_store(url: str) -> Store:
-    """An Engine for ``url``, migrated to head."""
+def open_store(url: str, sqlite_max_bytes: int | None = None) -> Store:
+    """An Engine for ``url`` (``create_store_engine``), migrated to head."""
     from tocsin.store.migrate import upgrade_to_head
 
-    store = Store(create_store_engine(url))
+    store = Store(create_store_engine(url, sqlite_max_bytes=sqlite_max_bytes))
     upgrade_to_head(store)
     return store
 

@@ -23,8 +23,11 @@ def normalize_url(url: str) -> str:
     return url
 
 
-def create_store_engine(url: str) -> Engine:
-    """An Engine for ``url``; SQLite gets WAL, a busy timeout, foreign keys and manual BEGIN."""
+def create_store_engine(url: str, *, sqlite_max_bytes: int | None = None) -> Engine:
+    """An Engine for ``url``; SQLite gets WAL, a busy timeout, foreign keys and manual BEGIN,
+    and with ``sqlite_max_bytes`` (``TOCSIN_SQLITE_MAX_BYTES``) a cap on the file's size: SQLite
+    keeps ``PRAGMA max_page_count`` per connection, so every connection sets it. Past the cap
+    a write fails with SQLITE_FULL, as on a full disk (``StorageFull``)."""
     url = normalize_url(url)
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
@@ -41,6 +44,9 @@ def create_store_engine(url: str) -> Engine:
         if parsed.database not in (None, "", ":memory:"):
             cur.execute("PRAGMA journal_mode = WAL")
             cur.execute("PRAGMA synchronous = NORMAL")
+        if sqlite_max_bytes is not None:
+            page_size = cur.execute("PRAGMA page_size").fetchone()[0]
+            cur.execute(f"PRAGMA max_page_count = {max(1, sqlite_max_bytes // page_size)}")
         cur.close()
 
     @event.listens_for(engine, "begin")

@@ -13,6 +13,11 @@ A database that cannot be reached becomes :class:`tocsin.errors.StoreUnavailable
   pool that could not hand out a connection in time
 - SQLite: a database file that cannot be opened (SQLITE_CANTOPEN)
 
+A database with no room for a write becomes :class:`tocsin.errors.StorageFull` (507):
+
+- SQLite: SQLITE_FULL (a full disk, or ``TOCSIN_SQLITE_MAX_BYTES`` reached)
+- PostgreSQL: disk_full ``53100``
+
 Everything else passes through unchanged. The cause is kept (``raise … from exc``).
 """
 
@@ -27,7 +32,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from tocsin import messages
-from tocsin.errors import StoreUnavailable, TransientStoreError
+from tocsin.errors import StorageFull, StoreUnavailable, TransientStoreError
 
 PG_TRANSIENT_SQLSTATES = frozenset({"40001", "40P01", "55P03"})
 SQLITE_TRANSIENT_CODES = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED (primary result codes)
@@ -79,15 +84,34 @@ def is_unavailable(exc: BaseException) -> bool:
     return False
 
 
+# ---- no room to write (507): neither a lock conflict nor an outage ----
+SQLITE_FULL = 13
+PG_DISK_FULL = "53100"
+
+
+def is_storage_full(exc: BaseException) -> bool:
+    """True when ``exc`` says the database has no room for the write (SQLITE_FULL, 53100)."""
+    if isinstance(exc, StorageFull):
+        return True
+    orig = _driver_error(exc)
+    if isinstance(orig, sqlite3.Error):
+        code = getattr(orig, "sqlite_errorcode", None)
+        return isinstance(code, int) and (code & 0xFF) == SQLITE_FULL
+    return getattr(orig, "sqlstate", None) == PG_DISK_FULL
+
+
 @contextmanager
 def map_db_errors() -> Iterator[None]:
-    """Translate transient driver errors into ``TransientStoreError`` and an unreachable
-    database into ``StoreUnavailable``; usable as a decorator."""
+    """Translate transient driver errors into ``TransientStoreError``, an unreachable
+    database into ``StoreUnavailable`` and a full one into ``StorageFull``; usable as a
+    decorator."""
     try:
         yield
-    except (TransientStoreError, StoreUnavailable):
+    except (TransientStoreError, StoreUnavailable, StorageFull):
         raise
     except Exception as exc:
+        if is_storage_full(exc):
+            raise StorageFull(messages.STORAGE_FULL) from exc
         if is_transient(exc):
             raise TransientStoreError(f"transient database conflict: {_driver_error(exc)}") from exc
         if is_unavailable(exc):
@@ -95,4 +119,4 @@ def map_db_errors() -> Iterator[None]:
         raise
 
 
-__all__ = ["is_transient", "is_unavailable", "map_db_errors"]
+__all__ = ["is_storage_full", "is_transient", "is_unavailable", "map_db_errors"]

@@ -32,6 +32,7 @@ CHANNEL = WORK_CHANNEL  # what ``Store`` notifies at the commit of a ``Tx.wake_w
 RETRY_S = 5.0  # a listener whose connection failed connects again after this long
 LOOK_S = 0.1  # how often a wait looks at its interrupt (and the reader thread at its stop)
 SQLITE_LOOK_S = 0.02  # SQLite: how often a wait reads ``PRAGMA data_version``
+_LISTENER = "work listener"  # who reports to ``store.outage``
 
 
 class WorkListener:
@@ -85,9 +86,9 @@ class WorkListener:
                         for note in conn.notifies(timeout=LOOK_S):
                             if note.payload == schema:  # (another schema's work: not ours)
                                 self._heard.set()
-            except Exception:  # the connection broke: waits fall back to the poll meanwhile
+            except Exception as exc:  # the connection broke: waits fall back to the poll
                 if not self._closed.is_set():
-                    log.warning("work listener lost its connection; polling", exc_info=True)
+                    _lost(self._store, exc)
                     self._closed.wait(RETRY_S)
 
     def _committed(self, deadline: float) -> bool:
@@ -107,8 +108,8 @@ class WorkListener:
                 left = deadline - time.monotonic()
                 if left <= 0 or self._interrupt.wait(min(left, SQLITE_LOOK_S)):
                     return False
-        except Exception:  # the file went away or broke: poll, open it again next time
-            log.warning("work listener lost its connection; polling", exc_info=True)
+        except Exception as exc:  # the file went away or broke: poll, open it again next time
+            _lost(self._store, exc)
             self.close()
             self._interrupt.wait(max(0.0, deadline - time.monotonic()))
             return False
@@ -137,9 +138,15 @@ def _connect(store: Store) -> Any:
         else:  # (closed by whichever thread stops the worker); no transaction held open
             cparams = {**cparams, "check_same_thread": False, "isolation_level": None}
         return engine.dialect.loaded_dbapi.connect(*cargs, **cparams)
-    except Exception:
-        log.warning("work listener cannot connect; polling", exc_info=True)
+    except Exception as exc:
+        if not store.outage.failed(_LISTENER, exc, holds=False):  # logged once, with the others
+            log.warning("work listener cannot connect; polling", exc_info=True)
         return None
+
+
+def _lost(store: Store, exc: Exception) -> None:
+    if not store.outage.failed(_LISTENER, exc, holds=False):
+        log.warning("work listener lost its connection; polling", exc_info=True)
 
 
 __all__ = ["CHANNEL", "WorkListener"]

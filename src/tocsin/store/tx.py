@@ -12,6 +12,12 @@ read by one call agree with each other.
 
 Every transaction runs under ``map_db_errors()``: a lock conflict at BEGIN, in a statement or at
 COMMIT surfaces as ``tocsin.errors.TransientStoreError`` (SPEC §9.5); other errors pass through.
+
+``store.outage`` is the one :class:`~tocsin.store.outage.OutageLog` of whatever retries against
+this store (worker, runs, ticker, listener): one outage, two lines. A write that fails for lack
+of space (``StorageFull``) marks the store ``short_of_space``: from then on :meth:`Store.ping`
+(``/readyz``) also checks that the database can grow (:meth:`Store.probe_space`) and clears the
+mark once it can.
 """
 
 from __future__ import annotations
@@ -22,7 +28,9 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, Engine
 
+from tocsin.errors import StorageFull
 from tocsin.store.errors import map_db_errors
+from tocsin.store.outage import OutageLog
 
 # first statement of a PostgreSQL read: one snapshot for the whole transaction, writes refused
 _PG_SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
@@ -30,6 +38,21 @@ _PG_SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 # one transaction are one
 WORK_CHANNEL = "tocsin_work"
 _PG_NOTIFY = f"SELECT pg_notify('{WORK_CHANNEL}', current_schema())"
+# the space probe: a table of its own, one value of PROBE_BYTES, rolled back (nothing is kept)
+PROBE_BYTES = 64 * 1024
+_PROBE = "tocsin_space_probe"
+_PROBE_SQL = {
+    "sqlite": (
+        f"CREATE TABLE {_PROBE} (filler BLOB)",
+        f"INSERT INTO {_PROBE} VALUES (zeroblob({PROBE_BYTES}))",
+    ),
+    "postgresql": (  # temporary (needs no CREATE on the schema), stored as is (not compressed):
+        # a new relation's pages are written to disk as it grows, which a full disk refuses
+        f"CREATE TEMPORARY TABLE {_PROBE} (filler bytea)",
+        f"ALTER TABLE {_PROBE} ALTER COLUMN filler SET STORAGE EXTERNAL",
+        f"INSERT INTO {_PROBE} VALUES (decode(repeat('00', {PROBE_BYTES}), 'hex'))",
+    ),
+}
 
 
 @dataclass(slots=True)
@@ -58,15 +81,21 @@ class Store:
         self.engine = engine
         self.is_postgres = engine.dialect.name == "postgresql"
         self.is_sqlite = engine.dialect.name == "sqlite"
+        self.short_of_space = False  # a write failed for lack of space; see probe_space
+        self.outage = OutageLog()  # what the loops and runs that retry against it log
 
     @contextmanager
     def _tx(self, *, immediate: bool, readonly: bool) -> Iterator[Tx]:
-        with (
-            map_db_errors(),
-            self.engine.connect() as conn,
-            self._tx_on(conn, immediate=immediate, readonly=readonly) as tx,
-        ):
-            yield tx
+        try:
+            with (
+                map_db_errors(),
+                self.engine.connect() as conn,
+                self._tx_on(conn, immediate=immediate, readonly=readonly) as tx,
+            ):
+                yield tx
+        except StorageFull:
+            self.short_of_space = True
+            raise
 
     @contextmanager
     def _tx_on(self, conn: Connection, *, immediate: bool, readonly: bool) -> Iterator[Tx]:
@@ -92,9 +121,22 @@ class Store:
             yield tx
 
     def ping(self) -> None:
-        """One trivial query: raises ``StoreUnavailable`` while the database does not answer."""
+        """One trivial query: raises ``StoreUnavailable`` while the database does not answer;
+        after a write failed for lack of space, ``StorageFull`` until :meth:`probe_space`
+        passes."""
         with self.read() as tx:
             tx.conn.exec_driver_sql("SELECT 1")
+        if self.short_of_space:
+            self.probe_space()
+            self.short_of_space = False
+
+    def probe_space(self) -> None:
+        """Raise ``StorageFull`` unless the database can grow by ``PROBE_BYTES``: a table of
+        that much is written in a write transaction that is then rolled back."""
+        with self.begin() as tx:
+            for statement in _PROBE_SQL[self.engine.dialect.name]:
+                tx.conn.exec_driver_sql(statement)
+            tx.conn.rollback()
 
     def dispose(self) -> None:
         self.engine.dispose()
