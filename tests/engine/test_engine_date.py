@@ -37,7 +37,8 @@ def test_a_value_fires_once_and_a_new_value_re_arms(tocsin: Tocsin) -> None:
     assert tocsin.tick(now=NOW)["runs_created"] == 1
     [run] = runs_of(tocsin, table_id)
     assert run["record_id"] == record["id"] and run["source"] == "schedule"
-    assert run["payload"] == {"id": record["id"], "data": {"Due": PAST, "Status": "Open"}}
+    payload = tocsin.get_run(table_id, run["id"])["payload"]
+    assert payload == {"id": record["id"], "data": {"Due": PAST, "Status": "Open"}}
     assert run["definition"] == saved
     assert run["scheduled_for"] == datetime.fromisoformat(PAST + "+00:00")
     assert tocsin.tick(now=NOW + hours(1))["runs_created"] == 0
@@ -100,7 +101,7 @@ def test_when_filters_rows(tocsin: Tocsin) -> None:
     assert (arm["when_filter_mismatch"], arm["due_now"]) == (1, 1)
     assert tocsin.tick(now=NOW)["runs_created"] == 1
     [run] = runs_of(tocsin, table_id)
-    assert run["payload"]["data"]["Status"] == "Open"
+    assert tocsin.get_run(table_id, run["id"])["payload"]["data"]["Status"] == "Open"
 
 
 def test_date_column_fires_at_midnight_utc(tocsin: Tocsin) -> None:

@@ -24,7 +24,14 @@ from tocsin.store.migrate import (
     upgrade_to_head,
 )
 from tocsin.store.runs import active_clock_trigger_ids, get_run, insert_run
-from tocsin.store.schema import metadata, runs, skips, trigger_definitions, trigger_state
+from tocsin.store.schema import (
+    metadata,
+    row_snapshots,
+    runs,
+    skips,
+    trigger_definitions,
+    trigger_state,
+)
 from tocsin.store.skips import NO_TABLE, list_skips
 from tocsin.store.state import get_state, upsert_state
 
@@ -65,10 +72,10 @@ def test_one_active_run_index_is_partial_with_its_predicate(store: Store) -> Non
 
 
 def test_database_is_at_head_and_reopening_is_a_noop(store: Store, store_url: str) -> None:
-    assert current_revision(store) == head_revision() == HEAD_REVISION == "0027"
+    assert current_revision(store) == head_revision() == HEAD_REVISION == "0028_e"
     again = open_store(store_url)
     try:
-        assert current_revision(again) == "0027"
+        assert current_revision(again) == "0028_e"
     finally:
         again.dispose()
 
@@ -265,4 +272,64 @@ def test_stored_configs_get_their_definitions_and_runs_keep_theirs_both_ways(
     with store.begin() as tx:
         copied = tx.conn.execute(text("SELECT definition FROM runs WHERE id = 'r-new'")).scalar()
         assert (json.loads(copied) if isinstance(copied, str) else copied) == nightly
+    upgrade_to_head(store)
+
+
+def _stored_payloads(tx: Any) -> dict[str, Any]:
+    """Each run's own ``runs.payload`` column, decoded (whatever a revision reads it as)."""
+    rows = tx.conn.execute(text("SELECT id, payload FROM runs")).all()
+    return {i: json.loads(p) if isinstance(p, str) else p for i, p in rows}
+
+
+def test_stored_runs_move_their_rows_into_one_snapshot_per_write_both_ways(
+    store: Store, table: Table
+) -> None:
+    """Migration 0028: the runs one write created from one row (one record, instant, event
+    and row) name one ``row_snapshots`` row and drop their copies; a run without a record
+    keeps its payload; every run reads the row it had; the downgrade copies the rows back."""
+    later = NOW.replace(minute=30)
+    open_row, done_row = ({"id": "rec1", "data": {"Status": s}} for s in ("Open", "Done"))
+    plan = [  # (run id, record, source, created_at, payload)
+        *((f"w1-{n}", "rec1", "created", NOW, open_row) for n in range(3)),  # one write
+        *((f"w2-{n}", "rec1", "updated", NOW, done_row) for n in range(2)),  # its update
+        ("w3-0", "rec1", "updated", NOW, open_row),  # another update at the same instant
+        ("w4-0", "rec1", "updated", later, done_row),  # the same row, written later
+        ("t1-0", "rec2", "schedule", NOW, {"id": "rec2", "data": {}}),  # a tick's date run
+        ("c1-0", None, "schedule", NOW, {}),  # a clock run
+        ("odd-0", None, "schedule", NOW, {"n": 1}),  # recordless, with a payload: kept
+    ]
+    with store.begin() as tx:
+        command.downgrade(alembic_config(tx.conn), "0027")
+    with store.begin() as tx:  # runs as 0027 held them: each with its copy
+        for run_id, record_id, source, created_at, payload in plan:
+            tx.conn.execute(
+                text(
+                    "INSERT INTO runs (id, table_id, trigger_id, record_id, source, clock,"
+                    " status, attempts, action_results, payload, created_at, updated_at)"
+                    " VALUES (:i, :t, :g, :r, :s, false, 'done', 1, '[]', :p, :c, :c)"
+                ),
+                {
+                    "i": run_id, "t": table.id, "g": f"trg_{run_id}", "r": record_id,
+                    "s": source, "p": json.dumps(payload), "c": created_at.replace(tzinfo=None),
+                },
+            )  # fmt: skip
+    upgrade_to_head(store)
+    expected = {run_id: payload for run_id, _, _, _, payload in plan}
+    with store.read() as tx:
+        for run_id, payload in expected.items():
+            run = get_run(tx, run_id=run_id)
+            assert run is not None and run.payload == payload, run_id
+        snapshots = tx.conn.execute(select(row_snapshots.c.id)).scalars().all()
+        assert sorted(snapshots) == ["t1-0", "w1-0", "w2-0", "w3-0", "w4-0"]
+        named = {i: s for i, s in tx.conn.execute(select(runs.c.id, runs.c.snapshot_id))}
+        assert named == {
+            **{f"w1-{n}": "w1-0" for n in range(3)}, **{f"w2-{n}": "w2-0" for n in range(2)},
+            "w3-0": "w3-0", "w4-0": "w4-0", "t1-0": "t1-0", "c1-0": None, "odd-0": None,
+        }  # fmt: skip
+        own = _stored_payloads(tx)
+        assert own == {**{i: {} for i in expected}, "odd-0": {"n": 1}}
+    with store.begin() as tx:
+        command.downgrade(alembic_config(tx.conn), "0027")
+    with store.read() as tx:
+        assert _stored_payloads(tx) == expected
     upgrade_to_head(store)

@@ -7,7 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from tocsin.core.model import Run, Table
 from tocsin.store import Store
@@ -21,7 +21,7 @@ from tocsin.store.runs import (
     insert_runs,
     requeue_runs,
 )
-from tocsin.store.schema import runs
+from tocsin.store.schema import row_snapshots, runs
 
 from .helpers import NOW, new_id, query_plan
 
@@ -251,3 +251,48 @@ def test_the_lost_pending_sweep_reads_only_old_pending_runs(store: Store, table:
     )
     assert "ix_runs_status_updated" in plan
     assert re.search(r"updated_at ?<", plan), plan  # a range on updated_at, not status alone
+
+
+def _snapshot_rows(tx: Any) -> list[str]:
+    found = tx.conn.execute(select(row_snapshots.c.id).order_by(row_snapshots.c.id)).scalars()
+    return list(found)
+
+
+def test_runs_of_one_row_share_one_stored_snapshot(store: Store) -> None:
+    """One insert's runs of one record with equal payloads (one object or equal copies) name
+    one ``row_snapshots`` row; another record or another row is another; a refused run keeps
+    none, a run without a payload needs none; every run reads its own row back."""
+    row = {"id": "rec", "data": {"Status": "Open"}}
+
+    def new_run(record_id: str | None, payload: dict[str, Any], clock: bool = False) -> NewRun:
+        return NewRun(
+            id=new_id(), table_id="tbl", trigger_id=new_id(), record_id=record_id,
+            source="created", clock=clock, payload=payload, definition=None, identity="w",
+            scheduled_for=None,
+        )  # fmt: skip
+
+    with store.begin() as tx:
+        held = _insert(tx, "tbl")
+        assert held is not None
+        refused = new_run("rec3", {"id": "rec3", "data": {}}, clock=True)._replace(
+            trigger_id="trg_clock"
+        )
+        batch = [
+            *(new_run("rec", row) for _ in range(3)),
+            new_run("rec", {"id": "rec", "data": {"Status": "Open"}}),  # an equal copy
+            new_run("rec", {"id": "rec", "data": {"Status": "Done"}}),  # another row
+            new_run("rec2", {"id": "rec2", "data": {"Status": "Open"}}),
+            new_run(None, {}),
+            refused,
+        ]
+        inserted = insert_runs(tx, runs_=batch, now=NOW)
+        assert inserted == {r.id for r in batch[:-1]}
+        assert _snapshot_rows(tx) == sorted([batch[0].id, batch[4].id, batch[5].id])
+        for made in batch[:-1]:
+            run = get_run(tx, run_id=made.id)
+            assert run is not None and run.payload == made.payload
+        items, _ = list_runs(
+            tx, table_id="tbl", status=None, skip=0, limit=50, now=NOW, stuck_after_s=300
+        )
+    assert len(items) == len(batch) and {run.payload for run in items} == {None}
+    assert all("payload" not in run.as_dict() for run in items)

@@ -127,7 +127,8 @@ class Run:
     attempts: int
     error: str | None
     action_results: list[dict[str, Any]]  # the receipts, in action order
-    payload: dict[str, Any]
+    # the row snapshot (SPEC §8); None when not read: a page of runs leaves it out
+    payload: dict[str, Any] | None
     definition: dict[str, Any] | None  # the trigger definition it fired with (frozen: schedule)
     identity: str | None
     scheduled_for: datetime | None
@@ -147,8 +148,11 @@ class Run:
         return dedup_key(self.definition.get("schedule"), self.scheduled_for)
 
     def as_dict(self) -> dict[str, Any]:
-        """The run dict the facade answers (``status`` as its plain string, ``dedup_key``)."""
+        """The run dict the facade answers (``status`` as its plain string, ``dedup_key``; no
+        ``payload`` key when it was not read)."""
         out = {f.name: getattr(self, f.name) for f in fields(self)}
+        if self.payload is None:
+            del out["payload"]
         out["status"] = str(self.status)
         out["action_results"] = list(self.action_results)
         out["dedup_key"] = self.dedup_key

@@ -24,7 +24,8 @@ from tocsin.actions.base import ActionError
 from tocsin.core.model import Run, RunStatus
 from tocsin.errors import Conflict, NotFound, TransientStoreError
 from tocsin.store.errors import is_transient
-from tocsin.store.runs import get_run, has_other_active_run, reset_for_retry
+from tocsin.store.run_queries import has_other_active_run
+from tocsin.store.runs import get_run, reset_for_retry
 from tocsin.store.tx import Store
 
 T = TypeVar("T")

@@ -132,6 +132,7 @@ def emit_row_event(
     data = record.get("data")
     row = dict(data) if isinstance(data, Mapping) else {}
     fired = row_event_triggers(table.triggers, event, row, previous)
+    payload = row_payload(record)  # one row for every run: stored once (store.snapshots)
     new_runs = [
         store_runs.NewRun(
             id=run_id,
@@ -140,7 +141,7 @@ def emit_row_event(
             record_id=str(record["id"]),
             source=event,
             clock=False,
-            payload=row_payload(record),
+            payload=payload,
             definition=trigger,
             identity=None,
             scheduled_for=None,

@@ -10,7 +10,7 @@ from functools import cache, lru_cache
 from itertools import chain
 from typing import Any
 
-from tocsin.store.schema import UTCDateTime
+from tocsin.store.coltypes import UTCDateTime
 from tocsin.store.tx import Tx
 
 ROWS_PER_STATEMENT = 1000  # SQLite: x at most 9 parameters, under its limit of 32766

@@ -16,7 +16,8 @@ from typing import Any
 from sqlalchemy import RowMapping, false, func, literal, null, select, tuple_, update
 
 from tocsin.core.model import Table
-from tocsin.store.schema import UTCDateTime, records, tables
+from tocsin.store.coltypes import UTCDateTime
+from tocsin.store.schema import records, tables
 from tocsin.store.tx import Tx
 
 RECORD_FIELDS = ("id", "table_id", "data", "trashed", "created_at", "updated_at")

@@ -48,6 +48,7 @@ from tocsin.store.bulk import instant_binder, with_rows
 from tocsin.store.dialects import ordered_scans_only, upsert_insert
 from tocsin.store.errors import map_db_errors
 from tocsin.store.schema import ACTIVE_STATUSES, ONE_ACTIVE_CLOCK_WHERE, runs, trigger_definitions
+from tocsin.store.snapshots import PAYLOAD, SnapshotBatch
 from tocsin.store.tx import Tx
 
 RUN_STATUSES = tuple(RunStatus)
@@ -85,15 +86,15 @@ _ENCODE = json.JSONEncoder(check_circular=False).encode  # json.dumps' output, p
 
 _INSERT = (
     "INSERT INTO runs (id, table_id, trigger_id, record_id, source, clock, status, attempts,"
-    " error, action_results, payload, definition, definition_hash, identity, scheduled_for,"
-    " created_at, updated_at) SELECT rid, tab, tid, rec, src, clk, 'pending', 0, NULL, '[]',"
-    " {payload}, {definition}, dh, ident, sf, ca, ca FROM v WHERE true"
+    " error, action_results, payload, snapshot_id, definition, definition_hash, identity,"
+    " scheduled_for, created_at, updated_at) SELECT rid, tab, tid, rec, src, clk, 'pending', 0,"
+    " NULL, '[]', '{{}}', snap, {definition}, dh, ident, sf, ca, ca FROM v WHERE true"
     f" ON CONFLICT (table_id, trigger_id) WHERE {ONE_ACTIVE_CLOCK_WHERE} DO NOTHING RETURNING id"
 )
 
 _INSERT_COLUMNS = (
     *(("rid", "text"), ("tab", "text"), ("tid", "text"), ("rec", "text"), ("src", "text")),
-    *(("clk", "boolean"), ("pl", "text"), ("df", "text"), ("dh", "text"), ("ident", "text")),
+    *(("clk", "boolean"), ("snap", "text"), ("df", "text"), ("dh", "text"), ("ident", "text")),
     *(("sf", "timestamp"), ("ca", "timestamp")),
 )
 
@@ -101,14 +102,16 @@ _INSERT_COLUMNS = (
 def insert_runs(tx: Tx, *, runs_: Iterable[NewRun], now: datetime) -> set[str]:
     """Insert pending runs created at ``now``; returns the ids inserted. A clock run whose
     trigger has an active clock run is refused by the partial unique index (``ON CONFLICT …
-    DO NOTHING``, which aborts no transaction; SPEC §5.3): of two, the first is inserted."""
+    DO NOTHING``, which aborts no transaction; SPEC §5.3): of two, the first is inserted. A
+    row fired on goes once into ``row_snapshots`` (``store.snapshots``)."""
     tx.require_writable()
     bind = instant_binder(tx)
     stamp = bind(now)
+    snapshots = SnapshotBatch()
     rows = [
         (
             *r[:6],
-            _ENCODE(r.payload) if r.payload else "{}",
+            snapshots.add(r.id, r.record_id, r.payload),
             None if r.definition is None else _ENCODE(r.definition),
             r.definition_hash,
             r.identity,
@@ -117,9 +120,9 @@ def insert_runs(tx: Tx, *, runs_: Iterable[NewRun], now: datetime) -> set[str]:
         )
         for r in runs_
     ]
-    cast = "CAST({} AS json)" if tx.is_postgres else "{}"
-    body = _INSERT.format(payload=cast.format("pl"), definition=cast.format("df"))
+    body = _INSERT.format(definition="CAST(df AS json)" if tx.is_postgres else "df")
     inserted = {str(r[0]) for r in with_rows(tx, _INSERT_COLUMNS, body, rows)}
+    snapshots.store(tx, inserted=inserted)
     tx.wake_workers(bool(inserted))
     return inserted
 
@@ -146,7 +149,8 @@ _DEFINITION = type_coerce(
 
 
 # what every read of a run selects (or returns): the columns of :data:`RUN_FIELDS`
-RUN_COLUMNS = tuple(_DEFINITION if name == "definition" else runs.c[name] for name in RUN_FIELDS)
+_READ: dict[str, ColumnElement[Any]] = {"definition": _DEFINITION, "payload": PAYLOAD}
+RUN_COLUMNS = tuple(_READ[name] if name in _READ else runs.c[name] for name in RUN_FIELDS)
 
 
 def insert_run(tx: Tx, **fields: Any) -> Run | None:
@@ -439,19 +443,6 @@ def reset_for_retry(
         return None
     tx.wake_workers(row is not None)
     return None if row is None else _run_value(row)
-
-
-def has_other_active_run(tx: Tx, *, table_id: str, trigger_id: str, run_id: str) -> bool:
-    """True when another clock run of ``trigger_id`` of ``table_id`` is pending or running."""
-    stmt = select(runs.c.id).where(
-        runs.c.table_id == table_id,
-        runs.c.trigger_id == trigger_id,
-        runs.c.id != run_id,
-        runs.c.clock.is_(True),
-        runs.c.status.in_(ACTIVE_STATUSES),
-    )
-    with map_db_errors():
-        return tx.conn.execute(stmt.limit(1)).first() is not None
 
 
 def requeue_runs(

@@ -1,21 +1,17 @@
 """The one MetaData of tocsin: every table the store reads or writes (DESIGN §3, §5).
 
-All instants are stored as naive UTC in ``UTCDateTime`` columns and come back aware (UTC).
+All instants are stored as naive UTC in ``UTCDateTime`` columns (``store.coltypes``) and come
+back aware (UTC).
 JSON columns hold plain JSON values (never pickles).
 """
 
 from __future__ import annotations
-
-from datetime import UTC, datetime
-from typing import Any
 
 from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
     Column,
-    DateTime,
-    Dialect,
     ForeignKey,
     Index,
     Integer,
@@ -27,7 +23,8 @@ from sqlalchemy import (
     UniqueConstraint,
     text,
 )
-from sqlalchemy.types import TypeDecorator
+
+from tocsin.store.coltypes import UTCDateTime
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -36,28 +33,6 @@ NAMING = {
     "pk": "pk_%(table_name)s",
 }
 metadata = MetaData(naming_convention=NAMING)
-
-
-class UTCDateTime(TypeDecorator[datetime]):
-    """Aware UTC in Python, naive UTC in the database (the same on SQLite and PostgreSQL)."""
-
-    impl = DateTime
-    cache_ok = True
-
-    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        if value.tzinfo is None:
-            raise ValueError(f"naive datetime refused by the store: {value!r}")
-        return value.astimezone(UTC).replace(tzinfo=None)
-
-    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        if isinstance(value, str):  # defensive: SQLite text
-            value = datetime.fromisoformat(value)
-        assert isinstance(value, datetime)
-        return value.replace(tzinfo=UTC)
 
 
 ACTIVE_STATUSES = ("pending", "running")
@@ -180,7 +155,10 @@ runs = Table(
     Column("attempts", Integer, nullable=False, server_default=text("0")),
     Column("error", Text, nullable=True),
     Column("action_results", JSON, nullable=False),
+    # the row snapshot: in ``row_snapshots`` when ``snapshot_id`` is set (``{}`` here), else here
+    # (a recordless run's ``{}``); ``store.runs.RUN_COLUMNS`` reads either as ``payload``
     Column("payload", JSON, nullable=False),
+    Column("snapshot_id", String(36), nullable=True),
     # the trigger definition as it fired: a copy (row events; runs before migration 0025) or,
     # for schedule and manual runs, its ``trigger_definitions`` hash (``store.runs.RUN_COLUMNS``
     # reads either as ``definition``)
@@ -207,6 +185,16 @@ runs = Table(
         postgresql_where=text(ONE_ACTIVE_CLOCK_WHERE),
         sqlite_where=text(ONE_ACTIVE_CLOCK_WHERE),
     ),
+)
+
+# §8 row snapshots: the record one write (or one tick) ran its triggers with, stored once and
+# named by its runs' ``snapshot_id`` (migration 0028): a write that fires 100 triggers keeps one
+# copy of its row, not 100. Its id is the id of the first run created with it.
+row_snapshots = Table(
+    "row_snapshots",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("payload", JSON, nullable=False),
 )
 
 # §10 notify's chatroom message feed

@@ -32,10 +32,10 @@ from sqlalchemy import (
 )
 
 from tocsin.store.bulk import instant_binder, with_rows
+from tocsin.store.coltypes import UTCDateTime
 from tocsin.store.dialects import keyed_access_only, upsert_insert
 from tocsin.store.schedules import schedule_dict
 from tocsin.store.schema import (
-    UTCDateTime,
     trigger_events,
     workflow_definitions,
     workflow_schedules,
