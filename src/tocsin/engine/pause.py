@@ -12,9 +12,13 @@ windows the pause kept from firing are recorded in the skip ledger as one ``paus
 
 - clock kinds (interval/daily/cron): the windows up to ``now`` are consumed (``last_consumed``
   moves to the latest window ``<= now``, with no fire); the next window after it fires.
-- ``date_column_reached``: the pause ``[paused_at, now]`` is remembered in ``pause_windows``; an
-  occurrence whose fire instant falls inside a past pause never fires (the preview counts it as
-  ``due_while_paused``). Rows due before the pause, or after the resume, fire as usual.
+- ``date_column_reached``: the pause ``[paused_at, now]`` is remembered in ``pause_windows``; a
+  value whose fire instant falls inside a pause never fires. The tick consumes it in the
+  occurrence ledger without a run when it scans its page, and records it in the skip ledger as
+  ``paused`` (one range per pause: ``engine.tick.consume_paused``); the preview counts it as
+  ``already_fired``, while the trigger is still paused too. Values due before the pause, or
+  after the resume, fire as usual (while paused, the preview counts those as
+  ``scheduled_for_future``: nothing of a paused trigger is due now).
 """
 
 from __future__ import annotations
