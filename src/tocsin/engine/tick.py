@@ -17,19 +17,9 @@ from typing import Any
 
 from tocsin.core.model import TriggerState, row_payload
 from tocsin.core.schedules import DateColumnReached
-from tocsin.core.skips import SkipRange
-from tocsin.engine import evaluate, sweeps
+from tocsin.engine import evaluate, pause, sweeps
 from tocsin.engine.ids import uuid7s
-from tocsin.engine.tick_plan import (
-    Cursor,
-    DateScan,
-    Fire,
-    PausedValue,
-    TablePlan,
-    due_candidates,
-    plan_table,
-)
-from tocsin.engine.tick_skips import paused_value_range
+from tocsin.engine.tick_plan import Cursor, DateScan, Fire, TablePlan, due_candidates, plan_table
 from tocsin.store import claims, dialects, ledger, skips
 from tocsin.store import records as store_records
 from tocsin.store import runs as store_runs
@@ -161,9 +151,8 @@ def apply_plans(tx: Tx, plans: Sequence[TablePlan], now: datetime) -> int:
     """Write a batch's plans, every fire of every plan at once (SPEC §5.3, §6); how many runs
     it created: the ledger claims and their runs (:func:`claim_and_insert`), then the clock
     windows consumed (a claim lost to a racing tick consumes its window too; a run refused by
-    the one-active-run index leaves its window due), the date values that fell due inside a
-    pause (:func:`consume_paused`), triggers' ``next_due_at``, date cursors, skip records, and
-    each table's ``next_due_at`` with its rotation stamp."""
+    the one-active-run index leaves its window due), triggers' ``next_due_at``, date cursors,
+    skip records (``pause.skips_with_paused``), each table's ``next_due_at`` and rotation stamp."""
     fires = [f for p in plans for f in p.fires]
     claimed = claim_and_insert(tx, fires, now)  # run id per fire; None: refused
     next_due = {p.table_id: p.next_due for p in plans}
@@ -178,9 +167,7 @@ def apply_plans(tx: Tx, plans: Sequence[TablePlan], now: datetime) -> int:
     if tx.is_postgres:  # the updates below are by key: never a table hashed whole for a page
         dialects.keyed_access_only(tx)
     store_state.consume_windows(tx, consumed=consumed, now=now)
-    ranges = [r for p in plans for r in p.skips]
-    ranges += consume_paused(tx, [v for p in plans for v in p.paused_values], now)
-    skips.record_skips(tx, ranges=ranges, now=now)
+    skips.record_skips(tx, ranges=pause.skips_with_paused(tx, plans, now), now=now)
     next_dues = [(p.table_id, tid, at) for p in plans for tid, at in p.next_dues]
     store_state.set_next_dues(tx, next_dues=next_dues)
     cursors = [(p.table_id, tid, *(c or (None, None))) for p in plans for tid, c in p.cursors]
@@ -220,21 +207,3 @@ def claim_and_insert(tx: Tx, fires: Sequence[Fire], now: datetime) -> list[str |
     for i in mine:
         out[i] = run_ids[i] if run_ids[i] in inserted else None
     return out
-
-
-def consume_paused(tx: Tx, values: Sequence[PausedValue], now: datetime) -> list[SkipRange]:
-    """Claim the identities of date values whose fire instants fell inside a pause, without a
-    run (each ledger row names a run id no run has: the value never fires), and return the skip
-    ranges of those this transaction claimed: one ``paused`` range per pause of a trigger
-    (:func:`tocsin.engine.tick_skips.paused_value_range`)."""
-    if not values:
-        return []
-    ids = uuid7s(now, len(values))
-    rows = [(t, tid, ident, rid) for (t, tid, ident, _), rid in zip(values, ids, strict=True)]
-    got = ledger.claim_occurrences(tx, claims=rows, now=now)
-    counts: dict[tuple[str, str, evaluate.Pause], int] = {}
-    for table_id, trigger_id, ident, pause in values:
-        if (table_id, trigger_id, ident) in got:
-            key = (table_id, trigger_id, pause)
-            counts[key] = counts.get(key, 0) + 1
-    return [paused_value_range(t, tid, pause, n) for (t, tid, pause), n in counts.items()]

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 from tocsin.core import identity
 from tocsin.core.model import TriggerState
 from tocsin.core.skips import SkipRange
-from tocsin.engine import evaluate
+from tocsin.engine import evaluate, pause
 from tocsin.engine.configs import ALWAYS_DUE, NEVER_DUE
 from tocsin.engine.tick_skips import clock_skips, invalid_skips
 
@@ -28,11 +28,6 @@ Fire = tuple[
 ]  # fmt: skip
 
 
-# A date value whose fire instant fell inside a pause, to consume without a run: ``(table_id,
-# trigger_id, identity, the pause)``.
-PausedValue = tuple[str, str, str, evaluate.Pause]
-
-
 class DateScan(NamedTuple):
     """What the tick read of a date trigger's records this pass: the verdicts of the pages it
     examined, the last examined record, and whether the pass closed a lap without a due row."""
@@ -45,8 +40,7 @@ class DateScan(NamedTuple):
 class TablePlan(NamedTuple):
     """The writes of one table: fires (a ledger claim and a pending run each), ``next_due_at``
     changes (the table's too), date cursors, the triggers whose evaluation raised (skipped,
-    never fatal), skip records, and the date values that fell due inside a pause (a ledger
-    claim without a run each, recorded ``paused`` in the skip ledger)."""
+    never fatal) and skip records."""
 
     table_id: str
     has_schedules: bool
@@ -56,7 +50,7 @@ class TablePlan(NamedTuple):
     cursors: tuple[tuple[str, Cursor | None], ...] = ()  # (trigger id, its new date cursor)
     skipped: tuple[tuple[str, Exception], ...] = ()
     skips: tuple[SkipRange, ...] = ()  # due occurrences that did not fire
-    paused_values: tuple[PausedValue, ...] = ()
+    paused_values: tuple[pause.PausedValue, ...] = ()  # date values due in a pause: no run
 
 
 def due_candidates(
@@ -89,14 +83,12 @@ def plan_table(
     cursors: dict[str, Cursor | None] = {}
     skipped: list[tuple[str, Exception]] = []
     skips: list[SkipRange] = []
-    paused: list[PausedValue] = []
     for trigger, state, scan in due:
         tid = str(trigger.trigger_id)
         try:
             if scan is not None:
                 found, next_due = plan_date(table_id, trigger, state, scan)
                 fires += found
-                paused += paused_values(table_id, tid, scan)
             else:
                 fire, next_due, ranges = decide_clock_trigger(trigger, state, now, tid in active)
                 skips += ranges
@@ -114,10 +106,9 @@ def plan_table(
     new = next_dues | {t: after for _, t, _, _, _, _, window, after in fires if window}
     live = [new.get(t, s.next_due_at) for t, s in states.items() if not (s.retired or s.paused_at)]
     table_due = min([d for d in live if d is not None], default=NEVER_DUE)
-    changes = (tuple(fires), tuple(next_dues.items()), tuple(cursors.items()))
-    return TablePlan(
-        table_id, bool(stored), table_due, *changes, tuple(skipped), tuple(skips), tuple(paused)
-    )
+    changes = (tuple(fires), tuple(next_dues.items()), tuple(cursors.items()), tuple(skipped))
+    held = pause.paused_values(table_id, due, skipped)
+    return TablePlan(table_id, bool(stored), table_due, *changes, tuple(skips), held)
 
 
 def decide_clock_trigger(
@@ -160,13 +151,3 @@ def plan_date(
         elif v.verdict == "scheduled_for_future" and v.fire_at is not None:
             earliest = min(earliest, v.fire_at)
     return fires, earliest if scan.lap_closed else ALWAYS_DUE
-
-
-def paused_values(table_id: str, trigger_id: str, scan: DateScan) -> list[PausedValue]:
-    """The values of a date trigger's scanned pages whose fire instants fell inside one of its
-    pauses and that the ledger does not hold yet: the tick consumes them without a run."""
-    return [
-        (table_id, trigger_id, v.identity, v.pause)
-        for v in scan.verdicts
-        if v.pause is not None and v.identity is not None
-    ]

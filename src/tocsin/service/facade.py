@@ -44,7 +44,7 @@ class Tocsin:
         self._auth = AuthService(core)
         self._secrets = SecretsService(core)
         self._health = HealthService(core)
-        self._lanes = Lanes(store, {}, core.now, settings.stuck_after_s)
+        self._lanes = Lanes(store, {}, core.now, settings.stuck_after_s, workflows.owe_sync)
 
     @classmethod
     def open(
@@ -56,17 +56,12 @@ class Tocsin:
         lanes: Iterable[Lane] = (),
     ) -> Self:
         """Open (and migrate to head) the database at ``url`` or ``settings.database_url``, and
-        register ``workflows`` and ``lanes``. Registering is enough (SPEC §12): with either, the
-        workflows' declared schedules are synced once, at the first ``tick`` or
-        ``start_workflow`` (``sync_schedules`` before that does it at once, with its report);
-        without any, never (a bare facade must not delete the schedules it does not know)."""
+        register ``workflows`` and ``lanes``; with either, the declared schedules are synced at
+        the first ``tick`` or ``start_workflow`` (registering is enough, SPEC §12)."""
         settings = settings or Settings.from_environ()
         opened = cls(open_store(url or settings.database_url), settings)
-        workflows, lanes = list(workflows), list(lanes)
         opened.register_workflows(workflows)
         opened.lanes.register(lanes)
-        if workflows or lanes:
-            opened._workflows.owe_sync()
         return opened
 
     def close(self) -> None:

@@ -72,8 +72,9 @@ class WorkflowService(Service):
             self.owe_sync()
 
     def owe_sync(self) -> None:
-        """Sync the declared schedules at the next ``fire_schedules`` or ``start_workflow``
-        (``Tocsin.open`` with workflows or lanes; ``register_workflows``)."""
+        """Sync the declared schedules at the next ``fire_schedules`` or ``start_workflow``:
+        workflows or lanes were registered (``Tocsin.open``, ``register_workflows``,
+        ``t.lanes.register``)."""
         self._sync_owed = True
 
     def _sync_if_owed(self, at: datetime) -> None:
