@@ -106,3 +106,82 @@ def test_errors_404_409_and_role(
     assert client.post(url, headers=other.moderator).status_code in (403, 404)
     assert client.post(url).status_code == 401
     assert "paused" not in preview_arm(client, tenant, table)  # nothing was written
+
+
+DUE = {
+    "name": "due",
+    "on": "schedule",
+    "schedule": {"type": "date_column_reached", "column": "Due"},
+    "actions": [{"type": "notify", "message": "due"}],
+}
+SIX = {
+    "already_fired",
+    "missing_schedule_value",
+    "invalid_schedule_value",
+    "scheduled_for_future",
+    "when_filter_mismatch",
+    "due_now",
+}
+
+
+def _counts_hold(arm: dict[str, Any], live: int) -> None:
+    """SPEC §7: exactly the six counts, their sum scanned, the rest unscanned."""
+    counted = {k for k, v in arm.items() if isinstance(v, int) and not isinstance(v, bool)}
+    assert counted == SIX | {"records_scanned", "unscanned"}, arm
+    assert arm["records_scanned"] == sum(arm[k] for k in SIX)
+    assert live == arm["records_scanned"] + arm["unscanned"]
+    assert arm["truncated"] is (arm["unscanned"] > 0)
+
+
+def test_a_date_value_due_during_a_pause_counts_as_already_fired_and_is_skipped_paused(
+    client: TestClient, clock: Clock, tenant: Tenant, table: dict[str, Any]
+) -> None:
+    [saved] = put(client, tenant, table, [DUE])
+    records = table_url(tenant, table, "/records")
+
+    def insert(due: str) -> str:
+        resp = client.post(records, json={"data": {"Due": due}}, headers=tenant.moderator)
+        assert resp.status_code == 201, resp.text
+        return str(resp.json()["id"])
+
+    fired = insert("2026-08-27T01:00")
+    assert tick(client) == 1
+    clock.now = NOW + timedelta(minutes=5)
+    assert post(client, tenant, table, saved["id"], "pause").status_code == 200
+    during = insert("2026-08-28T09:00")  # falls due while paused: never fires
+    later = insert("2026-09-10T09:00")
+
+    clock.now = NOW + timedelta(days=2)
+    assert tick(client) == 0
+    arm = preview_arm(client, tenant, table)
+    assert arm["paused"] is True and arm["paused_since"] == "2026-08-27T05:07:13"
+    assert (arm["already_fired"], arm["scheduled_for_future"], arm["due_now"]) == (1, 1, 0)
+    _counts_hold(arm, 3)
+
+    clock.now = NOW + timedelta(days=3)
+    assert post(client, tenant, table, saved["id"], "resume").status_code == 200
+    arm = preview_arm(client, tenant, table)
+    assert "paused" not in arm and "paused_since" not in arm
+    assert (arm["already_fired"], arm["due_now"]) == (1, 0)
+    _counts_hold(arm, 3)
+    assert tick(client) == 0  # scans the page: the value is consumed, without a run
+    skips_url = table_url(tenant, table, f"/triggers/{saved['id']}/skips")
+    page = client.get(skips_url, headers=tenant.moderator).json()
+    assert page["items"] == [
+        {
+            "reason": "paused",
+            "first_instant": "2026-08-27T05:07:13",
+            "last_instant": "2026-08-30T05:02:13",
+            "count": 1,
+            "count_is_lower_bound": False,
+        }
+    ]
+    clock.now = NOW + timedelta(days=20)
+    assert tick(client) == 1
+    runs = client.get(table_url(tenant, table, "/trigger-runs"), headers=tenant.moderator)
+    assert {r["record_id"] for r in runs.json()["items"]} == {fired, later}
+    assert during not in {r["record_id"] for r in runs.json()["items"]}
+    arm = preview_arm(client, tenant, table)
+    assert arm["already_fired"] == 3
+    _counts_hold(arm, 3)
+    assert client.get(skips_url, headers=tenant.moderator).json()["total"] == 1

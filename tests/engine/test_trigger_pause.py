@@ -96,14 +96,16 @@ def test_a_paused_date_trigger_skips_what_came_due_during_the_pause(tocsin: Tocs
     during = tocsin.insert_record(table_id, {"Due": "2026-08-28T09:00"}, now=NOW + minutes(2))
     after = tocsin.insert_record(table_id, {"Due": "2026-09-10T09:00"}, now=NOW + minutes(2))
     assert tocsin.tick(now=NOW + timedelta(days=2))["runs_created"] == 0
-    arm = _arm(tocsin, table_id, NOW + timedelta(days=2))
-    assert arm["paused"] is True and arm["records_scanned"] == 0 and arm["due_now"] == 0
-    assert arm["unscanned"] == 3 and arm["warnings"] == ["trigger_paused"]
+    arm = _arm(tocsin, table_id, NOW + timedelta(days=2))  # the page after the cursor
+    assert arm["paused"] is True and arm["paused_since"] == "2026-08-27T05:03:13"
+    assert (arm["already_fired"], arm["scheduled_for_future"], arm["due_now"]) == (1, 1, 0)
+    assert (arm["records_scanned"], arm["unscanned"], arm["warnings"]) == (2, 1, ["trigger_paused"])
 
     resumed_at = NOW + timedelta(days=3)
     tocsin.resume_trigger(table_id, saved["id"], now=resumed_at)
     arm = _arm(tocsin, table_id, resumed_at)
-    assert (arm["due_while_paused"], arm["due_now"], arm["records_scanned"]) == (1, 0, 2)
+    assert "due_while_paused" not in arm and "paused" not in arm
+    assert (arm["already_fired"], arm["due_now"], arm["records_scanned"]) == (1, 0, 2)
     assert tocsin.tick(now=resumed_at)["runs_created"] == 0
     assert tocsin.tick(now=NOW + timedelta(days=20))["runs_created"] == 1
     record_ids = [r["record_id"] for r in runs_of(tocsin, table_id)]

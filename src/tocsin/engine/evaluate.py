@@ -28,17 +28,18 @@ from tocsin.core import identity, instants, predicates, triggers, windows
 from tocsin.core.model import TriggerState
 from tocsin.core.schedules import DateColumnReached, Schedule, parse_schedule
 
-# The date-arm verdicts, in the scheduler's order (SPEC §7), with the pause's (issue 12): an
-# occurrence whose fire instant fell inside one of the trigger's past pauses never fires.
+# The six date-arm verdicts, in the scheduler's order (SPEC §7). A value whose fire instant fell
+# inside one of the trigger's pauses never fires: it is ``already_fired`` (its ``RowVerdict.pause``
+# says which pause; the tick consumes it in the ledger without a run, engine.pause).
 MISSING = "missing_schedule_value"
 INVALID = "invalid_schedule_value"
 ALREADY_FIRED = "already_fired"
-DUE_WHILE_PAUSED = "due_while_paused"
 FUTURE = "scheduled_for_future"
 WHEN_MISMATCH = "when_filter_mismatch"
 DUE_NOW = "due_now"
-DATE_VERDICTS = (MISSING, INVALID, ALREADY_FIRED, DUE_WHILE_PAUSED, FUTURE, WHEN_MISMATCH, DUE_NOW)
-Pauses = Sequence[tuple[datetime, datetime]]  # a trigger's past pauses (from, until)
+DATE_VERDICTS = (MISSING, INVALID, ALREADY_FIRED, FUTURE, WHEN_MISMATCH, DUE_NOW)
+Pause = tuple[datetime, datetime]  # (from, until), bounds included
+Pauses = Sequence[Pause]  # a trigger's pauses
 
 ROW_EVENTS = ("created", "updated", "deleted", "restored")
 STATE_MISSING = "schedule_state_missing"
@@ -85,12 +86,15 @@ class ClockVerdict(NamedTuple):
 
 
 class RowVerdict(NamedTuple):
-    """One record of a date trigger's page: its verdict, identity and fire instant."""
+    """One record of a date trigger's page: its verdict, identity and fire instant; ``pause``:
+    the pause its fire instant fell inside when the ledger does not hold it yet (an
+    ``already_fired`` value the tick consumes without a run)."""
 
     record: Mapping[str, Any]
     verdict: str
     identity: str | None
     fire_at: datetime | None
+    pause: Pause | None = None
 
 
 def schedule_kind(spec: Schedule) -> str:
@@ -335,25 +339,37 @@ def classify_record(
     fired: set[str],
     now: datetime,
     pauses: Pauses = (),
+    held: bool = False,
 ) -> RowVerdict:
-    """One record's verdict, in the scheduler order of SPEC §7 (``pauses``: the trigger's past
-    pauses; a fire instant inside one, bounds included, is ``due_while_paused``)."""
+    """One record's verdict, in the scheduler order of SPEC §7. ``pauses``: the trigger's
+    pauses; a fire instant inside one (bounds included) never fires, so the value counts as
+    ``already_fired`` (with its ``pause``). ``held``: the trigger is paused now; a value that
+    would be due fires at the first tick after the resume, so it counts as
+    ``scheduled_for_future`` (nothing of a paused trigger is due now)."""
     status, fire_at, ident = _fire_at(spec, column_type, record)
     if status != "ok" or fire_at is None:
         return RowVerdict(record=record, verdict=status, identity=None, fire_at=None)
+    fresh = ident is not None and ident not in fired
+    pause = _pause_of(pauses, fire_at) if pauses and fresh else None
     if ident is None:
         verdict = INVALID
-    elif ident in fired:
+    elif not fresh or pause is not None:
         verdict = ALREADY_FIRED
-    elif pauses and any(start <= fire_at <= until for start, until in pauses):
-        verdict = DUE_WHILE_PAUSED
     elif fire_at > now:
         verdict = FUTURE
     elif not _when_matches(when, record):
         verdict = WHEN_MISMATCH
     else:
-        verdict = DUE_NOW
-    return RowVerdict(record=record, verdict=verdict, identity=ident, fire_at=fire_at)
+        verdict = FUTURE if held else DUE_NOW
+    return RowVerdict(record, verdict, ident, fire_at, pause)
+
+
+def _pause_of(pauses: Pauses, at: datetime) -> Pause | None:
+    """The pause ``at`` falls inside, bounds included; None when none."""
+    for start, until in pauses:
+        if start <= at <= until:
+            return start, until
+    return None
 
 
 def classify_date_page(
@@ -364,9 +380,10 @@ def classify_date_page(
     fired: set[str],
     now: datetime,
     pauses: Pauses = (),
+    held: bool = False,
 ) -> list[RowVerdict]:
     """Per-record verdicts for a page, given the identities the ledger already holds."""
-    return [classify_record(spec, column_type, when, r, fired, now, pauses) for r in page]
+    return [classify_record(spec, column_type, when, r, fired, now, pauses, held) for r in page]
 
 
 def count_verdicts(verdicts: Iterable[RowVerdict]) -> dict[str, int]:
@@ -401,8 +418,15 @@ def classify(
     if spec is None or not trigger.valid:
         raise ValueError(f"trigger {trigger.trigger_id!r} is invalid: {trigger.error_codes}")
     if isinstance(spec, DateColumnReached):
-        pauses = getattr(state, "pause_windows", ())  # a date verdict needs no other state
-        return classify_date_page(spec, column_type, trigger.when, page, set(fired), now, pauses)
+        # a date verdict needs no other state
+        pauses: tuple[Pause, ...] = tuple(getattr(state, "pause_windows", ()))
+        paused_at: datetime | None = getattr(state, "paused_at", None)
+        if paused_at is not None:  # paused now: the pause so far is one too
+            pauses += ((paused_at, now),)
+        held = paused_at is not None
+        return classify_date_page(
+            spec, column_type, trigger.when, page, set(fired), now, pauses, held
+        )
     if state.anchor is None:
         raise ValueError(f"clock trigger {trigger.trigger_id!r} has no anchor")
     return classify_clock(

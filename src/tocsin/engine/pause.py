@@ -12,29 +12,39 @@ windows the pause kept from firing are recorded in the skip ledger as one ``paus
 
 - clock kinds (interval/daily/cron): the windows up to ``now`` are consumed (``last_consumed``
   moves to the latest window ``<= now``, with no fire); the next window after it fires.
-- ``date_column_reached``: the pause ``[paused_at, now]`` is remembered in ``pause_windows``; an
-  occurrence whose fire instant falls inside a past pause never fires (the preview counts it as
-  ``due_while_paused``). Rows due before the pause, or after the resume, fire as usual.
+- ``date_column_reached``: the pause ``[paused_at, now]`` is remembered in ``pause_windows``; a
+  value whose fire instant falls inside a pause never fires. The tick consumes it in the
+  occurrence ledger without a run when it scans its page, and records it in the skip ledger as
+  ``paused`` (one range per pause: ``skips_with_paused``); the preview counts it as
+  ``already_fired``, while the trigger is still paused too. Values due before the pause, or
+  after the resume, fire as usual (while paused, the preview counts those as
+  ``scheduled_for_future``: nothing of a paused trigger is due now).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tocsin import messages
 from tocsin.core import windows
 from tocsin.core.instants import to_iso
 from tocsin.core.model import Table, TriggerState
 from tocsin.core.schedules import CLOCK_KINDS, parse_schedule
+from tocsin.core.skips import SkipRange
 from tocsin.engine import tick_skips
 from tocsin.engine.configs import ALWAYS_DUE, NEVER_DUE, refresh_table_next_due
-from tocsin.engine.evaluate import clock_next_due, inspect_stored
+from tocsin.engine.evaluate import Pause, StoredTrigger, clock_next_due, inspect_stored
+from tocsin.engine.ids import uuid7s
 from tocsin.errors import Conflict, NotFound
+from tocsin.store import ledger
 from tocsin.store import skips as store_skips
 from tocsin.store import state as store_state
 from tocsin.store.tx import Tx
+
+if TYPE_CHECKING:  # the tick's plan types (engine.tick_plan imports this module)
+    from tocsin.engine.tick_plan import DateScan, TablePlan
 
 
 def schedule_trigger(table: Table, trigger_id: str) -> Mapping[str, Any]:
@@ -89,6 +99,9 @@ def resume_trigger(tx: Tx, *, table: Table, trigger_id: str, now: datetime) -> d
 
 
 Pauses = tuple[tuple[datetime, datetime], ...]
+# A date value whose fire instant fell inside a pause, for the tick to consume without a run:
+# ``(table_id, trigger_id, identity, the pause)``.
+PausedValue = tuple[str, str, str, Pause]
 
 
 def resumed(
@@ -122,4 +135,57 @@ def pause_view(state: TriggerState) -> dict[str, Any]:
     }
 
 
-__all__ = ["pause_trigger", "pause_view", "resume_trigger", "resumed", "schedule_trigger"]
+# --- the tick's side: date values that fell due inside a pause ----------------------------------
+
+
+def paused_values(
+    table_id: str,
+    due: Iterable[tuple[StoredTrigger, TriggerState, DateScan | None]],
+    skipped: Iterable[tuple[str, Exception]],
+) -> tuple[PausedValue, ...]:
+    """The values of the date triggers' scanned pages (``due``: the tick's candidates with their
+    scans; ``skipped``: the triggers whose plan raised, left alone) whose fire instants fell
+    inside one of their pauses, the ledger not holding them yet: the tick consumes them."""
+    broken = {tid for tid, _ in skipped}
+    return tuple(
+        (table_id, str(trigger.trigger_id), v.identity, v.pause)
+        for trigger, _, scan in due
+        if scan is not None and trigger.trigger_id not in broken
+        for v in scan.verdicts
+        if v.pause is not None and v.identity is not None
+    )
+
+
+def skips_with_paused(tx: Tx, plans: Sequence[TablePlan], now: datetime) -> list[SkipRange]:
+    """The skip ranges a tick records for ``plans``: each plan's own, then those of its date
+    values whose fire instants fell inside a pause, claimed here in the ledger without a run
+    (each ledger row names a run id no run has: the value never fires). One ``paused`` range per
+    pause of a trigger, counting the values this transaction claimed
+    (:func:`tocsin.engine.tick_skips.paused_value_range`)."""
+    ranges = [r for p in plans for r in p.skips]
+    values = [v for p in plans for v in p.paused_values]
+    if not values:
+        return ranges
+    ids = uuid7s(now, len(values))
+    rows = [(t, tid, ident, rid) for (t, tid, ident, _), rid in zip(values, ids, strict=True)]
+    got = ledger.claim_occurrences(tx, claims=rows, now=now)
+    counts: dict[tuple[str, str, Pause], int] = {}
+    for table_id, trigger_id, ident, pause in values:
+        if (table_id, trigger_id, ident) in got:
+            key = (table_id, trigger_id, pause)
+            counts[key] = counts.get(key, 0) + 1
+    return ranges + [
+        tick_skips.paused_value_range(t, tid, pause, n) for (t, tid, pause), n in counts.items()
+    ]
+
+
+__all__ = [
+    "PausedValue",
+    "pause_trigger",
+    "pause_view",
+    "paused_values",
+    "resume_trigger",
+    "resumed",
+    "schedule_trigger",
+    "skips_with_paused",
+]

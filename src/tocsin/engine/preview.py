@@ -14,11 +14,12 @@ Arms (a discriminated union on ``kind``), one per stored schedule trigger, in co
   computation), ``due_now``, ``active_run`` (true forces ``due_now`` false).
 - ``invalid``: what the tick skips, with every stable error code.
 
-A paused trigger's arm (issue 12, :mod:`tocsin.engine.pause`) adds ``paused: true`` and
-``paused_at``, and says why nothing fires: warning ``trigger_paused``; a clock arm has no
-``due_at`` and ``due_now`` false; a date arm scans nothing (the tick reads none of its records).
-Once a date trigger has been resumed, its arm adds the count ``due_while_paused`` (occurrences
-whose fire instant fell inside a pause: they never fire); ``records_scanned`` includes it.
+A paused trigger's arm (:mod:`tocsin.engine.pause`) adds ``paused: true`` and ``paused_since``,
+and says why nothing fires: warning ``trigger_paused``; a clock arm has no ``due_at`` and
+``due_now`` false; a date arm still counts its next cursor page, with nothing due now: a value
+whose fire instant fell inside a pause (this one so far, or a past one) never fires and counts
+as ``already_fired``; one that would be due otherwise fires at the first tick after the resume
+and counts as ``scheduled_for_future``. The six counts and their invariants hold in every state.
 """
 
 from __future__ import annotations
@@ -34,9 +35,7 @@ from tocsin.core.schedules import DateColumnReached
 from tocsin.engine.evaluate import (
     DATE_VERDICTS,
     DUE_NOW,
-    DUE_WHILE_PAUSED,
     ClockVerdict,
-    RowVerdict,
     StoredTrigger,
     classify,
     count_verdicts,
@@ -55,8 +54,7 @@ WHEN_IGNORED = "when_ignored_for_recordless_schedule"
 OVERDUE_WILL_FIRE = "overdue_records_will_fire"
 # A paused trigger (engine.pause): the tick neither plans nor fires it.
 TRIGGER_PAUSED = "trigger_paused"
-# The six counts in the order SPEC §7 prints them (``due_while_paused`` follows already_fired
-# once the trigger has been paused and resumed: issue 12).
+# The six counts in the order SPEC §7 prints them
 ARM_COUNT_ORDER = (
     "already_fired",
     "missing_schedule_value",
@@ -171,11 +169,11 @@ def clock_arm(
 
 
 def _pause_fields(state: TriggerState) -> dict[str, Any]:
-    """``paused`` and ``paused_at`` on a paused trigger's arm (none otherwise: the SPEC §7
+    """``paused`` and ``paused_since`` on a paused trigger's arm (none otherwise: the SPEC §7
     document of an unpaused trigger is unchanged)."""
     if state.paused_at is None:
         return {}
-    return {"paused": True, "paused_at": to_iso(state.paused_at)}
+    return {"paused": True, "paused_since": to_iso(state.paused_at)}
 
 
 def date_arm(
@@ -188,35 +186,27 @@ def date_arm(
     now: datetime,
     record_limit: int,
 ) -> dict[str, Any]:
-    """A date trigger: the verdict counts over the page the next tick reads first."""
+    """A date trigger: the verdict counts over the page the next tick reads first (paused: the
+    page it reads first once resumed)."""
     spec = trigger.spec
     if not isinstance(spec, DateColumnReached):
         return invalid_arm(trigger)
-    verdicts: list[RowVerdict] = []
-    if state.paused_at is None:  # paused: the tick reads nothing of it
-        read = {"id": table.id, "columns": table.columns}
-        verdicts = scan_date_trigger(tx, read, trigger, state, now, record_limit, pages=1).verdicts
+    read = {"id": table.id, "columns": table.columns}
+    verdicts = scan_date_trigger(tx, read, trigger, state, now, record_limit, pages=1).verdicts
     counts = count_verdicts(verdicts)
     scanned = sum(counts[name] for name in DATE_VERDICTS)
     unscanned = max(live - scanned, 0)
+    paused = state.paused_at is not None
     return {
         "kind": spec.kind,
         "trigger_id": trigger.trigger_id,
         "config_status": "valid",
         "records_scanned": scanned,
-        **{name: counts[name] for name in ARM_COUNT_ORDER[:1]},
-        **({DUE_WHILE_PAUSED: counts[DUE_WHILE_PAUSED]} if state.pause_windows else {}),
-        **{name: counts[name] for name in ARM_COUNT_ORDER[1:]},
+        **{name: counts[name] for name in ARM_COUNT_ORDER},
         "unscanned": unscanned,
         "truncated": unscanned > 0,
         **_pause_fields(state),
-        "warnings": (
-            [TRIGGER_PAUSED]
-            if state.paused_at is not None
-            else [OVERDUE_WILL_FIRE]
-            if counts[DUE_NOW]
-            else []
-        ),
+        "warnings": [TRIGGER_PAUSED] if paused else [OVERDUE_WILL_FIRE] if counts[DUE_NOW] else [],
     }
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from tocsin.core.model import TriggerState, row_payload
 from tocsin.core.schedules import DateColumnReached
-from tocsin.engine import evaluate, sweeps
+from tocsin.engine import evaluate, pause, sweeps
 from tocsin.engine.ids import uuid7s
 from tocsin.engine.tick_plan import Cursor, DateScan, Fire, TablePlan, due_candidates, plan_table
 from tocsin.store import claims, dialects, ledger, skips
@@ -154,7 +154,7 @@ def apply_plans(tx: Tx, plans: Sequence[TablePlan], now: datetime) -> int:
     it created: the ledger claims and their runs (:func:`claim_and_insert`), then the clock
     windows consumed (a claim lost to a racing tick consumes its window too; a run refused by
     the one-active-run index leaves its window due), triggers' ``next_due_at``, date cursors,
-    skip records, and each table's ``next_due_at`` with its rotation stamp."""
+    skip records (``pause.skips_with_paused``), each table's ``next_due_at`` and rotation stamp."""
     fires = [f for p in plans for f in p.fires]
     claimed = claim_and_insert(tx, fires, now)  # run id per fire; None: refused
     next_due = {p.table_id: p.next_due for p in plans}
@@ -169,7 +169,7 @@ def apply_plans(tx: Tx, plans: Sequence[TablePlan], now: datetime) -> int:
     if tx.is_postgres:  # the updates below are by key: never a table hashed whole for a page
         dialects.keyed_access_only(tx)
     store_state.consume_windows(tx, consumed=consumed, now=now)
-    skips.record_skips(tx, ranges=[r for p in plans for r in p.skips], now=now)
+    skips.record_skips(tx, ranges=pause.skips_with_paused(tx, plans, now), now=now)
     next_dues = [(p.table_id, tid, at) for p in plans for tid, at in p.next_dues]
     store_state.set_next_dues(tx, next_dues=next_dues)
     cursors = [(p.table_id, tid, *(c or (None, None))) for p in plans for tid, c in p.cursors]

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 from tocsin.core import identity
 from tocsin.core.model import TriggerState
 from tocsin.core.skips import SkipRange
-from tocsin.engine import evaluate
+from tocsin.engine import evaluate, pause
 from tocsin.engine.configs import ALWAYS_DUE, NEVER_DUE
 from tocsin.engine.tick_skips import clock_skips, invalid_skips
 
@@ -50,6 +50,7 @@ class TablePlan(NamedTuple):
     cursors: tuple[tuple[str, Cursor | None], ...] = ()  # (trigger id, its new date cursor)
     skipped: tuple[tuple[str, Exception], ...] = ()
     skips: tuple[SkipRange, ...] = ()  # due occurrences that did not fire
+    paused_values: tuple[pause.PausedValue, ...] = ()  # date values due in a pause: no run
 
 
 def due_candidates(
@@ -105,8 +106,9 @@ def plan_table(
     new = next_dues | {t: after for _, t, _, _, _, _, window, after in fires if window}
     live = [new.get(t, s.next_due_at) for t, s in states.items() if not (s.retired or s.paused_at)]
     table_due = min([d for d in live if d is not None], default=NEVER_DUE)
-    changes = (tuple(fires), tuple(next_dues.items()), tuple(cursors.items()))
-    return TablePlan(table_id, bool(stored), table_due, *changes, tuple(skipped), tuple(skips))
+    changes = (tuple(fires), tuple(next_dues.items()), tuple(cursors.items()), tuple(skipped))
+    held = pause.paused_values(table_id, due, skipped)
+    return TablePlan(table_id, bool(stored), table_due, *changes, tuple(skips), held)
 
 
 def decide_clock_trigger(

@@ -1,5 +1,6 @@
 """The tick's skip records (issue 17): which due windows of a clock trigger did not fire, and
-why, derived without I/O from THE evaluator's verdict and the trigger's state.
+why, derived without I/O from THE evaluator's verdict and the trigger's state; and the date
+values a tick consumed because they fell due inside a pause (:func:`paused_value_range`).
 
 - a fire of window ``w`` after missed windows: the windows between the last one accounted for
   and ``w`` were replaced by ``w`` (``coalesced``); a cron window in a spring-forward gap never
@@ -89,6 +90,17 @@ def paused_skips(
     return replaced_range(trigger, state, end, skips.PAUSED), following
 
 
+def paused_value_range(
+    table_id: str, trigger_id: str, pause: tuple[datetime, datetime], count: int
+) -> skips.SkipRange:
+    """``count`` values of a date trigger whose fire instants fell inside ``pause`` and that a
+    tick consumed (``engine.pause.skips_with_paused``): one ``paused`` range per pause, its bounds
+    the pause's. Its ``after`` is its own ``last``, so the values a later tick consumes for the
+    same pause add to that one row (the store merges a range into the row ending at ``after``)."""
+    start, until = pause
+    return _range(trigger_id, table_id, skips.PAUSED, start, until, count, until)
+
+
 def invalid_skips(
     stored: list[StoredTrigger], states: Mapping[str, TriggerState], now: datetime
 ) -> list[skips.SkipRange]:
@@ -146,5 +158,6 @@ __all__ = [
     "clock_skips",
     "invalid_skips",
     "paused_skips",
+    "paused_value_range",
     "replaced_range",
 ]

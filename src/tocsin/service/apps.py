@@ -4,16 +4,14 @@ the lanes of a Tocsin it names."""
 from __future__ import annotations
 
 import importlib
-import logging
 from datetime import datetime
 
 from tocsin.lanes.definition import Lane
 from tocsin.service import Tocsin
 from tocsin.service.lanes import Lanes
+from tocsin.service.workflows import log_sync
 from tocsin.settings import Settings
 from tocsin.workflows.loading import load_workflows
-
-log = logging.getLogger("tocsin.app")
 
 
 def open_with_app(settings: Settings, *, sync: bool = True) -> Tocsin:
@@ -45,7 +43,7 @@ def load_lanes(spec: str) -> list[Lane]:
 
 def sync_and_log(facade: Tocsin, now: datetime | None = None) -> dict[str, list[str]]:
     report = facade.sync_schedules(now=now)
-    log.info("schedules synced", extra={f"schedules_{k}": len(v) for k, v in report.items()})
+    log_sync(report)
     return report
 
 

@@ -44,7 +44,7 @@ class Tocsin:
         self._auth = AuthService(core)
         self._secrets = SecretsService(core)
         self._health = HealthService(core)
-        self._lanes = Lanes(store, {}, core.now, settings.stuck_after_s)
+        self._lanes = Lanes(store, {}, core.now, settings.stuck_after_s, workflows.owe_sync)
 
     @classmethod
     def open(
@@ -56,7 +56,8 @@ class Tocsin:
         lanes: Iterable[Lane] = (),
     ) -> Self:
         """Open (and migrate to head) the database at ``url`` or ``settings.database_url``, and
-        register ``workflows`` and ``lanes`` (nothing is written until ``sync_schedules``)."""
+        register ``workflows`` and ``lanes``; with either, the declared schedules are synced at
+        the first ``tick`` or ``start_workflow`` (registering is enough, SPEC §12)."""
         settings = settings or Settings.from_environ()
         opened = cls(open_store(url or settings.database_url, settings.sqlite_max_bytes), settings)
         opened.register_workflows(workflows)

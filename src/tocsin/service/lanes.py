@@ -64,9 +64,11 @@ class Lanes:
         registry: dict[str, Lane],
         clock: Callable[[datetime | None], datetime],
         stale_after_s: float,
+        on_register: Callable[[], None] | None = None,
     ) -> None:
         self._store, self._registry, self._now = store, registry, clock
         self._stale = stale_after_s
+        self._on_register = on_register  # the facade's: lanes registered → the sync is owed
 
     def register(self, lanes: Iterable[Lane]) -> None:
         added: dict[str, Lane] = {}
@@ -77,6 +79,8 @@ class Lanes:
                 raise ValidationError(messages.lane_duplicate(lane.id))
             added[lane.id] = lane
         self._registry.update(added)
+        if added and self._on_register is not None:
+            self._on_register()
 
     def registered(self) -> dict[str, Lane]:
         """The lanes registered with this facade, by id (a copy)."""

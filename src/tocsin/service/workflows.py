@@ -1,15 +1,20 @@
 """Workflows on the facade (SPEC §12): registry, schedule sync, start, runs, cancel, resume.
 
-``Tocsin.open(url, workflows=[...])`` registers workflows and writes nothing; ``sync_schedules``
-writes their declared schedules. Scheduled fires (``tick``) and ``start_workflow`` insert the same
-pending run row and execute it through the same runner (``tocsin.workflows.runner``):
-``start_workflow(wait=True)`` executes it at once and returns the finished run, ``wait=False``
-leaves it to ``work``. ``Tocsin.work`` executes pending table runs, then pending workflow runs
-(:meth:`WorkflowService.work`).
+``Tocsin.open(url, workflows=[...])`` registers workflows and writes nothing yet; their declared
+schedules are synced once, at the first ``tick`` (``fire_schedules``) or ``start_workflow``
+(registering is enough, SPEC §12), unless ``sync_schedules`` was called first (explicitly, with
+its report). A facade nothing was registered with never syncs: its empty registry would delete
+every declared schedule it does not know. Scheduled fires (``tick``) and ``start_workflow``
+insert the same pending run row and execute it through the same runner
+(``tocsin.workflows.runner``): ``start_workflow(wait=True)`` executes it at once and returns the
+finished run, ``wait=False`` leaves it to ``work``. ``Tocsin.work`` executes pending table runs,
+then pending workflow runs (:meth:`WorkflowService.work`).
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
@@ -31,6 +36,12 @@ from tocsin.workflows.views import public_run, public_workflow
 
 CANCELABLE = ("pending", "running", "suspended")
 RETRYABLE = ("failed", "canceled")
+log = logging.getLogger("tocsin.app")
+
+
+def log_sync(report: Mapping[str, list[str]]) -> None:
+    """One log line per sync: how many schedules each outcome has."""
+    log.info("schedules synced", extra={f"schedules_{k}": len(v) for k, v in report.items()})
 
 
 class WorkflowService(Service):
@@ -40,6 +51,8 @@ class WorkflowService(Service):
         super().__init__(core)
         self.schedules = Schedules(self.store, lambda: self.workflows, self._now)
         self._leases = runner.Leases()  # the runs this process's pool holds (renewed by work)
+        self._sync_owed = False  # what was registered has not been synced yet
+        self._sync_lock = threading.Lock()  # one sync at a time: the owed one happens once
 
     @property
     def workflows(self) -> dict[str, Workflow]:
@@ -55,6 +68,21 @@ class WorkflowService(Service):
                 raise ValidationError(messages.workflow_duplicate(wf.id))
             added[wf.id] = wf
         self.workflows.update(added)
+        if added:
+            self.owe_sync()
+
+    def owe_sync(self) -> None:
+        """Sync the declared schedules at the next ``fire_schedules`` or ``start_workflow``:
+        workflows or lanes were registered (``Tocsin.open``, ``register_workflows``,
+        ``t.lanes.register``)."""
+        self._sync_owed = True
+
+    def _sync_if_owed(self, at: datetime) -> None:
+        if not self._sync_owed:
+            return
+        with self._sync_lock:
+            if self._sync_owed:
+                log_sync(self._sync(at))
 
     def list_workflows(self) -> list[dict[str, Any]]:
         return [public_workflow(self.workflows[k]) for k in sorted(self.workflows)]
@@ -70,17 +98,25 @@ class WorkflowService(Service):
 
     def sync_schedules(self, now: datetime | None = None) -> dict[str, list[str]]:
         """Declared schedules → rows: ``{"created", "rescheduled", "patched", "deleted",
-        "unchanged"}`` (SPEC §12)."""
+        "unchanged"}`` (SPEC §12). What was registered is synced: nothing is owed any more."""
+        with self._sync_lock:
+            return self._sync(self._now(now))
+
+    def _sync(self, at: datetime) -> dict[str, list[str]]:
         declared = [s for wf in self.workflows.values() for s in wf.schedules]
         registry = list(self.workflows.values())
-        return sync_schedules(self.store, declared, now=self._now(now), workflows=registry)
+        report = sync_schedules(self.store, declared, now=at, workflows=registry)
+        self._sync_owed = False
+        return report
 
     def fire_schedules(
         self, now: datetime | None = None, limit: int = 1000, *, drain: bool = False
     ) -> int:
         """Only the schedule half of ``tick``: fire due workflow schedules (up to ``limit``; with
-        ``drain``, every due one, ``limit`` rows per transaction); returns the fires."""
+        ``drain``, every due one, ``limit`` rows per transaction); returns the fires. The
+        declared schedules are synced first when that is owed."""
         at = self._now(now)
+        self._sync_if_owed(at)
         if drain:
             fired = fire_all_due_schedules(self.store, now=at, page=limit)
         else:
@@ -103,6 +139,7 @@ class WorkflowService(Service):
         (``suspended`` when a step suspended it), ``wait=False`` returns it ``pending``."""
         at = self._now(now)
         wf = self._workflow(workflow_id)
+        self._sync_if_owed(at)
         row = new_run(
             run_id=uuid7(at),
             workflow_id=wf.id,
@@ -245,4 +282,4 @@ def _plain(value: Any) -> Any:
     return dump(mode="json") if callable(dump) else value
 
 
-__all__ = ["WorkflowService"]
+__all__ = ["WorkflowService", "log_sync"]

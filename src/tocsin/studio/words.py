@@ -20,11 +20,10 @@ ROW_EVENTS = {
 DATE_COUNTS = (
     ("due_now", "due now (the next tick fires them)"),
     ("scheduled_for_future", "scheduled for later"),
-    ("already_fired", "already fired for their current value"),
+    ("already_fired", "already fired for their current value (or skipped by a pause)"),
     ("when_filter_mismatch", "not matching the when filter"),
     ("missing_schedule_value", "with an empty date"),
     ("invalid_schedule_value", "with a date that cannot be read"),
-    ("due_while_paused", "came due while the trigger was paused (they never fire)"),
 )
 WARNINGS = {
     "when_ignored_for_recordless_schedule": "Its when filter is ignored: this schedule fires "
