@@ -2,9 +2,10 @@
 
 ``export`` reads a scope's stored configs; ``plan`` diffs documents against them (``tocsin.iac``,
 pure); ``apply`` carries a plan out through ``set_triggers``, the API's one write path (same
-validation, same adoption, the state retire/revive rules of SPEC §5). Every changed table is
-checked first, so a document the API would refuse fails before anything is written; then the
-tables are saved one at a time, each in its own transaction.
+validation, same adoption, the state retire/revive rules of SPEC §5, the same check of a tenant
+token's actions that reach app code). Every changed table is checked first, so a document the
+API would refuse fails before anything is written; then the tables are saved one at a time, each
+in its own transaction.
 
 Schedule documents (``"workflow"`` instead of ``"table"``: imperative workflow schedules,
 :mod:`tocsin.service.iac_schedules`) may share a bundle with trigger documents; they are not
@@ -24,9 +25,11 @@ from tocsin.core import limits
 from tocsin.core.model import Table
 from tocsin.engine import configs
 from tocsin.errors import ValidationError
-from tocsin.service import iac_schedules
+from tocsin.service import exposure, iac_schedules
+from tocsin.service.auth import Principal
 from tocsin.service.base import Core, Service
-from tocsin.service.data import SCOPES, TablesService
+from tocsin.service.data import SCOPES
+from tocsin.service.triggers import TriggerService
 from tocsin.store import records as store_records
 from tocsin.workflows.definition import Workflow
 
@@ -42,12 +45,12 @@ def _scope(scope: object, scope_id: object) -> tuple[str, str]:
 
 class IacService(Service):
     """``export`` / ``plan`` / ``apply`` over one scope's tables and the imperative workflow
-    schedules. See SPEC §11. Tables are saved through ``tables.set_triggers``; schedule
+    schedules. See SPEC §11. Tables are saved through ``triggers.set_triggers``; schedule
     documents are checked against the core's workflow registry."""
 
-    def __init__(self, core: Core, *, tables: TablesService) -> None:
+    def __init__(self, core: Core, *, triggers: TriggerService) -> None:
         super().__init__(core)
-        self._tables = tables
+        self._triggers = triggers
 
     @property
     def workflows(self) -> dict[str, Workflow]:
@@ -131,20 +134,24 @@ class IacService(Service):
         now: datetime | None = None,
         *,
         schedules: bool = True,
+        principal: Principal | None = None,
     ) -> list[dict[str, Any]]:
         """Carry out the plan of ``documents`` and return it (created triggers and schedules
         with the ids they were saved under). Tables whose plan is all noop are not written.
-        Every document is checked before anything is written."""
+        Every document is checked before anything is written. ``principal``: as for
+        ``set_triggers`` (the token of a tenant route; None: trusted)."""
         at = self._now(now)
         tables, found = self._split(documents, schedules)
         plans = self._plans(scope, scope_id, tables)
         changed = [p for p in plans if p.changed]
-        ids = self._check_plans(scope, scope_id, changed) if changed else {}
+        ids = self._check_plans(scope, scope_id, changed, principal) if changed else {}
         if found:  # every schedule document checked before a table is written
             with self.store.read() as tx:
                 iac_schedules.plan_schedules(tx, found, set(self.workflows))
         for plan in changed:
-            saved = self._tables.set_triggers(ids[plan.name], plan.config, now=at)
+            saved = self._triggers.set_triggers(
+                ids[plan.name], plan.config, now=at, principal=principal
+            )
             for entry_index, config_index in plan.created.items():
                 plan.entries[entry_index]["trigger_id"] = saved[config_index]["id"]
         entries = [entry for p in plans for entry in p.entries]
@@ -154,12 +161,17 @@ class IacService(Service):
         return entries
 
     def _check_plans(
-        self, scope: str | None, scope_id: str | None, plans: Sequence[iac.TablePlan]
+        self,
+        scope: str | None,
+        scope_id: str | None,
+        plans: Sequence[iac.TablePlan],
+        principal: Principal | None = None,
     ) -> dict[str, str]:
         """Every changed table's config through the checks ``set_triggers`` runs, before any
         is saved (a refused document fails the whole apply with nothing written); returns
         ``{table name: table id}``."""
         scope, scope_id = _scope(scope, scope_id)
+        saver = exposure.saver(self.core, principal)
         with self.store.read() as tx:
             found = store_records.list_tables(tx, scope=scope, scope_id=scope_id)
             names = [p.name for p in plans]
@@ -167,7 +179,9 @@ class IacService(Service):
             for plan in plans:
                 table = tables[plan.name]
                 limits.check_triggers(plan.config, table, self.settings)
-                configs.check_triggers_config(tx, table=table, raw=plan.config, new_id=self._new_id)
+                configs.check_triggers_config(
+                    tx, table=table, raw=plan.config, new_id=self._new_id, saver=saver
+                )
         return {name: table.id for name, table in tables.items()}
 
 
