@@ -290,3 +290,25 @@ def test_a_workflows_tenants_flag_must_be_a_bool() -> None:
     with pytest.raises(ConfigError) as caught:
         workflow(id="w", tenants="yes")  # type: ignore[arg-type]
     assert caught.value.detail == "workflow 'w': tenants must be True or False"
+
+
+def test_a_schedule_run_checks_the_token_frozen_into_its_definition(
+    client: TestClient, tocsin: Tocsin, tenant: Tenant, table: dict[str, Any], calls: list[Any]
+) -> None:
+    """A schedule run executes the definition frozen when it fired, token id included."""
+    writes, token_id = writer(tocsin, tenant)
+    action = {**PURGE, "input": {"user_id": "$trigger.id"}}
+    hourly = {"on": "schedule", "schedule": {"type": "interval", "every_seconds": 3600}}
+    resp = put(client, tenant, table, [{**hourly, "actions": [action]}], headers=writes)
+    assert resp.status_code == 200, resp.text
+    trigger_id = resp.json()["triggers"][0]["id"]
+    for hours in (1, 2):
+        at = NOW + timedelta(hours=hours, seconds=1)
+        tocsin.tick(now=at)
+        if hours == 2:
+            tocsin.revoke_token(token_id, now=at)
+        tocsin.work(now=at)
+    first, second = reversed(tocsin.list_runs(table["id"], now=NOW + timedelta(hours=3))["items"])
+    assert first["status"] == "done" and second["status"] == "failed"
+    assert second["error"] == messages.target_refused("start_workflow", "admin-purge", token_id)
+    assert started(tocsin, "admin-purge") == [{"user_id": trigger_id}]
