@@ -179,8 +179,9 @@ def test_an_unchanged_action_keeps_its_token_and_a_revoked_one_stops_it(
     client: TestClient, tocsin: Tocsin, tenant: Tenant, table: dict[str, Any], calls: list[Any]
 ) -> None:
     """A plain moderator re-saves (PUT round trip, PATCH of another trigger, IaC export →
-    apply) a config holding an action a ``schedules:write`` token saved: accepted, and the
-    action still runs as that token's; revoking it stops the action at run time."""
+    apply, an id-less PUT that adopts it) a config holding an action a ``schedules:write`` token
+    saved: accepted, and the action still runs as that token's; revoking it stops the action
+    at run time."""
     writes, token_id = writer(tocsin, tenant)
     first = put(client, tenant, table, [created(PURGE)], headers=writes)
     assert first.status_code == 200, first.text
@@ -199,6 +200,9 @@ def test_an_unchanged_action_keeps_its_token_and_a_revoked_one_stops_it(
         f"{tenant.prefix}/iac/apply", json={"documents": documents}, headers=tenant.moderator
     )
     assert applied.status_code == 200, applied.text
+    resent = put(client, tenant, table, [{**created(PURGE), "name": "renamed"}])  # no ids
+    assert resent.status_code == 200, resent.text  # adopted: the same trigger and action
+    assert resent.json()["triggers"][0]["id"] == purge
     ran = insert_and_work(tocsin, table, "cy", NOW, trigger=purge)
     assert ran is not None and ran["status"] == "done", ran
     assert started(tocsin, "admin-purge") == [{"user_id": "cy"}]  # ran as the writer's
