@@ -18,6 +18,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import httpx
 
+from tocsin import messages
+from tocsin.core.exposure import SAVED_BY
 from tocsin.core.templates import RenderTooLarge, TemplateContext, render
 from tocsin.store.tx import Store, Tx
 
@@ -62,6 +64,13 @@ class WorkflowStarter(Protocol):
     def __call__(self, workflow_id: str, input: Any, *, now: datetime) -> str: ...
 
 
+class TargetGate(Protocol):
+    """Why a tenant-saved action may no longer reach its target (``start_workflow``'s workflow,
+    ``invoke_command``'s command), saved by token ``token_id``; None when it may."""
+
+    def __call__(self, kind: str, target: str, token_id: str, *, now: datetime) -> str | None: ...
+
+
 @dataclass(slots=True, kw_only=True)
 class ActionEnv:
     """What lives as long as the facade: store, ports, registries, outbound HTTP settings."""
@@ -79,6 +88,8 @@ class ActionEnv:
     """Cap of every outbound deadline, a config's ``timeout_s`` included."""
     workflows: WorkflowStarter | None = None
     max_rendered_bytes: int | None = None  # the facade passes Settings.max_rendered_bytes
+    gate: TargetGate | None = None
+    """Asked before a tenant-saved action reaches app code; without one, such an action fails."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -113,6 +124,22 @@ class ActionContext:
             return render(value, self.templates())
         except RenderTooLarge as exc:
             raise ActionError(exc.detail) from None
+
+    def check_reach(self, config: Mapping[str, Any], kind: str, target: str) -> None:
+        """Fail the action (before it does anything) when a tenant saved it and its ``target``
+        is no longer within reach: not exposed to tenants, and the saving token no longer
+        holds ``schedules:write`` (``tocsin.core.exposure``). Facade-saved: always in reach."""
+        token_id = config.get(SAVED_BY)
+        if token_id is None:
+            return
+        gate = self.env.gate
+        problem = (
+            gate(kind, target, str(token_id), now=self.now)
+            if gate is not None
+            else messages.target_refused(kind, target, str(token_id))
+        )
+        if problem is not None:
+            raise ActionError(problem)
 
     def templates(self) -> TemplateContext:
         return TemplateContext(

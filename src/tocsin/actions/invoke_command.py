@@ -8,7 +8,8 @@ reserved; a key that already succeeded answers with its stored result and the co
 called again (a retry after a crash between the call and the receipt); a failed attempt releases
 its reservation, so the in-place transient retry and a moderator retry reuse the same key.
 
-Recordless runs (interval/daily) refuse any input holding a ``$row`` token (SPEC §4.5).
+Recordless runs (interval/daily) refuse any input holding a ``$row`` token (SPEC §4.5). One a
+tenant saved whose command is out of its reach now fails first (``ActionContext.check_reach``).
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ class InvokeCommand:
 
     def execute(self, ctx: ActionContext, config: Mapping[str, Any]) -> str:
         name = require_str(config, "command", self.type)
+        ctx.check_reach(config, self.type, name)  # a tenant's action: is it still allowed?
         fn = ctx.env.commands.get(name)
         if fn is None:
             raise ActionError(messages.command_not_registered(name))

@@ -3,7 +3,8 @@
 Config: ``workflow_id`` and optional ``input`` (templated). The facade's workflow starter
 (``ActionEnv.workflows``) enqueues a pending workflow run through the same path as a manual
 ``start_workflow`` or a scheduled fire; the receipt detail names the run. An unknown workflow id
-fails the action with a clear error (never a pretended success).
+fails the action with a clear error (never a pretended success), and so does one a tenant saved
+whose workflow is out of its reach now (``ActionContext.check_reach``): nothing is started.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ class StartWorkflow:
 
     def execute(self, ctx: ActionContext, config: Mapping[str, Any]) -> str:
         workflow_id = str(ctx.render(require_str(config, "workflow_id", self.type)))
+        ctx.check_reach(config, self.type, workflow_id)
         payload = ctx.render(config.get("input", {}))
         if ctx.env.workflows is None:
             raise ActionError(messages.workflow_unknown(workflow_id))

@@ -32,6 +32,7 @@ from tocsin import messages
 from tocsin.core import windows
 from tocsin.core.adoption import adopt_ids
 from tocsin.core.cells import is_plain_json
+from tocsin.core.exposure import Saver, stamp_grants, without_grants
 from tocsin.core.identity import definition_digest
 from tocsin.core.limits import Limits, check_triggers
 from tocsin.core.model import Table, TriggerState
@@ -74,7 +75,13 @@ def initial_next_due(spec: Schedule, anchor: datetime | None, last: datetime | N
 
 
 def check_triggers_config(
-    tx: Tx, *, table: Table, raw: object, limits: Limits, new_id: Callable[[str], str]
+    tx: Tx,
+    *,
+    table: Table,
+    raw: object,
+    limits: Limits,
+    new_id: Callable[[str], str],
+    saver: Saver | None = None,
 ) -> list[dict[str, Any]]:
     """The normalized config ``raw`` would save on ``table``, or the error saving it would
     raise; writes nothing. The one check of every triggers save: ``PUT``, the one-trigger
@@ -85,19 +92,22 @@ def check_triggers_config(
 
     Triggers and actions sent without ids adopt the ids of structurally equal stored ones
     (``core.adoption``): re-sending an unchanged config keeps every state row and ledger.
+    ``saver``: the token of a tenant route (None: the trusted in-process caller); an action
+    that reaches app code is refused (403) or stamped with its id (``core.exposure``).
     """
     check_triggers(raw, table, limits)
     columns: dict[str, str] = dict(table.columns)
     previous = table.triggers
     stored = previous if isinstance(previous, list) else None
-    config = validate_triggers(adopt_ids(raw, stored), columns, new_id=new_id, previous=stored)
+    authored = without_grants(stored)  # adoption compares what authors see
+    config = validate_triggers(adopt_ids(raw, authored), columns, new_id=new_id, previous=stored)
     if config and has_scp_rules(table):
         raise ValidationError(messages.SCP_WITH_TRIGGERS)
     if not is_plain_json(config):
         raise ValidationError(messages.not_plain_json("triggers"))
     specs = _specs(config, columns)
     _refuse_kind_change(tx, table_id=table.id, specs=specs)
-    return config
+    return stamp_grants(config, stored, saver)
 
 
 def _specs(config: list[dict[str, Any]], columns: Mapping[str, str]) -> dict[str, Schedule]:
@@ -112,17 +122,27 @@ def set_triggers_config(
     now: datetime,
     limits: Limits,
     new_id: Callable[[str], str],
+    saver: Saver | None = None,
 ) -> list[dict[str, Any]]:
     """Validate (:func:`check_triggers_config`), persist and re-sync trigger state; returns
-    the normalized config with ids."""
-    config = check_triggers_config(tx, table=table, raw=raw, limits=limits, new_id=new_id)
+    the normalized config with ids, as authors see it (``core.exposure.without_grants``)."""
+    config = check_triggers_config(
+        tx, table=table, raw=raw, limits=limits, new_id=new_id, saver=saver
+    )
     table_id = table.id
     specs = _specs(config, dict(table.columns))
     store_records.set_table_triggers(tx, table_id=table_id, triggers=config or None, now=now)
     sync_states(tx, table_id=table_id, specs=specs, now=now)
     freeze_definitions(tx, table_id=table_id, config=config)
     refresh_table_next_due(tx, table_id=table_id)
-    return config
+    return authored_config(config)
+
+
+def authored_config(stored: object) -> list[dict[str, Any]]:
+    """A stored triggers config as authors see it and send it back: a copy without the token
+    ids of ``core.exposure`` (``[]`` when none)."""
+    shown = without_grants(stored)
+    return list(shown) if isinstance(shown, list) else []
 
 
 def freeze_definitions(tx: Tx, *, table_id: str, config: list[dict[str, Any]]) -> None:
@@ -255,6 +275,7 @@ def set_scp_rules(tx: Tx, *, table: Table, rules: object, now: datetime) -> list
 __all__ = [
     "ALWAYS_DUE",
     "NEVER_DUE",
+    "authored_config",
     "check_triggers_config",
     "freeze_definitions",
     "has_scp_rules",

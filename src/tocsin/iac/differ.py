@@ -25,7 +25,7 @@ from typing import Any
 
 from tocsin import messages
 from tocsin.core.adoption import adopt_action_ids, comparable, match_triggers
-from tocsin.errors import ValidationError
+from tocsin.errors import PermissionDenied, ValidationError
 from tocsin.iac.documents import TableDocuments
 
 Entry = dict[str, Any]
@@ -119,8 +119,10 @@ def plan_table(documents: TableDocuments, stored: Sequence[object]) -> TablePlan
     return plan
 
 
+REFUSALS = (ValidationError, PermissionDenied)
 Check = Callable[[list[dict[str, Any]]], object]
-"""A table's triggers config through the checks of a save: raises ``ValidationError``."""
+"""A table's triggers config through the checks of a save: raises ``ValidationError`` (or
+``PermissionDenied``: an action beyond the saving token's reach)."""
 
 
 def mark_refused(plan: TablePlan, check: Check) -> None:
@@ -135,14 +137,14 @@ def mark_refused(plan: TablePlan, check: Check) -> None:
     try:
         check(plan.config)
         return
-    except ValidationError as whole:
+    except REFUSALS as whole:
         refusal = whole
     passed: list[dict[str, Any]] = []
     marked = False
     for index, trigger in enumerate(plan.config):
         try:
             check([*passed, trigger])
-        except ValidationError as exc:
+        except REFUSALS as exc:
             entry = plan.entries[index]  # entries start with the config's triggers, in order
             who = messages.iac_trigger_label(trigger.get("id"), trigger.get("name"), index + 1)
             entry["action"] = "invalid"

@@ -26,6 +26,32 @@ def token_role_invalid(role: str) -> str:
 INTERNAL_ERROR = "internal server error"
 
 
+# ---- edges: actions that reach app code, saved from a tenant route (SPEC §10, §15) ----
+_TARGETS = {
+    "start_workflow": ("workflow", "workflow(..., tenants=True)", "no workflow was started"),
+    "invoke_command": ("command", "register_command(..., tenants=True)", "no command was invoked"),
+}
+
+
+def target_not_exposed(kind: str, target: str) -> str:
+    """A tenant token without ``schedules:write`` saves an action whose target is not exposed."""
+    noun, how, _ = _TARGETS[kind]
+    return (
+        f"{kind} action: {noun} '{target}' is not exposed to tenants ({how}); saving it needs "
+        "a token with the 'schedules:write' permission"
+    )
+
+
+def target_refused(kind: str, target: str, token_id: str) -> str:
+    """The run-time check of a tenant-saved action failed: target not exposed, token gone."""
+    noun, _, effect = _TARGETS[kind]
+    return (
+        f"{kind} action refused: {noun} '{target}' is not exposed to tenants and token "
+        f"{token_id}, which saved this action, no longer holds the 'schedules:write' permission "
+        f"(revoked, expired or deleted); {effect}"
+    )
+
+
 # ---- edges: request bodies (SPEC §15: bad input is 400/422, never 500) ----
 BODY_NUL = "text must not contain NUL (\\u0000) characters"
 BODY_NON_FINITE = "numbers must be finite (NaN and Infinity are not JSON)"

@@ -69,6 +69,10 @@ def workflow_without_steps(workflow_id: str) -> str:
     return f"workflow '{workflow_id}' has no steps: add one with .then(step) before .commit()"
 
 
+def workflow_tenants_not_bool(workflow_id: str) -> str:
+    return f"workflow '{workflow_id}': tenants must be True or False"
+
+
 def workflow_duplicate(workflow_id: str) -> str:
     return f"workflow '{workflow_id}' is registered twice"
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tocsin.core.exposure import without_grants
 from tocsin.core.model import Run, Table
 from tocsin.core.triggers import validate_triggers
 from tocsin.errors import ConfigError
@@ -52,7 +53,8 @@ def frozen_problem(run: Run, table: Table) -> str | None:
     if run.source != "schedule" or not isinstance(frozen, Mapping):
         return None
     try:
-        validate_triggers([frozen], table.columns or {}, new_id=_no_new_ids, previous=None)
+        authored = without_grants([frozen])  # the token id it was saved by is the server's
+        validate_triggers(authored, table.columns or {}, new_id=_no_new_ids, previous=None)
     except ConfigError as exc:
         return exc.detail
     return None

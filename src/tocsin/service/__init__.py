@@ -10,17 +10,19 @@ services, are written out in the facade.
 - :mod:`tocsin.service.base`: ``Core`` and ``Service`` (``store``, ``settings``, ``_now``,
   ``_new_id`` for the method bodies)
 - :mod:`tocsin.service.facade`: ``Tocsin``: ``open``, ``close``, the forwards, ``tick``, ``work``
-- :mod:`tocsin.service.data`: ``TablesService``: tables, records, row events, the triggers config,
-  pause/resume, the table half of the tick, preview, runs listing
+- :mod:`tocsin.service.data`: ``TablesService``: tables, records, row events, pause/resume, the
+  table half of the tick, preview, runs listing
 - :mod:`tocsin.service.execution`: ``RunsService(records=TablesService, workflows=<starter>)``:
   executing table runs, retry, requeue, staged changes, messages, commands, outbound config
 - :mod:`tocsin.service.workflows`: ``WorkflowService``: the registry, schedule sync and firing,
   workflow runs (start, cancel, resume, retry, their half of ``work``); ``schedules``:
   :class:`~tocsin.service.schedules.Schedules`
 - :mod:`tocsin.service.lanes`: ``Lanes``: lanes and their run contracts (SPEC §14)
-- :mod:`tocsin.service.triggers`: ``TriggerService``: one trigger at a time, a scope's tables
-- :mod:`tocsin.service.iac`: ``IacService(tables=TablesService)``: export, plan and apply trigger
-  and schedule documents (SPEC §11)
+- :mod:`tocsin.service.triggers`: ``TriggerService``: the triggers config (whole or one trigger at
+  a time), a scope's tables; ``TenantSaves``: its saves as a tenant route's token
+- :mod:`tocsin.service.iac`: ``IacService(triggers=TriggerService)``: export, plan and apply
+  trigger and schedule documents (SPEC §11)
+- :mod:`tocsin.service.exposure`: which app code a tenant's trigger may reach (save and run time)
 - :mod:`tocsin.service.whynot`: ``DiagnosticsService``: skips, next fires, the global dry run,
   run-now
 - :mod:`tocsin.service.auth`: ``AuthService``: API tokens and per-scope roles

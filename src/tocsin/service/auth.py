@@ -52,6 +52,7 @@ class Principal:
     scope_id: str
     role: str
     permissions: frozenset[str] = frozenset()
+    token_id: str | None = None  # the stored token's id (what a saved action records)
 
     def may(self, role: str) -> bool:
         return ROLE_RANK[self.role] >= ROLE_RANK[role]
@@ -131,13 +132,26 @@ class AuthService(Service):
             row = tokens.find_token_by_hash(tx, token_hash=digest)
         if row is None or not hmac.compare_digest(str(row["token_hash"]), digest):
             return None
+        return self._live(row, now)
+
+    def principal_by_id(self, token_id: str, *, now: datetime | None = None) -> Principal | None:
+        """The principal of the stored token ``token_id``, or None when there is none or it is
+        revoked or expired at ``now`` (what a saved action's token id is checked with)."""
+        with self.store.read() as tx:
+            row = tokens.find_token_by_id(tx, token_id=token_id)
+        return self._live(row, now) if row is not None else None
+
+    def _live(self, row: dict[str, Any], now: datetime | None) -> Principal | None:
         if row["revoked_at"] is not None:
             return None
         if row["expires_at"] is not None and row["expires_at"] <= self._now(now):
             return None
-        granted = frozenset(row.get("permissions") or ())
         return Principal(
-            scope=row["scope"], scope_id=row["scope_id"], role=row["role"], permissions=granted
+            scope=row["scope"],
+            scope_id=row["scope_id"],
+            role=row["role"],
+            permissions=frozenset(row.get("permissions") or ()),
+            token_id=str(row["id"]),
         )
 
     def list_tokens(self) -> list[dict[str, Any]]:

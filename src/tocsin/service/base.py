@@ -41,13 +41,15 @@ def new_id(prefix: str = "") -> str:
 
 
 class Core:
-    """One facade's shared state: the ``Store``, the ``Settings`` and the registry of workflows
-    (filled by ``register_workflows``, read by the workflow and IaC services)."""
+    """One facade's shared state: the ``Store``, the ``Settings``, the registry of workflows
+    (filled by ``register_workflows``, read by the workflow and IaC services) and the names of
+    the commands exposed to tenants (``register_command(..., tenants=True)``)."""
 
     def __init__(self, store: Store, settings: Settings) -> None:
         self.store = store
         self.settings = settings
         self.workflows: dict[str, Workflow] = {}
+        self.tenant_commands: set[str] = set()
 
     def close(self) -> None:
         self.store.dispose()

@@ -1,4 +1,4 @@
-"""Tables, records, row events, triggers config, tick, preview and runs listing (SPEC §2–§8).
+"""Tables, records, row events, trigger pause, tick, preview and runs listing (SPEC §2–§8).
 
 Every method validates its input before anything is written, then does its work in one store
 transaction. Record writes evaluate the table's row-event triggers in that same transaction
@@ -157,7 +157,8 @@ def _table_updated(tx: Tx, table_id: str, now: datetime) -> None:
 
 
 class TablesService(Service):
-    """Tables, their records and triggers config, the table tick, preview and runs listing."""
+    """Tables, their records, trigger pause, the table tick, preview and runs listing (the
+    triggers config is ``TriggerService``'s)."""
 
     # --- tables --------------------------------------------------------------------------------
 
@@ -364,18 +365,7 @@ class TablesService(Service):
             raise NotFound(messages.RECORD_NOT_FOUND)
         return record
 
-    # --- triggers, tick, preview ---------------------------------------------------------------
-
-    def set_triggers(
-        self, table_id: str, triggers: object, now: datetime | None = None
-    ) -> list[dict[str, Any]]:
-        """Full replace of the triggers config; returns it normalized, with every id (§3–§5.2)."""
-        at = self._now(now)
-        with self.store.begin() as tx:
-            table = _locked_table(tx, table_id)
-            return configs.set_triggers_config(
-                tx, table=table, raw=triggers, now=at, limits=self.settings, new_id=self._new_id
-            )
+    # --- trigger pause, tick, preview ---------------------------------------------------------
 
     def pause_trigger(
         self, table_id: str, trigger_id: str, now: datetime | None = None
@@ -396,12 +386,6 @@ class TablesService(Service):
         with self.store.begin() as tx:
             table = _locked_table(tx, table_id)
             return pause.resume_trigger(tx, table=table, trigger_id=trigger_id, now=at)
-
-    def get_triggers(self, table_id: str) -> list[dict[str, Any]]:
-        """The stored triggers config (``[]`` when none)."""
-        with self.store.read() as tx:
-            stored = _table(tx, table_id).triggers
-        return list(stored) if isinstance(stored, list) else []
 
     def tick(
         self, now: datetime | None = None, table_limit: int = 200, record_limit: int = 1000

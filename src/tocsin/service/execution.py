@@ -20,6 +20,7 @@ from tocsin.runs.retry import TransientPolicy, retry_run
 from tocsin.runs.worker import Worker
 from tocsin.service.base import Core, Service
 from tocsin.service.data import TablesService
+from tocsin.service.exposure import RunGate
 from tocsin.store.approvals import CHANGE_TRANSITIONS, list_changes
 from tocsin.store.chat import list_messages
 from tocsin.store.records import get_table
@@ -90,11 +91,17 @@ class RunsService(Service):
         return self._execution
 
     # ── configuration ──────────────────────────────────────────────────────────────────────
-    def register_command(self, name: str, fn: CommandFn) -> None:
-        """Make ``fn(inputs) -> JSON-able`` callable by ``invoke_command`` actions as ``name``."""
+    def register_command(self, name: str, fn: CommandFn, *, tenants: bool = False) -> None:
+        """Make ``fn(inputs) -> JSON-able`` callable by ``invoke_command`` actions as ``name``.
+        ``tenants=True`` exposes it to tenants: a tenant token may then save an action calling
+        it without the ``schedules:write`` permission (``core.exposure``)."""
         if not name:
             raise ValidationError("command name must be a non-empty string")
         self.execution.commands[name] = fn
+        if tenants:
+            self.core.tenant_commands.add(name)
+        else:
+            self.core.tenant_commands.discard(name)
 
     def configure_outbound(
         self, *, transport: httpx.BaseTransport | None = None, resolve: Resolver | None = None
@@ -123,6 +130,7 @@ class RunsService(Service):
             resolve=state.resolve,
             workflows=state.workflows,
             max_rendered_bytes=self.settings.max_rendered_bytes,
+            gate=RunGate(self.core),
         )
 
     # ── execution ──────────────────────────────────────────────────────────────────────────

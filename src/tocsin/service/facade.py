@@ -21,7 +21,7 @@ from tocsin.service.iac import IacService
 from tocsin.service.lanes import Lanes
 from tocsin.service.schedules import Schedules
 from tocsin.service.secrets import SecretsService
-from tocsin.service.triggers import TriggerService
+from tocsin.service.triggers import TenantSaves, TriggerService
 from tocsin.service.whynot import DiagnosticsService
 from tocsin.service.workflows import WorkflowService
 from tocsin.settings import Settings
@@ -38,9 +38,9 @@ class Tocsin:
         self._tables = tables = TablesService(core)
         self._workflows = workflows = WorkflowService(core)
         self._runs = RunsService(core, records=tables, workflows=workflows.start_from_action)
-        self._triggers = TriggerService(core)
+        self._triggers = triggers = TriggerService(core)
         self._diagnostics = DiagnosticsService(core)
-        self._iac = IacService(core, tables=tables)
+        self._iac = IacService(core, triggers=triggers)
         self._auth = AuthService(core)
         self._secrets = SecretsService(core)
         self._health = HealthService(core)
@@ -122,8 +122,7 @@ class Tocsin:
         at = base.edge_now(now)
         counts = self._tables.tick(at, table_limit, record_limit)
         counts["schedules_fired"] = self._workflows.fire_schedules(at, drain=True)
-        counts["lanes_fired"] = self._lanes.fire(at)
-        return counts
+        return counts | {"lanes_fired": self._lanes.fire(at)}
 
     def work(
         self,
@@ -137,16 +136,14 @@ class Tocsin:
         """Approved staged changes and pending table runs, then workflow runs, then lane attempts:
         at most ``limit`` in all; returns how many ran (with ``pool``: started). A given ``now``
         stamps the pass; else ``clock`` (default: the real one) is read before each claim."""
-        done = self._runs.work(now, limit, should_stop=should_stop, clock=clock, pool=pool)
-        left = None if limit is None else limit - done
-        if left is not None and left <= 0:
-            return done
-        done += self._workflows.work(now, left, should_stop=should_stop, clock=clock, pool=pool)
-        left = None if limit is None else limit - done
-        if left is not None and left <= 0:
-            return done
+        done = 0
+        for stage in (self._runs.work, self._workflows.work):
+            left = None if limit is None else limit - done
+            done += stage(now, left, should_stop=should_stop, clock=clock, pool=pool)
+            if limit is not None and done >= limit:
+                return done
         at = base.edge_now(now) if now is not None else (clock or self.wall_clock)()
-        return done + self._lanes.work(at, left)
+        return done + self._lanes.work(at, None if limit is None else limit - done)
 
     # --- tables, records, triggers config, preview, runs listing (TablesService) -----------------
     def create_table(
@@ -218,7 +215,7 @@ class Tocsin:
     def set_triggers(
         self, table_id: str, triggers: object, now: datetime | None = None
     ) -> list[dict[str, Any]]:
-        return self._tables.set_triggers(table_id, triggers, now)
+        return self._triggers.set_triggers(table_id, triggers, now)
 
     def pause_trigger(
         self, table_id: str, trigger_id: str, now: datetime | None = None
@@ -231,7 +228,7 @@ class Tocsin:
         return self._tables.resume_trigger(table_id, trigger_id, now)
 
     def get_triggers(self, table_id: str) -> list[dict[str, Any]]:
-        return self._tables.get_triggers(table_id)
+        return self._triggers.get_triggers(table_id)
 
     def tick_backlog(self, now: datetime | None = None) -> int:
         return self._tables.tick_backlog(now)
@@ -288,6 +285,10 @@ class Tocsin:
     ) -> dict[str, Any]:
         return self._triggers.patch_trigger(table_id, trigger_id, patch, now)
 
+    def as_tenant(self, principal: Principal) -> TenantSaves:
+        """The config saves of a tenant route, checked against its token (SPEC §15)."""
+        return TenantSaves(self._triggers, self._iac, principal)
+
     def delete_trigger(self, table_id: str, trigger_id: str, now: datetime | None = None) -> None:
         self._triggers.delete_trigger(table_id, trigger_id, now)
 
@@ -311,8 +312,8 @@ class Tocsin:
         return self._diagnostics.run_trigger(table_id, trigger_id, now)
 
     # --- executing table runs, retry, requeue, staged changes, feed (RunsService) ----------------
-    def register_command(self, name: str, fn: CommandFn) -> None:
-        self._runs.register_command(name, fn)
+    def register_command(self, name: str, fn: CommandFn, *, tenants: bool = False) -> None:
+        self._runs.register_command(name, fn, tenants=tenants)
 
     def configure_outbound(
         self, *, transport: httpx.BaseTransport | None = None, resolve: Resolver | None = None

@@ -2,10 +2,11 @@
 
 ``export`` reads a scope's stored configs; ``plan`` diffs documents against them (``tocsin.iac``,
 pure); ``apply`` carries a plan out through ``set_triggers``, the API's one write path (same
-validation, same adoption, the state retire/revive rules of SPEC §5). Every changed table is
-checked first, so a document the API would refuse fails before anything is written; then the
-tables are saved one at a time, each in its own transaction. ``plan`` runs that same check and
-answers each trigger it refuses as ``invalid`` (with the refusal's text) instead of failing.
+validation, same adoption, the state retire/revive rules of SPEC §5, the same check of a tenant
+token's actions that reach app code). Every changed table is checked first, so a document the
+API would refuse fails before anything is written; then the tables are saved one at a time, each
+in its own transaction. ``plan`` runs that same check and answers each trigger it refuses as
+``invalid`` (with the refusal's text) instead of failing.
 
 Schedule documents (``"workflow"`` instead of ``"table"``: imperative workflow schedules,
 :mod:`tocsin.service.iac_schedules`) may share a bundle with trigger documents; they are not
@@ -22,12 +23,15 @@ from functools import partial
 from typing import Any
 
 from tocsin import iac, messages
+from tocsin.core.exposure import Saver
 from tocsin.core.model import Table
 from tocsin.engine import configs
 from tocsin.errors import ValidationError
-from tocsin.service import iac_schedules
+from tocsin.service import exposure, iac_schedules
+from tocsin.service.auth import Principal
 from tocsin.service.base import Core, Service
-from tocsin.service.data import SCOPES, TablesService
+from tocsin.service.data import SCOPES
+from tocsin.service.triggers import TriggerService
 from tocsin.store import records as store_records
 from tocsin.store.tx import Tx
 from tocsin.workflows.definition import Workflow
@@ -44,12 +48,12 @@ def _scope(scope: object, scope_id: object) -> tuple[str, str]:
 
 class IacService(Service):
     """``export`` / ``plan`` / ``apply`` over one scope's tables and the imperative workflow
-    schedules. See SPEC §11. Tables are saved through ``tables.set_triggers``; schedule
+    schedules. See SPEC §11. Tables are saved through ``triggers.set_triggers``; schedule
     documents are checked against the core's workflow registry."""
 
-    def __init__(self, core: Core, *, tables: TablesService) -> None:
+    def __init__(self, core: Core, *, triggers: TriggerService) -> None:
         super().__init__(core)
-        self._tables = tables
+        self._triggers = triggers
 
     @property
     def workflows(self) -> dict[str, Workflow]:
@@ -110,6 +114,7 @@ class IacService(Service):
         documents: object,
         *,
         schedules: bool = True,
+        principal: Principal | None = None,
     ) -> list[dict[str, Any]]:
         """Per trigger of every table the documents name: ``{"table", "trigger_id", "name",
         "action": create|update|delete|noop|invalid, "changes"}`` (adopted triggers carry
@@ -118,10 +123,11 @@ class IacService(Service):
         per imperative schedule of every workflow the schedule documents name: ``{"workflow",
         "schedule_id", "action", "changes"}`` (``"adopted"``, ``"warnings"`` when any; an
         invalid schedule document is a 400, as at apply). ``schedules=False`` refuses schedule
-        documents (the HTTP routes of one scope). Reads only."""
+        documents (the HTTP routes of one scope). ``principal``: a tenant route's token, checked as
+        apply checks it. Reads only."""
         tables, found = self._split(documents, schedules)
         plans = self._plans(scope, scope_id, tables)
-        self._check_plans(scope, scope_id, plans, mark=True)
+        self._check_plans(scope, scope_id, plans, mark=True, principal=principal)
         entries = [e for p in plans for e in p.entries]
         if found:
             with self.store.read() as tx:
@@ -137,20 +143,24 @@ class IacService(Service):
         now: datetime | None = None,
         *,
         schedules: bool = True,
+        principal: Principal | None = None,
     ) -> list[dict[str, Any]]:
         """Carry out the plan of ``documents`` and return it (created triggers and schedules
         with the ids they were saved under). Tables whose plan is all noop are not written.
-        Every document is checked before anything is written."""
+        Every document is checked before anything is written. ``principal``: as for
+        ``set_triggers`` (the token of a tenant route; None: trusted)."""
         at = self._now(now)
         tables, found = self._split(documents, schedules)
         plans = self._plans(scope, scope_id, tables)
         changed = [p for p in plans if p.changed]
-        ids = self._check_plans(scope, scope_id, changed, mark=False)
+        ids = self._check_plans(scope, scope_id, changed, mark=False, principal=principal)
         if found:  # every schedule document checked before a table is written
             with self.store.read() as tx:
                 iac_schedules.plan_schedules(tx, found, set(self.workflows))
         for plan in changed:
-            saved = self._tables.set_triggers(ids[plan.name], plan.config, now=at)
+            saved = self._triggers.set_triggers(
+                ids[plan.name], plan.config, now=at, principal=principal
+            )
             for entry_index, config_index in plan.created.items():
                 plan.entries[entry_index]["trigger_id"] = saved[config_index]["id"]
         entries = [entry for p in plans for entry in p.entries]
@@ -166,6 +176,7 @@ class IacService(Service):
         plans: Sequence[iac.TablePlan],
         *,
         mark: bool,
+        principal: Principal | None = None,
     ) -> dict[str, str]:
         """Every changed table's config through the check every triggers save runs
         (``configs.check_triggers_config``), before any is saved; returns ``{table name: table
@@ -176,21 +187,29 @@ class IacService(Service):
         if not changed:
             return {}
         scope, scope_id = _scope(scope, scope_id)
+        saver = exposure.saver(self.core, principal)
         with self.store.read() as tx:
             found = store_records.list_tables(tx, scope=scope, scope_id=scope_id)
             names = [p.name for p in changed]
             tables = iac.resolve(found, names, scope=scope, scope_id=scope_id)
             for plan in changed:
-                check = partial(self._check_config, tx, tables[plan.name])
+                check = partial(self._check_config, tx, tables[plan.name], saver=saver)
                 if mark:
                     iac.mark_refused(plan, check)
                 else:
                     check(plan.config)
         return {name: table.id for name, table in tables.items()}
 
-    def _check_config(self, tx: Tx, table: Table, config: list[dict[str, Any]]) -> None:
+    def _check_config(
+        self,
+        tx: Tx,
+        table: Table,
+        config: list[dict[str, Any]],
+        *,
+        saver: Saver | None,
+    ) -> None:
         configs.check_triggers_config(
-            tx, table=table, raw=config, limits=self.settings, new_id=self._new_id
+            tx, table=table, raw=config, limits=self.settings, new_id=self._new_id, saver=saver
         )
 
 

@@ -66,6 +66,12 @@ def find_token_by_hash(tx: Tx, *, token_hash: str) -> dict[str, Any] | None:
     return dict(row) if row is not None else None
 
 
+def find_token_by_id(tx: Tx, *, token_id: str) -> dict[str, Any] | None:
+    """The token row whose id is ``token_id``, or None."""
+    row = tx.conn.execute(select(api_tokens).where(api_tokens.c.id == token_id)).mappings().first()
+    return dict(row) if row is not None else None
+
+
 def list_tokens(tx: Tx) -> list[dict[str, Any]]:
     """Every token without its digest, oldest first."""
     columns = [api_tokens.c[name] for name in LISTED]

@@ -189,6 +189,7 @@ class Workflow:
     stages: tuple[Stage, ...]
     schedules: tuple[DeclaredSchedule, ...]
     description: str = ""
+    tenants: bool = False  # a tenant may start it from a trigger without schedules:write
 
     @property
     def step_ids(self) -> list[str]:
@@ -204,6 +205,7 @@ class WorkflowBuilder:
     output: type[BaseModel] | None
     schedules: tuple[DeclaredSchedule, ...]
     description: str = ""
+    tenants: bool = False
     stages: list[Stage] = field(default_factory=list)
 
     def then(self, step: Step) -> WorkflowBuilder:
@@ -237,6 +239,7 @@ class WorkflowBuilder:
             stages=tuple(self.stages),
             schedules=self.schedules,
             description=self.description,
+            tenants=self.tenants,
         )
 
 
@@ -247,15 +250,21 @@ def workflow(
     output: type[BaseModel] | None = None,
     schedule: Schedule | Sequence[Schedule] | None = None,
     description: str = "",
+    tenants: bool = False,
 ) -> WorkflowBuilder:
-    """Start defining a workflow; its schedules are validated now (SPEC §12)."""
+    """Start defining a workflow; its schedules are validated now (SPEC §12). ``tenants=True``
+    exposes it to tenants: a tenant token may then save a ``start_workflow`` action starting it
+    without the ``schedules:write`` permission (``tocsin.core.exposure``)."""
     _check_id("workflow", id)
+    if not isinstance(tenants, bool):
+        raise ConfigError(messages.workflow_tenants_not_bool(id), code="workflow_invalid")
     return WorkflowBuilder(
         id=id,
         input=input,
         output=output,
         schedules=declared_schedules(id, schedule),
         description=description,
+        tenants=tenants,
     )
 
 

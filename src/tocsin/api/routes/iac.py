@@ -42,11 +42,11 @@ def export(who: Moderator, tocsin: TocsinDep, tables: TableQuery = None) -> Resp
 def plan(body: IacDocuments, who: Moderator, tocsin: TocsinDep) -> dict[str, Any]:
     """Per trigger of every table the documents name: create, update, delete or noop; or
     invalid, with the refusal apply would answer (the same validation as apply)."""
-    return {"plan": tocsin.plan(who.scope, who.scope_id, body.documents, schedules=False)}
+    return {"plan": tocsin.as_tenant(who).plan(body.documents)}
 
 
 @router.post("/apply", response_model=IacPlanOut, responses=error_responses(400, 401, 403))
 def apply(body: IacDocuments, who: Moderator, tocsin: TocsinDep, now: NowDep) -> dict[str, Any]:
-    """Carry the plan out through the same validation and save as ``PUT …/triggers``."""
-    plan = tocsin.apply(who.scope, who.scope_id, body.documents, now=now, schedules=False)
-    return {"plan": plan}
+    """Carry the plan out through the same validation and save as ``PUT …/triggers`` (the same
+    403 for an action reaching app code beyond the token's reach)."""
+    return {"plan": tocsin.as_tenant(who).apply(body.documents, now=now)}

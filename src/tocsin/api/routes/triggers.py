@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter, Response
 
-from ..deps import ModeratorTable, NowDep, TocsinDep, TriggerIdPath
+from ..deps import Moderator, ModeratorTable, NowDep, TocsinDep, TriggerIdPath
 from ..models import TriggerOut, TriggerPatch, TriggersOut, TriggersPut, error_responses
 
 PREFIX = "/private/module/custom_tables/{scope}/{scope_id}/tables/{table_id}"
@@ -23,9 +23,14 @@ def get_triggers(table: ModeratorTable, tocsin: TocsinDep) -> Json:
 
 
 @router.put("/triggers", response_model=TriggersOut, responses=error_responses(400, 401, 403, 404))
-def put_triggers(body: TriggersPut, table: ModeratorTable, tocsin: TocsinDep, now: NowDep) -> Json:
-    """Replace the whole triggers list; answers the normalized config with ids assigned."""
-    return {"triggers": tocsin.set_triggers(table["id"], body.triggers, now=now)}
+def put_triggers(
+    body: TriggersPut, who: Moderator, table: ModeratorTable, tocsin: TocsinDep, now: NowDep
+) -> Json:
+    """Replace the whole triggers list; answers the normalized config with ids assigned. A
+    ``start_workflow`` or ``invoke_command`` action needs its target exposed to tenants or a
+    token with ``schedules:write`` (403 otherwise)."""
+    saved = tocsin.as_tenant(who).set_triggers(table["id"], body.triggers, now=now)
+    return {"triggers": saved}
 
 
 @router.get(
@@ -54,13 +59,14 @@ def get_trigger(trigger_id: TriggerIdPath, table: ModeratorTable, tocsin: Tocsin
 def patch_trigger(
     trigger_id: TriggerIdPath,
     body: TriggerPatch,
+    who: Moderator,
     table: ModeratorTable,
     tocsin: TocsinDep,
     now: NowDep,
 ) -> Json:
     """Merge a JSON Merge Patch (RFC 7396: objects merge, ``null`` removes a key, lists replace)
     into one trigger; its id, state and ledger stay (SPEC §5.2). Validated as ``PUT`` is."""
-    return tocsin.patch_trigger(table["id"], trigger_id, body.patch(), now=now)
+    return tocsin.as_tenant(who).patch_trigger(table["id"], trigger_id, body.patch(), now=now)
 
 
 @router.delete(
