@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from storage_support import CAP_BYTES, Filler
-from tocsin import messages
+from tocsin import messages, step, workflow
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
 
-from .helpers import LATER, make_run, make_table, new_id, read_run, trigger
+from .helpers import LATER, make_run, make_table, read_run, trigger
 
 ADMIN_TOKEN = "admin-secret"
 BACKOFF_MAX_S = 0.75
@@ -97,9 +99,9 @@ def test_a_failed_finish_waits_for_space_and_ends_failed(tocsin: Tocsin, disk: F
         raise RuntimeError(error)
 
     tocsin.register_command("failing", failing)
-    trg = trigger({"type": "invoke_command", "command": "failing"})
-    record = (new_id(), {"Title": "t" * 3_000})  # the run's row nearly fills a page
-    run = make_run(tocsin, make_table(tocsin, trg), trg, record=record)
+    # the run's row (its frozen trigger definition) nearly fills a page
+    trg = trigger({"type": "invoke_command", "command": "failing", "inputs": {"pad": "p" * 3_000}})
+    run = make_run(tocsin, make_table(tocsin, trg), trg, frozen=True)
     disk.fill()
     slept: list[float] = []
     tocsin.configure_retries(sleep=freeing_after(disk, 2, slept), jitter=lambda lo, hi: hi)
@@ -110,3 +112,35 @@ def test_a_failed_finish_waits_for_space_and_ends_failed(tocsin: Tocsin, disk: F
     assert back["status"] == "failed", back
     assert back["error"] is not None and back["error"].endswith("e" * 100)
     assert slept == [0.5, 0.75]
+
+
+@step(id="big")
+def big_output(data: Any) -> Any:
+    return {"blob": "b" * 200_000}  # the finish writes it: pages the full database lacks
+
+
+def test_a_workflow_runs_finish_waits_for_space_and_ends_success(
+    tocsin: Tocsin, disk: Filler
+) -> None:
+    """A workflow run's finish (its output) waits out the full database as a table run's does:
+    paused (at most ``TOCSIN_DB_BACKOFF_MAX_S``) and tried again until space is freed, never
+    left ``running`` for the stale sweep. The worker's thread pauses for real: the test frees
+    the space once the outage is under way."""
+    tocsin.register_workflows([workflow(id="big-output").then(big_output).commit()])
+    run = tocsin.start_workflow("big-output", {}, now=LATER, wait=False)
+    disk.fill()
+    done: list[int] = []
+    worker = threading.Thread(target=lambda: done.append(tocsin.work(now=LATER)))
+    worker.start()
+    deadline = time.monotonic() + 10
+    while not tocsin.store.outage.ongoing and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert tocsin.store.outage.ongoing  # the finish met the full database
+    assert tocsin.get_workflow_run(run["id"])["status"] == "running"
+    disk.free()
+    worker.join(timeout=10)
+    assert done == [1]
+    back = tocsin.get_workflow_run(run["id"])
+    assert back["status"] == "success", back
+    assert back["output"] == {"blob": "b" * 200_000}
+    assert not tocsin.store.outage.ongoing

@@ -84,7 +84,13 @@ from tocsin.core.retry_policy import retry_policy
 from tocsin.runs.definition import action_list, frozen_problem, resolve_definition, row_snapshot
 from tocsin.runs.pool import RunPool
 from tocsin.runs.retry import TransientPolicy, call_with_retries
-from tocsin.store.outage import DEFAULT_CAP_S, Backoff, OutageLog, through_outage
+from tocsin.store.outage import (
+    DEFAULT_CAP_S,
+    FIRST_PAUSE_S,
+    Backoff,
+    OutageLog,
+    through_outage,
+)
 from tocsin.store.records import get_table
 from tocsin.store.runs import (
     claim_next_runs,
@@ -100,7 +106,6 @@ log = logging.getLogger(__name__)
 
 Receipts = list[dict[str, Any]]
 T = TypeVar("T")
-FIRST_PAUSE_S = 0.5  # a run's write that met an outage is tried again after this, then doubling
 
 
 class _LostClaim(Exception):

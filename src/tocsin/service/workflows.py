@@ -258,6 +258,7 @@ class WorkflowService(Service):
             pool=pool,
             hold_s=self.settings.stuck_after_s / 4,
             leases=self._leases,
+            backoff_max_s=self.settings.db_backoff_max_s,
         )
 
     def start_from_action(self, workflow_id: str, input: Any, *, now: datetime) -> str:

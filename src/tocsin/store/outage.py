@@ -26,6 +26,7 @@ from tocsin.store.errors import is_storage_full, is_unavailable
 log = logging.getLogger("tocsin.store")
 
 DEFAULT_CAP_S = 30.0  # TOCSIN_DB_BACKOFF_MAX_S's default
+FIRST_PAUSE_S = 0.5  # a run's write that met an outage is tried again after this, then doubling
 T = TypeVar("T")
 
 
@@ -135,4 +136,4 @@ def through_outage(
         return result
 
 
-__all__ = ["DEFAULT_CAP_S", "Backoff", "OutageLog", "is_outage", "through_outage"]
+__all__ = ["DEFAULT_CAP_S", "FIRST_PAUSE_S", "Backoff", "OutageLog", "is_outage", "through_outage"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -30,6 +31,7 @@ from tocsin.store import trigger_events as store_events
 from tocsin.store import workflow_claims as store_claims
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.errors import map_db_errors
+from tocsin.store.outage import DEFAULT_CAP_S, FIRST_PAUSE_S, Backoff, through_outage
 from tocsin.store.tx import Store, Tx
 from tocsin.workflows.definition import Workflow
 from tocsin.workflows.execute import run_stages
@@ -99,6 +101,7 @@ def execute_pending(
     pool: RunPool | None = None,
     hold_s: float = HOLD_S,
     leases: Leases | None = None,
+    backoff_max_s: float = DEFAULT_CAP_S,
 ) -> int:
     """Execute pending runs of registered workflows until none is left (or ``limit``).
 
@@ -121,12 +124,24 @@ def execute_pending(
     calls): the runs its slots hold, renewed every ``hold_s`` by this call (:class:`Leases`).
     Without a pool nothing renews them while a step runs: a step must end within
     ``TOCSIN_STUCK_AFTER_S`` (minus the batch's earlier runs) or ``tocsin worker`` run it.
+    ``backoff_max_s`` caps the pause between two tries of a finish the database does not take
+    (down, or full: :func:`execute_batch`).
     """
     ids = sorted(registry)
     if pool is not None:
         held = leases if leases is not None else Leases()
         return _start_on_pool(
-            store, registry, ids, now, limit, should_stop, clock, pool, hold_s=hold_s, leases=held
+            store,
+            registry,
+            ids,
+            now,
+            limit,
+            should_stop,
+            clock,
+            pool,
+            hold_s=hold_s,
+            leases=held,
+            backoff_max_s=backoff_max_s,
         )
     if not ids or (limit is not None and limit <= 0):
         return 0
@@ -148,7 +163,14 @@ def execute_pending(
     while batch:
         count += len(batch)
         batch = execute_batch(
-            store, registry, Claim(batch), now=now, clock=clock, claim=claim, hold_s=hold_s
+            store,
+            registry,
+            Claim(batch),
+            now=now,
+            clock=clock,
+            claim=claim,
+            hold_s=hold_s,
+            backoff_max_s=backoff_max_s,
         )
     return count
 
@@ -165,6 +187,7 @@ def _start_on_pool(
     *,
     hold_s: float,
     leases: Leases,
+    backoff_max_s: float,
 ) -> int:
     """:func:`execute_pending` with a pool: each claim takes up to :func:`slot_chunk` runs per
     free slot into a queue (oldest first) that one slot starts on and more share as they lag;
@@ -185,6 +208,7 @@ def _start_on_pool(
             should_stop=should_stop,
             hold_s=hold_s,
             leases=leases,
+            backoff_max_s=backoff_max_s,
         )
         try:
             pool.submit(job)
@@ -266,6 +290,7 @@ def execute_batch(
     should_stop: Callable[[], bool] | None = None,
     hold_s: float = HOLD_S,
     leases: Leases | None = None,
+    backoff_max_s: float = DEFAULT_CAP_S,
 ) -> list[store_claims.ClaimedRow]:
     """Run the stages of claimed runs one after the other, then finish them all in one
     transaction (each under its own claim fence), in which ``claim`` (when given) claims the
@@ -277,6 +302,10 @@ def execute_batch(
     Before each run starts: once ``should_stop`` answers true, or the run was claimed more than
     ``hold_s`` ago, it and the rest go back to pending in the finish's transaction
     (``store_runs.release_runs``), never started.
+
+    A finish the database does not take (down, or full) is tried again after pauses doubling
+    up to ``backoff_max_s`` until it goes through (or a stop is asked: the batch is then left
+    ``running`` for the stale sweep), so no run stays ``running`` once the database is back.
 
     ``runs`` is consumed, oldest first: a run's row is let go as it ends, and what its finish
     keeps is plain values (``store_runs.finish_row``): a batch's runs and receipts are not all
@@ -302,7 +331,8 @@ def execute_batch(
         if values["status"] == "success":
             # its events keep the pass's instant: what fires on them is decided on that clock
             succeeded.append((run_id, str(run["workflow_id"]), run.get("schedule_id"), at))
-    try:
+
+    def finish() -> tuple[list[store_claims.ClaimedRow], Exception | None]:
         with store.begin() as tx:
             store_runs.release_runs(tx, runs=unstarted, now=clock() if clock is not None else now)
             won = store_runs.finish_rows(tx, rows=finishes)
@@ -316,9 +346,19 @@ def execute_batch(
             )
             store_events.insert_events_at(tx, events=events)
             if claim is None:
-                return []
+                return [], None
             released = len(unstarted)
-            following, failed = _claim_beside(tx, lambda t: claim(t, released))
+            return _claim_beside(tx, lambda t: claim(t, released))
+
+    try:
+        following, failed = through_outage(
+            finish,
+            who=("workflow finish", id(finishes)),
+            outage=store.outage,
+            pause=Backoff(FIRST_PAUSE_S, backoff_max_s),
+            sleep=time.sleep,
+            give_up=should_stop or _never,
+        )
         if failed is not None:  # the finish above committed: the claim's error is raised after it
             with map_db_errors():
                 raise failed
@@ -326,6 +366,10 @@ def execute_batch(
     finally:  # finished, sent back, or left for the stale sweep: no longer held
         if leases is not None:
             leases.drop([str(r[0]) for r in unstarted] + taken)
+
+
+def _never() -> bool:
+    return False
 
 
 def _next(runs: Claim) -> dict[str, Any] | None:
