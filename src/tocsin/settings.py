@@ -39,6 +39,20 @@ def _positive(env: Mapping[str, str], name: str, default: str) -> float:
     return value
 
 
+def _timeout(env: Mapping[str, str], name: str, default: float) -> float:
+    """Seconds >= 0 from ``env[name]`` (0: no timeout); a malformed value names the variable."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value < float("inf"):
+        raise SettingsError(messages.setting_not_timeout(name, raw))
+    return value
+
+
 def _count(env: Mapping[str, str], name: str, default: int) -> int:
     """A whole number > 0 from ``env[name]``; a malformed value names the variable."""
     raw = env.get(name, "").strip()
@@ -88,6 +102,11 @@ class Settings:
     of a trigger. Past a limit a write is refused with 400; a render fails its action.
     ``body_timeout_s``: the time a request's body may take to arrive, from its first read
     (a client trickling bytes holds a connection open: 408 past it).
+    PostgreSQL: the API, the worker and the ticker each have a pool of their own
+    (``*_pool_size`` connections, ``tocsin.store.pools``), whose connections wait for a lock at
+    most ``*_lock_timeout_s`` and run a statement at most ``*_statement_timeout_s`` (0: no
+    limit). Past one, a request answers 503 with ``Retry-After``, a run's action is retried in
+    place (SPEC §9.5), a tick skips the table. SQLite ignores them (its busy timeout applies).
     """
 
     database_url: str = "sqlite:///tocsin.db"
@@ -110,11 +129,21 @@ class Settings:
     metrics_token: str | None = field(default=None, repr=False)
     metrics_port: int | None = None
     metrics_host: str = "127.0.0.1"
+    api_pool_size: int = 10
+    worker_pool_size: int = 10
+    ticker_pool_size: int = 3
+    api_lock_timeout_s: float = 2.0
+    api_statement_timeout_s: float = 10.0
+    worker_lock_timeout_s: float = 30.0
+    worker_statement_timeout_s: float = 120.0
+    ticker_lock_timeout_s: float = 30.0
+    ticker_statement_timeout_s: float = 120.0
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if environ is None else environ
         metrics_host, metrics_port = _listen(env, "TOCSIN_METRICS_PORT")
+        concurrency = _count(env, "TOCSIN_WORKER_CONCURRENCY", 8)
         return cls(
             database_url=env.get("TOCSIN_DATABASE_URL", "sqlite:///tocsin.db"),
             admin_token=env.get("TOCSIN_ADMIN_TOKEN") or None,
@@ -124,7 +153,7 @@ class Settings:
             app=env.get("TOCSIN_APP", "").strip() or None,
             action_timeout_s=_positive(env, "TOCSIN_ACTION_TIMEOUT_S", "10"),
             action_timeout_max_s=_positive(env, "TOCSIN_ACTION_TIMEOUT_MAX_S", "60"),
-            worker_concurrency=_count(env, "TOCSIN_WORKER_CONCURRENCY", 8),
+            worker_concurrency=concurrency,
             max_rendered_bytes=_count(env, "TOCSIN_MAX_RENDERED_BYTES", 64 * 1024),
             max_record_bytes=_count(env, "TOCSIN_MAX_RECORD_BYTES", 256 * 1024),
             max_columns=_count(env, "TOCSIN_MAX_COLUMNS", 200),
@@ -136,6 +165,16 @@ class Settings:
             metrics_token=env.get("TOCSIN_METRICS_TOKEN") or None,
             metrics_port=metrics_port,
             metrics_host=metrics_host,
+            api_pool_size=_count(env, "TOCSIN_API_POOL_SIZE", 10),
+            # each run thread, plus the claims and the heartbeats
+            worker_pool_size=_count(env, "TOCSIN_WORKER_POOL_SIZE", concurrency + 2),
+            ticker_pool_size=_count(env, "TOCSIN_TICKER_POOL_SIZE", 3),
+            api_lock_timeout_s=_timeout(env, "TOCSIN_API_LOCK_TIMEOUT_S", 2.0),
+            api_statement_timeout_s=_timeout(env, "TOCSIN_API_STATEMENT_TIMEOUT_S", 10.0),
+            worker_lock_timeout_s=_timeout(env, "TOCSIN_WORKER_LOCK_TIMEOUT_S", 30.0),
+            worker_statement_timeout_s=_timeout(env, "TOCSIN_WORKER_STATEMENT_TIMEOUT_S", 120.0),
+            ticker_lock_timeout_s=_timeout(env, "TOCSIN_TICKER_LOCK_TIMEOUT_S", 30.0),
+            ticker_statement_timeout_s=_timeout(env, "TOCSIN_TICKER_STATEMENT_TIMEOUT_S", 120.0),
         )
 
     def check_servable(self) -> None:

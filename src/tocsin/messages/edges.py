@@ -51,6 +51,10 @@ def setting_not_positive_int(name: str, raw: str) -> str:
     return f"{name} must be a positive whole number, got {raw!r}"
 
 
+def setting_not_timeout(name: str, raw: str) -> str:
+    return f"{name} must be a number of seconds >= 0 (0: no limit), got {raw!r}"
+
+
 def too_many_columns(count: int, limit: int) -> str:
     return f"a table may have at most {limit} columns (TOCSIN_MAX_COLUMNS); got {count}"
 

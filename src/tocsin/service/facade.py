@@ -25,7 +25,7 @@ from tocsin.service.triggers import TriggerService
 from tocsin.service.whynot import DiagnosticsService
 from tocsin.service.workflows import WorkflowService
 from tocsin.settings import Settings
-from tocsin.store import open_store
+from tocsin.store import open_store, pools
 from tocsin.store.tx import Store
 from tocsin.workflows.definition import Workflow
 
@@ -58,7 +58,7 @@ class Tocsin:
         """Open (and migrate to head) the database at ``url`` or ``settings.database_url``, and
         register ``workflows`` and ``lanes`` (nothing is written until ``sync_schedules``)."""
         settings = settings or Settings.from_environ()
-        opened = cls(open_store(url or settings.database_url), settings)
+        opened = cls(open_store(url or settings.database_url, base.pool_specs(settings)), settings)
         opened.register_workflows(workflows)
         opened.lanes.register(lanes)
         return opened
@@ -112,6 +112,7 @@ class Tocsin:
         """What actions run with: store, record writes, commands, outbound, workflow starts."""
         return self._runs.action_env()
 
+    @base.on_pool(pools.TICKER)
     def tick(
         self, now: datetime | None = None, table_limit: int = 200, record_limit: int = 1000
     ) -> dict[str, int]:
@@ -124,6 +125,7 @@ class Tocsin:
         counts["lanes_fired"] = self._lanes.fire(at)
         return counts
 
+    @base.on_pool(pools.WORKER)
     def work(
         self,
         now: datetime | None = None,
@@ -136,16 +138,14 @@ class Tocsin:
         """Approved staged changes and pending table runs, then workflow runs, then lane attempts:
         at most ``limit`` in all; returns how many ran (with ``pool``: started). A given ``now``
         stamps the pass; else ``clock`` (default: the real one) is read before each claim."""
-        done = self._runs.work(now, limit, should_stop=should_stop, clock=clock, pool=pool)
-        left = None if limit is None else limit - done
-        if left is not None and left <= 0:
-            return done
-        done += self._workflows.work(now, left, should_stop=should_stop, clock=clock, pool=pool)
-        left = None if limit is None else limit - done
-        if left is not None and left <= 0:
-            return done
+        done = 0
+        for part in (self._runs.work, self._workflows.work):
+            left = None if limit is None else limit - done
+            done += part(now, left, should_stop=should_stop, clock=clock, pool=pool)
+            if limit is not None and done >= limit:
+                return done
         at = base.edge_now(now) if now is not None else (clock or self.wall_clock)()
-        return done + self._lanes.work(at, left)
+        return done + self._lanes.work(at, None if limit is None else limit - done)
 
     # --- tables, records, triggers config, preview, runs listing (TablesService) -----------------
     def create_table(
@@ -232,6 +232,7 @@ class Tocsin:
     def get_triggers(self, table_id: str) -> list[dict[str, Any]]:
         return self._tables.get_triggers(table_id)
 
+    @base.on_pool(pools.TICKER)
     def tick_backlog(self, now: datetime | None = None) -> int:
         return self._tables.tick_backlog(now)
 

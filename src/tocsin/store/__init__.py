@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from tocsin.store.engine import create_store_engine
+from collections.abc import Mapping
+
+from tocsin.store.engine import store_engines
+from tocsin.store.pools import PoolSpec
 from tocsin.store.tx import Store, Tx
 
 
-def open_store(url: str) -> Store:
-    """An Engine for ``url``, migrated to head."""
+def open_store(url: str, pools: Mapping[str, PoolSpec] | None = None) -> Store:
+    """A Store for ``url``, migrated to head. On PostgreSQL each role of ``pools``
+    (``store.pools.ROLES``) gets an Engine of its own; SQLite has one Engine for all."""
     from tocsin.store.migrate import upgrade_to_head
 
-    store = Store(create_store_engine(url))
+    store = Store(*store_engines(url, pools))
     upgrade_to_head(store)
     return store
 

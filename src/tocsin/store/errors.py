@@ -4,7 +4,8 @@ Transient lock conflicts become :class:`tocsin.errors.TransientStoreError` (retr
 
 - SQLite: ``database is locked`` / ``database table is locked`` / busy (SQLITE_BUSY, SQLITE_LOCKED)
 - PostgreSQL: serialization_failure ``40001``, deadlock_detected ``40P01``,
-  lock_not_available ``55P03``
+  lock_not_available ``55P03`` (also a pool's ``lock_timeout``, ``store.pools``), and
+  query_canceled ``57014`` (a pool's ``statement_timeout``)
 
 A database that cannot be reached becomes :class:`tocsin.errors.StoreUnavailable` (503):
 
@@ -29,7 +30,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from tocsin import messages
 from tocsin.errors import StoreUnavailable, TransientStoreError
 
-PG_TRANSIENT_SQLSTATES = frozenset({"40001", "40P01", "55P03"})
+PG_TRANSIENT_SQLSTATES = frozenset({"40001", "40P01", "55P03", "57014"})
 SQLITE_TRANSIENT_CODES = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED (primary result codes)
 SQLITE_TRANSIENT_TEXTS = ("database is locked", "database table is locked", "database is busy")
 PG_UNAVAILABLE_SQLSTATES = frozenset({"57P01", "57P02", "57P03"})  # shutdown, crash, starting

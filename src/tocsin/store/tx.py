@@ -16,12 +16,13 @@ COMMIT surfaces as ``tocsin.errors.TransientStoreError`` (SPEC §9.5); other err
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, Engine
 
+from tocsin.store import pools
 from tocsin.store.errors import map_db_errors
 
 # first statement of a PostgreSQL read: one snapshot for the whole transaction, writes refused
@@ -52,12 +53,19 @@ class Tx:
 
 
 class Store:
-    """Owns the Engine; hands out transactions."""
+    """Owns the Engines; hands out transactions. ``engine`` serves every role unless
+    ``engines`` gives a role one of its own (``store.pools``: the API's, the worker's, the
+    ticker's pool)."""
 
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
+    def __init__(self, engine: Engine, engines: Mapping[str, Engine] | None = None) -> None:
+        self.engines = {role: engine for role in pools.ROLES} | dict(engines or {})
         self.is_postgres = engine.dialect.name == "postgresql"
         self.is_sqlite = engine.dialect.name == "sqlite"
+
+    @property
+    def engine(self) -> Engine:
+        """The Engine of the role bound in this context (``pools.bound``)."""
+        return self.engines[pools.current_role()]
 
     @contextmanager
     def _tx(self, *, immediate: bool, readonly: bool) -> Iterator[Tx]:
@@ -97,4 +105,5 @@ class Store:
             tx.conn.exec_driver_sql("SELECT 1")
 
     def dispose(self) -> None:
-        self.engine.dispose()
+        for engine in {id(e): e for e in self.engines.values()}.values():
+            engine.dispose()
