@@ -110,6 +110,19 @@ def token_too_short(name: str, length: int, minimum: int) -> str:
 METRICS_ELSEWHERE = "metrics are served on TOCSIN_METRICS_PORT, not here"
 METRICS_TOKEN_INVALID = "Invalid or missing metrics bearer token (TOCSIN_METRICS_TOKEN)"
 DATABASE_UNAVAILABLE = "the database is unavailable; retry shortly"
+
+
+def transient_conflict(reason: str) -> str:
+    """A lock conflict or a timeout (a pool's ``lock_timeout``, ``statement_timeout``): 503 with
+    ``Retry-After`` for a request, retried in place for a run (SPEC §9.5)."""
+    return f"transient database conflict: {reason}"
+
+
+def statement_canceled(reason: str) -> str:
+    """A statement past its pool's ``statement_timeout``: 503 with ``Retry-After``."""
+    return f"the database canceled a statement ({reason}); retry shortly"
+
+
 TOKEN_EXPIRES_IN_PAST = "a token's expiry must lie in the future"
 TOKEN_NOT_FOUND = "token not found"
 
