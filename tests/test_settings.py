@@ -8,7 +8,9 @@ import sys
 import pytest
 
 from tocsin.errors import SettingsError
+from tocsin.service.base import pool_specs
 from tocsin.settings import Settings
+from tocsin.store import pools
 
 
 def test_defaults() -> None:
@@ -142,7 +144,7 @@ def test_malformed_limits_name_the_variable(value: str) -> None:
 
 POOLS = {  # PostgreSQL: the API's, the worker's and the ticker's pools (tocsin.store.pools)
     "TOCSIN_API_POOL_SIZE": ("api_pool_size", 10),
-    "TOCSIN_WORKER_POOL_SIZE": ("worker_pool_size", 10),
+    "TOCSIN_WORKER_POOL_SIZE": ("worker_pool_size", None),  # TOCSIN_WORKER_CONCURRENCY + 2
     "TOCSIN_TICKER_POOL_SIZE": ("ticker_pool_size", 3),
     "TOCSIN_API_LOCK_TIMEOUT_S": ("api_lock_timeout_s", 2.0),
     "TOCSIN_API_STATEMENT_TIMEOUT_S": ("api_statement_timeout_s", 10.0),
@@ -162,9 +164,12 @@ def test_pools_have_defaults_and_are_read(name: str) -> None:
 
 
 def test_the_worker_pool_follows_the_worker_concurrency_unless_set() -> None:
-    assert Settings.from_environ({"TOCSIN_WORKER_CONCURRENCY": "16"}).worker_pool_size == 18
-    env = {"TOCSIN_WORKER_CONCURRENCY": "16", "TOCSIN_WORKER_POOL_SIZE": "4"}
-    assert Settings.from_environ(env).worker_pool_size == 4
+    def worker_pool(env: dict[str, str]) -> int:
+        return pool_specs(Settings.from_environ(env))[pools.WORKER].size
+
+    assert worker_pool({}) == 10
+    assert worker_pool({"TOCSIN_WORKER_CONCURRENCY": "16"}) == 18
+    assert worker_pool({"TOCSIN_WORKER_CONCURRENCY": "16", "TOCSIN_WORKER_POOL_SIZE": "4"}) == 4
 
 
 def test_a_zero_timeout_means_none_and_a_fraction_is_kept() -> None:

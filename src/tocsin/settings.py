@@ -130,7 +130,7 @@ class Settings:
     metrics_port: int | None = None
     metrics_host: str = "127.0.0.1"
     api_pool_size: int = 10
-    worker_pool_size: int = 10
+    worker_pool_size: int | None = None  # None: worker_concurrency + 2
     ticker_pool_size: int = 3
     api_lock_timeout_s: float = 2.0
     api_statement_timeout_s: float = 10.0
@@ -166,8 +166,7 @@ class Settings:
             metrics_port=metrics_port,
             metrics_host=metrics_host,
             api_pool_size=_count(env, "TOCSIN_API_POOL_SIZE", 10),
-            # each run thread, plus the claims and the heartbeats
-            worker_pool_size=_count(env, "TOCSIN_WORKER_POOL_SIZE", concurrency + 2),
+            worker_pool_size=_count(env, "TOCSIN_WORKER_POOL_SIZE", 0) or None,
             ticker_pool_size=_count(env, "TOCSIN_TICKER_POOL_SIZE", 3),
             api_lock_timeout_s=_timeout(env, "TOCSIN_API_LOCK_TIMEOUT_S", 2.0),
             api_statement_timeout_s=_timeout(env, "TOCSIN_API_STATEMENT_TIMEOUT_S", 10.0),

@@ -52,11 +52,11 @@ def pool_specs(settings: Settings) -> dict[str, PoolSpec]:
     """The connection pools ``settings`` gives the API, the worker and the ticker
     (``tocsin.store.pools``; PostgreSQL only)."""
     s = settings
+    # the worker's: one connection per run thread, plus its claims and heartbeats
+    worker = s.worker_pool_size or s.worker_concurrency + 2
     return {
         pools.API: PoolSpec(s.api_pool_size, s.api_lock_timeout_s, s.api_statement_timeout_s),
-        pools.WORKER: PoolSpec(
-            s.worker_pool_size, s.worker_lock_timeout_s, s.worker_statement_timeout_s
-        ),
+        pools.WORKER: PoolSpec(worker, s.worker_lock_timeout_s, s.worker_statement_timeout_s),
         pools.TICKER: PoolSpec(
             s.ticker_pool_size, s.ticker_lock_timeout_s, s.ticker_statement_timeout_s
         ),
