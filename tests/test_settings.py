@@ -8,7 +8,9 @@ import sys
 import pytest
 
 from tocsin.errors import SettingsError
+from tocsin.service.base import pool_specs
 from tocsin.settings import Settings
+from tocsin.store import pools
 
 
 def test_defaults() -> None:
@@ -150,3 +152,50 @@ def test_the_sqlite_size_cap_and_the_outage_backoff_cap() -> None:
         Settings.from_environ({"TOCSIN_SQLITE_MAX_BYTES": "-1"})
     with pytest.raises(SettingsError, match="TOCSIN_DB_BACKOFF_MAX_S"):
         Settings.from_environ({"TOCSIN_DB_BACKOFF_MAX_S": "0"})
+
+
+POOLS = {  # PostgreSQL: the API's, the worker's and the ticker's pools (tocsin.store.pools)
+    "TOCSIN_API_POOL_SIZE": ("api_pool_size", 10),
+    "TOCSIN_WORKER_POOL_SIZE": ("worker_pool_size", None),  # TOCSIN_WORKER_CONCURRENCY + 2
+    "TOCSIN_TICKER_POOL_SIZE": ("ticker_pool_size", 3),
+    "TOCSIN_API_LOCK_TIMEOUT_S": ("api_lock_timeout_s", 2.0),
+    "TOCSIN_API_STATEMENT_TIMEOUT_S": ("api_statement_timeout_s", 10.0),
+    "TOCSIN_WORKER_LOCK_TIMEOUT_S": ("worker_lock_timeout_s", 30.0),
+    "TOCSIN_WORKER_STATEMENT_TIMEOUT_S": ("worker_statement_timeout_s", 120.0),
+    "TOCSIN_TICKER_LOCK_TIMEOUT_S": ("ticker_lock_timeout_s", 30.0),
+    "TOCSIN_TICKER_STATEMENT_TIMEOUT_S": ("ticker_statement_timeout_s", 120.0),
+}
+
+
+@pytest.mark.parametrize("name", POOLS)
+def test_pools_have_defaults_and_are_read(name: str) -> None:
+    field, default = POOLS[name]
+    assert getattr(Settings.from_environ({}), field) == default
+    assert getattr(Settings(), field) == default
+    assert getattr(Settings.from_environ({name: " 7 "}), field) == 7
+
+
+def test_the_worker_pool_follows_the_worker_concurrency_unless_set() -> None:
+    def worker_pool(env: dict[str, str]) -> int:
+        return pool_specs(Settings.from_environ(env))[pools.WORKER].size
+
+    assert worker_pool({}) == 10
+    assert worker_pool({"TOCSIN_WORKER_CONCURRENCY": "16"}) == 18
+    assert worker_pool({"TOCSIN_WORKER_CONCURRENCY": "16", "TOCSIN_WORKER_POOL_SIZE": "4"}) == 4
+
+
+def test_a_zero_timeout_means_none_and_a_fraction_is_kept() -> None:
+    s = Settings.from_environ(
+        {"TOCSIN_API_LOCK_TIMEOUT_S": "0", "TOCSIN_API_STATEMENT_TIMEOUT_S": "0.25"}
+    )
+    assert (s.api_lock_timeout_s, s.api_statement_timeout_s) == (0.0, 0.25)
+
+
+@pytest.mark.parametrize("value", ["-1", "soon", "inf", "nan"])
+def test_malformed_timeouts_name_the_variable(value: str) -> None:
+    with pytest.raises(SettingsError) as err:
+        Settings.from_environ({"TOCSIN_WORKER_LOCK_TIMEOUT_S": value})
+    assert err.value.detail == (
+        f"TOCSIN_WORKER_LOCK_TIMEOUT_S must be a number of seconds >= 0 (0: no limit), "
+        f"got {value!r}"
+    )

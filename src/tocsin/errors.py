@@ -10,6 +10,7 @@ Every error a user can see carries ``.status`` (the HTTP status the API answers 
     ├── NotFound (404)                 missing or trashed table, unknown run / record
     ├── Conflict (409)                 a state transition that is not allowed now
     ├── TransientStoreError (503)      a lock conflict worth retrying (SPEC §9.5)
+    ├── StatementTimeout (503)         the database canceled a statement (``statement_timeout``)
     ├── StoreUnavailable (503)         the database does not answer (down, restarting)
     ├── StorageFull (507)              the database cannot grow (disk full, size cap reached)
     └── SettingsError (500)            a TOCSIN_* environment variable is malformed
@@ -73,6 +74,14 @@ class TransientStoreError(TocsinError):
     status = 503
 
 
+class StatementTimeout(TocsinError):
+    """The database canceled a statement that ran past its pool's ``statement_timeout`` (or
+    that an operator canceled): 503 with ``Retry-After`` for a request; not a lock conflict,
+    so a run's action fails at once (SPEC §9.5)."""
+
+    status = 503
+
+
 class StoreUnavailable(TocsinError):
     """The database cannot be reached (refused, closed, starting up); answered 503 with
     ``Retry-After``, never 500. A later request reconnects by itself."""
@@ -97,6 +106,7 @@ __all__ = [
     "NotFound",
     "PermissionDenied",
     "SettingsError",
+    "StatementTimeout",
     "StorageFull",
     "StoreUnavailable",
     "TocsinError",

@@ -39,6 +39,20 @@ def _positive(env: Mapping[str, str], name: str, default: str) -> float:
     return value
 
 
+def _timeout(env: Mapping[str, str], name: str, default: float) -> float:
+    """Seconds >= 0 from ``env[name]`` (0: no timeout); a malformed value names the variable."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value < float("inf"):
+        raise SettingsError(messages.setting_not_timeout(name, raw))
+    return value
+
+
 def _count(env: Mapping[str, str], name: str, default: int) -> int:
     """A whole number > 0 from ``env[name]``; a malformed value names the variable."""
     raw = env.get(name, "").strip()
@@ -96,6 +110,11 @@ class Settings:
     shares (SQLite's ``PRAGMA max_page_count``, set on every connection; PostgreSQL ignores it).
     ``db_backoff_max_s`` caps the pause between two tries of a loop (worker, ticker) or of a
     run's write while the database is unavailable or full (it doubles from the loop's period).
+    PostgreSQL: the API, the worker and the ticker each have a pool of their own
+    (``*_pool_size`` connections, ``tocsin.store.pools``), whose connections wait for a lock at
+    most ``*_lock_timeout_s`` and run a statement at most ``*_statement_timeout_s`` (0: no
+    limit). Past one, a request answers 503 with ``Retry-After``, a run's action is retried in
+    place (SPEC §9.5), a tick skips the table. SQLite ignores them (its busy timeout applies).
     """
 
     database_url: str = "sqlite:///tocsin.db"
@@ -122,11 +141,21 @@ class Settings:
     studio_signins_per_minute: int = 10
     sqlite_max_bytes: int | None = None
     db_backoff_max_s: float = 30.0
+    api_pool_size: int = 10
+    worker_pool_size: int | None = None  # None: worker_concurrency + 2
+    ticker_pool_size: int = 3
+    api_lock_timeout_s: float = 2.0
+    api_statement_timeout_s: float = 10.0
+    worker_lock_timeout_s: float = 30.0
+    worker_statement_timeout_s: float = 120.0
+    ticker_lock_timeout_s: float = 30.0
+    ticker_statement_timeout_s: float = 120.0
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if environ is None else environ
         metrics_host, metrics_port = _listen(env, "TOCSIN_METRICS_PORT")
+        concurrency = _count(env, "TOCSIN_WORKER_CONCURRENCY", 8)
         return cls(
             database_url=env.get("TOCSIN_DATABASE_URL", "sqlite:///tocsin.db"),
             admin_token=env.get("TOCSIN_ADMIN_TOKEN") or None,
@@ -136,7 +165,7 @@ class Settings:
             app=env.get("TOCSIN_APP", "").strip() or None,
             action_timeout_s=_positive(env, "TOCSIN_ACTION_TIMEOUT_S", "10"),
             action_timeout_max_s=_positive(env, "TOCSIN_ACTION_TIMEOUT_MAX_S", "60"),
-            worker_concurrency=_count(env, "TOCSIN_WORKER_CONCURRENCY", 8),
+            worker_concurrency=concurrency,
             max_rendered_bytes=_count(env, "TOCSIN_MAX_RENDERED_BYTES", 64 * 1024),
             max_record_bytes=_count(env, "TOCSIN_MAX_RECORD_BYTES", 256 * 1024),
             max_columns=_count(env, "TOCSIN_MAX_COLUMNS", 200),
@@ -152,6 +181,15 @@ class Settings:
             studio_signins_per_minute=_count(env, "TOCSIN_STUDIO_SIGNINS_PER_MINUTE", 10),
             sqlite_max_bytes=_count(env, "TOCSIN_SQLITE_MAX_BYTES", 0) or None,
             db_backoff_max_s=_positive(env, "TOCSIN_DB_BACKOFF_MAX_S", "30"),
+            api_pool_size=_count(env, "TOCSIN_API_POOL_SIZE", 10),
+            worker_pool_size=_count(env, "TOCSIN_WORKER_POOL_SIZE", 0) or None,
+            ticker_pool_size=_count(env, "TOCSIN_TICKER_POOL_SIZE", 3),
+            api_lock_timeout_s=_timeout(env, "TOCSIN_API_LOCK_TIMEOUT_S", 2.0),
+            api_statement_timeout_s=_timeout(env, "TOCSIN_API_STATEMENT_TIMEOUT_S", 10.0),
+            worker_lock_timeout_s=_timeout(env, "TOCSIN_WORKER_LOCK_TIMEOUT_S", 30.0),
+            worker_statement_timeout_s=_timeout(env, "TOCSIN_WORKER_STATEMENT_TIMEOUT_S", 120.0),
+            ticker_lock_timeout_s=_timeout(env, "TOCSIN_TICKER_LOCK_TIMEOUT_S", 30.0),
+            ticker_statement_timeout_s=_timeout(env, "TOCSIN_TICKER_STATEMENT_TIMEOUT_S", 120.0),
         )
 
     def check_servable(self) -> None:

@@ -19,6 +19,7 @@ from sqlalchemy import event, insert, select
 from tocsin.core.identity import definition_digest
 from tocsin.engine.ids import uuid7s
 from tocsin.service import Tocsin
+from tocsin.store import pools
 from tocsin.store.schema import tables, trigger_definitions, trigger_state
 
 TABLES = 400
@@ -63,7 +64,9 @@ def test_consumed_windows_and_finished_tables_are_updated_by_key(tocsin: Tocsin)
     clone(tocsin, template, TABLES - 1)
     plans: dict[str, str] = {}
 
-    @event.listens_for(tocsin.store.engine, "before_cursor_execute")
+    ticker = tocsin.store.engines[pools.TICKER]  # the tick's pool
+
+    @event.listens_for(ticker, "before_cursor_execute")
     def explain(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
         for name in ("UPDATE trigger_state SET last_consumed", "UPDATE tables SET next_due_at"):
             if name in statement and name not in plans:
@@ -71,7 +74,7 @@ def test_consumed_windows_and_finished_tables_are_updated_by_key(tocsin: Tocsin)
                 plans[name] = "\n".join(str(row[0]) for row in cursor.fetchall())
 
     report = tocsin.tick(now=NOW + minutes(1), table_limit=TABLES)
-    event.remove(tocsin.store.engine, "before_cursor_execute", explain)
+    event.remove(ticker, "before_cursor_execute", explain)
     assert report["runs_created"] == TABLES * PER_TABLE
     assert len(plans) == 2
     for plan in plans.values():

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import create_engine, event, text
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from tocsin.errors import TransientStoreError
+from tocsin.errors import StatementTimeout, TransientStoreError
 from tocsin.store import Store
 from tocsin.store.errors import is_transient, map_db_errors
 from tocsin.store.records import insert_table
@@ -85,6 +85,14 @@ def test_map_db_errors_is_also_a_decorator() -> None:
 
     with pytest.raises(TransientStoreError, match="transient database conflict"):
         flaky()
+
+
+def test_a_canceled_statement_is_a_statement_timeout_not_a_conflict() -> None:
+    """57014 (past a pool's ``statement_timeout``): 503, not retried in place (SPEC §9.5)."""
+    with pytest.raises(StatementTimeout) as caught, map_db_errors():
+        raise _wrapped(_PgLike("57014"))
+    assert caught.value.status == 503
+    assert not isinstance(caught.value, TransientStoreError)
 
 
 @PG_ONLY

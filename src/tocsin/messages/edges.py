@@ -77,6 +77,10 @@ def setting_not_positive_int(name: str, raw: str) -> str:
     return f"{name} must be a positive whole number, got {raw!r}"
 
 
+def setting_not_timeout(name: str, raw: str) -> str:
+    return f"{name} must be a number of seconds >= 0 (0: no limit), got {raw!r}"
+
+
 def too_many_columns(count: int, limit: int) -> str:
     return f"a table may have at most {limit} columns (TOCSIN_MAX_COLUMNS); got {count}"
 
@@ -146,6 +150,17 @@ def database_unavailable(reason: str) -> str:
 
 def database_back(seconds: float) -> str:
     return f"database back after {seconds:.0f} s"
+
+
+def transient_conflict(reason: str) -> str:
+    """A lock conflict or a timeout (a pool's ``lock_timeout``, ``statement_timeout``): 503 with
+    ``Retry-After`` for a request, retried in place for a run (SPEC §9.5)."""
+    return f"transient database conflict: {reason}"
+
+
+def statement_canceled(reason: str) -> str:
+    """A statement past its pool's ``statement_timeout``: 503 with ``Retry-After``."""
+    return f"the database canceled a statement ({reason}); retry shortly"
 
 
 TOKEN_EXPIRES_IN_PAST = "a token's expiry must lie in the future"

@@ -13,10 +13,12 @@ never returns) does not keep the process alive after its stop gave up waiting
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import logging
 import threading
 from collections.abc import Callable
+from functools import partial
 
 from tocsin.store.outage import OutageLog
 
@@ -55,8 +57,10 @@ class RunPool:
                 raise RuntimeError("RunPool.submit without a free slot")
             self._active += 1
         name = f"tocsin-run-{next(_NAMES)}"
+        # in the submitter's context: the run takes the worker's pool (``store.pools.bound``)
+        run = partial(contextvars.copy_context().run, self._run, job)
         try:
-            threading.Thread(target=self._run, args=(job,), name=name, daemon=True).start()
+            threading.Thread(target=run, name=name, daemon=True).start()
         except BaseException:
             self._done()
             raise

@@ -11,6 +11,7 @@ from tocsin.service import Tocsin
 from tocsin.service.lanes import Lanes
 from tocsin.service.workflows import log_sync
 from tocsin.settings import Settings
+from tocsin.store import pools
 from tocsin.workflows.loading import load_workflows
 
 
@@ -42,7 +43,10 @@ def load_lanes(spec: str) -> list[Lane]:
 
 
 def sync_and_log(facade: Tocsin, now: datetime | None = None) -> dict[str, list[str]]:
-    report = facade.sync_schedules(now=now)
+    """A process's sync on start, on the ticker's pool: the schedules are the ticker's, and
+    processes starting together wait for each other's sync longer than a request would."""
+    with pools.bound(pools.TICKER):
+        report = facade.sync_schedules(now=now)
     log_sync(report)
     return report
 

@@ -3,14 +3,18 @@ registry, the edge clock, ids) and :class:`Service`, the base that hands it to a
 
 from __future__ import annotations
 
+import functools
 import inspect
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from tocsin.core.instants import MAX_UTC, MIN_UTC
 from tocsin.errors import ValidationError
 from tocsin.settings import Settings
+from tocsin.store import open_store, pools
+from tocsin.store.pools import PoolSpec
 from tocsin.store.tx import Store
 
 if TYPE_CHECKING:
@@ -38,6 +42,46 @@ def new_id(prefix: str = "") -> str:
     if prefix:
         return f"{prefix}_{uuid.uuid4().hex[:12]}"
     return str(uuid.uuid4())
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def pool_specs(settings: Settings) -> dict[str, PoolSpec]:
+    """The connection pools ``settings`` gives the API, the worker and the ticker
+    (``tocsin.store.pools``; PostgreSQL only)."""
+    s = settings
+    # the worker's: one connection per run thread, plus its claims and heartbeats
+    worker = s.worker_pool_size or s.worker_concurrency + 2
+    return {
+        pools.API: PoolSpec(s.api_pool_size, s.api_lock_timeout_s, s.api_statement_timeout_s),
+        pools.WORKER: PoolSpec(worker, s.worker_lock_timeout_s, s.worker_statement_timeout_s),
+        pools.TICKER: PoolSpec(
+            s.ticker_pool_size, s.ticker_lock_timeout_s, s.ticker_statement_timeout_s
+        ),
+    }
+
+
+def open_configured_store(url: str, settings: Settings) -> Store:
+    """The database at ``url`` (migrated to head) with the pools and the SQLite size cap
+    ``settings`` give it."""
+    return open_store(url, pool_specs(settings), sqlite_max_bytes=settings.sqlite_max_bytes)
+
+
+def on_pool(role: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """A facade method whose transactions take ``role``'s pool (``pools.bound``: unless its
+    caller bound one already)."""
+
+    def wrap(method: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(method)
+        def on_role(*args: P.args, **kwargs: P.kwargs) -> R:
+            with pools.bound(role):
+                return method(*args, **kwargs)
+
+        return on_role
+
+    return wrap
 
 
 class Core:
@@ -88,4 +132,13 @@ def borrow_docs(facade: type) -> None:
             forward.__doc__ = sources[0].__doc__
 
 
-__all__ = ["Core", "Service", "borrow_docs", "edge_now", "new_id", "wall_clock"]
+__all__ = [
+    "Core",
+    "Service",
+    "borrow_docs",
+    "edge_now",
+    "new_id",
+    "on_pool",
+    "pool_specs",
+    "wall_clock",
+]

@@ -25,7 +25,7 @@ from tocsin.service.triggers import TenantSaves, TriggerService
 from tocsin.service.whynot import DiagnosticsService
 from tocsin.service.workflows import WorkflowService
 from tocsin.settings import Settings
-from tocsin.store import open_store
+from tocsin.store import pools
 from tocsin.store.tx import Store
 from tocsin.workflows.definition import Workflow
 
@@ -59,7 +59,7 @@ class Tocsin:
         register ``workflows`` and ``lanes``; with either, the declared schedules are synced at
         the first ``tick`` or ``start_workflow`` (registering is enough, SPEC §12)."""
         settings = settings or Settings.from_environ()
-        opened = cls(open_store(url or settings.database_url, settings.sqlite_max_bytes), settings)
+        opened = cls(base.open_configured_store(url or settings.database_url, settings), settings)
         opened.register_workflows(workflows)
         opened.lanes.register(lanes)
         return opened
@@ -113,6 +113,7 @@ class Tocsin:
         """What actions run with: store, record writes, commands, outbound, workflow starts."""
         return self._runs.action_env()
 
+    @base.on_pool(pools.TICKER)
     def tick(
         self, now: datetime | None = None, table_limit: int = 200, record_limit: int = 1000
     ) -> dict[str, int]:
@@ -124,6 +125,7 @@ class Tocsin:
         counts["schedules_fired"] = self._workflows.fire_schedules(at, drain=True)
         return counts | {"lanes_fired": self._lanes.fire(at)}
 
+    @base.on_pool(pools.WORKER)
     def work(
         self,
         now: datetime | None = None,
@@ -230,6 +232,7 @@ class Tocsin:
     def get_triggers(self, table_id: str) -> list[dict[str, Any]]:
         return self._triggers.get_triggers(table_id)
 
+    @base.on_pool(pools.TICKER)
     def tick_backlog(self, now: datetime | None = None) -> int:
         return self._tables.tick_backlog(now)
 

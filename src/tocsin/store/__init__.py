@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
-from tocsin.store.engine import create_store_engine
+from collections.abc import Mapping
+
+from tocsin.store.engine import store_engines
+from tocsin.store.pools import PoolSpec
 from tocsin.store.tx import Store, Tx
 
 
-def open_store(url: str, sqlite_max_bytes: int | None = None) -> Store:
-    """An Engine for ``url`` (``create_store_engine``), migrated to head."""
+def open_store(
+    url: str,
+    pools: Mapping[str, PoolSpec] | None = None,
+    *,
+    sqlite_max_bytes: int | None = None,
+) -> Store:
+    """A Store for ``url``, migrated to head. On PostgreSQL each role of ``pools``
+    (``store.pools.ROLES``) gets an Engine of its own; SQLite has one Engine for all, capped at
+    ``sqlite_max_bytes`` (``TOCSIN_SQLITE_MAX_BYTES``)."""
     from tocsin.store.migrate import upgrade_to_head
 
-    store = Store(create_store_engine(url, sqlite_max_bytes=sqlite_max_bytes))
+    store = Store(*store_engines(url, pools, sqlite_max_bytes=sqlite_max_bytes))
     upgrade_to_head(store)
     return store
 

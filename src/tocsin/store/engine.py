@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
+
+from tocsin.store.pools import API, PoolSpec
 
 SQLITE_BUSY_TIMEOUT_MS = 5000
 # SQLite: how long a write transaction's BEGIN IMMEDIATE retries, 0.5-1 ms apart, before SQLite's
@@ -23,15 +26,19 @@ def normalize_url(url: str) -> str:
     return url
 
 
-def create_store_engine(url: str, *, sqlite_max_bytes: int | None = None) -> Engine:
+def create_store_engine(
+    url: str, pool: PoolSpec | None = None, *, sqlite_max_bytes: int | None = None
+) -> Engine:
     """An Engine for ``url``; SQLite gets WAL, a busy timeout, foreign keys and manual BEGIN,
     and with ``sqlite_max_bytes`` (``TOCSIN_SQLITE_MAX_BYTES``) a cap on the file's size: SQLite
     keeps ``PRAGMA max_page_count`` per connection, so every connection sets it. Past the cap
-    a write fails with SQLITE_FULL, as on a full disk (``StorageFull``)."""
+    a write fails with SQLITE_FULL, as on a full disk (``StorageFull``). PostgreSQL with a
+    ``pool`` (``store.pools``): that many connections, each with its ``lock_timeout`` and
+    ``statement_timeout``; SQLite ignores it."""
     url = normalize_url(url)
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
-        return create_engine(url, pool_pre_ping=True, future=True)
+        return _pg_engine(url, pool)
     engine = create_engine(url, future=True, connect_args={"check_same_thread": False})
 
     @event.listens_for(engine, "connect")
@@ -56,6 +63,43 @@ def create_store_engine(url: str, *, sqlite_max_bytes: int | None = None) -> Eng
             conn.exec_driver_sql(mode)  # a read; else the rest of the wait, and its error
 
     return engine
+
+
+def store_engines(
+    url: str, pools: Mapping[str, PoolSpec] | None, *, sqlite_max_bytes: int | None = None
+) -> tuple[Engine, dict[str, Engine]]:
+    """A ``Store``'s Engines for ``url``: PostgreSQL, one per role of ``pools``; SQLite (or no
+    ``pools``), one for every role (capped at ``sqlite_max_bytes``)."""
+    if not pools or make_url(normalize_url(url)).get_backend_name() == "sqlite":
+        return create_store_engine(url, sqlite_max_bytes=sqlite_max_bytes), {}
+    engines = {role: create_store_engine(url, spec) for role, spec in pools.items()}
+    return engines[API] if API in engines else create_store_engine(url), engines
+
+
+def _pg_engine(url: str, pool: PoolSpec | None) -> Engine:
+    if pool is None:
+        return create_engine(url, pool_pre_ping=True, future=True)
+    engine = create_engine(
+        url, pool_pre_ping=True, future=True, pool_size=pool.size, max_overflow=0
+    )
+    limits = (pool.lock_timeout_s, pool.statement_timeout_s)
+    timeouts = tuple(f"{max(1, round(s * 1000)) if s else 0}ms" for s in limits)
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # session settings, kept by every transaction on this connection (0ms: none)
+        autocommit, dbapi_conn.autocommit = dbapi_conn.autocommit, True
+        try:
+            dbapi_conn.execute(_PG_TIMEOUTS, timeouts)
+        finally:
+            dbapi_conn.autocommit = autocommit
+
+    return engine
+
+
+_PG_TIMEOUTS = (
+    "SELECT set_config('lock_timeout', %s, false), set_config('statement_timeout', %s, false)"
+)
 
 
 def _quick_begin(raw: sqlite3.Connection, mode: str) -> bool:

@@ -4,7 +4,10 @@ Transient lock conflicts become :class:`tocsin.errors.TransientStoreError` (retr
 
 - SQLite: ``database is locked`` / ``database table is locked`` / busy (SQLITE_BUSY, SQLITE_LOCKED)
 - PostgreSQL: serialization_failure ``40001``, deadlock_detected ``40P01``,
-  lock_not_available ``55P03``
+  lock_not_available ``55P03`` (also past a pool's ``lock_timeout``, ``store.pools``)
+
+A statement the server canceled (query_canceled ``57014``: past a pool's ``statement_timeout``)
+becomes :class:`tocsin.errors.StatementTimeout` (503, not retried in place).
 
 A database that cannot be reached becomes :class:`tocsin.errors.StoreUnavailable` (503):
 
@@ -32,9 +35,10 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from tocsin import messages
-from tocsin.errors import StorageFull, StoreUnavailable, TransientStoreError
+from tocsin.errors import StatementTimeout, StorageFull, StoreUnavailable, TransientStoreError
 
 PG_TRANSIENT_SQLSTATES = frozenset({"40001", "40P01", "55P03"})
+PG_CANCELED = "57014"  # query_canceled: a statement_timeout (store.pools), or a cancel
 SQLITE_TRANSIENT_CODES = frozenset({5, 6})  # SQLITE_BUSY, SQLITE_LOCKED (primary result codes)
 SQLITE_TRANSIENT_TEXTS = ("database is locked", "database table is locked", "database is busy")
 PG_UNAVAILABLE_SQLSTATES = frozenset({"57P01", "57P02", "57P03"})  # shutdown, crash, starting
@@ -100,20 +104,27 @@ def is_storage_full(exc: BaseException) -> bool:
     return getattr(orig, "sqlstate", None) == PG_DISK_FULL
 
 
+def _reason(exc: BaseException) -> str:
+    """The driver's message, its first line (not the SQL it shows under it)."""
+    return str(_driver_error(exc)).strip().partition("\n")[0]
+
+
 @contextmanager
 def map_db_errors() -> Iterator[None]:
-    """Translate transient driver errors into ``TransientStoreError``, an unreachable
-    database into ``StoreUnavailable`` and a full one into ``StorageFull``; usable as a
-    decorator."""
+    """Translate transient driver errors into ``TransientStoreError``, a canceled statement
+    into ``StatementTimeout``, an unreachable database into ``StoreUnavailable`` and a full one
+    into ``StorageFull``; usable as a decorator."""
     try:
         yield
-    except (TransientStoreError, StoreUnavailable, StorageFull):
+    except (TransientStoreError, StoreUnavailable, StatementTimeout, StorageFull):
         raise
     except Exception as exc:
         if is_storage_full(exc):
             raise StorageFull(messages.STORAGE_FULL) from exc
         if is_transient(exc):
-            raise TransientStoreError(f"transient database conflict: {_driver_error(exc)}") from exc
+            raise TransientStoreError(messages.transient_conflict(_reason(exc))) from exc
+        if getattr(_driver_error(exc), "sqlstate", None) == PG_CANCELED:
+            raise StatementTimeout(messages.statement_canceled(_reason(exc))) from exc
         if is_unavailable(exc):
             raise StoreUnavailable(messages.DATABASE_UNAVAILABLE) from exc
         raise

@@ -35,6 +35,10 @@ MIGRATE_ATTEMPTS = 3
 _PG_LOCK = text(
     "SELECT pg_advisory_xact_lock(hashtextextended('tocsin-migrate:' || current_schema(), 0))"
 )
+# a migration waits for another process's and may rewrite big tables: no pool's timeouts
+_PG_NO_TIMEOUTS = text(
+    "SELECT set_config('lock_timeout', '0', true), set_config('statement_timeout', '0', true)"
+)
 
 
 def alembic_config(connection: Connection | None = None) -> Config:
@@ -80,6 +84,7 @@ def _upgrade_once(store: Store) -> None:
 
     with store.begin() as tx:
         if tx.is_postgres:
+            tx.conn.execute(_PG_NO_TIMEOUTS)
             tx.conn.execute(_PG_LOCK)
         command.upgrade(alembic_config(tx.conn), "head")
 

@@ -22,13 +22,14 @@ mark once it can.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, Engine
 
 from tocsin.errors import StorageFull
+from tocsin.store import pools
 from tocsin.store.errors import map_db_errors
 from tocsin.store.outage import OutageLog
 
@@ -75,14 +76,21 @@ class Tx:
 
 
 class Store:
-    """Owns the Engine; hands out transactions."""
+    """Owns the Engines; hands out transactions. ``engine`` serves every role unless
+    ``engines`` gives a role one of its own (``store.pools``: the API's, the worker's, the
+    ticker's pool)."""
 
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
+    def __init__(self, engine: Engine, engines: Mapping[str, Engine] | None = None) -> None:
+        self.engines = {role: engine for role in pools.ROLES} | dict(engines or {})
         self.is_postgres = engine.dialect.name == "postgresql"
         self.is_sqlite = engine.dialect.name == "sqlite"
         self.short_of_space = False  # a write failed for lack of space; see probe_space
         self.outage = OutageLog()  # what the loops and runs that retry against it log
+
+    @property
+    def engine(self) -> Engine:
+        """The Engine of the role bound in this context (``pools.bound``)."""
+        return self.engines[pools.current_role()]
 
     @contextmanager
     def _tx(self, *, immediate: bool, readonly: bool) -> Iterator[Tx]:
@@ -139,4 +147,5 @@ class Store:
             tx.conn.rollback()
 
     def dispose(self) -> None:
-        self.engine.dispose()
+        for engine in {id(e): e for e in self.engines.values()}.values():
+            engine.dispose()

@@ -6,6 +6,8 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 
+from tocsin.store import pools
+
 from ..deps import Admin, IdQuery, NowDep, TocsinDep
 from ..metrics import Metrics
 from ..models import TickCounts, error_responses
@@ -26,11 +28,13 @@ def run_due_triggers(
     table_limit: TableLimit = 200,
     record_limit: RecordLimit = 1000,
 ) -> dict[str, Any]:
-    """One tick: claim due occurrences, insert pending runs and enqueue them (SPEC §6)."""
+    """One tick: claim due occurrences, insert pending runs and enqueue them (SPEC §6). A table
+    it finds locked past the API's ``lock_timeout`` is skipped (the next tick takes it)."""
     metrics: Metrics = request.app.state.metrics
-    return metrics.timed_tick(
-        lambda: tocsin.tick(now=now, table_limit=table_limit, record_limit=record_limit)
-    )
+    with pools.bound(pools.API):  # a request: the API's pool and timeouts, its client waits
+        return metrics.timed_tick(
+            lambda: tocsin.tick(now=now, table_limit=table_limit, record_limit=record_limit)
+        )
 
 
 @router.post("/trigger-runs/requeue", response_model=dict[str, Any], responses=error_responses(403))
