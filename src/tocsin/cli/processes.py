@@ -87,8 +87,8 @@ def open_tocsin(app: str | None = None, *, sync: bool = False, create: bool = Fa
     (:func:`require_database`). A database that cannot be opened (a malformed URL, a server that
     does not answer) is one line on stderr and exit code 1; a bad ``--app`` (or a workflow
     definition it refuses) one line and exit code 2."""
+    settings = Settings.from_environ()  # a malformed setting first: it is the likelier mistake
     require_database(create)
-    settings = Settings.from_environ()
     if app is not None:
         settings = replace(settings, app=app)
     return or_exit(settings.database_url, lambda: open_with_app(settings, sync=sync))
