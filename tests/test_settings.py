@@ -120,6 +120,8 @@ LIMITS = {
     "TOCSIN_MAX_COLUMN_NAME_CHARS": ("max_column_name_chars", 64),
     "TOCSIN_MAX_TRIGGERS_PER_TABLE": ("max_triggers_per_table", 100),
     "TOCSIN_MAX_ACTIONS_PER_TRIGGER": ("max_actions_per_trigger", 20),
+    "TOCSIN_STUDIO_FIRES_PER_PAGE": ("studio_fires_per_page", 20),
+    "TOCSIN_BACKFILL_MAX_INSTANTS": ("backfill_max_instants", 1_000_000),
 }
 
 

@@ -90,7 +90,9 @@ class Settings:
     (a client trickling bytes holds a connection open: 408 past it).
     ``studio_sessions_per_token``: Studio sessions one token may hold (a new sign-in drops that
     token's oldest); ``studio_signins_per_minute``: sign-ins per client address per minute
-    (then 429 with ``Retry-After``).
+    (then 429 with ``Retry-After``); ``studio_fires_per_page``: fires one page of a schedule's
+    Studio history shows (with the skips of its share of time).
+    ``backfill_max_instants``: the most instants a forced backfill takes.
     ``sqlite_max_bytes`` (None: no cap) is the most a SQLite database file may grow to: past
     it a write fails as on a full disk (507, ``/readyz`` 503), so tocsin cannot fill a disk it
     shares (SQLite's ``PRAGMA max_page_count``, set on every connection; PostgreSQL ignores it).
@@ -120,6 +122,8 @@ class Settings:
     metrics_host: str = "127.0.0.1"
     studio_sessions_per_token: int = 20
     studio_signins_per_minute: int = 10
+    studio_fires_per_page: int = 20
+    backfill_max_instants: int = 1_000_000
     sqlite_max_bytes: int | None = None
     db_backoff_max_s: float = 30.0
 
@@ -150,6 +154,8 @@ class Settings:
             metrics_host=metrics_host,
             studio_sessions_per_token=_count(env, "TOCSIN_STUDIO_SESSIONS_PER_TOKEN", 20),
             studio_signins_per_minute=_count(env, "TOCSIN_STUDIO_SIGNINS_PER_MINUTE", 10),
+            studio_fires_per_page=_count(env, "TOCSIN_STUDIO_FIRES_PER_PAGE", 20),
+            backfill_max_instants=_count(env, "TOCSIN_BACKFILL_MAX_INSTANTS", 1_000_000),
             sqlite_max_bytes=_count(env, "TOCSIN_SQLITE_MAX_BYTES", 0) or None,
             db_backoff_max_s=_positive(env, "TOCSIN_DB_BACKOFF_MAX_S", "30"),
         )

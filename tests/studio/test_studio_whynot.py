@@ -4,6 +4,7 @@ recent skips and next fires."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 import warnings
@@ -16,7 +17,6 @@ from tocsin.api.app import create_app
 from tocsin.core.skips import COALESCED, SCHEDULE, TRIGGER, SkipRange
 from tocsin.service import Tocsin
 from tocsin.store import skips as store_skips
-from tocsin.studio import schedule_pages
 
 from .conftest import CHAT, FIRST, SECOND
 from .studio_app import WORKFLOWS
@@ -40,6 +40,15 @@ def t(tocsin: Tocsin) -> Tocsin:
 @pytest.fixture
 def client(t: Tocsin) -> Iterator[TestClient]:
     with TestClient(create_app(tocsin=t), follow_redirects=False) as http:
+        http.get("/login", params={"token": _moderator(t)})
+        yield http
+
+
+@pytest.fixture
+def one_fire_a_page(t: Tocsin) -> Iterator[TestClient]:
+    """Studio with ``TOCSIN_STUDIO_FIRES_PER_PAGE=1``."""
+    settings = dataclasses.replace(t.settings, studio_fires_per_page=1)
+    with TestClient(create_app(tocsin=t, settings=settings), follow_redirects=False) as http:
         http.get("/login", params={"token": _moderator(t)})
         yield http
 
@@ -146,14 +155,14 @@ def test_skips_are_interleaved_with_the_fires_by_time(client: TestClient, t: Toc
 
 
 def test_the_interleaved_history_keeps_the_fires_paging(
-    client: TestClient, t: Tocsin, monkeypatch: pytest.MonkeyPatch
+    one_fire_a_page: TestClient, t: Tocsin
 ) -> None:
     """Paged by the fires: each page shows the skips of its share of time (down to its oldest
     fire; the first page also the newer ones, the last page also the older ones), so every
     range shows once across the pages."""
     sid = "wf_nightly"
     _fires_around_a_pause(t, sid)
-    monkeypatch.setattr(schedule_pages, "FIRES_PAGE", 1)
+    client = one_fire_a_page
     url = f"/workflows/schedules/{sid}"
     first, second = (client.get(url, params={"page": p}).text for p in (1, 2))
     assert _history(first) == HISTORY[:2] and "page 1 of 2 · 2 fires" in first

@@ -3,6 +3,7 @@ downtime, skip ranges (coalesced, active_run, paused), next fires, backfill."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 from tocsin import Schedule, workflow
 from tocsin.errors import ConfigError, ValidationError
 from tocsin.service import Tocsin
+from tocsin.settings import Settings
 from tocsin.workflows import Workflow
 
 from .helpers import NOW, NY, ReportIn, ReportOut, daily, minutes, send_report
@@ -174,17 +176,23 @@ def test_backfill_refuses_more_than_10000_without_force(tocsin: Tocsin) -> None:
 
 
 def test_a_forced_backfill_past_its_bound_is_not_told_to_pass_force(
-    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
+    store_url: str, settings: Settings
 ) -> None:
-    monkeypatch.setattr("tocsin.service.schedules.MAX_INSTANTS", 100)
-    _setup(tocsin)
-    with pytest.raises(ValidationError) as err:
-        tocsin.schedules.backfill(SID, NOW - WEEK, NOW, now=NOW, force=True)
-    assert err.value.detail == (
-        "the backfill range holds more than 100 instants, the most a forced backfill takes:"
-        " narrow it"
+    """The bound is ``TOCSIN_BACKFILL_MAX_INSTANTS`` (1,000,000 by default), made 100 here."""
+    tocsin = Tocsin.open(
+        store_url, settings=dataclasses.replace(settings, backfill_max_instants=100)
     )
-    assert tocsin.workflow_runs(workflow_id="minutely")["total"] == 0
+    try:
+        _setup(tocsin)
+        with pytest.raises(ValidationError) as err:
+            tocsin.schedules.backfill(SID, NOW - WEEK, NOW, now=NOW, force=True)
+        assert err.value.detail == (
+            "the backfill range holds more than 100 instants, the most a forced backfill takes:"
+            " narrow it"
+        )
+        assert tocsin.workflow_runs(workflow_id="minutely")["total"] == 0
+    finally:
+        tocsin.close()
 
 
 def test_backfill_of_a_compound_schedule_says_it_needs_a_cron(tocsin: Tocsin) -> None:

@@ -49,7 +49,12 @@ class WorkflowService(Service):
 
     def __init__(self, core: Core) -> None:
         super().__init__(core)
-        self.schedules = Schedules(self.store, lambda: self.workflows, self._now)
+        self.schedules = Schedules(
+            self.store,
+            lambda: self.workflows,
+            self._now,
+            max_instants=self.settings.backfill_max_instants,
+        )
         self._leases = runner.Leases()  # the runs this process's pool holds (renewed by work)
         self._sync_owed = False  # what was registered has not been synced yet
         self._sync_lock = threading.Lock()  # one sync at a time: the owed one happens once
