@@ -122,6 +122,8 @@ LIMITS = {
     "TOCSIN_MAX_ACTIONS_PER_TRIGGER": ("max_actions_per_trigger", 20),
     "TOCSIN_STUDIO_FIRES_PER_PAGE": ("studio_fires_per_page", 20),
     "TOCSIN_BACKFILL_MAX_INSTANTS": ("backfill_max_instants", 1_000_000),
+    "TOCSIN_WORKFLOW_CLAIM_BATCH": ("workflow_claim_batch", 500),
+    "TOCSIN_WORKFLOW_CLAIM_CHUNK": ("workflow_claim_chunk", 64),
 }
 
 

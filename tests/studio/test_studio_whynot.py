@@ -4,7 +4,6 @@ recent skips and next fires."""
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import re
 import warnings
@@ -13,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from support.settings import with_settings
 from tocsin.api.app import create_app
 from tocsin.core.skips import COALESCED, SCHEDULE, TRIGGER, SkipRange
 from tocsin.service import Tocsin
@@ -40,15 +40,6 @@ def t(tocsin: Tocsin) -> Tocsin:
 @pytest.fixture
 def client(t: Tocsin) -> Iterator[TestClient]:
     with TestClient(create_app(tocsin=t), follow_redirects=False) as http:
-        http.get("/login", params={"token": _moderator(t)})
-        yield http
-
-
-@pytest.fixture
-def one_fire_a_page(t: Tocsin) -> Iterator[TestClient]:
-    """Studio with ``TOCSIN_STUDIO_FIRES_PER_PAGE=1``."""
-    settings = dataclasses.replace(t.settings, studio_fires_per_page=1)
-    with TestClient(create_app(tocsin=t, settings=settings), follow_redirects=False) as http:
         http.get("/login", params={"token": _moderator(t)})
         yield http
 
@@ -154,15 +145,13 @@ def test_skips_are_interleaved_with_the_fires_by_time(client: TestClient, t: Toc
     assert f'/workflows/schedules/{sid}/fires?page=1"' in panel
 
 
-def test_the_interleaved_history_keeps_the_fires_paging(
-    one_fire_a_page: TestClient, t: Tocsin
-) -> None:
+@with_settings(studio_fires_per_page=1)  # TOCSIN_STUDIO_FIRES_PER_PAGE (20 by default)
+def test_the_interleaved_history_keeps_the_fires_paging(client: TestClient, t: Tocsin) -> None:
     """Paged by the fires: each page shows the skips of its share of time (down to its oldest
     fire; the first page also the newer ones, the last page also the older ones), so every
     range shows once across the pages."""
     sid = "wf_nightly"
     _fires_around_a_pause(t, sid)
-    client = one_fire_a_page
     url = f"/workflows/schedules/{sid}"
     first, second = (client.get(url, params={"page": p}).text for p in (1, 2))
     assert _history(first) == HISTORY[:2] and "page 1 of 2 · 2 fires" in first

@@ -3,16 +3,15 @@ downtime, skip ranges (coalesced, active_run, paused), next fires, backfill."""
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
 
+from support.settings import with_settings
 from tocsin import Schedule, workflow
 from tocsin.errors import ConfigError, ValidationError
 from tocsin.service import Tocsin
-from tocsin.settings import Settings
 from tocsin.workflows import Workflow
 
 from .helpers import NOW, NY, ReportIn, ReportOut, daily, minutes, send_report
@@ -175,24 +174,16 @@ def test_backfill_refuses_more_than_10000_without_force(tocsin: Tocsin) -> None:
     assert tocsin.workflow_runs(workflow_id="minutely")["total"] == 0
 
 
-def test_a_forced_backfill_past_its_bound_is_not_told_to_pass_force(
-    store_url: str, settings: Settings
-) -> None:
-    """The bound is ``TOCSIN_BACKFILL_MAX_INSTANTS`` (1,000,000 by default), made 100 here."""
-    tocsin = Tocsin.open(
-        store_url, settings=dataclasses.replace(settings, backfill_max_instants=100)
+@with_settings(backfill_max_instants=100)  # TOCSIN_BACKFILL_MAX_INSTANTS (1,000,000 by default)
+def test_a_forced_backfill_past_its_bound_is_not_told_to_pass_force(tocsin: Tocsin) -> None:
+    _setup(tocsin)
+    with pytest.raises(ValidationError) as err:
+        tocsin.schedules.backfill(SID, NOW - WEEK, NOW, now=NOW, force=True)
+    assert err.value.detail == (
+        "the backfill range holds more than 100 instants, the most a forced backfill takes:"
+        " narrow it"
     )
-    try:
-        _setup(tocsin)
-        with pytest.raises(ValidationError) as err:
-            tocsin.schedules.backfill(SID, NOW - WEEK, NOW, now=NOW, force=True)
-        assert err.value.detail == (
-            "the backfill range holds more than 100 instants, the most a forced backfill takes:"
-            " narrow it"
-        )
-        assert tocsin.workflow_runs(workflow_id="minutely")["total"] == 0
-    finally:
-        tocsin.close()
+    assert tocsin.workflow_runs(workflow_id="minutely")["total"] == 0
 
 
 def test_backfill_of_a_compound_schedule_says_it_needs_a_cron(tocsin: Tocsin) -> None:

@@ -264,6 +264,8 @@ class WorkflowService(Service):
             hold_s=self.settings.stuck_after_s / 4,
             leases=self._leases,
             backoff_max_s=self.settings.db_backoff_max_s,
+            claim_batch=self.settings.workflow_claim_batch,
+            claim_chunk=self.settings.workflow_claim_chunk,
         )
 
     def start_from_action(self, workflow_id: str, input: Any, *, now: datetime) -> str:

@@ -102,11 +102,13 @@ def execute_pending(
     hold_s: float = HOLD_S,
     leases: Leases | None = None,
     backoff_max_s: float = DEFAULT_CAP_S,
+    claim_batch: int = BATCH,
+    claim_chunk: int = CHUNK,
 ) -> int:
     """Execute pending runs of registered workflows until none is left (or ``limit``).
 
-    Without ``pool``: up to ``BATCH`` runs are claimed in one statement, executed one after the
-    other, and finished together in one transaction (:func:`execute_batch`), which also claims
+    Without ``pool``: up to ``claim_batch`` runs are claimed in one statement, executed one after
+    the other, and finished together in one transaction (:func:`execute_batch`), which also claims
     the next batch: one transaction per batch. With ``pool`` (``tocsin worker``, ``serve``), runs
     are claimed as its slots free up, up to :func:`slot_chunk` per free slot in one statement,
     into one queue (:class:`Claim`): one slot starts on it, and while runs wait in it the
@@ -125,7 +127,8 @@ def execute_pending(
     Without a pool nothing renews them while a step runs: a step must end within
     ``TOCSIN_STUCK_AFTER_S`` (minus the batch's earlier runs) or ``tocsin worker`` run it.
     ``backoff_max_s`` caps the pause between two tries of a finish the database does not take
-    (down, or full: :func:`execute_batch`).
+    (down, or full: :func:`execute_batch`). ``claim_batch`` and ``claim_chunk``
+    (``TOCSIN_WORKFLOW_CLAIM_BATCH``, ``TOCSIN_WORKFLOW_CLAIM_CHUNK``): see :func:`slot_chunk`.
     """
     ids = sorted(registry)
     if pool is not None:
@@ -142,6 +145,7 @@ def execute_pending(
             hold_s=hold_s,
             leases=held,
             backoff_max_s=backoff_max_s,
+            per_slot=slot_chunk(pool.size, chunk=claim_chunk, batch=claim_batch),
         )
     if not ids or (limit is not None and limit <= 0):
         return 0
@@ -152,7 +156,7 @@ def execute_pending(
         (``unstarted``: runs of the last batch sent back to pending, not counted as run)."""
         nonlocal count
         count -= unstarted
-        want = BATCH if limit is None else min(BATCH, limit - count)
+        want = claim_batch if limit is None else min(claim_batch, limit - count)
         if want <= 0 or (should_stop is not None and should_stop()):
             return []
         at = clock() if clock is not None else now
@@ -188,8 +192,9 @@ def _start_on_pool(
     hold_s: float,
     leases: Leases,
     backoff_max_s: float,
+    per_slot: int,
 ) -> int:
-    """:func:`execute_pending` with a pool: each claim takes up to :func:`slot_chunk` runs per
+    """:func:`execute_pending` with a pool: each claim takes up to ``per_slot`` runs per
     free slot into a queue (oldest first) that one slot starts on and more share as they lag;
     returns how many it handed over. A stop asked meanwhile sends the queue's runs not started
     yet back to pending."""
@@ -230,7 +235,7 @@ def _start_on_pool(
             continue
         if not pool.wait_for_slot(SLOT_POLL_S):
             continue  # every slot busy: look at the stop flag, then wait again
-        want = pool.free() * slot_chunk(pool.size)
+        want = pool.free() * per_slot
         want = want if limit is None else min(want, limit - count)
         at = clock() if clock is not None else now
         with store.begin() as tx:
@@ -271,12 +276,12 @@ def _lagging(queue: Claim) -> bool:
     return after > 0 and after * SPREAD_S > DRAIN_S * (before - after)
 
 
-def slot_chunk(size: int) -> int:
-    """Runs a claim takes per free slot of a pool of ``size``: ``CHUNK``, or more in a pool so
-    small that its free slots would claim less than ``BATCH`` in all (a pool of one claimed 64
-    at a time, each claim waiting for the last share's finish: 10,000 one-step runs took
-    0.8 s on SQLite and 2.3-3.1 s on PostgreSQL, against 0.5-0.6 s and 0.9-1.1 s now)."""
-    return max(CHUNK, BATCH // size)
+def slot_chunk(size: int, *, chunk: int = CHUNK, batch: int = BATCH) -> int:
+    """Runs a claim takes per free slot of a pool of ``size``: ``chunk`` (64), or more in a pool
+    so small that its free slots would claim less than ``batch`` (500) in all (a pool of one
+    claimed 64 at a time, each claim waiting for the last share's finish: 10,000 one-step runs
+    took 0.8 s on SQLite and 2.3-3.1 s on PostgreSQL, against 0.5-0.6 s and 0.9-1.1 s now)."""
+    return max(chunk, batch // size)
 
 
 def execute_batch(
