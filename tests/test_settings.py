@@ -154,3 +154,11 @@ def test_the_sqlite_size_cap_and_the_outage_backoff_cap() -> None:
         Settings.from_environ({"TOCSIN_SQLITE_MAX_BYTES": "-1"})
     with pytest.raises(SettingsError, match="TOCSIN_DB_BACKOFF_MAX_S"):
         Settings.from_environ({"TOCSIN_DB_BACKOFF_MAX_S": "0"})
+
+
+def test_the_slot_look_of_the_workflow_claimer() -> None:
+    assert Settings().workflow_slot_look_s == Settings.from_environ({}).workflow_slot_look_s == 0.01
+    read = Settings.from_environ({"TOCSIN_WORKFLOW_SLOT_LOOK_S": "0.5"})
+    assert read.workflow_slot_look_s == 0.5
+    with pytest.raises(SettingsError, match="TOCSIN_WORKFLOW_SLOT_LOOK_S"):
+        Settings.from_environ({"TOCSIN_WORKFLOW_SLOT_LOOK_S": "0"})

@@ -209,14 +209,13 @@ def test_a_small_pool_claims_a_batch_worth_per_claim(
     assert _attempts(tocsin) == [1] * 9
 
 
-@claims(chunk=8)
+@with_settings(workflow_claim_chunk=8, workflow_slot_look_s=5.0)
 def test_fast_runs_of_a_claim_take_one_slot_and_one_finish(
     tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A claim's runs go to one slot first; the claimer adds one only when the slots on the
     queue lag (here never: the look is made 5 s long, and these runs are done well within it).
     Every free slot on every claim cost a finish each and, on CPU-bound runs, only contention."""
-    monkeypatch.setattr(runner, "SPREAD_S", 5.0)
     _pending(tocsin, 20)
     slots: list[int] = []
     run_batch = runner.execute_batch
@@ -232,9 +231,7 @@ def test_fast_runs_of_a_claim_take_one_slot_and_one_finish(
 
 
 @claims(chunk=8)
-def test_slow_runs_of_a_claim_get_a_slot_each_up_to_the_pool(
-    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_slow_runs_of_a_claim_get_a_slot_each_up_to_the_pool(tocsin: Tocsin) -> None:
     """Runs that stay in their step: each look at the queue that sees none taken adds a slot,
     until the pool is full; the fifth run waits for a slot to come free."""
     entered, release = threading.Semaphore(0), threading.Event()
@@ -269,9 +266,7 @@ class Slow(BaseModel):
 
 
 @claims(chunk=3)
-def test_a_slow_run_holds_none_of_its_claims_other_runs(
-    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_slow_run_holds_none_of_its_claims_other_runs(tocsin: Tocsin) -> None:
     """One claim's runs go into a queue its slots share: while one slot is in a slow step, the
     other slot takes every other run of the claim and finishes them (dealt out in fixed shares,
     runs 3 and 5 would wait behind the slow run 1)."""
@@ -389,9 +384,7 @@ def test_a_renewal_never_touches_a_run_whose_claim_was_lost(tocsin: Tocsin) -> N
 
 
 @claims(chunk=4)
-def test_a_stop_sends_a_shares_unstarted_runs_back_to_pending(
-    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_stop_sends_a_shares_unstarted_runs_back_to_pending(tocsin: Tocsin) -> None:
     stop = threading.Event()
 
     def body(data: Ask, ctx: StepContext) -> Ask:
@@ -412,7 +405,7 @@ def test_a_stop_sends_a_shares_unstarted_runs_back_to_pending(
 @claims(batch=3, chunk=3)
 @pytest.mark.parametrize("pooled", [False, True])
 def test_a_run_held_past_its_budget_goes_back_to_pending_unstarted(
-    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch, pooled: bool
+    tocsin: Tocsin, pooled: bool
 ) -> None:
     """Behind a slow run of its batch, a claimed run would outlive the stale sweep's threshold
     and be claimed again while it waits: past a quarter of ``TOCSIN_STUCK_AFTER_S`` (300 s)

@@ -266,6 +266,7 @@ class WorkflowService(Service):
             backoff_max_s=self.settings.db_backoff_max_s,
             claim_batch=self.settings.workflow_claim_batch,
             claim_chunk=self.settings.workflow_claim_chunk,
+            slot_look_s=self.settings.workflow_slot_look_s,
         )
 
     def start_from_action(self, workflow_id: str, input: Any, *, now: datetime) -> str:

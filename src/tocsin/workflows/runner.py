@@ -104,6 +104,7 @@ def execute_pending(
     backoff_max_s: float = DEFAULT_CAP_S,
     claim_batch: int = BATCH,
     claim_chunk: int = CHUNK,
+    slot_look_s: float = SPREAD_S,
 ) -> int:
     """Execute pending runs of registered workflows until none is left (or ``limit``).
 
@@ -128,7 +129,8 @@ def execute_pending(
     ``TOCSIN_STUCK_AFTER_S`` (minus the batch's earlier runs) or ``tocsin worker`` run it.
     ``backoff_max_s`` caps the pause between two tries of a finish the database does not take
     (down, or full: :func:`execute_batch`). ``claim_batch`` and ``claim_chunk``
-    (``TOCSIN_WORKFLOW_CLAIM_BATCH``, ``TOCSIN_WORKFLOW_CLAIM_CHUNK``): see :func:`slot_chunk`.
+    (``TOCSIN_WORKFLOW_CLAIM_BATCH``, ``TOCSIN_WORKFLOW_CLAIM_CHUNK``): see :func:`slot_chunk`;
+    ``slot_look_s`` (``TOCSIN_WORKFLOW_SLOT_LOOK_S``): see :func:`_lagging`.
     """
     ids = sorted(registry)
     if pool is not None:
@@ -146,6 +148,7 @@ def execute_pending(
             leases=held,
             backoff_max_s=backoff_max_s,
             per_slot=slot_chunk(pool.size, chunk=claim_chunk, batch=claim_batch),
+            look_s=slot_look_s,
         )
     if not ids or (limit is not None and limit <= 0):
         return 0
@@ -193,6 +196,7 @@ def _start_on_pool(
     leases: Leases,
     backoff_max_s: float,
     per_slot: int,
+    look_s: float,
 ) -> int:
     """:func:`execute_pending` with a pool: each claim takes up to ``per_slot`` runs per
     free slot into a queue (oldest first) that one slot starts on and more share as they lag;
@@ -230,7 +234,7 @@ def _start_on_pool(
             break  # (the slots on the queue send what they did not start back to pending)
         if queue:  # the last claim is not all started: one slot more when its slots lag (a full
             # pool: once a slot frees, or at the next look at the stop flag)
-            if _lagging(queue) and pool.wait_for_slot(SLOT_POLL_S) and queue:
+            if _lagging(queue, look_s) and pool.wait_for_slot(SLOT_POLL_S) and queue:
                 add_slot(queue, first=False)
             continue
         if not pool.wait_for_slot(SLOT_POLL_S):
@@ -262,18 +266,19 @@ class Claim(deque[store_claims.ClaimedRow]):
         self.decode = store_claims.run_reader()
 
 
-def _lagging(queue: Claim) -> bool:
-    """One look, of at most ``SPREAD_S``, at a claim's queue not all started: whether the
-    slots on it would still leave runs waiting ``DRAIN_S`` from now at the pace they took runs
-    during the look (none taken: each is in a run longer than the look). Fast runs are all
-    started by one slot, which finishes them in one transaction (each slot more costs a finish,
-    and on CPU-bound runs only contends for the interpreter); slow ones get a slot each look
-    until the pool is full, so a slow run holds none of its claim's other runs for long."""
+def _lagging(queue: Claim, look_s: float = SPREAD_S) -> bool:
+    """One look, of at most ``look_s`` (``SPREAD_S``), at a claim's queue not all started:
+    whether the slots on it would still leave runs waiting ``DRAIN_S`` from now at the pace
+    they took runs during the look (none taken: each is in a run longer than the look). Fast
+    runs are all started by one slot, which finishes them in one transaction (each slot more
+    costs a finish, and on CPU-bound runs only contends for the interpreter); slow ones get a
+    slot each look until the pool is full, so a slow run holds none of its claim's other runs
+    for long."""
     before = len(queue)
-    if queue.emptied.wait(SPREAD_S):
+    if queue.emptied.wait(look_s):
         return False
     after = len(queue)
-    return after > 0 and after * SPREAD_S > DRAIN_S * (before - after)
+    return after > 0 and after * look_s > DRAIN_S * (before - after)
 
 
 def slot_chunk(size: int, *, chunk: int = CHUNK, batch: int = BATCH) -> int:
