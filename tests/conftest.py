@@ -34,6 +34,7 @@ Time is always explicit in tests: pass ``now=``; never sleep for the scheduler.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import uuid
@@ -319,9 +320,11 @@ def store(store_url: str) -> Iterator[Store]:
 
 
 @pytest.fixture
-def settings(store_url: str) -> Settings:
-    """Settings for the ``tocsin`` fixture (admin token, loopback HTTP allowed)."""
-    return Settings(database_url=store_url, admin_token=ADMIN_TOKEN, outbound_allow=("127.0.0.1",))
+def settings(store_url: str, request: pytest.FixtureRequest) -> Settings:
+    """Settings for the ``tocsin`` fixture (admin token, loopback HTTP allowed), with the fields
+    a test's ``support.settings.with_settings(...)`` gives."""
+    base = Settings(database_url=store_url, admin_token=ADMIN_TOKEN, outbound_allow=("127.0.0.1",))
+    return dataclasses.replace(base, **getattr(request, "param", {}))
 
 
 @pytest.fixture

@@ -55,3 +55,26 @@ __all__ = ["ADMIN", "COLUMNS", "NOW", "Clock", "Tenant", "TestClient", "bearer",
 
 def table_url(tenant: Tenant, table: dict[str, Any], suffix: str = "") -> str:
     return f"{tenant.prefix}/tables/{table['id']}{suffix}"
+
+
+def put_triggers(
+    client: TestClient,
+    tenant: Tenant,
+    table: dict[str, Any],
+    triggers: Any,
+    headers: dict[str, str] | None = None,
+) -> Any:
+    """``PUT …/triggers`` with ``{"triggers": triggers}`` as the tenant's moderator (or
+    ``headers``); the response."""
+    url = table_url(tenant, table, "/triggers")
+    return client.put(url, json={"triggers": triggers}, headers=headers or tenant.moderator)
+
+
+def save_triggers(
+    client: TestClient, tenant: Tenant, table: dict[str, Any], triggers: Any
+) -> list[dict[str, Any]]:
+    """:func:`put_triggers`, which must answer 200; the saved triggers."""
+    resp = put_triggers(client, tenant, table, triggers)
+    assert resp.status_code == 200, resp.text
+    saved: list[dict[str, Any]] = resp.json()["triggers"]
+    return saved

@@ -100,9 +100,6 @@ def test_a_run_a_tick_makes_starts_at_once_not_a_worker_poll_later(
 ) -> None:
     """``serve``: the in-process worker, idle, waits for its poll (made 60 s here); a tick that
     made work wakes it (and the stop does too, so this test does not wait for the poll)."""
-    import tocsin.api.background as background_module
-
-    monkeypatch.setattr(background_module, "WORKER_POLL_S", 60.0)
     ran = threading.Event()
 
     def ping(inputs: dict[str, Any]) -> str:
@@ -123,7 +120,7 @@ def test_a_run_a_tick_makes_starts_at_once_not_a_worker_poll_later(
         return counts
 
     monkeypatch.setattr(tocsin, "tick", tick)
-    background = Background(tocsin, Metrics(lambda: {}))
+    background = Background(tocsin, Metrics(lambda: {}), worker_poll_s=60.0)
     idling, idle = threading.Event(), background._idle
 
     def watched(timeout: float) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from api_support import Tenant, table_url
+from api_support import save_triggers as put
 from fastapi.testclient import TestClient
 
 from tocsin import iac, messages
@@ -23,14 +24,6 @@ INTERVAL = {
     "schedule": {"type": "interval", "every_seconds": 3600},
     "actions": [{"type": "notify", "message": "tick"}],
 }
-
-
-def put(client: TestClient, tenant: Tenant, table: dict[str, Any], triggers: Any) -> Any:
-    resp = client.put(
-        table_url(tenant, table, "/triggers"), json={"triggers": triggers}, headers=tenant.moderator
-    )
-    assert resp.status_code == 200, resp.text
-    return resp.json()["triggers"]
 
 
 def test_export_is_json_lines_and_plans_as_noop(

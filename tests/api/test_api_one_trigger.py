@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from api_support import ADMIN, Clock, Tenant, table_url
+from api_support import save_triggers as put
 from fastapi.testclient import TestClient
 
 from tocsin import messages
@@ -26,14 +27,6 @@ ON_CREATE = {
     "on": "created",
     "actions": [{"type": "notify", "message": "new $row.Title"}],
 }
-
-
-def put(client: TestClient, tenant: Tenant, table: dict[str, Any], triggers: Any) -> Any:
-    resp = client.put(
-        table_url(tenant, table, "/triggers"), json={"triggers": triggers}, headers=tenant.moderator
-    )
-    assert resp.status_code == 200, resp.text
-    return resp.json()["triggers"]
 
 
 def one(tenant: Tenant, table: dict[str, Any], trigger_id: str) -> str:

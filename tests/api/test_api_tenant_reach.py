@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from api_support import NOW, Tenant, bearer, table_url
+from api_support import put_triggers as put
 from fastapi.testclient import TestClient
 
 from tocsin import iac, messages
@@ -69,13 +70,6 @@ def writer(tocsin: Tocsin, tenant: Tenant, **kw: Any) -> tuple[dict[str, str], s
     principal = tocsin.verify_token(token, now=NOW)
     assert principal is not None and principal.token_id is not None
     return bearer(token), principal.token_id
-
-
-def put(
-    client: TestClient, tenant: Tenant, table: dict[str, Any], triggers: Any, headers: Any = None
-) -> Any:
-    url = table_url(tenant, table, "/triggers")
-    return client.put(url, json={"triggers": triggers}, headers=headers or tenant.moderator)
 
 
 def insert_and_work(

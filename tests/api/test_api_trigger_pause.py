@@ -8,6 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 from api_support import ADMIN, NOW, Clock, Tenant, table_url
+from api_support import save_triggers as put
 from fastapi.testclient import TestClient
 
 from tocsin import messages
@@ -21,13 +22,6 @@ HOURLY = {
     "actions": [{"type": "notify", "message": "tick"}],
 }
 ON_CREATE = {"name": "on-create", "on": "created", "actions": [{"type": "notify", "message": "x"}]}
-
-
-def put(client: TestClient, tenant: Tenant, table: dict[str, Any], triggers: Any) -> Any:
-    url = table_url(tenant, table, "/triggers")
-    resp = client.put(url, json={"triggers": triggers}, headers=tenant.moderator)
-    assert resp.status_code == 200, resp.text
-    return resp.json()["triggers"]
 
 
 def post(

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from api_support import Tenant, table_url
+from api_support import put_triggers as put
 from fastapi.testclient import TestClient
 
 from tocsin import messages
@@ -16,14 +17,6 @@ INTERVAL = {
     "schedule": {"type": "interval", "every_seconds": 3600},
     "actions": [{"type": "notify", "message": "tick"}],
 }
-
-
-def put(client: TestClient, tenant: Tenant, table: dict[str, Any], triggers: Any) -> Any:
-    return client.put(
-        table_url(tenant, table, "/triggers"),
-        json={"triggers": triggers},
-        headers=tenant.moderator,
-    )
 
 
 def test_a_new_table_has_no_triggers(

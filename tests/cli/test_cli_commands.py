@@ -10,13 +10,11 @@ import uuid
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
+from support.cli import invoke, runner
 from tocsin.cli import app
 from tocsin.errors import TransientStoreError
 from tocsin.service import Tocsin
-
-runner = CliRunner()
 
 INTERVAL = {
     "name": "hourly",
@@ -27,14 +25,9 @@ INTERVAL = {
 
 
 @pytest.fixture
-def env(store_url: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    monkeypatch.setenv("TOCSIN_DATABASE_URL", store_url)
+def env(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     monkeypatch.setenv("TOCSIN_ADMIN_TOKEN", "cli-admin-token-of-32-characters")
-    return {"TOCSIN_DATABASE_URL": store_url}
-
-
-def invoke(*args: str) -> Any:
-    return runner.invoke(app, list(args), catch_exceptions=False)
+    return env
 
 
 def scheduled_table(tocsin: Tocsin) -> str:

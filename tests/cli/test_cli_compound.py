@@ -6,31 +6,16 @@ import json
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-import pytest
-from typer.testing import CliRunner
-
-from tocsin.cli import app
+from support.cli import invoke
 from tocsin.service import Tocsin
 
-runner = CliRunner()
 APP = "workflows.sample_app:WORKFLOWS"
 NOW = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
 
 
-@pytest.fixture
-def env(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TOCSIN_DATABASE_URL", store_url)
-    monkeypatch.delenv("TOCSIN_APP", raising=False)
-
-
-def invoke(*args: str) -> Any:
-    return runner.invoke(app, list(args), catch_exceptions=False)
-
-
 def test_create_a_compound_schedule_and_show_its_latches(
-    env: None, tocsin: Tocsin, tmp_path: Path
+    env: dict[str, str], tocsin: Tocsin, tmp_path: Path
 ) -> None:
     table = str(tocsin.create_table("chatroom", str(uuid.uuid4()), "Orders", {"N": "number"})["id"])
     tree = {
@@ -57,7 +42,7 @@ def test_create_a_compound_schedule_and_show_its_latches(
     assert "and table 'Orders' was updated)" in shown.output
 
 
-def test_create_refuses_a_bad_tree_with_its_text(env: None, tocsin: Tocsin) -> None:
+def test_create_refuses_a_bad_tree_with_its_text(env: dict[str, str], tocsin: Tocsin) -> None:
     bad = invoke(
         "schedules", "create", "--app", APP, "--workflow", "daily-report",
         "--trigger", '{"any": []}',

@@ -11,14 +11,13 @@ from typing import Any
 
 import pytest
 import yaml
-from typer.testing import CliRunner
 
+from support.cli import runner
 from tocsin import messages
 from tocsin.cli import app
 from tocsin.cli.data import Yaml12Loader
 from tocsin.service import Tocsin
 
-runner = CliRunner()
 NOW = datetime(2026, 8, 27, 5, 0, tzinfo=UTC)
 YAML_TRIGGERS = """\
 triggers:
@@ -33,12 +32,6 @@ triggers:
     actions:
       - {type: notify, message: "new $row.Title"}
 """
-
-
-@pytest.fixture
-def env(store_url: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    monkeypatch.setenv("TOCSIN_DATABASE_URL", store_url)
-    return {"TOCSIN_DATABASE_URL": store_url}
 
 
 def invoke(*args: str, columns: int = 200) -> Any:

@@ -8,20 +8,18 @@ import re
 import signal
 import socket
 import subprocess
-import sys
-import time
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 from typer.testing import CliRunner
 
+from support.net import free_port
+from support.processes import TOCSIN
+from support.waiting import wait_for
 from tocsin.cli import app
 from tocsin.cli import demo as demo_module
 from tocsin.cli.demo import demo_triggers, local_url
-
-TOCSIN = str(Path(sys.executable).parent / "tocsin")
 
 # ``tocsin demo`` exports these for its uvicorn factory (os.environ.update): run in-process, the
 # demo would leak them into every later test's subprocesses
@@ -41,25 +39,6 @@ def _restore_demo_exports(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 runner = CliRunner()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def wait_for(what: str, probe: Any, timeout: float = 45.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if probe():
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_a_busy_port_is_one_error_line_before_the_database_is_recreated(

@@ -12,27 +12,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import pytest
-from typer.testing import CliRunner
-
+from support.cli import invoke
 from tocsin import iac, messages
-from tocsin.cli import app
 from tocsin.service import Tocsin
 from workflows.helpers import daily, every_minute
 
-runner = CliRunner()
 APP = "workflows.sample_app:WORKFLOWS"
 NOW = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def env(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TOCSIN_DATABASE_URL", store_url)
-    monkeypatch.delenv("TOCSIN_APP", raising=False)
-
-
-def invoke(*args: str, stdin: str | None = None) -> Any:
-    return runner.invoke(app, list(args), input=stdin, catch_exceptions=False)
 
 
 def write(tmp: Path, documents: list[dict[str, Any]]) -> str:
@@ -41,7 +27,9 @@ def write(tmp: Path, documents: list[dict[str, Any]]) -> str:
     return str(path)
 
 
-def test_export_plan_apply_schedule_documents(env: None, tocsin: Tocsin, tmp_path: Path) -> None:
+def test_export_plan_apply_schedule_documents(
+    env: dict[str, str], tocsin: Tocsin, tmp_path: Path
+) -> None:
     tocsin.register_workflows([daily(), every_minute()])
     tocsin.sync_schedules(now=NOW)  # declared schedules: never exported, never planned
     table = str(tocsin.create_table("chatroom", str(uuid.uuid4()), "T", {"N": "number"})["id"])
@@ -104,7 +92,7 @@ def test_export_plan_apply_schedule_documents(env: None, tocsin: Tocsin, tmp_pat
 
 
 def test_bad_schedule_documents_exit_1_and_write_nothing(
-    env: None, tocsin: Tocsin, tmp_path: Path
+    env: dict[str, str], tocsin: Tocsin, tmp_path: Path
 ) -> None:
     good = {"workflow": "daily-report", "cron": "0 1 * * *", "timezone": "UTC"}
     gone = str(uuid.uuid4())

@@ -4,28 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from lanes.lane_support import A_END, A_START, B_END, LANE_ID, Probe, inside, make_lane
+from support.cli import invoke
 from tocsin import Candidate
-from tocsin.cli import app
 from tocsin.service import Tocsin
-
-runner = CliRunner()
-
-
-@pytest.fixture
-def env(store_url: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    monkeypatch.setenv("TOCSIN_DATABASE_URL", store_url)
-    monkeypatch.delenv("TOCSIN_APP", raising=False)
-    return {"TOCSIN_DATABASE_URL": store_url}
-
-
-def invoke(*args: str) -> Any:
-    return runner.invoke(app, list(args), catch_exceptions=False)
 
 
 @pytest.fixture

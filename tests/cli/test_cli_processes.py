@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 import typer
 
-from e2e.test_e2e_serve import TOCSIN, free_port, wait_for
+from support.net import free_port
+from support.processes import TOCSIN
+from support.waiting import wait_for
 from tocsin.cli import processes
 
 
@@ -62,7 +64,7 @@ def test_serve_on_a_fresh_database_reports_the_schedules_it_created(
     with log_path.open("wb") as log:
         proc = subprocess.Popen(args, env=env, cwd=tests, stdout=log, stderr=subprocess.STDOUT)
         try:
-            wait_for("the server", lambda: "startup complete" in log_path.read_text(), 30)
+            wait_for("the server", lambda: "startup complete" in log_path.read_text(), timeout=30)
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=30)

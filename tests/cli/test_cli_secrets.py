@@ -6,20 +6,15 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from typer.testing import CliRunner
 
+from support.cli import runner
 from tocsin.cli import app
 from tocsin.service import Tocsin
 
-runner = CliRunner()
 
-
-@pytest.fixture
-def env(store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TOCSIN_DATABASE_URL", store_url)
-
-
-def test_rotate_prints_the_new_secret_which_is_the_scopes(env: None, tocsin: Tocsin) -> None:
+def test_rotate_prints_the_new_secret_which_is_the_scopes(
+    env: dict[str, str], tocsin: Tocsin
+) -> None:
     scope_id = str(uuid.uuid4())
     first = runner.invoke(app, ["secrets", "rotate", "--scope", f"chatroom:{scope_id}"])
     assert first.exit_code == 0, first.output
@@ -31,6 +26,6 @@ def test_rotate_prints_the_new_secret_which_is_the_scopes(env: None, tocsin: Toc
 
 
 @pytest.mark.parametrize("scope", ["chatroom:not-a-uuid", "galaxy:" + str(uuid.UUID(int=1))])
-def test_rotate_refuses_a_bad_scope(env: None, scope: str) -> None:
+def test_rotate_refuses_a_bad_scope(env: dict[str, str], scope: str) -> None:
     result = runner.invoke(app, ["secrets", "rotate", "--scope", scope])
     assert result.exit_code == 2 and "error:" in result.output

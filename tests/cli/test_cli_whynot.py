@@ -7,30 +7,14 @@ import json
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
-import pytest
-from typer.testing import CliRunner
-
-from tocsin.cli import app
+from support.cli import invoke
 from tocsin.service import Tocsin
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
 from engine_support import NOW, finish_all, interval, make_table
 
-runner = CliRunner()
 APP = "workflows.sample_app:WORKFLOWS"
-
-
-@pytest.fixture
-def env(store_url: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    monkeypatch.setenv("TOCSIN_DATABASE_URL", store_url)
-    monkeypatch.delenv("TOCSIN_APP", raising=False)
-    return {"TOCSIN_DATABASE_URL": store_url}
-
-
-def invoke(*args: str, stdin: str | None = None) -> Any:
-    return runner.invoke(app, list(args), input=stdin, catch_exceptions=False)
 
 
 def test_trigger_commands_and_due(env: dict[str, str], tocsin: Tocsin) -> None:

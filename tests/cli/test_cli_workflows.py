@@ -5,30 +5,15 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
-import pytest
-from typer.testing import CliRunner
-
+from support.cli import invoke, runner
 from tocsin import messages
 from tocsin.cli import app
 from tocsin.core.skips import SCHEDULE, SkipRange
 from tocsin.service import Tocsin
 from tocsin.store import skips as store_skips
 
-runner = CliRunner()
 APP = "workflows.sample_app:WORKFLOWS"
-
-
-@pytest.fixture
-def env(store_url: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    monkeypatch.setenv("TOCSIN_DATABASE_URL", store_url)
-    monkeypatch.delenv("TOCSIN_APP", raising=False)
-    return {"TOCSIN_DATABASE_URL": store_url}
-
-
-def invoke(*args: str, stdin: str | None = None) -> Any:
-    return runner.invoke(app, list(args), input=stdin, catch_exceptions=False)
 
 
 def test_tokens_create_with_a_permission(env: dict[str, str], tocsin: Tocsin) -> None:

@@ -16,11 +16,10 @@ from typing import Any
 
 import httpx
 import pytest
-from test_e2e_serve import create_token, wait_for
-from test_e2e_serve import env as env  # the served process's fixtures
-from test_e2e_serve import served as served
 
 from api.hook_receiver import HookReceiver
+from support.processes import create_token
+from support.waiting import wait_for
 from tocsin import messages
 from tocsin.service import Tocsin
 from tocsin.settings import Settings

@@ -9,18 +9,16 @@ tocsin itself. Under ``CI=true`` a missing Chromium or Playwright is a failure, 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import httpx
 import pytest
+
+from support.processes import serving, tocsin_env
 
 pytestmark = pytest.mark.slow
 
-TOCSIN = str(Path(sys.executable).parent / "tocsin")
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
     "--no-sandbox",
@@ -50,32 +48,11 @@ def require_browser() -> None:
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[str]:
-    from test_e2e_serve import free_port, wait_for
-
-    port = free_port()
-    env = {
-        **os.environ,
-        "TOCSIN_DATABASE_URL": f"sqlite:///{tmp_path / 'docs.db'}",
-        "TOCSIN_ADMIN_TOKEN": "docs-admin-token-of-32-characters",
-    }
-    log = (tmp_path / "serve.log").open("wb")
-    proc = subprocess.Popen(
-        [TOCSIN, "serve", "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT
+    env = tocsin_env(
+        f"sqlite:///{tmp_path / 'docs.db'}", admin_token="docs-admin-token-of-32-characters"
     )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_for("the server", lambda: httpx.get(f"{base}/healthz").status_code == 200)
+    with serving(env, tmp_path) as (_, base):
         yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(timeout=30)
-        log.close()
-        print((tmp_path / "serve.log").read_text())
 
 
 def test_docs_and_redoc_render_offline(served: str) -> None:

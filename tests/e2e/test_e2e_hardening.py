@@ -20,8 +20,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from test_e2e_serve import TOCSIN, create_token, free_port, wait_for
 
+from support.net import free_port
+from support.processes import TOCSIN, create_token, serving, tocsin_env
 from tocsin import messages
 
 pytestmark = pytest.mark.slow
@@ -57,32 +58,14 @@ def chunked(body: bytes) -> Iterator[bytes]:
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str, dict[str, str]]]:
-    env = {
-        **os.environ,
-        "TOCSIN_DATABASE_URL": f"sqlite:///{tmp_path}/tocsin.db",
-        "TOCSIN_ADMIN_TOKEN": ADMIN,
-        "TOCSIN_TICK_EVERY_S": "60",
-        "TOCSIN_BODY_TIMEOUT_S": str(BODY_TIMEOUT_S),
-    }
-    port = free_port()
-    log = (tmp_path / "serve.log").open("wb")
-    proc = subprocess.Popen(
-        [TOCSIN, "serve", "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT
+    env = tocsin_env(
+        f"sqlite:///{tmp_path}/tocsin.db",
+        admin_token=ADMIN,
+        tick_every_s="60",
+        body_timeout_s=str(BODY_TIMEOUT_S),
     )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_for("the server", lambda: httpx.get(f"{base}/healthz").status_code == 200)
+    with serving(env, tmp_path) as (proc, base):
         yield proc, base, env
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(timeout=30)  # reaped: no zombie, no ResourceWarning
-        log.close()
-        print((tmp_path / "serve.log").read_text()[-4000:])
 
 
 def test_a_50_mb_body_is_refused_unparsed_and_adds_next_to_no_memory(

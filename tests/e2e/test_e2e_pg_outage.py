@@ -21,8 +21,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-from test_e2e_serve import TOCSIN, create_token, free_port, stop, wait_for
 
+from support.net import free_port
+from support.processes import TOCSIN, create_token, stop
+from support.waiting import wait_for
 from tocsin import messages
 
 pytestmark = [pytest.mark.slow, pytest.mark.pg]

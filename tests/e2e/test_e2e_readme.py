@@ -13,20 +13,21 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+from support.net import free_port
+from support.processes import TOCSIN
+from support.waiting import wait_for
+
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-TOCSIN = str(Path(sys.executable).parent / "tocsin")
 MARKER = "In a second shell"
 CLI_MARKER = "The same operations from the command line"
 
@@ -38,25 +39,6 @@ def readme_block(marker: str) -> str:
     match = re.search(r"```sh\n(.*?)```", after, re.DOTALL)
     assert match is not None, "README lost its curl examples"
     return match.group(1)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def wait_until_serving(base: str, timeout: float = 45.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{base}/healthz").status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise AssertionError("the demo server did not start")
 
 
 @pytest.fixture
@@ -75,7 +57,8 @@ def demo(tmp_path: Path) -> Iterator[dict[str, str]]:
         stderr=subprocess.STDOUT,
     )
     try:
-        wait_until_serving(f"http://127.0.0.1:{port}")
+        base = f"http://127.0.0.1:{port}"
+        wait_for("the demo server", lambda: httpx.get(f"{base}/healthz").status_code == 200)
         yield env
         assert proc.send_signal(signal.SIGINT) is None and proc.wait(timeout=30) == 0
     finally:

@@ -11,13 +11,10 @@ from __future__ import annotations
 import http.server
 import os
 import signal
-import socket
 import subprocess
-import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -25,85 +22,15 @@ from typing import Any
 import httpx
 import pytest
 
+from support.net import free_port
+from support.processes import TOCSIN, create_token, stop
+from support.waiting import wait_for
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
 
 pytestmark = pytest.mark.slow
 
-TOCSIN = str(Path(sys.executable).parent / "tocsin")
 WAIT_S = 45.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def wait_for(what: str, probe: Callable[[], Any], timeout: float = WAIT_S) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            value = probe()
-        except httpx.TransportError:
-            value = None
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def stop(proc: subprocess.Popen[bytes], signum: signal.Signals = signal.SIGTERM) -> int:
-    proc.send_signal(signum)
-    try:
-        return proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=30)  # reaped: no zombie, no ResourceWarning
-
-
-@pytest.fixture
-def env(store_url: str) -> dict[str, str]:
-    """The processes' environment: the conftest database (SQLite file, or a PostgreSQL schema)."""
-    return {
-        **os.environ,
-        "TOCSIN_DATABASE_URL": store_url,
-        "TOCSIN_TICK_EVERY_S": "0.5",
-        "TOCSIN_ADMIN_TOKEN": "e2e-admin-token-of-32-characters",
-        "TOCSIN_OUTBOUND_ALLOW": "127.0.0.1",
-    }
-
-
-@pytest.fixture
-def served(env: dict[str, str], tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    port = free_port()
-    log = (tmp_path / "serve.log").open("wb")
-    proc = subprocess.Popen(
-        [TOCSIN, "serve", "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_for("the server", lambda: httpx.get(f"{base}/healthz").status_code == 200)
-        yield proc, base
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=30)  # reaped: no zombie, no ResourceWarning
-        log.close()
-        print((tmp_path / "serve.log").read_text())  # shown by pytest when the test fails
-
-
-def create_token(env: dict[str, str], chatroom: str) -> str:
-    out = subprocess.run(
-        [TOCSIN, "tokens", "create", "--scope", f"chatroom:{chatroom}", "--role", "moderator"],
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return out.stdout.strip().splitlines()[-1]
 
 
 def send(http: httpx.Client, method: str, url: str, **kwargs: Any) -> httpx.Response:

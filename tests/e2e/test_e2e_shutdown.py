@@ -9,14 +9,10 @@ exit 0).
 
 from __future__ import annotations
 
-import os
 import signal
-import socket
 import subprocess
-import sys
 import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,45 +20,16 @@ import httpx
 import pytest
 
 from runs.slow_receivers import DripReceiver, FastReceiver
+from support.net import free_port
+from support.processes import TOCSIN, create_token
+from support.waiting import wait_for
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
 
 pytestmark = pytest.mark.slow
 
-TOCSIN = str(Path(sys.executable).parent / "tocsin")
 WAIT_S = 45.0
 BAD_WORDS = ("Traceback", "KeyError", "shutdown failed", "did not stop", "uncleanly")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def wait_for(what: str, probe: Callable[[], Any]) -> Any:
-    deadline = time.monotonic() + WAIT_S
-    while time.monotonic() < deadline:
-        try:
-            value = probe()
-        except httpx.TransportError:
-            value = None
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-@pytest.fixture
-def env(store_url: str) -> dict[str, str]:
-    return {
-        **os.environ,
-        "TOCSIN_DATABASE_URL": store_url,
-        "TOCSIN_TICK_EVERY_S": "0.5",
-        "TOCSIN_ADMIN_TOKEN": "e2e-admin-token-of-32-characters",
-        "TOCSIN_OUTBOUND_ALLOW": "127.0.0.1",
-    }
 
 
 def actions(fast: FastReceiver, drip: DripReceiver, **wedged: Any) -> list[dict[str, Any]]:
@@ -104,27 +71,11 @@ def test_sigterm_to_serve_during_a_dripping_action(env: dict[str, str], tmp_path
             [TOCSIN, "serve", "--port", str(port)], env=env, stdout=out, stderr=subprocess.STDOUT
         )
         try:
-            wait_for("the server", lambda: httpx.get(f"{base}/healthz").status_code == 200)
-            scope = str(uuid.uuid4())
-            token = (
-                subprocess.run(
-                    [
-                        TOCSIN,
-                        "tokens",
-                        "create",
-                        "--scope",
-                        f"chatroom:{scope}",
-                        "--role",
-                        "moderator",
-                    ],
-                    env=env,
-                    check=True,
-                    capture_output=True,
-                    text=True,
-                )
-                .stdout.strip()
-                .splitlines()[-1]
+            wait_for(
+                "the server", lambda: httpx.get(f"{base}/healthz").status_code == 200, every=0.1
             )
+            scope = str(uuid.uuid4())
+            token = create_token(env, scope)
             prefix = f"{base}/private/module/custom_tables/chatroom/{scope}"
             trigger = {"on": "created", "actions": actions(fast, drip, timeout_s=3)}
             with httpx.Client(headers={"Authorization": f"Bearer {token}"}, timeout=10) as http:

@@ -22,9 +22,11 @@ from typing import Any
 
 import httpx
 import pytest
-from test_e2e_serve import TOCSIN, create_token, free_port, stop, wait_for
 
 from storage_support import CAP_BYTES, Filler
+from support.net import free_port
+from support.processes import TOCSIN, create_token, stop
+from support.waiting import wait_for
 from tocsin import messages
 
 pytestmark = pytest.mark.slow

@@ -4,23 +4,19 @@ fires and runs read back over HTTP; SIGTERM exits 0."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
-from collections.abc import Iterator
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from e2e.test_e2e_serve import TOCSIN, free_port, stop, wait_for
+from support.processes import TOCSIN, stop, tocsin_env
+from support.waiting import wait_for
 
 pytestmark = pytest.mark.slow
 
-TESTS = Path(__file__).resolve().parents[1]
 APP = "workflows.e2e_app:WORKFLOWS"
 WATCHED = "/api/schedules/wf_e2e__watched"
 WITNESS = "/api/schedules/wf_e2e__witness"
@@ -28,30 +24,12 @@ WITNESS = "/api/schedules/wf_e2e__witness"
 
 @pytest.fixture
 def env(store_url: str) -> dict[str, str]:
-    return {
-        **os.environ,
-        "TOCSIN_DATABASE_URL": store_url,
-        "TOCSIN_TICK_EVERY_S": "0.3",
-        "PYTHONPATH": os.pathsep.join([str(TESTS), *sys.path]),
-    }
+    return tocsin_env(store_url, tick_every_s="0.3", tests_importable=True)
 
 
 @pytest.fixture
-def served(env: dict[str, str], tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    port = free_port()
-    log = (tmp_path / "serve.log").open("wb")
-    args = [TOCSIN, "serve", "--port", str(port), "--app", APP]
-    proc = subprocess.Popen(args, env=env, cwd=TESTS, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_for("the server", lambda: httpx.get(f"{base}/healthz").status_code == 200)
-        yield proc, base
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=30)  # reaped: no zombie, no ResourceWarning
-        log.close()
-        print((tmp_path / "serve.log").read_text())
+def serve_app() -> str:
+    return APP
 
 
 def token(env: dict[str, str]) -> str:

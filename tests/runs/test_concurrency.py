@@ -5,9 +5,9 @@ its own run its deadline, not everyone's (SPEC §8, §9; real receivers on 127.0
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any
 
+from support.waiting import wait_for
 from tocsin.runs.pool import RunPool
 from tocsin.runs.worker import serve_worker
 from tocsin.service import Tocsin
@@ -18,13 +18,6 @@ from .slow_receivers import DripReceiver, FastReceiver
 DEADLINE_S = 1.5
 SLACK_S = 1.0
 WAIT_S = 30.0
-
-
-def wait_for(predicate: Any) -> None:
-    end = time.monotonic() + WAIT_S
-    while not predicate():
-        assert time.monotonic() < end, "timed out"
-        time.sleep(0.02)
 
 
 def start(t: Tocsin, stop: threading.Event, concurrency: int, out: list[bool]) -> threading.Thread:
@@ -54,7 +47,7 @@ def test_a_dripping_receiver_costs_its_own_run_its_deadline_while_another_tenant
         try:
             assert drip.arrived.wait(WAIT_S)  # the slow receiver holds the worker's request
             quick = make_run(tocsin, fast_table, fast_trg)  # another tenant's run arrives
-            wait_for(lambda: finished(tocsin, slow, quick))
+            wait_for("both runs", lambda: finished(tocsin, slow, quick), timeout=WAIT_S, every=0.02)
         finally:
             stop.set()
             thread.join(WAIT_S)
@@ -87,7 +80,9 @@ def test_the_pool_is_bounded_and_every_slow_run_still_ends_by_its_deadline(
         quick = make_run(tocsin, fast_table, fast_trg)
         thread = start(tocsin, stop, concurrency=2, out=result)
         try:
-            wait_for(lambda: finished(tocsin, *slows, quick))
+            wait_for(
+                "every run", lambda: finished(tocsin, *slows, quick), timeout=WAIT_S, every=0.02
+            )
         finally:
             stop.set()
             thread.join(WAIT_S)

@@ -19,6 +19,7 @@ from multiprocessing.process import BaseProcess
 from typing import Any
 
 from process_support import FORKSERVER
+from support.waiting import wait_for
 from tocsin.service import Tocsin
 
 from . import crash_worker
@@ -34,14 +35,6 @@ def spawn_worker(url: str) -> BaseProcess:
     worker = FORKSERVER.Process(target=crash_worker.main, args=(url, NOW.isoformat()), daemon=True)
     worker.start()
     return worker
-
-
-def wait_for(predicate: Any, what: str) -> None:
-    end = time.monotonic() + DEADLINE_S
-    while not predicate():
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.002)
 
 
 def ok_receipts(t: Tocsin, run_id: str) -> list[str]:
@@ -65,7 +58,10 @@ def crash_round(t: Tocsin, url: str, rx: Receiver, table: dict[str, Any], round_
     worker = spawn_worker(url)
     try:
         wait_for(
-            lambda: len(ok_receipts(t, run["id"])) >= k, f"receipt {k} (exit {worker.exitcode})"
+            f"receipt {k} (exit {worker.exitcode})",
+            lambda: len(ok_receipts(t, run["id"])) >= k,
+            timeout=DEADLINE_S,
+            every=0.002,
         )
         time.sleep(random.uniform(0.0, 0.02))  # a random point before action k+1 can complete
         worker.kill()  # SIGKILL

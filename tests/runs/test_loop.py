@@ -4,10 +4,10 @@ without leaving a run ``running`` (SPEC §8, §9.1)."""
 from __future__ import annotations
 
 import threading
-import time
 from datetime import datetime
 from typing import Any
 
+from support.waiting import wait_for
 from tocsin.runs.worker import serve_worker
 from tocsin.service import Tocsin
 
@@ -15,13 +15,6 @@ from .helpers import LATER, make_run, make_table, read_run, trigger
 from .slow_receivers import DripReceiver
 
 DEADLINE_S = 10.0
-
-
-def wait_for(predicate: Any) -> None:
-    end = time.monotonic() + DEADLINE_S
-    while not predicate():
-        assert time.monotonic() < end, "timed out"
-        time.sleep(0.01)
 
 
 def start(t: Any, stop: threading.Event) -> threading.Thread:
@@ -41,7 +34,12 @@ def test_loop_executes_runs_as_they_arrive_and_stops(tocsin: Tocsin) -> None:
     stop = threading.Event()
     thread = start(tocsin, stop)
     runs = [make_run(tocsin, table, trg) for _ in range(3)]
-    wait_for(lambda: all(read_run(tocsin, r["id"])["status"] == "done" for r in runs))
+    wait_for(
+        "every run done",
+        lambda: all(read_run(tocsin, r["id"])["status"] == "done" for r in runs),
+        timeout=DEADLINE_S,
+        every=0.01,
+    )
     stop.set()
     thread.join(DEADLINE_S)
     assert not thread.is_alive()
@@ -89,7 +87,7 @@ class Flaky:
 def test_a_failing_pass_is_logged_and_retried(caplog: Any) -> None:
     source, stop = Flaky(), threading.Event()
     thread = start(source, stop)
-    wait_for(lambda: len(source.calls) >= 3)
+    wait_for("three calls", lambda: len(source.calls) >= 3, timeout=DEADLINE_S, every=0.01)
     stop.set()
     thread.join(DEADLINE_S)
     assert source.calls[:3] == [LATER] * 3
@@ -121,7 +119,7 @@ def test_stop_during_a_dripping_action_hands_the_run_back_at_its_deadline(tocsin
         (exchange,) = drip.exchanges
     assert result == [True] and not thread.is_alive()
     # the receiver notices the closed connection at its next drip (0.3 s): wait for it to see it
-    wait_for(lambda: exchange.left is not None)
+    wait_for("the exchange left", lambda: exchange.left is not None, timeout=DEADLINE_S, every=0.01)
     assert exchange.left is not None and exchange.left - exchange.arrived < 2.0
     back = read_run(tocsin, run["id"])
     assert back["status"] == "pending" and back["attempts"] == 1 and back["error"] is None
@@ -156,4 +154,9 @@ def test_a_run_that_does_not_stop_in_time_is_reported(tocsin: Tocsin) -> None:
         assert read_run(tocsin, run["id"])["status"] == "running"
     finally:
         release.set()
-    wait_for(lambda: read_run(tocsin, run["id"])["status"] == "done")  # it did end, late
+    wait_for(  # it did end, late
+        "the run done",
+        lambda: read_run(tocsin, run["id"])["status"] == "done",
+        timeout=DEADLINE_S,
+        every=0.01,
+    )

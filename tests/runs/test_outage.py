@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from outage_support import CuttableProxy, RecordingStop, outage_records, unavailable
+from support.waiting import wait_for
 from tocsin import messages
 from tocsin.engine.ticker import Ticker
 from tocsin.runs.worker import serve_worker
@@ -121,14 +122,14 @@ def test_a_real_outage_under_the_worker_and_the_ticker_is_two_lines(
         try:
             for thread in threads:
                 thread.start()
-            wait_until(lambda: len(ticks) >= 2)
+            wait_for("two ticks", lambda: len(ticks) >= 2, timeout=10.0, every=0.01)
             proxy.cut()
             cut_at = time.monotonic()
-            wait_until(lambda: outage.ongoing)
+            wait_for("the outage", lambda: outage.ongoing, timeout=10.0, every=0.01)
             time.sleep(1.5)  # the outage lasts (real time: a real server away)
             during = [t for t in ticks if t >= cut_at]
             proxy.restore()
-            wait_until(lambda: not outage.ongoing)
+            wait_for("the outage's end", lambda: not outage.ongoing, timeout=10.0, every=0.01)
         finally:
             stop.set()
             for thread in threads:
@@ -142,10 +143,3 @@ def test_a_real_outage_under_the_worker_and_the_ticker_is_two_lines(
     assert lines[0].getMessage().startswith("database unavailable (")
     assert lines[0].exc_info is not None and lines[1].exc_info is None
     assert BACK.fullmatch(lines[1].getMessage())
-
-
-def wait_until(predicate: Any, deadline_s: float = 10.0) -> None:
-    end = time.monotonic() + deadline_s
-    while not predicate():
-        assert time.monotonic() < end, "timed out"
-        time.sleep(0.01)

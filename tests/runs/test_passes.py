@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
+from support.settings import with_settings
 from tocsin import StepContext, step, workflow
 from tocsin.runs.drain import CLAIM_BATCH
 from tocsin.runs.pool import RunPool
 from tocsin.runs.worker import serve_worker
 from tocsin.service import Tocsin
-from tocsin.workflows import runner
 
 from .helpers import NOW, make_run, make_table, read_run, trigger
 
@@ -43,11 +43,8 @@ def noop(data: Empty, ctx: StepContext) -> Empty:
     return data
 
 
-def test_workflow_runs_of_a_pass_over_its_time_are_claimed_once(
-    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(runner, "CHUNK", 2)
-    monkeypatch.setattr(runner, "BATCH", 4)  # 2 slots x 2 per claim
+@with_settings(workflow_claim_chunk=2, workflow_claim_batch=4)  # 2 slots x 2 per claim
+def test_workflow_runs_of_a_pass_over_its_time_are_claimed_once(tocsin: Tocsin) -> None:
     tocsin.register_workflows([workflow(id="noop", input=Empty, output=Empty).then(noop).commit()])
     for _ in range(9):
         tocsin.start_workflow("noop", {}, now=NOW, wait=False)

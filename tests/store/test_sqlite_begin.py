@@ -62,10 +62,9 @@ def test_a_write_waits_for_the_lock_and_begins_once_it_is_released(
 
 
 def test_a_lock_held_past_the_busy_timeout_is_a_transient_error(
-    sqlite_store: Store, path: Path, monkeypatch: pytest.MonkeyPatch
+    sqlite_store: Store, path: Path
 ) -> None:
-    monkeypatch.setattr(engine, "QUICK_BEGIN_WAITS", (0.001,) * 5)
-    monkeypatch.setattr(engine, "SQLITE_BUSY_TIMEOUT_MS", 20)  # SQLite's own wait, after those
+    """At the real waits: ~0.1 s of quick retries, then SQLite's own busy timeout (5 s)."""
     other = _hold_write_lock(path)
     try:
         with pytest.raises(TransientStoreError), sqlite_store.begin():
@@ -74,11 +73,12 @@ def test_a_lock_held_past_the_busy_timeout_is_a_transient_error(
         other.execute("ROLLBACK")
         other.close()
     with sqlite_store.begin() as tx:  # the connection is usable again, its timeout put back
-        assert tx.conn.exec_driver_sql("PRAGMA busy_timeout").scalar_one() == 20
+        assert tx.conn.exec_driver_sql("PRAGMA busy_timeout").scalar_one() == (
+            engine.SQLITE_BUSY_TIMEOUT_MS
+        )
 
 
-def test_the_quick_retries_begin_or_hand_over(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(engine, "QUICK_BEGIN_WAITS", (0.0005,) * 4)
+def test_the_quick_retries_begin_or_hand_over(path: Path) -> None:
     open_store(f"sqlite:///{path}").dispose()  # the file, in WAL mode
     mine = sqlite3.connect(path, isolation_level=None)
     mine.execute(f"PRAGMA busy_timeout = {engine.SQLITE_BUSY_TIMEOUT_MS}")

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import http.server
 import os
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -26,11 +24,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
-from e2e.test_e2e_serve import TOCSIN, free_port, wait_for
 from studio.studio_app import LANES, WORKFLOWS
+from support.net import LOCALHOST
+from support.processes import TESTS, serving, tocsin_env
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
 
@@ -43,7 +41,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-TESTS = Path(__file__).resolve().parents[1]
 OUTPUT = TESTS / "output" / "studio"
 APP = "studio.studio_app:APP"
 CHAT = "0b5e5a53-7c2e-4d1f-9d8e-3a1c6b7f2e10"
@@ -96,35 +93,15 @@ def receiver() -> Iterator[http.server.ThreadingHTTPServer]:
 
 @pytest.fixture
 def env(store_url: str) -> dict[str, str]:
-    return {
-        **os.environ,
-        "TOCSIN_DATABASE_URL": store_url,
-        "TOCSIN_TICK_EVERY_S": "3600",
-        "TOCSIN_OUTBOUND_ALLOW": "127.0.0.1",
-        "PYTHONPATH": os.pathsep.join([str(TESTS), *sys.path]),
-    }
+    return tocsin_env(
+        store_url, tick_every_s="3600", outbound_allow=LOCALHOST, tests_importable=True
+    )
 
 
 @pytest.fixture
 def served(env: dict[str, str], tmp_path: Path) -> Iterator[str]:
-    port = free_port()
-    log = (tmp_path / "serve.log").open("wb")
-    args = [TOCSIN, "serve", "--port", str(port), "--app", APP]
-    proc = subprocess.Popen(args, env=env, cwd=TESTS, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_for("the server", lambda: httpx.get(f"{base}/healthz").status_code == 200)
+    with serving(env, tmp_path, app=APP, cwd=TESTS) as (_, base):
         yield base
-    finally:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=30)
-        log.close()
-        print((tmp_path / "serve.log").read_text())  # shown by pytest when the test fails
 
 
 @dataclass

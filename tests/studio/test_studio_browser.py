@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from e2e.test_e2e_serve import wait_for
+from support.waiting import wait_for
 
 from .conftest import FIRST, SECOND, World
 from .studio_app import LANE_ID, drive_lane

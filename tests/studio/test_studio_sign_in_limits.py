@@ -8,7 +8,6 @@ signs in from several client addresses (``local_address``) without changing a li
 
 from __future__ import annotations
 
-import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,28 +15,21 @@ from pathlib import Path
 import httpx
 import pytest
 
-from e2e.test_e2e_serve import TOCSIN, create_token, env, free_port, wait_for  # noqa: F401
+from support.processes import create_token, e2e_env, serving
 from tocsin import messages
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def base(env: dict[str, str], tmp_path: Path) -> Iterator[str]:  # noqa: F811
-    port = free_port()
-    log = (tmp_path / "serve.log").open("wb")
-    environ = {**env, "TOCSIN_TICK_EVERY_S": "3600"}
-    proc = subprocess.Popen(
-        [TOCSIN, "serve", "--port", str(port)], env=environ, stdout=log, stderr=subprocess.STDOUT
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_for("the server", lambda: httpx.get(f"{url}/healthz").status_code == 200)
+def env(store_url: str) -> dict[str, str]:
+    return {**e2e_env(store_url), "TOCSIN_TICK_EVERY_S": "3600"}
+
+
+@pytest.fixture
+def base(env: dict[str, str], tmp_path: Path) -> Iterator[str]:
+    with serving(env, tmp_path) as (_, url):
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        log.close()
 
 
 def client(base: str, address: str) -> httpx.Client:
@@ -58,7 +50,7 @@ def signed_in(base: str, session: str) -> bool:
 
 def test_a_token_holder_cannot_sign_others_out_and_sign_ins_are_rate_limited(
     base: str,
-    env: dict[str, str],  # noqa: F811
+    env: dict[str, str],
 ) -> None:
     victim = create_token(env, str(uuid.uuid4()))
     attacker = create_token(env, str(uuid.uuid4()))

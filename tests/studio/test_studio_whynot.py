@@ -12,11 +12,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from support.settings import with_settings
 from tocsin.api.app import create_app
 from tocsin.core.skips import COALESCED, SCHEDULE, TRIGGER, SkipRange
 from tocsin.service import Tocsin
 from tocsin.store import skips as store_skips
-from tocsin.studio import schedule_pages
 
 from .conftest import CHAT, FIRST, SECOND
 from .studio_app import WORKFLOWS
@@ -145,15 +145,13 @@ def test_skips_are_interleaved_with_the_fires_by_time(client: TestClient, t: Toc
     assert f'/workflows/schedules/{sid}/fires?page=1"' in panel
 
 
-def test_the_interleaved_history_keeps_the_fires_paging(
-    client: TestClient, t: Tocsin, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@with_settings(studio_fires_per_page=1)  # TOCSIN_STUDIO_FIRES_PER_PAGE (20 by default)
+def test_the_interleaved_history_keeps_the_fires_paging(client: TestClient, t: Tocsin) -> None:
     """Paged by the fires: each page shows the skips of its share of time (down to its oldest
     fire; the first page also the newer ones, the last page also the older ones), so every
     range shows once across the pages."""
     sid = "wf_nightly"
     _fires_around_a_pause(t, sid)
-    monkeypatch.setattr(schedule_pages, "FIRES_PAGE", 1)
     url = f"/workflows/schedules/{sid}"
     first, second = (client.get(url, params={"page": p}).text for p in (1, 2))
     assert _history(first) == HISTORY[:2] and "page 1 of 2 · 2 fires" in first

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from support.settings import with_settings
 from tocsin import Schedule, workflow
 from tocsin.errors import ConfigError, ValidationError
 from tocsin.service import Tocsin
@@ -173,10 +174,8 @@ def test_backfill_refuses_more_than_10000_without_force(tocsin: Tocsin) -> None:
     assert tocsin.workflow_runs(workflow_id="minutely")["total"] == 0
 
 
-def test_a_forced_backfill_past_its_bound_is_not_told_to_pass_force(
-    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr("tocsin.service.schedules.MAX_INSTANTS", 100)
+@with_settings(backfill_max_instants=100)  # TOCSIN_BACKFILL_MAX_INSTANTS (1,000,000 by default)
+def test_a_forced_backfill_past_its_bound_is_not_told_to_pass_force(tocsin: Tocsin) -> None:
     _setup(tocsin)
     with pytest.raises(ValidationError) as err:
         tocsin.schedules.backfill(SID, NOW - WEEK, NOW, now=NOW, force=True)

@@ -15,6 +15,7 @@ import pytest
 from pydantic import BaseModel
 from sqlalchemy import select
 
+from support.settings import with_settings
 from tocsin import StepContext, WorkflowSucceeded, step, workflow
 from tocsin.runs.pool import RunPool
 from tocsin.runs.worker import serve_worker
@@ -27,9 +28,10 @@ from tocsin.workflows import runner
 from .helpers import NOW, ReportIn, ReportOut, claimed_runs, every_minute, minutes
 
 
-@pytest.fixture
-def small_batches(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runner, "BATCH", 2)
+def claims(batch: int | None = None, chunk: int | None = None) -> pytest.MarkDecorator:
+    """The test's ``tocsin`` with ``TOCSIN_WORKFLOW_CLAIM_BATCH`` / ``_CHUNK`` made small."""
+    sizes = {"workflow_claim_batch": batch, "workflow_claim_chunk": chunk}
+    return with_settings(**{name: n for name, n in sizes.items() if n is not None})
 
 
 def _pending(tocsin: Tocsin, count: int) -> None:
@@ -44,7 +46,7 @@ def _statuses(tocsin: Tocsin) -> dict[str, int]:
     }
 
 
-@pytest.mark.usefixtures("small_batches")
+@claims(batch=2)
 def test_work_runs_batch_after_batch_up_to_the_limit(tocsin: Tocsin) -> None:
     _pending(tocsin, 7)
     assert tocsin.work(now=NOW, limit=5) == 5  # batches of 2, 2 and 1
@@ -54,7 +56,7 @@ def test_work_runs_batch_after_batch_up_to_the_limit(tocsin: Tocsin) -> None:
     assert tocsin.work(now=NOW) == 0
 
 
-@pytest.mark.usefixtures("small_batches")
+@claims(batch=2)
 def test_a_stop_request_is_seen_before_the_next_claim(tocsin: Tocsin) -> None:
     _pending(tocsin, 6)
     # asked by the table runs' pass, then before the first workflow claim; set from then on
@@ -120,7 +122,7 @@ def test_receipts_keep_the_offset_of_the_instant_they_were_given() -> None:
         assert at <= started < at + timedelta(seconds=1)
 
 
-@pytest.mark.usefixtures("small_batches")
+@claims(batch=2)
 def test_a_failed_claim_never_undoes_the_finish_it_shares_a_transaction_with(
     tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -163,12 +165,11 @@ def _attempts(tocsin: Tocsin) -> list[int]:
     return sorted(rows)
 
 
+@claims(batch=4, chunk=2)  # under 3 slots x chunk: chunk per slot
 def test_a_pool_claims_a_share_per_free_slot_in_one_statement(
     tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
 ) -> None:
 
-    monkeypatch.setattr(runner, "CHUNK", 2)
-    monkeypatch.setattr(runner, "BATCH", 4)  # under 3 slots x CHUNK: CHUNK per slot
     _pending(tocsin, 9)
     claims: list[tuple[int, int]] = []
     claim = store_claims.claim_next_rows
@@ -185,14 +186,13 @@ def test_a_pool_claims_a_share_per_free_slot_in_one_statement(
     assert _attempts(tocsin) == [1] * 9  # each run claimed once
 
 
+@claims(batch=6, chunk=2)
 def test_a_small_pool_claims_a_batch_worth_per_claim(
     tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A pool whose free slots would claim less than ``BATCH`` in all takes more per slot: a
     pool of one claimed ``CHUNK`` at a time, each claim after the last share's finish."""
 
-    monkeypatch.setattr(runner, "CHUNK", 2)
-    monkeypatch.setattr(runner, "BATCH", 6)
     _pending(tocsin, 9)
     claims: list[int] = []
     claim = store_claims.claim_next_rows
@@ -209,14 +209,13 @@ def test_a_small_pool_claims_a_batch_worth_per_claim(
     assert _attempts(tocsin) == [1] * 9
 
 
+@with_settings(workflow_claim_chunk=8, workflow_slot_look_s=5.0)
 def test_fast_runs_of_a_claim_take_one_slot_and_one_finish(
     tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A claim's runs go to one slot first; the claimer adds one only when the slots on the
     queue lag (here never: the look is made 5 s long, and these runs are done well within it).
     Every free slot on every claim cost a finish each and, on CPU-bound runs, only contention."""
-    monkeypatch.setattr(runner, "CHUNK", 8)
-    monkeypatch.setattr(runner, "SPREAD_S", 5.0)
     _pending(tocsin, 20)
     slots: list[int] = []
     run_batch = runner.execute_batch
@@ -231,12 +230,10 @@ def test_fast_runs_of_a_claim_take_one_slot_and_one_finish(
     assert _statuses(tocsin) == {"pending": 0, "success": 20}
 
 
-def test_slow_runs_of_a_claim_get_a_slot_each_up_to_the_pool(
-    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@claims(chunk=8)
+def test_slow_runs_of_a_claim_get_a_slot_each_up_to_the_pool(tocsin: Tocsin) -> None:
     """Runs that stay in their step: each look at the queue that sees none taken adds a slot,
     until the pool is full; the fifth run waits for a slot to come free."""
-    monkeypatch.setattr(runner, "CHUNK", 8)
     entered, release = threading.Semaphore(0), threading.Event()
 
     def body(data: Ask, ctx: StepContext) -> Ask:
@@ -268,13 +265,11 @@ class Slow(BaseModel):
     slow: bool = False
 
 
-def test_a_slow_run_holds_none_of_its_claims_other_runs(
-    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@claims(chunk=3)
+def test_a_slow_run_holds_none_of_its_claims_other_runs(tocsin: Tocsin) -> None:
     """One claim's runs go into a queue its slots share: while one slot is in a slow step, the
     other slot takes every other run of the claim and finishes them (dealt out in fixed shares,
     runs 3 and 5 would wait behind the slow run 1)."""
-    monkeypatch.setattr(runner, "CHUNK", 3)
     release = threading.Event()
 
     def body(data: Slow, ctx: StepContext) -> Slow:
@@ -301,6 +296,7 @@ def test_a_slow_run_holds_none_of_its_claims_other_runs(
     assert _attempts(tocsin) == [1] * 6
 
 
+@claims(chunk=2)
 def test_a_pool_renews_the_runs_it_holds_so_a_slow_step_never_looks_stale(
     tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -308,7 +304,6 @@ def test_a_pool_renews_the_runs_it_holds_so_a_slow_step_never_looks_stale(
     thread stamps the runs the pool holds (the slow one, and the one that ran before it and waits
     for their finish), so the stale sweep of a tick at that moment requeues neither, and no step
     runs twice."""
-    monkeypatch.setattr(runner, "CHUNK", 2)
     elapsed, executed, seen = [0.0], [], {}
     clock = lambda: NOW + timedelta(seconds=elapsed[0])  # noqa: E731
     renewed = threading.Event()
@@ -388,10 +383,8 @@ def test_a_renewal_never_touches_a_run_whose_claim_was_lost(tocsin: Tocsin) -> N
         assert store_runs.get_run(tx, run_id=run["id"])["updated_at"] == later
 
 
-def test_a_stop_sends_a_shares_unstarted_runs_back_to_pending(
-    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(runner, "CHUNK", 4)
+@claims(chunk=4)
+def test_a_stop_sends_a_shares_unstarted_runs_back_to_pending(tocsin: Tocsin) -> None:
     stop = threading.Event()
 
     def body(data: Ask, ctx: StepContext) -> Ask:
@@ -409,15 +402,14 @@ def test_a_stop_sends_a_shares_unstarted_runs_back_to_pending(
     assert _statuses(tocsin) == {"pending": 0, "success": 4}
 
 
+@claims(batch=3, chunk=3)
 @pytest.mark.parametrize("pooled", [False, True])
 def test_a_run_held_past_its_budget_goes_back_to_pending_unstarted(
-    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch, pooled: bool
+    tocsin: Tocsin, pooled: bool
 ) -> None:
     """Behind a slow run of its batch, a claimed run would outlive the stale sweep's threshold
     and be claimed again while it waits: past a quarter of ``TOCSIN_STUCK_AFTER_S`` (300 s)
     since its claim it goes back to pending, never started, and runs from a later claim."""
-    monkeypatch.setattr(runner, "BATCH", 3)
-    monkeypatch.setattr(runner, "CHUNK", 3)
     elapsed = [0.0]
 
     def slow(data: Ask, ctx: StepContext) -> Ask:

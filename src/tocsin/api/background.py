@@ -33,8 +33,13 @@ _NOT_WORK = frozenset({"tables_scanned", "tables_with_schedules"})
 class Background:
     """Two daemon threads (ticker, worker) sharing one stop event."""
 
-    def __init__(self, tocsin: Tocsin, metrics: Metrics) -> None:
+    def __init__(
+        self, tocsin: Tocsin, metrics: Metrics, *, worker_poll_s: float = WORKER_POLL_S
+    ) -> None:
+        """``worker_poll_s``: the idle worker's longest wait before it looks for runs again
+        (a tick that made work, or the stop, ends the wait at once)."""
         self.tocsin = tocsin
+        self.worker_poll_s = worker_poll_s
         self.stop_event = threading.Event()
         self.wake = threading.Event()  # a tick made work: the worker's idle wait ends at once
         # PostgreSQL: so does work another process made (another replica's tick, `scheduler`);
@@ -77,7 +82,7 @@ class Background:
             self.worker_clean = serve_worker(
                 self.tocsin,
                 stop_event=self.stop_event,
-                poll_interval=WORKER_POLL_S,
+                poll_interval=self.worker_poll_s,
                 concurrency=self.tocsin.settings.worker_concurrency,
                 stop_timeout_s=self.stop_timeout_s,
                 idle=self._idle,

@@ -49,7 +49,6 @@ from tocsin.workflows.views import public_schedule, public_workflow
 from tocsin.workflows.whynot import schedule_next_fires
 
 MAX_PAGE = 500
-MAX_INSTANTS = 1_000_000  # a forced backfill's bound
 MAX_ID = 64
 
 
@@ -118,8 +117,12 @@ class Schedules:
         store: Store,
         registry: Callable[[], Mapping[str, Workflow]],
         clock: Callable[[datetime | None], datetime],
+        *,
+        max_instants: int,
     ) -> None:
+        """``max_instants``: a forced backfill's bound (``Settings.backfill_max_instants``)."""
         self._store, self._registry, self._now = store, registry, clock
+        self._max_instants = max_instants
 
     def _view(self, tx: Tx, row: Mapping[str, Any], now: datetime | None = None) -> dict[str, Any]:
         fire = store_schedules.fires_by_id(tx, fire_ids=[row.get("last_fire_id") or ""])
@@ -326,7 +329,7 @@ class Schedules:
             row = _require(tx, schedule_id)
         if row.get("trigger_tree") is not None:
             raise ValidationError(messages.backfill_compound(schedule_id))
-        cap = MAX_INSTANTS if force else MAX_WITHOUT_FORCE
+        cap = self._max_instants if force else MAX_WITHOUT_FORCE
         instants = backfill_instants(row, first, last, cap)
         if len(instants) > cap:
             raise ValidationError(messages.backfill_too_many(cap, forced=force))

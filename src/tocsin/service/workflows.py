@@ -49,7 +49,12 @@ class WorkflowService(Service):
 
     def __init__(self, core: Core) -> None:
         super().__init__(core)
-        self.schedules = Schedules(self.store, lambda: self.workflows, self._now)
+        self.schedules = Schedules(
+            self.store,
+            lambda: self.workflows,
+            self._now,
+            max_instants=self.settings.backfill_max_instants,
+        )
         self._leases = runner.Leases()  # the runs this process's pool holds (renewed by work)
         self._sync_owed = False  # what was registered has not been synced yet
         self._sync_lock = threading.Lock()  # one sync at a time: the owed one happens once
@@ -259,6 +264,9 @@ class WorkflowService(Service):
             hold_s=self.settings.stuck_after_s / 4,
             leases=self._leases,
             backoff_max_s=self.settings.db_backoff_max_s,
+            claim_batch=self.settings.workflow_claim_batch,
+            claim_chunk=self.settings.workflow_claim_chunk,
+            slot_look_s=self.settings.workflow_slot_look_s,
         )
 
     def start_from_action(self, workflow_id: str, input: Any, *, now: datetime) -> str:

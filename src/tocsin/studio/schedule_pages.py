@@ -27,7 +27,6 @@ from .web import (
 
 router = APIRouter(include_in_schema=False)
 SCHEDULES_PAGE = 50
-FIRES_PAGE = 20
 NEXT_FIRES = 5
 NON_TERMINAL = frozenset({"pending", "running", "suspended"})
 ID = r"^[A-Za-z0-9_.-]{1,64}$"
@@ -66,7 +65,8 @@ def _fires(request: Request, schedule_id: str, page: int) -> dict[str, Any]:
     the skip ranges of the page's share of time (``schedules.history``); each fire with its
     run (start, duration) when the run row exists."""
     t = facade(request)
-    found = t.schedules.history(schedule_id, skip=(page - 1) * FIRES_PAGE, limit=FIRES_PAGE)
+    size = request.app.state.settings.studio_fires_per_page
+    found = t.schedules.history(schedule_id, skip=(page - 1) * size, limit=size)
     fired = [i for i in found["items"] if i["kind"] == "fire"]
     runs = t.get_workflow_runs(f["run_id"] for f in fired if f.get("run_id"))
     items = [
@@ -78,7 +78,7 @@ def _fires(request: Request, schedule_id: str, page: int) -> dict[str, Any]:
         "history": items,
         "has_fires": bool(fired),
         "live": any(f["run_status"] in NON_TERMINAL for f in fired),
-        "fire_pages": pager(request, page, FIRES_PAGE, found["total"], at=at),
+        "fire_pages": pager(request, page, size, found["total"], at=at),
         "skips_left_off": found["skips_left_off"],
     }
 

@@ -102,11 +102,14 @@ def execute_pending(
     hold_s: float = HOLD_S,
     leases: Leases | None = None,
     backoff_max_s: float = DEFAULT_CAP_S,
+    claim_batch: int = BATCH,
+    claim_chunk: int = CHUNK,
+    slot_look_s: float = SPREAD_S,
 ) -> int:
     """Execute pending runs of registered workflows until none is left (or ``limit``).
 
-    Without ``pool``: up to ``BATCH`` runs are claimed in one statement, executed one after the
-    other, and finished together in one transaction (:func:`execute_batch`), which also claims
+    Without ``pool``: up to ``claim_batch`` runs are claimed in one statement, executed one after
+    the other, and finished together in one transaction (:func:`execute_batch`), which also claims
     the next batch: one transaction per batch. With ``pool`` (``tocsin worker``, ``serve``), runs
     are claimed as its slots free up, up to :func:`slot_chunk` per free slot in one statement,
     into one queue (:class:`Claim`): one slot starts on it, and while runs wait in it the
@@ -125,7 +128,9 @@ def execute_pending(
     Without a pool nothing renews them while a step runs: a step must end within
     ``TOCSIN_STUCK_AFTER_S`` (minus the batch's earlier runs) or ``tocsin worker`` run it.
     ``backoff_max_s`` caps the pause between two tries of a finish the database does not take
-    (down, or full: :func:`execute_batch`).
+    (down, or full: :func:`execute_batch`). ``claim_batch`` and ``claim_chunk``
+    (``TOCSIN_WORKFLOW_CLAIM_BATCH``, ``TOCSIN_WORKFLOW_CLAIM_CHUNK``): see :func:`slot_chunk`;
+    ``slot_look_s`` (``TOCSIN_WORKFLOW_SLOT_LOOK_S``): see :func:`_lagging`.
     """
     ids = sorted(registry)
     if pool is not None:
@@ -142,6 +147,8 @@ def execute_pending(
             hold_s=hold_s,
             leases=held,
             backoff_max_s=backoff_max_s,
+            per_slot=slot_chunk(pool.size, chunk=claim_chunk, batch=claim_batch),
+            look_s=slot_look_s,
         )
     if not ids or (limit is not None and limit <= 0):
         return 0
@@ -152,7 +159,7 @@ def execute_pending(
         (``unstarted``: runs of the last batch sent back to pending, not counted as run)."""
         nonlocal count
         count -= unstarted
-        want = BATCH if limit is None else min(BATCH, limit - count)
+        want = claim_batch if limit is None else min(claim_batch, limit - count)
         if want <= 0 or (should_stop is not None and should_stop()):
             return []
         at = clock() if clock is not None else now
@@ -188,8 +195,10 @@ def _start_on_pool(
     hold_s: float,
     leases: Leases,
     backoff_max_s: float,
+    per_slot: int,
+    look_s: float,
 ) -> int:
-    """:func:`execute_pending` with a pool: each claim takes up to :func:`slot_chunk` runs per
+    """:func:`execute_pending` with a pool: each claim takes up to ``per_slot`` runs per
     free slot into a queue (oldest first) that one slot starts on and more share as they lag;
     returns how many it handed over. A stop asked meanwhile sends the queue's runs not started
     yet back to pending."""
@@ -225,12 +234,12 @@ def _start_on_pool(
             break  # (the slots on the queue send what they did not start back to pending)
         if queue:  # the last claim is not all started: one slot more when its slots lag (a full
             # pool: once a slot frees, or at the next look at the stop flag)
-            if _lagging(queue) and pool.wait_for_slot(SLOT_POLL_S) and queue:
+            if _lagging(queue, look_s) and pool.wait_for_slot(SLOT_POLL_S) and queue:
                 add_slot(queue, first=False)
             continue
         if not pool.wait_for_slot(SLOT_POLL_S):
             continue  # every slot busy: look at the stop flag, then wait again
-        want = pool.free() * slot_chunk(pool.size)
+        want = pool.free() * per_slot
         want = want if limit is None else min(want, limit - count)
         at = clock() if clock is not None else now
         with store.begin() as tx:
@@ -257,26 +266,27 @@ class Claim(deque[store_claims.ClaimedRow]):
         self.decode = store_claims.run_reader()
 
 
-def _lagging(queue: Claim) -> bool:
-    """One look, of at most ``SPREAD_S``, at a claim's queue not all started: whether the
-    slots on it would still leave runs waiting ``DRAIN_S`` from now at the pace they took runs
-    during the look (none taken: each is in a run longer than the look). Fast runs are all
-    started by one slot, which finishes them in one transaction (each slot more costs a finish,
-    and on CPU-bound runs only contends for the interpreter); slow ones get a slot each look
-    until the pool is full, so a slow run holds none of its claim's other runs for long."""
+def _lagging(queue: Claim, look_s: float = SPREAD_S) -> bool:
+    """One look, of at most ``look_s`` (``SPREAD_S``), at a claim's queue not all started:
+    whether the slots on it would still leave runs waiting ``DRAIN_S`` from now at the pace
+    they took runs during the look (none taken: each is in a run longer than the look). Fast
+    runs are all started by one slot, which finishes them in one transaction (each slot more
+    costs a finish, and on CPU-bound runs only contends for the interpreter); slow ones get a
+    slot each look until the pool is full, so a slow run holds none of its claim's other runs
+    for long."""
     before = len(queue)
-    if queue.emptied.wait(SPREAD_S):
+    if queue.emptied.wait(look_s):
         return False
     after = len(queue)
-    return after > 0 and after * SPREAD_S > DRAIN_S * (before - after)
+    return after > 0 and after * look_s > DRAIN_S * (before - after)
 
 
-def slot_chunk(size: int) -> int:
-    """Runs a claim takes per free slot of a pool of ``size``: ``CHUNK``, or more in a pool so
-    small that its free slots would claim less than ``BATCH`` in all (a pool of one claimed 64
-    at a time, each claim waiting for the last share's finish: 10,000 one-step runs took
-    0.8 s on SQLite and 2.3-3.1 s on PostgreSQL, against 0.5-0.6 s and 0.9-1.1 s now)."""
-    return max(CHUNK, BATCH // size)
+def slot_chunk(size: int, *, chunk: int = CHUNK, batch: int = BATCH) -> int:
+    """Runs a claim takes per free slot of a pool of ``size``: ``chunk`` (64), or more in a pool
+    so small that its free slots would claim less than ``batch`` (500) in all (a pool of one
+    claimed 64 at a time, each claim waiting for the last share's finish: 10,000 one-step runs
+    took 0.8 s on SQLite and 2.3-3.1 s on PostgreSQL, against 0.5-0.6 s and 0.9-1.1 s now)."""
+    return max(chunk, batch // size)
 
 
 def execute_batch(
