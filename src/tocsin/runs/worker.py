@@ -127,8 +127,7 @@ class Worker:
     should_stop: Callable[[], bool] = _never
     clock: Callable[[], datetime] | None = None
     backoff_max_s: float = DEFAULT_CAP_S
-    stamps: PassClock | None = None
-    """What receipts' instants are read from (``runs.clock.pass_clock``); else ``clock``."""
+    stamps: PassClock | None = None  # receipts' instants (runs.clock.pass_clock); else clock
 
     def time(self, fallback: datetime) -> datetime:
         """A fresh reading of ``clock`` when the worker has one, else ``fallback`` (a fixed now)."""
@@ -369,15 +368,8 @@ class Worker:
         now: datetime,
     ) -> str:
         text = None if error is None else truncate_error(error)
-        write = partial(
-            finish_run,
-            run_id=run.id,
-            attempts=run.attempts,
-            status=status,
-            error=text,
-            receipts=receipts,
-            now=now,
-        )
+        fenced: dict[str, Any] = {"run_id": run.id, "attempts": run.attempts, "now": now}
+        write = partial(finish_run, status=status, error=text, receipts=receipts, **fenced)
         if not self._committed(run, write):
             return "lost"
         if status == "failed":
