@@ -1,9 +1,10 @@
 """A real HTTP receiver on 127.0.0.1 that records every request (method, headers, raw body) and
-answers the statuses it is given in turn (the last one repeats)."""
+answers the statuses it is given in turn (the last one repeats), each after ``delay_s``."""
 
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -18,8 +19,9 @@ class Received:
 
 
 class HookReceiver:
-    def __init__(self, *statuses: int) -> None:
+    def __init__(self, *statuses: int, delay_s: float = 0.0) -> None:
         self.statuses = list(statuses or (200,))
+        self.delay_s = delay_s  # how long each answer takes (a slow service)
         self.received: list[Received] = []
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -43,6 +45,7 @@ class HookReceiver:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 got = Received(self.command, self.path, dict(self.headers.items()), body)
                 status = receiver._answer(got)
+                time.sleep(receiver.delay_s)
                 self.send_response(status)
                 self.send_header("Content-Length", "2")
                 self.end_headers()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from datetime import datetime
 from typing import Any
 
 from tocsin import messages
@@ -65,7 +66,10 @@ def test_failing_action_fails_the_run_and_stops_there(tocsin: Tocsin) -> None:
         ("act_1", True),
         ("act_2", False),
     ]
-    assert failed["action_results"][1] == {
+    receipt = dict(failed["action_results"][1])
+    started, ended = receipt.pop("started_at"), receipt.pop("ended_at")  # ISO, next to now
+    assert LATER <= datetime.fromisoformat(started) <= datetime.fromisoformat(ended)
+    assert receipt == {
         "action_id": "act_2",
         "type": "invoke_command",
         "ok": False,

@@ -15,6 +15,8 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
+from runs.helpers import NOW as RUN_NOW
+from runs.helpers import make_run, make_table, trigger
 from tocsin.runs.worker import serve_worker
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
@@ -68,6 +70,22 @@ def test_no_wake_for_a_rollback_or_for_what_leaves_nothing_pending(
         claimed = claimed_runs(tx, now=NOW, limit=10, workflow_ids=["daily-report"])
     assert [r["id"] for r in claimed] == [run["id"]]
     assert listener.wait(0.2) is False
+
+
+@PG_ONLY
+def test_a_start_workflow_action_wakes_it_when_the_parent_commits(
+    app: Tocsin, listener: WorkListener
+) -> None:
+    """The child run is inserted in the transaction that stores the parent's receipt: its commit
+    tells the idle workers that a workflow run is pending."""
+    start = {"type": "start_workflow", "workflow_id": "daily-report", "input": {"user_id": "u"}}
+    trg = trigger(start)
+    make_run(app, make_table(app, trg), trg)
+    assert listener.wait(30) is True  # the parent run, pending
+    assert listener.wait(0.1) is False
+    assert app.work(now=RUN_NOW, limit=1) == 1  # the parent alone: claimed, its action, done
+    assert listener.wait(30) is True  # the child, pending
+    assert [r["status"] for r in app.workflow_runs()["items"]] == ["pending"]
 
 
 @PG_ONLY

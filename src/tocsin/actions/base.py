@@ -59,9 +59,10 @@ class RecordWriter(Protocol):
 
 
 class WorkflowStarter(Protocol):
-    """Starts a registered workflow (SPEC §12) and answers its run id."""
+    """Starts a registered workflow (SPEC §12) in ``tx`` and answers its run id; an unknown
+    workflow raises ``LookupError`` (its message says so)."""
 
-    def __call__(self, workflow_id: str, input: Any, *, now: datetime) -> str: ...
+    def __call__(self, tx: Tx, workflow_id: str, input: Any, *, now: datetime) -> str: ...
 
 
 class TargetGate(Protocol):

@@ -153,6 +153,20 @@ class RecordWritten(RecordOut):
     warnings: list[str] = Field(default_factory=list)
 
 
+class ActionReceipt(Out):
+    """One action's receipt in ``action_results`` (SPEC §8), matched to its action by
+    ``action_id`` (legacy receipts have none); an ``on_failure`` alert's too.
+    ``started_at``/``ended_at``: when the action really started and ended (ISO 8601); receipts
+    stored before they existed lack them."""
+
+    action_id: str | None = None
+    type: str
+    ok: bool
+    detail: str | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
+
+
 class RunOut(Out):
     id: str
     table_id: str
@@ -162,7 +176,7 @@ class RunOut(Out):
     status: str
     attempts: int
     error: str | None
-    action_results: list[Any]
+    action_results: Annotated[list[Any], DocumentedAs(list[ActionReceipt])]
     scheduled_for: datetime | None
     created_at: datetime
     updated_at: datetime

@@ -1,14 +1,17 @@
 """Per-action receipts and where a retry resumes (SPEC §8, §9.2).
 
-A receipt is ``{"action_id", "type", "ok", "detail"}``. Retry resumes at the first action
-without a successful receipt, matched by ``action_id`` (never by position, so reordering or
-inserting actions cannot skip one). Only legacy receipts without an ``action_id`` fall back to
-position: receipt *i* speaks for action *i*.
+A receipt is ``{"action_id", "type", "ok", "detail", "started_at", "ended_at"}``: SPEC §8's
+four keys, and the ISO instants the action really started and ended (the worker reads them from
+its pass clock, ``runs.clock``; receipts written before they existed lack them). Retry resumes
+at the first action without a successful receipt, matched by ``action_id`` (never by position,
+so reordering or inserting actions cannot skip one). Only legacy receipts without an
+``action_id`` fall back to position: receipt *i* speaks for action *i*.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 RECEIPT_DETAIL_LIMIT = 300
@@ -26,11 +29,22 @@ def truncate_error(msg: object) -> str:
 
 
 def make_receipt(
-    action_id: str | None, type: str, ok: bool, detail: object = None
+    action_id: str | None,
+    type: str,
+    ok: bool,
+    detail: object = None,
+    *,
+    started_at: datetime | None = None,
+    ended_at: datetime | None = None,
 ) -> dict[str, Any]:
-    """One action's receipt; ``detail`` is stringified and cut to 300 characters (or None)."""
+    """One action's receipt; ``detail`` is stringified and cut to 300 characters (or None);
+    ``started_at``/``ended_at``, when given, are stored as ISO strings."""
     text = None if detail is None else truncate(str(detail), RECEIPT_DETAIL_LIMIT)
-    return {"action_id": action_id, "type": type, "ok": ok, "detail": text}
+    receipt: dict[str, Any] = {"action_id": action_id, "type": type, "ok": ok, "detail": text}
+    for key, at in (("started_at", started_at), ("ended_at", ended_at)):
+        if at is not None:
+            receipt[key] = at.isoformat()
+    return receipt
 
 
 def upsert_receipt(

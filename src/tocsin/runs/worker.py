@@ -11,9 +11,10 @@ One run, step by step:
    with the SCP text (a trigger cannot satisfy the channel floor).
 3. **Execute** every action that has no successful receipt yet (matched by ``action_id``; legacy
    receipts without ids by position), in order. Transient lock conflicts are retried in place
-   (``runs.retry.TransientPolicy``). After each action its receipt
-   ``{"action_id", "type", "ok", "detail"}`` (detail ≤ 300 characters) is stored in its own short
-   transaction, so a crash loses at most the action in flight. An action whose effect is a write
+   (``runs.retry.TransientPolicy``). After each action its receipt ``{"action_id", "type", "ok",
+   "detail", "started_at", "ended_at"}`` (detail ≤ 300 characters; when the action really started
+   and ended, read from ``stamps``) is stored in its own short transaction, so a crash loses at
+   most the action in flight. An action whose effect is a write
    to tocsin's own database (``TransactionalAction``, e.g. ``notify``) commits effect and receipt
    in one transaction: it is never repeated.
 4. **Finish**: ``done`` with the last receipt, or ``failed`` at the first failing action with the
@@ -79,8 +80,9 @@ from tocsin.actions.base import (
 )
 from tocsin.actions.registry import get_action
 from tocsin.core.model import Run, Table
-from tocsin.core.receipts import make_receipt, pending_actions, truncate_error, upsert_receipt
+from tocsin.core.receipts import pending_actions, truncate_error, upsert_receipt
 from tocsin.core.retry_policy import retry_policy
+from tocsin.runs.clock import PassClock, TimedReceipt, timed_receipt
 from tocsin.runs.definition import action_list, frozen_problem, resolve_definition, row_snapshot
 from tocsin.runs.pool import RunPool
 from tocsin.runs.retry import TransientPolicy, call_with_retries
@@ -125,6 +127,7 @@ class Worker:
     should_stop: Callable[[], bool] = _never
     clock: Callable[[], datetime] | None = None
     backoff_max_s: float = DEFAULT_CAP_S
+    stamps: PassClock | None = None  # receipts' instants (runs.clock.pass_clock); else clock
 
     def time(self, fallback: datetime) -> datetime:
         """A fresh reading of ``clock`` when the worker has one, else ``fallback`` (a fixed now)."""
@@ -225,10 +228,11 @@ class Worker:
         the last); any other action's receipt is stored right after its effect.
         """
         kind, action_id = action.get("type"), action.get("id")
+        receipt = timed_receipt(self.stamps or self.clock, ctx.now)  # the action starts
         try:
             handler = get_action(kind)
             if isinstance(handler, TransactionalAction):
-                commit = partial(self._in_tx, handler, run, ctx, action, receipts, last=last)
+                commit = partial(self._in_tx, handler, run, ctx, action, receipts, receipt, last)
                 return self._written(run, partial(call_with_retries, commit, self.policy))
             detail = call_with_retries(partial(handler.execute, ctx, action), self.policy)
         except _LostClaim:
@@ -239,9 +243,9 @@ class Worker:
                 # have it; the retry sends the same Idempotency-Key), the run goes back
                 return receipts, self.release(run, now=self.time(ctx.now))
             text = _error_text(exc)
-            receipts = upsert_receipt(receipts, make_receipt(action_id, str(kind), False, text))
+            receipts = upsert_receipt(receipts, receipt(action_id, str(kind), False, text))
             return receipts, self._fail(run, ctx, text, receipts)
-        receipts = upsert_receipt(receipts, make_receipt(action_id, str(kind), True, detail))
+        receipts = upsert_receipt(receipts, receipt(action_id, str(kind), True, detail))
         if not self._committed(  # stamped when the action ended (it may have taken a while)
             run,
             partial(self._record, run=run, receipts=receipts, last=last, now=self.time(ctx.now)),
@@ -256,12 +260,12 @@ class Worker:
         ctx: ActionContext,
         action: Mapping[str, Any],
         receipts: Receipts,
-        *,
+        timed: TimedReceipt,
         last: bool,
     ) -> tuple[Receipts, str]:
         with self.env.store.begin() as tx:
             detail = handler.execute_in(tx, ctx, action)
-            receipt = make_receipt(action.get("id"), handler.type, True, detail)
+            receipt = timed(action.get("id"), handler.type, True, detail)  # ended: in its tx
             receipts = upsert_receipt(receipts, receipt)
             if not self._record(tx, run=run, receipts=receipts, last=last, now=ctx.now):
                 raise _LostClaim  # rolls the effect back with the receipt
@@ -307,19 +311,19 @@ class Worker:
     def _alert_one(
         self, run: Run, ctx: ActionContext, action: Mapping[str, Any], receipts: Receipts
     ) -> Receipts:
-        kind = str(action.get("type"))
+        kind, timed = str(action.get("type")), timed_receipt(self.stamps or self.clock, ctx.now)
         try:
             handler = get_action(kind)
             if isinstance(handler, TransactionalAction):
-                commit = partial(self._in_tx, handler, run, ctx, action, receipts, last=False)
+                commit = partial(self._in_tx, handler, run, ctx, action, receipts, timed, False)
                 return self._written(run, partial(call_with_retries, commit, self.policy))[0]
             detail = call_with_retries(partial(handler.execute, ctx, action), self.policy)
-            receipt = make_receipt(ctx.action_id, kind, True, detail)
+            receipt = timed(ctx.action_id, kind, True, detail)
         except _LostClaim:
             raise
         except Exception as exc:  # a failed alert is recorded; the others still go
             log.warning("on_failure action %s of run %s failed: %s", ctx.action_id, run.id, exc)
-            receipt = make_receipt(ctx.action_id, kind, False, _error_text(exc))
+            receipt = timed(ctx.action_id, kind, False, _error_text(exc))
         receipts = upsert_receipt(receipts, receipt)
         write = partial(save_receipt, run_id=run.id, attempts=run.attempts, receipts=receipts)
         if not self._committed(run, partial(write, now=self.time(ctx.now))):
@@ -349,17 +353,10 @@ class Worker:
     @staticmethod
     def _record(tx: Tx, *, run: Run, receipts: Receipts, last: bool, now: datetime) -> bool:
         """Store the receipts; after the last action also finish the run ``done``."""
+        fenced: dict[str, Any] = {"run_id": run.id, "attempts": run.attempts, "now": now}
         if last:
-            return finish_run(
-                tx,
-                run_id=run.id,
-                attempts=run.attempts,
-                status="done",
-                error=None,
-                receipts=receipts,
-                now=now,
-            )
-        return save_receipt(tx, run_id=run.id, attempts=run.attempts, receipts=receipts, now=now)
+            return finish_run(tx, status="done", error=None, receipts=receipts, **fenced)
+        return save_receipt(tx, receipts=receipts, **fenced)
 
     def _finish(
         self,
@@ -371,15 +368,8 @@ class Worker:
         now: datetime,
     ) -> str:
         text = None if error is None else truncate_error(error)
-        write = partial(
-            finish_run,
-            run_id=run.id,
-            attempts=run.attempts,
-            status=status,
-            error=text,
-            receipts=receipts,
-            now=now,
-        )
+        fenced: dict[str, Any] = {"run_id": run.id, "attempts": run.attempts, "now": now}
+        write = partial(finish_run, status=status, error=text, receipts=receipts, **fenced)
         if not self._committed(run, write):
             return "lost"
         if status == "failed":

@@ -14,6 +14,7 @@ from tocsin.actions.base import ActionEnv, CommandFn, Resolver, WorkflowStarter
 from tocsin.engine.sweeps import requeue_staged_changes
 from tocsin.errors import NotFound, ValidationError
 from tocsin.runs.approvals import apply_approved, decide
+from tocsin.runs.clock import pass_clock
 from tocsin.runs.drain import drain
 from tocsin.runs.pool import RunPool
 from tocsin.runs.retry import TransientPolicy, retry_run
@@ -161,6 +162,7 @@ class RunsService(Service):
             policy=self.execution.policy,
             clock=read,
             backoff_max_s=self.settings.db_backoff_max_s,
+            stamps=pass_clock(at) if read is None else None,  # the pass's now, plus elapsed
         )
         if should_stop is not None:
             worker.should_stop = should_stop

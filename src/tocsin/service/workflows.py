@@ -143,9 +143,26 @@ class WorkflowService(Service):
         """Start a registered workflow; ``wait=True`` runs it now and returns the finished run
         (``suspended`` when a step suspended it), ``wait=False`` returns it ``pending``."""
         at = self._now(now)
-        wf = self._workflow(workflow_id)
+        row = self._pending_run(workflow_id, input, at, initial_state, request_context)
         self._sync_if_owed(at)
-        row = new_run(
+        with self.store.begin() as tx:
+            store_runs.insert_runs(tx, rows=[row])
+        if wait:
+            runner.claim_and_execute(self.store, self.workflows, row["id"], now=at)
+        return self.get_workflow_run(row["id"])
+
+    def _pending_run(
+        self,
+        workflow_id: str,
+        input: Any,
+        at: datetime,
+        initial_state: Mapping[str, Any] | None = None,
+        request_context: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """The row of a manual start of ``workflow_id`` (``NotFound`` for an unknown one); its
+        input is checked by the workflow's model when the run executes, as every run's is."""
+        wf = self._workflow(workflow_id)
+        return new_run(
             run_id=uuid7(at),
             workflow_id=wf.id,
             input=_plain(input),
@@ -154,11 +171,6 @@ class WorkflowService(Service):
             initial_state=_plain(initial_state),
             request_context=_plain(request_context),
         )
-        with self.store.begin() as tx:
-            store_runs.insert_runs(tx, rows=[row])
-        if wait:
-            runner.claim_and_execute(self.store, self.workflows, row["id"], now=at)
-        return self.get_workflow_run(row["id"])
 
     def workflow_runs(
         self,
@@ -269,12 +281,19 @@ class WorkflowService(Service):
             slot_look_s=self.settings.workflow_slot_look_s,
         )
 
-    def start_from_action(self, workflow_id: str, input: Any, *, now: datetime) -> str:
-        """The ``start_workflow`` port of actions (SPEC §10, ``ActionEnv.workflows``)."""
+    def start_from_action(self, tx: Tx, workflow_id: str, input: Any, *, now: datetime) -> str:
+        """The ``start_workflow`` port of actions (SPEC §10, ``ActionEnv.workflows``): the run
+        a manual start makes (``start_workflow(wait=False)``), inserted in ``tx``, the parent
+        run's transaction that also stores the action's receipt, so a parent retried after a
+        crash never starts a second child. An unknown workflow raises ``LookupError``. The
+        declared schedules are not synced here (a sync is a write of its own, and the worker
+        holds ``tx``): the next ``tick`` or manual start does it."""
         try:
-            return str(self.start_workflow(workflow_id, input, now=now, wait=False)["id"])
+            row = self._pending_run(workflow_id, input, now)
         except TocsinError as exc:
             raise LookupError(exc.detail) from None
+        store_runs.insert_runs(tx, rows=[row])  # leaves a run pending: wakes workers at commit
+        return str(row["id"])
 
 
 def _require_run(tx: Tx, run_id: object) -> dict[str, Any]:
