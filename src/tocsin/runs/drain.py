@@ -24,8 +24,10 @@ def drain(
     the other; on a stop, claimed runs not started yet go back to pending. Returns how many
     runs were executed (whatever their outcome).
 
-    With ``pool``, runs are claimed only as free slots allow and each starts at once on a pool
-    thread; this returns without waiting for them, with how many runs it started.
+    Every claim takes the scopes in turn (every scope's oldest ready run before any scope's
+    second). With ``pool``, runs are claimed only as free slots allow, none of a scope that has
+    the pool's ``per_scope`` runs running, and each starts at once on a pool thread; this
+    returns without waiting for them, with how many runs it started.
     """
     if pool is not None:
         return _drain_into(worker, pool, now=now, limit=limit)
@@ -53,7 +55,8 @@ def _drain_into(worker: Worker, pool: RunPool, *, now: datetime, limit: int | No
         if not pool.wait_for_slot(SLOT_POLL_S):
             continue  # every slot busy: look at the stop flag, then wait again
         want = min(pool.free(), CLAIM_BATCH, CLAIM_BATCH if limit is None else limit - started)
-        batch = worker.claim(now=worker.time(now), limit=want)
+        # a scope with ``pool.per_scope`` runs running gets none more (store.runs.claim_next_runs)
+        batch = worker.claim(now=worker.time(now), limit=want, per_scope=pool.per_scope)
         if not batch:
             break
         for run, table in batch:

@@ -130,17 +130,23 @@ class Worker:
         """A fresh reading of ``clock`` when the worker has one, else ``fallback`` (a fixed now)."""
         return fallback if self.clock is None else self.clock()
 
-    def claim(self, *, now: datetime, limit: int = 1) -> list[tuple[Run, Table | None]]:
-        """Claim up to ``limit`` pending runs, each with its table read in the same transaction.
+    def claim(
+        self, *, now: datetime, limit: int = 1, per_scope: int | None = None
+    ) -> list[tuple[Run, Table | None]]:
+        """Claim up to ``limit`` pending runs, the scopes in turn and none of a scope with
+        ``per_scope`` runs running, each with its table read in the same transaction.
 
         A lock conflict rolls the claim back whole and is retried in place (SPEC §9.5).
         """
-        return call_with_retries(partial(self._claim, now=now, limit=limit), self.policy)
+        claim = partial(self._claim, now=now, limit=limit, per_scope=per_scope)
+        return call_with_retries(claim, self.policy)
 
-    def _claim(self, *, now: datetime, limit: int) -> list[tuple[Run, Table | None]]:
+    def _claim(
+        self, *, now: datetime, limit: int, per_scope: int | None
+    ) -> list[tuple[Run, Table | None]]:
         tables: dict[str, Table | None] = {}
         with self.env.store.begin() as tx:
-            runs = claim_next_runs(tx, now=now, limit=limit)
+            runs = claim_next_runs(tx, now=now, limit=limit, per_scope=per_scope)
             for table_id in {run.table_id for run in runs}:
                 tables[table_id] = get_table(tx, table_id=table_id, include_trashed=True)
         return [(run, tables[run.table_id]) for run in runs]
@@ -451,13 +457,16 @@ def serve_worker(
     pass_s: float = PASS_S,
     outage: OutageLog | None = None,
     backoff_max_s: float = DEFAULT_CAP_S,
+    per_scope: int | None = None,
 ) -> bool:
     """``tocsin worker``: work until ``stop_event`` is set; True when it stopped cleanly.
 
     Runs execute on a :class:`RunPool` of ``concurrency`` threads, so one slow run does not
-    hold the others. ``clock`` is read before each claim and each action
-    (``Tocsin.work(clock=…)``), so a long pass stamps claims and receipts with the current time
-    and its runs never look stale while they progress.
+    hold the others, and no scope has more than ``per_scope`` of them running
+    (``TOCSIN_MAX_RUNNING_PER_SCOPE``), so one scope's slow runs do not hold another's.
+    ``clock`` is read before each claim and each action (``Tocsin.work(clock=…)``), so a long
+    pass stamps claims and receipts with the current time and its runs never look stale while
+    they progress.
 
     A pass (one ``work`` call) starts at most ``batch`` runs and claims nothing more once
     ``pass_s`` has passed (``RunPool.start_pass``; each of its claimers still claims once, and
@@ -477,7 +486,7 @@ def serve_worker(
     """
     read_clock = clock or (lambda: datetime.now(UTC))
     outage = outage or OutageLog(log)
-    pool = RunPool(concurrency, outage=outage)
+    pool = RunPool(concurrency, per_scope=per_scope, outage=outage)
     pause = Backoff(poll_interval, max(poll_interval, backoff_max_s))
     while not stop_event.is_set():
         pool.start_pass(partial(_reached, time.monotonic() + pass_s))
