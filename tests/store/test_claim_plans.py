@@ -17,7 +17,8 @@ from tocsin.core.model import Table
 from tocsin.store import Store
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.dialects import ordered_scans_only
-from tocsin.store.runs import active_clock_triggers, claim_next_runs
+from tocsin.store.run_claims import claim_next_runs
+from tocsin.store.runs import active_clock_triggers
 from tocsin.store.schema import runs
 from tocsin.workflows.firing import new_run
 

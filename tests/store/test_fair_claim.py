@@ -11,7 +11,8 @@ from sqlalchemy import insert, select
 
 from tocsin.core.model import Table
 from tocsin.store import Store
-from tocsin.store.runs import claim_next_runs, finish_run
+from tocsin.store.run_claims import claim_next_runs
+from tocsin.store.runs import finish_run
 from tocsin.store.schema import runs
 
 from .helpers import NOW, make_table, new_id

@@ -48,6 +48,8 @@ def drain(
 
 
 def _drain_into(worker: Worker, pool: RunPool, *, now: datetime, limit: int | None) -> int:
+    # a scope with ``pool.per_scope`` runs running gets none more (``store.run_claims``)
+    worker.per_scope = pool.per_scope
     started = 0
     while (limit is None or started < limit) and not worker.should_stop():
         if started and pool.pass_over():
@@ -55,8 +57,7 @@ def _drain_into(worker: Worker, pool: RunPool, *, now: datetime, limit: int | No
         if not pool.wait_for_slot(SLOT_POLL_S):
             continue  # every slot busy: look at the stop flag, then wait again
         want = min(pool.free(), CLAIM_BATCH, CLAIM_BATCH if limit is None else limit - started)
-        # a scope with ``pool.per_scope`` runs running gets none more (store.runs.claim_next_runs)
-        batch = worker.claim(now=worker.time(now), limit=want, per_scope=pool.per_scope)
+        batch = worker.claim(now=worker.time(now), limit=want)
         if not batch:
             break
         for run, table in batch:

@@ -2,7 +2,7 @@
 
 One run, step by step:
 
-1. **Claim** atomically, ``pending → running`` (``store.runs.claim_next_runs``, under
+1. **Claim** atomically, ``pending → running`` (``store.run_claims.claim_next_runs``, under
    ``BEGIN IMMEDIATE`` on SQLite and ``SKIP LOCKED`` on PostgreSQL), a few runs at a time, each
    with its table read in the same transaction. A duplicate delivery that loses the claim gets
    nothing and does nothing.
@@ -92,8 +92,8 @@ from tocsin.store.outage import (
     through_outage,
 )
 from tocsin.store.records import get_table
+from tocsin.store.run_claims import claim_next_runs
 from tocsin.store.runs import (
-    claim_next_runs,
     finish_run,
     release_run,
     save_receipt,
@@ -125,28 +125,23 @@ class Worker:
     should_stop: Callable[[], bool] = _never
     clock: Callable[[], datetime] | None = None
     backoff_max_s: float = DEFAULT_CAP_S
+    per_scope: int | None = None  # claims leave a scope no more runs running than this
 
     def time(self, fallback: datetime) -> datetime:
         """A fresh reading of ``clock`` when the worker has one, else ``fallback`` (a fixed now)."""
         return fallback if self.clock is None else self.clock()
 
-    def claim(
-        self, *, now: datetime, limit: int = 1, per_scope: int | None = None
-    ) -> list[tuple[Run, Table | None]]:
-        """Claim up to ``limit`` pending runs, the scopes in turn and none of a scope with
-        ``per_scope`` runs running, each with its table read in the same transaction.
+    def claim(self, *, now: datetime, limit: int = 1) -> list[tuple[Run, Table | None]]:
+        """Claim up to ``limit`` pending runs, each with its table read in the same transaction.
 
         A lock conflict rolls the claim back whole and is retried in place (SPEC §9.5).
         """
-        claim = partial(self._claim, now=now, limit=limit, per_scope=per_scope)
-        return call_with_retries(claim, self.policy)
+        return call_with_retries(partial(self._claim, now=now, limit=limit), self.policy)
 
-    def _claim(
-        self, *, now: datetime, limit: int, per_scope: int | None
-    ) -> list[tuple[Run, Table | None]]:
+    def _claim(self, *, now: datetime, limit: int) -> list[tuple[Run, Table | None]]:
         tables: dict[str, Table | None] = {}
         with self.env.store.begin() as tx:
-            runs = claim_next_runs(tx, now=now, limit=limit, per_scope=per_scope)
+            runs = claim_next_runs(tx, now=now, limit=limit, per_scope=self.per_scope)
             for table_id in {run.table_id for run in runs}:
                 tables[table_id] = get_table(tx, table_id=table_id, include_trashed=True)
         return [(run, tables[run.table_id]) for run in runs]
@@ -462,11 +457,9 @@ def serve_worker(
     """``tocsin worker``: work until ``stop_event`` is set; True when it stopped cleanly.
 
     Runs execute on a :class:`RunPool` of ``concurrency`` threads, so one slow run does not
-    hold the others, and no scope has more than ``per_scope`` of them running
-    (``TOCSIN_MAX_RUNNING_PER_SCOPE``), so one scope's slow runs do not hold another's.
-    ``clock`` is read before each claim and each action (``Tocsin.work(clock=…)``), so a long
-    pass stamps claims and receipts with the current time and its runs never look stale while
-    they progress.
+    hold the others (nor one scope's another's: ``per_scope`` of them at most). ``clock`` is
+    read before each claim and each action (``Tocsin.work(clock=…)``), so a long pass stamps
+    claims and receipts with the current time and its runs never look stale while they progress.
 
     A pass (one ``work`` call) starts at most ``batch`` runs and claims nothing more once
     ``pass_s`` has passed (``RunPool.start_pass``; each of its claimers still claims once, and
