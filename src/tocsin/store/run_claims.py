@@ -58,9 +58,11 @@ def claim_next_runs(
     return sorted(claimed, key=lambda run: (run.created_at, run.id))
 
 
-_OVERSAMPLE = 4
+_OVERSAMPLE = 8
 """PostgreSQL: the fair pick ranks ``limit`` × this many candidates, of which the claim locks the
-first ``limit`` no other claimer holds (claimers at once rank the same candidates)."""
+first ``limit`` no other claimer holds or took meanwhile (claimers at once rank the same
+candidates; with 4 they met 3 others' claims of 10 among 40 and a claim came back empty, which
+ends a drain with runs still pending)."""
 
 
 def _scope_key(table: Any) -> ColumnElement[str]:

@@ -227,6 +227,8 @@ def _start_on_pool(
             # pool: once a slot frees, or at the next look at the stop flag)
             if _lagging(queue) and pool.wait_for_slot(SLOT_POLL_S, scope=APP_SCOPE) and queue:
                 add_slot(queue, first=False)
+            elif queue and pool.free() and not pool.free(APP_SCOPE):
+                break  # the app's runs hold their share: its slots go on with the queue
             continue
         if not pool.wait_for_slot(SLOT_POLL_S, scope=APP_SCOPE):
             if pool.free():  # the app's runs hold their share: the free slots are for others
