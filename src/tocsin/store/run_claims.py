@@ -8,9 +8,11 @@ oldest ready run goes before any scope's second, however old one scope's backlog
 ``per_scope`` (``TOCSIN_MAX_RUNNING_PER_SCOPE``), a scope's running runs use up its allowance:
 one at the cap gets none, so one tenant's slow runs never take every slot of a worker.
 
-The price: each claim reads and sorts every ready pending run by scope (through
-``ix_runs_status_updated``; ``runs`` has no scope of its own to index, its table has), where
-an oldest-first claim read only the ``limit`` oldest of them.
+The price: each claim reads and sorts every ready pending run by scope (``runs`` has no scope
+of its own to index, its table has), where an oldest-first claim read only the ``limit`` oldest
+of them. Measured on PostgreSQL (server time per claim of 10, this 2-core machine under load,
+analyzed tables): 1,000 pending 0.3 -> 0.8 ms; 10,000 pending of one scope 0.2 -> 7 ms; 10,000
+of 100 scopes 0.4 -> 12 ms with the byte-wise key (22 ms with the locale's).
 """
 
 from __future__ import annotations
@@ -65,9 +67,12 @@ candidates; with 4 they met 3 others' claims of 10 among 40 and a claim came bac
 ends a drain with runs still pending)."""
 
 
-def _scope_key(table: Any) -> ColumnElement[str]:
-    """A run's scope as one value (its table's ``scope:scope_id``; '' when the table is gone)."""
-    return func.coalesce(table.c.scope + literal(":") + table.c.scope_id, literal(""))
+def _scope_key(table: Any, postgres: bool) -> ColumnElement[str]:
+    """A run's scope as one value (its table's ``scope:scope_id``; '' when the table is gone),
+    compared byte by byte (PostgreSQL: ``COLLATE "C"``; a locale's comparison made the sort of
+    10,000 pending runs by scope several times slower; SQLite compares bytes already)."""
+    key = func.coalesce(table.c.scope + literal(":") + table.c.scope_id, literal(""))
+    return key.collate("C") if postgres else key
 
 
 # ``status = 'pending'`` that no plan reads through the status index (the rows are found by id)
@@ -79,7 +84,7 @@ def _claim_next(postgres: bool, capped: bool) -> Any:
     """:func:`claim_next_runs`' statement, built once per dialect (a worker claims each pass)."""
     at = bindparam("now", type_=runs.c.updated_at.type)
     cand, owner = runs.alias("cand"), tables.alias("owner")
-    key = _scope_key(owner)
+    key = _scope_key(owner, postgres)
     ranked = (
         select(
             cand.c.id,
@@ -97,7 +102,7 @@ def _claim_next(postgres: bool, capped: bool) -> Any:
     fair = select(ranked.c.id, ranked.c.updated_at, ranked.c.rank)
     if capped:  # a scope's running runs use up its allowance
         held, held_owner = runs.alias("held"), tables.alias("held_owner")
-        held_key = _scope_key(held_owner)
+        held_key = _scope_key(held_owner, postgres)
         busy = (
             select(held_key.label("scope_key"), func.count().label("n"))
             .select_from(held.outerjoin(held_owner, held_owner.c.id == held.c.table_id))
