@@ -54,7 +54,7 @@ def claim_next_runs(
     params = {"now": now, "limit": limit, "cap": max(cap, 0), "over": limit * _OVERSAMPLE}
     with map_db_errors():
         if tx.is_postgres:
-            ordered_scans_only(tx)  # walk ix_runs_status_updated: never bitmap-scan the runs
+            ordered_scans_only(tx)  # never a bitmap scan of the pending runs
         rows = tx.conn.execute(_claim_next(tx.is_postgres, per_scope is not None), params)
         claimed = [run_value(row._mapping) for row in rows]
     return sorted(claimed, key=lambda run: (run.created_at, run.id))
