@@ -38,8 +38,11 @@ def child_workflow() -> Workflow:
 
 
 def hold_after_child_insert(t: Tocsin, committed: Any) -> None:
-    engine = t.store.engine
+    for engine in {id(e): e for e in t.store.engines.values()}.values():  # every role's pool
+        _hold(engine, committed)
 
+
+def _hold(engine: Any, committed: Any) -> None:
     @event.listens_for(engine, "after_cursor_execute")
     def _seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
         if "INSERT INTO WORKFLOW_RUNS" in statement.upper():
