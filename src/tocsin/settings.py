@@ -82,10 +82,11 @@ class Settings:
     ``action_timeout_s`` is the total deadline of an outbound action (connect + headers + body)
     whose config has no ``timeout_s``; ``action_timeout_max_s`` caps every deadline, a config's
     too. ``worker_concurrency`` is how many runs one worker process executes at once.
-    The ``max_*`` limits bound what one tenant can make tocsin build (issue 11): the size of
-    one rendered template value, of one record's data (serialized JSON; also each run's row
-    snapshot), the columns of a table and their names, the triggers of a table and the actions
-    of a trigger. Past a limit a write is refused with 400; a render fails its action.
+    The ``max_*`` limits bound what one tenant can make tocsin build, so that no tenant starves
+    another: the size of one rendered template value, of one record's data (serialized JSON;
+    also each run's row snapshot), the columns of a table and their names, the triggers of a
+    table and the actions of a trigger. Past a limit a write is refused with 400; a render
+    fails its action.
     ``body_timeout_s``: the time a request's body may take to arrive, from its first read
     (a client trickling bytes holds a connection open: 408 past it).
     ``studio_sessions_per_token``: Studio sessions one token may hold (a new sign-in drops that

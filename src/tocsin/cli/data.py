@@ -1,5 +1,5 @@
 """``tocsin tables …``, ``tocsin triggers …`` and ``tocsin messages``: the data plane from the
-command line, through the facade (issue 18). Lists print Rich tables (ids never truncated) or
+command line, through the facade. Lists print Rich tables (ids never truncated) or
 JSON with ``--json``; errors are one line on stderr and exit code 1."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Why (not) on the command line (issue 17): ``tocsin due``, ``tocsin triggers skips|next|run
+"""Why (not) on the command line: ``tocsin due``, ``tocsin triggers skips|next|run
 --table T TRIGGER`` and ``tocsin schedules skips|next|backfill``; Rich tables (``--json``)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Checks on action configs that need the table: done at save, not at run time (issue 18). Pure.
+"""Checks on action configs that need the table: done at save, not at run time. Pure.
 
 - ``webhook`` / ``api_call`` URLs must be ``http://`` or ``https://`` with a host. A URL that is
   one template token (``$row.Url``) is checked when it is rendered; a URL with a literal start

@@ -14,7 +14,7 @@ every row). Evaluation never raises, whatever the cells hold:
 - ``is_empty`` / ``is_not_empty``: the cell is / is not missing, ``null``, blank text, ``[]`` or
   ``{}``.
 
-A predicate may instead test the *previous* value of an update (SPEC §13, issue 14):
+A predicate may instead test the *previous* value of an update (SPEC §13):
 ``{"column": "Status", "was": "Open"}`` holds when the cell equalled ``was`` (a scalar, ``eq``'s
 equality) before the write; it is allowed only on ``on: "updated"`` triggers, and is false
 wherever no previous row is known.

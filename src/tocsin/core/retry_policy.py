@@ -1,4 +1,4 @@
-"""A trigger's automatic-retry policy (issue 18; SPEC §9 extended). Pure.
+"""A trigger's automatic-retry policy (SPEC §9 extended). Pure.
 
 Opt in per trigger with ``"retry": {"max_attempts": 5, "backoff_s": 30, "factor": 2,
 "max_backoff_s": 3600, "jitter": true}``; only ``max_attempts`` is required, the others default

@@ -23,9 +23,9 @@ from tocsin.core.action_fields import ACTION_FIELDS, ACTION_TYPES, FIELD_CHECKS
 from tocsin.core.predicates import validate_changed, validate_when
 from tocsin.core.retry_policy import validate_retry
 from tocsin.core.schedules import (
-    Cron,
+    CronSchedule,
     Daily,
-    Schedule,
+    ScheduleSpec,
     normalize_schedule,
     parse_schedule,
     schedule_problems,
@@ -36,7 +36,7 @@ from tocsin.errors import ConfigError
 
 EVENTS = ("created", "updated", "deleted", "restored", "schedule")
 _TRIGGER_KEYS: tuple[str, ...] = ("id", "name", "on", "changed", "when", "schedule", "actions")
-_TRIGGER_KEYS += ("retry", "on_failure")  # issue 18: retry policy and failure alerts
+_TRIGGER_KEYS += ("retry", "on_failure")  # retry policy and failure alerts
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}", re.ASCII)
 
 
@@ -87,12 +87,12 @@ def _validate_trigger(item: object, columns: Mapping[str, str], new_id: NewId) -
     on = item.get("on")
     if on not in EVENTS:
         raise _trigger_error(f"on must be one of {', '.join(EVENTS)} (got {on!r})")
-    schedule: Schedule | None = None
+    schedule: ScheduleSpec | None = None
     if on == "schedule":
         schedule = parse_schedule(item.get("schedule"), columns)
     elif item.get("schedule") is not None:
         raise _trigger_error("a schedule is only allowed with on: 'schedule'")
-    if isinstance(schedule, Cron) and item.get("when"):
+    if isinstance(schedule, CronSchedule) and item.get("when"):
         raise ConfigError(messages.CRON_WHEN_NOT_ALLOWED, code="cron_when_not_allowed")
     changed = validate_changed(on, item.get("changed"), columns)
     when = validate_when(item.get("when"), columns, previous=on == "updated")
@@ -129,8 +129,8 @@ def _refuse_shared_ids(actions: list[dict[str, Any]], alerts: list[dict[str, Any
         )
 
 
-def _check_schedule_actions(schedule: Schedule | None, actions: list[dict[str, Any]]) -> None:
-    if isinstance(schedule, Cron) and has_row_tokens(actions):
+def _check_schedule_actions(schedule: ScheduleSpec | None, actions: list[dict[str, Any]]) -> None:
+    if isinstance(schedule, CronSchedule) and has_row_tokens(actions):
         raise ConfigError(messages.CRON_ROW_TOKENS, code="cron_row_tokens")
     slots = any(a["type"] == "materialize_slots" for a in actions)
     if slots and not isinstance(schedule, Daily):

@@ -1,5 +1,5 @@
 """Trigger configs: schedules, predicates, actions, pause, compound and event trees,
-field-change conditions, and the why-not texts (issues 12, 14, 17)."""
+field-change conditions, and the why-not texts."""
 
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ def naive_datetime(name: str) -> str:
     return f"{name} must be a timezone-aware datetime (naive datetimes are refused)"
 
 
-# ---- table schedule triggers: pause and resume (issue 12) ----
+# ---- table schedule triggers: pause and resume ----
 
 
 def trigger_not_pausable(trigger_id: str, on: object) -> str:
@@ -100,7 +100,7 @@ def trigger_without_state(trigger_id: str) -> str:
     )
 
 
-# --- compound / event triggers of workflow schedules (SPEC §13, issue 14) --------------------
+# --- compound / event triggers of workflow schedules (SPEC §13) ---------------------------
 
 
 def trigger_cron_not_string(value: object) -> str:
@@ -179,7 +179,7 @@ def trigger_schedule_unknown(schedule_id: str, other: str) -> str:
     return f"schedule '{schedule_id}': event 'schedule_succeeded' names unknown schedule '{other}'"
 
 
-# --- field-change conditions of row-event triggers (SPEC §13, issue 14) ----------------------
+# --- field-change conditions of row-event triggers (SPEC §13) -----------------------------
 
 CHANGED_ONLY_ON_UPDATED = "changed is only allowed with on: 'updated'"
 CHANGED_NOT_LIST = "changed must be a non-empty list of column names"
@@ -190,7 +190,7 @@ def changed_column_missing(column: object) -> str:
     return f"changed column '{column}' does not exist on this table"
 
 
-# --- issue 17: why didn't it fire? -------------------------------------------------------------
+# --- why didn't it fire? --------------------------------------------------------------------
 
 NEXT_FIRES_CLOCK_ONLY = (
     "next fires are computed for interval, daily and cron triggers; a date_column_reached"

@@ -130,7 +130,7 @@ def token_permission_invalid(permission: object) -> str:
     return f"invalid permission '{permission}'. valid permissions: schedules:read, schedules:write"
 
 
-# --- lanes (SPEC §14, issue 16) ----------------------------------------------------------------
+# --- lanes (SPEC §14) -------------------------------------------------------------------------
 
 
 def contract_mismatch(field: str, expected: object, found: object) -> str:
