@@ -35,7 +35,7 @@ def _positive(env: Mapping[str, str], name: str, default: str) -> float:
     except ValueError:
         value = float("nan")
     if not value > 0 or value == float("inf"):
-        raise SettingsError(f"{name} must be a positive number of seconds, got {raw!r}")
+        raise SettingsError(messages.setting_not_positive_seconds(name, raw))
     return value
 
 
@@ -62,7 +62,7 @@ def _listen(env: Mapping[str, str], name: str) -> tuple[str, int | None]:
     if not raw:
         return host, None
     if not port.isascii() or not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise SettingsError(f"{name} must be PORT or HOST:PORT (port in [1, 65535]), got {raw!r}")
+        raise SettingsError(messages.setting_not_address(name, raw))
     return host, int(port)
 
 

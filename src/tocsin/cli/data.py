@@ -78,7 +78,7 @@ def parse_columns(specs: list[str]) -> dict[str, str]:
     for spec in specs:
         name, sep, kind = spec.partition("=")
         if not sep or not name.strip():
-            raise ValidationError(f"--column '{spec}' must be NAME=TYPE (e.g. Due=datetime)")
+            raise ValidationError(messages.column_option_invalid(spec))
         columns[name.strip()] = kind.strip()
     return columns
 

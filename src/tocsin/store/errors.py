@@ -113,7 +113,7 @@ def map_db_errors() -> Iterator[None]:
         if is_storage_full(exc):
             raise StorageFull(messages.STORAGE_FULL) from exc
         if is_transient(exc):
-            raise TransientStoreError(f"transient database conflict: {_driver_error(exc)}") from exc
+            raise TransientStoreError(messages.transient_conflict(_driver_error(exc))) from exc
         if is_unavailable(exc):
             raise StoreUnavailable(messages.DATABASE_UNAVAILABLE) from exc
         raise
