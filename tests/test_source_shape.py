@@ -122,17 +122,60 @@ def error_classes_taking_a_detail() -> set[str]:
 
 
 def is_inline_text(node: ast.expr) -> bool:
-    """A string literal, an f-string, or an expression built on one (``"a" + b``,
-    ``"…".format(…)``)."""
+    """Words written in place: a string literal or an f-string with a letter in its literal
+    parts (``f"{path}: {detail}"`` only joins texts), or an expression built on one
+    (``"a" + b``, ``"…".format(…)``)."""
     if isinstance(node, ast.JoinedStr):
-        return True
+        return any(is_inline_text(v) for v in node.values if isinstance(v, ast.Constant))
     if isinstance(node, ast.Constant):
-        return isinstance(node.value, str)
+        return isinstance(node.value, str) and any(c.isalpha() for c in node.value)
     if isinstance(node, ast.BinOp):
         return is_inline_text(node.left) or is_inline_text(node.right)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         return is_inline_text(node.func.value)
     return False
+
+
+TEXT_PARAMETERS = {"detail", "text", "reason"}
+
+
+def error_factories(tree: ast.AST, classes: set[str]) -> dict[str, list[str]]:
+    """A module's functions that make an error (``def _invalid(reason: str) -> ConfigError``,
+    ``def _error(text: str) -> typer.Exit``): name → their positional parameters (the text
+    ones are in :data:`TEXT_PARAMETERS`)."""
+    found: dict[str, list[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.returns is not None:
+            returned = ast.unparse(node.returns).strip("'\"")
+            if returned in classes or returned.endswith("Exit"):
+                found[node.name] = [a.arg for a in node.args.args if a.arg != "self"]
+    return found
+
+
+def inline_texts(tree: ast.AST, classes: set[str]) -> list[str]:
+    """``lineno: text`` of each inline text given as an error's detail or an error factory's
+    text in the module ``tree``."""
+    factories = error_factories(tree, classes)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        callee = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+        if callee in classes or callee == "HTTPException":
+            params = ["detail"] if callee in classes else ["status_code", "detail"]
+        elif callee in factories:
+            params = factories[callee]
+        else:
+            continue
+        given = dict(zip(params, node.args, strict=False)) | {
+            k.arg: k.value for k in node.keywords if k.arg is not None
+        }
+        found += [
+            f"{node.lineno}: {ast.unparse(value)}"
+            for name, value in given.items()
+            if name in TEXT_PARAMETERS and is_inline_text(value)
+        ]
+    return found
 
 
 def test_errors_carry_texts_from_the_messages_package() -> None:
@@ -145,23 +188,25 @@ def test_errors_carry_texts_from_the_messages_package() -> None:
         "ActionError",
     } <= classes
     assert "ContractMismatch" not in classes  # its first argument is a field name
-    found = []
-    for p in sorted(PACKAGE.rglob("*.py")):
-        where = str(p.relative_to(ROOT))
-        if "messages" in p.relative_to(PACKAGE).parts or where in PENDING_INLINE_TEXTS:
-            continue
-        for node in ast.walk(ast.parse(p.read_text())):
-            if not isinstance(node, ast.Call):
-                continue
-            callee = (
-                node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
-            )
-            texts = [k.value for k in node.keywords if k.arg == "detail"]
-            if callee in classes:
-                texts += node.args[:1]
-            elif callee != "HTTPException":
-                continue
-            found += [
-                f"{where}:{node.lineno}: {ast.unparse(t)}" for t in texts if is_inline_text(t)
-            ]
+    predicates = ast.parse((PACKAGE / "core" / "predicates.py").read_text())
+    assert error_factories(predicates, classes) == {"_invalid": ["reason"]}
+    found = [
+        f"{p.relative_to(ROOT)}:{line}"
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if "messages" not in p.relative_to(PACKAGE).parts
+        and str(p.relative_to(ROOT)) not in PENDING_INLINE_TEXTS
+        for line in inline_texts(ast.parse(p.read_text()), classes)
+    ]
     assert found == []
+
+
+def test_no_two_messages_modules_define_the_same_name() -> None:
+    """``tocsin.messages`` star-imports its modules: a name defined twice would silently
+    shadow the other text."""
+    defined: dict[str, list[str]] = {}
+    for p in sorted((PACKAGE / "messages").glob("*.py")):
+        if p.name != "__init__.py":
+            for name in module_level_names(ast.parse(p.read_text())):
+                defined.setdefault(name, []).append(p.name)
+    assert len(defined) > 100
+    assert {n: where for n, where in defined.items() if len(where) > 1} == {}

@@ -56,3 +56,45 @@ def change_status_invalid(allowed: Iterable[str]) -> str:
 
 def page_bounds_invalid(maximum: int) -> str:
     return f"skip must be >= 0 and limit in [1, {maximum}]"
+
+
+# ---- the command line's own answers (each printed after "error: " where it is one) ----
+TOKEN_CREATE_NEEDS_GRANT = "give --scope, --permission, or both"
+
+
+def option_not_json(name: str, reason: object) -> str:
+    return f"{name} is not valid JSON: {reason}"
+
+
+def input_not_json(reason: object) -> str:
+    return f"--input is not JSON: {reason}"
+
+
+def instant_option_invalid(name: str, text: str) -> str:
+    return f"{name} must be an ISO instant with an offset, got {text!r}"
+
+
+def database_unopenable(url: str, reason: str) -> str:
+    return f"cannot open the database {url}: {reason}"
+
+
+def file_unreadable(path: object, reason: object) -> str:
+    return f"cannot read {path}: {reason}"
+
+
+def contract_line_not_json(number: int, reason: str) -> str:
+    return f"line {number}: not JSON ({reason})"
+
+
+def contract_line_mismatch(number: int, field: str, detail: str) -> str:
+    return f"line {number}: field {field}: {detail}"
+
+
+def contracts_verified(count: int) -> str:
+    return f"{count} contract(s) verified"
+
+
+IAC_NO_CHANGES = "No changes. Nothing to apply."
+IAC_CONFIRM_APPLY = "Apply these changes?"
+IAC_APPLY_CANCELLED = "Apply cancelled."
+IAC_EXPORT_NEEDS_WHAT = "give --scope (trigger documents), --schedules or --workflow"

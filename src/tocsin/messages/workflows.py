@@ -267,6 +267,10 @@ def iac_schedule_id_invalid(value: object) -> str:
     )
 
 
+def iac_schedule_key_not_string(key: str, value: object) -> str:
+    return f"{key} must be a string, got {value!r}"
+
+
 def iac_schedule_id_twice(schedule_id: str) -> str:
     return f"schedule id '{schedule_id}' appears in two schedule documents"
 
