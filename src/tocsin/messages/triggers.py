@@ -343,3 +343,20 @@ def retry_max_backoff_invalid(limit: float, given: object) -> str:
 
 def retry_jitter_invalid(given: object) -> str:
     return f"retry jitter must be true or false (got {given!r})"
+
+
+# actions checked against the table at save
+def url_not_http(url: str) -> str:
+    return f"url must be an http:// or https:// URL with a host (got {url!r})"
+
+
+def action_problem(kind: str, problem: str) -> str:
+    return f"{kind} action {problem}"
+
+
+def action_row_column_missing(kind: str, column: str, hint: str) -> str:
+    return f"{kind} action uses '$row.{column}' but this table has no column '{column}'. {hint}"
+
+
+def columns_listed(names: Iterable[str]) -> str:
+    return "columns: " + (", ".join(names) or "none")

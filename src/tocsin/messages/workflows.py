@@ -137,6 +137,10 @@ def contract_mismatch(field: str, expected: object, found: object) -> str:
     return f"contract field '{field}' does not verify: expected {expected!r}, found {found!r}"
 
 
+def selection_policy_raised(exc: BaseException) -> str:
+    return f"selection policy raised {type(exc).__name__}: {exc}"
+
+
 def lane_window_invalid(start: object, end: object) -> str:
     return (
         f"a lane window needs two aware instants with start < end (half-open [start, end)); "
