@@ -35,7 +35,7 @@ def _positive(env: Mapping[str, str], name: str, default: str) -> float:
     except ValueError:
         value = float("nan")
     if not value > 0 or value == float("inf"):
-        raise SettingsError(f"{name} must be a positive number of seconds, got {raw!r}")
+        raise SettingsError(messages.setting_not_positive_seconds(name, raw))
     return value
 
 
@@ -76,7 +76,7 @@ def _listen(env: Mapping[str, str], name: str) -> tuple[str, int | None]:
     if not raw:
         return host, None
     if not port.isascii() or not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise SettingsError(f"{name} must be PORT or HOST:PORT (port in [1, 65535]), got {raw!r}")
+        raise SettingsError(messages.setting_not_address(name, raw))
     return host, int(port)
 
 
@@ -99,10 +99,11 @@ class Settings:
     ``max_running_per_scope`` how many runs of one scope (a table's ``scope``/``scope_id``; the
     app's workflow runs are one scope) may be running at once (None: ``worker_concurrency - 1``,
     at least 1; :attr:`per_scope_cap`), so another scope's ready run finds a free slot.
-    The ``max_*`` limits bound what one tenant can make tocsin build (issue 11): the size of
-    one rendered template value, of one record's data (serialized JSON; also each run's row
-    snapshot), the columns of a table and their names, the triggers of a table and the actions
-    of a trigger. Past a limit a write is refused with 400; a render fails its action.
+    The ``max_*`` limits bound what one tenant can make tocsin build, so that no tenant starves
+    another: the size of one rendered template value, of one record's data (serialized JSON;
+    also each run's row snapshot), the columns of a table and their names, the triggers of a
+    table and the actions of a trigger. Past a limit a write is refused with 400; a render
+    fails its action.
     ``body_timeout_s``: the time a request's body may take to arrive, from its first read
     (a client trickling bytes holds a connection open: 408 past it).
     ``studio_sessions_per_token``: Studio sessions one token may hold (a new sign-in drops that

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tocsin import messages
 from tocsin.actions.base import ActionContext, ActionError, require_str
 from tocsin.actions.net import send
 from tocsin.actions.webhook import rendered_headers
@@ -24,7 +25,7 @@ class ApiCall:
     def execute(self, ctx: ActionContext, config: Mapping[str, Any]) -> str:
         method = str(ctx.render(config.get("method", "GET"))).upper()
         if method not in METHODS:
-            raise ActionError(f"api_call method '{method}' is not one of {sorted(METHODS)}")
+            raise ActionError(messages.api_call_method_invalid(method, METHODS))
         url = str(ctx.render(require_str(config, "url", self.type)))
         body = ctx.render(config.get("body"))
         response = send(

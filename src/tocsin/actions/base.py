@@ -191,5 +191,5 @@ def require_str(config: Mapping[str, Any], key: str, action_type: str) -> str:
     """``config[key]`` as a non-empty string, else a permanent ActionError naming it."""
     value = config.get(key)
     if not isinstance(value, str) or not value:
-        raise ActionError(f"{action_type} action needs a non-empty '{key}' string")
+        raise ActionError(messages.action_needs_string(action_type, key))
     return value

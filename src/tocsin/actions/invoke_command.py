@@ -30,7 +30,7 @@ from tocsin.store.errors import is_transient
 def rendered_inputs(ctx: ActionContext, config: Mapping[str, Any]) -> dict[str, Any]:
     inputs = config.get("inputs") or {}
     if not isinstance(inputs, Mapping):
-        raise ActionError("invoke_command 'inputs' must be an object of name → value")
+        raise ActionError(messages.INVOKE_INPUTS_NOT_OBJECT)
     if ctx.recordless:
         for name, value in inputs.items():
             if has_row_tokens(value):
@@ -69,9 +69,7 @@ class InvokeCommand:
         if slot["state"] == "succeeded":
             return describe(name, slot["result"], replayed=True)
         if slot["state"] == "busy":
-            raise ActionError(
-                f"command {name}: key {key} is held by another attempt", permanent=False
-            )
+            raise ActionError(messages.command_key_busy(name, key), permanent=False)
         result = self._call(ctx, name, fn, inputs, key)
         return describe(name, result, replayed=False)
 
@@ -90,8 +88,8 @@ class InvokeCommand:
                 raise
             # a command calling sys.exit() fails its run; it does not stop the worker
             if is_transient(exc):  # a lock conflict inside the command: retried, same key
-                raise TransientStoreError(f"command {name}: {exc}") from exc
-            raise ActionError(f"command {name} failed: {type(exc).__name__}: {exc}") from exc
+                raise TransientStoreError(messages.command_conflict(name, exc)) from exc
+            raise ActionError(messages.command_failed(name, exc)) from exc
         _store_result(ctx, key, result)
         return result
 

@@ -123,9 +123,7 @@ def first_day(ctx: ActionContext) -> date:
 def horizon(config: Mapping[str, Any]) -> int:
     days = config.get("horizon_days", 14)
     if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_HORIZON_DAYS:
-        raise ActionError(
-            f"materialize_slots horizon_days must be an integer in [1, {MAX_HORIZON_DAYS}]"
-        )
+        raise ActionError(messages.horizon_days_invalid(MAX_HORIZON_DAYS))
     return days
 
 
@@ -136,7 +134,7 @@ class MaterializeSlots:
         start_day, days = first_day(ctx), horizon(config)
         source_id = config.get("source_table_id")
         if not isinstance(source_id, str) or not source_id:
-            raise ActionError("materialize_slots needs a 'source_table_id'")
+            raise ActionError(messages.MATERIALIZE_NEEDS_SOURCE)
         target_id = str(config.get("target_table_id") or ctx.run["table_id"])
         for table_id in (source_id, target_id):
             scoped_table(ctx, table_id)  # live and in the run's scope, at every attempt
@@ -158,4 +156,4 @@ class MaterializeSlots:
                     ctx.env.records.create_record(target_id, data, now=ctx.now)
                     existing.add(key)
                     created += 1
-        return f"materialized {created} new slot(s) over {days} day(s) from {start_day.isoformat()}"
+        return messages.slots_materialized(created, days, start_day.isoformat())

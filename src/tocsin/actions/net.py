@@ -44,7 +44,7 @@ def system_resolve(host: str) -> list[str]:
     try:
         infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
     except socket.gaierror as exc:
-        raise ActionError(f"cannot resolve host '{host}': {exc}") from exc
+        raise ActionError(messages.host_unresolvable(host, exc)) from exc
     return sorted({str(info[4][0]) for info in infos})
 
 
@@ -140,9 +140,9 @@ def check_url(
         parts = httpx.URL(url)
         host = parts.raw_host.decode("ascii").lower()
     except (httpx.InvalidURL, UnicodeDecodeError) as exc:
-        raise ActionError(f"outbound URL is invalid: '{url}': {exc}") from exc
+        raise ActionError(messages.outbound_url_invalid(url, exc)) from exc
     if parts.scheme not in ("http", "https") or not host:
-        raise ActionError(f"outbound URL must be http(s) with a host: '{url}'")
+        raise ActionError(messages.outbound_url_not_http(url))
     allow = allowed_for_port(allow, parts.port or DEFAULT_PORTS[parts.scheme])
     if host in allow:
         return []
@@ -151,13 +151,10 @@ def check_url(
     except ValueError:
         addresses = [ipaddress.ip_address(a) for a in (resolve or system_resolve)(host)]
     if not addresses:
-        raise ActionError(f"cannot resolve host '{host}'")
+        raise ActionError(messages.host_unresolvable(host))
     for address in addresses:
         if is_blocked(address) and not _allowed(address, allow):
-            raise ActionError(
-                f"outbound request to '{host}' refused: {address} is a loopback, private or "
-                "link-local address (allow it with TOCSIN_OUTBOUND_ALLOW)"
-            )
+            raise ActionError(messages.outbound_address_refused(host, address))
     return addresses
 
 
@@ -270,7 +267,7 @@ def send(
         detail = messages.action_deadline_passed(method, url, seconds, type(exc).__name__)
         raise ActionTimeout(detail) from exc
     except httpx.HTTPError as exc:
-        raise ActionError(f"{method} {url} failed: {type(exc).__name__}: {exc}") from exc
+        raise ActionError(messages.request_failed(method, url, exc)) from exc
     if not 200 <= answer.status_code < 300:
-        raise ActionError(f"{method} {url} answered {answer.status_code}: {answer.text[:200]}")
+        raise ActionError(messages.request_answered(method, url, answer.status_code, answer.text))
     return answer

@@ -1,8 +1,8 @@
 """``notify``: post a templated message to a chatroom's message feed (SPEC §10).
 
 The chatroom is the table's own: a table in a chatroom scope posts to its ``scope_id``, and
-``chatroom_id`` may only name that chatroom (issue 11: a tenant never posts into another
-tenant's feed). Saving a config is refused otherwise; a stored config that predates the rule
+``chatroom_id`` may only name that chatroom (a tenant never posts into another tenant's
+feed). Saving a config is refused otherwise; a stored config that predates the rule
 fails here, before anything is rendered or written (``core.targets.notify_chatroom``). A table
 in a workspace or user scope has no chatroom feed: its notify actions are refused.
 

@@ -39,7 +39,7 @@ def scoped_table(ctx: ActionContext, table_id: str) -> Table:
         table = get_table(tx, table_id=table_id)
     own = (ctx.table.get("scope"), ctx.table.get("scope_id"))
     if table is None or (table.scope, table.scope_id) != own:
-        raise ActionError(f"target table '{table_id}' does not exist or is trashed")
+        raise ActionError(messages.target_table_missing(table_id))
     return table
 
 
@@ -48,7 +48,7 @@ def record_values(
 ) -> dict[str, Any]:
     values = ctx.render(config.get("values", {}))
     if not isinstance(values, Mapping):
-        raise ActionError(f"{action_type} 'values' must be an object of column → value")
+        raise ActionError(messages.record_values_not_object(action_type))
     return dict(values)
 
 
@@ -60,7 +60,7 @@ def target_record(ctx: ActionContext, config: Mapping[str, Any], needs_row: str)
         return str(ctx.run["record_id"])
     rendered = ctx.render(raw)
     if not isinstance(rendered, str) or not rendered:
-        raise ActionError("record_id rendered empty: no record to write")
+        raise ActionError(messages.RECORD_ID_EMPTY)
     return rendered
 
 
@@ -82,7 +82,7 @@ def staged(
     }
     with ctx.env.store.begin() as tx:
         row = stage_change(tx, change=change, now=ctx.now)
-    return f"staged change {row['id']} awaits approval ({operation})"
+    return messages.change_staged(row["id"], operation)
 
 
 class CreateRecord:
@@ -94,7 +94,7 @@ class CreateRecord:
         if table.requires_approval:
             return staged(ctx, table, "create", None, values)
         record_id = ctx.env.records.create_record(table.id, values, now=ctx.now)
-        return f"created record {record_id} in table {table.id}"
+        return messages.record_written("created", record_id, table.id)
 
 
 class UpdateRecord:
@@ -107,7 +107,7 @@ class UpdateRecord:
         if table.requires_approval:
             return staged(ctx, table, "update", record_id, values)
         ctx.env.records.update_record(table.id, record_id, values, now=ctx.now)
-        return f"updated record {record_id} in table {table.id}"
+        return messages.record_written("updated", record_id, table.id)
 
 
 class DeleteRecord:
@@ -119,4 +119,4 @@ class DeleteRecord:
         if table.requires_approval:
             return staged(ctx, table, "delete", record_id, {})
         ctx.env.records.delete_record(table.id, record_id, now=ctx.now)
-        return f"deleted record {record_id} in table {table.id}"
+        return messages.record_written("deleted", record_id, table.id)

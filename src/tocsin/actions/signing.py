@@ -1,4 +1,4 @@
-"""Signed webhooks (issue 18): the Standard-Webhooks / Stripe convention.
+"""Signed webhooks: the Standard-Webhooks / Stripe convention.
 
 Every ``webhook`` request carries::
 

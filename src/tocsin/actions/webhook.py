@@ -1,4 +1,4 @@
-"""``webhook``: HTTP POST of a JSON payload to ``url`` (SPEC §10), signed (issue 18).
+"""``webhook``: HTTP POST of a JSON payload to ``url`` (SPEC §10), signed (``actions.signing``).
 
 Config: ``url`` (templated), optional ``payload`` (templated JSON; default: the run's ids, its
 scheduled instant and the row snapshot), ``headers`` (templated), ``method`` (POST, PUT or

@@ -67,7 +67,7 @@ class Daily(Doc):
     timezone: Zone | None = None
 
 
-class Cron(Doc):
+class CronScheduleDoc(Doc):
     """Strict five-field cron (SPEC §4.4); recordless, takes no ``when``."""
 
     type: Literal["cron"]
@@ -75,7 +75,9 @@ class Cron(Doc):
     timezone: Zone | None = None
 
 
-ScheduleDoc = Annotated[DateColumnReached | Interval | Daily | Cron, Field(discriminator="type")]
+ScheduleDoc = Annotated[
+    DateColumnReached | Interval | Daily | CronScheduleDoc, Field(discriminator="type")
+]
 
 
 class Predicate(Doc):

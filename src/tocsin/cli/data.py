@@ -1,5 +1,5 @@
 """``tocsin tables …``, ``tocsin triggers …`` and ``tocsin messages``: the data plane from the
-command line, through the facade (issue 18). Lists print Rich tables (ids never truncated) or
+command line, through the facade. Lists print Rich tables (ids never truncated) or
 JSON with ``--json``; errors are one line on stderr and exit code 1."""
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def parse_columns(specs: list[str]) -> dict[str, str]:
     for spec in specs:
         name, sep, kind = spec.partition("=")
         if not sep or not name.strip():
-            raise ValidationError(f"--column '{spec}' must be NAME=TYPE (e.g. Due=datetime)")
+            raise ValidationError(messages.column_option_invalid(spec))
         columns[name.strip()] = kind.strip()
     return columns
 

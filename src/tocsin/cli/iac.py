@@ -58,7 +58,7 @@ def _read(path: str) -> list[dict[str, Any]]:
     try:
         text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise _error(f"cannot read {path}: {exc}") from None
+        raise _error(messages.file_unreadable(path, exc)) from None
     try:
         return iac.loads(text)
     except TocsinError as exc:
@@ -191,7 +191,7 @@ def export(
     kind, scope_id = _scope(scope)
     with_schedules = schedules or bool(workflow)
     if kind is None and not with_schedules:
-        raise _error("give --scope (trigger documents), --schedules or --workflow")
+        raise _error(messages.IAC_EXPORT_NEEDS_WHAT)
     tocsin = _open(create=create)
 
     def documents() -> list[dict[str, Any]]:
@@ -243,10 +243,10 @@ def apply(
         render(console, entries)
         _refuse_invalid(entries)
         if not _has_changes(entries):
-            console.print("No changes. Nothing to apply.")
+            console.print(messages.IAC_NO_CHANGES)
             return
-        if not yes and not typer.confirm("Apply these changes?", default=False):
-            typer.echo("Apply cancelled.", err=True)
+        if not yes and not typer.confirm(messages.IAC_CONFIRM_APPLY, default=False):
+            typer.echo(messages.IAC_APPLY_CANCELLED, err=True)
             raise typer.Exit(ERROR)
         done = tocsin.apply(kind, scope_id, documents)
     except TocsinError as exc:

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
+from tocsin import messages
 from tocsin.core.contract import ContractMismatch
 from tocsin.service.lanes import Lanes
 
@@ -95,20 +96,20 @@ def lanes_verify(
         try:
             Lanes.verify(json.loads(line))
         except json.JSONDecodeError as exc:
-            typer.echo(f"line {number}: not JSON ({exc.msg})", err=True)
+            typer.echo(messages.contract_line_not_json(number, exc.msg), err=True)
             raise typer.Exit(1) from None
         except ContractMismatch as exc:
-            typer.echo(f"line {number}: field {exc.field}: {exc.detail}", err=True)
+            typer.echo(messages.contract_line_mismatch(number, exc.field, exc.detail), err=True)
             raise typer.Exit(1) from None
         count += 1
-    typer.echo(f"{count} contract(s) verified")
+    typer.echo(messages.contracts_verified(count))
 
 
 def _read(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except OSError as exc:
-        typer.echo(f"error: cannot read {path}: {exc.strerror}", err=True)
+        typer.echo(f"error: {messages.file_unreadable(path, exc.strerror)}", err=True)
         raise typer.Exit(2) from None
 
 

@@ -118,7 +118,7 @@ def _cannot_open(url: str, exc: BaseException) -> NoReturn:
     password = urlsplit(url).password
     if password:
         reason = reason.replace(password, "***")
-    typer.echo(f"error: cannot open the database {redacted(url)}: {reason}", err=True)
+    typer.echo(f"error: {messages.database_unopenable(redacted(url), reason)}", err=True)
     raise typer.Exit(1) from None
 
 

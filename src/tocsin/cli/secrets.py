@@ -1,4 +1,4 @@
-"""``tocsin secrets rotate --scope chatroom:<uuid>``: the scope's webhook signing secret (issue 18).
+"""``tocsin secrets rotate --scope chatroom:<uuid>``: the scope's webhook signing secret.
 
 Every webhook of the scope's tables is signed with it (``X-Tocsin-Signature``); rotating makes a
 new one, in force at once, and prints it alone on the last line (copy it to your receivers).

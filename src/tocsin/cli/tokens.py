@@ -66,7 +66,7 @@ def create(
     """Create a token; it is printed alone on the last line and never shown again."""
     granted = list(permission or [])
     if scope is None and not granted:
-        typer.echo("error: give --scope, --permission, or both", err=True)
+        typer.echo(f"error: {messages.TOKEN_CREATE_NEEDS_GRANT}", err=True)
         raise typer.Exit(2)
     now = datetime.now(UTC)
     try:

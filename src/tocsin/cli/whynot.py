@@ -1,4 +1,4 @@
-"""Why (not) on the command line (issue 17): ``tocsin due``, ``tocsin triggers skips|next|run
+"""Why (not) on the command line: ``tocsin due``, ``tocsin triggers skips|next|run
 --table T TRIGGER`` and ``tocsin schedules skips|next|backfill``; Rich tables (``--json``)."""
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from tocsin import messages
 
 from .data import TableOpt, TriggerArg, triggers_app
 from .processes import CreateOpt
@@ -33,7 +35,7 @@ def _instant(text: str | None, name: str = "--at") -> datetime | None:
     except ValueError:
         at = None
     if at is None or at.tzinfo is None:
-        typer.echo(f"error: {name} must be an ISO instant with an offset, got {text!r}", err=True)
+        typer.echo(f"error: {messages.instant_option_invalid(name, text)}", err=True)
         raise typer.Exit(2)
     return at
 

@@ -150,7 +150,7 @@ def _json_arg(name: str, text: str | None) -> Any:
     try:
         return json.loads(text)
     except ValueError as exc:
-        typer.echo(f"error: {name} is not valid JSON: {exc}", err=True)
+        typer.echo(f"error: {messages.option_not_json(name, exc)}", err=True)
         raise typer.Exit(2) from None
 
 
@@ -250,7 +250,7 @@ def workflows_start(
     try:
         data = json.loads(input_json)
     except ValueError as exc:
-        typer.echo(f"error: --input is not JSON: {exc}", err=True)
+        typer.echo(f"error: {messages.input_not_json(exc)}", err=True)
         raise typer.Exit(2) from None
     with _facade(app, create) as t:
         run = t.start_workflow(workflow_id, data, wait=wait)

@@ -1,4 +1,4 @@
-"""Checks on action configs that need the table: done at save, not at run time (issue 18). Pure.
+"""Checks on action configs that need the table: done at save, not at run time. Pure.
 
 - ``webhook`` / ``api_call`` URLs must be ``http://`` or ``https://`` with a host. A URL that is
   one template token (``$row.Url``) is checked when it is rendered; a URL with a literal start
@@ -40,7 +40,7 @@ def url_problem(url: str) -> str | None:
         return None  # the whole URL comes from a template token
     scheme, sep, rest = literal.partition("://")
     if not sep or scheme.lower() not in ("http", "https"):
-        return f"url must be an http:// or https:// URL with a host (got {url!r})"
+        return messages.url_not_http(url)
     if token is not None and "/" not in rest and "?" not in rest and "#" not in rest:
         return None  # the host is (partly) a template token
     try:
@@ -48,7 +48,7 @@ def url_problem(url: str) -> str | None:
     except ValueError:
         host = None
     if not host:
-        return f"url must be an http:// or https:// URL with a host (got {url!r})"
+        return messages.url_not_http(url)
     return None
 
 
@@ -109,21 +109,18 @@ def table_problem(action: Mapping[str, Any], columns: Mapping[str, str]) -> str 
     it is refused, or None."""
     kind = action["type"]
     if kind in URL_ACTIONS and (problem := url_problem(action["url"])) is not None:
-        return f"{kind} action {problem}"
+        return messages.action_problem(kind, problem)
     if kind in URL_ACTIONS and (name := reserved_header(action.get("headers"))) is not None:
         return messages.header_reserved(kind, name)
     missing = missing_row_column(action, columns)
     if missing is not None:
-        return (
-            f"{kind} action uses '$row.{missing}' but this table has no column '{missing}'. "
-            f"{columns_hint(columns)}"
-        )
+        return messages.action_row_column_missing(kind, missing, columns_hint(columns))
     return None
 
 
 def columns_hint(columns: Mapping[str, str]) -> str:
     """``columns: A, B`` (the table's columns, as named), or ``columns: none``."""
-    return "columns: " + (", ".join(str(name) for name in columns) or "none")
+    return messages.columns_listed(str(name) for name in columns)
 
 
 __all__ = [

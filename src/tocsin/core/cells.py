@@ -102,7 +102,7 @@ def validate_cells(columns: Mapping[str, str], data: object) -> dict[str, Any]:
 
 def offset_warnings(columns: Mapping[str, str], data: Mapping[str, Any]) -> list[str]:
     """One warning per datetime cell of ``data`` written with an offset the naive-UTC rule
-    ignores (SPEC §4.1; issue 18): the write is accepted, the caller is told."""
+    ignores (SPEC §4.1): the write is accepted, the caller is told."""
     out = []
     for name, value in data.items():
         if columns.get(name) == "datetime" and (offset := ignored_offset(value)) is not None:

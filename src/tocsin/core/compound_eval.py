@@ -14,7 +14,7 @@ latches events but fires nothing; ``once=True`` stops firing after the first fir
 (the run it starts is active). With latches still satisfying the tree from an earlier tick that
 could not fire, the call fires at ``now`` first.
 
-Unsatisfied instants (issue 17, skip reason ``compound_unsatisfied``): a due instant the call
+Unsatisfied instants (skip reason ``compound_unsatisfied``): a due instant the call
 could fire at, where the tree is not satisfied but would be had every event leaf occurred
 (the instant passed waiting for events) is listed in :attr:`Outcome.unsatisfied`; an instant
 that cannot satisfy the tree whatever the events (``AND(T1, T2)`` off their coincidence) is

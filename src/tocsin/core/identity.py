@@ -6,7 +6,7 @@
   of it. The ledger stores ``date_identity(record_id, value)`` under the trigger id.
 - clock kinds: ``(trigger, window start)``; ``clock_identity(window)`` is the window in UTC.
 - a stored trigger definition: ``definition_digest(trigger)``, its content address (the runs it
-  fires name it by this, issue 10.4).
+  fires name it by this, not by a copy).
 
 Dedup keys (SPEC §5.4, the transport-level guard; the ledger is the durable one):
 ``dedup_key(schedule, scheduled_for)`` of a clock run — a daily schedule with a timezone uses its

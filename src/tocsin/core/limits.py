@@ -1,4 +1,4 @@
-"""Limits on what one tenant can make tocsin store or build (issue 11 item 4); pure checks.
+"""Limits on what one tenant can make tocsin store or build; pure checks.
 
 Each check raises ``ValidationError`` (400) naming the limit and its ``TOCSIN_*`` setting, and
 lets through any input of the wrong shape: the validation that follows refuses that with its own

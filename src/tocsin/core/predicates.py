@@ -14,7 +14,7 @@ every row). Evaluation never raises, whatever the cells hold:
 - ``is_empty`` / ``is_not_empty``: the cell is / is not missing, ``null``, blank text, ``[]`` or
   ``{}``.
 
-A predicate may instead test the *previous* value of an update (SPEC §13, issue 14):
+A predicate may instead test the *previous* value of an update (SPEC §13):
 ``{"column": "Status", "was": "Open"}`` holds when the cell equalled ``was`` (a scalar, ``eq``'s
 equality) before the write; it is allowed only on ``on: "updated"`` triggers, and is false
 wherever no previous row is known.
@@ -44,7 +44,7 @@ def validate_when(
     if when is None:
         return []
     if not isinstance(when, list):
-        raise _invalid("when must be a list of {column, op, value} objects")
+        raise _invalid(messages.WHEN_NOT_LIST)
     return [_validate_one(item, columns, previous) for item in when]
 
 
@@ -53,28 +53,28 @@ def _validate_was(
 ) -> dict[str, Any]:
     unknown = sorted(str(k) for k in item if k not in _WAS_KEYS)
     if unknown:
-        raise _invalid(f"a 'was' predicate takes only column and was, not {', '.join(unknown)}")
+        raise _invalid(messages.was_keys_unknown(unknown))
     if not previous:
-        raise _invalid("'was' tests the value before an update: only on: 'updated' triggers")
+        raise _invalid(messages.WAS_ONLY_ON_UPDATED)
     column = item.get("column")
     if not isinstance(column, str) or column not in columns:
         raise ConfigError(messages.when_column_missing(column), code="when_column_missing")
     if not _is_scalar(item["was"]):
-        raise _invalid("'was' needs a scalar value (string, number, boolean or null)")
+        raise _invalid(messages.WAS_NOT_SCALAR)
     return {"column": column, "was": item["was"]}
 
 
 def _validate_one(item: object, columns: Mapping[str, str], previous: bool) -> dict[str, Any]:
     if not isinstance(item, Mapping):
-        raise _invalid("each predicate must be an object with column, op and value")
+        raise _invalid(messages.PREDICATE_NOT_OBJECT)
     if "was" in item:
         return _validate_was(item, columns, previous)
     unknown = sorted(str(k) for k in item if k not in _KEYS)
     if unknown:
-        raise _invalid(f"unknown key(s) {', '.join(repr(k) for k in unknown)}")
+        raise _invalid(messages.predicate_keys_unknown(unknown))
     op = item.get("op")
     if not isinstance(op, str) or op not in OPS:
-        raise _invalid(f"unknown op {op!r}. valid ops: {', '.join(OPS)}")
+        raise _invalid(messages.op_unknown(op, OPS))
     column = item.get("column")
     if not isinstance(column, str) or column not in columns:
         detail = messages.with_columns(messages.when_column_missing(column), columns)
@@ -85,7 +85,7 @@ def _validate_one(item: object, columns: Mapping[str, str], previous: bool) -> d
             out["value"] = item["value"]
         return out
     if "value" not in item:
-        raise _invalid(f"op '{op}' needs a value")
+        raise _invalid(messages.op_needs_value(op))
     _check_value(op, item["value"])
     out["value"] = item["value"]
     return out
@@ -94,12 +94,12 @@ def _validate_one(item: object, columns: Mapping[str, str], previous: bool) -> d
 def _check_value(op: str, value: object) -> None:
     if op == "in":
         if not isinstance(value, list) or not all(_is_scalar(v) for v in value):
-            raise _invalid("op 'in' needs a list of scalar values")
+            raise _invalid(messages.OP_IN_NOT_LIST)
     elif op in _ORDERING or op == "contains":
         if not (isinstance(value, str) or _is_number(value)):
-            raise _invalid(f"op '{op}' needs a string or number value")
+            raise _invalid(messages.op_needs_string_or_number(op))
     elif not _is_scalar(value):
-        raise _invalid(f"op '{op}' needs a scalar value (string, number, boolean or null)")
+        raise _invalid(messages.op_needs_scalar(op))
 
 
 def _invalid(reason: str) -> ConfigError:

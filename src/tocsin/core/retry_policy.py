@@ -1,4 +1,4 @@
-"""A trigger's automatic-retry policy (issue 18; SPEC §9 extended). Pure.
+"""A trigger's automatic-retry policy (SPEC §9 extended). Pure.
 
 Opt in per trigger with ``"retry": {"max_attempts": 5, "backoff_s": 30, "factor": 2,
 "max_backoff_s": 3600, "jitter": true}``; only ``max_attempts`` is required, the others default
@@ -75,33 +75,25 @@ def _number(value: object) -> bool:
 def validate_retry(raw: object) -> dict[str, Any]:
     """The ``retry`` object as written, or ``ConfigError`` naming the bad key and value."""
     if not isinstance(raw, Mapping):
-        raise _error('retry must be an object like {"max_attempts": 5, "backoff_s": 30}')
+        raise _error(messages.RETRY_NOT_OBJECT)
     unknown = sorted(str(k) for k in raw if k not in RETRY_KEYS)
     if unknown:
-        keys = ", ".join(repr(k) for k in unknown)
-        raise _error(f"retry has unknown key(s) {keys}. allowed keys: {', '.join(RETRY_KEYS)}")
+        raise _error(messages.config_keys_unknown("retry", unknown, RETRY_KEYS))
     attempts = raw.get("max_attempts")
     if type(attempts) is not int or not 1 <= attempts <= MAX_ATTEMPTS_LIMIT:
-        raise _error(
-            f"retry max_attempts must be an integer in [1, {MAX_ATTEMPTS_LIMIT}] (got {attempts!r})"
-        )
+        raise _error(messages.retry_max_attempts_invalid(MAX_ATTEMPTS_LIMIT, attempts))
     backoff = raw.get("backoff_s", 30)
     if not _number(backoff) or not 0 < backoff <= MAX_BACKOFF_LIMIT_S:
-        raise _error(
-            f"retry backoff_s must be a number in (0, {MAX_BACKOFF_LIMIT_S}] (got {backoff!r})"
-        )
+        raise _error(messages.retry_backoff_invalid(MAX_BACKOFF_LIMIT_S, backoff))
     factor = raw.get("factor", 2)
     if not _number(factor) or not 1 <= factor <= MAX_FACTOR:
-        raise _error(f"retry factor must be a number in [1, {MAX_FACTOR}] (got {factor!r})")
+        raise _error(messages.retry_factor_invalid(MAX_FACTOR, factor))
     cap = raw.get("max_backoff_s", 3600)
     if not _number(cap) or not backoff <= cap <= MAX_BACKOFF_LIMIT_S:
-        raise _error(
-            f"retry max_backoff_s must be a number in [backoff_s, {MAX_BACKOFF_LIMIT_S}] "
-            f"(got {cap!r})"
-        )
+        raise _error(messages.retry_max_backoff_invalid(MAX_BACKOFF_LIMIT_S, cap))
     jitter = raw.get("jitter", True)
     if not isinstance(jitter, bool):
-        raise _error(f"retry jitter must be true or false (got {jitter!r})")
+        raise _error(messages.retry_jitter_invalid(jitter))
     return dict(raw)
 
 

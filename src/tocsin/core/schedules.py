@@ -1,4 +1,5 @@
-"""Schedule specs: validation (SPEC §4) and omit-when-default normalisation (§4.5).
+"""A table trigger's schedule spec (``ScheduleSpec``): validation (SPEC §4) and omit-when-default
+normalisation (§4.5).
 
 Four kinds, each a frozen value. Time semantics per kind:
 
@@ -9,7 +10,7 @@ Four kinds, each a frozen value. Time semantics per kind:
   Gap and fold both resolve with ``fold=0`` (the pre-transition offset): a spring-forward slot
   fires late by the gap, a fall-back slot fires at its first occurrence; never skipped, never
   doubled (§4.3).
-- ``Cron``: the strict dialect, evaluated in ``timezone`` with ``repeated="first"``: a
+- ``CronSchedule``: the strict dialect, evaluated in ``timezone`` with ``repeated="first"``: a
   nonexistent local minute never fires, a repeated one fires once, at its first occurrence (§4.4).
 
 ``parse_schedule`` raises ``ConfigError`` with the SPEC text and the §7 code of the first problem;
@@ -72,7 +73,7 @@ class Daily:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Cron:
+class CronSchedule:
     """Strict five-field cron in ``timezone`` (None = UTC), repeated="first" (SPEC §4.4)."""
 
     kind: ClassVar[Literal["cron"]] = "cron"
@@ -81,8 +82,8 @@ class Cron:
     spec: cron.CronSpec
 
 
-Schedule = DateColumnReached | Interval | Daily | Cron
-ClockSchedule = Interval | Daily | Cron
+ScheduleSpec = DateColumnReached | Interval | Daily | CronSchedule
+ClockSchedule = Interval | Daily | CronSchedule
 
 
 def is_int(value: object) -> TypeGuard[int]:
@@ -104,7 +105,7 @@ def normalize_schedule(raw: Mapping[str, Any]) -> dict[str, Any]:
         del out["offset_minutes"]
     zone = out.get("timezone")
     if kind in ("daily", "cron") and isinstance(zone, str) and (canonical := canonical_zone(zone)):
-        out["timezone"] = canonical  # any case of a known zone names it (issue 18)
+        out["timezone"] = canonical  # any case of a known zone names it
     if kind in ("daily", "cron") and out.get("timezone") == "UTC":
         del out["timezone"]
     if kind == "cron" and isinstance(out.get("expression"), str):
@@ -112,7 +113,7 @@ def normalize_schedule(raw: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def parse_schedule(raw: object, columns: Mapping[str, str]) -> Schedule:
+def parse_schedule(raw: object, columns: Mapping[str, str]) -> ScheduleSpec:
     """Validate a raw schedule against the table's ``{column: type}``; first problem raises."""
     problems: list[ConfigError] = []
     result = _parse(raw, columns, problems)
@@ -128,7 +129,7 @@ def schedule_problems(raw: object, columns: Mapping[str, str]) -> list[ConfigErr
     return problems
 
 
-def schedule_to_dict(s: Schedule) -> dict[str, Any]:
+def schedule_to_dict(s: ScheduleSpec) -> dict[str, Any]:
     """The normalised JSON form (defaults omitted), ``type`` first."""
     if isinstance(s, DateColumnReached):
         out: dict[str, Any] = {"type": s.kind, "column": s.column}
@@ -146,7 +147,9 @@ def schedule_to_dict(s: Schedule) -> dict[str, Any]:
     return out
 
 
-def _parse(raw: object, columns: Mapping[str, str], problems: list[ConfigError]) -> Schedule | None:
+def _parse(
+    raw: object, columns: Mapping[str, str], problems: list[ConfigError]
+) -> ScheduleSpec | None:
     if raw is None:
         problems.append(
             ConfigError(messages.SCHEDULE_OBJECT_MISSING, code="schedule_object_missing")
@@ -169,7 +172,7 @@ def _parse(raw: object, columns: Mapping[str, str], problems: list[ConfigError])
         problems.append(ConfigError(detail, code="stored_schedule_invalid"))
     before = len(problems)
     if kind == "date_column_reached":
-        result: Schedule | None = _date_column(body, columns, problems)
+        result: ScheduleSpec | None = _date_column(body, columns, problems)
     elif kind == "interval":
         result = _interval(body, problems)
     elif kind == "daily":
@@ -222,7 +225,7 @@ def _daily(body: Mapping[str, Any], problems: list[ConfigError]) -> Daily | None
     return Daily(at=wall, timezone=timezone)
 
 
-def _cron(body: Mapping[str, Any], problems: list[ConfigError]) -> Cron | None:
+def _cron(body: Mapping[str, Any], problems: list[ConfigError]) -> CronSchedule | None:
     expression = body.get("expression")
     spec: cron.CronSpec | None = None
     if not isinstance(expression, str):
@@ -236,7 +239,7 @@ def _cron(body: Mapping[str, Any], problems: list[ConfigError]) -> Cron | None:
     timezone = _timezone(body, problems)
     if spec is None or timezone is False:
         return None
-    return Cron(expression=spec.expression, timezone=timezone, spec=spec)
+    return CronSchedule(expression=spec.expression, timezone=timezone, spec=spec)
 
 
 def _timezone(body: Mapping[str, Any], problems: list[ConfigError]) -> str | Literal[False] | None:
@@ -258,11 +261,11 @@ __all__ = [
     "DATE_COLUMN_TYPES",
     "SCHEDULE_TYPES",
     "ClockSchedule",
-    "Cron",
+    "CronSchedule",
     "Daily",
     "DateColumnReached",
     "Interval",
-    "Schedule",
+    "ScheduleSpec",
     "is_int",
     "normalize_schedule",
     "parse_schedule",
@@ -272,6 +275,6 @@ __all__ = [
 ]
 
 
-def zone_name(s: Daily | Cron) -> str:
+def zone_name(s: Daily | CronSchedule) -> str:
     """The IANA name a daily/cron schedule is evaluated in."""
     return s.timezone or "UTC"

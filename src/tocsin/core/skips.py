@@ -1,4 +1,4 @@
-"""Skipped occurrences as ranges (issue 17): pure, no I/O, never reads the clock.
+"""Skipped occurrences as ranges: pure, no I/O, never reads the clock.
 
 A :class:`SkipRange` says "the occurrences ``first .. last`` of one target (a table trigger or
 a workflow schedule), ``count`` of them, were due and did not fire, for ``reason``". ``after``

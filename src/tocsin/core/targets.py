@@ -1,4 +1,4 @@
-"""Where an action may reach (issue 11 item 3): a ``notify`` posts only to its table's own chatroom.
+"""Where an action may reach: a ``notify`` posts only to its table's own chatroom.
 
 A table belongs to one scope (``chatroom``, ``workspace`` or ``user`` and a UUID). Its notify
 actions post to the chatroom of that scope: ``chatroom_id`` may be omitted or name that same
@@ -23,7 +23,7 @@ def notify_chatroom(chatroom_id: object, *, scope: object, scope_id: object) -> 
 
     ``ConfigError`` (``action_invalid``) for any other chatroom and for a table outside a
     chatroom scope (a workspace or user scope owns no chatroom feed): a tenant's trigger never
-    posts into another tenant's feed (issue 11).
+    posts into another tenant's feed.
     """
     if scope != "chatroom" or not isinstance(scope_id, str) or not scope_id:
         raise ConfigError(messages.notify_outside_chatroom(scope), code="action_invalid")

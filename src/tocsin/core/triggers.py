@@ -23,9 +23,9 @@ from tocsin.core.action_fields import ACTION_FIELDS, ACTION_TYPES, FIELD_CHECKS
 from tocsin.core.predicates import validate_changed, validate_when
 from tocsin.core.retry_policy import validate_retry
 from tocsin.core.schedules import (
-    Cron,
+    CronSchedule,
     Daily,
-    Schedule,
+    ScheduleSpec,
     normalize_schedule,
     parse_schedule,
     schedule_problems,
@@ -36,7 +36,7 @@ from tocsin.errors import ConfigError
 
 EVENTS = ("created", "updated", "deleted", "restored", "schedule")
 _TRIGGER_KEYS: tuple[str, ...] = ("id", "name", "on", "changed", "when", "schedule", "actions")
-_TRIGGER_KEYS += ("retry", "on_failure")  # issue 18: retry policy and failure alerts
+_TRIGGER_KEYS += ("retry", "on_failure")  # retry policy and failure alerts
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}", re.ASCII)
 
 
@@ -52,7 +52,7 @@ def validate_triggers(
 ) -> list[dict[str, Any]]:
     """The normalised triggers config, or ``ConfigError`` for the first problem."""
     if not isinstance(raw, list):
-        raise _trigger_error("triggers must be a list of trigger objects")
+        raise _trigger_error(messages.TRIGGERS_NOT_LIST)
     old_kinds = {
         t["id"]: stored_schedule_type(t)
         for t in previous or []
@@ -79,20 +79,20 @@ def validate_triggers(
 
 def _validate_trigger(item: object, columns: Mapping[str, str], new_id: NewId) -> dict[str, Any]:
     if not isinstance(item, Mapping):
-        raise _trigger_error("each trigger must be an object")
+        raise _trigger_error(messages.TRIGGER_NOT_OBJECT)
     _refuse_unknown(item, _TRIGGER_KEYS, "trigger", _trigger_error)
     trigger_id = _given_or_new_id(item.get("id"), "trg", new_id, _trigger_error)
     if "name" in item and not isinstance(item["name"], str):
-        raise _trigger_error("name must be a string")
+        raise _trigger_error(messages.TRIGGER_NAME_NOT_STRING)
     on = item.get("on")
     if on not in EVENTS:
-        raise _trigger_error(f"on must be one of {', '.join(EVENTS)} (got {on!r})")
-    schedule: Schedule | None = None
+        raise _trigger_error(messages.trigger_on_invalid(EVENTS, on))
+    schedule: ScheduleSpec | None = None
     if on == "schedule":
         schedule = parse_schedule(item.get("schedule"), columns)
     elif item.get("schedule") is not None:
-        raise _trigger_error("a schedule is only allowed with on: 'schedule'")
-    if isinstance(schedule, Cron) and item.get("when"):
+        raise _trigger_error(messages.SCHEDULE_ONLY_ON_SCHEDULE)
+    if isinstance(schedule, CronSchedule) and item.get("when"):
         raise ConfigError(messages.CRON_WHEN_NOT_ALLOWED, code="cron_when_not_allowed")
     changed = validate_changed(on, item.get("changed"), columns)
     when = validate_when(item.get("when"), columns, previous=on == "updated")
@@ -123,14 +123,11 @@ def _validate_trigger(item: object, columns: Mapping[str, str], new_id: NewId) -
 def _refuse_shared_ids(actions: list[dict[str, Any]], alerts: list[dict[str, Any]]) -> None:
     shared = {a["id"] for a in actions} & {a["id"] for a in alerts}
     if shared:
-        raise _action_error(
-            f"action id '{min(shared)}' appears in both actions and on_failure (ids are "
-            "per trigger)"
-        )
+        raise _action_error(messages.action_id_shared(min(shared)))
 
 
-def _check_schedule_actions(schedule: Schedule | None, actions: list[dict[str, Any]]) -> None:
-    if isinstance(schedule, Cron) and has_row_tokens(actions):
+def _check_schedule_actions(schedule: ScheduleSpec | None, actions: list[dict[str, Any]]) -> None:
+    if isinstance(schedule, CronSchedule) and has_row_tokens(actions):
         raise ConfigError(messages.CRON_ROW_TOKENS, code="cron_row_tokens")
     slots = any(a["type"] == "materialize_slots" for a in actions)
     if slots and not isinstance(schedule, Daily):
@@ -141,9 +138,9 @@ def _validate_actions(
     raw: object, new_id: NewId, columns: Mapping[str, str], *, what: str
 ) -> list[dict[str, Any]]:
     if not isinstance(raw, list):
-        raise _action_error(f"{what} must be a list of action objects")
+        raise _action_error(messages.actions_not_list(what))
     if not raw:
-        raise _action_error(f"{what} must hold at least one action (got an empty list)")
+        raise _action_error(messages.actions_empty(what))
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
     for item in raw:
@@ -151,7 +148,7 @@ def _validate_actions(
         if (problem := table_problem(action, columns)) is not None:
             raise _action_error(problem)
         if action["id"] in seen:
-            raise _action_error(f"action id '{action['id']}' appears more than once")
+            raise _action_error(messages.action_id_repeated(action["id"]))
         seen.add(action["id"])
         out.append(action)
     return out
@@ -159,10 +156,10 @@ def _validate_actions(
 
 def _validate_action(item: object, new_id: NewId) -> dict[str, Any]:
     if not isinstance(item, Mapping):
-        raise _action_error("each action must be an object")
+        raise _action_error(messages.ACTION_NOT_OBJECT)
     kind = item.get("type")
     if not isinstance(kind, str) or kind not in ACTION_FIELDS:
-        raise _action_error(f"unknown action type {kind!r}. valid types: {', '.join(ACTION_TYPES)}")
+        raise _action_error(messages.action_type_unknown(kind, ACTION_TYPES))
     required, optional = ACTION_FIELDS[kind]
     _refuse_unknown(item, ("id", "type", *required, *optional), f"{kind} action", _action_error)
     out: dict[str, Any] = {"id": _given_or_new_id(item.get("id"), "act", new_id, _action_error)}
@@ -170,11 +167,11 @@ def _validate_action(item: object, new_id: NewId) -> dict[str, Any]:
     for field, check in {**required, **optional}.items():
         if field not in item:
             if field in required:
-                raise _action_error(f"{kind} action needs '{field}'")
+                raise _action_error(messages.action_field_missing(kind, field))
             continue
         ok, expected = FIELD_CHECKS[check]
         if not ok(item[field]):
-            raise _action_error(f"{kind} action '{field}' must be {expected}")
+            raise _action_error(messages.action_field_invalid(kind, field, expected))
         out[field] = item[field]
     return out
 
@@ -190,10 +187,7 @@ def _given_or_new_id(
     if value is None or value == "":
         return new_id(prefix)
     if not well_formed_id(value):
-        raise error(
-            f"id {value!r} must be 1-64 letters, digits, '_', '-', '.' or ':' "
-            "(omit it to get a new one)"
-        )
+        raise error(messages.config_id_invalid(value))
     return value
 
 
@@ -205,8 +199,7 @@ def _refuse_unknown(
 ) -> None:
     unknown = sorted(str(k) for k in item if k not in allowed)
     if unknown:
-        keys = ", ".join(repr(k) for k in unknown)
-        raise error(f"{what} has unknown key(s) {keys}. allowed keys: {', '.join(allowed)}")
+        raise error(messages.config_keys_unknown(what, unknown, allowed))
 
 
 def _trigger_error(reason: str) -> ConfigError:

@@ -30,11 +30,18 @@ from datetime import date, datetime, time, timedelta
 
 from tocsin.core import cron
 from tocsin.core.instants import MAX_UTC, MIN_UTC, require_aware
-from tocsin.core.schedules import Cron, Daily, DateColumnReached, Interval, Schedule, zone_name
+from tocsin.core.schedules import (
+    CronSchedule,
+    Daily,
+    DateColumnReached,
+    Interval,
+    ScheduleSpec,
+    zone_name,
+)
 from tocsin.core.zones import get_zone, local_date, wall_to_instant
 
 
-def initial_anchor(s: Schedule, saved_at: datetime) -> datetime:
+def initial_anchor(s: ScheduleSpec, saved_at: datetime) -> datetime:
     """The anchor of a clock schedule saved (or re-timed) at ``saved_at``."""
     saved = require_aware(saved_at, "saved_at")
     if isinstance(s, Daily):
@@ -45,7 +52,7 @@ def initial_anchor(s: Schedule, saved_at: datetime) -> datetime:
 
 
 def due_window(
-    s: Schedule, anchor: datetime, last_consumed: datetime | None, now: datetime
+    s: ScheduleSpec, anchor: datetime, last_consumed: datetime | None, now: datetime
 ) -> datetime | None:
     """The latest window ``w`` with ``anchor <= w <= now`` (cron: ``anchor < w``) and
     ``w > last_consumed``; None when there is none (or for date_column_reached)."""
@@ -60,7 +67,7 @@ def due_window(
     return window
 
 
-def next_window_after(s: Schedule, anchor: datetime, after: datetime) -> datetime | None:
+def next_window_after(s: ScheduleSpec, anchor: datetime, after: datetime) -> datetime | None:
     """The first window strictly after ``after`` (and owned by ``anchor``); None when none exists
     before the end of the datetime range (or for date_column_reached)."""
     anchor = require_aware(anchor, "anchor")
@@ -69,13 +76,13 @@ def next_window_after(s: Schedule, anchor: datetime, after: datetime) -> datetim
         return _interval_next(s, anchor, after)
     if isinstance(s, Daily):
         return _daily_next(s, anchor, after)
-    if isinstance(s, Cron):
+    if isinstance(s, CronSchedule):
         return cron.next_after(s.spec, max(after, anchor), tz=zone_name(s), repeated="first")
     return None
 
 
 def next_due_at(
-    s: Schedule, anchor: datetime, last_consumed: datetime | None, now: datetime
+    s: ScheduleSpec, anchor: datetime, last_consumed: datetime | None, now: datetime
 ) -> datetime | None:
     """When the trigger is next due: the due window if one exists now, else the next window."""
     due = due_window(s, anchor, last_consumed, now)
@@ -84,7 +91,7 @@ def next_due_at(
     return next_window_after(s, anchor, now)
 
 
-def _latest_at_or_before(s: Schedule, anchor: datetime, now: datetime) -> datetime | None:
+def _latest_at_or_before(s: ScheduleSpec, anchor: datetime, now: datetime) -> datetime | None:
     if isinstance(s, Interval):
         step = timedelta(seconds=s.every_seconds)
         return anchor + ((now - anchor) // step) * step
@@ -93,7 +100,7 @@ def _latest_at_or_before(s: Schedule, anchor: datetime, now: datetime) -> dateti
             if slot <= now:
                 return slot if slot >= anchor else None
         return None
-    if isinstance(s, Cron):
+    if isinstance(s, CronSchedule):
         window = cron.prev_at_or_before(s.spec, now, tz=zone_name(s), repeated="first")
         return window if window is not None and window > anchor else None
     return None

@@ -36,7 +36,7 @@ from tocsin.core.exposure import Saver, stamp_grants, without_grants
 from tocsin.core.identity import definition_digest
 from tocsin.core.limits import Limits, check_triggers
 from tocsin.core.model import Table, TriggerState
-from tocsin.core.schedules import CLOCK_KINDS, Schedule, parse_schedule, schedule_to_dict
+from tocsin.core.schedules import CLOCK_KINDS, ScheduleSpec, parse_schedule, schedule_to_dict
 from tocsin.core.triggers import validate_triggers
 from tocsin.engine.evaluate import clock_next_due
 from tocsin.errors import ConfigError, ValidationError
@@ -51,7 +51,7 @@ ALWAYS_DUE = datetime(1970, 1, 1, tzinfo=UTC)
 NEVER_DUE = datetime(9999, 12, 31, tzinfo=UTC)
 
 
-def schedule_hash(spec: Schedule) -> str:
+def schedule_hash(spec: ScheduleSpec) -> str:
     """A digest of the timing fields; a different digest means a re-anchoring edit (§5.2)."""
     canonical = json.dumps(schedule_to_dict(spec), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
@@ -67,7 +67,9 @@ def has_scp_rules(table: Table) -> bool:
     return bool(table.scp_rules)
 
 
-def initial_next_due(spec: Schedule, anchor: datetime | None, last: datetime | None) -> datetime:
+def initial_next_due(
+    spec: ScheduleSpec, anchor: datetime | None, last: datetime | None
+) -> datetime:
     """The state's ``next_due_at``: the next window for clock kinds, always for date triggers."""
     if spec.kind not in CLOCK_KINDS or anchor is None:
         return ALWAYS_DUE
@@ -110,7 +112,7 @@ def check_triggers_config(
     return stamp_grants(config, stored, saver)
 
 
-def _specs(config: list[dict[str, Any]], columns: Mapping[str, str]) -> dict[str, Schedule]:
+def _specs(config: list[dict[str, Any]], columns: Mapping[str, str]) -> dict[str, ScheduleSpec]:
     return {t["id"]: parse_schedule(t["schedule"], columns) for t in config if _is_schedule(t)}
 
 
@@ -158,7 +160,7 @@ def _is_schedule(trigger: Mapping[str, Any]) -> bool:
     return trigger.get("on") == "schedule" and isinstance(trigger.get("schedule"), Mapping)
 
 
-def _refuse_kind_change(tx: Tx, *, table_id: str, specs: Mapping[str, Schedule]) -> None:
+def _refuse_kind_change(tx: Tx, *, table_id: str, specs: Mapping[str, ScheduleSpec]) -> None:
     """400 when a retired id of this table comes back as a new kind (a trigger id is unique
     within its table only: another table's state for the same id is not looked at).
 
@@ -174,7 +176,7 @@ def _refuse_kind_change(tx: Tx, *, table_id: str, specs: Mapping[str, Schedule])
             )
 
 
-def sync_states(tx: Tx, *, table_id: str, specs: Mapping[str, Schedule], now: datetime) -> None:
+def sync_states(tx: Tx, *, table_id: str, specs: Mapping[str, ScheduleSpec], now: datetime) -> None:
     """Create, keep, re-anchor, revive or retire each state row after a config change (§5.2)."""
     states = store_state.get_states(tx, table_id=table_id)
     for trigger_id, spec in specs.items():
@@ -186,7 +188,7 @@ def _sync_one(
     tx: Tx,
     table_id: str,
     trigger_id: str,
-    spec: Schedule,
+    spec: ScheduleSpec,
     state: TriggerState | None,
     now: datetime,
 ) -> None:

@@ -26,7 +26,7 @@ from typing import Any, NamedTuple, TypeGuard
 
 from tocsin.core import identity, instants, predicates, triggers, windows
 from tocsin.core.model import TriggerState
-from tocsin.core.schedules import DateColumnReached, Schedule, parse_schedule
+from tocsin.core.schedules import DateColumnReached, ScheduleSpec, parse_schedule
 
 # The six date-arm verdicts, in the scheduler's order (SPEC §7). A value whose fire instant fell
 # inside one of the trigger's pauses never fires: it is ``already_fired`` (its ``RowVerdict.pause``
@@ -59,7 +59,7 @@ class StoredTrigger(NamedTuple):
     third of their cost: the tick builds one of each per trigger it plans."""
 
     trigger_id: str | None
-    spec: Schedule | None
+    spec: ScheduleSpec | None
     when: list[Any]
     stored_schedule_type: str | None
     error_codes: tuple[str, ...]
@@ -97,7 +97,7 @@ class RowVerdict(NamedTuple):
     pause: Pause | None = None
 
 
-def schedule_kind(spec: Schedule) -> str:
+def schedule_kind(spec: ScheduleSpec) -> str:
     """The SPEC §4 type name of a parsed schedule."""
     return str(spec.kind)
 
@@ -136,7 +136,7 @@ def _codes_for(
     trigger: object,
     columns: Mapping[str, str],
     duplicate: bool,
-) -> tuple[list[str], Schedule | None]:
+) -> tuple[list[str], ScheduleSpec | None]:
     try:
         codes = list(triggers.classify_stored(trigger, columns))
     except Exception:  # a classifier bug must not hide the other triggers
@@ -148,7 +148,7 @@ def _codes_for(
             codes.insert(0, ID_MISSING)
     if duplicate and ID_DUPLICATE not in codes:
         codes.append(ID_DUPLICATE)
-    spec: Schedule | None = None
+    spec: ScheduleSpec | None = None
     if not codes and isinstance(trigger, Mapping):
         try:
             spec = parse_schedule(trigger.get("schedule"), columns)
@@ -159,7 +159,7 @@ def _codes_for(
 
 # What a stored trigger's content decides: its error codes, parsed schedule, ``when`` list and
 # stored schedule type
-Derived = tuple[tuple[str, ...], Schedule | None, list[Any], str | None]
+Derived = tuple[tuple[str, ...], ScheduleSpec | None, list[Any], str | None]
 
 # (schedule, when, on, duplicate, columns) → Derived of a trigger with a well-formed id: a pure
 # function of those values (reprs of plain JSON), so each distinct schedule is parsed once
@@ -235,7 +235,7 @@ def inspect_stored(
 
 
 def clock_next_due(
-    spec: Schedule, *, anchor: datetime, last_consumed: datetime | None
+    spec: ScheduleSpec, *, anchor: datetime, last_consumed: datetime | None
 ) -> datetime | None:
     """The first window at or after ``anchor`` that is later than ``last_consumed``."""
     after = anchor - _EPSILON
@@ -245,7 +245,7 @@ def clock_next_due(
 
 
 def classify_clock(
-    spec: Schedule,
+    spec: ScheduleSpec,
     *,
     anchor: datetime,
     last_consumed: datetime | None,

@@ -1,4 +1,4 @@
-"""Pause and resume a table's schedule trigger (issue 12; SPEC §5, §6, §7).
+"""Pause and resume a table's schedule trigger (SPEC §5, §6, §7).
 
 The pause lives in the trigger's state row (``trigger_state.paused_at``), never in the triggers
 config: a ``PUT …/triggers`` keeps it (only retiring the id ends it). While paused the tick
@@ -8,7 +8,7 @@ neither plans the trigger nor lets it keep its table due (``tick_plan.due_candid
 
 Resume recomputes from ``now`` (nothing backlogged, however long the pause); a clock trigger's
 windows the pause kept from firing are recorded in the skip ledger as one ``paused`` range
-(issue 17):
+(reason ``paused``):
 
 - clock kinds (interval/daily/cron): the windows up to ``now`` are consumed (``last_consumed``
   moves to the latest window ``<= now``, with no fire); the next window after it fires.
@@ -81,7 +81,7 @@ def resume_trigger(tx: Tx, *, table: Table, trigger_id: str, now: datetime) -> d
     state = _live_state(tx, table, trigger_id)
     if state.paused_at is not None:
         [stored] = inspect_stored([trigger], table.columns, [trigger_id])
-        if stored.spec is not None and stored.spec.kind in CLOCK_KINDS:  # issue 17
+        if stored.spec is not None and stored.spec.kind in CLOCK_KINDS:
             ranges, _ = tick_skips.paused_skips(stored, state, now)  # the windows not fired
             store_skips.record_skips(tx, ranges=ranges, now=now)
         last, pauses, next_due = resumed(trigger, table.columns, state, now)

@@ -1,4 +1,4 @@
-"""Run now (issue 17): one manual run of a table trigger, at once.
+"""Run now: one manual run of a table trigger, at once.
 
 Its own ledger namespace: the identity is ``manual:<run id>`` (never a window or record
 identity), so it never consumes a scheduled occurrence; the run is not a clock run (the

@@ -101,7 +101,7 @@ def plan_table(
             next_dues[tid] = next_due
         if scan is not None and scan.cursor != state.cursor:
             cursors[tid] = scan.cursor
-    if any(not t.valid for t in stored):  # issue 17: due windows of invalid configs
+    if any(not t.valid for t in stored):  # the due windows an invalid config skips
         skips += invalid_skips(stored, states, now)
     new = next_dues | {t: after for _, t, _, _, _, _, window, after in fires if window}
     live = [new.get(t, s.next_due_at) for t, s in states.items() if not (s.retired or s.paused_at)]
@@ -116,7 +116,7 @@ def decide_clock_trigger(
 ) -> tuple[Fire | None, datetime | None, list[SkipRange]]:
     """THE evaluator's verdict for one clock trigger, ``(fire, next_due_at, skips)``: a
     :data:`Fire` for the coalesced due window or None; its new ``next_due_at``
-    (``state.next_due_at``: nothing to write); the skip records (issue 17) of the windows a fire,
+    (``state.next_due_at``: nothing to write); the skip records of the windows a fire,
     or a due window the one-active-run fence holds (once: it moves ``next_due_at`` onto it),
     replaced."""
     spec, kept = trigger.spec, state.next_due_at

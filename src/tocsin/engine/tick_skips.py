@@ -1,6 +1,6 @@
-"""The tick's skip records (issue 17): which due windows of a clock trigger did not fire, and
-why, derived without I/O from THE evaluator's verdict and the trigger's state; and the date
-values a tick consumed because they fell due inside a pause (:func:`paused_value_range`).
+"""The tick's skip records (rows of the skip ledger): which due windows of a clock trigger did
+not fire, and why, derived without I/O from THE evaluator's verdict and the trigger's state; and
+the date values a tick consumed because they fell due inside a pause (:func:`paused_value_range`).
 
 - a fire of window ``w`` after missed windows: the windows between the last one accounted for
   and ``w`` were replaced by ``w`` (``coalesced``); a cron window in a spring-forward gap never
@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 
 from tocsin.core import skips, windows
 from tocsin.core.model import TriggerState
-from tocsin.core.schedules import Cron, Interval, Schedule, zone_name
+from tocsin.core.schedules import CronSchedule, Interval, ScheduleSpec, zone_name
 from tocsin.engine.evaluate import StoredTrigger, clock_next_due
 
 _TICK = timedelta(microseconds=1)
@@ -37,12 +37,12 @@ def clock_skips(
     if (
         spec is None
         or anchor is None
-        or (fired and due_at == state.next_due_at and not isinstance(spec, Cron))
+        or (fired and due_at == state.next_due_at and not isinstance(spec, CronSchedule))
     ):
         return []  # the fast path (module docstring)
     out: list[skips.SkipRange] = []
     tid, table_id = str(trigger.trigger_id), str(state.table_id)
-    if fired and isinstance(spec, Cron):
+    if fired and isinstance(spec, CronSchedule):
         since = state.last_consumed or anchor
         for at, walls in skips.gap_walls(spec.spec, zone_name(spec), since, due_at):
             out.append(_range(tid, table_id, skips.DST_GAP, at, at, walls, None))
@@ -129,7 +129,7 @@ def invalid_skips(
 
 
 def _span(
-    spec: Schedule, anchor: datetime, first: datetime, before: datetime
+    spec: ScheduleSpec, anchor: datetime, first: datetime, before: datetime
 ) -> tuple[datetime, int, bool] | None:
     if first >= before:
         return None

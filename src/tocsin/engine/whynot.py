@@ -1,4 +1,4 @@
-"""Why (not): next fires of a clock trigger, and the global dry run (issue 17).
+"""Why (not): next fires of a clock trigger, and the global dry run.
 
 Both only read, and decide through the tick's own code: the dry run claims nothing, but plans
 the candidate tables with :func:`tocsin.engine.tick.read_and_plan` (the very function the tick
@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 
 from tocsin.core.instants import to_iso
 from tocsin.core.model import TriggerState
-from tocsin.core.schedules import Cron, Daily, DateColumnReached, Schedule, zone_name
+from tocsin.core.schedules import CronSchedule, Daily, DateColumnReached, ScheduleSpec, zone_name
 from tocsin.core.skips import INVALID_CONFIG, PAUSED, TABLE_TRASHED
 from tocsin.core.windows import due_window, next_window_after
 from tocsin.engine.evaluate import DUE_NOW, ClockVerdict, StoredTrigger, classify, inspect_stored
@@ -37,7 +37,7 @@ ACTIVE_RUN = "active_run"
 
 
 def trigger_paused(state: TriggerState) -> bool:
-    """Whether a table trigger is paused (issue 12: kept in its state row); ``next_fires`` and
+    """Whether a table trigger is paused (kept in its state row); ``next_fires`` and
     the dry run honour it."""
     return state.paused
 
@@ -71,9 +71,9 @@ def clock_next_fires(
     return out
 
 
-def zone_of(spec: Schedule) -> str:
+def zone_of(spec: ScheduleSpec) -> str:
     """The trigger's zone (interval triggers: UTC)."""
-    return str(zone_name(spec)) if isinstance(spec, Daily | Cron) else "UTC"
+    return str(zone_name(spec)) if isinstance(spec, Daily | CronSchedule) else "UTC"
 
 
 # --- the global dry run --------------------------------------------------------------------

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from tocsin import messages
 from tocsin.core import contract
 from tocsin.lanes.admit import Admission, contract_of
 from tocsin.lanes.definition import Candidate, Lane, SourceContext, SourceUnavailable
@@ -71,7 +72,7 @@ def execute(store: Store, lane: Lane, adm: Admission, *, now: datetime) -> None:
         try:
             selected = contract.select(adm.window, candidates, lane.select)
         except Exception as exc:  # a broken policy: no decision can be honest
-            _fail(store, adm, f"selection policy raised {type(exc).__name__}: {exc}", now)
+            _fail(store, adm, messages.selection_policy_raised(exc), now)
             return
     source = contract.source_layer(None if candidates is None else len(candidates), failure)
     layer = selected.layer() if selected else {"accepted_refs": [], "rejected": []}

@@ -79,7 +79,7 @@ def run_status_invalid(status: object) -> str:
     return f"run status filter '{status}' is invalid: use pending, running, done, failed or stuck"
 
 
-# ---- data plane: values the store must be able to hold (issue 3 audit) ----
+# ---- data plane: values the store must be able to hold ----
 def not_plain_json(what: str) -> str:
     return (
         f"{what} must be plain JSON: strings, finite numbers, booleans, null, lists and objects "
@@ -90,7 +90,7 @@ def not_plain_json(what: str) -> str:
 REQUIRES_APPROVAL_NOT_BOOL = "requires_approval must be true or false"
 
 
-# issue 11: outbound action deadline
+# outbound action deadline
 ACTION_TIMEOUT_INVALID = "timeout_s must be a positive number of seconds"
 
 

@@ -61,11 +61,11 @@ def body_too_deep(limit: int) -> str:
     return f"the request body nests deeper than {limit} levels"
 
 
-# ---- edges: request bodies, continued (issue 5 audit) ----
+# ---- edges: request bodies, continued ----
 BODY_SURROGATE = "text must be valid Unicode (a lone UTF-16 surrogate such as \\ud800 is not)"
 
 
-# ---- limits: amplification and tenant reach (issue 11; texts the SPEC leaves to us) ----
+# ---- limits: amplification and tenant reach (texts the SPEC leaves to us) ----
 def rendered_too_large(limit: int) -> str:
     return (
         f"the rendered template is larger than {limit} bytes (TOCSIN_MAX_RENDERED_BYTES); "
@@ -125,7 +125,7 @@ def notify_outside_chatroom(scope: object) -> str:
     )
 
 
-# ---- settings and edges (issue 11 hardening) ----
+# ---- settings and edges: tokens, bounds and hardening ----
 def token_too_short(name: str, length: int, minimum: int) -> str:
     return (
         f"{name} is {length} characters long; a served token needs at least {minimum} "
@@ -190,7 +190,7 @@ def demo_running(database: str, holder: str, env_file: str) -> str:
     )
 
 
-# ---- one trigger at a time, listings and the CLI (issue 18) ----
+# ---- one trigger at a time, listings and the CLI ----
 TRIGGER_NOT_FOUND = "trigger not found"
 TRIGGER_PATCH_NOT_OBJECT = "a trigger patch must be a JSON object (RFC 7396 merge patch)"
 
@@ -241,7 +241,7 @@ def triggers_file_invalid(path: str, reason: str) -> str:
     return f"cannot read triggers from {path}: {reason}"
 
 
-# --- Studio (issue 13, SPEC §16) --------------------------------------------------------------
+# --- Studio (SPEC §16) -----------------------------------------------------------------------
 def studio_bad_request(where: str, problem: str) -> str:
     return f"this address is not one Studio can show: {where}: {problem}"
 

@@ -22,7 +22,7 @@ def daily_timezone_unknown(tz: str) -> str:
 
 
 def did_you_mean(names: list[str]) -> str:
-    """The suggestion appended after a SPEC text (issue 18): "" when there is none."""
+    """The suggestion appended after a SPEC text: "" when there is none."""
     if not names:
         return ""
     quoted = [f"'{n}'" for n in names]
@@ -31,7 +31,7 @@ def did_you_mean(names: list[str]) -> str:
 
 
 def with_columns(text: str, columns: object) -> str:
-    """A missing-column SPEC text followed by the table's columns (issue 18)."""
+    """A missing-column SPEC text followed by the table's columns."""
     names = [str(c) for c in columns] if columns else []  # type: ignore[attr-defined]
     listed = ", ".join(names) if names else "none"
     return f"{text}. columns: {listed}"

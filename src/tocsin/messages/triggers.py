@@ -1,7 +1,9 @@
 """Trigger configs: schedules, predicates, actions, pause, compound and event trees,
-field-change conditions, and the why-not texts (issues 12, 14, 17)."""
+field-change conditions, and the why-not texts."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 # ---- core: schedules, when predicates, triggers and actions (texts the SPEC leaves to us) ----
 SCHEDULE_OBJECT_MISSING = "schedule triggers need a 'schedule' object (on: 'schedule')"
@@ -83,7 +85,7 @@ def naive_datetime(name: str) -> str:
     return f"{name} must be a timezone-aware datetime (naive datetimes are refused)"
 
 
-# ---- table schedule triggers: pause and resume (issue 12) ----
+# ---- table schedule triggers: pause and resume ----
 
 
 def trigger_not_pausable(trigger_id: str, on: object) -> str:
@@ -100,7 +102,7 @@ def trigger_without_state(trigger_id: str) -> str:
     )
 
 
-# --- compound / event triggers of workflow schedules (SPEC §13, issue 14) --------------------
+# --- compound / event triggers of workflow schedules (SPEC §13) ---------------------------
 
 
 def trigger_cron_not_string(value: object) -> str:
@@ -179,7 +181,7 @@ def trigger_schedule_unknown(schedule_id: str, other: str) -> str:
     return f"schedule '{schedule_id}': event 'schedule_succeeded' names unknown schedule '{other}'"
 
 
-# --- field-change conditions of row-event triggers (SPEC §13, issue 14) ----------------------
+# --- field-change conditions of row-event triggers (SPEC §13) -----------------------------
 
 CHANGED_ONLY_ON_UPDATED = "changed is only allowed with on: 'updated'"
 CHANGED_NOT_LIST = "changed must be a non-empty list of column names"
@@ -190,7 +192,7 @@ def changed_column_missing(column: object) -> str:
     return f"changed column '{column}' does not exist on this table"
 
 
-# --- issue 17: why didn't it fire? -------------------------------------------------------------
+# --- why didn't it fire? --------------------------------------------------------------------
 
 NEXT_FIRES_CLOCK_ONLY = (
     "next fires are computed for interval, daily and cron triggers; a date_column_reached"
@@ -233,3 +235,128 @@ def catch_up_invalid(value: object) -> str:
 
 def max_catch_up_invalid(value: object) -> str:
     return f"max_catch_up must be an integer from 1 to 10000, got {value!r}"
+
+
+# --- the reasons inside trigger_invalid / action_invalid / when_predicate_invalid ------------
+TRIGGERS_NOT_LIST = "triggers must be a list of trigger objects"
+TRIGGER_NOT_OBJECT = "each trigger must be an object"
+TRIGGER_NAME_NOT_STRING = "name must be a string"
+SCHEDULE_ONLY_ON_SCHEDULE = "a schedule is only allowed with on: 'schedule'"
+ACTION_NOT_OBJECT = "each action must be an object"
+
+
+def trigger_on_invalid(events: Iterable[str], on: object) -> str:
+    return f"on must be one of {', '.join(events)} (got {on!r})"
+
+
+def action_id_shared(action_id: str) -> str:
+    return f"action id '{action_id}' appears in both actions and on_failure (ids are per trigger)"
+
+
+def actions_not_list(what: str) -> str:
+    return f"{what} must be a list of action objects"
+
+
+def actions_empty(what: str) -> str:
+    return f"{what} must hold at least one action (got an empty list)"
+
+
+def action_id_repeated(action_id: object) -> str:
+    return f"action id '{action_id}' appears more than once"
+
+
+def action_type_unknown(kind: object, valid: Iterable[str]) -> str:
+    return f"unknown action type {kind!r}. valid types: {', '.join(valid)}"
+
+
+def action_field_missing(kind: str, field: str) -> str:
+    return f"{kind} action needs '{field}'"
+
+
+def action_field_invalid(kind: str, field: str, expected: str) -> str:
+    return f"{kind} action '{field}' must be {expected}"
+
+
+def config_id_invalid(value: object) -> str:
+    return (
+        f"id {value!r} must be 1-64 letters, digits, '_', '-', '.' or ':' "
+        "(omit it to get a new one)"
+    )
+
+
+def config_keys_unknown(what: str, unknown: Iterable[str], allowed: Iterable[str]) -> str:
+    keys = ", ".join(repr(k) for k in unknown)
+    return f"{what} has unknown key(s) {keys}. allowed keys: {', '.join(allowed)}"
+
+
+# when predicates
+WHEN_NOT_LIST = "when must be a list of {column, op, value} objects"
+PREDICATE_NOT_OBJECT = "each predicate must be an object with column, op and value"
+WAS_ONLY_ON_UPDATED = "'was' tests the value before an update: only on: 'updated' triggers"
+WAS_NOT_SCALAR = "'was' needs a scalar value (string, number, boolean or null)"
+OP_IN_NOT_LIST = "op 'in' needs a list of scalar values"
+
+
+def was_keys_unknown(unknown: Iterable[str]) -> str:
+    return f"a 'was' predicate takes only column and was, not {', '.join(unknown)}"
+
+
+def predicate_keys_unknown(unknown: Iterable[str]) -> str:
+    return f"unknown key(s) {', '.join(repr(k) for k in unknown)}"
+
+
+def op_unknown(op: object, valid: Iterable[str]) -> str:
+    return f"unknown op {op!r}. valid ops: {', '.join(valid)}"
+
+
+def op_needs_value(op: str) -> str:
+    return f"op '{op}' needs a value"
+
+
+def op_needs_string_or_number(op: str) -> str:
+    return f"op '{op}' needs a string or number value"
+
+
+def op_needs_scalar(op: str) -> str:
+    return f"op '{op}' needs a scalar value (string, number, boolean or null)"
+
+
+# retry policies
+RETRY_NOT_OBJECT = 'retry must be an object like {"max_attempts": 5, "backoff_s": 30}'
+
+
+def retry_max_attempts_invalid(limit: int, given: object) -> str:
+    return f"retry max_attempts must be an integer in [1, {limit}] (got {given!r})"
+
+
+def retry_backoff_invalid(limit: float, given: object) -> str:
+    return f"retry backoff_s must be a number in (0, {limit}] (got {given!r})"
+
+
+def retry_factor_invalid(limit: float, given: object) -> str:
+    return f"retry factor must be a number in [1, {limit}] (got {given!r})"
+
+
+def retry_max_backoff_invalid(limit: float, given: object) -> str:
+    return f"retry max_backoff_s must be a number in [backoff_s, {limit}] (got {given!r})"
+
+
+def retry_jitter_invalid(given: object) -> str:
+    return f"retry jitter must be true or false (got {given!r})"
+
+
+# actions checked against the table at save
+def url_not_http(url: str) -> str:
+    return f"url must be an http:// or https:// URL with a host (got {url!r})"
+
+
+def action_problem(kind: str, problem: str) -> str:
+    return f"{kind} action {problem}"
+
+
+def action_row_column_missing(kind: str, column: str, hint: str) -> str:
+    return f"{kind} action uses '$row.{column}' but this table has no column '{column}'. {hint}"
+
+
+def columns_listed(names: Iterable[str]) -> str:
+    return "columns: " + (", ".join(names) or "none")

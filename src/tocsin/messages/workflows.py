@@ -130,11 +130,15 @@ def token_permission_invalid(permission: object) -> str:
     return f"invalid permission '{permission}'. valid permissions: schedules:read, schedules:write"
 
 
-# --- lanes (SPEC §14, issue 16) ----------------------------------------------------------------
+# --- lanes (SPEC §14) -------------------------------------------------------------------------
 
 
 def contract_mismatch(field: str, expected: object, found: object) -> str:
     return f"contract field '{field}' does not verify: expected {expected!r}, found {found!r}"
+
+
+def selection_policy_raised(exc: BaseException) -> str:
+    return f"selection policy raised {type(exc).__name__}: {exc}"
 
 
 def lane_window_invalid(start: object, end: object) -> str:
@@ -265,6 +269,10 @@ def iac_schedule_id_invalid(value: object) -> str:
         f"schedule id {value!r} is invalid: an imperative schedule id is 'sch_' followed by "
         "letters, digits, '_', '.' or '-' (at most 64 characters), or left out"
     )
+
+
+def iac_schedule_key_not_string(key: str, value: object) -> str:
+    return f"{key} must be a string, got {value!r}"
 
 
 def iac_schedule_id_twice(schedule_id: str) -> str:

@@ -1,4 +1,4 @@
-"""A bounded pool of run threads for one worker process (issue 11: no tenant stalls another).
+"""A bounded pool of run threads for one worker process, so that no tenant stalls another.
 
 A worker process executes up to ``size`` runs at once, each on its own daemon thread; a run's
 actions still go one after the other on that thread. The claimer (``runs.drain.drain`` with a

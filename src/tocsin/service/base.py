@@ -10,6 +10,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
+from tocsin import messages
 from tocsin.core.instants import MAX_UTC, MIN_UTC
 from tocsin.errors import ValidationError
 from tocsin.settings import Settings
@@ -31,7 +32,7 @@ def edge_now(now: datetime | None) -> datetime:
     if now is None:
         return datetime.now(UTC)
     if not isinstance(now, datetime) or now.tzinfo is None:
-        raise ValidationError(f"now must be an aware datetime, got {now!r}")
+        raise ValidationError(messages.now_not_aware(now))
     try:
         return now.astimezone(UTC)
     except OverflowError:  # year 1 ahead of UTC, or year 9999 behind it: the edge of time

@@ -228,7 +228,7 @@ class TablesService(Service):
             changed = store_records.set_table_trashed(
                 tx, table_id=table_id, trashed=trashed, now=at
             )
-            if changed and not trashed:  # issue 17: what the trash skipped
+            if changed and not trashed:  # the skip ledger: what the trash skipped
                 record_restore_skips(tx, table_id=table_id, now=at)
             return public_table(_table(tx, table_id, include_trashed=True))
 
@@ -370,7 +370,7 @@ class TablesService(Service):
     def pause_trigger(
         self, table_id: str, trigger_id: str, now: datetime | None = None
     ) -> dict[str, Any]:
-        """Pause a schedule trigger (issue 12; idempotent): the tick fires nothing for it until
+        """Pause a schedule trigger (idempotent): the tick fires nothing for it until
         :meth:`resume_trigger`; a triggers config save keeps it paused. 404 unknown table or
         trigger, 409 a row-event trigger. Returns its pause view (``engine.pause``)."""
         at = self._now(now)

@@ -97,7 +97,7 @@ class RunsService(Service):
         ``tenants=True`` exposes it to tenants: a tenant token may then save an action calling
         it without the ``schedules:write`` permission (``core.exposure``)."""
         if not name:
-            raise ValidationError("command name must be a non-empty string")
+            raise ValidationError(texts.COMMAND_NAME_EMPTY)
         self.execution.commands[name] = fn
         if tenants:
             self.core.tenant_commands.add(name)
@@ -191,10 +191,10 @@ class RunsService(Service):
         ``older_than_s`` defaults to the stale window (``stuck_after_s``).
         """
         if status is not None and status not in REQUEUE_STATUSES:
-            raise ValidationError(f"requeue status must be one of {', '.join(REQUEUE_STATUSES)}")
+            raise ValidationError(texts.requeue_status_invalid(REQUEUE_STATUSES))
         age = self.settings.stuck_after_s if older_than_s is None else older_than_s
         if age < 0:
-            raise ValidationError("older_than_s must be >= 0")
+            raise ValidationError(texts.OLDER_THAN_NEGATIVE)
         at = self._now(now)
         counts = {"pending": 0, "running": 0, "staged_changes": 0}
         with self.store.begin() as tx:
@@ -230,7 +230,7 @@ class RunsService(Service):
         """A table's staged changes (SPEC §9.6): ``{"items", "total", "skip", "limit"}``."""
         _check_page(skip, limit)
         if status is not None and status not in CHANGE_TRANSITIONS:
-            raise ValidationError(f"status must be one of {', '.join(CHANGE_TRANSITIONS)}")
+            raise ValidationError(texts.change_status_invalid(CHANGE_TRANSITIONS))
         with self.store.read() as tx:
             if get_table(tx, table_id=table_id) is None:
                 raise NotFound(texts.TABLE_NOT_FOUND)
@@ -266,4 +266,4 @@ MAX_PAGE = 1000
 
 def _check_page(skip: int, limit: int) -> None:
     if skip < 0 or not 1 <= limit <= MAX_PAGE:
-        raise ValidationError(f"skip must be >= 0 and limit in [1, {MAX_PAGE}]")
+        raise ValidationError(texts.page_bounds_invalid(MAX_PAGE))

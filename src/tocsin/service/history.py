@@ -1,4 +1,4 @@
-"""A schedule's history: its fires interleaved with its skip ledger, newest first (issue 17).
+"""A schedule's history: its fires interleaved with its skip ledger, newest first.
 
 Two sources, one paging: the fires are paged exactly as ``Tocsin.schedules.fires`` pages them;
 a page also carries the skip ranges whose ``last_instant`` falls in its share of time, from its

@@ -1,4 +1,4 @@
-"""Infrastructure as code: export, plan and apply trigger documents (SPEC §11, issue 15).
+"""Infrastructure as code: export, plan and apply trigger documents (SPEC §11).
 
 ``export`` reads a scope's stored configs; ``plan`` diffs documents against them (``tocsin.iac``,
 pure); ``apply`` carries a plan out through ``set_triggers``, the API's one write path (same

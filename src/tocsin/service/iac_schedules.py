@@ -64,7 +64,7 @@ def _parse(number: int, document: Mapping[str, Any], registry: Collection[str]) 
         raise _invalid(number, messages.iac_schedule_id_invalid(sid))
     for key in ("cron", "timezone"):
         if document.get(key) is not None and not isinstance(document[key], str):
-            raise _invalid(number, f"{key} must be a string, got {document[key]!r}")
+            raise _invalid(number, messages.iac_schedule_key_not_string(key, document[key]))
     options = {k: document[k] for k in _OPTIONS if document.get(k) is not None}
     options.update(
         {k: document[k] for k in ("overlap", "catch_up", "max_catch_up") if k in document}

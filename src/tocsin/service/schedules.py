@@ -198,7 +198,7 @@ class Schedules:
                 values = {"paused": False, "next_fire_at": following}
                 if tree is not None:
                     values["evaluated_at"] = at  # no backlog of the pause's instants
-                else:  # issue 17: the instants the pause skipped
+                else:  # the skip ledger: the instants the pause skipped
                     store_skips.record_skips(tx, ranges=paused_skips(row, at), now=at)
                 store_schedules.update_schedule(tx, schedule_id=row["id"], values=values, now=at)
             return self._view(tx, _require(tx, schedule_id))
@@ -269,7 +269,7 @@ class Schedules:
             )
         return {"items": items, "total": total, "skip": skip, "limit": limit}
 
-    # --- issue 17: why didn't it fire? -------------------------------------------------------
+    # --- why didn't it fire? ----------------------------------------------------------------
 
     def history(self, schedule_id: str, skip: int = 0, limit: int = 50) -> dict[str, Any]:
         """The fires interleaved with the skip ranges, newest first, paged as :meth:`fires`

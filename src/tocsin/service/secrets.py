@@ -1,4 +1,4 @@
-"""Per-scope webhook signing secrets (issue 18): rotate, and read for the CLI."""
+"""Per-scope webhook signing secrets: rotate, and read for the CLI."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The triggers config: whole (``set_triggers``, ``get_triggers``), one trigger at a time, and a
-scope's tables (issue 18).
+scope's tables.
 
 ``set_triggers``, ``patch_trigger`` and ``delete_trigger`` all save through :meth:`_save` (limits,
 ``validate_triggers``, state sync), so every SPEC §5 rule holds: a merge keeps the trigger's id,

@@ -1,4 +1,4 @@
-"""Why (not): the skip ledger, next fires, the global dry run and run-now (issue 17).
+"""Why (not): the skip ledger, next fires, the global dry run and run-now.
 
 Table triggers here; workflow schedules' ``skips`` / ``next_fires`` / ``backfill`` are on
 ``Tocsin.schedules`` (:mod:`tocsin.service.schedules`).

@@ -171,7 +171,7 @@ runs = Table(
     Column("updated_at", UTCDateTime, nullable=False),
     Column("started_at", UTCDateTime, nullable=True),
     Column("finished_at", UTCDateTime, nullable=True),
-    # automatic retry (issue 18, migration 0011): a pending run waiting for its backoff is not
+    # automatic retry (migration 0011): a pending run waiting for its backoff is not
     # claimed before this instant; NULL: claimable at once
     Column("next_attempt_at", UTCDateTime, nullable=True),
     Index("ix_runs_table_created", "table_id", "created_at"),
@@ -274,7 +274,7 @@ workflow_schedules = Table(
     Column("cron", String(200), nullable=False),  # extended dialect (§13)
     Column("timezone", String(64), nullable=False),
     Column("overlap", String(8), nullable=False),  # skip | allow
-    # issue 17: latest | none | all (migration 0010)
+    # the missed instants a due fire owes: latest | none | all (migration 0010)
     Column("catch_up", String(8), nullable=False, server_default="latest"),
     Column("max_catch_up", Integer, nullable=False, server_default=text("100")),
     Column("input_data", JSON(none_as_null=True), nullable=True),
@@ -321,7 +321,7 @@ workflow_schedules = Table(
     ),
 )
 
-# issue 17 the skip ledger: due occurrences that did not fire, one row per range of one reason
+# the skip ledger: due occurrences that did not fire, one row per range of one reason
 skips = Table(
     "skips",
     metadata,
@@ -392,7 +392,7 @@ workflow_runs = Table(
     ),
 )
 
-# issue 18 per-scope webhook signing secrets (migration 0011): one live secret per scope, kept in
+# per-scope webhook signing secrets (migration 0011): one live secret per scope, kept in
 # clear (an HMAC key must be usable); rotating replaces it
 signing_secrets = Table(
     "signing_secrets",

@@ -1,4 +1,4 @@
-"""Per-scope webhook signing secrets (issue 18): one live secret per ``(scope, scope_id)``.
+"""Per-scope webhook signing secrets: one live secret per ``(scope, scope_id)``.
 
 The secret is kept in clear: it is an HMAC key tocsin itself must use to sign every webhook of
 the scope (``actions.signing``). ``rotate_secret`` replaces it at once; ``ensure_secret`` creates

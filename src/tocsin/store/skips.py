@@ -1,4 +1,4 @@
-"""The skip ledger (issue 17): due occurrences that did not fire, one row per range.
+"""The skip ledger: due occurrences that did not fire, one row per range.
 
 A row is ``(target_kind, table_id, target_id, reason, first_instant, last_instant, count)``: a
 target is a table's trigger (a trigger id is unique within its table only) or a workflow schedule

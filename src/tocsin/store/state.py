@@ -17,7 +17,7 @@ updated_at, paused_at, pause_windows, definition_hash``), built here only
 (:func:`state_value`, for typed rows and the tick's raw driver rows alike). Writes take
 ``now``.
 
-Pause (issue 12): ``paused_at`` is set while a trigger is paused; it lives here, not in the
+Pause: ``paused_at`` is set while a trigger is paused; it lives here, not in the
 triggers config, so a config save never unpauses (retiring the id does). A date trigger's past
 pauses are kept in ``pause_windows`` (JSON ``[[from, until], ...]``).
 """

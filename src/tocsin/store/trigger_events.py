@@ -89,7 +89,7 @@ _INSERT_MANY_IF_LISTENED = (  # the listened keys read once per statement, not o
 
 
 # in the partial index's order, so it is walked even while the statistics do not know the table
-# (PostgreSQL then read every plain schedule: a fresh burst of them, as issue 12's bench)
+# (PostgreSQL then read every plain schedule of a fresh burst, as bench/workflow_bench.py writes)
 _ANY_LISTENER = select(S.c.id).where(S.c.trigger_keys.is_not(None)).order_by(S.c.id).limit(1)
 
 
@@ -138,7 +138,7 @@ def claim_events(tx: Tx, *, limit: int) -> list[dict[str, Any]]:
 
 def peek_events(tx: Tx, *, limit: int) -> list[dict[str, Any]]:
     """Up to ``limit`` events, oldest first, as :func:`claim_events` would take them, without
-    locking (the dry run, issue 17)."""
+    locking (for the global dry run)."""
     stmt = select(E).order_by(E.c.id).limit(limit)
     return [dict(r) for r in tx.conn.execute(stmt).mappings()]
 

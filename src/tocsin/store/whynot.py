@@ -1,4 +1,4 @@
-"""Reads of the global dry run and the why-not views (issue 17): named statements only."""
+"""Reads of the global dry run and the why-not views: named statements only."""
 
 from __future__ import annotations
 

@@ -152,7 +152,7 @@ def list_runs(
 
 def active_schedule_ids(tx: Tx, *, schedule_ids: Iterable[str]) -> set[str]:
     """Which of ``schedule_ids`` have a pending or running run (the overlap fence); backfill
-    runs (issue 17, their own namespace) never fence scheduled fires."""
+    runs (their own ledger namespace) never fence scheduled fires."""
     wanted = sorted(set(schedule_ids))
     fence = f"{WORKFLOW_ACTIVE_WHERE} AND trigger <> 'backfill'"  # ix_workflow_runs_schedule
     found: set[str] = set()

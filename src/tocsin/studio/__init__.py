@@ -1,4 +1,4 @@
-"""tocsin.studio: the server-rendered web UI (SPEC §16, issue 13).
+"""tocsin.studio: the server-rendered web UI (SPEC §16).
 
 Jinja2 pages over the facade (DESIGN §2: an edge, "parse/authorise → facade call → render"),
 a little vanilla JS from ``static/`` (no build step, nothing from a CDN). :func:`install` adds

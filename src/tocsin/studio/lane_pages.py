@@ -1,4 +1,4 @@
-"""Lanes in Studio (SPEC §14, §16; issue 16): every lane with its schedule in words and its
+"""Lanes in Studio (SPEC §14, §16): every lane with its schedule in words and its
 last decision, and one lane's attempts newest first, each with its three layers (trigger,
 source, selection), its decision badge and the handler's outcome beside the contract;
 ``?decision=`` narrows the attempts to one decision.

@@ -61,7 +61,7 @@ def schedules_list(
 
 
 def _fires(request: Request, schedule_id: str, page: int) -> dict[str, Any]:
-    """A page of the history (issue 17): the fires, paged as before, interleaved by time with
+    """A page of the history: the fires, paged as before, interleaved by time with
     the skip ranges of the page's share of time (``schedules.history``); each fire with its
     run (start, duration) when the run row exists."""
     t = facade(request)
@@ -84,7 +84,7 @@ def _fires(request: Request, schedule_id: str, page: int) -> dict[str, Any]:
 
 
 def _next_fires(request: Request, schedule_id: str) -> list[dict[str, Any]]:
-    """The next instants (issue 17); none for a schedule whose trigger has no cron of its
+    """The next instants; none for a schedule whose trigger has no cron of its
     own (compound: its tree says when it could fire)."""
     t = facade(request)
     try:

@@ -96,7 +96,7 @@ def _triggers(request: Request, table_id: str) -> list[dict[str, Any]]:
 
 def _why(request: Request, table_id: str, trigger: dict[str, Any]) -> dict[str, Any]:
     """A trigger's recent skips (the newest :data:`RECENT_SKIPS` ranges and how many there
-    are) and, for a clock trigger, its next fires (issue 17)."""
+    are) and, for a clock trigger, its next fires."""
     t, trigger_id = facade(request), trigger.get("id")
     if not isinstance(trigger_id, str):
         return {"skips": [], "skips_total": 0, "next_fires": None}
@@ -168,7 +168,7 @@ def pause_or_resume(
     trigger_id: TriggerId,
     verb: Annotated[str, Path(pattern="^(pause|resume)$")],
 ) -> Response:
-    """Pause or resume one schedule trigger (issue 12; kept in its state row, idempotent)."""
+    """Pause or resume one schedule trigger (kept in its state row, idempotent)."""
     check_post(viewer, form, allowed=viewer.moderator)
     _owned(request, viewer, table_id)
     t, now = facade(request), utc_now(request)

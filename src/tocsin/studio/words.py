@@ -132,7 +132,7 @@ SKIP_REASONS = {
 
 
 def skip_reason_words(reason: object) -> str:
-    """A skip range's reason (issue 17) in words; an unknown reason as it is."""
+    """A skip range's reason in words; an unknown reason as it is."""
     return SKIP_REASONS.get(str(reason), str(reason))
 
 

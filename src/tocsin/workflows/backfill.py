@@ -1,4 +1,4 @@
-"""Backfill of a workflow schedule (issue 17): one run per instant of ``[start, end)``, in order.
+"""Backfill of a workflow schedule: one run per instant of ``[start, end)``, in order.
 
 Idempotent through its own ledger namespace ``"backfill"``: an instant backfilled once is
 claimed (``(backfill, schedule_id, instant)``) and never runs again, whatever the number of

@@ -1,4 +1,4 @@
-"""What a due workflow schedule fires, and what it skips, at ``now`` (issue 17). Pure.
+"""What a due workflow schedule fires, and what it skips, at ``now``. Pure.
 
 The instants owed are ``next_fire_at .. latest`` (``latest``: the latest instant ``<= now``, or
 ``next_fire_at`` itself when later). Then:

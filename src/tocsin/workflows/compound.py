@@ -16,7 +16,7 @@ One transaction per call:
    ``"workflow"``, as cron schedules) and writes its fire row and pending run;
 5. each due instant that passed waiting for events (the tree not satisfied there, but it
    would have been had its events occurred) is recorded in the skip ledger as
-   ``compound_unsatisfied`` (issue 17), merged with the range ending at the tree's previous
+   ``compound_unsatisfied``, merged with the range ending at the tree's previous
    instant: consecutive unsatisfied instants are one row;
 6. latches, ``evaluated_at = now`` and ``next_fire_at`` are written back and the claimed events
    deleted, in the same transaction: an event counts once, a restart loses nothing. A fire held

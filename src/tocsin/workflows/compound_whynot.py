@@ -1,4 +1,4 @@
-"""The global dry run for schedules with a compound trigger (issue 17, SPEC §13): would the
+"""The global dry run for schedules with a compound trigger (SPEC §13): would the
 tick at ``at`` fire it, and if not, why (waiting for which events). Read-only; decided by the
 fire pass's own evaluator (:func:`tocsin.core.compound_eval.evaluate`) over the same inputs:
 the stored latches, the events waiting in the outbox (those that occurred by ``at``) and each

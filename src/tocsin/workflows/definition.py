@@ -93,7 +93,7 @@ class Schedule:
     request_context: Mapping[str, Any] | None = None
     metadata: Mapping[str, Any] | None = None
     overlap: Overlap = "skip"
-    catch_up: CatchUp = "latest"  # issue 17: latest | none | all
+    catch_up: CatchUp = "latest"  # the missed instants a due fire owes: latest | none | all
     max_catch_up: int = 100  # catch_up="all": at most this many missed instants fire
 
     def __post_init__(self) -> None:

@@ -7,7 +7,7 @@ One transaction per call:
    split them;
 2. per row, :func:`tocsin.workflows.catchup.decide`: the instants fired (the *latest* cron
    instant ``<= now`` by default: downtime coalesces onto it; ``catch_up`` "none" / "all") and
-   the skipped ones, recorded in the skip ledger (issue 17);
+   the skipped ones, recorded in the skip ledger;
 3. ``overlap="skip"`` (the default): a schedule with a pending or running run fires nothing;
 4. the identities ``(schedule_id, scheduled_for)`` are claimed in the occurrence ledger under the
    fixed namespace ``"workflow"``, in one batched ``claim_occurrences``: an instant is fired at
@@ -56,7 +56,7 @@ class _Batch:
     moves: list[dict[str, Any]] = field(default_factory=list)
     pending: list[_Pending] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)  # made in one uuid7s call, taken from the end
-    skips: list[SkipRange] = field(default_factory=list)  # issue 17: due, not fired
+    skips: list[SkipRange] = field(default_factory=list)  # due, not fired: the skip ledger's rows
     # (cron, timezone) → (latest due, next fire) at this call's ``now``: rows sharing a timing
     # are evaluated once
     timings: dict[tuple[str, str], tuple[datetime | None, datetime | None]] = field(
@@ -143,7 +143,7 @@ def _plan(index: int, row: Mapping[str, Any], now: datetime, busy: set[str], bat
         return
     move = len(batch.moves)
     batch.moves.append({"id": row["id"], "next_fire_at": following})
-    decision = catchup.decide(row, due, busy=row["id"] in busy, now=now)  # issue 17
+    decision = catchup.decide(row, due, busy=row["id"] in busy, now=now)  # fires and skips
     batch.skips += decision.skips
     for scheduled_for in decision.fire:
         run_id = batch.ids.pop() if batch.ids else uuid7(now)

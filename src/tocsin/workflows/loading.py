@@ -12,6 +12,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from tocsin import messages
 from tocsin.errors import ValidationError
 from tocsin.workflows.definition import Workflow
 
@@ -20,18 +21,18 @@ def load_workflows(spec: str) -> list[Workflow]:
     """The workflows ``spec`` (``package.module:attr``) names; ValidationError when it cannot."""
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
-        raise ValidationError(f"--app must be 'module:attr', got {spec!r}")
+        raise ValidationError(messages.app_spec_invalid(spec))
     cwd = str(Path.cwd())
     if cwd not in sys.path:  # like `python -m`: the working directory's modules are importable
         sys.path.insert(0, cwd)
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ValidationError(f"cannot import {module_name!r} for --app: {exc}") from None
+        raise ValidationError(messages.app_module_unimportable(module_name, exc)) from None
     target = module
     for part in attr.split("."):
         if not hasattr(target, part):
-            raise ValidationError(f"module {module_name!r} has no attribute {attr!r}")
+            raise ValidationError(messages.app_attribute_missing(module_name, attr))
         target = getattr(target, part)
     return _workflows_of(target, spec)
 
@@ -44,7 +45,7 @@ def _workflows_of(target: object, spec: str) -> list[Workflow]:
         target = list(registry.values())
     if isinstance(target, list | tuple) and all(isinstance(w, Workflow) for w in target):
         return list(target)
-    raise ValidationError(f"--app {spec!r} must name a Tocsin, a workflow or a list of workflows")
+    raise ValidationError(messages.app_not_workflows(spec))
 
 
 __all__ = ["load_workflows"]

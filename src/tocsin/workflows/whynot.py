@@ -1,4 +1,4 @@
-"""Why (not) for workflow schedules (issue 17): next fires and the dry run's entries, decided
+"""Why (not) for workflow schedules: next fires and the dry run's entries, decided
 by :func:`tocsin.workflows.catchup.decide` (the fire pass's own rules). Read-only."""
 
 from __future__ import annotations

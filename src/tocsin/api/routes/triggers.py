@@ -1,5 +1,5 @@
 """A table's triggers config, its schedule preview (SPEC §3–§5, §7) and schedule triggers' pause
-and resume (issue 12). Moderator only."""
+and resume. Moderator only."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Why (not) over HTTP (issue 17): skips, next fires, run-now, backfill, the global dry run.
+"""Why (not) over HTTP: skips, next fires, run-now, backfill, the global dry run.
 
 - ``GET P/tables/{id}/triggers/{trigger_id}/skips`` and ``…/next-fires``; ``POST …/run`` (one
   manual run now): moderator of the table;

@@ -1,4 +1,4 @@
-"""API tokens can expire and be revoked (issue 11): ``expires_at`` and ``revoked_at``.
+"""API tokens can expire and be revoked: ``expires_at`` and ``revoked_at``.
 
 Both are nullable instants (naive UTC): a token without ``expires_at`` never expires; a token with
 ``revoked_at`` is refused from that instant on. Existing tokens keep working (both stay NULL).

@@ -1,6 +1,6 @@
 """Workflows and code-declared schedules (SPEC §12): schedules, fires, runs; token permissions.
 
-Chained after 0004 (token expiry, issue 11); the revision keeps its number 0006.
+Chained after 0004 (token expiry); the revision keeps its number 0006.
 
 Revision ID: 0006
 Revises: 0004

@@ -1,4 +1,4 @@
-"""Automatic retries and signed webhooks (issue 18): ``runs.next_attempt_at``, signing secrets.
+"""Automatic retries and signed webhooks: ``runs.next_attempt_at``, signing secrets.
 
 Revision ID: 0011
 Revises: 0006

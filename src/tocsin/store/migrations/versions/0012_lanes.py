@@ -1,4 +1,4 @@
-"""Lanes (SPEC §14, issue 16): lanes, lane runs, lane attempts with their run contracts.
+"""Lanes (SPEC §14): lanes, lane runs, lane attempts with their run contracts.
 
 Revision ID: 0012
 Revises: 0011

@@ -1,4 +1,4 @@
-"""Table schedule triggers pause and resume (issue 12): kept in the trigger's state row.
+"""Table schedule triggers pause and resume: kept in the trigger's state row.
 
 ``paused_at``: set while the trigger is paused (the tick neither plans it nor keeps its table
 due); ``pause_windows``: a date trigger's past pauses as ``[[from, until], ...]`` (ISO instants),

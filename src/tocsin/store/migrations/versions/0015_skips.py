@@ -1,4 +1,4 @@
-"""The skip ledger (issue 17): occurrences that were due and did not fire, as ranges; and the
+"""The skip ledger: occurrences that were due and did not fire, as ranges; and the
 catch-up policy of workflow schedules.
 
 Revision ID: 0015

@@ -1,4 +1,4 @@
-"""The workflow-run claim walks an index in its order (issue 12's bench on PostgreSQL).
+"""The workflow-run claim walks an index in its order (bench/workflow_bench.py on PostgreSQL).
 
 ``ix_workflow_runs_status`` becomes ``(status, updated_at, id)``: the claim's ``ORDER BY
 updated_at, id`` is then the index order (PostgreSQL sorted every pending run per claim; SQLite

@@ -1,4 +1,4 @@
-"""The event writers' check reads only the schedules with a trigger tree (issue 14).
+"""The event writers' check reads only the schedules with a trigger tree (SPEC §13).
 
 Every record write (``table_updated``) and workflow success tests whether some schedule's tree
 listens to its event. Without an index that test read every row of ``workflow_schedules`` (10,000

@@ -1,4 +1,4 @@
-"""The workflow-schedule path writes and sorts less (issue 12's bench).
+"""The workflow-schedule path writes and sorts less (bench/workflow_bench.py).
 
 - ``ix_workflow_schedules_due`` becomes ``(paused, next_fire_at, id)`` over the cron schedules
   (``trigger_tree IS NULL``, the cron claim's own test): the claim's ``ORDER BY next_fire_at, id``

@@ -1,4 +1,4 @@
-"""Schedule runs name their frozen definition by hash instead of carrying a copy (issue 10.4).
+"""Schedule runs name their frozen definition by hash instead of carrying a copy.
 
 - ``trigger_definitions (hash, definition)``: each distinct stored trigger definition once,
   content-addressed (``core.identity.definition_digest``), written when a config is saved.

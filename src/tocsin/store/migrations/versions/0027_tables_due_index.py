@@ -1,4 +1,4 @@
-"""The tick's candidate claim reads its batch from one index, in rotation order (issue 10).
+"""The tick's candidate claim reads its batch from one index, in rotation order.
 
 ``ix_tables_next_due (next_due_at)`` becomes ``ix_tables_due (next_due_at, last_ticked_at, id)``
 over the tables that can have due triggers at all (``trashed = false AND triggers IS NOT NULL``,

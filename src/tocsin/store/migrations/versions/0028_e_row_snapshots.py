@@ -1,4 +1,4 @@
-"""A write's row snapshot is stored once, not once per run (issue 33 item 4).
+"""A write's row snapshot is stored once, not once per run.
 
 - ``row_snapshots (id, payload)``: the row a batch of runs was created with.
 - ``runs.snapshot_id``: the snapshot a run names; its own ``payload`` is then ``{}``. Readers
