@@ -14,8 +14,8 @@ from sqlalchemy import insert
 
 from tocsin.core.model import Table
 from tocsin.store import Store
-from tocsin.store.run_claims import claim_next_runs
 from tocsin.store.run_queries import count_runs
+from tocsin.store.runs import claim_next_runs
 from tocsin.store.schema import runs
 
 from .helpers import NOW, new_id

@@ -24,10 +24,8 @@ def drain(
     the other; on a stop, claimed runs not started yet go back to pending. Returns how many
     runs were executed (whatever their outcome).
 
-    Every claim takes the scopes in turn (every scope's oldest ready run before any scope's
-    second). With ``pool``, runs are claimed only as free slots allow, none of a scope that has
-    the pool's ``per_scope`` runs running, and each starts at once on a pool thread; this
-    returns without waiting for them, with how many runs it started.
+    With ``pool``, runs are claimed only as free slots allow and each starts at once on a pool
+    thread; this returns without waiting for them, with how many runs it started.
     """
     if pool is not None:
         return _drain_into(worker, pool, now=now, limit=limit)
@@ -48,8 +46,6 @@ def drain(
 
 
 def _drain_into(worker: Worker, pool: RunPool, *, now: datetime, limit: int | None) -> int:
-    # a scope with ``pool.per_scope`` runs running gets none more (``store.run_claims``)
-    worker.per_scope = pool.per_scope
     started = 0
     while (limit is None or started < limit) and not worker.should_stop():
         if started and pool.pass_over():

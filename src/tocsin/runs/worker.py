@@ -2,7 +2,7 @@
 
 One run, step by step:
 
-1. **Claim** atomically, ``pending → running`` (``store.run_claims.claim_next_runs``, under
+1. **Claim** atomically, ``pending → running`` (``store.runs.claim_next_runs``, under
    ``BEGIN IMMEDIATE`` on SQLite and ``SKIP LOCKED`` on PostgreSQL), a few runs at a time, each
    with its table read in the same transaction. A duplicate delivery that loses the claim gets
    nothing and does nothing.
@@ -94,8 +94,8 @@ from tocsin.store.outage import (
     through_outage,
 )
 from tocsin.store.records import get_table
-from tocsin.store.run_claims import claim_next_runs
 from tocsin.store.runs import (
+    claim_next_runs,
     finish_run,
     release_run,
     save_receipt,
@@ -128,7 +128,6 @@ class Worker:
     clock: Callable[[], datetime] | None = None
     backoff_max_s: float = DEFAULT_CAP_S
     stamps: PassClock | None = None  # receipts' instants (runs.clock.pass_clock); else clock
-    per_scope: int | None = None  # claims leave a scope no more runs running than this
 
     def time(self, fallback: datetime) -> datetime:
         """A fresh reading of ``clock`` when the worker has one, else ``fallback`` (a fixed now)."""
@@ -144,7 +143,7 @@ class Worker:
     def _claim(self, *, now: datetime, limit: int) -> list[tuple[Run, Table | None]]:
         tables: dict[str, Table | None] = {}
         with self.env.store.begin() as tx:
-            runs = claim_next_runs(tx, now=now, limit=limit, per_scope=self.per_scope)
+            runs = claim_next_runs(tx, now=now, limit=limit)
             for table_id in {run.table_id for run in runs}:
                 tables[table_id] = get_table(tx, table_id=table_id, include_trashed=True)
         return [(run, tables[run.table_id]) for run in runs]
@@ -442,14 +441,13 @@ def serve_worker(
     pass_s: float = PASS_S,
     outage: OutageLog | None = None,
     backoff_max_s: float = DEFAULT_CAP_S,
-    per_scope: int | None = None,
 ) -> bool:
     """``tocsin worker``: work until ``stop_event`` is set; True when it stopped cleanly.
 
     Runs execute on a :class:`RunPool` of ``concurrency`` threads, so one slow run does not
-    hold the others (nor one scope's another's: ``per_scope`` of them at most). ``clock`` is
-    read before each claim and each action (``Tocsin.work(clock=…)``), so a long pass stamps
-    claims and receipts with the current time and its runs never look stale while they progress.
+    hold the others. ``clock`` is read before each claim and each action
+    (``Tocsin.work(clock=…)``), so a long pass stamps claims and receipts with the current time
+    and its runs never look stale while they progress.
 
     A pass (one ``work`` call) starts at most ``batch`` runs and claims nothing more once
     ``pass_s`` has passed (``RunPool.start_pass``; each of its claimers still claims once, and
@@ -469,7 +467,7 @@ def serve_worker(
     """
     read_clock = clock or (lambda: datetime.now(UTC))
     outage = outage or OutageLog(log)
-    pool = RunPool(concurrency, per_scope=per_scope, outage=outage)
+    pool = RunPool(concurrency, outage=outage)
     pause = Backoff(poll_interval, max(poll_interval, backoff_max_s))
     while not stop_event.is_set():
         pool.start_pass(partial(_reached, time.monotonic() + pass_s))

@@ -15,8 +15,7 @@ PostgreSQL claims skip rows other claimers lock (``FOR UPDATE SKIP LOCKED``); SQ
 inside ``BEGIN IMMEDIATE`` (``Store.begin``), where ``status='pending'`` is the fence.
 
 Reads answer :class:`~tocsin.core.model.Run` values, built here only (:func:`run_value`);
-``Run.as_dict()`` is the run dict. Inserting takes :class:`NewRun` (bulk, untyped rows). The
-worker's claim of the next runs (fair between scopes) is ``store/run_claims.py``.
+``Run.as_dict()`` is the run dict. Inserting takes :class:`NewRun` (bulk, untyped rows).
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import fields
 from datetime import datetime, timedelta
+from functools import cache
 from typing import Any, NamedTuple
 
 from sqlalchemy import (
@@ -45,14 +45,9 @@ from sqlalchemy.exc import IntegrityError
 
 from tocsin.core.model import RUN_TRANSITIONS, Run, RunStatus
 from tocsin.store.bulk import instant_binder, with_rows
-from tocsin.store.dialects import upsert_insert
+from tocsin.store.dialects import ordered_scans_only, upsert_insert
 from tocsin.store.errors import map_db_errors
-from tocsin.store.schema import (
-    ACTIVE_STATUSES,
-    ONE_ACTIVE_CLOCK_WHERE,
-    runs,
-    trigger_definitions,
-)
+from tocsin.store.schema import ACTIVE_STATUSES, ONE_ACTIVE_CLOCK_WHERE, runs, trigger_definitions
 from tocsin.store.snapshots import PAYLOAD, SnapshotBatch
 from tocsin.store.tx import Tx
 
@@ -209,8 +204,7 @@ def _run_value(row: Any) -> Run:
     return run_value(row._mapping)
 
 
-def claim_values(now: datetime | BindParameter[Any]) -> dict[str, Any]:
-    """What a claim sets (``pending → running``, ``attempts + 1``; ``store.run_claims`` too)."""
+def _claim_values(now: datetime | BindParameter[Any]) -> dict[str, Any]:
     # typed bind: a bare aware datetime would go in as timestamptz and be shifted by the
     # session time zone; UTCDateTime stores naive UTC like every other instant
     at = now if isinstance(now, BindParameter) else literal(now, type_=runs.c.started_at.type)
@@ -224,9 +218,49 @@ def claim_values(now: datetime | BindParameter[Any]) -> dict[str, Any]:
     }
 
 
-def attempt_due(now: datetime | BindParameter[Any], of: Any = runs) -> ColumnElement[bool]:
+def claim_next_runs(tx: Tx, *, now: datetime, limit: int = 1) -> list[Run]:
+    """Claim up to ``limit`` of the oldest pending runs: ``pending → running``, ``attempts + 1``.
+
+    Eligible: ``status = 'pending'`` and ``next_attempt_at`` NULL or ``<= now`` (a run waiting
+    for its automatic-retry backoff is left alone), oldest ``updated_at`` first; on PostgreSQL
+    rows locked by another claimer are skipped (``FOR UPDATE SKIP LOCKED``), on SQLite the
+    caller holds ``BEGIN IMMEDIATE``. The outer ``status = 'pending'`` predicate is the fence
+    either way. Returns the claimed runs in creation order (empty when none is pending).
+    """
+    tx.require_writable()
+    with map_db_errors():
+        if tx.is_postgres:
+            ordered_scans_only(tx)  # walk ix_runs_status_updated: never sort every pending run
+        rows = tx.conn.execute(_claim_next(tx.is_postgres), {"now": now, "limit": limit})
+        claimed = [_run_value(row) for row in rows]
+    return sorted(claimed, key=lambda run: (run.created_at, run.id))
+
+
+@cache
+def _claim_next(postgres: bool) -> Any:
+    """:func:`claim_next_runs`' statement, built once per dialect (a worker claims each pass)."""
+    at = bindparam("now", type_=runs.c.updated_at.type)
+    pick = (
+        select(runs.c.id)
+        .where(runs.c.status == "pending", _attempt_due(at))
+        .order_by(runs.c.updated_at, runs.c.id)
+        .limit(bindparam("limit"))
+    )
+    if postgres:
+        # a MATERIALIZED CTE is evaluated once: ``WHERE id IN (SELECT … LIMIT n FOR UPDATE SKIP
+        # LOCKED)`` may be planned as a semi-join that re-runs the subquery and claims every
+        # pending run, far past ``limit``
+        chosen = pick.with_for_update(skip_locked=True).cte("claimable").prefix_with("MATERIALIZED")
+        picked: ColumnElement[bool] = runs.c.id == chosen.c.id
+    else:
+        picked = runs.c.id.in_(pick.scalar_subquery())
+    claim = update(runs).where(picked, runs.c.status == "pending").values(**_claim_values(at))
+    return claim.returning(*RUN_COLUMNS)
+
+
+def _attempt_due(now: datetime | BindParameter[Any]) -> ColumnElement[bool]:
     """The run is not waiting for an automatic-retry backoff past ``now``."""
-    return or_(of.c.next_attempt_at.is_(None), of.c.next_attempt_at <= now)
+    return or_(runs.c.next_attempt_at.is_(None), runs.c.next_attempt_at <= now)
 
 
 def claim_run(tx: Tx, *, run_id: str, now: datetime) -> Run | None:
@@ -235,8 +269,8 @@ def claim_run(tx: Tx, *, run_id: str, now: datetime) -> Run | None:
     tx.require_writable()
     stmt = (
         update(runs)
-        .where(runs.c.id == run_id, runs.c.status == "pending", attempt_due(now))
-        .values(**claim_values(now))
+        .where(runs.c.id == run_id, runs.c.status == "pending", _attempt_due(now))
+        .values(**_claim_values(now))
         .returning(*RUN_COLUMNS)
     )
     with map_db_errors():
