@@ -24,10 +24,49 @@ class TimedReceipt(Protocol):
     ) -> dict[str, Any]: ...
 
 
-def pass_clock(now: datetime) -> PassClock:
-    """``now`` advanced by the monotonic time elapsed since this call."""
-    start = time.monotonic()
-    return lambda: now + timedelta(seconds=time.monotonic() - start)
+class Stopwatch:
+    """``now`` advanced by the monotonic time elapsed since it was made, to the millisecond.
+
+    Called, the instant; :meth:`iso`, the same as ISO text. Readings within one millisecond share
+    one instant and one text: a batch of fast steps formats a few strings, not two per step
+    (formatting costs about ten times reading the monotonic clock). Safe across the threads of
+    a parallel stage: the reading is one tuple, replaced whole."""
+
+    __slots__ = ("_last", "_start", "now")
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+        self._start = time.monotonic()
+        self._last: tuple[int, datetime, str | None] = (0, now, None)
+
+    def _read(self) -> tuple[int, datetime, str | None]:
+        ms = int((time.monotonic() - self._start) * 1000)
+        last = self._last
+        if last[0] != ms:
+            last = self._last = (ms, self.now + timedelta(milliseconds=ms), None)
+        return last
+
+    def __call__(self) -> datetime:
+        return self._read()[1]
+
+    def iso(self) -> str:
+        ms, at, text = self._read()
+        if text is None:
+            text = at.isoformat()
+            self._last = (ms, at, text)
+        return text
+
+
+def pass_clock(now: datetime) -> Stopwatch:
+    """``now`` advanced by the monotonic time elapsed since this call (:class:`Stopwatch`)."""
+    return Stopwatch(now)
+
+
+def iso_reader(clock: PassClock) -> Callable[[], str]:
+    """``clock()`` as ISO text: a :class:`Stopwatch`'s own (shared within a millisecond)."""
+    if isinstance(clock, Stopwatch):
+        return clock.iso
+    return lambda: clock().isoformat()
 
 
 def timed_receipt(clock: PassClock | None, now: datetime) -> TimedReceipt:
@@ -44,4 +83,4 @@ def timed_receipt(clock: PassClock | None, now: datetime) -> TimedReceipt:
     return receipt
 
 
-__all__ = ["PassClock", "TimedReceipt", "pass_clock", "timed_receipt"]
+__all__ = ["PassClock", "Stopwatch", "TimedReceipt", "iso_reader", "pass_clock", "timed_receipt"]

@@ -29,7 +29,7 @@ from pydantic import BaseModel
 from pydantic import ValidationError as ModelError
 
 from tocsin.core.receipts import truncate_error
-from tocsin.runs.clock import PassClock, pass_clock
+from tocsin.runs.clock import PassClock, iso_reader, pass_clock
 from tocsin.workflows.definition import Stage, Step, Workflow
 
 Receipt = dict[str, Any]
@@ -89,7 +89,7 @@ def run_stages(
     """Execute every stage of ``wf`` that has not succeeded yet for ``run``. Steps see ``now``;
     their receipts' ``started_at``/``ended_at`` are read from ``clock`` when each really starts
     and ends (default: ``now`` plus the time elapsed since this call)."""
-    clock = clock or pass_clock(now)
+    stamp = iso_reader(clock or pass_clock(now))
     steps: list[Receipt] = [dict(r) for r in run.get("steps") or []]
     try:
         data = _checked(wf.input, run.get("input"))
@@ -102,7 +102,7 @@ def run_stages(
         # model, is not dumped and validated again)
         values = {r["id"]: r.get("output") for r in steps if r.get("status") == "success"}
         todo = [s for s in stage.steps if s.id not in values]
-        fresh = _run_group(todo, data, run, now, clock) if todo else []
+        fresh = _run_group(todo, data, run, now, stamp) if todo else []
         for receipt, value in fresh:
             _upsert(steps, receipt)
             if receipt["status"] == "success":
@@ -128,18 +128,21 @@ def _stage_output(stage: Stage, values: Mapping[str, Any]) -> Any:
     return values.get(stage.steps[0].id)
 
 
+Stamp = Callable[[], str]
+"""The current instant as ISO text (``runs.clock.iso_reader``): a receipt's start or end."""
+
 Ran = tuple[Receipt, Any]
 """A step's receipt, and on success its output as checked (an instance of its output model)."""
 
 
 def _run_group(
-    todo: list[Step], data: Any, run: Mapping[str, Any], now: datetime, clock: PassClock
+    todo: list[Step], data: Any, run: Mapping[str, Any], now: datetime, stamp: Stamp
 ) -> list[Ran]:
     if len(todo) == 1:
-        return [_run_step(todo[0], data, run, now, clock)]
+        return [_run_step(todo[0], data, run, now, stamp)]
     data = _plain(data)  # each step of a parallel group validates its own instance of it
     with ThreadPoolExecutor(max_workers=min(8, len(todo)), thread_name_prefix="step") as pool:
-        return list(pool.map(lambda s: _run_step(s, data, run, now, clock), todo))
+        return list(pool.map(lambda s: _run_step(s, data, run, now, stamp), todo))
 
 
 def _context(s: Step, run: Mapping[str, Any], now: datetime) -> StepContext:
@@ -160,9 +163,9 @@ def _context(s: Step, run: Mapping[str, Any], now: datetime) -> StepContext:
     )
 
 
-def _run_step(s: Step, data: Any, run: Mapping[str, Any], now: datetime, clock: PassClock) -> Ran:
+def _run_step(s: Step, data: Any, run: Mapping[str, Any], now: datetime, stamp: Stamp) -> Ran:
     receipt: Receipt = {"id": s.id, "status": "running", "output": None, "error": None}
-    receipt["started_at"] = clock().isoformat()
+    receipt["started_at"] = stamp()
     value = None
     try:
         arg = _handed(s.input, data) if s.input is not None else _plain(data)
@@ -179,7 +182,7 @@ def _run_step(s: Step, data: Any, run: Mapping[str, Any], now: datetime, clock: 
     except Exception as exc:
         receipt["status"] = "failed"
         receipt["error"] = truncate_error(str(exc) or type(exc).__name__)
-    receipt["ended_at"] = clock().isoformat()
+    receipt["ended_at"] = stamp()
     return receipt, value
 
 

@@ -324,7 +324,8 @@ def execute_batch(
     succeeded: list[tuple[str, str, str | None, datetime]] = []
     unstarted: list[tuple[str, int]] = []
     taken: list[str] = []  # the runs this slot started (their leases end with its finish)
-    stamps = clock or pass_clock(now)  # when each step and run really ended
+    # when each step and run really ended: the batch's first instant plus the time elapsed
+    stamps = pass_clock(clock() if clock is not None else now)
     while run := _next(runs):
         at = clock() if clock is not None else now
         if (should_stop is not None and should_stop()) or _held(run, at) > hold_s:
