@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from tocsin import messages
@@ -27,20 +27,15 @@ def _allow(value: str) -> tuple[str, ...]:
     return entries
 
 
-def _positive(env: Mapping[str, str], name: str, default: str) -> float:
-    """A number > 0 from ``env[name]``; a malformed value names the variable."""
-    raw = env.get(name, default).strip() or default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = float("nan")
-    if not value > 0 or value == float("inf"):
-        raise SettingsError(messages.setting_not_positive_seconds(name, raw))
-    return value
-
-
-def _timeout(env: Mapping[str, str], name: str, default: float) -> float:
-    """Seconds >= 0 from ``env[name]`` (0: no timeout); a malformed value names the variable."""
+def _seconds(
+    env: Mapping[str, str],
+    name: str,
+    default: float,
+    ok: Callable[[float], bool],
+    problem: Callable[[str, str], str],
+) -> float:
+    """A finite number of seconds from ``env[name]`` that ``ok`` accepts (``default`` when unset
+    or empty); a malformed value raises ``SettingsError`` with ``problem``'s text naming it."""
     raw = env.get(name, "").strip()
     if not raw:
         return default
@@ -48,9 +43,21 @@ def _timeout(env: Mapping[str, str], name: str, default: float) -> float:
         value = float(raw)
     except ValueError:
         value = float("nan")
-    if not 0 <= value < float("inf"):
-        raise SettingsError(messages.setting_not_timeout(name, raw))
+    if not (value < float("inf") and ok(value)):
+        raise SettingsError(problem(name, raw))
     return value
+
+
+def _positive(env: Mapping[str, str], name: str, default: str) -> float:
+    """Seconds > 0 from ``env[name]``; a malformed value names the variable."""
+    return _seconds(
+        env, name, float(default), lambda v: v > 0, messages.setting_not_positive_seconds
+    )
+
+
+def _timeout(env: Mapping[str, str], name: str, default: float) -> float:
+    """Seconds >= 0 from ``env[name]`` (0: no timeout); a malformed value names the variable."""
+    return _seconds(env, name, default, lambda v: v >= 0, messages.setting_not_timeout)
 
 
 def _count(env: Mapping[str, str], name: str, default: int) -> int:
