@@ -15,7 +15,7 @@ windows the pause kept from firing are recorded in the skip ledger as one ``paus
 - ``date_column_reached``: the pause ``[paused_at, now]`` is remembered in ``pause_windows``; a
   value whose fire instant falls inside a pause never fires. The tick consumes it in the
   occurrence ledger without a run when it scans its page, and records it in the skip ledger as
-  ``paused`` (one range per pause: ``skips_with_paused``); the preview counts it as
+  ``paused`` (one range per pause: ``paused_value_ranges``); the preview counts it as
   ``already_fired``, while the trigger is still paused too. Values due before the pause, or
   after the resume, fire as usual (while paused, the preview counts those as
   ``scheduled_for_future``: nothing of a paused trigger is due now).
@@ -36,15 +36,13 @@ from tocsin.core.skips import SkipRange
 from tocsin.engine import tick_skips
 from tocsin.engine.configs import ALWAYS_DUE, NEVER_DUE, refresh_table_next_due
 from tocsin.engine.evaluate import Pause, StoredTrigger, clock_next_due, inspect_stored
-from tocsin.engine.ids import uuid7s
 from tocsin.errors import Conflict, NotFound
-from tocsin.store import ledger
 from tocsin.store import skips as store_skips
 from tocsin.store import state as store_state
 from tocsin.store.tx import Tx
 
-if TYPE_CHECKING:  # the tick's plan types (engine.tick_plan imports this module)
-    from tocsin.engine.tick_plan import DateScan, TablePlan
+if TYPE_CHECKING:  # the tick's scan type (engine.tick_plan imports this module)
+    from tocsin.engine.tick_plan import DateScan
 
 
 def schedule_trigger(table: Table, trigger_id: str) -> Mapping[str, Any]:
@@ -156,25 +154,19 @@ def paused_values(
     )
 
 
-def skips_with_paused(tx: Tx, plans: Sequence[TablePlan], now: datetime) -> list[SkipRange]:
-    """The skip ranges a tick records for ``plans``: each plan's own, then those of its date
-    values whose fire instants fell inside a pause, claimed here in the ledger without a run
-    (each ledger row names a run id no run has: the value never fires). One ``paused`` range per
-    pause of a trigger, counting the values this transaction claimed
-    (:func:`tocsin.engine.tick_skips.paused_value_range`)."""
-    ranges = [r for p in plans for r in p.skips]
-    values = [v for p in plans for v in p.paused_values]
-    if not values:
-        return ranges
-    ids = uuid7s(now, len(values))
-    rows = [(t, tid, ident, rid) for (t, tid, ident, _), rid in zip(values, ids, strict=True)]
-    got = ledger.claim_occurrences(tx, claims=rows, now=now)
+def paused_value_ranges(
+    values: Sequence[PausedValue], outcome: Sequence[str | None]
+) -> list[SkipRange]:
+    """The ``paused`` skip ranges of the tick's paused date values (:func:`paused_values`),
+    given the fire path's ``outcome`` for each (claimed in the ledger without a run, a run id no
+    run has: the value never fires): one range per pause of a trigger, counting the values this
+    transaction claimed (:func:`tocsin.engine.tick_skips.paused_value_range`)."""
     counts: dict[tuple[str, str, Pause], int] = {}
-    for table_id, trigger_id, ident, pause in values:
-        if (table_id, trigger_id, ident) in got:
+    for (table_id, trigger_id, _, pause), got in zip(values, outcome, strict=True):
+        if got:
             key = (table_id, trigger_id, pause)
             counts[key] = counts.get(key, 0) + 1
-    return ranges + [
+    return [
         tick_skips.paused_value_range(t, tid, pause, n) for (t, tid, pause), n in counts.items()
     ]
 
@@ -183,9 +175,9 @@ __all__ = [
     "PausedValue",
     "pause_trigger",
     "pause_view",
+    "paused_value_ranges",
     "paused_values",
     "resume_trigger",
     "resumed",
     "schedule_trigger",
-    "skips_with_paused",
 ]

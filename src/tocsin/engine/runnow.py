@@ -12,10 +12,10 @@ from datetime import datetime
 from typing import Any
 
 from tocsin import messages
+from tocsin.engine import fire
 from tocsin.engine.evaluate import inspect_stored
 from tocsin.engine.ids import uuid7
 from tocsin.errors import NotFound, ValidationError
-from tocsin.store import ledger
 from tocsin.store import records as store_records
 from tocsin.store import runs as store_runs
 from tocsin.store import state as store_state
@@ -45,7 +45,6 @@ def run_trigger_now(
             raise ValidationError(messages.TRIGGER_INVALID_NO_FIRES)
         run_id = uuid7(now)
         identity = MANUAL_PREFIX + run_id
-        ledger.claim_occurrences(tx, claims=[(table_id, trigger_id, identity, run_id)], now=now)
         new = store_runs.NewRun(
             id=run_id,
             table_id=table_id,
@@ -59,7 +58,13 @@ def run_trigger_now(
             scheduled_for=now,
             definition_hash=states[trigger_id].definition_hash,
         )
-        store_runs.insert_runs(tx, runs_=[new], now=now)
+
+        def write(claimed: list[int]) -> list[str]:
+            if claimed:  # always: the identity names this new run
+                store_runs.insert_runs(tx, runs_=[new], now=now)
+            return []
+
+        fire.fire(tx, [(table_id, trigger_id, identity, run_id)], write, now=now)
         run = store_runs.get_run(tx, run_id=run_id)
     assert run is not None
     return run.as_dict()

@@ -17,10 +17,10 @@ from typing import Any
 
 from tocsin.core.model import TriggerState, row_payload
 from tocsin.core.schedules import DateColumnReached
-from tocsin.engine import evaluate, pause, sweeps
+from tocsin.engine import evaluate, fire, pause, sweeps
 from tocsin.engine.ids import uuid7s
 from tocsin.engine.tick_plan import Cursor, DateScan, Fire, TablePlan, due_candidates, plan_table
-from tocsin.store import claims, dialects, ledger, skips
+from tocsin.store import claims, dialects, ledger
 from tocsin.store import records as store_records
 from tocsin.store import runs as store_runs
 from tocsin.store import state as store_state
@@ -151,12 +151,15 @@ def scan_date_trigger(
 
 def apply_plans(tx: Tx, plans: Sequence[TablePlan], now: datetime) -> int:
     """Write a batch's plans, every fire of every plan at once (SPEC §5.3, §6); how many runs
-    it created: the ledger claims and their runs (:func:`claim_and_insert`), then the clock
-    windows consumed (a claim lost to a racing tick consumes its window too; a run refused by
-    the one-active-run index leaves its window due), triggers' ``next_due_at``, date cursors,
-    skip records (``pause.skips_with_paused``), each table's ``next_due_at`` and rotation stamp."""
+    it created: the ledger claims and their runs (:func:`claim_and_insert`, with the date values
+    fallen due inside a pause, claimed without a run), then the clock windows consumed (a claim
+    lost to a racing tick consumes its window too; a run refused by the one-active-run index
+    leaves its window due), triggers' ``next_due_at``, date cursors, skip records (each plan's,
+    then ``pause.paused_value_ranges``), each table's ``next_due_at`` and rotation stamp."""
     fires = [f for p in plans for f in p.fires]
-    claimed = claim_and_insert(tx, fires, now)  # run id per fire; None: refused
+    values = [v for p in plans for v in p.paused_values]
+    outcome = claim_and_insert(tx, fires, now, paused=values)
+    claimed = outcome[: len(fires)]  # run id per fire; None: refused
     next_due = {p.table_id: p.next_due for p in plans}
     consumed: list[store_state.Consumed] = []
     for (table_id, trigger_id, _, _, _, _, window, after), run_id in zip(
@@ -169,7 +172,9 @@ def apply_plans(tx: Tx, plans: Sequence[TablePlan], now: datetime) -> int:
     if tx.is_postgres:  # the updates below are by key: never a table hashed whole for a page
         dialects.keyed_access_only(tx)
     store_state.consume_windows(tx, consumed=consumed, now=now)
-    skips.record_skips(tx, ranges=pause.skips_with_paused(tx, plans, now), now=now)
+    ranges = [r for p in plans for r in p.skips]
+    ranges += pause.paused_value_ranges(values, outcome[len(fires) :])
+    fire.record_skips(tx, ranges=ranges, now=now)
     next_dues = [(p.table_id, tid, at) for p in plans for tid, at in p.next_dues]
     store_state.set_next_dues(tx, next_dues=next_dues)
     cursors = [(p.table_id, tid, *(c or (None, None))) for p in plans for tid, c in p.cursors]
@@ -178,34 +183,41 @@ def apply_plans(tx: Tx, plans: Sequence[TablePlan], now: datetime) -> int:
     return sum(map(bool, claimed))
 
 
-def claim_and_insert(tx: Tx, fires: Sequence[Fire], now: datetime) -> list[str | None]:
-    """Per fire: its run's id when this transaction claimed its identity in the ledger and
-    inserted the run, ``""`` when the identity was claimed before (by an earlier or a racing
-    tick), None when the run was refused (its claim released: no identity without its run)."""
-    run_ids = uuid7s(now, len(fires))
-    rows = [(*f[:3], r) for f, r in zip(fires, run_ids, strict=True)]
-    got = ledger.claim_occurrences(tx, claims=rows, now=now)
-    mine = [i for i, row in enumerate(rows) if row[:3] in got]
-    new_runs = (  # consumed as the statement's rows are built: no NewRun outlives its row
-        store_runs.NewRun(
-            id=run_ids[i],
-            table_id=table_id,
-            trigger_id=trigger_id,
-            record_id=None if record is None else str(record["id"]),
-            source="schedule",
-            clock=window is not None,
-            payload={} if record is None else row_payload(record),
-            definition=None,
-            identity=identity,
-            scheduled_for=scheduled_for,
-            definition_hash=digest,
+def claim_and_insert(
+    tx: Tx, fires: Sequence[Fire], now: datetime, *, paused: Sequence[pause.PausedValue] = ()
+) -> list[str | None]:
+    """Through the fire path, per fire then per paused value: its run's id when this
+    transaction claimed its identity in the ledger (and, for a fire, inserted the run), ``""``
+    when the identity was claimed before (by an earlier or a racing tick), None when the run
+    was refused (its claim released: no identity without its run). A paused value's claim
+    keeps a run id no run has: the value never fires."""
+    count = len(fires)
+    run_ids = uuid7s(now, count + len(paused))
+    firings = [(*f[:3], r) for f, r in zip(fires, run_ids, strict=False)]
+    firings += [(*v[:3], r) for v, r in zip(paused, run_ids[count:], strict=True)]
+
+    def write(claimed: list[int]) -> list[str]:
+        mine = [i for i in claimed if i < count]
+        new_runs = (  # consumed as the statement's rows are built: no NewRun outlives its row
+            store_runs.NewRun(
+                id=run_ids[i],
+                table_id=table_id,
+                trigger_id=trigger_id,
+                record_id=None if record is None else str(record["id"]),
+                source="schedule",
+                clock=window is not None,
+                payload={} if record is None else row_payload(record),
+                definition=None,
+                identity=identity,
+                scheduled_for=scheduled_for,
+                definition_hash=digest,
+            )
+            for i in mine
+            for table_id, trigger_id, identity, digest, scheduled_for, record, window, _ in (
+                fires[i],
+            )
         )
-        for i in mine
-        for table_id, trigger_id, identity, digest, scheduled_for, record, window, _ in (fires[i],)
-    )
-    inserted = store_runs.insert_runs(tx, runs_=new_runs, now=now)
-    ledger.release_occurrences(tx, claims=[rows[i] for i in mine if run_ids[i] not in inserted])
-    out: list[str | None] = [""] * len(fires)
-    for i in mine:
-        out[i] = run_ids[i] if run_ids[i] in inserted else None
-    return out
+        inserted = store_runs.insert_runs(tx, runs_=new_runs, now=now)
+        return [run_ids[i] for i in mine if run_ids[i] not in inserted]
+
+    return fire.fire(tx, firings, write, now=now)

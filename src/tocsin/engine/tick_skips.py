@@ -94,7 +94,7 @@ def paused_value_range(
     table_id: str, trigger_id: str, pause: tuple[datetime, datetime], count: int
 ) -> skips.SkipRange:
     """``count`` values of a date trigger whose fire instants fell inside ``pause`` and that a
-    tick consumed (``engine.pause.skips_with_paused``): one ``paused`` range per pause, its bounds
+    tick consumed (``engine.pause.paused_value_ranges``): one ``paused`` range per pause, its bounds
     the pause's. Its ``after`` is its own ``last``, so the values a later tick consumes for the
     same pause add to that one row (the store merges a range into the row ending at ``after``)."""
     start, until = pause

@@ -28,10 +28,10 @@ from datetime import datetime, timedelta
 
 from tocsin.core import cron
 from tocsin.core.contract import Window
+from tocsin.engine import fire
 from tocsin.lanes.admit import admit, resolve_run
 from tocsin.lanes.definition import Lane
 from tocsin.store import lanes as store_lanes
-from tocsin.store.ledger import claim_occurrences
 from tocsin.store.tx import Store, Tx
 
 LEDGER_NAMESPACE = "lane"
@@ -113,21 +113,24 @@ def _fire(tx: Tx, lane: Lane, instant: datetime, now: datetime, stale_after_s: f
     if window is None:
         return 0
     run, _ = resolve_run(tx, lane.id, lane.zone, instant, window, lane.policy_version)
-    claim = (LEDGER_NAMESPACE, lane.id, instant.isoformat(), run)
-    if not claim_occurrences(tx, claims=[claim], now=now):
-        return 0
-    admit(
-        tx,
-        lane,
-        kind="scheduled",
-        scheduled_for=instant,
-        window=window,
-        zone=lane.zone,
-        now=now,
-        stale_after_s=stale_after_s,
-        pending=True,
-    )
-    return 1
+    firing = (LEDGER_NAMESPACE, lane.id, instant.isoformat(), run)
+
+    def write(claimed: list[int]) -> tuple[str, ...]:
+        if claimed:
+            admit(
+                tx,
+                lane,
+                kind="scheduled",
+                scheduled_for=instant,
+                window=window,
+                zone=lane.zone,
+                now=now,
+                stale_after_s=stale_after_s,
+                pending=True,
+            )
+        return ()
+
+    return sum(map(bool, fire.fire(tx, [firing], write, now=now)))
 
 
 __all__ = [

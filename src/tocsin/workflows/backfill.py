@@ -14,10 +14,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from tocsin.core.instants import MIN_UTC
+from tocsin.engine import fire
 from tocsin.engine.ids import uuid7s
 from tocsin.store import workflow_runs as store_runs
-from tocsin.store.ledger import claim_occurrences
-from tocsin.store.tx import Store
+from tocsin.store.tx import Store, Tx
 from tocsin.workflows.firing import schedule_run
 from tocsin.workflows.timing import next_fire_after
 
@@ -56,23 +56,27 @@ def run_backfill(
     created = 0
     for begin in range(0, len(instants), CHUNK):
         chunk = instants[begin : begin + CHUNK]
-        ids = uuid7s(now, len(chunk))
-        claims = [
-            (LEDGER_NAMESPACE, str(row["id"]), at.isoformat(), rid)
-            for at, rid in zip(chunk, ids, strict=True)
-        ]
         with store.begin() as tx:
-            got = claim_occurrences(tx, claims=claims, now=now)
-            runs = [
-                schedule_run(row, rid, at, now, trigger="backfill")
-                for (_, sid, ident, rid), at in zip(claims, chunk, strict=True)
-                if (LEDGER_NAMESPACE, sid, ident) in got
-            ]
-            store_runs.insert_runs(tx, rows=runs)
-        created += len(runs)
+            created += _backfill_chunk(tx, row, chunk, now)
         if progress is not None:
             progress(begin + len(chunk), len(instants))
     return {"instants": len(instants), "created": created, "existing": len(instants) - created}
+
+
+def _backfill_chunk(tx: Tx, row: Mapping[str, Any], chunk: list[datetime], now: datetime) -> int:
+    """Fire ``chunk``'s instants not backfilled before; the runs created."""
+    ids = uuid7s(now, len(chunk))
+    firings = [
+        (LEDGER_NAMESPACE, str(row["id"]), at.isoformat(), rid)
+        for at, rid in zip(chunk, ids, strict=True)
+    ]
+
+    def write(claimed: list[int]) -> tuple[str, ...]:
+        runs = [schedule_run(row, ids[i], chunk[i], now, trigger="backfill") for i in claimed]
+        store_runs.insert_runs(tx, rows=runs)
+        return ()
+
+    return sum(map(bool, fire.fire(tx, firings, write, now=now)))
 
 
 __all__ = ["LEDGER_NAMESPACE", "MAX_WITHOUT_FORCE", "backfill_instants", "run_backfill"]

@@ -35,13 +35,13 @@ from tocsin import messages
 from tocsin.core import compound_eval
 from tocsin.core.compound import Node, from_json
 from tocsin.core.skips import COMPOUND_UNSATISFIED, SCHEDULE, SkipRange
+from tocsin.engine import fire as fire_path
 from tocsin.engine.ids import uuid7
 from tocsin.errors import ConfigError
 from tocsin.store import schedules as store_schedules
 from tocsin.store import skips as store_skips
 from tocsin.store import trigger_events as store_events
 from tocsin.store import workflow_runs as store_runs
-from tocsin.store.ledger import claim_occurrences
 from tocsin.store.tx import Store, Tx
 from tocsin.workflows.firing import LEDGER_NAMESPACE, schedule_fire, schedule_run
 
@@ -179,20 +179,26 @@ def _record(
     now: datetime,
     registered: Collection[str] | None,
 ) -> str | None:
-    """Claim ``(schedule, at)`` in the ledger and write the fire (and its run); the fire id, or
-    None when the instant was fired already."""
+    """``(schedule, at)`` through the fire path: its fire (and its run) written when claimed;
+    the fire id, or None when the instant was fired already."""
     run_id = uuid7(now)
-    claim = (LEDGER_NAMESPACE, row["id"], at.isoformat(), run_id)
-    if not claim_occurrences(tx, claims=[claim], now=now):
-        return None
-    error = None
-    if registered is not None and row["workflow_id"] not in registered:
-        error = messages.workflow_unknown(row["workflow_id"])
-    else:
-        store_runs.insert_runs(tx, rows=[schedule_run(row, run_id, at, now)])
-    fire = schedule_fire(row, at, now, run_id=run_id if error is None else None, error=error)
-    store_schedules.insert_fires(tx, fires=[fire])
-    return str(fire["id"])
+    fire_ids: list[str] = []
+
+    def write(claimed: list[int]) -> tuple[str, ...]:
+        if not claimed:
+            return ()
+        error = None
+        if registered is not None and row["workflow_id"] not in registered:
+            error = messages.workflow_unknown(row["workflow_id"])
+        else:
+            store_runs.insert_runs(tx, rows=[schedule_run(row, run_id, at, now)])
+        fire = schedule_fire(row, at, now, run_id=run_id if error is None else None, error=error)
+        store_schedules.insert_fires(tx, fires=[fire])
+        fire_ids.append(str(fire["id"]))
+        return ()
+
+    fire_path.fire(tx, [(LEDGER_NAMESPACE, row["id"], at.isoformat(), run_id)], write, now=now)
+    return fire_ids[0] if fire_ids else None
 
 
 __all__ = [

@@ -10,8 +10,9 @@ One transaction per call:
    the skipped ones, recorded in the skip ledger;
 3. ``overlap="skip"`` (the default): a schedule with a pending or running run fires nothing;
 4. the identities ``(schedule_id, scheduled_for)`` are claimed in the occurrence ledger under the
-   fixed namespace ``"workflow"``, in one batched ``claim_occurrences``: an instant is fired at
-   most once, whatever the number of hosts (a claim not returned was fired already);
+   fixed namespace ``"workflow"`` through the fire path (``engine.fire``: one batched claim): an
+   instant is fired at most once, whatever the number of hosts (a claim not returned was fired
+   already);
 5. the fire row and its pending workflow run are written together (``published``); a schedule
    whose workflow is not registered with the caller (when ``registered`` is given) or whose
    stored expression no longer parses records a ``publish_failed`` fire with the error instead;
@@ -31,11 +32,10 @@ from typing import Any
 from tocsin import messages
 from tocsin.core.cron import CronError
 from tocsin.core.skips import SkipRange
+from tocsin.engine import fire as fire_path
 from tocsin.engine.ids import uuid7, uuid7s
 from tocsin.store import schedules as store_schedules
-from tocsin.store import skips as store_skips
 from tocsin.store import workflow_runs as store_runs
-from tocsin.store.ledger import claim_occurrences
 from tocsin.store.tx import Store, Tx
 from tocsin.workflows import catchup
 from tocsin.workflows.timing import latest_due, next_fire_after
@@ -123,11 +123,8 @@ def _fire_page(
         batch = _Batch(ids=uuid7s(now, 2 * len(rows))[::-1])
         for index, row in enumerate(rows):
             _plan(index, row, now, busy, batch)
-        _claim(tx, now, registered, rows, batch)
-        store_runs.insert_runs(tx, rows=batch.runs)
-        store_schedules.insert_fires(tx, fires=batch.fires)
+        _fire(tx, now, registered, rows, batch)
         store_schedules.advance_schedules(tx, moves=batch.moves, now=now)
-        store_skips.record_skips(tx, ranges=batch.skips, now=now)
     return len(rows), len(batch.fires)
 
 
@@ -150,32 +147,42 @@ def _plan(index: int, row: Mapping[str, Any], now: datetime, busy: set[str], bat
         batch.pending.append((index, scheduled_for, run_id, move))
 
 
-def _claim(
+def _fire(
     tx: Tx,
     now: datetime,
     registered: Collection[str] | None,
     rows: Sequence[Mapping[str, Any]],
     batch: _Batch,
 ) -> None:
-    """Claim every pending ``(schedule_id, scheduled_for)`` at once; a claim the ledger does
-    not return was fired already (by this host or another) and records nothing."""
-    claims = [
+    """Every pending ``(schedule_id, scheduled_for)`` through the fire path at once, with the
+    page's skips; a firing the ledger held already (fired by this host or another) records
+    nothing."""
+    firings = [
         (LEDGER_NAMESPACE, rows[index]["id"], batch.identity(scheduled_for), run_id)
         for index, scheduled_for, run_id, _ in batch.pending
     ]
-    got = claim_occurrences(tx, claims=claims, now=now) if claims else set()
-    for (index, scheduled_for, run_id, move), claim in zip(batch.pending, claims, strict=True):
-        if claim[:3] not in got:
-            continue
-        row = rows[index]
-        if registered is not None and row["workflow_id"] not in registered:
-            error = messages.workflow_unknown(row["workflow_id"])
-            fire = schedule_fire(row, scheduled_for, now, run_id=None, error=error, ids=batch.ids)
-        else:
-            batch.runs.append(schedule_run(row, run_id, scheduled_for, now))
-            fire = schedule_fire(row, scheduled_for, now, run_id=run_id, error=None, ids=batch.ids)
-        batch.fires.append(fire)
-        batch.moves[move]["fire_id"] = fire["id"]
+
+    def write(claimed: list[int]) -> tuple[str, ...]:
+        for i in claimed:
+            index, scheduled_for, run_id, move = batch.pending[i]
+            row = rows[index]
+            if registered is not None and row["workflow_id"] not in registered:
+                error = messages.workflow_unknown(row["workflow_id"])
+                fire = schedule_fire(
+                    row, scheduled_for, now, run_id=None, error=error, ids=batch.ids
+                )
+            else:
+                batch.runs.append(schedule_run(row, run_id, scheduled_for, now))
+                fire = schedule_fire(
+                    row, scheduled_for, now, run_id=run_id, error=None, ids=batch.ids
+                )
+            batch.fires.append(fire)
+            batch.moves[move]["fire_id"] = fire["id"]
+        store_runs.insert_runs(tx, rows=batch.runs)
+        store_schedules.insert_fires(tx, fires=batch.fires)
+        return ()
+
+    fire_path.fire(tx, firings, write, skips=batch.skips, now=now)
 
 
 def schedule_fire(
