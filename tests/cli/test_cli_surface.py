@@ -70,6 +70,7 @@ OPENING: dict[tuple[str, ...], list[str]] = {
     ("triggers", "set"): ["--table", "t", "--file", "-"],
     ("triggers", "pause"): ["--table", "t", "trg_x"],
     ("triggers", "resume"): ["--table", "t", "trg_x"],
+    ("triggers", "fires"): ["--table", "t", "trg_x"],
     ("triggers", "skips"): ["--table", "t", "trg_x"],
     ("triggers", "next"): ["--table", "t", "trg_x"],
     ("triggers", "run"): ["--table", "t", "trg_x"],

@@ -1,4 +1,4 @@
-"""``tocsin due``, ``tocsin triggers skips|next|run``, ``tocsin schedules skips|next|backfill``
+"""``tocsin due``, ``tocsin triggers fires|skips|next|run``, ``tocsin schedules skips|next|backfill``
 through Typer's runner (issue 17)."""
 
 from __future__ import annotations
@@ -48,6 +48,26 @@ def test_trigger_commands_and_due(env: dict[str, str], tocsin: Tocsin) -> None:
     ran = invoke("triggers", "run", "--table", table_id, saved["id"])
     assert ran.exit_code == 0 and json.loads(ran.output)["source"] == "manual"
     missing = invoke("triggers", "skips", "--table", table_id, "trg_nope")
+    assert missing.exit_code == 1 and "error (404): trigger not found" in missing.output
+
+
+def test_trigger_fires_shows_the_runs_with_the_skips_between(
+    env: dict[str, str], tocsin: Tocsin
+) -> None:
+    table_id = make_table(tocsin)
+    [saved] = tocsin.set_triggers(table_id, [interval(60)], now=NOW)
+    tocsin.tick(now=NOW)
+    finish_all(tocsin, table_id, now=NOW)
+    tocsin.tick(now=NOW + timedelta(days=7))
+    fires = invoke("triggers", "fires", "--table", table_id, saved["id"])
+    assert fires.exit_code == 0, fires.output
+    assert "2 fire(s)" in fires.output and "coalesced" in fires.output
+    assert "done" in fires.output and "pending" in fires.output
+    page = json.loads(invoke("triggers", "fires", "--table", table_id, saved["id"], "--json").output)
+    assert [i["kind"] for i in page["items"]] == ["fire", "skip", "fire"]
+    assert page["items"][1]["count"] == 10_079
+    assert page["items"][2]["scheduled_for"].startswith("2026-08-27")
+    missing = invoke("triggers", "fires", "--table", table_id, "trg_nope")
     assert missing.exit_code == 1 and "error (404): trigger not found" in missing.output
 
 

@@ -1,4 +1,4 @@
-"""Why (not) on the command line: ``tocsin due``, ``tocsin triggers skips|next|run
+"""Why (not) on the command line: ``tocsin due``, ``tocsin triggers fires|skips|next|run
 --table T TRIGGER`` and ``tocsin schedules skips|next|backfill``; Rich tables (``--json``)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from tocsin import messages
 from .data import TableOpt, TriggerArg, triggers_app
 from .processes import CreateOpt
 from .render import print_rows
-from .workflows import JsonOpt, Limit, Skip, _facade, _print, schedules_app
+from .workflows import JsonOpt, Limit, Skip, _facade, _history_row, _print, schedules_app
 
 AtOpt = Annotated[
     str | None, typer.Option("--at", help="An ISO instant with its offset (2026-12-01T09:00Z).")
@@ -24,6 +24,7 @@ NOpt = Annotated[int, typer.Option("-n", min=1, max=1000, help="How many instant
 SKIP_COLUMNS = ("reason", "first_instant", "last_instant", "count")
 NEXT_COLUMNS = ("at", "local", "zone", "status")
 DUE_COLUMNS = ("kind", "target", "status", "reason", "runs", "detail")
+TRIGGER_FIRE_COLUMNS = ("scheduled_for", "fired_at", "run_id", "run_status", "record_id")
 
 
 def _instant(text: str | None, name: str = "--at") -> datetime | None:
@@ -85,6 +86,24 @@ def _due_row(entry: dict[str, Any]) -> dict[str, Any]:
         detail = f"{detail}; skips {skipped}".strip("; ")
     reason = entry.get("reason") or ""
     return {**entry, "target": target, "reason": reason, "detail": detail}
+
+
+@triggers_app.command("fires")
+def trigger_fires(
+    table_id: TableOpt,
+    trigger_id: TriggerArg,
+    skip: Skip = 0,
+    limit: Limit = 50,
+    as_json: JsonOpt = False,
+    create: CreateOpt = False,
+) -> None:
+    """The fire history, newest first: each scheduled run (scheduled vs actual time, run,
+    status) with the skipped occurrences between them (paged by the fires)."""
+    with _facade(create=create) as t:
+        page = t.triggers.history(table_id, trigger_id, skip=skip, limit=limit)
+    title = f"{page['total']} fire(s) of {trigger_id}"
+    rows = [_history_row(i) for i in page["items"]]
+    _print(page, as_json, lambda: print_rows(title, TRIGGER_FIRE_COLUMNS, rows))
 
 
 @triggers_app.command("skips")

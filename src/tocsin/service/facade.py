@@ -21,6 +21,7 @@ from tocsin.service.iac import IacService
 from tocsin.service.lanes import Lanes
 from tocsin.service.schedules import Schedules
 from tocsin.service.secrets import SecretsService
+from tocsin.service.trigger_fires import Triggers
 from tocsin.service.triggers import TenantSaves, TriggerService
 from tocsin.service.whynot import DiagnosticsService
 from tocsin.service.workflows import WorkflowService
@@ -40,6 +41,7 @@ class Tocsin:
         self._runs = RunsService(core, records=tables, workflows=workflows.start_from_action)
         self._triggers = triggers = TriggerService(core)
         self._diagnostics = DiagnosticsService(core)
+        self._trigger_fires = Triggers(core)
         self._iac = IacService(core, triggers=triggers)
         self._auth = AuthService(core)
         self._secrets = SecretsService(core)
@@ -98,6 +100,11 @@ class Tocsin:
     def schedules(self) -> Schedules:
         """Workflow schedules: list, get, pause, resume, create, delete, fires, backfill…"""
         return self._workflows.schedules
+
+    @property
+    def triggers(self) -> Triggers:
+        """Table triggers one at a time: ``fires`` and ``history`` (fires with skips)."""
+        return self._trigger_fires
 
     @property
     def lanes(self) -> Lanes:

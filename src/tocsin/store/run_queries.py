@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import ColumnElement, and_, func, null, or_, select
 
@@ -104,3 +105,56 @@ def count_runs(tx: Tx, *, status: str | None = None) -> int:
         stmt = stmt.where(runs.c.status == status)
     with map_db_errors():
         return int(tx.conn.execute(stmt).scalar_one())
+
+
+# a fire of a table trigger is its scheduled run (``source = 'schedule'``): read from ``runs``
+# through ``ix_runs_trigger_fires``, no row of its own
+_FIRES = runs.c.source == "schedule"
+
+
+def list_trigger_fires(
+    tx: Tx, *, table_id: str, trigger_id: str, skip: int, limit: int
+) -> tuple[list[dict[str, Any]], int]:
+    """A table trigger's fires (its scheduled runs), newest scheduled instant first, as fire
+    rows: ``id`` and ``run_id`` (the run's), ``scheduled_for``, ``fired_at`` (the run's
+    creation), ``run_status``, ``identity``, ``record_id``, ``started_at``, ``finished_at``,
+    ``error`` (the run's); and the total."""
+    where = (runs.c.table_id == table_id, runs.c.trigger_id == trigger_id, _FIRES)
+    total = tx.conn.execute(select(func.count()).select_from(runs).where(*where)).scalar_one()
+    stmt = (
+        select(
+            runs.c.id,
+            runs.c.table_id,
+            runs.c.trigger_id,
+            runs.c.record_id,
+            runs.c.identity,
+            runs.c.scheduled_for,
+            runs.c.created_at,
+            runs.c.status,
+            runs.c.started_at,
+            runs.c.finished_at,
+            runs.c.error,
+        )
+        .where(*where)
+        .order_by(runs.c.scheduled_for.desc(), runs.c.id.desc())
+        .offset(skip)
+        .limit(limit)
+    )
+    return [_fire_of(r) for r in tx.conn.execute(stmt).mappings()], int(total)
+
+
+def _fire_of(row: Any) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "table_id": row["table_id"],
+        "trigger_id": row["trigger_id"],
+        "record_id": row["record_id"],
+        "identity": row["identity"],
+        "scheduled_for": row["scheduled_for"],
+        "fired_at": row["created_at"],
+        "run_id": row["id"],
+        "run_status": row["status"],
+        "started_at": row["started_at"],
+        "finished_at": row["finished_at"],
+        "error": row["error"],
+    }

@@ -39,6 +39,7 @@ ACTIVE_STATUSES = ("pending", "running")
 # the predicate of uq_runs_one_active_clock; runs.insert_run repeats it verbatim in ON CONFLICT so
 # both dialects infer the partial index (SQLite requires the WHERE to imply the index's own)
 ONE_ACTIVE_CLOCK_WHERE = "clock AND status IN ('pending', 'running')"
+SCHEDULED_RUN_WHERE = "source = 'schedule'"
 
 # §1 tables: scope + typed columns + triggers config + SCP rules, trashable.
 tables = Table(
@@ -176,6 +177,16 @@ runs = Table(
     Column("next_attempt_at", UTCDateTime, nullable=True),
     Index("ix_runs_table_created", "table_id", "created_at"),
     Index("ix_runs_status_updated", "status", "updated_at", "id"),  # the claim order (0019)
+    # a trigger's fire history: its scheduled runs, newest instant first (migration 0029)
+    Index(
+        "ix_runs_trigger_fires",
+        "table_id",
+        "trigger_id",
+        "scheduled_for",
+        "id",
+        postgresql_where=text(SCHEDULED_RUN_WHERE),
+        sqlite_where=text(SCHEDULED_RUN_WHERE),
+    ),
     # §5.3 one active run per clock trigger of a table (migration 0020)
     Index(
         "uq_runs_one_active_clock",

@@ -1,7 +1,8 @@
 """Why (not) over HTTP: skips, next fires, run-now, backfill, the global dry run.
 
-- ``GET P/tables/{id}/triggers/{trigger_id}/skips`` and ``…/next-fires``; ``POST …/run`` (one
-  manual run now): moderator of the table;
+- ``GET P/tables/{id}/triggers/{trigger_id}/fires`` (the fire history: its scheduled runs with
+  its skip ranges interleaved), ``…/skips`` and ``…/next-fires``; ``POST …/run`` (one manual run
+  now): moderator of the table;
 - ``GET /api/schedules/{id}/skips`` and ``…/next-fires`` (``schedules:read``), ``POST
   …/backfill`` (``schedules:write``);
 - ``GET /root/due?at=`` (``X-ADMIN-TOKEN``): what a tick at ``at`` fires, and why not.
@@ -37,6 +38,19 @@ READ = error_responses(400, 401, 403, 404)
 tables_router = APIRouter(prefix=PREFIX + "/triggers/{trigger_id}", tags=["triggers"])
 schedules_router = APIRouter(prefix="/api/schedules/{schedule_id}", tags=["schedules"])
 root_router = APIRouter(prefix="/root", tags=["root"], dependencies=[Admin])
+
+
+@tables_router.get("/fires", responses=READ)
+def trigger_fires(
+    trigger_id: TriggerIdPath,
+    table: ModeratorTable,
+    tocsin: TocsinDep,
+    skip: Skip = 0,
+    limit: Limit = 50,
+) -> Json:
+    """The fire history, newest first: each fire (its scheduled run: scheduled vs actual time,
+    run id, run status) and, between them, the skipped occurrences; paged by the fires."""
+    return tocsin.triggers.history(table["id"], trigger_id, skip=skip, limit=limit)
 
 
 @tables_router.get("/skips", responses=READ)
