@@ -1,5 +1,5 @@
-"""``tocsin due``, ``tocsin triggers fires|skips|next|run``, ``tocsin schedules skips|next|backfill``
-through Typer's runner (issue 17)."""
+"""``tocsin due``, ``tocsin triggers fires|skips|next|run``, ``tocsin schedules
+skips|next|backfill`` through Typer's runner (issue 17)."""
 
 from __future__ import annotations
 
@@ -63,7 +63,8 @@ def test_trigger_fires_shows_the_runs_with_the_skips_between(
     assert fires.exit_code == 0, fires.output
     assert "2 fire(s)" in fires.output and "coalesced" in fires.output
     assert "done" in fires.output and "pending" in fires.output
-    page = json.loads(invoke("triggers", "fires", "--table", table_id, saved["id"], "--json").output)
+    args = ("triggers", "fires", "--table", table_id, saved["id"])
+    page = json.loads(invoke(*args, "--json").output)
     assert [i["kind"] for i in page["items"]] == ["fire", "skip", "fire"]
     assert page["items"][1]["count"] == 10_079
     assert page["items"][2]["scheduled_for"].startswith("2026-08-27")

@@ -4,8 +4,6 @@ ranges interleaved by time, paged by the fires as a workflow schedule's history.
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import pytest
 from engine_support import NOW, date_trigger, finish_all, hours, interval, make_table, minutes
 
