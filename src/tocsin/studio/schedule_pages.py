@@ -6,6 +6,7 @@ non-terminal)."""
 from __future__ import annotations
 
 from typing import Annotated, Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, Path, Query, Request, Response
 
@@ -60,26 +61,55 @@ def schedules_list(
     )
 
 
-def _fires(request: Request, schedule_id: str, page: int) -> dict[str, Any]:
+def _fires(request: Request, schedule: dict[str, Any], page: int) -> dict[str, Any]:
     """A page of the history: the fires, paged as before, interleaved by time with
     the skip ranges of the page's share of time (``schedules.history``); each fire with its
-    run (start, duration) when the run row exists."""
-    t = facade(request)
+    run (start, duration) when the run row exists, and its graph."""
+    t, schedule_id = facade(request), str(schedule["id"])
     size = request.app.state.settings.studio_fires_per_page
     found = t.schedules.history(schedule_id, skip=(page - 1) * size, limit=size)
     fired = [i for i in found["items"] if i["kind"] == "fire"]
     runs = t.get_workflow_runs(f["run_id"] for f in fired if f.get("run_id"))
     items = [
-        {**i, "run": runs.get(str(i.get("run_id")))} if i["kind"] == "fire" else i
+        {**i, "run": runs.get(str(i.get("run_id"))), "run_href": _graph(i)}
+        if i["kind"] == "fire"
+        else i
         for i in found["items"]
     ]
     at = f"/workflows/schedules/{schedule_id}"
+    return fires_panel_values(
+        request, found, items, page, size, at=at, skips_api=f"/api/schedules/{schedule_id}/skips"
+    ) | {"paused": schedule["paused"], "next_due": schedule.get("next_fire_at"), "what": "schedule"}
+
+
+def _graph(fire: dict[str, Any]) -> str | None:
+    if not fire.get("run_id"):
+        return None
+    workflow, run = (quote(str(fire[k]), safe="") for k in ("workflow_id", "run_id"))
+    return f"/workflows/{workflow}/graph/{run}"
+
+
+def fires_panel_values(
+    request: Request,
+    found: dict[str, Any],
+    items: list[dict[str, Any]],
+    page: int,
+    size: int,
+    *,
+    at: str,
+    skips_api: str,
+) -> dict[str, Any]:
+    """What ``fires_panel.html`` shows of a history page (``found``, its ``items`` dressed),
+    for any kind of schedule whose page is at ``at`` (the panel alone at ``at + "/fires"``)."""
+    fired = [i for i in items if i["kind"] == "fire"]
     return {
         "history": items,
         "has_fires": bool(fired),
         "live": any(f["run_status"] in NON_TERMINAL for f in fired),
         "fire_pages": pager(request, page, size, found["total"], at=at),
         "skips_left_off": found["skips_left_off"],
+        "fires_at": f"{at}/fires",
+        "skips_api": skips_api,
     }
 
 
@@ -112,7 +142,7 @@ def schedule_detail(
         "summary": tree_summary(schedule["description"]),
         "next_fires": _next_fires(request, schedule_id) if schedule.get("cron") else [],
     }
-    panel = _fires(request, schedule_id, page)
+    panel = _fires(request, schedule, page)
     return render(
         request, "schedule.html", viewer=viewer, schedule=schedule, page=page, **extra, **panel
     )
@@ -129,7 +159,7 @@ def fires_panel(
     """The history panel alone, fires and skips (polled by the detail page)."""
     _require_read(viewer)
     schedule = facade(request).schedules.get(schedule_id)
-    panel = _fires(request, schedule_id, page)
+    panel = _fires(request, schedule, page)
     return render(request, "fires_panel.html", viewer=viewer, schedule=schedule, page=page, **panel)
 
 

@@ -1,7 +1,8 @@
 """Tables in Studio: the tables of the viewer's scope, and one table's triggers (schedule in
 words, next fire, Pause/Resume per schedule trigger), its schedule preview rendered for people
 (SPEC §7) and its runs with the status and ``stuck`` filters (SPEC §8) and a Retry button on
-failed runs (SPEC §9.4).
+failed runs (SPEC §9.4); one trigger's page with its fire history (its scheduled runs and skips,
+as a workflow schedule's).
 
 Roles are the API's (SPEC §15): a member sees the table; triggers, preview and runs need a
 moderator, who also gets the buttons.
@@ -16,7 +17,7 @@ from fastapi import APIRouter, Path, Query, Request, Response
 from tocsin import messages
 from tocsin.errors import NotFound, PermissionDenied, TocsinError
 
-from .schedule_pages import PageQ
+from .schedule_pages import PageQ, fires_panel_values
 from .web import (
     FormDep,
     Viewer,
@@ -145,6 +146,66 @@ def table_detail(
     )
 
 
+def _trigger_page(
+    request: Request, viewer: Viewer, table_id: str, trigger_id: str, page: int, *, whole: bool
+) -> dict[str, Any]:
+    """A trigger of a table of the viewer's scope (moderator) with a page of its fire history:
+    its scheduled runs interleaved with its skip ranges (``triggers.history``), each fire with
+    its run's start and duration. The trigger's card (words, next fires, pause) when ``whole``
+    or when the panel needs it (no fires yet: when the first is due)."""
+    table = _owned(request, viewer, table_id)
+    if not viewer.moderator:
+        raise PermissionDenied(messages.STUDIO_MODERATOR_ONLY)
+    size = request.app.state.settings.studio_fires_per_page
+    found = facade(request).triggers.history(
+        table_id, trigger_id, skip=(page - 1) * size, limit=size
+    )
+    items = [{**i, "run": _run_timing(i)} if i["kind"] == "fire" else i for i in found["items"]]
+    at = f"/tables/{table_id}/triggers/{trigger_id}"
+    api = f"{table_url(table)}/triggers/{trigger_id}/skips"
+    panel = fires_panel_values(request, found, items, page, size, at=at, skips_api=api)
+    out = {"table": table, "page": page, "what": "trigger", "paused": False, "next_due": None}
+    if whole or not panel["has_fires"]:
+        [trigger] = [x for x in _triggers(request, table_id) if x.get("id") == trigger_id]
+        next_due = None if trigger["due_now"] else trigger["next_fire"]
+        out |= {"trigger": trigger, "paused": trigger["paused"], "next_due": next_due}
+    return out | panel
+
+
+def _run_timing(fire: dict[str, Any]) -> dict[str, Any]:
+    started, finished = fire.get("started_at"), fire.get("finished_at")
+    duration = None
+    if started is not None and finished is not None:
+        duration = int((finished - started).total_seconds() * 1000)
+    return {"started_at": started, "duration_ms": duration}
+
+
+def table_url(table: dict[str, Any]) -> str:
+    """The table's API path (what the page names for a tenant's scripts)."""
+    scope = f"/private/module/custom_tables/{table['scope']}/{table['scope_id']}"
+    return f"{scope}/tables/{table['id']}"
+
+
+@router.get("/tables/{table_id}/triggers/{trigger_id}")
+@html_page
+def trigger_detail(
+    request: Request, viewer: ViewerDep, table_id: TableId, trigger_id: TriggerId, page: PageQ = 1
+) -> Response:
+    """One trigger: its words, next fires, Pause/Resume and its fire history."""
+    values = _trigger_page(request, viewer, table_id, trigger_id, page, whole=True)
+    return render(request, "trigger.html", viewer=viewer, **values)
+
+
+@router.get("/tables/{table_id}/triggers/{trigger_id}/fires")
+@html_page
+def trigger_fires_panel(
+    request: Request, viewer: ViewerDep, table_id: TableId, trigger_id: TriggerId, page: PageQ = 1
+) -> Response:
+    """The history panel alone (polled by the trigger page)."""
+    values = _trigger_page(request, viewer, table_id, trigger_id, page, whole=False)
+    return render(request, "fires_panel.html", viewer=viewer, **values)
+
+
 @router.post("/tables/{table_id}/runs/{run_id}/retry")
 @html_page
 def retry(
@@ -176,7 +237,8 @@ def pause_or_resume(
         t.pause_trigger(table_id, trigger_id, now=now)
     else:
         t.resume_trigger(table_id, trigger_id, now=now)
-    return redirect(f"/tables/{table_id}")
+    back = form.get("back", "")
+    return redirect(back if back.startswith(f"/tables/{table_id}/") else f"/tables/{table_id}")
 
 
 __all__ = ["router"]
