@@ -176,7 +176,7 @@ class Worker:
                 return self.release(run, now=at)
             if not self._still_mine(run, last_write, at):
                 return "lost"  # requeued as stale meanwhile: another worker owns it now
-            ctx = self._context(run, table, definition, action, position, now=at)
+            ctx = self.context(run, table, definition, action, position, now=at)
             last = index == len(todo) - 1
             receipts, outcome = self.step(run, ctx, action, receipts, last=last)
             if outcome != "next":
@@ -193,7 +193,7 @@ class Worker:
         write = partial(touch_run, run_id=run.id, attempts=run.attempts, now=at)
         return self._committed(run, write)
 
-    def _context(
+    def context(
         self,
         run: Run,
         table: Table,
@@ -233,7 +233,7 @@ class Worker:
             handler = get_action(kind)
             if isinstance(handler, TransactionalAction):
                 commit = partial(self._in_tx, handler, run, ctx, action, receipts, receipt, last)
-                return self._written(run, partial(call_with_retries, commit, self.policy))
+                return self.written(run.id, partial(call_with_retries, commit, self.policy))
             detail = call_with_retries(partial(handler.execute, ctx, action), self.policy)
         except _LostClaim:
             return receipts, "lost"
@@ -316,7 +316,7 @@ class Worker:
             handler = get_action(kind)
             if isinstance(handler, TransactionalAction):
                 commit = partial(self._in_tx, handler, run, ctx, action, receipts, timed, False)
-                return self._written(run, partial(call_with_retries, commit, self.policy))[0]
+                return self.written(run.id, partial(call_with_retries, commit, self.policy))[0]
             detail = call_with_retries(partial(handler.execute, ctx, action), self.policy)
             receipt = timed(ctx.action_id, kind, True, detail)
         except _LostClaim:
@@ -337,13 +337,14 @@ class Worker:
             with self.env.store.begin() as tx:
                 return write(tx)
 
-        return self._written(run, partial(call_with_retries, attempt, self.policy))
+        return self.written(run.id, partial(call_with_retries, attempt, self.policy))
 
-    def _written(self, run: Run, write: Callable[[], T]) -> T:
-        """``write()``, again through an outage (``through_outage``) until it goes or a stop."""
+    def written(self, who: object, write: Callable[[], T]) -> T:
+        """``write()``, again through an outage (``through_outage``, reported as ``who``) until
+        it goes or a stop."""
         return through_outage(
             write,
-            who=run.id,
+            who=who,
             outage=self.env.store.outage,
             pause=Backoff(FIRST_PAUSE_S, self.backoff_max_s),
             sleep=self.policy.sleep,

@@ -24,8 +24,8 @@ def insert_message(
     table_id: str | None = None,
     run_id: str | None = None,
 ) -> dict[str, Any]:
-    """Append one message to a chatroom's feed; returns it."""
-    tx.require_writable()
+    """Append one message to a chatroom's feed; returns it. In a batch's transaction it is
+    written with the batch's other messages, before the commit (``Tx.append``)."""
     row = {
         "id": message_id,
         "chatroom_id": chatroom_id,
@@ -34,8 +34,7 @@ def insert_message(
         "text": text,
         "created_at": now,
     }
-    with map_db_errors():
-        tx.conn.execute(_INSERT, row)
+    tx.append(_INSERT, row)
     return row
 
 

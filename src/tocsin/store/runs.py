@@ -44,7 +44,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 
 from tocsin.core.model import RUN_TRANSITIONS, Run, RunStatus
-from tocsin.store.bulk import instant_binder, with_rows
+from tocsin.store.bulk import instant_binder, update_rows, with_rows
 from tocsin.store.dialects import ordered_scans_only, upsert_insert
 from tocsin.store.errors import map_db_errors
 from tocsin.store.schema import ACTIVE_STATUSES, ONE_ACTIVE_CLOCK_WHERE, runs, trigger_definitions
@@ -224,8 +224,9 @@ def claim_next_runs(tx: Tx, *, now: datetime, limit: int = 1) -> list[Run]:
     Eligible: ``status = 'pending'`` and ``next_attempt_at`` NULL or ``<= now`` (a run waiting
     for its automatic-retry backoff is left alone), oldest ``updated_at`` first; on PostgreSQL
     rows locked by another claimer are skipped (``FOR UPDATE SKIP LOCKED``), on SQLite the
-    caller holds ``BEGIN IMMEDIATE``. The outer ``status = 'pending'`` predicate is the fence
-    either way. Returns the claimed runs in creation order (empty when none is pending).
+    caller holds ``BEGIN IMMEDIATE``. The fence: on PostgreSQL the pick's row locks (``FOR
+    UPDATE`` re-checks ``status = 'pending'``), on SQLite the outer ``status = 'pending'``.
+    Returns the claimed runs in creation order (empty when none is pending).
     """
     tx.require_writable()
     with map_db_errors():
@@ -251,10 +252,15 @@ def _claim_next(postgres: bool) -> Any:
         # LOCKED)`` may be planned as a semi-join that re-runs the subquery and claims every
         # pending run, far past ``limit``
         chosen = pick.with_for_update(skip_locked=True).cte("claimable").prefix_with("MATERIALIZED")
-        picked: ColumnElement[bool] = runs.c.id == chosen.c.id
+        # the pick's row locks are the fence: ``FOR UPDATE`` re-checks ``status = 'pending'`` on
+        # the row it locks, and nothing moves it before this commits. No status test outside:
+        # with one, a table the statistics have not seen (estimated one pending run) was walked
+        # through its status index for each picked run (a nested loop: 500 picked among 2,000
+        # pending, 0.64 s), where the join now goes by the primary key (2.6 ms)
+        fence: tuple[ColumnElement[bool], ...] = (runs.c.id == chosen.c.id,)
     else:
-        picked = runs.c.id.in_(pick.scalar_subquery())
-    claim = update(runs).where(picked, runs.c.status == "pending").values(**_claim_values(at))
+        fence = (runs.c.id.in_(pick.scalar_subquery()), runs.c.status == "pending")
+    claim = update(runs).where(*fence).values(**_claim_values(at))
     return claim.returning(*RUN_COLUMNS)
 
 
@@ -345,6 +351,51 @@ def finish_run(
         stmt, params["p_receipts"] = _FINISH_WITH_RECEIPTS, receipts
     with map_db_errors():
         return tx.conn.execute(stmt, params).rowcount == 1
+
+
+DoneRow = tuple[str, int, list[dict[str, Any]], datetime]
+"""A run to finish ``done`` (:func:`finish_runs_done`): ``(run_id, attempts, receipts, now)``."""
+
+_DONE_FROM_V = (
+    "UPDATE runs SET status = 'done', error = NULL, action_results = CAST(v.ar AS json),"
+    " updated_at = v.u, finished_at = v.u FROM v WHERE runs.id = v.rid"
+    " AND runs.status = 'running' AND runs.attempts = v.att"
+)
+_DONE_ONE = (
+    "UPDATE runs SET status = 'done', error = NULL, action_results = ?1, updated_at = ?2,"
+    " finished_at = ?2 WHERE id = ?3 AND status = 'running' AND attempts = ?4"
+)
+_DONE_COLUMNS = (("ar", "text"), ("u", "timestamp"), ("rid", "text"), ("att", "int"))
+
+
+def finish_runs_done(tx: Tx, *, rows: Sequence[DoneRow]) -> set[str]:
+    """:func:`finish_run` ``done`` with its receipts for many runs in one statement
+    (PostgreSQL: ``UPDATE … FROM`` the rows; SQLite: one executemany), each under its own claim
+    fence. Returns the ids the fence let through (SQLite, whose executemany returns no rows: all
+    of them when it changed as many rows as it was given, else those now ``done`` at that
+    attempt, read in the same transaction)."""
+    tx.require_writable()
+    if not rows:
+        return set()
+    bind = instant_binder(tx)
+    params = [(_ENCODE(receipts), bind(now), rid, att) for rid, att, receipts, now in rows]
+    with map_db_errors():
+        if tx.is_postgres:
+            found = with_rows(tx, _DONE_COLUMNS, _DONE_FROM_V + " RETURNING runs.id", params)
+            return {str(r[0]) for r in found}
+        changed = update_rows(tx, _DONE_COLUMNS, _DONE_FROM_V, params, _DONE_ONE)
+        if changed == len(params):  # each id is one row: every fence let its run through
+            return {row[0] for row in rows}
+        wanted = {rid: att for rid, att, _receipts, _now in rows}
+        ids = sorted(wanted)
+        won: set[str] = set()
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            sql = f"SELECT id, attempts FROM runs WHERE id IN ({marks}) AND status = 'done'"
+            found = tx.conn.exec_driver_sql(sql, tuple(chunk)).fetchall()
+            won.update(str(i) for i, att in found if wanted[str(i)] == att)
+        return won
 
 
 def schedule_retry(
