@@ -34,9 +34,16 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from enum import StrEnum
+from functools import cache
 from typing import Any
 
 from tocsin.core.identity import dedup_key
+
+
+@cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    """A dataclass's field names, read once (``as_dict`` runs for every run a worker executes)."""
+    return tuple(f.name for f in fields(cls))
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +66,7 @@ class Table:
 
     def as_dict(self) -> dict[str, Any]:
         """The table dict the facade answers (the JSON values as stored, not copied)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return {name: getattr(self, name) for name in _field_names(type(self))}
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +157,7 @@ class Run:
     def as_dict(self) -> dict[str, Any]:
         """The run dict the facade answers (``status`` as its plain string, ``dedup_key``; no
         ``payload`` key when it was not read)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out = {name: getattr(self, name) for name in _field_names(type(self))}
         if self.payload is None:
             del out["payload"]
         out["status"] = str(self.status)

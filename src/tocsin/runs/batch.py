@@ -59,6 +59,7 @@ class _Member:
 
     run: Run
     table: Table
+    view: Mapping[str, Any]  # the table's dict, shared by the batch's runs of that table
     definition: dict[str, Any]
     todo: list[tuple[int, Mapping[str, Any], TransactionalAction]]
 
@@ -84,6 +85,7 @@ def execute_batch(worker: Worker, batch: Sequence[Claimed], *, now: datetime) ->
     (module docstring). On a stop, the runs not started go back to pending. Returns how many
     were executed (whatever their outcome). Never raises because of a run."""
     kinds: dict[object, TransactionalAction | None] = {}
+    views: dict[str, Mapping[str, Any]] = {}
     group: list[_Member] = []
     count = 0
     for index, (run, table) in enumerate(batch):
@@ -92,7 +94,7 @@ def execute_batch(worker: Worker, batch: Sequence[Claimed], *, now: datetime) ->
             for unstarted, _table in batch[index:]:
                 worker.release(unstarted, now=worker.time(now))
             return count
-        member = _plan(worker, run, table, kinds, now=worker.time(now))
+        member = _plan(worker, run, table, kinds, views, now=worker.time(now))
         if member is not None:
             group.append(member)
             continue
@@ -108,6 +110,7 @@ def _plan(
     run: Run,
     table: Table | None,
     kinds: dict[object, TransactionalAction | None],
+    views: dict[str, Mapping[str, Any]],
     *,
     now: datetime,
 ) -> _Member | None:
@@ -128,7 +131,11 @@ def _plan(
         if handler is None:
             return None
         todo.append((position, action, handler))
-    return _Member(run, table, definition, todo) if todo else None
+    if not todo:
+        return None
+    if table.id not in views:
+        views[table.id] = table.as_dict()
+    return _Member(run, table, views[table.id], definition, todo)
 
 
 def _transactional(kind: object) -> TransactionalAction | None:
@@ -178,7 +185,15 @@ def _commit(worker: Worker, group: list[_Member], now: datetime) -> None:
             at = now
             for position, action, handler in member.todo:
                 at = worker.time(now)
-                ctx = worker.context(run, member.table, member.definition, action, position, now=at)
+                ctx = worker.context(
+                    run,
+                    member.table,
+                    member.definition,
+                    action,
+                    position,
+                    now=at,
+                    table_view=member.view,
+                )
                 timed = timed_receipt(stamps, at)
                 try:
                     detail = handler.execute_in(tx, ctx, action)

@@ -202,11 +202,14 @@ class Worker:
         position: int,
         *,
         now: datetime,
+        table_view: Mapping[str, Any] | None = None,
     ) -> ActionContext:
+        """One action's context; ``table_view``: ``table.as_dict()`` when the caller has it
+        (a batch's runs share their table's)."""
         return ActionContext(
             env=self.env,
             run=run.as_dict(),  # actions read the run and table as mappings ($run tokens)
-            table=table.as_dict(),
+            table=table.as_dict() if table_view is None else table_view,
             trigger=definition,
             action_id=str(action.get("id") or f"position-{position}"),
             row=row_snapshot(run),
