@@ -22,7 +22,7 @@ mark once it can.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -57,6 +57,10 @@ _PROBE_SQL = {
 }
 
 
+Writer = Callable[["Tx", list[Any]], None]
+"""Inserts rows (``Tx.append``), all of them in one statement or a few."""
+
+
 @dataclass(slots=True)
 class Tx:
     """One open transaction. ``conn`` is for tocsin.store only."""
@@ -65,32 +69,33 @@ class Tx:
     is_postgres: bool
     readonly: bool = False
     wakes: bool = False  # it leaves work pending: idle workers are told at commit
-    appends: dict[Any, list[dict[str, Any]]] | None = None
+    appends: dict[Writer, list[Any]] | None = None
     """A batch's transaction (``Store.begin(appends=True)``): rows appended to a feed
-    (:meth:`append`) wait here and go in one statement per table at :meth:`flush`."""
+    (:meth:`append`) wait here, and each writer writes its own at :meth:`flush`."""
 
     def require_writable(self) -> None:
         if self.readonly:
             raise RuntimeError("write attempted in a read-only transaction")
 
-    def append(self, statement: Any, row: dict[str, Any]) -> None:
-        """Insert ``row`` with ``statement`` (a plain ``INSERT``): at once, or in a batch's
-        transaction at its :meth:`flush` (nothing in it reads what it appends before then)."""
+    def append(self, writer: Writer, row: Any) -> None:
+        """Insert ``row`` with ``writer`` (rows in, one statement): at once, or in a batch's
+        transaction with the batch's other rows at its :meth:`flush` (nothing in it reads
+        what it appends before then)."""
         self.require_writable()
         if self.appends is None:
             with map_db_errors():
-                self.conn.execute(statement, row)
+                writer(self, [row])
             return
-        self.appends.setdefault(statement, []).append(row)
+        self.appends.setdefault(writer, []).append(row)
 
     def flush(self) -> None:
-        """Write the rows :meth:`append` kept, one executemany per statement."""
+        """Write the rows :meth:`append` kept, each writer's in one go."""
         if not self.appends:
             return
         pending, self.appends = self.appends, {}
         with map_db_errors():
-            for statement, rows in pending.items():
-                self.conn.execute(statement, rows)
+            for writer, rows in pending.items():
+                writer(self, rows)
 
     def wake_workers(self, made: bool = True) -> None:
         """This transaction leaves work pending (``made``: runs inserted or handed back): on
