@@ -34,16 +34,9 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from enum import StrEnum
-from functools import cache
 from typing import Any
 
 from tocsin.core.identity import dedup_key
-
-
-@cache
-def _field_names(cls: type) -> tuple[str, ...]:
-    """A dataclass's field names, read once (``as_dict`` runs for every run a worker executes)."""
-    return tuple(f.name for f in fields(cls))
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +59,10 @@ class Table:
 
     def as_dict(self) -> dict[str, Any]:
         """The table dict the facade answers (the JSON values as stored, not copied)."""
-        return {name: getattr(self, name) for name in _field_names(type(self))}
+        return {name: getattr(self, name) for name in _TABLE_FIELDS}
+
+
+_TABLE_FIELDS = tuple(f.name for f in fields(Table))  # read once: as_dict runs per run executed
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,13 +153,16 @@ class Run:
     def as_dict(self) -> dict[str, Any]:
         """The run dict the facade answers (``status`` as its plain string, ``dedup_key``; no
         ``payload`` key when it was not read)."""
-        out = {name: getattr(self, name) for name in _field_names(type(self))}
+        out = {name: getattr(self, name) for name in _RUN_FIELDS}
         if self.payload is None:
             del out["payload"]
         out["status"] = str(self.status)
         out["action_results"] = list(self.action_results)
         out["dedup_key"] = self.dedup_key
         return out
+
+
+_RUN_FIELDS = tuple(f.name for f in fields(Run))
 
 
 RUN_TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {

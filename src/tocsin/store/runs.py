@@ -381,8 +381,8 @@ def finish_runs_done(tx: Tx, *, rows: Sequence[DoneRow]) -> set[str]:
     params = [(_ENCODE(receipts), bind(now), rid, att) for rid, att, receipts, now in rows]
     with map_db_errors():
         if tx.is_postgres:
-            found = with_rows(tx, _DONE_COLUMNS, _DONE_FROM_V + " RETURNING runs.id", params)
-            return {str(r[0]) for r in found}
+            through = with_rows(tx, _DONE_COLUMNS, _DONE_FROM_V + " RETURNING runs.id", params)
+            return {str(r[0]) for r in through}
         changed = update_rows(tx, _DONE_COLUMNS, _DONE_FROM_V, params, _DONE_ONE)
         if changed == len(params):  # each id is one row: every fence let its run through
             return {row[0] for row in rows}
