@@ -31,6 +31,7 @@ from sqlalchemy import (
     BindParameter,
     ColumnElement,
     RowMapping,
+    String,
     and_,
     bindparam,
     exists,
@@ -38,6 +39,7 @@ from sqlalchemy import (
     literal,
     or_,
     select,
+    text,
     type_coerce,
     update,
 )
@@ -84,11 +86,17 @@ class NewRun(NamedTuple):
 
 _ENCODE = json.JSONEncoder(check_circular=False).encode  # json.dumps' output, plain JSON
 
+# a new run's scope: its table's ``scope:scope_id`` (the fair claim's key, ``claim_next_runs``)
+RUN_SCOPE = (
+    "coalesce((SELECT t.scope || ':' || t.scope_id FROM tables AS t WHERE t.id = tab), '')"
+)
+
 _INSERT = (
     "INSERT INTO runs (id, table_id, trigger_id, record_id, source, clock, status, attempts,"
     " error, action_results, payload, snapshot_id, definition, definition_hash, identity,"
-    " scheduled_for, created_at, updated_at) SELECT rid, tab, tid, rec, src, clk, 'pending', 0,"
-    " NULL, '[]', '{{}}', snap, {definition}, dh, ident, sf, ca, ca FROM v WHERE true"
+    " scheduled_for, created_at, updated_at, scope) SELECT rid, tab, tid, rec, src, clk,"
+    " 'pending', 0, NULL, '[]', '{{}}', snap, {definition}, dh, ident, sf, ca, ca,"
+    f" {RUN_SCOPE} FROM v WHERE true"
     f" ON CONFLICT (table_id, trigger_id) WHERE {ONE_ACTIVE_CLOCK_WHERE} DO NOTHING RETURNING id"
 )
 
@@ -218,43 +226,153 @@ def _claim_values(now: datetime | BindParameter[Any]) -> dict[str, Any]:
     }
 
 
-def claim_next_runs(tx: Tx, *, now: datetime, limit: int = 1) -> list[Run]:
-    """Claim up to ``limit`` of the oldest pending runs: ``pending → running``, ``attempts + 1``.
+def claim_next_runs(
+    tx: Tx,
+    *,
+    now: datetime,
+    limit: int = 1,
+    after: str = "",
+    held: Mapping[str, int] | None = None,
+    cap: int | None = None,
+) -> list[Run]:
+    """Claim up to ``limit`` pending runs, the scopes in turn: ``pending → running``,
+    ``attempts + 1``.
 
     Eligible: ``status = 'pending'`` and ``next_attempt_at`` NULL or ``<= now`` (a run waiting
-    for its automatic-retry backoff is left alone), oldest ``updated_at`` first; on PostgreSQL
-    rows locked by another claimer are skipped (``FOR UPDATE SKIP LOCKED``), on SQLite the
-    caller holds ``BEGIN IMMEDIATE``. The outer ``status = 'pending'`` predicate is the fence
-    either way. Returns the claimed runs in creation order (empty when none is pending).
+    for its automatic-retry backoff is left alone). Fair: a run's scope is its table's
+    ``scope:scope_id`` (``runs.scope``); the scopes with pending runs are visited in key order
+    from the first one past ``after`` (the previous claim's last scope, :func:`next_turn`),
+    wrapping around, ``limit`` scopes at most, and each gives its oldest ready runs (by
+    ``updated_at``), about ``limit`` / scopes each: every visited scope's oldest run before
+    any scope's second, and the next claim goes on with the scopes after these. Both come
+    from ``ix_runs_pending_scope`` (one probe per scope; no pending run is sorted).
+
+    ``held`` (a worker's running runs per scope) and ``cap`` (``TOCSIN_MAX_RUNNING_PER_SCOPE``):
+    a scope gets no more than ``cap`` minus what it holds, none at the cap.
+
+    On PostgreSQL rows locked by another claimer are skipped (``FOR UPDATE SKIP LOCKED``), on
+    SQLite the caller holds ``BEGIN IMMEDIATE``. The outer ``status = 'pending'`` predicate is
+    the fence either way. Returns the claimed runs in creation order (empty when none is
+    claimable).
     """
     tx.require_writable()
+    room = {scope: max(0, cap - n) for scope, n in (held or {}).items()} if cap else {}
+    full = sum(1 for left in room.values() if left == 0)
+    params = {
+        "now": now,
+        "limit": limit,
+        "after": after,
+        "room": _ENCODE(room),
+        "cap": limit if cap is None else cap,
+        "visit": limit + full,  # the scopes at their cap are visited and passed over
+    }
     with map_db_errors():
         if tx.is_postgres:
-            ordered_scans_only(tx)  # walk ix_runs_status_updated: never sort every pending run
-        rows = tx.conn.execute(_claim_next(tx.is_postgres), {"now": now, "limit": limit})
+            ordered_scans_only(tx)  # index probes, never a bitmap scan of the pending runs
+        rows = tx.conn.execute(_claim_next(tx.is_postgres), params)
         claimed = [_run_value(row) for row in rows]
     return sorted(claimed, key=lambda run: (run.created_at, run.id))
+
+
+def run_scope(scope: str, scope_id: str) -> str:
+    """A run's scope key (``runs.scope``, :data:`RUN_SCOPE`): its table's scope and id."""
+    return f"{scope}:{scope_id}"
+
+
+def next_turn(after: str, scopes: Iterable[str]) -> str:
+    """The ``after`` of the claim following one past ``after`` that took runs of ``scopes``:
+    the last of them in the claim's visiting order (the keys past ``after``, then from the
+    start). Keys compare by code point, as the database does (``runs.scope``: binary order)."""
+    return max(scopes, key=lambda scope: (scope <= after, scope), default=after)
+
+
+# The claim's pick (:func:`claim_next_runs`): ``fwd`` and ``wrap`` visit the scopes with pending
+# runs, one probe of ``ix_runs_pending_scope`` each, from ``after`` on and then from the start;
+# ``allowed`` keeps the first ``limit`` with room left; ``cand`` takes each one's oldest ready
+# runs (PostgreSQL: locked, skipping rows another claimer holds); the pick ranks them within their
+# scope and takes by rank, then visiting order.
+_VISIT = """
+fwd(scope, n) AS (
+  SELECT (SELECT scope FROM runs WHERE status = 'pending' AND scope > :after
+          ORDER BY scope LIMIT 1), 1
+  UNION ALL
+  SELECT (SELECT r.scope FROM runs AS r WHERE r.status = 'pending' AND r.scope > fwd.scope
+          ORDER BY r.scope LIMIT 1), fwd.n + 1
+  FROM fwd WHERE fwd.scope IS NOT NULL AND fwd.n < :visit
+), wrap(scope, n) AS (
+  SELECT (SELECT scope FROM runs WHERE status = 'pending' ORDER BY scope LIMIT 1), 1
+  UNION ALL
+  SELECT (SELECT r.scope FROM runs AS r WHERE r.status = 'pending' AND r.scope > wrap.scope
+          ORDER BY r.scope LIMIT 1), wrap.n + 1
+  FROM wrap WHERE wrap.scope IS NOT NULL AND wrap.scope <= :after AND wrap.n < :visit
+), turn AS (
+  SELECT t.scope, t.ord, coalesce({room}, :cap) AS room FROM (
+    SELECT scope, n AS ord FROM fwd WHERE scope IS NOT NULL
+    UNION ALL
+    SELECT scope, :visit + n FROM wrap WHERE scope IS NOT NULL AND scope <= :after
+  ) AS t
+), allowed AS (
+  SELECT scope, ord, room, count(*) OVER () AS k FROM turn WHERE room > 0
+  ORDER BY ord LIMIT :limit
+)"""
+
+_DUE = "(r.next_attempt_at IS NULL OR r.next_attempt_at <= :now)"
+_PER_SCOPE = "{least}(a.room, (:limit + a.k - 1) / a.k)"  # limit / scopes, rounded up
+
+_PG_PICK = (
+    "WITH RECURSIVE"
+    + _VISIT.format(room="CAST(CAST(:room AS jsonb) ->> t.scope AS integer)")
+    + """, cand AS (
+  SELECT c.id, c.updated_at, a.scope, a.ord FROM allowed AS a CROSS JOIN LATERAL (
+    SELECT r.id, r.updated_at FROM runs AS r
+    WHERE r.status = 'pending' AND r.scope = a.scope AND """
+    + _DUE
+    + """
+    ORDER BY r.updated_at, r.id LIMIT """
+    + _PER_SCOPE.format(least="least")
+    + """ FOR UPDATE OF r SKIP LOCKED
+  ) AS c
+)
+SELECT id FROM (
+  SELECT id, ord, row_number() OVER (PARTITION BY scope ORDER BY updated_at, id) AS rk FROM cand
+) AS ranked ORDER BY rk, ord LIMIT :limit"""
+)
+
+_SQLITE_PICK = (  # SQLite: no LATERAL, and a LIMIT cannot name the outer row: cut after ranking
+    "WITH RECURSIVE"
+    + _VISIT.format(room="(SELECT j.value FROM json_each(:room) AS j WHERE j.key = t.scope)")
+    + """, cand AS (
+  SELECT c.id, c.updated_at, c.scope, a.ord, a.room, a.k FROM allowed AS a JOIN runs AS c
+  ON c.id IN (
+    SELECT r.id FROM runs AS r
+    WHERE r.status = 'pending' AND r.scope = a.scope AND """
+    + _DUE
+    + """
+    ORDER BY r.updated_at, r.id LIMIT :limit
+  )
+)
+SELECT id FROM (
+  SELECT id, ord, room, k,
+    row_number() OVER (PARTITION BY scope ORDER BY updated_at, id) AS rk FROM cand
+) AS a WHERE rk <= """
+    + _PER_SCOPE.format(least="min")
+    + """ ORDER BY rk, ord LIMIT :limit"""
+)
 
 
 @cache
 def _claim_next(postgres: bool) -> Any:
     """:func:`claim_next_runs`' statement, built once per dialect (a worker claims each pass)."""
     at = bindparam("now", type_=runs.c.updated_at.type)
-    pick = (
-        select(runs.c.id)
-        .where(runs.c.status == "pending", _attempt_due(at))
-        .order_by(runs.c.updated_at, runs.c.id)
-        .limit(bindparam("limit"))
-    )
     if postgres:
-        # a MATERIALIZED CTE is evaluated once: ``WHERE id IN (SELECT … LIMIT n FOR UPDATE SKIP
-        # LOCKED)`` may be planned as a semi-join that re-runs the subquery and claims every
-        # pending run, far past ``limit``
-        chosen = pick.with_for_update(skip_locked=True).cte("claimable").prefix_with("MATERIALIZED")
-        picked: ColumnElement[bool] = runs.c.id == chosen.c.id
+        # the picked ids go to the UPDATE as one array (an init plan, evaluated once: a semi-join
+        # could re-run the pick and claim past ``limit``), found by the primary key: the fence
+        # is kept off the pending index (an unanalyzed table had the UPDATE scan every pending
+        # run per claim)
+        where = f"runs.id = ANY(ARRAY({_PG_PICK})) AND (runs.status || '') = 'pending'"
     else:
-        picked = runs.c.id.in_(pick.scalar_subquery())
-    claim = update(runs).where(picked, runs.c.status == "pending").values(**_claim_values(at))
+        where = f"runs.id IN ({_SQLITE_PICK}) AND +runs.status = 'pending'"
+    claim = update(runs).where(text(where).bindparams(at)).values(**_claim_values(at))
     return claim.returning(*RUN_COLUMNS)
 
 
