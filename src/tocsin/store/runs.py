@@ -31,7 +31,6 @@ from sqlalchemy import (
     BindParameter,
     ColumnElement,
     RowMapping,
-    String,
     and_,
     bindparam,
     exists,
@@ -87,9 +86,7 @@ class NewRun(NamedTuple):
 _ENCODE = json.JSONEncoder(check_circular=False).encode  # json.dumps' output, plain JSON
 
 # a new run's scope: its table's ``scope:scope_id`` (the fair claim's key, ``claim_next_runs``)
-RUN_SCOPE = (
-    "coalesce((SELECT t.scope || ':' || t.scope_id FROM tables AS t WHERE t.id = tab), '')"
-)
+RUN_SCOPE = "coalesce((SELECT t.scope || ':' || t.scope_id FROM tables AS t WHERE t.id = tab), '')"
 
 _INSERT = (
     "INSERT INTO runs (id, table_id, trigger_id, record_id, source, clock, status, attempts,"
@@ -226,7 +223,12 @@ def _claim_values(now: datetime | BindParameter[Any]) -> dict[str, Any]:
     }
 
 
-def claim_next_runs(
+def claim_next_runs(tx: Tx, *, now: datetime, limit: int = 1, after: str = "") -> list[Run]:
+    """:func:`claim_scoped_runs` without a cap: the runs only."""
+    return [run for run, _scope in claim_scoped_runs(tx, now=now, limit=limit, after=after)]
+
+
+def claim_scoped_runs(
     tx: Tx,
     *,
     now: datetime,
@@ -234,7 +236,7 @@ def claim_next_runs(
     after: str = "",
     held: Mapping[str, int] | None = None,
     cap: int | None = None,
-) -> list[Run]:
+) -> list[tuple[Run, str]]:
     """Claim up to ``limit`` pending runs, the scopes in turn: ``pending → running``,
     ``attempts + 1``.
 
@@ -252,8 +254,8 @@ def claim_next_runs(
 
     On PostgreSQL rows locked by another claimer are skipped (``FOR UPDATE SKIP LOCKED``), on
     SQLite the caller holds ``BEGIN IMMEDIATE``. The outer ``status = 'pending'`` predicate is
-    the fence either way. Returns the claimed runs in creation order (empty when none is
-    claimable).
+    the fence either way. Returns the claimed runs with their scopes, in creation order (empty
+    when none is claimable).
     """
     tx.require_writable()
     room = {scope: max(0, cap - n) for scope, n in (held or {}).items()} if cap else {}
@@ -270,13 +272,8 @@ def claim_next_runs(
         if tx.is_postgres:
             ordered_scans_only(tx)  # index probes, never a bitmap scan of the pending runs
         rows = tx.conn.execute(_claim_next(tx.is_postgres), params)
-        claimed = [_run_value(row) for row in rows]
-    return sorted(claimed, key=lambda run: (run.created_at, run.id))
-
-
-def run_scope(scope: str, scope_id: str) -> str:
-    """A run's scope key (``runs.scope``, :data:`RUN_SCOPE`): its table's scope and id."""
-    return f"{scope}:{scope_id}"
+        claimed = [(_run_value(row), str(row.scope)) for row in rows]
+    return sorted(claimed, key=lambda claim: (claim[0].created_at, claim[0].id))
 
 
 def next_turn(after: str, scopes: Iterable[str]) -> str:
@@ -373,7 +370,7 @@ def _claim_next(postgres: bool) -> Any:
     else:
         where = f"runs.id IN ({_SQLITE_PICK}) AND +runs.status = 'pending'"
     claim = update(runs).where(text(where).bindparams(at)).values(**_claim_values(at))
-    return claim.returning(*RUN_COLUMNS)
+    return claim.returning(*RUN_COLUMNS, runs.c.scope)
 
 
 def _attempt_due(now: datetime | BindParameter[Any]) -> ColumnElement[bool]:

@@ -26,7 +26,7 @@ from typing import Any
 from tocsin import messages
 from tocsin.core.receipts import truncate_error
 from tocsin.runs.clock import PassClock, pass_clock
-from tocsin.runs.pool import RunPool
+from tocsin.runs.pool import APP_SCOPE, RunPool
 from tocsin.store import trigger_events as store_events
 from tocsin.store import workflow_claims as store_claims
 from tocsin.store import workflow_runs as store_runs
@@ -220,7 +220,7 @@ def _start_on_pool(
             backoff_max_s=backoff_max_s,
         )
         try:
-            pool.submit(job)
+            pool.submit(job, scope=APP_SCOPE)  # the app's runs take at most their share of slots
         except BaseException:  # no thread: the slots started take the queue; with none, it is
             if first:  # left (unleased) to the stale sweep
                 leases.drop([str(r["id"]) for r in iter(partial(_next, queue), None)])
@@ -234,12 +234,20 @@ def _start_on_pool(
             break  # (the slots on the queue send what they did not start back to pending)
         if queue:  # the last claim is not all started: one slot more when its slots lag (a full
             # pool: once a slot frees, or at the next look at the stop flag)
-            if _lagging(queue, look_s) and pool.wait_for_slot(SLOT_POLL_S) and queue:
+            if (
+                _lagging(queue, look_s)
+                and pool.wait_for_slot(SLOT_POLL_S, scope=APP_SCOPE)
+                and queue
+            ):
                 add_slot(queue, first=False)
+            elif queue and pool.free() and not pool.free(APP_SCOPE):
+                break  # the app's runs hold their share: its slots go on with the queue
             continue
-        if not pool.wait_for_slot(SLOT_POLL_S):
+        if not pool.wait_for_slot(SLOT_POLL_S, scope=APP_SCOPE):
+            if pool.free():  # the app's runs hold their share: the free slots are for others
+                break
             continue  # every slot busy: look at the stop flag, then wait again
-        want = pool.free() * per_slot
+        want = pool.free(APP_SCOPE) * per_slot
         want = want if limit is None else min(want, limit - count)
         at = clock() if clock is not None else now
         with store.begin() as tx:

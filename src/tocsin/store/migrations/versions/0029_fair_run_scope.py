@@ -28,9 +28,7 @@ _KEY = sa.String(length=64).with_variant(sa.String(length=64, collation="C"), "p
 
 def upgrade() -> None:
     with op.batch_alter_table("runs") as batch:
-        batch.add_column(
-            sa.Column("scope", _KEY, server_default=sa.text("''"), nullable=False)
-        )
+        batch.add_column(sa.Column("scope", _KEY, server_default=sa.text("''"), nullable=False))
     op.execute(
         "UPDATE runs SET scope = (SELECT t.scope || ':' || t.scope_id FROM tables AS t"
         " WHERE t.id = runs.table_id) WHERE EXISTS (SELECT 1 FROM tables AS t"
