@@ -290,16 +290,16 @@ def next_turn(after: str, scopes: Iterable[str]) -> str:
 # scope and takes by rank, then visiting order.
 _VISIT = """
 fwd(scope, n) AS (
-  SELECT (SELECT scope FROM runs WHERE status = 'pending' AND scope > :after
+  SELECT (SELECT scope FROM runs{by} WHERE status = 'pending' AND scope > :after
           ORDER BY scope LIMIT 1), 1
   UNION ALL
-  SELECT (SELECT r.scope FROM runs AS r WHERE r.status = 'pending' AND r.scope > fwd.scope
+  SELECT (SELECT r.scope FROM runs AS r{by} WHERE r.status = 'pending' AND r.scope > fwd.scope
           ORDER BY r.scope LIMIT 1), fwd.n + 1
   FROM fwd WHERE fwd.scope IS NOT NULL AND fwd.n < :visit
 ), wrap(scope, n) AS (
-  SELECT (SELECT scope FROM runs WHERE status = 'pending' ORDER BY scope LIMIT 1), 1
+  SELECT (SELECT scope FROM runs{by} WHERE status = 'pending' ORDER BY scope LIMIT 1), 1
   UNION ALL
-  SELECT (SELECT r.scope FROM runs AS r WHERE r.status = 'pending' AND r.scope > wrap.scope
+  SELECT (SELECT r.scope FROM runs AS r{by} WHERE r.status = 'pending' AND r.scope > wrap.scope
           ORDER BY r.scope LIMIT 1), wrap.n + 1
   FROM wrap WHERE wrap.scope IS NOT NULL AND wrap.scope <= :after AND wrap.n < :visit
 ), turn AS (
@@ -318,7 +318,7 @@ _PER_SCOPE = "{least}(a.room, (:limit + a.k - 1) / a.k)"  # limit / scopes, roun
 
 _PG_PICK = (
     "WITH RECURSIVE"
-    + _VISIT.format(room="CAST(CAST(:room AS jsonb) ->> t.scope AS integer)")
+    + _VISIT.format(room="CAST(CAST(:room AS jsonb) ->> t.scope AS integer)", by="")
     + """, cand AS (
   SELECT c.id, c.updated_at, a.scope, a.ord FROM allowed AS a CROSS JOIN LATERAL (
     SELECT r.id, r.updated_at FROM runs AS r
@@ -337,11 +337,14 @@ SELECT id FROM (
 
 _SQLITE_PICK = (  # SQLite: no LATERAL, and a LIMIT cannot name the outer row: cut after ranking
     "WITH RECURSIVE"
-    + _VISIT.format(room="(SELECT j.value FROM json_each(:room) AS j WHERE j.key = t.scope)")
+    + _VISIT.format(
+        room="(SELECT j.value FROM json_each(:room) AS j WHERE j.key = t.scope)",
+        by=" INDEXED BY ix_runs_pending_scope",  # not the status index, then a sort by scope
+    )
     + """, cand AS (
   SELECT c.id, c.updated_at, c.scope, a.ord, a.room, a.k FROM allowed AS a JOIN runs AS c
   ON c.id IN (
-    SELECT r.id FROM runs AS r
+    SELECT r.id FROM runs AS r INDEXED BY ix_runs_pending_scope
     WHERE r.status = 'pending' AND r.scope = a.scope AND """
     + _DUE
     + """
