@@ -152,7 +152,7 @@ def execute_pending(
         )
     if not ids or (limit is not None and limit <= 0):
         return 0
-    count = 0
+    count, limits = 0, run_limits(registry)
 
     def claim(tx: Tx, unstarted: int = 0) -> list[store_claims.ClaimedRow]:
         """The next batch, claimed in ``tx``; none once ``limit`` is reached or to stop
@@ -163,7 +163,7 @@ def execute_pending(
         if want <= 0 or (should_stop is not None and should_stop()):
             return []
         at = clock() if clock is not None else now
-        return store_claims.claim_next_rows(tx, now=at, limit=want, workflow_ids=ids)
+        return store_claims.claim_next_rows(tx, now=at, limit=want, workflow_ids=ids, limits=limits)
 
     with store.begin() as tx:
         batch = claim(tx)
@@ -180,6 +180,17 @@ def execute_pending(
             backoff_max_s=backoff_max_s,
         )
     return count
+
+
+def run_limits(registry: Registry) -> store_claims.RunLimits:
+    """The ``max_concurrent`` of the registered workflows and their declared schedules."""
+    workflows = {w.id: w.max_concurrent for w in registry.values() if w.max_concurrent}
+    limited = [(w.id, s) for w in registry.values() for s in w.schedules if s.max_concurrent]
+    return store_claims.RunLimits(
+        workflows=workflows,
+        schedules={s.id: s.max_concurrent for _, s in limited if s.max_concurrent},
+        schedule_of={s.id: wid for wid, s in limited},
+    )
 
 
 def _start_on_pool(
@@ -227,7 +238,7 @@ def _start_on_pool(
             raise
 
     pool.on_busy(leases, renew)  # also while the table runs' claimer waits for a slot
-    count, queue = 0, Claim()
+    count, queue, limits = 0, Claim(), run_limits(registry)
     while queue or (ids and (limit is None or count < limit) and not (count and pool.pass_over())):
         renew()
         if should_stop is not None and should_stop():
@@ -251,7 +262,9 @@ def _start_on_pool(
         want = want if limit is None else min(want, limit - count)
         at = clock() if clock is not None else now
         with store.begin() as tx:
-            batch = store_claims.claim_next_rows(tx, now=at, limit=want, workflow_ids=ids)
+            batch = store_claims.claim_next_rows(
+                tx, now=at, limit=want, workflow_ids=ids, limits=limits
+            )
         if not batch:
             break
         leases.add(batch, at)
