@@ -5,6 +5,7 @@ until one ends, then the next claim takes it."""
 from __future__ import annotations
 
 import threading
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -128,3 +129,32 @@ def test_max_concurrent_must_be_a_whole_number_from_1(value: Any) -> None:
     with pytest.raises(ConfigError) as err:
         Schedule(cron="0 9 * * *", timezone="UTC", id="s", max_concurrent=value)
     assert "schedule 's': max_concurrent must be" in str(err.value)
+
+
+def test_a_schedule_with_max_concurrent_1_runs_one_of_its_runs_at_a_time(tocsin: Tocsin) -> None:
+    global STEPS
+    STEPS = Steps()
+    every_minute = Schedule(
+        cron="* * * * *", timezone="UTC", overlap="allow", max_concurrent=1, input_data={"n": 0}
+    )
+    tocsin.register_workflows(
+        [workflow(id="tick", input=Job, output=Job, schedule=every_minute).then(held).commit()]
+    )
+    for minute in range(4):  # the first syncs; then one fire a minute (overlap allowed)
+        tocsin.tick(now=NOW + timedelta(minutes=minute, seconds=1))
+    fired = _count(tocsin, "pending")
+    assert fired >= 2
+    tocsin.start_workflow("tick", {"n": 9}, now=NOW, wait=False)  # a manual run: not limited
+    pool = RunPool(8)
+    try:
+        assert tocsin.work(pool=pool, now=NOW + timedelta(minutes=3)) == 2
+        STEPS.until(lambda: len(STEPS.running) == 2)
+        assert tocsin.work(pool=pool, now=NOW + timedelta(minutes=3)) == 0
+        assert (_count(tocsin, "running"), _count(tocsin, "pending")) == (2, fired - 1)
+    finally:
+        for n in (0, 9):
+            STEPS.gates.setdefault(n, threading.Event()).set()
+        assert pool.wait_idle(30)
+    while tocsin.work(pool=pool, now=NOW + timedelta(minutes=3)):
+        assert pool.wait_idle(30)
+    assert _count(tocsin, "success") == fired + 1
