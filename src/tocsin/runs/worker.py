@@ -101,6 +101,7 @@ from tocsin.store.runs import (
     release_run,
     save_receipt,
     schedule_retry,
+    tenant_of,
     touch_run,
 )
 from tocsin.store.tx import Tx
@@ -139,8 +140,9 @@ class Worker:
         self, *, now: datetime, limit: int = 1, pool: RunPool | None = None
     ) -> list[tuple[Run, Table | None, str]]:
         """Claim up to ``limit`` pending runs, each with its table (read in the same transaction)
-        and its scope, the scopes in turn (``store.runs.claim_scoped_runs``); with ``pool``, from
-        the pool's turn and none of a scope that has ``pool.per_scope`` runs running here.
+        and its tenant's scope (``store.runs.tenant_of``), the scopes in turn
+        (``store.runs.claim_scoped_runs``); with ``pool``, from the pool's turn and none of a
+        tenant that has ``pool.per_scope`` runs running here.
 
         A lock conflict rolls the claim back whole and is retried in place (SPEC §9.5).
         """
@@ -161,7 +163,7 @@ class Worker:
             self.after = after
         else:
             pool.after = after
-        return [(run, tables[run.table_id], scope) for run, scope in claimed]
+        return [(run, tables[run.table_id], tenant_of(scope)) for run, scope in claimed]
 
     def execute(self, run: Run, table: Table | None, *, now: datetime) -> str:
         """Run a claimed run to its outcome: ``done|failed|retrying|released|lost``. Never
