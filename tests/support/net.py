@@ -20,19 +20,24 @@ def free_port() -> int:
 
 class Receiver:
     """A local HTTP server on a free port (a context manager) that answers every POST 200,
-    ``after_s`` seconds after the request came in (or at once when it closes); ``arrivals`` holds
-    when each request came in (``time.monotonic``)."""
+    ``after_s`` seconds after the request came in (or at once when it closes); ``gated``: only
+    once :meth:`release` lets it through (one request per call). ``arrivals`` holds when each
+    request came in (``time.monotonic``)."""
 
-    def __init__(self, after_s: float = 0.0) -> None:
+    def __init__(self, after_s: float = 0.0, *, gated: bool = False) -> None:
         self.arrivals: list[float] = []
         self.closing = threading.Event()
+        self.permits = threading.Semaphore(0)
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 receiver.arrivals.append(time.monotonic())
-                receiver.closing.wait(after_s)
+                if gated:
+                    receiver.permits.acquire(timeout=30)
+                else:
+                    receiver.closing.wait(after_s)
                 self.send_response(200)
                 self.send_header("Content-Length", "2")
                 self.end_headers()
@@ -49,7 +54,12 @@ class Receiver:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self
 
+    def release(self, count: int = 1) -> None:
+        """Let ``count`` more requests of a gated receiver be answered."""
+        self.permits.release(count)
+
     def __exit__(self, *exc: object) -> None:
         self.closing.set()
+        self.permits.release(10_000)
         self.server.shutdown()
         self.server.server_close()
