@@ -104,8 +104,9 @@ class Settings:
     whose config has no ``timeout_s``; ``action_timeout_max_s`` caps every deadline, a config's
     too. ``worker_concurrency`` is how many runs one worker process executes at once;
     ``max_running_per_scope`` how many runs of one scope (a table's ``scope``/``scope_id``; the
-    app's workflow runs are one scope) may be running at once (None: ``worker_concurrency - 1``,
-    at least 1; :attr:`per_scope_cap`), so another scope's ready run finds a free slot.
+    app's workflow runs are one scope) one worker process runs at once, counted in it (None:
+    ``worker_concurrency - 1``, at least 1; :attr:`per_scope_cap`), so another scope's ready run
+    finds a free slot.
     The ``max_*`` limits bound what one tenant can make tocsin build, so that no tenant starves
     another: the size of one rendered template value, of one record's data (serialized JSON;
     also each run's row snapshot), the columns of a table and their names, the triggers of a
