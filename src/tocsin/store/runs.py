@@ -665,7 +665,12 @@ def requeue_runs(
     if status not in ("pending", "running"):
         raise ValueError(f"requeue_runs: status must be pending or running, not {status!r}")
     cutoff = now - timedelta(seconds=older_than_s)
-    conds: list[ColumnElement[bool]] = [runs.c.status == status]
+    # pending: ``IN (status, '')`` (no run has the status '') is what ``status = 'pending'`` is,
+    # without implying the partial ``ix_runs_pending_scope``, which holds every pending run: the
+    # planner took it for a table it had no statistics of, where the sweep must seek the old ones
+    conds: list[ColumnElement[bool]] = [
+        runs.c.status == status if status == "running" else runs.c.status.in_((status, ""))
+    ]
     if status == "running":
         conds.append(runs.c.updated_at < cutoff)
         values: dict[str, Any] = {"status": "pending", "updated_at": now, "enqueued_at": now}
