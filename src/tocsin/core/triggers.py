@@ -37,6 +37,7 @@ from tocsin.errors import ConfigError
 EVENTS = ("created", "updated", "deleted", "restored", "schedule")
 _TRIGGER_KEYS: tuple[str, ...] = ("id", "name", "on", "changed", "when", "schedule", "actions")
 _TRIGGER_KEYS += ("retry", "on_failure")  # retry policy and failure alerts
+_TRIGGER_KEYS += ("max_concurrent",)  # row events: runs running at once (engine.configs checks)
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}", re.ASCII)
 
 
@@ -115,6 +116,8 @@ def _validate_trigger(item: object, columns: Mapping[str, str], new_id: NewId) -
     out["actions"] = actions
     if item.get("retry") is not None:
         out["retry"] = validate_retry(item["retry"])
+    if item.get("max_concurrent") is not None:
+        out["max_concurrent"] = item["max_concurrent"]
     if alerts is not None:
         out["on_failure"] = alerts
     return out

@@ -73,6 +73,10 @@ def workflow_tenants_not_bool(workflow_id: str) -> str:
     return f"workflow '{workflow_id}': tenants must be True or False"
 
 
+def max_concurrent_invalid(owner: str, value: object) -> str:
+    return f"{owner}: max_concurrent must be a whole number from 1 to 10000, got {value!r}"
+
+
 def workflow_duplicate(workflow_id: str) -> str:
     return f"workflow '{workflow_id}' is registered twice"
 

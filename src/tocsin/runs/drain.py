@@ -29,8 +29,10 @@ def drain(
     stop, claimed runs not started yet go back to pending. Returns how many runs were executed
     (whatever their outcome).
 
-    With ``pool``, runs are claimed only as free slots allow and each starts at once on a pool
-    thread; this returns without waiting for them, with how many runs it started.
+    Every claim takes the scopes in turn (``store.runs.claim_next_runs``). With ``pool``, runs
+    are claimed only as free slots allow, none of a scope that has the pool's ``per_scope``
+    runs running, and each starts at once on a pool thread; this returns without waiting for
+    them, with how many runs it started.
     """
     if pool is not None:
         return _drain_into(worker, pool, now=now, limit=limit)
@@ -40,7 +42,7 @@ def drain(
         batch = [] if worker.should_stop() else worker.claim(now=worker.time(now), limit=want)
         if not batch:
             break
-        count += execute_batch(worker, batch, now=now)
+        count += execute_batch(worker, [(run, table) for run, table, _scope in batch], now=now)
         if worker.should_stop():
             break
     return count
@@ -54,10 +56,11 @@ def _drain_into(worker: Worker, pool: RunPool, *, now: datetime, limit: int | No
         if not pool.wait_for_slot(SLOT_POLL_S):
             continue  # every slot busy: look at the stop flag, then wait again
         want = min(pool.free(), CLAIM_BATCH, CLAIM_BATCH if limit is None else limit - started)
-        batch = worker.claim(now=worker.time(now), limit=want)
+        batch = worker.claim(now=worker.time(now), limit=want, pool=pool)
         if not batch:
             break
-        for run, table in batch:
-            pool.submit(partial(worker.execute, run, table, now=worker.time(now)))
+        for run, table, scope in batch:  # each counts toward its scope's share of the pool
+            job = partial(worker.execute, run, table, now=worker.time(now))
+            pool.submit(job, scope=scope)
         started += len(batch)
     return started

@@ -2,7 +2,7 @@
 
 One run, step by step:
 
-1. **Claim** atomically, ``pending → running`` (``store.runs.claim_next_runs``, under
+1. **Claim** atomically, ``pending → running`` (``store.runs.claim_scoped_runs``, under
    ``BEGIN IMMEDIATE`` on SQLite and ``SKIP LOCKED`` on PostgreSQL), a few runs at a time, each
    with its table read in the same transaction. A duplicate delivery that loses the claim gets
    nothing and does nothing.
@@ -95,11 +95,13 @@ from tocsin.store.outage import (
 )
 from tocsin.store.records import get_table
 from tocsin.store.runs import (
-    claim_next_runs,
+    claim_scoped_runs,
     finish_run,
+    next_turn,
     release_run,
     save_receipt,
     schedule_retry,
+    tenant_of,
     touch_run,
 )
 from tocsin.store.tx import Tx
@@ -128,25 +130,40 @@ class Worker:
     clock: Callable[[], datetime] | None = None
     backoff_max_s: float = DEFAULT_CAP_S
     stamps: PassClock | None = None  # receipts' instants (runs.clock.pass_clock); else clock
+    after: str = ""  # the claim's turn among scopes without a pool (with one: the pool's)
 
     def time(self, fallback: datetime) -> datetime:
         """A fresh reading of ``clock`` when the worker has one, else ``fallback`` (a fixed now)."""
         return fallback if self.clock is None else self.clock()
 
-    def claim(self, *, now: datetime, limit: int = 1) -> list[tuple[Run, Table | None]]:
-        """Claim up to ``limit`` pending runs, each with its table read in the same transaction.
+    def claim(
+        self, *, now: datetime, limit: int = 1, pool: RunPool | None = None
+    ) -> list[tuple[Run, Table | None, str]]:
+        """Claim up to ``limit`` pending runs, each with its table (read in the same transaction)
+        and its tenant's scope (``store.runs.tenant_of``), the scopes in turn
+        (``store.runs.claim_scoped_runs``); with ``pool``, from the pool's turn and none of a
+        tenant that has ``pool.per_scope`` runs running here.
 
         A lock conflict rolls the claim back whole and is retried in place (SPEC §9.5).
         """
-        return call_with_retries(partial(self._claim, now=now, limit=limit), self.policy)
+        return call_with_retries(partial(self._claim, now=now, limit=limit, pool=pool), self.policy)
 
-    def _claim(self, *, now: datetime, limit: int) -> list[tuple[Run, Table | None]]:
+    def _claim(
+        self, *, now: datetime, limit: int, pool: RunPool | None
+    ) -> list[tuple[Run, Table | None, str]]:
         tables: dict[str, Table | None] = {}
+        after = self.after if pool is None else pool.after
+        held, cap = (None, None) if pool is None else (pool.held(), pool.per_scope)
         with self.env.store.begin() as tx:
-            runs = claim_next_runs(tx, now=now, limit=limit)
-            for table_id in {run.table_id for run in runs}:
+            claimed = claim_scoped_runs(tx, now=now, limit=limit, after=after, held=held, cap=cap)
+            for table_id in {run.table_id for run, _scope in claimed}:
                 tables[table_id] = get_table(tx, table_id=table_id, include_trashed=True)
-        return [(run, tables[run.table_id]) for run in runs]
+        after = next_turn(after, {scope for _run, scope in claimed})
+        if pool is None:
+            self.after = after
+        else:
+            pool.after = after
+        return [(run, tables[run.table_id], tenant_of(scope)) for run, scope in claimed]
 
     def execute(self, run: Run, table: Table | None, *, now: datetime) -> str:
         """Run a claimed run to its outcome: ``done|failed|retrying|released|lost``. Never
@@ -445,11 +462,13 @@ def serve_worker(
     pass_s: float = PASS_S,
     outage: OutageLog | None = None,
     backoff_max_s: float = DEFAULT_CAP_S,
+    per_scope: int | None = None,
 ) -> bool:
     """``tocsin worker``: work until ``stop_event`` is set; True when it stopped cleanly.
 
     Runs execute on a :class:`RunPool` of ``concurrency`` threads, so one slow run does not
-    hold the others. ``clock`` is read before each claim and each action
+    hold the others, nor one scope's runs another's (``per_scope`` of them at most in this
+    process, ``TOCSIN_MAX_RUNNING_PER_SCOPE``). ``clock`` is read before each claim and each action
     (``Tocsin.work(clock=…)``), so a long pass stamps claims and receipts with the current time
     and its runs never look stale while they progress.
 
@@ -471,7 +490,7 @@ def serve_worker(
     """
     read_clock = clock or (lambda: datetime.now(UTC))
     outage = outage or OutageLog(log)
-    pool = RunPool(concurrency, outage=outage)
+    pool = RunPool(concurrency, per_scope=per_scope, outage=outage)
     pause = Backoff(poll_interval, max(poll_interval, backoff_max_s))
     while not stop_event.is_set():
         pool.start_pass(partial(_reached, time.monotonic() + pass_s))

@@ -39,6 +39,9 @@ ACTIVE_STATUSES = ("pending", "running")
 # the predicate of uq_runs_one_active_clock; runs.insert_run repeats it verbatim in ON CONFLICT so
 # both dialects infer the partial index (SQLite requires the WHERE to imply the index's own)
 ONE_ACTIVE_CLOCK_WHERE = "clock AND status IN ('pending', 'running')"
+PENDING_WHERE = "status = 'pending'"
+SCOPE_KEY = String(200).with_variant(String(200, collation="C"), "postgresql")
+RUNNING_LIMITED_WHERE = "status = 'running' AND max_concurrent IS NOT NULL"
 
 # §1 tables: scope + typed columns + triggers config + SCP rules, trashable.
 tables = Table(
@@ -174,8 +177,31 @@ runs = Table(
     # automatic retry (migration 0011): a pending run waiting for its backoff is not
     # claimed before this instant; NULL: claimable at once
     Column("next_attempt_at", UTCDateTime, nullable=True),
+    # the run's scope, ``scope:scope_id`` of its table at insert ('' for a table gone before the
+    # migration that added it, 0029): the claim takes the scopes in turn (``store.runs``); the
+    # run of a row-event trigger with ``max_concurrent`` (copied here) has a scope of its own
+    # within its table's: ``scope:scope_id/table_id/trigger_id``
+    # (PostgreSQL: byte order, ``COLLATE "C"``, as SQLite and Python compare; see next_turn)
+    Column("scope", SCOPE_KEY, nullable=False, server_default=text("''")),
+    Column("max_concurrent", Integer, nullable=True),
     Index("ix_runs_table_created", "table_id", "created_at"),
     Index("ix_runs_status_updated", "status", "updated_at", "id"),  # the claim order (0019)
+    # the fair claim: the scopes with pending runs, and each one's oldest, from the index alone
+    Index(
+        "ix_runs_pending_scope",
+        "scope",
+        "updated_at",
+        "id",
+        postgresql_where=text(PENDING_WHERE),
+        sqlite_where=text(PENDING_WHERE),
+    ),
+    # the running runs of a limited trigger, counted by the claim (its room)
+    Index(
+        "ix_runs_running_limited",
+        "scope",
+        postgresql_where=text(RUNNING_LIMITED_WHERE),
+        sqlite_where=text(RUNNING_LIMITED_WHERE),
+    ),
     # §5.3 one active run per clock trigger of a table (migration 0020)
     Index(
         "uq_runs_one_active_clock",

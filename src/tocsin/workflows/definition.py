@@ -95,6 +95,7 @@ class Schedule:
     overlap: Overlap = "skip"
     catch_up: CatchUp = "latest"  # the missed instants a due fire owes: latest | none | all
     max_catch_up: int = 100  # catch_up="all": at most this many missed instants fire
+    max_concurrent: int | None = None  # runs of this schedule running at once (None: no limit)
 
     def __post_init__(self) -> None:
         if (self.cron is None) == (self.trigger is None):
@@ -115,6 +116,8 @@ class Schedule:
             raise ConfigError(messages.max_catch_up_invalid(m), code="catch_up")
         if self.id is not None:
             _check_id("schedule", self.id)
+        owner = "schedule" if self.id is None else f"schedule '{self.id}'"
+        check_max_concurrent(owner, self.max_concurrent)
         for name in ("input_data", "initial_state", "request_context", "metadata"):
             _check_json_object(name, getattr(self, name))
 
@@ -177,6 +180,7 @@ class DeclaredSchedule:
     trigger: dict[str, Any] | None = None  # the compound trigger's JSON tree (SPEC §13)
     catch_up: CatchUp = "latest"
     max_catch_up: int = 100
+    max_concurrent: int | None = None  # runs of this schedule running at once (claim-time)
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +194,7 @@ class Workflow:
     schedules: tuple[DeclaredSchedule, ...]
     description: str = ""
     tenants: bool = False  # a tenant may start it from a trigger without schedules:write
+    max_concurrent: int | None = None  # its runs running at once, every worker (None: no limit)
 
     @property
     def step_ids(self) -> list[str]:
@@ -206,6 +211,7 @@ class WorkflowBuilder:
     schedules: tuple[DeclaredSchedule, ...]
     description: str = ""
     tenants: bool = False
+    max_concurrent: int | None = None
     stages: list[Stage] = field(default_factory=list)
 
     def then(self, step: Step) -> WorkflowBuilder:
@@ -240,6 +246,7 @@ class WorkflowBuilder:
             schedules=self.schedules,
             description=self.description,
             tenants=self.tenants,
+            max_concurrent=self.max_concurrent,
         )
 
 
@@ -251,13 +258,17 @@ def workflow(
     schedule: Schedule | Sequence[Schedule] | None = None,
     description: str = "",
     tenants: bool = False,
+    max_concurrent: int | None = None,
 ) -> WorkflowBuilder:
     """Start defining a workflow; its schedules are validated now (SPEC §12). ``tenants=True``
     exposes it to tenants: a tenant token may then save a ``start_workflow`` action starting it
-    without the ``schedules:write`` permission (``tocsin.core.exposure``)."""
+    without the ``schedules:write`` permission (``tocsin.core.exposure``). ``max_concurrent``:
+    at most that many of its runs running at once, across every worker (a run past it stays
+    pending until one ends)."""
     _check_id("workflow", id)
     if not isinstance(tenants, bool):
         raise ConfigError(messages.workflow_tenants_not_bool(id), code="workflow_invalid")
+    check_max_concurrent(f"workflow '{id}'", max_concurrent)
     return WorkflowBuilder(
         id=id,
         input=input,
@@ -265,7 +276,19 @@ def workflow(
         schedules=declared_schedules(id, schedule),
         description=description,
         tenants=tenants,
+        max_concurrent=max_concurrent,
     )
+
+
+MAX_CONCURRENT = 10_000
+
+
+def check_max_concurrent(owner: str, value: object) -> None:
+    """``max_concurrent`` is None or a whole number from 1 to :data:`MAX_CONCURRENT`."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_CONCURRENT:
+        raise ConfigError(messages.max_concurrent_invalid(owner, value), code="workflow_invalid")
 
 
 def declared_schedules(
@@ -330,6 +353,7 @@ def _declared(
         overlap=s.overlap,
         catch_up=s.catch_up,
         max_catch_up=s.max_catch_up,
+        max_concurrent=s.max_concurrent,
     )
 
 

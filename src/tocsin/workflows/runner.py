@@ -26,7 +26,7 @@ from typing import Any
 from tocsin import messages
 from tocsin.core.receipts import truncate_error
 from tocsin.runs.clock import PassClock, pass_clock
-from tocsin.runs.pool import RunPool
+from tocsin.runs.pool import APP_SCOPE, RunPool
 from tocsin.store import trigger_events as store_events
 from tocsin.store import workflow_claims as store_claims
 from tocsin.store import workflow_runs as store_runs
@@ -152,7 +152,7 @@ def execute_pending(
         )
     if not ids or (limit is not None and limit <= 0):
         return 0
-    count = 0
+    count, limits = 0, run_limits(registry)
 
     def claim(tx: Tx, unstarted: int = 0) -> list[store_claims.ClaimedRow]:
         """The next batch, claimed in ``tx``; none once ``limit`` is reached or to stop
@@ -163,7 +163,7 @@ def execute_pending(
         if want <= 0 or (should_stop is not None and should_stop()):
             return []
         at = clock() if clock is not None else now
-        return store_claims.claim_next_rows(tx, now=at, limit=want, workflow_ids=ids)
+        return store_claims.claim_next_rows(tx, now=at, limit=want, workflow_ids=ids, limits=limits)
 
     with store.begin() as tx:
         batch = claim(tx)
@@ -180,6 +180,17 @@ def execute_pending(
             backoff_max_s=backoff_max_s,
         )
     return count
+
+
+def run_limits(registry: Registry) -> store_claims.RunLimits:
+    """The ``max_concurrent`` of the registered workflows and their declared schedules."""
+    workflows = {w.id: w.max_concurrent for w in registry.values() if w.max_concurrent}
+    limited = [(w.id, s) for w in registry.values() for s in w.schedules if s.max_concurrent]
+    return store_claims.RunLimits(
+        workflows=workflows,
+        schedules={s.id: s.max_concurrent for _, s in limited if s.max_concurrent},
+        schedule_of={s.id: wid for wid, s in limited},
+    )
 
 
 def _start_on_pool(
@@ -220,30 +231,40 @@ def _start_on_pool(
             backoff_max_s=backoff_max_s,
         )
         try:
-            pool.submit(job)
+            pool.submit(job, scope=APP_SCOPE)  # the app's runs take at most their share of slots
         except BaseException:  # no thread: the slots started take the queue; with none, it is
             if first:  # left (unleased) to the stale sweep
                 leases.drop([str(r["id"]) for r in iter(partial(_next, queue), None)])
             raise
 
     pool.on_busy(leases, renew)  # also while the table runs' claimer waits for a slot
-    count, queue = 0, Claim()
+    count, queue, limits = 0, Claim(), run_limits(registry)
     while queue or (ids and (limit is None or count < limit) and not (count and pool.pass_over())):
         renew()
         if should_stop is not None and should_stop():
             break  # (the slots on the queue send what they did not start back to pending)
         if queue:  # the last claim is not all started: one slot more when its slots lag (a full
             # pool: once a slot frees, or at the next look at the stop flag)
-            if _lagging(queue, look_s) and pool.wait_for_slot(SLOT_POLL_S) and queue:
+            if (
+                _lagging(queue, look_s)
+                and pool.wait_for_slot(SLOT_POLL_S, scope=APP_SCOPE)
+                and queue
+            ):
                 add_slot(queue, first=False)
+            elif queue and pool.free() and not pool.free(APP_SCOPE):
+                break  # the app's runs hold their share: its slots go on with the queue
             continue
-        if not pool.wait_for_slot(SLOT_POLL_S):
+        if not pool.wait_for_slot(SLOT_POLL_S, scope=APP_SCOPE):
+            if pool.free():  # the app's runs hold their share: the free slots are for others
+                break
             continue  # every slot busy: look at the stop flag, then wait again
-        want = pool.free() * per_slot
+        want = pool.free(APP_SCOPE) * per_slot
         want = want if limit is None else min(want, limit - count)
         at = clock() if clock is not None else now
         with store.begin() as tx:
-            batch = store_claims.claim_next_rows(tx, now=at, limit=want, workflow_ids=ids)
+            batch = store_claims.claim_next_rows(
+                tx, now=at, limit=want, workflow_ids=ids, limits=limits
+            )
         if not batch:
             break
         leases.add(batch, at)
