@@ -25,7 +25,8 @@ every pass while it waits in a claim's queue."""
 def claim_next_rows(
     tx: Tx, *, now: datetime, limit: int, workflow_ids: Sequence[str]
 ) -> list[ClaimedRow]:
-    """Claim up to ``limit`` of the oldest pending runs of ``workflow_ids`` (``pending →
+    """Claim up to ``limit`` of the oldest pending runs of ``workflow_ids`` whose
+    ``next_attempt_at`` (an automatic retry's) is not after ``now`` (``pending →
     running``, attempts + 1) in one driver statement: the driver's rows of
     :data:`CLAIMED_COLUMNS` (what executing a run reads), oldest first (``created_at``, ``id``),
     each decoded by a :func:`run_reader` when its run starts (``workflows.runner.Claim``);
@@ -39,6 +40,7 @@ def claim_next_rows(
     pick = (
         "SELECT id FROM workflow_runs WHERE status = 'pending'"
         f" AND workflow_id IN ({', '.join([mark] * len(wanted))})"
+        f" AND (next_attempt_at IS NULL OR next_attempt_at <= {mark})"
         f" ORDER BY updated_at, id LIMIT {mark}"
     )
     if tx.is_postgres:
@@ -57,7 +59,7 @@ def claim_next_rows(
     # status index, through which it walked every pending run per claim): PostgreSQL takes the
     # picked ids as one array (an init plan) instead of hash-joining every pending run
     rows: list[ClaimedRow] = list(
-        driver_rows(tx.conn.exec_driver_sql(sql, (at, at, *wanted, limit)))
+        driver_rows(tx.conn.exec_driver_sql(sql, (at, at, *wanted, at, limit)))
     )
     instant = instant_reader()
     rows.sort(key=lambda row: (instant(row[_MADE]), row[0]))
@@ -91,6 +93,7 @@ CLAIMED_COLUMNS = (
     "scheduled_for",
     "created_at",
     "updated_at",
+    "attempt",
 )
 _MADE = CLAIMED_COLUMNS.index("created_at")
 _RETURNING = ", ".join(  # JSON as its text (PostgreSQL too: decoded once, by json_value)
@@ -101,7 +104,7 @@ _RETURNING = ", ".join(  # JSON as its text (PostgreSQL too: decoded once, by js
 def _decoded(row: Sequence[Any], instant: Callable[[Any], datetime | None]) -> dict[str, Any]:
     """A raw claimed row (:data:`CLAIMED_COLUMNS`) as a dict: JSON decoded, instants aware,
     ``steps`` a list of its own."""
-    rid, wf, schedule, attempts, data, steps, state, context, resume, due, made, stamped = row
+    rid, wf, schedule, attempts, data, steps, state, context, resume, due, made, stamped, n = row
     return {
         "id": rid,
         "workflow_id": wf,
@@ -115,6 +118,7 @@ def _decoded(row: Sequence[Any], instant: Callable[[Any], datetime | None]) -> d
         "scheduled_for": instant(due),
         "created_at": instant(made),
         "updated_at": instant(stamped),
+        "attempt": n,
     }
 
 
