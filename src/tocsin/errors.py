@@ -100,7 +100,7 @@ class SettingsError(TocsinError):
     """A setting read from the environment is malformed; the process refuses to start."""
 
 
-class NonRetryable(Exception):  # noqa: N818 (the name users raise: ``tocsin.NonRetryable``)
+class NonRetryable(Exception):
     """Raised by a workflow step or a lane handler: the run fails at once, whatever its
     ``retry`` policy says (no further attempt is scheduled)."""
 

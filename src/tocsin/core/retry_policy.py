@@ -128,15 +128,6 @@ def retry_policy(trigger: Mapping[str, Any]) -> RetryPolicy | None:
     return policy_of(trigger.get("retry"))
 
 
-def first_policy(*raws: object) -> dict[str, Any] | None:
-    """The first ``retry`` object of ``raws`` that is given (most specific first: a step's, its
-    workflow's, its schedule's), as written; None when none is."""
-    for raw in raws:
-        if raw is not None:
-            return dict(raw)  # type: ignore[call-overload]
-    return None
-
-
 def as_written(policy: RetryPolicy) -> dict[str, Any]:
     """Every key of ``policy``, defaults filled in (what a run shows as the policy in force)."""
     return {
@@ -156,7 +147,6 @@ __all__ = [
     "RETRY_KEYS",
     "RetryPolicy",
     "as_written",
-    "first_policy",
     "jitter_fraction",
     "policy_of",
     "retry_policy",

@@ -5,8 +5,8 @@ Tokens:
 - ``$row.id`` (or ``${row.id}``) — the record id, even when a column is named ``id``;
 - ``$trigger.id``, ``$run.id``; ``$schedule.id`` and ``$workflow.id`` (in a workflow's or
   lane's ``on_failure`` actions; elsewhere left as written); ``$run.scheduled_for`` (RFC 3339,
-  empty when the run has no scheduled instant); ``$run.error`` (the error that failed the run, in ``on_failure`` actions;
-  empty elsewhere);
+  empty when the run has no scheduled instant); ``$run.error`` (the error that failed the run,
+  in ``on_failure`` actions; empty elsewhere);
 - ``${row.<column>}`` — any column name, spaces and punctuation included (up to the ``}``);
 - ``$row.<column>`` — the *longest* column name of the row snapshot that follows ``$row.``, so
   ``$row.Due Date`` works when the row has a ``Due Date`` column and ``$row.案件名稱`` works

@@ -221,6 +221,22 @@ class Workflow:
     def schedule(self, schedule_id: str | None) -> DeclaredSchedule | None:
         return next((s for s in self.schedules if s.id == schedule_id), None)
 
+    def retry_for(self, step_id: str | None, schedule_id: str | None) -> dict[str, Any] | None:
+        """The retry policy in force for a failure of ``step_id`` in a run of ``schedule_id``:
+        the step's, else the workflow's, else the schedule's (as written; None: no retry)."""
+        step, declared = self.step(step_id), self.schedule(schedule_id)
+        for raw in (step and step.retry, self.retry, declared and declared.retry):
+            if raw is not None:
+                return dict(raw)
+        return None
+
+    def alerts_for(self, schedule_id: str | None) -> Alerts | None:
+        """The ``on_failure`` of a run of ``schedule_id``: the workflow's, else the schedule's."""
+        declared = self.schedule(schedule_id)
+        if self.on_failure is not None:
+            return self.on_failure
+        return None if declared is None else declared.on_failure
+
 
 @dataclass(slots=True)
 class WorkflowBuilder:
