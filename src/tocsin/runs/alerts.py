@@ -141,10 +141,18 @@ def _send(
     return {"id": action_id, "type": kind, "ok": True, "detail": detail}
 
 
+def alerts_view(alerts: Any) -> Any:
+    """An ``on_failure`` as callers see it: its actions, or ``{"callable": "module.name"}``."""
+    if alerts is None or isinstance(alerts, list):
+        return alerts
+    name = getattr(alerts, "__qualname__", type(alerts).__name__)
+    return {"callable": f"{getattr(alerts, '__module__', '')}.{name}"}
+
+
 def _text(exc: BaseException) -> str:
     if isinstance(exc, ActionError):
         return exc.detail
     return str(exc) or type(exc).__name__
 
 
-__all__ = ["Alerts", "FailedRun", "alert_failed_run", "send_action"]
+__all__ = ["Alerts", "FailedRun", "alert_failed_run", "alerts_view", "send_action"]

@@ -46,6 +46,7 @@ class Tocsin:
         self._secrets = SecretsService(core)
         self._health = HealthService(core)
         self._lanes = Lanes(store, {}, core.now, settings.stuck_after_s, workflows.owe_sync)
+        self._lanes.alert_env = self._runs.action_env
 
     @classmethod
     def open(

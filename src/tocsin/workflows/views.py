@@ -8,6 +8,7 @@ from typing import Any
 from tocsin.core.compound import from_json
 from tocsin.core.cron import explain, parse
 from tocsin.core.retry_policy import as_written, policy_of
+from tocsin.runs.alerts import alerts_view
 from tocsin.workflows.definition import Workflow
 from tocsin.workflows.trigger_views import NO_NAMES, Names, describe
 
@@ -114,12 +115,4 @@ def public_workflow(wf: Workflow) -> dict[str, Any]:
     }
 
 
-def alerts_view(alerts: Any) -> Any:
-    """An ``on_failure`` as callers see it: its actions, or ``{"callable": "module.name"}``."""
-    if alerts is None or isinstance(alerts, list):
-        return alerts
-    name = getattr(alerts, "__qualname__", type(alerts).__name__)
-    return {"callable": f"{getattr(alerts, '__module__', '')}.{name}"}
-
-
-__all__ = ["alerts_view", "public_run", "public_schedule", "public_workflow"]
+__all__ = ["public_run", "public_schedule", "public_workflow"]
