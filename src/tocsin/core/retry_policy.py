@@ -104,9 +104,9 @@ def retry_problem(raw: object) -> str | None:
 def validate_retry(raw: object) -> dict[str, Any]:
     """The ``retry`` object as written, or ``ConfigError`` naming the bad key and value."""
     problem = retry_problem(raw)
-    if problem is not None:
-        raise _error(problem)
-    return dict(raw)  # type: ignore[call-overload]
+    if problem is not None or not isinstance(raw, Mapping):
+        raise _error(problem or messages.RETRY_NOT_OBJECT)
+    return dict(raw)
 
 
 def policy_of(raw: object) -> RetryPolicy | None:

@@ -12,7 +12,7 @@ lane declares in code (SPEC §12, §14). Pure; each raises ``ConfigError`` namin
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from tocsin import messages
@@ -28,16 +28,17 @@ def checked_retry(owner: str, raw: object, code: str) -> dict[str, Any] | None:
     if raw is None:
         return None
     problem = retry_problem(raw)
-    if problem is not None:
-        raise ConfigError(messages.run_policy_invalid(owner, problem), code=code)
-    return dict(raw)  # type: ignore[call-overload]
+    if problem is not None or not isinstance(raw, Mapping):
+        reason = problem or messages.RETRY_NOT_OBJECT
+        raise ConfigError(messages.run_policy_invalid(owner, reason), code=code)
+    return dict(raw)
 
 
 def checked_alerts(owner: str, raw: object, code: str) -> Alerts | None:
     if raw is None:
         return None
     if callable(raw):
-        return raw  # type: ignore[no-any-return]
+        return raw
     if not isinstance(raw, list | tuple):
         raise ConfigError(messages.on_failure_invalid(owner, raw), code=code)
     try:

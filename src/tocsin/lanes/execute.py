@@ -138,7 +138,8 @@ def _handle(
 ) -> bool | None:
     """Call the handler and record its outcome: True (succeeded), False (failed, may be
     retried), None (failed by ``NonRetryable``)."""
-    status, error, ok = "succeeded", None, True
+    status, error = "succeeded", None
+    ok: bool | None = True
     try:
         lane.handler(accepted, doc)
     except NonRetryable as exc:

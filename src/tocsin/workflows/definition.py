@@ -225,10 +225,12 @@ class Workflow:
         """The retry policy in force for a failure of ``step_id`` in a run of ``schedule_id``:
         the step's, else the workflow's, else the schedule's (as written; None: no retry)."""
         step, declared = self.step(step_id), self.schedule(schedule_id)
-        for raw in (step and step.retry, self.retry, declared and declared.retry):
-            if raw is not None:
-                return dict(raw)
-        return None
+        raws = (
+            None if step is None else step.retry,
+            self.retry,
+            None if declared is None else declared.retry,
+        )
+        return next((dict(raw) for raw in raws if raw is not None), None)
 
     def alerts_for(self, schedule_id: str | None) -> Alerts | None:
         """The ``on_failure`` of a run of ``schedule_id``: the workflow's, else the schedule's."""
