@@ -20,7 +20,6 @@ import inspect
 import json
 import logging
 import threading
-import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -34,7 +33,7 @@ from pydantic import ValidationError as ModelError
 from tocsin import messages
 from tocsin.core.receipts import truncate_error
 from tocsin.errors import NonRetryable
-from tocsin.runs.clock import PassClock, iso_reader, pass_clock
+from tocsin.runs.clock import PassClock, elapsed_reader, iso_reader, pass_clock
 from tocsin.workflows.definition import Stage, Step, Workflow
 
 Receipt = dict[str, Any]
@@ -91,15 +90,15 @@ class StepTimedOut(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """A pass's time limits: the workflow's ``timeout_s`` from ``started`` (``time.monotonic``)."""
+    """A pass's time limits: the workflow's ``timeout_s``, of which ``elapsed()`` is spent."""
 
     workflow_id: str
     run_s: float | None
-    started: float
+    elapsed: Callable[[], float]
 
     def of(self, s: Step) -> tuple[float | None, str]:
         """Seconds ``s`` may take now, and the text it fails with past them."""
-        left = None if self.run_s is None else self.run_s - (time.monotonic() - self.started)
+        left = None if self.run_s is None else self.run_s - self.elapsed()
         if left is not None and (s.timeout_s is None or left < s.timeout_s):
             return left, messages.run_timed_out(s.id, self.workflow_id, float(self.run_s or 0))
         return s.timeout_s, messages.step_timed_out(s.id, s.timeout_s or 0.0)
@@ -117,7 +116,7 @@ def run_stages(
     their receipts' ``started_at``/``ended_at`` are read from ``clock`` when each really starts
     and ends (default: ``now`` plus the time elapsed since this call)."""
     stamp = iso_reader(clock or pass_clock(now))
-    limits = Limits(wf.id, wf.timeout_s, time.monotonic())
+    limits = Limits(wf.id, wf.timeout_s, elapsed_reader())
     steps: list[Receipt] = [dict(r) for r in run.get("steps") or []]
     try:
         data = _checked(wf.input, run.get("input"))
