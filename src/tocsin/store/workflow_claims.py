@@ -50,7 +50,8 @@ def claim_next_rows(
         where = f"id IN ({pick}) AND +status = 'pending'"
     sql = (
         f"UPDATE workflow_runs SET status = 'running', attempts = attempts + 1,"
-        f" started_at = COALESCE(started_at, {mark}), updated_at = {mark}"
+        f" started_at = COALESCE(started_at, {mark}), updated_at = {mark},"
+        " next_attempt_at = NULL"
         f" WHERE {where} RETURNING {_RETURNING}"
     )
     if tx.is_postgres:

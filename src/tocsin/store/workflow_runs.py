@@ -187,6 +187,7 @@ def _claim_values(now: datetime) -> dict[str, Any]:
         "attempts": R.c.attempts + 1,
         "started_at": func.coalesce(R.c.started_at, literal(now, type_=R.c.started_at.type)),
         "updated_at": now,
+        "next_attempt_at": None,
     }
 
 
