@@ -24,9 +24,10 @@ from tocsin.workflows.firing import new_run
 from .helpers import NOW, PG_ONLY, claimed_runs, new_id
 from .test_execution_claim import _pending_runs
 
-PENDING = 2000
+PENDING = 4000
 PICK = (
     "SELECT id FROM workflow_runs WHERE status = 'pending' AND workflow_id IN ('wf')"
+    " AND (next_attempt_at IS NULL OR next_attempt_at <= '2026-01-01')"
     " ORDER BY updated_at, id LIMIT 50 FOR UPDATE SKIP LOCKED"
 )
 

@@ -157,6 +157,14 @@ def _validate_actions(
     return out
 
 
+def validate_alerts(raw: object) -> list[dict[str, Any]]:
+    """A code-declared ``on_failure`` list (a workflow's, a schedule's, a lane's): the same
+    checks as a trigger's alerts, recordless (no ``$row`` column exists), each action without
+    an ``id`` given ``on-failure-<n>`` (its position, from 1)."""
+    positions = iter(range(1, 10_000))
+    return _validate_actions(raw, lambda _: f"on-failure-{next(positions)}", {}, what="on_failure")
+
+
 def _validate_action(item: object, new_id: NewId) -> dict[str, Any]:
     if not isinstance(item, Mapping):
         raise _action_error(messages.ACTION_NOT_OBJECT)
@@ -285,6 +293,7 @@ __all__ = [
     "is_schedule_trigger",
     "normalize_trigger",
     "stored_schedule_type",
+    "validate_alerts",
     "validate_triggers",
     "well_formed_id",
 ]

@@ -12,6 +12,10 @@ intake = Lane(id="content-intake", schedule=Schedule(cron="30 7 * * *", timezone
   lane must name its zone explicitly, because the zone's offset is part of every ``run_id``
   (a host-dependent default would change ids between hosts). A lane without a schedule runs only
   when triggered, and formats its instants in ``timezone`` (default ``UTC``).
+- ``retry`` (the keys of a trigger's ``"retry"``) retries a failed handler: a new attempt of the
+  run (kind ``retry``) waits ``pending`` until its ``next_attempt_at``; ``on_failure`` (a list of
+  actions, or a callable taking the failed attempt) runs once when the handler failed for good.
+  The handler may raise ``tocsin.NonRetryable`` to fail at once.
 - ``fetch(window, ctx)`` receives the :class:`~tocsin.core.contract.Window` and a
   :class:`SourceContext` (lane id, run id, attempt, kind, scheduled_for, observed_at).
 
@@ -29,6 +33,7 @@ from typing import Any
 from tocsin import messages
 from tocsin.core import cron
 from tocsin.core.contract import Window
+from tocsin.core.run_policies import Alerts, checked_alerts, checked_retry
 from tocsin.core.zones import is_known_zone
 from tocsin.errors import ConfigError
 
@@ -85,6 +90,8 @@ class Lane:
     handler: Handler
     schedule: Any = None
     timezone: str | None = None
+    retry: Any = None  # the handler's retry policy (the keys of a trigger's "retry")
+    on_failure: Alerts | None = None  # actions or a callable, once per run failed for good
     zone: str = field(init=False, default="UTC")
 
     def __post_init__(self) -> None:
@@ -97,6 +104,9 @@ class Lane:
             if not callable(getattr(self, name)):
                 raise _fail(name, getattr(self, name))
         object.__setattr__(self, "zone", self._zone())
+        owner = f"lane '{self.id}'"
+        object.__setattr__(self, "retry", checked_retry(owner, self.retry, "lane_invalid"))
+        checked_alerts(owner, self.on_failure, "lane_invalid")
 
     def _zone(self) -> str:
         zone: object

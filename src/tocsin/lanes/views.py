@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tocsin.lanes.definition import Lane
+from tocsin.runs.alerts import alerts_view
 
 
 def public_attempt(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -32,6 +33,8 @@ def public_attempt(row: Mapping[str, Any]) -> dict[str, Any]:
         "contract": row["contract"],
         "handler": {"status": row["handler_status"], "error": row["handler_error"]},
         "error": row["error"],
+        "next_attempt_at": row.get("next_attempt_at"),  # an automatic retry waits until then
+        "alert": row.get("alert"),  # the lane's on_failure outcome, on the attempt that failed
         "created_at": row["created_at"],
         "updated_at": row["updated_at"],
     }
@@ -58,6 +61,8 @@ def public_lane(
         "last_decision": summary.get("last_decision"),
         "last_state": summary.get("last_state"),
         "last_at": summary.get("last_at"),
+        "retry": None if lane is None else lane.retry,
+        "on_failure": None if lane is None else alerts_view(lane.on_failure),
     }
 
 

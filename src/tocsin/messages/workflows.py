@@ -295,3 +295,46 @@ def iac_schedule_other_workflow(schedule_id: str, stored: str, given: str) -> st
         f"schedule '{schedule_id}' belongs to workflow '{stored}', not '{given}': a schedule "
         "does not move between workflows (delete it and create a new one)"
     )
+
+
+# retries, failure alerts and timeouts of workflow runs and lanes
+def _seconds(value: float) -> str:
+    return f"{value:g} s"
+
+
+def run_policy_invalid(owner: str, reason: str) -> str:
+    """``owner``: ``workflow 'w'``, ``step 's'``, ``schedule 'wf_w'``, ``lane 'l'``."""
+    return f"{owner}: {reason}"
+
+
+def on_failure_invalid(owner: str, value: object) -> str:
+    return (
+        f"{owner}: on_failure must be a list of actions or a callable taking the failed run, "
+        f"got {type(value).__name__}"
+    )
+
+
+def timeout_s_invalid(owner: str, value: object) -> str:
+    return f"{owner}: timeout_s must be a number of seconds above 0 (at most 86400), got {value!r}"
+
+
+def step_timed_out(step_id: str, limit_s: float) -> str:
+    return f"step '{step_id}' timed out after {_seconds(limit_s)} (its timeout_s)"
+
+
+def run_timed_out(step_id: str, workflow_id: str, limit_s: float) -> str:
+    return (
+        f"step '{step_id}' timed out: workflow '{workflow_id}' runs for at most "
+        f"{_seconds(limit_s)} (its timeout_s)"
+    )
+
+
+def alert_callable_failed(error: str) -> str:
+    return f"on_failure callable raised: {error}"
+
+
+def alert_action_failed(action_id: str, error: str) -> str:
+    return f"on_failure action '{action_id}' failed: {error}"
+
+
+ALERT_NO_ACTIONS_HERE = "on_failure actions cannot run here: this process has no action runner"

@@ -25,7 +25,8 @@ One run, step by step:
    receipts and ``next_attempt_at`` (no worker claims it before then) and the next attempt
    resumes at the failed action. Only when the attempts are spent is it ``failed``.
 5. **Alert**: when a run finally fails at an action, the trigger's ``on_failure`` actions run
-   once, in order, rendered with ``$run.error``; each stores its receipt (in
+   (each through ``runs.alerts.send_action``, the one runner of every kind's alerts) once, in
+   order, rendered with ``$run.error``; each stores its receipt (in
    ``action_results``, by its own id) before the run is marked failed, so a crash never repeats
    an alert that was sent, and an alert with a successful receipt is not sent again by a later
    retry. An alert that fails is recorded (``ok: false``) and does not stop the others. Every
@@ -82,6 +83,7 @@ from tocsin.actions.registry import get_action
 from tocsin.core.model import Run, Table
 from tocsin.core.receipts import pending_actions, truncate_error, upsert_receipt
 from tocsin.core.retry_policy import retry_policy
+from tocsin.runs.alerts import send_action
 from tocsin.runs.clock import PassClock, TimedReceipt, timed_receipt
 from tocsin.runs.definition import action_list, frozen_problem, resolve_definition, row_snapshot
 from tocsin.runs.pool import RunPool
@@ -332,13 +334,16 @@ class Worker:
         self, run: Run, ctx: ActionContext, action: Mapping[str, Any], receipts: Receipts
     ) -> Receipts:
         kind, timed = str(action.get("type")), timed_receipt(self.stamps or self.clock, ctx.now)
+
+        def commit(handler: TransactionalAction) -> Receipts:  # effect and receipt in one tx
+            write = partial(self._in_tx, handler, run, ctx, action, receipts, timed, False)
+            return self.written(run.id, partial(call_with_retries, write, self.policy))[0]
+
         try:
-            handler = get_action(kind)
-            if isinstance(handler, TransactionalAction):
-                commit = partial(self._in_tx, handler, run, ctx, action, receipts, timed, False)
-                return self.written(run.id, partial(call_with_retries, commit, self.policy))[0]
-            detail = call_with_retries(partial(handler.execute, ctx, action), self.policy)
-            receipt = timed(ctx.action_id, kind, True, detail)
+            how, value = send_action(ctx, action, self.policy, commit)
+            if how == "committed":
+                return value  # type: ignore[no-any-return]
+            receipt = timed(ctx.action_id, kind, True, value)
         except _LostClaim:
             raise
         except Exception as exc:  # a failed alert is recorded; the others still go

@@ -38,6 +38,7 @@ class Tocsin:
         self._tables = tables = TablesService(core)
         self._workflows = workflows = WorkflowService(core)
         self._runs = RunsService(core, records=tables, workflows=workflows.start_from_action)
+        workflows.alert_env = self._runs.action_env  # failed runs' on_failure actions
         self._triggers = triggers = TriggerService(core)
         self._diagnostics = DiagnosticsService(core)
         self._iac = IacService(core, triggers=triggers)
@@ -45,6 +46,7 @@ class Tocsin:
         self._secrets = SecretsService(core)
         self._health = HealthService(core)
         self._lanes = Lanes(store, {}, core.now, settings.stuck_after_s, workflows.owe_sync)
+        self._lanes.alert_env = self._runs.action_env
 
     @classmethod
     def open(

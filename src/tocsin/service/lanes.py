@@ -26,6 +26,7 @@ from datetime import datetime
 from typing import Any
 
 from tocsin import messages
+from tocsin.actions.base import ActionEnv
 from tocsin.core.contract import Window, check_instant
 from tocsin.core.contract_verify import verify
 from tocsin.errors import NotFound, ValidationError
@@ -69,6 +70,8 @@ class Lanes:
         self._store, self._registry, self._now = store, registry, clock
         self._stale = stale_after_s
         self._on_register = on_register  # the facade's: lanes registered → the sync is owed
+        # what a failed handler's on_failure actions run with (the facade wires the runs')
+        self.alert_env: Callable[[], ActionEnv | None] | None = None
 
     def register(self, lanes: Iterable[Lane]) -> None:
         added: dict[str, Lane] = {}
@@ -135,7 +138,7 @@ class Lanes:
                 stale_after_s=self._stale,
             )
         if adm.decision is None:
-            execute(self._store, lane, adm, now=at)
+            self._execute(lane, adm, at)
         return self.attempt(adm.attempt_id)
 
     def _fresh(
@@ -237,15 +240,22 @@ class Lanes:
         if not self._registry:
             return 0
         with self._store.read() as tx:
-            rows = store_lanes.pending_attempts(tx, lane_ids=sorted(self._registry), limit=limit)
+            rows = store_lanes.pending_attempts(
+                tx, lane_ids=sorted(self._registry), limit=limit, now=now
+            )
         done = 0
         for row in rows:
             lane = self._registry[row["lane_id"]]
             adm = self._claim(lane, row, now)
             if adm is not None:
-                execute(self._store, lane, adm, now=now)
+                self._execute(lane, adm, now)
                 done += 1
         return done
+
+    def _execute(self, lane: Lane, adm: Admission, now: datetime) -> None:
+        execute(
+            self._store, lane, adm, now=now, stale_after_s=self._stale, alert_env=self.alert_env
+        )
 
     def _claim(self, lane: Lane, row: Mapping[str, Any], now: datetime) -> Admission | None:
         with self._store.begin() as tx:

@@ -211,17 +211,27 @@ def supersede_attempts(tx: Tx, *, run_id: str, error: str, now: datetime) -> int
     return int(tx.conn.execute(stmt).rowcount)
 
 
-def pending_attempts(tx: Tx, *, lane_ids: Sequence[str], limit: int | None) -> list[dict[str, Any]]:
-    """Attempts of ``lane_ids`` admitted by the tick and not yet executed, oldest first
+def pending_attempts(
+    tx: Tx, *, lane_ids: Sequence[str], limit: int | None, now: datetime | None = None
+) -> list[dict[str, Any]]:
+    """Attempts of ``lane_ids`` admitted by the tick (or an automatic retry whose
+    ``next_attempt_at`` is not after ``now``) and not yet executed, oldest first
     (``ix_lane_attempts_state``)."""
+    due = [] if now is None else [or_(A.c.next_attempt_at.is_(None), A.c.next_attempt_at <= now)]
     stmt = (
         select(A)
-        .where(A.c.state == "pending", A.c.lane_id.in_(list(lane_ids)))
+        .where(A.c.state == "pending", A.c.lane_id.in_(list(lane_ids)), *due)
         .order_by(A.c.created_at, A.c.attempt_id)
     )
     if limit is not None:
         stmt = stmt.limit(limit)
     return [dict(r) for r in tx.conn.execute(stmt).mappings()]
+
+
+def run_attempt_outcomes(tx: Tx, *, run_id: str) -> list[tuple[str | None, Any]]:
+    """``(handler_status, alert)`` of every attempt of a run (its retries and alerts count)."""
+    stmt = select(A.c.handler_status, A.c.alert).where(A.c.run_id == run_id)
+    return [(r[0], r[1]) for r in tx.conn.execute(stmt)]
 
 
 def list_attempts(
@@ -292,6 +302,7 @@ __all__ = [
     "lock_lane",
     "overlapping_run",
     "pending_attempts",
+    "run_attempt_outcomes",
     "supersede_attempts",
     "update_lane",
     "update_run",

@@ -405,6 +405,11 @@ workflow_runs = Table(
     Column("updated_at", UTCDateTime, nullable=False),
     Column("started_at", UTCDateTime, nullable=True),
     Column("ended_at", UTCDateTime, nullable=True),
+    # automatic retries (0029): the number of the current attempt (1 until a failure is
+    # retried), when a retried run may be claimed again, the failure alert's outcome
+    Column("attempt", Integer, nullable=False, server_default=text("1")),
+    Column("next_attempt_at", UTCDateTime, nullable=True),
+    Column("alert", JSON(none_as_null=True), nullable=True),
     Index("ix_workflow_runs_status", "status", "updated_at", "id"),  # the claim order (0016)
     Index("ix_workflow_runs_workflow", "workflow_id", "created_at"),
     # the overlap fence: active runs only, so a finished run leaves it (0022); ``status`` kept, so
@@ -486,6 +491,9 @@ lane_attempts = Table(
     Column("error", Text, nullable=True),  # an attempt that failed before its decision
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
+    # automatic retries (0029): a pending retry is not claimed before this; the alert's outcome
+    Column("next_attempt_at", UTCDateTime, nullable=True),
+    Column("alert", JSON(none_as_null=True), nullable=True),
     UniqueConstraint("run_id", "attempt", name="uq_lane_attempts_run_attempt"),
     Index("ix_lane_attempts_page", "lane_id", "created_at"),
     Index("ix_lane_attempts_decision", "lane_id", "decision_status", "created_at"),

@@ -45,7 +45,8 @@ def claim_next_rows(
     workflow_ids: Sequence[str],
     limits: RunLimits | None = None,
 ) -> list[ClaimedRow]:
-    """Claim up to ``limit`` of the oldest pending runs of ``workflow_ids`` (``pending →
+    """Claim up to ``limit`` of the oldest pending runs of ``workflow_ids`` whose
+    ``next_attempt_at`` (an automatic retry's) is not after ``now`` (``pending →
     running``, attempts + 1) in one driver statement: the driver's rows of
     :data:`CLAIMED_COLUMNS` (what executing a run reads), oldest first (``created_at``, ``id``),
     each decoded by a :func:`run_reader` when its run starts (``workflows.runner.Claim``);
@@ -62,7 +63,7 @@ def claim_next_rows(
     if tx.is_postgres:
         ordered_scans_only(tx)
     if not limits:
-        rows = _claimed(tx, _free_pick(tx, wanted, (), limit), now)
+        rows = _claimed(tx, _free_pick(tx, wanted, (), limit, instant_binder(tx)(now)), now)
     else:
         free = [w for w in wanted if w not in limits.workflows]
         apart = sorted(  # the limited schedules of free workflows are claimed apart too
@@ -71,17 +72,18 @@ def claim_next_rows(
             if sid in limits.schedules and wid in free
         )
         limited = [w for w in wanted if w in limits.workflows]
-        ids = _limited_ids(tx, limited, apart, limits, limit)
+        ids = _limited_ids(tx, limited, apart, limits, limit, instant_binder(tx)(now))
         rows = _claimed(tx, _ids_pick(tx, ids), now) if ids else []
         if free and len(rows) < limit:
-            rows += _claimed(tx, _free_pick(tx, free, apart, limit - len(rows)), now)
+            at = instant_binder(tx)(now)
+            rows += _claimed(tx, _free_pick(tx, free, apart, limit - len(rows), at), now)
     instant = instant_reader()
     rows.sort(key=lambda row: (instant(row[_MADE]), row[0]))
     return rows
 
 
 def _limited_ids(
-    tx: Tx, workflows: list[str], schedules: list[str], limits: RunLimits, limit: int
+    tx: Tx, workflows: list[str], schedules: list[str], limits: RunLimits, limit: int, at: Any
 ) -> list[str]:
     """The pending runs to claim of limited ``workflows`` (each within its own and its limited
     schedules' room) and of limited ``schedules`` (of free workflows), ``limit`` at most."""
@@ -93,6 +95,7 @@ def _limited_ids(
             " unnest(CAST(%s AS text[])) AS k ORDER BY k) AS s",
             (sorted(keys),),
         )
+    due = f"(next_attempt_at IS NULL OR next_attempt_at <= {mark})"  # an automatic retry's wait
     room_w = _room(tx, "workflow_id", workflows, limits.workflows)
     room_s = _room(tx, "schedule_id", list(limits.schedules), limits.schedules)
     full = [sid for sid, left in room_s.items() if left <= 0]
@@ -102,11 +105,11 @@ def _limited_ids(
         if want <= 0:
             continue
         sql = "SELECT id, schedule_id FROM workflow_runs WHERE status = 'pending'"
-        sql += f" AND workflow_id = {mark}"
+        sql += f" AND workflow_id = {mark} AND {due}"
         if full:
             sql += _not_of(mark, len(full))
         sql += f" ORDER BY updated_at, id LIMIT {mark}"
-        for run_id, sid in driver_rows(tx.conn.exec_driver_sql(sql, (wid, *full, want))):
+        for run_id, sid in driver_rows(tx.conn.exec_driver_sql(sql, (wid, at, *full, want))):
             if sid in room_s:
                 if room_s[sid] <= 0:
                     continue
@@ -116,8 +119,9 @@ def _limited_ids(
         want = min(room_s[sid], limit - len(ids))
         if want > 0:
             sql = "SELECT id FROM workflow_runs WHERE status = 'pending'"
-            sql += f" AND schedule_id = {mark} ORDER BY updated_at, id LIMIT {mark}"
-            ids += [str(r[0]) for r in driver_rows(tx.conn.exec_driver_sql(sql, (sid, want)))]
+            sql += f" AND schedule_id = {mark} AND {due} ORDER BY updated_at, id LIMIT {mark}"
+            got = driver_rows(tx.conn.exec_driver_sql(sql, (sid, at, want)))
+            ids += [str(r[0]) for r in got]
     return ids
 
 
@@ -140,13 +144,14 @@ def _room(tx: Tx, column: str, keys: list[str], most: Mapping[str, int]) -> dict
 
 
 def _free_pick(
-    tx: Tx, wanted: Sequence[str], apart: Sequence[str], limit: int
+    tx: Tx, wanted: Sequence[str], apart: Sequence[str], limit: int, at: Any
 ) -> tuple[str, tuple[Any, ...]]:
     """The pick of the oldest pending runs of ``wanted`` (none of the ``apart`` schedules)."""
     mark = "%s" if tx.is_postgres else "?"
     pick = (
         "SELECT id FROM workflow_runs WHERE status = 'pending'"
         f" AND workflow_id IN ({', '.join([mark] * len(wanted))})"
+        f" AND (next_attempt_at IS NULL OR next_attempt_at <= {mark})"
     )
     if apart:
         pick += _not_of(mark, len(apart))
@@ -156,7 +161,7 @@ def _free_pick(
         where = f"id = ANY(ARRAY({pick})) AND (status || '') = 'pending'"
     else:
         where = f"id IN ({pick}) AND +status = 'pending'"
-    return where, (*wanted, *apart, limit)
+    return where, (*wanted, at, *apart, limit)
 
 
 def _ids_pick(tx: Tx, ids: Sequence[str]) -> tuple[str, tuple[Any, ...]]:
@@ -171,7 +176,8 @@ def _claimed(tx: Tx, pick: tuple[str, tuple[Any, ...]], now: datetime) -> list[C
     at = instant_binder(tx)(now)
     sql = (
         f"UPDATE workflow_runs SET status = 'running', attempts = attempts + 1,"
-        f" started_at = COALESCE(started_at, {mark}), updated_at = {mark}"
+        f" started_at = COALESCE(started_at, {mark}), updated_at = {mark},"
+        " next_attempt_at = NULL"
         f" WHERE {where} RETURNING {_RETURNING}"
     )
     # the outer UPDATE goes by the primary key (the status test kept as the fence, but off the
@@ -207,6 +213,7 @@ CLAIMED_COLUMNS = (
     "scheduled_for",
     "created_at",
     "updated_at",
+    "attempt",
 )
 _MADE = CLAIMED_COLUMNS.index("created_at")
 _RETURNING = ", ".join(  # JSON as its text (PostgreSQL too: decoded once, by json_value)
@@ -217,7 +224,7 @@ _RETURNING = ", ".join(  # JSON as its text (PostgreSQL too: decoded once, by js
 def _decoded(row: Sequence[Any], instant: Callable[[Any], datetime | None]) -> dict[str, Any]:
     """A raw claimed row (:data:`CLAIMED_COLUMNS`) as a dict: JSON decoded, instants aware,
     ``steps`` a list of its own."""
-    rid, wf, schedule, attempts, data, steps, state, context, resume, due, made, stamped = row
+    rid, wf, schedule, attempts, data, steps, state, context, resume, due, made, stamped, n = row
     return {
         "id": rid,
         "workflow_id": wf,
@@ -231,6 +238,7 @@ def _decoded(row: Sequence[Any], instant: Callable[[Any], datetime | None]) -> d
         "scheduled_for": instant(due),
         "created_at": instant(made),
         "updated_at": instant(stamped),
+        "attempt": n,
     }
 
 
