@@ -41,7 +41,7 @@ from tocsin.store.ledger import claim_occurrences
 from tocsin.store.tx import Store, Tx
 
 LEDGER_NAMESPACE = "lane"
-PAGE_INSTANTS = 500  # the runs one lane admits per page (catch_up="all"); the pass pages on
+PAGE_INSTANTS = 200  # the runs one lane admits per page (catch_up="all"); the pass pages on
 
 
 def _timing(lane: Lane) -> LaneSchedule:
@@ -135,8 +135,8 @@ def _page(
 def _fire(
     tx: Tx, lane: Lane, instant: datetime, window: Window, now: datetime, stale_after_s: float
 ) -> int:
-    run, _ = resolve_run(tx, lane.id, lane.zone, instant, window, lane.policy_version)
-    claim = (LEDGER_NAMESPACE, lane.id, instant.isoformat(), run)
+    resolved = resolve_run(tx, lane.id, lane.zone, instant, window, lane.policy_version)
+    claim = (LEDGER_NAMESPACE, lane.id, instant.isoformat(), resolved[0])
     if not claim_occurrences(tx, claims=[claim], now=now):
         return 0
     admit(
@@ -149,6 +149,7 @@ def _fire(
         now=now,
         stale_after_s=stale_after_s,
         pending=True,
+        resolved=resolved,
     )
     return 1
 

@@ -223,12 +223,13 @@ def supersede_attempts(tx: Tx, *, run_id: str, error: str, now: datetime) -> int
 
 
 def pending_attempts(tx: Tx, *, lane_ids: Sequence[str], limit: int | None) -> list[dict[str, Any]]:
-    """Attempts of ``lane_ids`` admitted by the tick and not yet executed, oldest first
-    (``ix_lane_attempts_state``)."""
+    """Attempts of ``lane_ids`` admitted by the tick and not yet executed, oldest first, and
+    the runs one tick admitted in the order of their instants (``ix_lane_attempts_state``)."""
     stmt = (
         select(A)
+        .join(R, R.c.run_id == A.c.run_id)
         .where(A.c.state == "pending", A.c.lane_id.in_(list(lane_ids)))
-        .order_by(A.c.created_at, A.c.attempt_id)
+        .order_by(A.c.created_at, R.c.scheduled_for, A.c.attempt_id)
     )
     if limit is not None:
         stmt = stmt.limit(limit)
