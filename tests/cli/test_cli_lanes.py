@@ -1,4 +1,5 @@
-"""``tocsin lanes list|contracts|fires|pause|resume|verify`` through Typer's runner (SPEC §14, §16)."""
+"""``tocsin lanes list|contracts|fires|pause|resume|verify`` through Typer's runner (SPEC §14,
+§16)."""
 
 from __future__ import annotations
 

@@ -142,7 +142,9 @@ def test_down_for_a_day_the_default_runs_each_window_in_order(tocsin: Tocsin) ->
     assert t.tick(now=back)["lanes_fired"] == 24
     assert t.tick(now=back)["lanes_fired"] == 0
     assert t.work(now=back) == 25
-    assert windows == [Window(H1 + timedelta(hours=n - 1), H1 + timedelta(hours=n)) for n in range(25)]
+    assert windows == [
+        Window(H1 + timedelta(hours=n - 1), H1 + timedelta(hours=n)) for n in range(25)
+    ]
     assert skips_of(t) == []
     assert t.lanes.fires(LANE_ID)["total"] == 25
 

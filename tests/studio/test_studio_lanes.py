@@ -253,9 +253,7 @@ def test_a_writer_pauses_and_resumes_and_the_history_shows_paused_skips(
 
 
 def test_a_lane_without_a_schedule_has_no_pause_and_no_fire_history(tocsin: Tocsin) -> None:
-    manual = Lane(
-        id="by-hand", policy_version="v1", source=fetch, select=policy, handler=handle
-    )
+    manual = Lane(id="by-hand", policy_version="v1", source=fetch, select=policy, handler=handle)
     tocsin.lanes.register([manual])
     with TestClient(create_app(tocsin=tocsin), follow_redirects=False) as client:
         client.get("/login", params={"token": writer(tocsin)})

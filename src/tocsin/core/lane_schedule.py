@@ -27,6 +27,7 @@ from datetime import datetime, timedelta
 
 from tocsin.core import cron, skips
 from tocsin.core.contract import Window
+from tocsin.core.cron import CronSpec
 from tocsin.core.skips import SkipRange
 
 CATCH_UP = ("all", "latest", "none")
@@ -62,7 +63,7 @@ class LaneSchedule:
         start = self.previous_before(scheduled_for)
         return None if start is None else Window(start, scheduled_for)
 
-    def _spec(self) -> cron.CronSpec:
+    def _spec(self) -> CronSpec:
         return cron.parse(self.cron, dialect="extended")
 
 

@@ -169,9 +169,7 @@ class Lanes:
             self._known(tx, lane_id)
 
             def page(offset: int, count: int) -> tuple[list[dict[str, Any]], int]:
-                rows, total = store_lanes.list_fires(
-                    tx, lane_id=lane_id, skip=offset, limit=count
-                )
+                rows, total = store_lanes.list_fires(tx, lane_id=lane_id, skip=offset, limit=count)
                 return [public_fire(r) for r in rows], total
 
             return history(tx, page, LANE, lane_id, skip, limit)

@@ -254,9 +254,7 @@ def list_attempts(
     return [dict(r) for r in tx.conn.execute(stmt).mappings()], int(total)
 
 
-def list_fires(
-    tx: Tx, *, lane_id: str, skip: int, limit: int
-) -> tuple[list[dict[str, Any]], int]:
+def list_fires(tx: Tx, *, lane_id: str, skip: int, limit: int) -> tuple[list[dict[str, Any]], int]:
     """A lane's scheduled attempts (its fires) with their run's instants, newest scheduled
     instant first; and how many there are."""
     where = (A.c.lane_id == lane_id, A.c.kind == "scheduled")

@@ -1,8 +1,8 @@
 """Lanes over HTTP (SPEC §14, §15): ``/api/lanes…``.
 
 Bearer tokens with ``schedules:read`` (the list, one lane, its contracts and its fires) or
-``schedules:write`` (trigger, pause, resume), as for ``/api/schedules``. Instants in a trigger body are RFC 3339 with an offset
-(a naive instant is 422); unknown keys are 422.
+``schedules:write`` (trigger, pause, resume), as for ``/api/schedules``. Instants in a trigger
+body are RFC 3339 with an offset (a naive instant is 422); unknown keys are 422.
 """
 
 from __future__ import annotations
