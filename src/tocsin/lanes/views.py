@@ -40,6 +40,28 @@ def public_attempt(row: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def public_fire(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A scheduled attempt as a fire of the lane's history: scheduled vs actual time, its run
+    and attempt, and ``run_status`` (``pending``, ``running``, ``failed``, else the decision's
+    status: ``ready``, ``noop``, ``stopped``, ``rejected``, ``ignored``)."""
+    attempt = public_attempt(row)
+    status = row["decision_status"] if row["state"] == "recorded" else row["state"]
+    return {
+        "id": row["attempt_id"],
+        "lane_id": row["lane_id"],
+        "scheduled_for": row["scheduled_for"],
+        "fired_at": row["observed_at"],
+        "run_id": row["run_id"],
+        "attempt_id": row["attempt_id"],
+        "attempt": row["attempt"],
+        "run_status": status or row["state"],
+        "window": attempt["window"],
+        "decision": attempt["decision"],
+        "handler": attempt["handler"],
+        "error": row["error"],
+    }
+
+
 def public_lane(
     lane_id: str,
     lane: Lane | None,
@@ -55,6 +77,9 @@ def public_lane(
         "policy_version": (
             lane.policy_version if lane is not None else (row or {}).get("policy_version")
         ),
+        "catch_up": lane.catch_up if lane is not None else None,
+        "paused": (row or {}).get("paused_at") is not None,
+        "paused_at": (row or {}).get("paused_at"),
         "next_fire_at": (row or {}).get("next_fire_at"),
         "attempts": summary.get("attempts", 0),
         "decisions": dict(summary.get("decisions") or {}),
@@ -66,4 +91,4 @@ def public_lane(
     }
 
 
-__all__ = ["public_attempt", "public_lane"]
+__all__ = ["public_attempt", "public_fire", "public_lane"]

@@ -172,6 +172,10 @@ def lane_unknown(lane_id: object) -> str:
     return f"unknown lane '{lane_id}': no lane with this id is registered"
 
 
+def lane_not_scheduled(lane_id: object) -> str:
+    return f"lane '{lane_id}' has no schedule: only a scheduled lane can be paused or resumed"
+
+
 def lane_trigger_kind_invalid(kind: object) -> str:
     return f"invalid trigger kind {kind!r}: use manual, retry or scheduled"
 

@@ -1,6 +1,7 @@
-"""A schedule's history: its fires interleaved with its skip ledger, newest first.
+"""A schedule's history (a workflow schedule, a lane): its fires interleaved with its skip
+ledger, newest first.
 
-Two sources, one paging: the fires are paged exactly as ``Tocsin.schedules.fires`` pages them;
+Two sources, one paging: the fires are paged exactly as the schedule's own fires are paged;
 a page also carries the skip ranges whose ``last_instant`` falls in its share of time, from its
 oldest fire (inclusive) up to the previous page's oldest fire (exclusive). The first page has
 no upper bound (skips newer than every fire show there), the last page no lower bound (skips
@@ -10,6 +11,7 @@ exactly one page. A range sorts at its ``last_instant``, after a fire at the sam
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -21,17 +23,30 @@ from tocsin.store.tx import Tx
 
 PAGE_SKIPS = 200  # the skip ranges one page shows at most (the newest of its share)
 
+# ``(skip, limit) -> (fires newest scheduled instant first, total)``: each fire carries its
+# ``scheduled_for``
+FirePage = Callable[[int, int], tuple[list[dict[str, Any]], int]]
+
 
 def schedule_history(tx: Tx, schedule_id: str, skip: int, limit: int) -> dict[str, Any]:
-    """One page (see the module docstring): ``{"items", "total", "skip", "limit",
-    "skips_left_off"}``; an item is a fire (``kind: "fire"``, the fire's own fields) or a skip
-    range (``kind: "skip"``, the fields of ``Tocsin.schedules.skips``); ``total`` counts the
-    fires (the pages); ``skips_left_off`` the ranges of the page's share beyond
-    :data:`PAGE_SKIPS`."""
+    """A workflow schedule's page (see :func:`history`)."""
+
+    def fires(offset: int, count: int) -> tuple[list[dict[str, Any]], int]:
+        return store_schedules.list_fires(tx, schedule_id=schedule_id, skip=offset, limit=count)
+
+    return history(tx, fires, SCHEDULE, schedule_id, skip, limit)
+
+
+def history(
+    tx: Tx, fires: FirePage, target_kind: str, target_id: str, skip: int, limit: int
+) -> dict[str, Any]:
+    """One page of a target's fires with its skips (see the module docstring): ``{"items",
+    "total", "skip", "limit", "skips_left_off"}``; an item is a fire (``kind: "fire"``, the
+    fire's own fields) or a skip range (``kind: "skip"``, the fields of
+    ``Tocsin.schedules.skips``); ``total`` counts the fires (the pages); ``skips_left_off`` the
+    ranges of the page's share beyond :data:`PAGE_SKIPS`."""
     before = max(skip - 1, 0)  # one fire more: the previous page's oldest bounds this share
-    rows, total = store_schedules.list_fires(
-        tx, schedule_id=schedule_id, skip=before, limit=limit + (skip - before)
-    )
+    rows, total = fires(before, limit + (skip - before))
     upper: datetime | None = None
     if skip:
         if not rows or len(rows) == 1:  # past the last page: its share was shown there
@@ -40,8 +55,8 @@ def schedule_history(tx: Tx, schedule_id: str, skip: int, limit: int) -> dict[st
     lower = rows[-1]["scheduled_for"] if rows and skip + len(rows) < total else None
     ranges, in_share = store_skips.list_skips(
         tx,
-        target_kind=SCHEDULE,
-        target_id=schedule_id,
+        target_kind=target_kind,
+        target_id=target_id,
         limit=PAGE_SKIPS,
         last_from=lower,
         last_before=upper,
@@ -62,4 +77,4 @@ def _page(items: list[Any], total: int, skip: int, limit: int, left_off: int) ->
     }
 
 
-__all__ = ["PAGE_SKIPS", "schedule_history"]
+__all__ = ["PAGE_SKIPS", "FirePage", "history", "schedule_history"]

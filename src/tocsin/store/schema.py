@@ -446,6 +446,7 @@ lanes = Table(
     Column("next_fire_at", UTCDateTime, nullable=True),  # the next instant the tick fires
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
+    Column("paused_at", UTCDateTime, nullable=True),  # set while paused (migration 0029)
     Index("ix_lanes_due", "next_fire_at"),
 )
 
