@@ -33,7 +33,7 @@ def schedule_of(row: Mapping[str, Any], trigger: Node | None = None) -> Schedule
         catch_up=str(row.get("catch_up") or "latest"),
         max_catch_up=int(row.get("max_catch_up") or 100),
         overlap=str(row["overlap"]),
-        paused=bool(row["paused"]),
+        paused=bool(row.get("paused", False)),
     )
 
 
