@@ -35,7 +35,7 @@ Pure: no I/O, no clock; memoised per tree (instants are pure functions of the tr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -43,17 +43,9 @@ from itertools import pairwise
 from typing import Literal
 
 from tocsin.core import cron, skips
-from tocsin.core.compound import Cron, Event, Node, leaves
-from tocsin.core.compound_eval import (
-    fires_at,
-    latest_in,
-    match_events,
-    next_of,
-    satisfied,
-    waits_for_events,
-)
-from tocsin.core.cron.timeline import Timeline as ZoneTimeline
-from tocsin.core.cron.timeline import resolve
+from tocsin.core.compound import Cron, Node
+from tocsin.core.compound_eval import Occurrence, match_events, satisfied, waits_for_events
+from tocsin.core.schedule_timeline import Timeline, timeline
 from tocsin.core.skips import SkipRange
 
 CatchUp = Literal["latest", "none", "all"]
@@ -66,8 +58,6 @@ MAX_MAX_CATCH_UP = 10_000
 CRON_REPEATED: cron.Repeated = "first"
 #: how often a fire held back by an active run is looked at again
 HELD_RECHECK = timedelta(seconds=5)
-#: tree instants walked to find one the tree could fire at (``AND(T1, T2)``: their coincidence)
-SEARCH_STEPS = 512
 _TICK = timedelta(microseconds=1)
 _MEMO_SIZE = 4096
 
@@ -212,56 +202,51 @@ class _Walk:
     latches: dict[str, datetime] = field(default_factory=dict)
     unsatisfied: list[datetime] = field(default_factory=list)
     held: list[datetime] = field(default_factory=list)  # could fire, a run was active
+    events_open: bool = True  # an event that satisfies the tree fires
+    times_open: bool = True  # a looked-at instant that satisfies the tree fires
+    closes: tuple[bool, bool] = (False, False)  # (events, times) closed by a fire
+
+    def fire(self, at: datetime) -> None:
+        self.fires.append(at)
+        self.latches.clear()
+        self.events_open = self.events_open and not self.closes[0]
+        self.times_open = self.times_open and not self.closes[1]
 
 
 def _walk(
     line: Timeline,
     schedule: Schedule,
     state: State,
-    occurrences: Sequence[object],
+    occurrences: Sequence[Occurrence],
     looked: list[datetime],
     now: datetime,
     *,
     busy: bool,
 ) -> _Walk:
     """Merge events and looked-at instants in time order (an event first at a tie)."""
-    walk = _Walk(latches=dict(state.latches))
-    if not line.events and not walk.latches:  # time only (a plain cron): each instant fires
-        if schedule.overlap == "skip" and schedule.catch_up != "all" and len(looked) > 1:
-            walk.fires, walk.held = looked[:1], looked[1:]
-        else:
-            walk.fires = list(looked)
-        return walk
     skip = schedule.overlap == "skip"
-    events_open, times_open = not busy, not busy
+    once = skip and schedule.catch_up != "all"  # a fire's run is active: no second instant
+    walk = _Walk(latches=dict(state.latches), closes=(skip, once))
+    walk.events_open = walk.times_open = not busy
+    if not line.events and not walk.latches:  # time only (a plain cron): each instant fires
+        fired = looked[:1] if once else looked
+        walk.fires, walk.held = list(fired), looked[len(fired) :]
+        return walk
     tree = line.tree
-
-    def fire(at: datetime) -> None:
-        nonlocal events_open, times_open
-        walk.fires.append(at)
-        walk.latches.clear()
-        if skip:
-            events_open = False
-            times_open = schedule.catch_up == "all"
-
-    if events_open and walk.latches and satisfied(tree, walk.latches, ()):
-        fire(now)  # held from an earlier decision that could not fire
-    steps: list[tuple[datetime, int, tuple[str, ...]]] = [
-        (o.at, 0, o.paths)  # type: ignore[attr-defined]
-        for o in occurrences
-    ]
-    steps += [(at, 1, ()) for at in looked]
+    if walk.events_open and walk.latches and satisfied(tree, walk.latches, ()):
+        walk.fire(now)  # held from an earlier decision that could not fire
+    steps = [(o.at, 0, o.paths) for o in occurrences] + [(at, 1, ()) for at in looked]
     for at, kind, paths in sorted(steps, key=lambda s: (s[0], s[1])):
         if kind == 0:
             for path in paths:
                 walk.latches.setdefault(path, at)
-            if events_open and satisfied(tree, walk.latches, ()):
-                fire(at)
+            if walk.events_open and satisfied(tree, walk.latches, ()):
+                walk.fire(at)
             continue
         active = line.active(at)
         if satisfied(tree, walk.latches, active):
-            if times_open:
-                fire(at)
+            if walk.times_open:
+                walk.fire(at)
             else:
                 walk.held.append(at)
         elif waits_for_events(tree, walk.latches, active):
@@ -272,141 +257,6 @@ def _walk(
 def _one(sid: str, reason: str, at: datetime, line: Timeline) -> SkipRange:
     """One instant as a range, mergeable into the range ending at the previous instant."""
     return SkipRange(skips.SCHEDULE, sid, reason, at, at, 1, after=line.prev_could(at))
-
-
-# --- the tree's instants ----------------------------------------------------------------------
-
-
-class Timeline:
-    """A tree's time instants, memoised (a tree is shared by every schedule of its timing)."""
-
-    def __init__(self, tree: Node) -> None:
-        self.tree = tree
-        self.times = [(p, leaf) for p, leaf in leaves(tree) if isinstance(leaf, Cron)]
-        self.events = frozenset(p for p, leaf in leaves(tree) if isinstance(leaf, Event))
-        self.single = isinstance(tree, Cron)  # every instant could fire
-        self._memo: dict[tuple[str, datetime, datetime | None], object] = {}
-
-    def _cached(
-        self, key: tuple[str, datetime, datetime | None], make: Callable[[], object]
-    ) -> object:
-        hit = self._memo.get(key, self)
-        if hit is self:
-            if len(self._memo) >= _MEMO_SIZE:
-                self._memo.clear()
-            hit = self._memo[key] = make()
-        return hit
-
-    def next(self, after: datetime) -> datetime | None:
-        """The first instant of any time leaf strictly after ``after``."""
-
-        def make() -> datetime | None:
-            found = [at for _, leaf in self.times if (at := next_of(leaf, after)) is not None]
-            return min(found) if found else None
-
-        return self._cached(("next", after, None), make)  # type: ignore[return-value]
-
-    def prev(self, before: datetime) -> datetime | None:
-        """The last instant of any time leaf strictly before ``before``."""
-
-        def make() -> datetime | None:
-            found = [at for _, leaf in self.times if (at := _prev_of(leaf, before)) is not None]
-            return max(found) if found else None
-
-        return self._cached(("prev", before, None), make)  # type: ignore[return-value]
-
-    def active(self, at: datetime) -> frozenset[str]:
-        """The time leaves ``at`` is an instant of."""
-        if self.single:
-            return frozenset({""})
-
-        def make() -> frozenset[str]:
-            return frozenset(p for p, leaf in self.times if fires_at(leaf, at))
-
-        return self._cached(("active", at, None), make)  # type: ignore[return-value]
-
-    def could(self, at: datetime) -> bool:
-        """Would the tree be satisfied at ``at`` had every event leaf occurred?"""
-        return self.single or satisfied(self.tree, self.events, self.active(at))
-
-    def next_could(self, after: datetime) -> datetime | None:
-        at = self.next(after)
-        for _ in range(SEARCH_STEPS):
-            if at is None or self.could(at):
-                return at
-            at = self.next(at)
-        return None
-
-    def prev_could(self, before: datetime) -> datetime | None:
-        at = self.prev(before)
-        for _ in range(SEARCH_STEPS):
-            if at is None or self.could(at):
-                return at
-            at = self.prev(at)
-        return None
-
-    def latest_could(self, now: datetime) -> datetime | None:
-        """The latest instant ``<= now`` the tree could fire at."""
-        return self.prev_could(now + _TICK)
-
-    def ranges(self, sid: str, reason: str, first: datetime, before: datetime) -> list[SkipRange]:
-        """The could-fire instants ``first ..`` strictly before ``before`` as one range."""
-        found = skips.span(first, before, self.next_could)
-        if found is None:
-            return []
-        last, count, capped = found
-        after = self.prev_could(first)
-        return [SkipRange(skips.SCHEDULE, sid, reason, first, last, count, after, capped)]
-
-    def gaps(self, sid: str, first: datetime, latest: datetime) -> list[SkipRange]:
-        """The spring-forward gaps since the instant before ``first`` up to ``latest`` whose
-        wall times a ``missing="skip"`` time leaf matches: those never fire (``dst_gap``)."""
-        walls: dict[datetime, int] = {}
-        since: datetime | None = None
-        for _, leaf in self.times:
-            zone = leaf.timezone or "UTC"
-            if leaf.missing != "skip" or not isinstance(resolve(zone), ZoneTimeline):
-                continue
-            if since is None:
-                since = self.prev_could(first) or first
-            spec = cron.parse(leaf.expression, dialect="extended")
-            for at, count in skips.gap_walls(spec, zone, since, latest):
-                walls[at] = walls.get(at, 0) + count
-        return [
-            SkipRange(skips.SCHEDULE, sid, skips.DST_GAP, at, at, count)
-            for at, count in sorted(walls.items())
-        ]
-
-
-def _prev_of(leaf: Cron, before: datetime) -> datetime | None:
-    """The leaf's last instant strictly before ``before`` (``missing="shift"`` included)."""
-    return latest_in(leaf, before - timedelta(days=800), before - _TICK)
-
-
-@lru_cache(maxsize=_MEMO_SIZE)
-def timeline(tree: Node) -> Timeline:
-    """The (memoised) :class:`Timeline` of a tree."""
-    return Timeline(tree)
-
-
-def instants_after(trigger: Node, after: datetime, n: int) -> list[datetime]:
-    """The next ``n`` instants the tree could fire at after ``after``."""
-    line, out = timeline(trigger), list[datetime]()
-    at: datetime | None = after
-    while len(out) < n and at is not None:
-        at = line.next_could(at)
-        if at is not None:
-            out.append(at)
-    return out
-
-
-def owed(trigger: Node, first: datetime, before: datetime) -> Iterable[datetime]:
-    """The instants the tree could fire at in ``[first, before)``, oldest first."""
-    line = timeline(trigger)
-    at: datetime | None = first if line.could(first) else line.next_could(first)
-    while at is not None and at < before:
-        yield at
-        at = line.next_could(at)
 
 
 __all__ = [
@@ -420,11 +270,7 @@ __all__ = [
     "Overlap",
     "Schedule",
     "State",
-    "Timeline",
     "cron_trigger",
     "decide",
-    "instants_after",
     "next_due",
-    "owed",
-    "timeline",
 ]

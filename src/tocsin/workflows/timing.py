@@ -13,7 +13,8 @@ from datetime import datetime
 from typing import Any
 
 from tocsin.core.compound import Node, from_json
-from tocsin.core.decide import Schedule, State, cron_trigger, next_due, timeline
+from tocsin.core.decide import Schedule, State, cron_trigger, next_due
+from tocsin.core.schedule_timeline import timeline
 
 
 def trigger_of(row: Mapping[str, Any]) -> Node:

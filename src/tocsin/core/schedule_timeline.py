@@ -1,0 +1,140 @@
+"""A schedule's time instants (its trigger tree's, a plain cron's one leaf's), memoised: the
+instants the decision (:mod:`tocsin.core.decide`) owes, looks at, coalesces and counts.
+
+An instant the tree *could fire* at is one of its time leaves' instants at which it would be
+satisfied had every event leaf occurred (every instant of a one-leaf tree). Pure: no I/O, no
+clock; a tree's :class:`Timeline` is shared by every schedule of that timing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from functools import lru_cache
+
+from tocsin.core import cron, skips
+from tocsin.core.compound import Cron, Event, Node, leaves
+from tocsin.core.compound_eval import fires_at, latest_in, next_of, satisfied
+from tocsin.core.cron.timeline import Timeline as ZoneTimeline
+from tocsin.core.cron.timeline import resolve
+from tocsin.core.skips import SkipRange
+
+#: tree instants walked to find one the tree could fire at (``AND(T1, T2)``: their coincidence)
+SEARCH_STEPS = 512
+_TICK = timedelta(microseconds=1)
+_MEMO_SIZE = 4096
+
+
+class Timeline:
+    """A tree's time instants, memoised (a tree is shared by every schedule of its timing)."""
+
+    def __init__(self, tree: Node) -> None:
+        self.tree = tree
+        self.times = [(p, leaf) for p, leaf in leaves(tree) if isinstance(leaf, Cron)]
+        self.events = frozenset(p for p, leaf in leaves(tree) if isinstance(leaf, Event))
+        self.single = isinstance(tree, Cron)  # every instant could fire
+        self._memo: dict[tuple[str, datetime, datetime | None], object] = {}
+
+    def _cached(
+        self, key: tuple[str, datetime, datetime | None], make: Callable[[], object]
+    ) -> object:
+        hit = self._memo.get(key, self)
+        if hit is self:
+            if len(self._memo) >= _MEMO_SIZE:
+                self._memo.clear()
+            hit = self._memo[key] = make()
+        return hit
+
+    def next(self, after: datetime) -> datetime | None:
+        """The first instant of any time leaf strictly after ``after``."""
+
+        def make() -> datetime | None:
+            found = [at for _, leaf in self.times if (at := next_of(leaf, after)) is not None]
+            return min(found) if found else None
+
+        return self._cached(("next", after, None), make)  # type: ignore[return-value]
+
+    def prev(self, before: datetime) -> datetime | None:
+        """The last instant of any time leaf strictly before ``before``."""
+
+        def make() -> datetime | None:
+            found = [at for _, leaf in self.times if (at := _prev_of(leaf, before)) is not None]
+            return max(found) if found else None
+
+        return self._cached(("prev", before, None), make)  # type: ignore[return-value]
+
+    def active(self, at: datetime) -> frozenset[str]:
+        """The time leaves ``at`` is an instant of."""
+        if self.single:
+            return frozenset({""})
+
+        def make() -> frozenset[str]:
+            return frozenset(p for p, leaf in self.times if fires_at(leaf, at))
+
+        return self._cached(("active", at, None), make)  # type: ignore[return-value]
+
+    def could(self, at: datetime) -> bool:
+        """Would the tree be satisfied at ``at`` had every event leaf occurred?"""
+        return self.single or satisfied(self.tree, self.events, self.active(at))
+
+    def next_could(self, after: datetime) -> datetime | None:
+        at = self.next(after)
+        for _ in range(SEARCH_STEPS):
+            if at is None or self.could(at):
+                return at
+            at = self.next(at)
+        return None
+
+    def prev_could(self, before: datetime) -> datetime | None:
+        at = self.prev(before)
+        for _ in range(SEARCH_STEPS):
+            if at is None or self.could(at):
+                return at
+            at = self.prev(at)
+        return None
+
+    def latest_could(self, now: datetime) -> datetime | None:
+        """The latest instant ``<= now`` the tree could fire at."""
+        return self.prev_could(now + _TICK)
+
+    def ranges(self, sid: str, reason: str, first: datetime, before: datetime) -> list[SkipRange]:
+        """The could-fire instants ``first ..`` strictly before ``before`` as one range."""
+        found = skips.span(first, before, self.next_could)
+        if found is None:
+            return []
+        last, count, capped = found
+        after = self.prev_could(first)
+        return [SkipRange(skips.SCHEDULE, sid, reason, first, last, count, after, capped)]
+
+    def gaps(self, sid: str, first: datetime, latest: datetime) -> list[SkipRange]:
+        """The spring-forward gaps since the instant before ``first`` up to ``latest`` whose
+        wall times a ``missing="skip"`` time leaf matches: those never fire (``dst_gap``)."""
+        walls: dict[datetime, int] = {}
+        since: datetime | None = None
+        for _, leaf in self.times:
+            zone = leaf.timezone or "UTC"
+            if leaf.missing != "skip" or not isinstance(resolve(zone), ZoneTimeline):
+                continue
+            if since is None:
+                since = self.prev_could(first) or first
+            spec = cron.parse(leaf.expression, dialect="extended")
+            for at, count in skips.gap_walls(spec, zone, since, latest):
+                walls[at] = walls.get(at, 0) + count
+        return [
+            SkipRange(skips.SCHEDULE, sid, skips.DST_GAP, at, at, count)
+            for at, count in sorted(walls.items())
+        ]
+
+
+def _prev_of(leaf: Cron, before: datetime) -> datetime | None:
+    """The leaf's last instant strictly before ``before`` (``missing="shift"`` included)."""
+    return latest_in(leaf, before - timedelta(days=800), before - _TICK)
+
+
+@lru_cache(maxsize=_MEMO_SIZE)
+def timeline(tree: Node) -> Timeline:
+    """The (memoised) :class:`Timeline` of a tree."""
+    return Timeline(tree)
+
+
+__all__ = ["SEARCH_STEPS", "Timeline", "timeline"]
