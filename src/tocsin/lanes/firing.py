@@ -28,6 +28,7 @@ from datetime import datetime, timedelta
 
 from tocsin.core import cron
 from tocsin.core.contract import Window
+from tocsin.core.decide import CRON_REPEATED as REPEATED
 from tocsin.lanes.admit import admit, resolve_run
 from tocsin.lanes.definition import Lane
 from tocsin.store import lanes as store_lanes
@@ -36,7 +37,6 @@ from tocsin.store.tx import Store, Tx
 
 LEDGER_NAMESPACE = "lane"
 MAX_CATCH_UP = 24
-REPEATED: cron.Repeated = "first"
 _TICK = timedelta(microseconds=1)
 
 
