@@ -29,7 +29,7 @@ from tocsin.core.compound_eval import (
     previous_instant,
     waiting_for,
 )
-from tocsin.core.decide import Schedule, State, decide
+from tocsin.core.decide import State, Timing, decide
 from tocsin.core.skips import COMPOUND_UNSATISFIED
 from tocsin.errors import ConfigError
 
@@ -206,7 +206,7 @@ def engine_run(
     ref: Any, events: list[tuple[int, int]], ticks: list[int]
 ) -> tuple[list[int], list[int]]:
     """``(fires, unsatisfied instants)`` of the decision over ``ticks``, in minutes."""
-    schedule = Schedule("s", node_of(ref), overlap="allow")
+    schedule = Timing("s", node_of(ref), overlap="allow")
     state = State(None, BASE)
     fires: list[int] = []
     unsatisfied: list[int] = []
@@ -231,7 +231,7 @@ def engine_run(
 
 
 def _fires(tree: Any, after: datetime, now: datetime, seen: Any = ()) -> list[datetime]:
-    return list(decide(Schedule("s", tree), State(None, after), seen, now).fires)
+    return list(decide(Timing("s", tree), State(None, after), seen, now).fires)
 
 
 @settings(max_examples=150, deadline=None)
@@ -265,7 +265,7 @@ def test_an_event_at_the_instant_counts_for_it() -> None:
     tree = AllOf(Cron("0 9 * * *", timezone="UTC"), WorkflowSucceeded("w"))
     nine = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
     decision = decide(
-        Schedule("s", tree),
+        Timing("s", tree),
         State(None, nine - timedelta(minutes=1)),
         [("workflow_succeeded", "w", nine)],
         nine,

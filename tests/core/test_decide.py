@@ -16,8 +16,8 @@ from tocsin.core.compound import AllOf, Cron, TableUpdated
 from tocsin.core.decide import (
     CRON_REPEATED,
     Decision,
-    Schedule,
     State,
+    Timing,
     cron_trigger,
     decide,
     next_due,
@@ -91,7 +91,7 @@ def test_a_plain_cron_and_its_one_leaf_tree_decide_identically(
             if not paused and not due:  # the tick claims due rows only
                 got.append(None)
                 continue
-            sched = Schedule("s", trigger, paused=paused, **policy)  # type: ignore[arg-type]
+            sched = Timing("s", trigger, paused=paused, **policy)  # type: ignore[arg-type]
             state = State(state.next_due_at, state.evaluated_at, state.latches, busy)
             got.append(decide(sched, state, (), now))
         a, b = got
@@ -110,7 +110,7 @@ ALL_2 = {"catch_up": "all", "max_catch_up": 2}
 
 
 def _decide(state: State, now: datetime, **kw: Any) -> tuple[list[str], list[tuple[Any, ...]]]:
-    d = decide(Schedule("s", HOURLY, **kw), state, (), now)
+    d = decide(Timing("s", HOURLY, **kw), state, (), now)
     return (
         [f.strftime("%H:%M") for f in d.fires],
         [(r.reason, r.first.strftime("%H:%M"), r.last.strftime("%H:%M"), r.count) for r in d.skips],
@@ -134,13 +134,13 @@ def test_the_plain_rules(kw: dict[str, Any], busy: bool, fires: list[str], skips
 
 
 def test_on_time_fires_once_and_moves_to_the_next_instant() -> None:
-    d = decide(Schedule("s", HOURLY), State(NINE), (), NINE)
+    d = decide(Timing("s", HOURLY), State(NINE), (), NINE)
     assert d.fires == (NINE,) and d.skips == () and d.next_due_at == NINE.replace(hour=10)
 
 
 def test_a_tree_waiting_for_its_event_is_unsatisfied_and_fires_once_latched() -> None:
     tree = AllOf(Cron("0 * * * *", timezone="UTC"), TableUpdated("a"))
-    sched = Schedule("s", tree, overlap="allow")
+    sched = Timing("s", tree, overlap="allow")
     first = decide(sched, State(None, NINE - timedelta(minutes=1)), (), NINE)
     assert first.fires == () and first.reasons() == ["compound_unsatisfied"]
     event = ("table_updated", "a", NINE + timedelta(minutes=5))

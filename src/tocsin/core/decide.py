@@ -45,7 +45,7 @@ from typing import Literal
 from tocsin.core import cron, skips
 from tocsin.core.compound import Cron, Node
 from tocsin.core.compound_eval import Occurrence, match_events, satisfied, waits_for_events
-from tocsin.core.schedule_timeline import Timeline, timeline
+from tocsin.core.schedule_timeline import Timeline, shifted, timeline
 from tocsin.core.skips import SkipRange
 
 CatchUp = Literal["latest", "none", "all"]
@@ -65,7 +65,7 @@ Seen = Sequence[tuple[str, str, datetime]]  # (kind, subject, occurred_at)
 
 
 @dataclass(frozen=True, slots=True)
-class Schedule:
+class Timing:
     """A workflow schedule's timing and policies (its spec; the state is :class:`State`)."""
 
     id: str
@@ -113,11 +113,11 @@ def _cron_leaf(expression: str, timezone: str) -> Cron:
     return Cron(expression, timezone=timezone, repeated=CRON_REPEATED)
 
 
-def decide(schedule: Schedule, state: State, events: Seen, now: datetime) -> Decision:
+def decide(schedule: Timing, state: State, events: Seen, now: datetime) -> Decision:
     """The decision at ``now``; ``events``: the pending ``(kind, subject, occurred_at)``."""
     line = timeline(schedule.trigger)
     if state.evaluated_at is None:
-        cursor = None if state.next_due_at is None else state.next_due_at - _TICK
+        cursor = None if state.next_due_at is None else shifted(state.next_due_at, -_TICK)
         first = state.next_due_at
     else:
         cursor = state.evaluated_at
@@ -127,16 +127,16 @@ def decide(schedule: Schedule, state: State, events: Seen, now: datetime) -> Dec
     out: list[SkipRange] = []
     if schedule.paused:
         if first is not None and latest is not None:
-            out += line.ranges(schedule.id, skips.PAUSED, first, latest + _TICK)
+            out += line.ranges(schedule.id, skips.PAUSED, first, shifted(latest, _TICK))
         after = _new_state(line, state, state.latches, now)
         return Decision((), tuple(out), after.next_due_at, after)
     busy = schedule.overlap == "skip" and state.active_run
     looked: list[datetime] = []
     if first is not None and latest is not None and cursor is not None:
         if busy:
-            out += line.ranges(schedule.id, skips.ACTIVE_RUN, first, latest + _TICK)
+            out += line.ranges(schedule.id, skips.ACTIVE_RUN, first, shifted(latest, _TICK))
         elif schedule.catch_up == "none" and first < latest:
-            out += line.ranges(schedule.id, skips.COALESCED, first, latest + _TICK)
+            out += line.ranges(schedule.id, skips.COALESCED, first, shifted(latest, _TICK))
         else:
             looked = _looked(line, schedule, first, latest)
             out += _coalesced(line, schedule.id, first, looked)
@@ -157,7 +157,7 @@ def next_due(trigger: Node, latches: Mapping[str, datetime], now: datetime) -> d
     line = timeline(trigger)
     following = line.next(now)
     if latches and satisfied(line.tree, latches, ()):
-        recheck = now + HELD_RECHECK
+        recheck = shifted(now, HELD_RECHECK)
         return recheck if following is None else min(recheck, following)
     return following
 
@@ -170,9 +170,7 @@ def _new_state(
     return State(following, evaluated, dict(latches), state.active_run)
 
 
-def _looked(
-    line: Timeline, schedule: Schedule, first: datetime, latest: datetime
-) -> list[datetime]:
+def _looked(line: Timeline, schedule: Timing, first: datetime, latest: datetime) -> list[datetime]:
     """The owed instants the decision looks at (the others are coalesced), oldest first."""
     if schedule.catch_up == "all":
         found = [latest]
@@ -215,7 +213,7 @@ class _Walk:
 
 def _walk(
     line: Timeline,
-    schedule: Schedule,
+    schedule: Timing,
     state: State,
     occurrences: Sequence[Occurrence],
     looked: list[datetime],
@@ -268,8 +266,8 @@ __all__ = [
     "CatchUp",
     "Decision",
     "Overlap",
-    "Schedule",
     "State",
+    "Timing",
     "cron_trigger",
     "decide",
     "next_due",

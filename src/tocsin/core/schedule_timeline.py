@@ -22,6 +22,7 @@ from tocsin.core.skips import SkipRange
 #: tree instants walked to find one the tree could fire at (``AND(T1, T2)``: their coincidence)
 SEARCH_STEPS = 512
 _TICK = timedelta(microseconds=1)
+_HORIZON = timedelta(days=800)  # how far back a previous instant is searched
 _MEMO_SIZE = 4096
 
 
@@ -95,7 +96,7 @@ class Timeline:
 
     def latest_could(self, now: datetime) -> datetime | None:
         """The latest instant ``<= now`` the tree could fire at."""
-        return self.prev_could(now + _TICK)
+        return self.prev_could(shifted(now, _TICK))
 
     def ranges(self, sid: str, reason: str, first: datetime, before: datetime) -> list[SkipRange]:
         """The could-fire instants ``first ..`` strictly before ``before`` as one range."""
@@ -128,7 +129,17 @@ class Timeline:
 
 def _prev_of(leaf: Cron, before: datetime) -> datetime | None:
     """The leaf's last instant strictly before ``before`` (``missing="shift"`` included)."""
-    return latest_in(leaf, before - timedelta(days=800), before - _TICK)
+    return latest_in(leaf, shifted(before, -_HORIZON), shifted(before, -_TICK))
+
+
+def shifted(at: datetime, delta: timedelta) -> datetime:
+    """``at + delta``, held at the first / last instant at the edges of time."""
+    try:
+        return at + delta
+    except OverflowError:
+        if delta > timedelta(0):
+            return datetime.max.replace(tzinfo=at.tzinfo)
+        return datetime.min.replace(tzinfo=at.tzinfo)
 
 
 @lru_cache(maxsize=_MEMO_SIZE)
@@ -137,4 +148,4 @@ def timeline(tree: Node) -> Timeline:
     return Timeline(tree)
 
 
-__all__ = ["SEARCH_STEPS", "Timeline", "timeline"]
+__all__ = ["SEARCH_STEPS", "Timeline", "shifted", "timeline"]

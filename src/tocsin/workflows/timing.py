@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from tocsin.core.compound import Node, from_json
-from tocsin.core.decide import Schedule, State, cron_trigger, next_due
+from tocsin.core.decide import State, Timing, cron_trigger, next_due
 from tocsin.core.schedule_timeline import timeline
 
 
@@ -26,9 +26,9 @@ def trigger_of(row: Mapping[str, Any]) -> Node:
     return cron_trigger(row["cron"], row["timezone"])
 
 
-def schedule_of(row: Mapping[str, Any], trigger: Node | None = None) -> Schedule:
+def schedule_of(row: Mapping[str, Any], trigger: Node | None = None) -> Timing:
     """The decision's view of a schedule row."""
-    return Schedule(
+    return Timing(
         id=str(row["id"]),
         trigger=trigger_of(row) if trigger is None else trigger,
         catch_up=str(row.get("catch_up") or "latest"),
