@@ -124,13 +124,15 @@ def decide(schedule: Timing, state: State, events: Seen, now: datetime) -> Decis
         first = line.next_could(cursor)
     owed = first is not None and first <= now
     latest = max(line.latest_could(now) or first, first) if owed and first is not None else None
+    busy = schedule.overlap == "skip" and state.active_run
+    if first == latest and not (schedule.paused or busy or line.events or state.latches):
+        return _on_time(line, schedule, state, first, now)  # one instant owed, or none
     out: list[SkipRange] = []
     if schedule.paused:
         if first is not None and latest is not None:
             out += line.ranges(schedule.id, skips.PAUSED, first, shifted(latest, _TICK))
         after = _new_state(line, state, state.latches, now)
         return Decision((), tuple(out), after.next_due_at, after)
-    busy = schedule.overlap == "skip" and state.active_run
     looked: list[datetime] = []
     if first is not None and latest is not None and cursor is not None:
         if busy:
@@ -154,7 +156,10 @@ def next_due(trigger: Node, latches: Mapping[str, datetime], now: datetime) -> d
     """When a schedule is next worth deciding: its tree's next instant after ``now``, or sooner,
     in :data:`HELD_RECHECK`, while its latches already satisfy it (a fire held back by an active
     run under ``overlap="skip"``: it fires at the first decision after the run ended)."""
-    line = timeline(trigger)
+    return _next_due(timeline(trigger), latches, now)
+
+
+def _next_due(line: Timeline, latches: Mapping[str, datetime], now: datetime) -> datetime | None:
     following = line.next(now)
     if latches and satisfied(line.tree, latches, ()):
         recheck = shifted(now, HELD_RECHECK)
@@ -166,8 +171,21 @@ def _new_state(
     line: Timeline, state: State, latches: Mapping[str, datetime], now: datetime
 ) -> State:
     evaluated = None if state.evaluated_at is None else max(now, state.evaluated_at)
-    following = next_due(line.tree, latches, now)
+    following = _next_due(line, latches, now)
     return State(following, evaluated, dict(latches), state.active_run)
+
+
+def _on_time(
+    line: Timeline, schedule: Timing, state: State, owed: datetime | None, now: datetime
+) -> Decision:
+    """A time-only tree owing one instant (it fires) or none: nothing to coalesce or walk."""
+    following = line.next(now)
+    evaluated = None if state.evaluated_at is None else max(now, state.evaluated_at)
+    after = State(following, evaluated, {}, state.active_run)
+    if owed is None:
+        return Decision((), (), following, after)
+    gaps = line.gaps(schedule.id, owed, owed) if line.gapped else ()
+    return Decision((owed,), tuple(gaps), following, after)
 
 
 def _looked(line: Timeline, schedule: Timing, first: datetime, latest: datetime) -> list[datetime]:

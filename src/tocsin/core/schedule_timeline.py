@@ -8,7 +8,6 @@ clock; a tree's :class:`Timeline` is shared by every schedule of that timing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime, timedelta
 from functools import lru_cache
 
@@ -24,6 +23,7 @@ SEARCH_STEPS = 512
 _TICK = timedelta(microseconds=1)
 _HORIZON = timedelta(days=800)  # how far back a previous instant is searched
 _MEMO_SIZE = 4096
+_MISS = object()
 
 
 class Timeline:
@@ -34,45 +34,46 @@ class Timeline:
         self.times = [(p, leaf) for p, leaf in leaves(tree) if isinstance(leaf, Cron)]
         self.events = frozenset(p for p, leaf in leaves(tree) if isinstance(leaf, Event))
         self.single = isinstance(tree, Cron)  # every instant could fire
-        self._memo: dict[tuple[str, datetime, datetime | None], object] = {}
+        self._memo: dict[tuple[str, datetime], object] = {}
+        #: the time leaves whose spring-forward gaps swallow instants (``dst_gap``)
+        self.gapped = [
+            leaf
+            for _, leaf in self.times
+            if leaf.missing == "skip" and isinstance(resolve(leaf.timezone or "UTC"), ZoneTimeline)
+        ]
 
-    def _cached(
-        self, key: tuple[str, datetime, datetime | None], make: Callable[[], object]
-    ) -> object:
-        hit = self._memo.get(key, self)
-        if hit is self:
-            if len(self._memo) >= _MEMO_SIZE:
-                self._memo.clear()
-            hit = self._memo[key] = make()
-        return hit
+    def _keep(self, key: tuple[str, datetime], value: object) -> object:
+        if len(self._memo) >= _MEMO_SIZE:
+            self._memo.clear()
+        self._memo[key] = value
+        return value
 
     def next(self, after: datetime) -> datetime | None:
         """The first instant of any time leaf strictly after ``after``."""
-
-        def make() -> datetime | None:
+        hit = self._memo.get(("next", after), _MISS)
+        if hit is _MISS:
             found = [at for _, leaf in self.times if (at := next_of(leaf, after)) is not None]
-            return min(found) if found else None
-
-        return self._cached(("next", after, None), make)  # type: ignore[return-value]
+            hit = self._keep(("next", after), min(found) if found else None)
+        return hit  # type: ignore[return-value]
 
     def prev(self, before: datetime) -> datetime | None:
         """The last instant of any time leaf strictly before ``before``."""
-
-        def make() -> datetime | None:
+        hit = self._memo.get(("prev", before), _MISS)
+        if hit is _MISS:
             found = [at for _, leaf in self.times if (at := _prev_of(leaf, before)) is not None]
-            return max(found) if found else None
-
-        return self._cached(("prev", before, None), make)  # type: ignore[return-value]
+            hit = self._keep(("prev", before), max(found) if found else None)
+        return hit  # type: ignore[return-value]
 
     def active(self, at: datetime) -> frozenset[str]:
         """The time leaves ``at`` is an instant of."""
         if self.single:
             return frozenset({""})
 
-        def make() -> frozenset[str]:
-            return frozenset(p for p, leaf in self.times if fires_at(leaf, at))
-
-        return self._cached(("active", at, None), make)  # type: ignore[return-value]
+        hit = self._memo.get(("active", at), _MISS)
+        if hit is _MISS:
+            found = frozenset(p for p, leaf in self.times if fires_at(leaf, at))
+            hit = self._keep(("active", at), found)
+        return hit  # type: ignore[return-value]
 
     def could(self, at: datetime) -> bool:
         """Would the tree be satisfied at ``at`` had every event leaf occurred?"""
@@ -110,14 +111,12 @@ class Timeline:
     def gaps(self, sid: str, first: datetime, latest: datetime) -> list[SkipRange]:
         """The spring-forward gaps since the instant before ``first`` up to ``latest`` whose
         wall times a ``missing="skip"`` time leaf matches: those never fire (``dst_gap``)."""
+        if not self.gapped:
+            return []
         walls: dict[datetime, int] = {}
-        since: datetime | None = None
-        for _, leaf in self.times:
+        since = self.prev_could(first) or first
+        for leaf in self.gapped:
             zone = leaf.timezone or "UTC"
-            if leaf.missing != "skip" or not isinstance(resolve(zone), ZoneTimeline):
-                continue
-            if since is None:
-                since = self.prev_could(first) or first
             spec = cron.parse(leaf.expression, dialect="extended")
             for at, count in skips.gap_walls(spec, zone, since, latest):
                 walls[at] = walls.get(at, 0) + count

@@ -24,12 +24,12 @@ page at a time until every schedule due at ``now`` has fired.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from tocsin import messages
-from tocsin.core.decide import State, decide
+from tocsin.core.decide import Decision, State, decide
 from tocsin.core.skips import SkipRange
 from tocsin.engine.ids import uuid7, uuid7s
 from tocsin.errors import ConfigError
@@ -57,6 +57,9 @@ class _Batch:
     pending: list[_Pending] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)  # made in one uuid7s call, taken from the end
     skips: list[SkipRange] = field(default_factory=list)  # due, not fired: the skip ledger's rows
+    # the decision of rows alike but for their id (timing, policies, next fire, busy): decided
+    # once per page (the decision is pure; only its skip ranges name the schedule)
+    decisions: dict[tuple[Any, ...], Decision] = field(default_factory=dict)
 
     identities: dict[datetime, str] = field(default_factory=dict)  # scheduled_for → ISO text
 
@@ -121,8 +124,7 @@ def _fire_page(
 
 def _plan(index: int, row: Mapping[str, Any], now: datetime, busy: set[str], batch: _Batch) -> None:
     try:
-        state = State(row["next_fire_at"], None, {}, row["id"] in busy)
-        decision = decide(schedule_of(row), state, (), now)  # fires and skips
+        decision = _decision(row, now, row["id"] in busy, batch)  # fires and skips
     except (ConfigError, ValueError) as exc:
         fire = schedule_fire(
             row, row["next_fire_at"], now, run_id=None, error=str(exc), ids=batch.ids
@@ -132,10 +134,28 @@ def _plan(index: int, row: Mapping[str, Any], now: datetime, busy: set[str], bat
         return
     move = len(batch.moves)
     batch.moves.append({"id": row["id"], "next_fire_at": decision.next_due_at})
-    batch.skips += decision.skips
+    sid = str(row["id"])
+    batch.skips += [r if r.target_id == sid else replace(r, target_id=sid) for r in decision.skips]
     for scheduled_for in decision.fires:
         run_id = batch.ids.pop() if batch.ids else uuid7(now)
         batch.pending.append((index, scheduled_for, run_id, move))
+
+
+def _decision(row: Mapping[str, Any], now: datetime, busy: bool, batch: _Batch) -> Decision:
+    key = (
+        row["cron"],
+        row["timezone"],
+        row["catch_up"],
+        row["max_catch_up"],
+        row["overlap"],
+        row["next_fire_at"],
+        busy,
+    )
+    found = batch.decisions.get(key)
+    if found is None:
+        timing = schedule_of(row)
+        found = batch.decisions[key] = decide(timing, State(key[5], None, {}, busy), (), now)
+    return found
 
 
 def _claim(
