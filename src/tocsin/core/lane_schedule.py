@@ -28,11 +28,12 @@ from datetime import datetime, timedelta
 from tocsin.core import cron, skips
 from tocsin.core.contract import Window
 from tocsin.core.cron import CronSpec
+from tocsin.core.decide import CRON_REPEATED
 from tocsin.core.skips import SkipRange
 
 CATCH_UP = ("all", "latest", "none")
 DEFAULT_CATCH_UP = "all"
-REPEATED: cron.Repeated = "first"
+REPEATED = CRON_REPEATED  # a lane fires as a plain cron schedule: a repeated wall time once
 _TICK = timedelta(microseconds=1)
 
 
