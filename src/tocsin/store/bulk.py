@@ -86,9 +86,9 @@ def with_columns(
 
 
 def driver_rows(result: Any) -> Iterator[tuple[Any, ...]]:
-    """A raw statement's rows as the driver's plain tuples (no ``Row`` each: the collector stops
-    tracking a tuple of plain values), :data:`FETCH_ROWS` at a time; none for a statement
-    without RETURNING; the result is closed once read."""
+    """A raw statement's rows as the driver's plain tuples (no SQLAlchemy ``Row`` built per
+    row), :data:`FETCH_ROWS` at a time; none for a statement without RETURNING; the result is
+    closed once read."""
     try:
         while result.returns_rows and (part := result.cursor.fetchmany(FETCH_ROWS)):
             yield from part
