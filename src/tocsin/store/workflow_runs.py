@@ -18,7 +18,6 @@ from sqlalchemy import bindparam, func, literal, or_, select, update
 
 from tocsin.store.bulk import (
     instant_binder,
-    text_array,
     update_rows,
     with_columns,
     with_rows,
@@ -169,10 +168,10 @@ def active_schedule_ids(tx: Tx, *, schedule_ids: Iterable[str]) -> set[str]:
     wanted = sorted(set(schedule_ids))
     fence = f"{WORKFLOW_ACTIVE_WHERE} AND trigger <> 'backfill'"  # ix_workflow_runs_schedule
     found: set[str] = set()
-    if tx.is_postgres:  # one statement, the ids as one array (sent as one text: bulk)
-        ids, param = text_array(wanted)
+    if tx.is_postgres:  # one statement, the ids as one text array
+        ids = "CAST(%b AS text[])"
         sql = f"SELECT schedule_id FROM workflow_runs WHERE schedule_id = ANY({ids}) AND {fence}"
-        return {str(r[0]) for r in tx.conn.exec_driver_sql(sql, (param,)).fetchall()}
+        return {str(r[0]) for r in tx.conn.exec_driver_sql(sql, (wanted,)).fetchall()}
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
         marks = ", ".join("?" * len(chunk))
