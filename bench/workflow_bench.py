@@ -22,12 +22,9 @@ And as the two-process deployment (``bench_processes``): the real ``tocsin sched
 The baseline of tocsin's own figure, per backend: plain driver calls (``bench_plain``): the
 same rows (ledger, run, fire, schedule advance; claim, finish) on the same schema and indexes,
 written with plain psycopg / sqlite3 statements in tocsin's page and batch sizes, nothing
-validated; on PostgreSQL each column's values go as one parameter, as tocsin's ``store.bulk``
-sends them: a text column joined into one text that the server splits (``string_to_array``),
-other columns as one array in binary (``%b``). In text arrays, psycopg's quoting of the 500
-``steps`` texts of a finish alone took ~4 ms per batch, and the plain calls ran 1.1-1.3 s
-instead of 0.6-0.7 s; a binary array of 1,000 ids is still dumped element by element in Python
-(~0.25 ms), a joined text in one call.
+validated; on PostgreSQL each column's values go as one typed array in binary (``%b``), as
+tocsin's ``store.bulk`` sends them (in text arrays, psycopg's quoting of the 500 ``steps`` texts
+of a finish alone took ~4 ms per batch).
 
 APScheduler 3.x: a ``BackgroundScheduler`` with a ``SQLAlchemyJobStore`` on the *same SQLite
 file* as tocsin's leg and a 20-thread pool; 10,000 no-op date jobs added while paused, all due;
@@ -314,7 +311,7 @@ _PLAIN_CLAIM = (
     " updated_at = {m} WHERE id IN (SELECT id FROM workflow_runs WHERE status = 'pending'"
     " ORDER BY updated_at, id LIMIT {m}{lock}) RETURNING id, input, steps, attempts"
 )
-_T = "string_to_array(%b::text, chr(31))"  # a text column sent joined (_j), as tocsin does
+_T = "%b::text[]"  # a text column as one typed array, as tocsin's store.bulk sends it
 _PLAIN_STEPS = '[{"id": "noop", "status": "success", "output": {}}]'
 
 
@@ -335,7 +332,7 @@ def _plain_pg(url: str, due: datetime, now: datetime, later: datetime) -> tuple[
                 "INSERT INTO occurrence_ledger (table_id, trigger_id, identity, run_id,"
                 f" created_at) SELECT '', u.s, %s, u.r, %s FROM unnest({_T}, {_T})"
                 " AS u(s, r) ON CONFLICT DO NOTHING RETURNING run_id",
-                (due.isoformat(), now, _j(sids), _j(rids)),
+                (due.isoformat(), now, sids, rids),
             ).fetchall()
             assert len(got) == len(rows)
             c.execute(
@@ -343,19 +340,19 @@ def _plain_pg(url: str, due: datetime, now: datetime, later: datetime) -> tuple[
                 " attempts, input, steps, scheduled_for, created_at, updated_at) SELECT u.r,"
                 " 'noop', u.s, 'scheduled', 'pending', 0, '{}', '[]', %s, %s, %s"
                 f" FROM unnest({_T}, {_T}) AS u(s, r)",
-                (due, now, now, _j(sids), _j(rids)),
+                (due, now, now, sids, rids),
             )
             c.execute(
                 "INSERT INTO schedule_fires (id, schedule_id, workflow_id, scheduled_for,"
                 " fired_at, run_id, publish_status) SELECT u.f, u.s, 'noop', %s, %s, u.r,"
                 f" 'published' FROM unnest({_T}, {_T}, {_T}) AS u(f, s, r)",
-                (due, now, _j(fids), _j(sids), _j(rids)),
+                (due, now, fids, sids, rids),
             )
             c.execute(
                 "UPDATE workflow_schedules SET next_fire_at = %s, last_fire_id = v.f,"
                 f" updated_at = %s FROM unnest({_T}, {_T}) AS v(s, f)"
                 " WHERE workflow_schedules.id = v.s",
-                (later, now, _j(sids), _j(fids)),
+                (later, now, sids, fids),
             )
             c.commit()
         fired = time.perf_counter() - start
@@ -370,19 +367,13 @@ def _plain_pg(url: str, due: datetime, now: datetime, later: datetime) -> tuple[
                     f" FROM unnest({_T}, %b::int[]) AS v(id, att)"
                     " WHERE workflow_runs.id = v.id AND workflow_runs.status = 'running'"
                     " AND workflow_runs.attempts = v.att",
-                    (_PLAIN_STEPS, now, now, _j(ids), atts),
+                    (_PLAIN_STEPS, now, now, ids, atts),
                 )
             c.execute("SET LOCAL enable_bitmapscan = off")  # as tocsin's claim (an ordered scan)
             claimed = c.execute(claim, (now, now, PLAIN_BATCH)).fetchall()
             c.commit()
             if not claimed:
                 return fired, time.perf_counter() - start
-
-
-def _j(texts: list[str]) -> str:
-    """Texts as one, split by the server (``string_to_array(…, chr(31))``): as tocsin's
-    ``store.bulk`` sends a text column (psycopg dumps a list element by element in Python)."""
-    return "\x1f".join(texts)
 
 
 def _marks(rows: int, columns: int) -> str:

@@ -100,6 +100,32 @@ def test_a_malformed_worker_concurrency_names_the_variable(value: str) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("environ", "cap"),
+    [
+        ({}, 7),  # one thread less than the default 8: another scope always finds one
+        ({"TOCSIN_WORKER_CONCURRENCY": "3"}, 2),
+        ({"TOCSIN_WORKER_CONCURRENCY": "1"}, 1),  # at least 1
+        ({"TOCSIN_MAX_RUNNING_PER_SCOPE": "5"}, 5),
+        ({"TOCSIN_MAX_RUNNING_PER_SCOPE": "12", "TOCSIN_WORKER_CONCURRENCY": "4"}, 12),
+    ],
+)
+def test_the_running_runs_per_scope_default_to_one_less_than_the_concurrency(
+    environ: dict[str, str], cap: int
+) -> None:
+    assert Settings.from_environ(environ).per_scope_cap == cap
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "two"])
+def test_a_malformed_running_runs_per_scope_names_the_variable(value: str) -> None:
+    with pytest.raises(SettingsError) as err:
+        Settings.from_environ({"TOCSIN_MAX_RUNNING_PER_SCOPE": value})
+    assert (
+        err.value.detail
+        == f"TOCSIN_MAX_RUNNING_PER_SCOPE must be a positive whole number, got {value!r}"
+    )
+
+
 def test_the_cli_reports_a_malformed_setting_in_one_line() -> None:
     proc = subprocess.run(
         [sys.executable, "-c", "from tocsin.cli import main; main()", "tick"],

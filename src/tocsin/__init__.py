@@ -12,7 +12,14 @@ from tocsin.core.compound import (
     TableUpdated,
     WorkflowSucceeded,
 )
-from tocsin.errors import ConfigError, Conflict, NotFound, PermissionDenied, TocsinError
+from tocsin.errors import (
+    ConfigError,
+    Conflict,
+    NonRetryable,
+    NotFound,
+    PermissionDenied,
+    TocsinError,
+)
 from tocsin.lanes import Candidate, Lane, SourceUnavailable
 from tocsin.service import Tocsin
 from tocsin.workflows import Schedule, StepContext, step, workflow
@@ -26,6 +33,7 @@ __all__ = [
     "Cron",
     "DefinitionChanged",
     "Lane",
+    "NonRetryable",
     "NotFound",
     "PermissionDenied",
     "Schedule",

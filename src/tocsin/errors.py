@@ -100,9 +100,15 @@ class SettingsError(TocsinError):
     """A setting read from the environment is malformed; the process refuses to start."""
 
 
+class NonRetryable(Exception):
+    """Raised by a workflow step or a lane handler: the run fails at once, whatever its
+    ``retry`` policy says (no further attempt is scheduled)."""
+
+
 __all__ = [
     "ConfigError",
     "Conflict",
+    "NonRetryable",
     "NotFound",
     "PermissionDenied",
     "SettingsError",

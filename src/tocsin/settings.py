@@ -102,7 +102,11 @@ class Settings:
 
     ``action_timeout_s`` is the total deadline of an outbound action (connect + headers + body)
     whose config has no ``timeout_s``; ``action_timeout_max_s`` caps every deadline, a config's
-    too. ``worker_concurrency`` is how many runs one worker process executes at once.
+    too. ``worker_concurrency`` is how many runs one worker process executes at once;
+    ``max_running_per_scope`` how many runs of one scope (a table's ``scope``/``scope_id``; the
+    app's workflow runs are one scope) one worker process runs at once, counted in it (None:
+    ``worker_concurrency - 1``, at least 1; :attr:`per_scope_cap`), so another scope's ready run
+    finds a free slot.
     The ``max_*`` limits bound what one tenant can make tocsin build, so that no tenant starves
     another: the size of one rendered template value, of one record's data (serialized JSON;
     also each run's row snapshot), the columns of a table and their names, the triggers of a
@@ -141,6 +145,7 @@ class Settings:
     action_timeout_s: float = 10.0
     action_timeout_max_s: float = 60.0
     worker_concurrency: int = 8
+    max_running_per_scope: int | None = None
     max_rendered_bytes: int = 64 * 1024
     max_record_bytes: int = 256 * 1024
     max_columns: int = 200
@@ -186,6 +191,7 @@ class Settings:
             action_timeout_s=_positive(env, "TOCSIN_ACTION_TIMEOUT_S", "10"),
             action_timeout_max_s=_positive(env, "TOCSIN_ACTION_TIMEOUT_MAX_S", "60"),
             worker_concurrency=concurrency,
+            max_running_per_scope=_count(env, "TOCSIN_MAX_RUNNING_PER_SCOPE", 0) or None,
             max_rendered_bytes=_count(env, "TOCSIN_MAX_RENDERED_BYTES", 64 * 1024),
             max_record_bytes=_count(env, "TOCSIN_MAX_RECORD_BYTES", 256 * 1024),
             max_columns=_count(env, "TOCSIN_MAX_COLUMNS", 200),
@@ -216,6 +222,14 @@ class Settings:
             ticker_lock_timeout_s=_timeout(env, "TOCSIN_TICKER_LOCK_TIMEOUT_S", 30.0),
             ticker_statement_timeout_s=_timeout(env, "TOCSIN_TICKER_STATEMENT_TIMEOUT_S", 120.0),
         )
+
+    @property
+    def per_scope_cap(self) -> int:
+        """How many runs of one scope may be running at once: ``max_running_per_scope``, by
+        default one slot less than ``worker_concurrency`` (at least 1)."""
+        if self.max_running_per_scope is not None:
+            return max(1, self.max_running_per_scope)
+        return max(1, self.worker_concurrency - 1)
 
     def check_servable(self) -> None:
         """Refuse to serve with a guessable admin token (``SettingsError``, one line): a set

@@ -173,3 +173,52 @@ def test_a_manual_trigger_repeated_over_http_is_a_duplicate(
     assert again["decision"] == {"status": "ignored", "reason": "duplicate_trigger"}
     assert again["run_id"] == first["run_id"]
     assert probe.counts() == (1, 0)
+
+
+def test_pause_resume_and_fires_over_http(
+    client: TestClient,
+    tokens: dict[str, dict[str, str]],
+    tocsin: Tocsin,
+    probe: Probe,
+    clock: Clock,
+) -> None:
+    """A lane paused over three instants: ``paused ×3`` in its fires, nothing run for them."""
+    clock.now = A_END - timedelta(hours=12)  # the lane's next instant is A_END (07:30)
+    tocsin.tick(now=clock.now)
+    url = f"/api/lanes/{LANE_ID}"
+    denied = client.post(f"{url}/pause", headers=tokens["read"])
+    assert denied.status_code == 403
+    assert denied.json() == {"detail": "this token lacks the 'schedules:write' permission"}
+    missing = client.post("/api/lanes/nope/pause", headers=tokens["write"])
+    assert missing.status_code == 404
+    assert missing.json() == {"detail": "unknown lane 'nope': no lane with this id is registered"}
+    assert client.get("/api/lanes/nope/fires", headers=tokens["read"]).status_code == 404
+    paused = client.post(f"{url}/pause", headers=tokens["write"])
+    assert paused.status_code == 200, paused.text
+    assert paused.json()["paused"] is True
+    assert client.get(url, headers=tokens["read"]).json()["paused"] is True
+    for day in range(3):
+        assert tocsin.tick(now=A_END + timedelta(days=day))["lanes_fired"] == 0
+    clock.now = A_END + timedelta(days=2, hours=1)
+    resumed = client.post(f"{url}/resume", headers=tokens["write"]).json()
+    assert resumed["paused"] is False
+    assert resumed["next_fire_at"] == "2026-09-10T23:30:00Z"
+    assert tocsin.tick(now=clock.now)["lanes_fired"] == 0
+    assert tocsin.tick(now=A_END + timedelta(days=3))["lanes_fired"] == 1
+    tocsin.work(now=A_END + timedelta(days=3))
+    page = client.get(f"{url}/fires", headers=tokens["read"]).json()
+    assert (page["total"], page["skip"], page["limit"], page["skips_left_off"]) == (1, 0, 50, 0)
+    fire, skip = page["items"]
+    assert skip == {
+        "kind": "skip",
+        "reason": "paused",
+        "first_instant": "2026-09-07T23:30:00",
+        "last_instant": "2026-09-09T23:30:00",
+        "count": 3,
+        "count_is_lower_bound": False,
+    }
+    assert fire["kind"] == "fire" and fire["run_status"] == "noop"
+    assert fire["scheduled_for"] == fire["fired_at"] == "2026-09-10T23:30:00Z"
+    assert fire["run_id"].startswith("run_") and fire["attempt"] == 1
+    assert fire["window"]["start_inclusive"] == "2026-09-09T23:30:00Z"
+    assert probe.source_calls == 1

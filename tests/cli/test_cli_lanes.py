@@ -1,8 +1,10 @@
-"""``tocsin lanes list|contracts|verify`` through Typer's runner (SPEC §14, §16)."""
+"""``tocsin lanes list|contracts|fires|pause|resume|verify`` through Typer's runner (SPEC §14,
+§16)."""
 
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -66,3 +68,27 @@ def test_verify_a_jsonl_export_and_name_the_first_tampered_field(
     broken = tmp_path / "broken.jsonl"
     broken.write_text("{not json\n", encoding="utf-8")
     assert invoke("lanes", "verify", str(broken)).exit_code == 1
+
+
+def test_pause_resume_and_fires(env: dict[str, str], tocsin: Tocsin) -> None:
+    """The CLI pauses and resumes a lane known from its row (no ``--app``), on the real clock;
+    ``fires`` shows the ``paused`` range the resume recorded, from the lane's first instant."""
+    tocsin.lanes.register([make_lane(Probe())])
+    tocsin.tick(now=A_START)  # anchored: next instant A_END
+    paused = invoke("lanes", "pause", LANE_ID)
+    assert paused.exit_code == 0 and f"paused {LANE_ID}" in paused.output
+    assert "paused" in invoke("lanes", "list").output
+    assert tocsin.tick(now=B_END + timedelta(days=1))["lanes_fired"] == 0
+    resumed = invoke("lanes", "resume", LANE_ID)
+    assert resumed.exit_code == 0 and f"resumed {LANE_ID}: next run" in resumed.output
+    page = json.loads(invoke("lanes", "fires", LANE_ID, "--json").output)
+    (skip,) = page["items"]
+    assert (skip["kind"], skip["reason"], skip["first_instant"]) == (
+        "skip",
+        "paused",
+        "2026-09-07T23:30:00",
+    )
+    table = invoke("lanes", "fires", LANE_ID)
+    assert "0 scheduled run(s)" in table.output and "paused" in table.output
+    missing = invoke("lanes", "pause", "nope")
+    assert missing.exit_code == 1 and "error (404): unknown lane 'nope'" in missing.output

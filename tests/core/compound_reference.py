@@ -56,8 +56,8 @@ def reference_run(
 ) -> tuple[list[int], list[int]]:
     """``(fires, unsatisfied)``: the seed's table, minute by minute: an event latches its leaves
     (and may fire at once); a time leaf holds only at its minutes; a fire resets every latch. A
-    tick after downtime sees, per time leaf, only its latest minute since the previous tick
-    (coalescing). A minute looked
+    tick after downtime sees only the latest minute since the previous tick at which the tree
+    could fire (would hold with every event latched): the older ones are coalesced. A minute looked
     at that does not fire but would with every event leaf latched is *unsatisfied* (issue 17:
     it passed waiting for events)."""
     leaves = _ref_leaves(ref)
@@ -69,11 +69,11 @@ def reference_run(
     for tick in ticks:
         window = range(previous + 1, tick + 1)
         latest = set()
-        for _, (kind, arg) in leaves:
-            if kind == "T":
-                hits = [m for m in window if m % PERIODS[arg] == 0]
-                if hits:
-                    latest.add(hits[-1])
+        periods = [PERIODS[arg] for _, (kind, arg) in leaves if kind == "T"]
+        instants = [m for m in window if any(m % p == 0 for p in periods)]
+        hits = [m for m in instants if _ref_holds(ref, "", every_event, m)]
+        if hits:
+            latest.add(hits[-1])
         for minute in window:
             for ev_minute, subject in events:
                 if ev_minute != minute:

@@ -1,5 +1,6 @@
 """SPEC §13 compound trigger trees in the core: JSON form and validation, DST per time trigger,
-and a Hypothesis property comparing the evaluator with a small reference interpreter."""
+and a Hypothesis property comparing the decision (``core.decide``) with a small reference
+interpreter."""
 
 from __future__ import annotations
 
@@ -21,15 +22,15 @@ from tocsin.core.compound import (
     to_json,
 )
 from tocsin.core.compound_eval import (
-    due_instants,
-    evaluate,
+    fires_at,
     latest_in,
-    match_events,
     next_instant,
     next_of,
     previous_instant,
     waiting_for,
 )
+from tocsin.core.decide import State, Timing, decide
+from tocsin.core.skips import COMPOUND_UNSATISFIED
 from tocsin.errors import ConfigError
 
 from compound_reference import BASE as REF_BASE  # isort: skip
@@ -168,9 +169,8 @@ def test_missing_shift_fires_at_the_first_valid_instant_after_the_gap() -> None:
         latest_in(leaf, three_edt - timedelta(hours=5), three_edt + timedelta(hours=1)) == three_edt
     )
     tree = AllOf(leaf, Cron("0 3 * * *", timezone=NY))  # coincides with 03:00 that day only
-    assert due_instants(tree, three_edt - timedelta(minutes=1), three_edt) == [
-        (three_edt, frozenset({"0", "1"}))
-    ]
+    assert fires_at(tree.children[0], three_edt) and fires_at(tree.children[1], three_edt)
+    assert _fires(tree, three_edt - timedelta(minutes=1), three_edt) == [three_edt]
     assert len(_day(leaf, 2026, 3, 9)) == 1  # an ordinary day: 02:30
 
 
@@ -205,31 +205,33 @@ def engine(ref: Any, events: list[tuple[int, int]], ticks: list[int]) -> list[in
 def engine_run(
     ref: Any, events: list[tuple[int, int]], ticks: list[int]
 ) -> tuple[list[int], list[int]]:
-    """``(fires, unsatisfied instants)`` of the evaluator over ``ticks``, in minutes."""
-    tree = node_of(ref)
-    latches: dict[str, datetime] = {}
+    """``(fires, unsatisfied instants)`` of the decision over ``ticks``, in minutes."""
+    schedule = Timing("s", node_of(ref), overlap="allow")
+    state = State(None, BASE)
     fires: list[int] = []
     unsatisfied: list[int] = []
     previous = 0
     for tick in ticks:
-        after, now = BASE + timedelta(minutes=previous), BASE + timedelta(minutes=tick)
+        now = BASE + timedelta(minutes=tick)
         seen = [
             ("table_updated", SUBJECTS[s], BASE + timedelta(minutes=m))
             for m, s in events
             if previous < m <= tick
         ]
-        outcome = evaluate(
-            tree,
-            latches=latches,
-            occurrences=match_events(tree, seen),
-            instants=due_instants(tree, after, now),
-            now=now,
-        )
-        latches = outcome.latches
-        fires += [int((f - BASE).total_seconds() // 60) for f in outcome.fires]
-        unsatisfied += [int((u - BASE).total_seconds() // 60) for u in outcome.unsatisfied]
+        decision = decide(schedule, state, seen, now)
+        state = decision.state
+        fires += [int((f - BASE).total_seconds() // 60) for f in decision.fires]
+        unsatisfied += [
+            int((r.first - BASE).total_seconds() // 60)
+            for r in decision.skips
+            if r.reason == COMPOUND_UNSATISFIED
+        ]
         previous = tick
     return fires, unsatisfied
+
+
+def _fires(tree: Any, after: datetime, now: datetime, seen: Any = ()) -> list[datetime]:
+    return list(decide(Timing("s", tree), State(None, after), seen, now).fires)
 
 
 @settings(max_examples=150, deadline=None)
@@ -262,14 +264,13 @@ def test_the_reference_agrees_with_the_seed_rows() -> None:
 def test_an_event_at_the_instant_counts_for_it() -> None:
     tree = AllOf(Cron("0 9 * * *", timezone="UTC"), WorkflowSucceeded("w"))
     nine = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
-    outcome = evaluate(
-        tree,
-        latches={},
-        occurrences=match_events(tree, [("workflow_succeeded", "w", nine)]),
-        instants=due_instants(tree, nine - timedelta(minutes=1), nine),
-        now=nine,
+    decision = decide(
+        Timing("s", tree),
+        State(None, nine - timedelta(minutes=1)),
+        [("workflow_succeeded", "w", nine)],
+        nine,
     )
-    assert outcome.fires == [nine] and outcome.latches == {}
+    assert decision.fires == (nine,) and decision.state.latches == {}
 
 
 def test_unsatisfied_instants_are_those_waiting_for_events() -> None:
@@ -286,7 +287,7 @@ def test_unsatisfied_instants_are_those_waiting_for_events() -> None:
 def test_waiting_for_names_the_missing_event_leaves() -> None:
     tree = AllOf(Cron("0 9 * * *", timezone="UTC"), WorkflowSucceeded("w"), WorkflowSucceeded("v"))
     nine = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
-    active = dict(due_instants(tree, nine - timedelta(minutes=1), nine))[nine]
+    active = frozenset({"0"}) if fires_at(tree.children[0], nine) else frozenset()
     assert [leaf.subject for _, leaf in waiting_for(tree, {"1"}, active)] == ["v"]
     assert waiting_for(tree, {"1", "2"}, active) == []  # satisfied: waits for nothing
     assert previous_instant(tree, nine) == nine - timedelta(days=1)

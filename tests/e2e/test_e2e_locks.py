@@ -74,6 +74,7 @@ def test_a_locked_records_table_stalls_only_what_reads_it(
         "TOCSIN_ADMIN_TOKEN": ADMIN,
         "TOCSIN_TICK_EVERY_S": "3600",  # its first tick at start; the test asks for the others
         "TOCSIN_WORKER_CONCURRENCY": str(WRITERS),
+        "TOCSIN_MAX_RUNNING_PER_SCOPE": str(WRITERS),  # one chatroom's runs take every slot
     }
     port = free_port()
     log = (tmp_path / "serve.log").open("wb")

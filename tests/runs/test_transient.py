@@ -126,7 +126,7 @@ def test_a_lock_conflict_while_claiming_is_retried(
     tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     slept = no_wait(tocsin)
-    real = worker_module.claim_next_runs
+    real = worker_module.claim_scoped_runs
     conflicts: list[int] = []
 
     def flaky_claim(tx: Any, **kw: Any) -> Any:
@@ -135,7 +135,7 @@ def test_a_lock_conflict_while_claiming_is_retried(
             raise TransientStoreError("database is locked")
         return real(tx, **kw)
 
-    monkeypatch.setattr(worker_module, "claim_next_runs", flaky_claim)
+    monkeypatch.setattr(worker_module, "claim_scoped_runs", flaky_claim)
     calls = failing(tocsin, RuntimeError("never"), 0)
     run = one_run(tocsin)
     assert tocsin.work(now=LATER) == 1

@@ -23,7 +23,7 @@ from tocsin.store.migrate import (
     head_revision,
     upgrade_to_head,
 )
-from tocsin.store.runs import active_clock_trigger_ids, get_run, insert_run
+from tocsin.store.runs import active_clock_trigger_ids, claim_next_runs, get_run, insert_run
 from tocsin.store.schema import (
     metadata,
     row_snapshots,
@@ -332,4 +332,31 @@ def test_stored_runs_move_their_rows_into_one_snapshot_per_write_both_ways(
         command.downgrade(alembic_config(tx.conn), "0027")
     with store.read() as tx:
         assert _stored_payloads(tx) == expected
+    upgrade_to_head(store)
+
+
+def test_stored_runs_get_their_tables_scope_both_ways(store: Store, table: Table) -> None:
+    """Migration 0029_fair: every stored run takes its table's ``scope:scope_id`` (a run whose
+    table is gone: ''), pending ones then claimed by scope; the downgrade drops the column."""
+    with store.begin() as tx:
+        command.downgrade(alembic_config(tx.conn), "0028_e")
+    with store.begin() as tx:  # runs as 0028_e held them: no scope
+        for run_id, table_id in (("mine", table.id), ("gone", new_id())):
+            tx.conn.execute(
+                text(
+                    "INSERT INTO runs (id, table_id, trigger_id, source, clock, status, attempts,"
+                    " action_results, payload, created_at, updated_at)"
+                    " VALUES (:i, :t, 'trg', 'created', false, 'pending', 0, '[]', '{}', :c, :c)"
+                ),
+                {"i": run_id, "t": table_id, "c": NOW.replace(tzinfo=None)},
+            )
+    upgrade_to_head(store)
+    with store.read() as tx:
+        scopes = dict(tx.conn.execute(select(runs.c.id, runs.c.scope)).all())
+    assert scopes == {"mine": f"{table.scope}:{table.scope_id}", "gone": ""}
+    with store.begin() as tx:
+        claimed = claim_next_runs(tx, now=NOW, limit=5)
+    assert sorted(run.id for run in claimed) == ["gone", "mine"]
+    with store.begin() as tx:
+        command.downgrade(alembic_config(tx.conn), "0028_e")
     upgrade_to_head(store)

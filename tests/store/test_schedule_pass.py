@@ -1,7 +1,7 @@
 """The tick's workflow-schedule pass at the store (SPEC §12; issue 12's bench, migration 0022).
 
-- The due claim hands each JSON column over as its stored text (``JSONText``): the fired run is
-  written with it as it is, and reads back as the schedule's value.
+- The due claim hands each JSON column over as its value: the fired run is written with it and
+  reads back as the schedule's value.
 - PostgreSQL: over a burst of due schedules the statistics have not seen, the claim walks
   ``ix_workflow_schedules_due`` in its order (no sequential scan, no sort of every due row) and
   the settings doing it (``keyed_access_only``) end with the transaction.
@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import gc
 from datetime import timedelta
 from typing import Any
 
@@ -21,9 +20,8 @@ from tocsin.store import Store
 from tocsin.store import schedules as store_schedules
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.bulk import instant_binder, with_columns
-from tocsin.store.jsontext import JSONText
 from tocsin.store.trigger_events import claim_due_trigger_schedules, lock_trigger_schedules
-from tocsin.workflows.firing import fire_due_schedules, new_run, schedule_run
+from tocsin.workflows.firing import fire_due_schedules, new_run
 
 from .helpers import NOW, PG_ONLY, SQLITE_ONLY, claimed_runs, new_id
 
@@ -56,18 +54,14 @@ def _schedules(store: Store, count: int, *, input_data: Any = None) -> None:
             )
 
 
-def test_the_claim_hands_json_over_as_its_text_and_the_run_reads_back_the_same(
+def test_the_claim_hands_json_over_as_values_and_the_run_reads_back_the_same(
     store: Store,
 ) -> None:
-    """... and neither the claimed row nor the run it makes holds anything the collector tracks
-    (a page of 1,000 fires is not walked and promoted through its generations)."""
     _schedules(store, 1, input_data=INPUT)
     with store.begin() as tx:
         (row,) = store_schedules.claim_due_schedules(tx, now=NOW, limit=10)
-        assert type(row["input_data"]) is JSONText and type(row["initial_state"]) is JSONText
+        assert row["input_data"] == INPUT and row["initial_state"] == {"step": 0}
         assert row["request_context"] is None
-        run_row = schedule_run(row, new_id(), NOW, NOW)
-        assert not gc.is_tracked(row) and not gc.is_tracked(run_row)
     assert fire_due_schedules(store, now=NOW + timedelta(seconds=1)) == 1
     with store.read() as tx:
         (run,) = store_runs.list_runs(tx, workflow_id="wf", status=None, skip=0, limit=5)[0]
@@ -226,28 +220,23 @@ def test_bulk_columns_holding_one_value_read_back_per_row(store: Store) -> None:
 
 
 def test_bulk_text_columns_keep_every_text_whatever_it_holds(store: Store) -> None:
-    """``bulk.with_columns``: a text column of many rows travels joined on PostgreSQL, split by
-    the server; NULLs, empty texts, a lone NULL and JSON texts come back as they went, and so do
-    a value holding either separator and a lone empty text (those three sent as an array)."""
+    """``bulk.with_columns``: a text column of many rows travels as one typed array; NULLs, empty
+    texts, a lone NULL, control characters and JSON texts come back as they went."""
     kinds = (("i", "int"), ("a", "text"))
     cases = [
-        ["x", None, "", "y", None],  # joined: NULLs and empty texts in place
-        ["a\x1fb", "c"],  # a value holding the separator
-        ["a\x1eb", None],  # a value holding the NULL mark
-        [""],  # one empty text (would split into no element)
+        ["x", None, "", "y", None],  # NULLs and empty texts in place
+        ["a\x1fb", "c"],  # control characters
+        ["a\x1eb", None],
+        [""],  # one empty text
         [None],  # one NULL
+        [None, None],  # NULL in every row (sent once, as a scalar)
         ['{"k": "v\\u001f"}', "[]"],  # JSON texts
     ]
-    sent: list[str] = []
-    event.listen(store.engine, "before_cursor_execute", lambda *a: sent.append(a[2]))
     with store.begin() as tx:
         for texts in cases:
             numbers = list(range(len(texts)))
             got = with_columns(tx, kinds, "SELECT i, a FROM v ORDER BY i", [numbers, texts])
             assert [tuple(r) for r in got] == list(zip(numbers, texts, strict=True))
-    if store.is_postgres:  # joined where it can be, an array where it cannot
-        split = ["string_to_array" in sql for sql in sent if "unnest" in sql]
-        assert split == [True, False, False, False, True, True]
 
 
 def test_finish_rows_write_plain_values_under_each_claim_fence(store: Store) -> None:

@@ -432,3 +432,39 @@ def test_a_paused_schedules_skipped_instants_show_in_its_history(page: Any, worl
     expect(rows.first).to_have_attribute("data-fire-id", re.compile("."))  # the 2029 fire
     expect(rows.last).to_have_attribute("data-skip-reason", "paused")  # below it: the skip
     shot(page, world, "schedule-skips")
+
+
+def test_a_lane_paused_from_its_page_shows_its_paused_instants(page: Any, world: World) -> None:
+    """Pause the yearly lane from its page, two of its instants pass (ticks with an explicit
+    now), resume: its fire history shows one ``paused`` row for both and no run; the next
+    instant's run shows above it."""
+    lane = f"/lanes/{LANE_ID}"
+    sign_in(page, world, world.writer, lane)
+    expect(page).to_have_url(world.url(lane))
+    expect(page.locator("#state")).to_have_text("active")
+    expect(page.locator("#fires .empty")).to_contain_text("No scheduled run yet")
+    page.click("button:has-text('Pause')")
+    expect(page.locator("#state")).to_have_text("paused")
+    expect(page.locator("#next-run")).to_contain_text("none while paused")
+    assert world.t.lanes.get(LANE_ID)["paused"] is True
+    shot(page, world, "lane-paused")
+    assert world.t.tick(now=FIRST)["lanes_fired"] == 0
+    assert world.t.tick(now=SECOND)["lanes_fired"] == 0
+    world.t.lanes.resume(LANE_ID, now=SECOND.replace(hour=1))  # the resume's instant: explicit
+    page.reload()
+    expect(page.locator("#state")).to_have_text("active")
+    row = page.locator("#fires tr.skip[data-skip-reason=paused]")
+    expect(row).to_have_count(1)
+    expect(row).to_contain_text("skipped 2 occurrences")
+    expect(page.locator("#fires tbody tr[data-fire-id]")).to_have_count(0)  # none while paused
+    assert world.t.tick(now=SECOND.replace(year=2029))["lanes_fired"] == 1
+    page.reload()
+    rows = page.locator("#fires tbody tr")
+    expect(rows).to_have_count(2)
+    expect(rows.first).to_have_attribute("data-status", "pending")  # admitted, not yet run
+    expect(rows.last).to_have_attribute("data-skip-reason", "paused")
+    shot(page, world, "lane-fires")
+    page.click("button:has-text('Pause')")
+    expect(page.locator("#state")).to_have_text("paused")
+    page.click("button:has-text('Resume')")
+    expect(page.locator("#state")).to_have_text("active")

@@ -7,14 +7,16 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pytest
 
+from tocsin import Lane
 from tocsin.api.app import create_app
 from tocsin.service import Tocsin
 
 from .conftest import CHAT
-from .studio_app import FEED, LANE_ID, LANES, _run, drive_lane
+from .studio_app import FEED, LANE_ID, LANES, _run, drive_lane, fetch, handle, policy
 from .test_studio_pages import csrf_of, member, writer
 
 with warnings.catch_warnings():
@@ -208,3 +210,54 @@ def test_the_trigger_form_refuses_bad_input_and_readers(client: TestClient, t: T
     refused = client.post(f"{LANE}/trigger", data=window)
     assert refused.status_code == 403 and "may look but not change" in refused.text
     assert t.lanes.contracts(LANE_ID)["total"] == 0
+
+
+def test_a_writer_pauses_and_resumes_and_the_history_shows_paused_skips(
+    client: TestClient, t: Tocsin
+) -> None:
+    """The lane fires once a year (``0 0 1 1 *`` in Taipei): paused over two instants, the
+    resume records ``paused ×2``; the next instant's run shows above the skip row."""
+    FEED.update({"candidates": [], "down": None, "handler_fails": False})
+    start = datetime(2026, 12, 1, tzinfo=UTC)
+    t.tick(now=start)
+    client.app.state.studio_clock = lambda: start  # type: ignore[attr-defined]
+    client.get("/login", params={"token": writer(t)})
+    page = client.get(LANE).text
+    assert '<span id="state"><span class="badge badge-active">active</span>' in page
+    assert f'action="/lanes/{LANE_ID}/pause"' in page and "No scheduled run yet." in page
+    assert client.post(f"{LANE}/pause", data={}).status_code == 403  # no CSRF token
+    done = client.post(f"{LANE}/pause", data={"csrf": csrf_of(page)})
+    assert done.status_code == 303 and done.headers["location"] == LANE
+    assert t.lanes.get(LANE_ID)["paused_at"] == start
+    page = client.get(LANE).text
+    assert "badge-paused" in page and f'action="/lanes/{LANE_ID}/resume"' in page
+    assert "none while paused" in page
+    for year in (2027, 2028):
+        assert t.tick(now=datetime(year, 1, 1, tzinfo=UTC))["lanes_fired"] == 0
+    later = datetime(2028, 1, 2, tzinfo=UTC)
+    client.app.state.studio_clock = lambda: later  # type: ignore[attr-defined]
+    client.get("/login", params={"token": writer(t)})  # a new session: the old one expired
+    page = client.get(LANE).text
+    assert client.post(f"{LANE}/resume", data={"csrf": csrf_of(page)}).status_code == 303
+    page = client.get(LANE).text
+    assert 'data-skip-reason="paused" data-skip-count="2"' in page
+    assert "skipped 2 occurrences" in page and "— paused" in page
+    assert t.tick(now=datetime(2029, 1, 1, tzinfo=UTC))["lanes_fired"] == 1
+    t.work(now=datetime(2029, 1, 1, tzinfo=UTC))
+    page = client.get(LANE).text
+    fire = page.index("data-fire-id=")
+    assert fire < page.index('data-skip-reason="paused"')  # newest first: the fire above
+    assert 'data-status="noop"' in page and "title='2028-12-31 16:00:00 UTC'" in page
+    client.get("/login", params={"token": member(t)})
+    assert "/pause" not in client.get(LANE).text  # a reader gets no button
+
+
+def test_a_lane_without_a_schedule_has_no_pause_and_no_fire_history(tocsin: Tocsin) -> None:
+    manual = Lane(id="by-hand", policy_version="v1", source=fetch, select=policy, handler=handle)
+    tocsin.lanes.register([manual])
+    with TestClient(create_app(tocsin=tocsin), follow_redirects=False) as client:
+        client.get("/login", params={"token": writer(tocsin)})
+        page = client.get("/lanes/by-hand").text
+        assert "/pause" not in page and 'id="fires"' not in page
+        refused = client.post("/lanes/by-hand/pause", data={"csrf": csrf_of(page)})
+        assert refused.status_code == 409 and "has no schedule" in refused.text

@@ -365,3 +365,28 @@ def test_a_malformed_address_is_an_html_page_and_the_api_keeps_json(
         headers={"X-ADMIN-TOKEN": "admin-secret"},  # tests/conftest.py's settings
     )
     assert api.status_code == 422 and api.json()["detail"][0]["loc"] == ["query", "tablelimit"]
+
+
+def test_a_run_page_shows_its_attempt_retry_policy_and_alert(tocsin: Tocsin) -> None:
+    from tocsin import step, workflow
+
+    @step(id="flaky")
+    def flaky(data: object) -> object:
+        raise RuntimeError("upstream 503")
+
+    def page_someone(run: dict[str, object]) -> None:
+        raise RuntimeError("pager down")
+
+    policy = {"max_attempts": 2, "backoff_s": 30, "jitter": False}
+    wf = workflow(id="shaky", retry=policy, on_failure=page_someone).then(flaky).commit()
+    tocsin.register_workflows([wf])
+    run = tocsin.start_workflow("shaky", {}, now=SYNCED)
+    with TestClient(create_app(tocsin=tocsin), follow_redirects=False) as http:
+        http.get("/login", params={"token": writer(tocsin)})
+        html = http.get(f"/workflows/shaky/graph/{run['id']}").text
+        assert re.search(r'id="run-attempt">2 of 2<', html)
+        assert 'id="run-next-attempt"' in html and '"backoff_s": 30.0' in html
+        tocsin.work(now=SYNCED + timedelta(seconds=30))
+        html = http.get(f"/workflows/shaky/graph/{run['id']}").text
+        assert 'id="run-next-attempt"' not in html
+        assert "on_failure callable raised: pager down" in html

@@ -63,8 +63,9 @@ def test_downtime_is_not_counted_as_unsatisfied(world: World) -> None:
     world.t.sync_schedules(now=at("08:00"))  # type: ignore[union-attr]
     assert world.tick(at("08:01")) == 0
     assert world.tick(at("08:30")) == 0  # 08:02 .. 08:29 coalesced onto 08:30: one looked at
-    assert _skips(world) == [
+    assert _skips(world) == [  # as a plain cron schedule records its downtime
         ("compound_unsatisfied", "2026-03-02T08:30:00", "2026-03-02T08:30:00", 1),
+        ("coalesced", "2026-03-02T08:02:00", "2026-03-02T08:29:00", 28),
         ("compound_unsatisfied", "2026-03-02T08:01:00", "2026-03-02T08:01:00", 1),
     ]
 

@@ -438,7 +438,7 @@ def test_runs_no_thread_took_are_not_leased(
     _pending(tocsin, 2)
     pool = RunPool(2)
 
-    def no_thread(job: Any) -> None:
+    def no_thread(job: Any, **_: Any) -> None:
         raise RuntimeError("can't start new thread")
 
     monkeypatch.setattr(pool, "submit", no_thread)

@@ -106,6 +106,8 @@ class ActionContext:
     now: datetime
     error: str | None = None
     """The error that failed the run, while its ``on_failure`` actions run (``$run.error``)."""
+    names: Mapping[str, str | None] | None = None
+    """``$schedule.id`` / ``$workflow.id`` of a workflow's or lane's alerts (None elsewhere)."""
 
     @property
     def recordless(self) -> bool:
@@ -151,6 +153,7 @@ class ActionContext:
             scheduled_for=self.run.get("scheduled_for"),
             max_bytes=self.env.max_rendered_bytes,
             error=self.error,
+            names=self.names,
         )
 
 

@@ -84,6 +84,7 @@ class Background:
                 stop_event=self.stop_event,
                 poll_interval=self.worker_poll_s,
                 concurrency=self.tocsin.settings.worker_concurrency,
+                per_scope=self.tocsin.settings.per_scope_cap,
                 stop_timeout_s=self.stop_timeout_s,
                 idle=self._idle,
                 outage=self.tocsin.store.outage,

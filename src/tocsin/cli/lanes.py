@@ -1,6 +1,10 @@
-"""``tocsin lanes list|contracts|verify`` (SPEC §14, §16).
+"""``tocsin lanes list|contracts|fires|pause|resume|verify`` (SPEC §14, §16).
 
 - ``list``: registered lanes (``--app``) and every lane with a stored history;
+- ``fires LANE``: its scheduled runs newest first (scheduled vs actual time, window start, run,
+  attempt, status) with the skipped instants between them (``paused``, ``coalesced``…);
+- ``pause LANE`` / ``resume LANE``: stop and restart its scheduled runs (persisted; the instants
+  passed while paused are recorded ``paused`` and never run);
 - ``contracts LANE``: a lane's attempts newest first (``--decision`` filters); ``--jsonl`` prints
   one contract document per line, the input ``verify`` reads;
 - ``verify FILE``: reads a JSON Lines file of contracts (a bare document, or an attempt entry with
@@ -22,11 +26,24 @@ from tocsin.service.lanes import Lanes
 
 from .processes import AppOpt, CreateOpt
 from .render import print_rows
-from .workflows import JsonOpt, Limit, Skip, _facade, _print
+from .workflows import JsonOpt, Limit, Skip, _facade, _history_row, _print
 
-lanes_app = typer.Typer(help="Lanes: list, contracts, verify (run contracts, SPEC §14).")
+lanes_app = typer.Typer(
+    help="Lanes: list, contracts, fires, pause, resume, verify (run contracts, SPEC §14)."
+)
 
-LANE_COLUMNS = ("id", "registered", "cron", "timezone", "policy_version", "attempts", "last")
+LANE_COLUMNS = (
+    "id",
+    "registered",
+    "cron",
+    "timezone",
+    "catch_up",
+    "state",
+    "policy_version",
+    "attempts",
+    "last",
+)
+FIRE_COLUMNS = ("scheduled_for", "fired_at", "window_start", "run_id", "attempt", "run_status")
 ATTEMPT_COLUMNS = (
     "scheduled_for",
     "observed_at",
@@ -44,10 +61,55 @@ def lanes_list(app: AppOpt = None, as_json: JsonOpt = False, create: CreateOpt =
     """Lanes: registered ones and those with a stored history."""
     with _facade(app, create=create) as t:
         items = t.lanes.list()
-    rows = [{**x, "last": x["last_decision"] or x["last_state"]} for x in items]
+    rows = [_lane_row(x) for x in items]
     _print(
         {"items": items}, as_json, lambda: print_rows(f"{len(items)} lane(s)", LANE_COLUMNS, rows)
     )
+
+
+def _lane_row(lane: dict[str, Any]) -> dict[str, Any]:
+    state = ("paused" if lane["paused"] else "active") if lane["cron"] else ""
+    return {**lane, "state": state, "last": lane["last_decision"] or lane["last_state"]}
+
+
+@lanes_app.command("pause")
+def lanes_pause(lane_id: str, app: AppOpt = None, create: CreateOpt = False) -> None:
+    """Stop the lane's scheduled runs (persisted; idempotent; a redeploy never unpauses)."""
+    with _facade(app, create=create) as t:
+        lane = t.lanes.pause(lane_id)
+    typer.echo(f"paused {lane['id']}")
+
+
+@lanes_app.command("resume")
+def lanes_resume(lane_id: str, app: AppOpt = None, create: CreateOpt = False) -> None:
+    """Run again from the next instant; the instants passed while paused never run."""
+    with _facade(app, create=create) as t:
+        lane = t.lanes.resume(lane_id)
+    typer.echo(f"resumed {lane['id']}: next run {lane['next_fire_at']}")
+
+
+@lanes_app.command("fires")
+def lanes_fires(
+    lane_id: str,
+    skip: Skip = 0,
+    limit: Limit = 50,
+    app: AppOpt = None,
+    as_json: JsonOpt = False,
+    create: CreateOpt = False,
+) -> None:
+    """The scheduled runs newest first, with the skipped instants between them (paged by the
+    runs)."""
+    with _facade(app, create=create) as t:
+        page = t.lanes.fires(lane_id, skip=skip, limit=limit)
+    rows = [_fire_row(i) for i in page["items"]]
+    title = f"{page['total']} scheduled run(s) of {lane_id}"
+    _print(page, as_json, lambda: print_rows(title, FIRE_COLUMNS, rows))
+
+
+def _fire_row(item: dict[str, Any]) -> dict[str, Any]:
+    if item["kind"] == "fire":
+        return {**item, "window_start": item["window"]["start_inclusive"]}
+    return _history_row(item)
 
 
 def _attempt_row(item: dict[str, Any]) -> dict[str, Any]:

@@ -181,6 +181,7 @@ def worker(app: AppOpt = None, create: CreateOpt = False) -> None:
             stop_event=stop,
             poll_interval=WORKER_POLL_S,
             concurrency=settings.worker_concurrency,
+            per_scope=settings.per_scope_cap,
             stop_timeout_s=settings.action_timeout_max_s + STOP_GRACE_S,
             idle=listener.wait,
             outage=tocsin.store.outage,

@@ -1,4 +1,5 @@
-"""Evaluating a compound trigger (SPEC §13): instants, latches, fire decisions.
+"""A compound trigger's predicates and instants (SPEC §13); the decision that uses them (what
+fires, what is skipped) is :func:`tocsin.core.decide.decide`.
 
 Semantics (the seed's compound table): a time trigger is satisfied only *at* its instants; an
 event trigger is *latched* from its event until the whole tree is satisfied and the schedule
@@ -6,27 +7,19 @@ fires, then every latch resets. So ``AND(T1, E1)`` fires at T1 when E1 happened 
 T1 since the last fire, ``OR(T1, E1)`` at T1 or when E1 happens, ``AND(T1, T2)`` only when both
 instants coincide, ``AND(E1, E2)`` once both happened.
 
-One :func:`evaluate` call is one tick: the new event occurrences and the due instants (each time
-trigger's *latest* instant since the last tick: downtime coalesces onto it) are merged in time
-order, an event before an instant at the same time. After each step the tree is checked; a fire
-resets the latches. ``can_fire=False`` (paused, or a run still active under ``overlap="skip"``)
-latches events but fires nothing; ``once=True`` stops firing after the first fire of the call
-(the run it starts is active). With latches still satisfying the tree from an earlier tick that
-could not fire, the call fires at ``now`` first.
-
-Unsatisfied instants (skip reason ``compound_unsatisfied``): a due instant the call
-could fire at, where the tree is not satisfied but would be had every event leaf occurred
-(the instant passed waiting for events) is listed in :attr:`Outcome.unsatisfied`; an instant
-that cannot satisfy the tree whatever the events (``AND(T1, T2)`` off their coincidence) is
-not. :func:`waiting_for` names the event leaves a tree still needs at an instant.
+Unsatisfied instants (skip reason ``compound_unsatisfied``): an instant where the tree is not
+satisfied but would be had every event leaf occurred (it passed waiting for events,
+:func:`waits_for_events`); an instant that cannot satisfy the tree whatever the events
+(``AND(T1, T2)`` off their coincidence) is not. :func:`waiting_for` names the event leaves a
+tree still needs at an instant.
 
 Pure: no I/O, no clock.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable, Iterator
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from tocsin.core import cron
@@ -45,16 +38,6 @@ class Occurrence:
 
     paths: tuple[str, ...]
     at: datetime
-
-
-@dataclass(slots=True)
-class Outcome:
-    """What one evaluation decided: the fire instants, in order, the latches after, and the
-    due instants that passed waiting for events (in order)."""
-
-    fires: list[datetime] = field(default_factory=list)
-    latches: dict[str, datetime] = field(default_factory=dict)
-    unsatisfied: list[datetime] = field(default_factory=list)
 
 
 def satisfied(
@@ -114,57 +97,7 @@ def subjects(node: Node) -> set[tuple[str, str]]:
     return {(leaf.kind, leaf.subject) for _, leaf in leaves(node) if isinstance(leaf, Event)}
 
 
-def evaluate(
-    node: Node,
-    *,
-    latches: Mapping[str, datetime],
-    occurrences: Sequence[Occurrence],
-    instants: Sequence[tuple[datetime, frozenset[str]]],
-    now: datetime,
-    can_fire: bool = True,
-    once: bool = False,
-) -> Outcome:
-    """One tick: merge occurrences and due instants in time order; see the module docstring."""
-    outcome = Outcome(latches=dict(latches))
-    allowed = [can_fire]
-
-    def check(at: datetime, active: frozenset[str]) -> None:
-        if not allowed[0]:
-            return
-        if satisfied(node, outcome.latches, active):
-            outcome.fires.append(at)
-            outcome.latches.clear()
-            allowed[0] = not once
-        elif active and waits_for_events(node, outcome.latches, active):
-            outcome.unsatisfied.append(at)
-
-    if outcome.latches:
-        check(now, frozenset())
-    steps: list[tuple[datetime, int, tuple[str, ...], frozenset[str]]] = [
-        (o.at, 0, o.paths, frozenset()) for o in occurrences
-    ]
-    steps += [(at, 1, (), active) for at, active in instants]
-    for at, _kind, paths, active in sorted(steps, key=lambda s: (s[0], s[1])):
-        for path in paths:
-            outcome.latches.setdefault(path, at)
-        check(at, active)
-    return outcome
-
-
 # --- instants -------------------------------------------------------------------------------
-
-
-def due_instants(
-    node: Node, after: datetime, now: datetime
-) -> list[tuple[datetime, frozenset[str]]]:
-    """Each time leaf's latest instant in ``(after, now]``, with the time leaves matching it."""
-    times = [(p, leaf) for p, leaf in leaves(node) if isinstance(leaf, Cron)]
-    candidates = {at for _, leaf in times if (at := latest_in(leaf, after, now)) is not None}
-    out = []
-    for at in sorted(candidates):
-        active = frozenset(p for p, leaf in times if fires_at(leaf, at))
-        out.append((at, active))
-    return out
 
 
 def next_instant(node: Node, after: datetime) -> datetime | None:
@@ -258,9 +191,6 @@ def _gaps(
 __all__ = [
     "Compound",
     "Occurrence",
-    "Outcome",
-    "due_instants",
-    "evaluate",
     "event_paths",
     "fires_at",
     "latest_in",

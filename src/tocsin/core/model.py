@@ -59,7 +59,10 @@ class Table:
 
     def as_dict(self) -> dict[str, Any]:
         """The table dict the facade answers (the JSON values as stored, not copied)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return {name: getattr(self, name) for name in _TABLE_FIELDS}
+
+
+_TABLE_FIELDS = tuple(f.name for f in fields(Table))  # read once: as_dict runs per run executed
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,13 +153,16 @@ class Run:
     def as_dict(self) -> dict[str, Any]:
         """The run dict the facade answers (``status`` as its plain string, ``dedup_key``; no
         ``payload`` key when it was not read)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out = {name: getattr(self, name) for name in _RUN_FIELDS}
         if self.payload is None:
             del out["payload"]
         out["status"] = str(self.status)
         out["action_results"] = list(self.action_results)
         out["dedup_key"] = self.dedup_key
         return out
+
+
+_RUN_FIELDS = tuple(f.name for f in fields(Run))
 
 
 RUN_TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {

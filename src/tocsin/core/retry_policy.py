@@ -1,4 +1,7 @@
-"""A trigger's automatic-retry policy (SPEC §9 extended). Pure.
+"""The automatic-retry policy of every kind of run (SPEC §9 extended). Pure.
+
+The one place a next attempt is computed: a table trigger's ``"retry"``, and the ``retry=`` of
+``workflow``, ``Schedule``, ``step`` and ``Lane`` (same keys, same checks, same delays).
 
 Opt in per trigger with ``"retry": {"max_attempts": 5, "backoff_s": 30, "factor": 2,
 "max_backoff_s": 3600, "jitter": true}``; only ``max_attempts`` is required, the others default
@@ -72,51 +75,81 @@ def _number(value: object) -> bool:
     return type(value) in (int, float) and math.isfinite(value)  # type: ignore[arg-type]
 
 
-def validate_retry(raw: object) -> dict[str, Any]:
-    """The ``retry`` object as written, or ``ConfigError`` naming the bad key and value."""
+def retry_problem(raw: object) -> str | None:
+    """Why ``raw`` is not a usable ``retry`` object (the text naming the bad key and value),
+    or None. Every kind's policy (trigger, workflow, schedule, step, lane) is checked here."""
     if not isinstance(raw, Mapping):
-        raise _error(messages.RETRY_NOT_OBJECT)
+        return messages.RETRY_NOT_OBJECT
     unknown = sorted(str(k) for k in raw if k not in RETRY_KEYS)
     if unknown:
-        raise _error(messages.config_keys_unknown("retry", unknown, RETRY_KEYS))
+        return messages.config_keys_unknown("retry", unknown, RETRY_KEYS)
     attempts = raw.get("max_attempts")
     if type(attempts) is not int or not 1 <= attempts <= MAX_ATTEMPTS_LIMIT:
-        raise _error(messages.retry_max_attempts_invalid(MAX_ATTEMPTS_LIMIT, attempts))
+        return messages.retry_max_attempts_invalid(MAX_ATTEMPTS_LIMIT, attempts)
     backoff = raw.get("backoff_s", 30)
     if not _number(backoff) or not 0 < backoff <= MAX_BACKOFF_LIMIT_S:
-        raise _error(messages.retry_backoff_invalid(MAX_BACKOFF_LIMIT_S, backoff))
+        return messages.retry_backoff_invalid(MAX_BACKOFF_LIMIT_S, backoff)
     factor = raw.get("factor", 2)
     if not _number(factor) or not 1 <= factor <= MAX_FACTOR:
-        raise _error(messages.retry_factor_invalid(MAX_FACTOR, factor))
+        return messages.retry_factor_invalid(MAX_FACTOR, factor)
     cap = raw.get("max_backoff_s", 3600)
     if not _number(cap) or not backoff <= cap <= MAX_BACKOFF_LIMIT_S:
-        raise _error(messages.retry_max_backoff_invalid(MAX_BACKOFF_LIMIT_S, cap))
+        return messages.retry_max_backoff_invalid(MAX_BACKOFF_LIMIT_S, cap)
     jitter = raw.get("jitter", True)
     if not isinstance(jitter, bool):
-        raise _error(messages.retry_jitter_invalid(jitter))
+        return messages.retry_jitter_invalid(jitter)
+    return None
+
+
+def validate_retry(raw: object) -> dict[str, Any]:
+    """The ``retry`` object as written, or ``ConfigError`` naming the bad key and value."""
+    problem = retry_problem(raw)
+    if problem is not None or not isinstance(raw, Mapping):
+        raise _error(problem or messages.RETRY_NOT_OBJECT)
     return dict(raw)
+
+
+def policy_of(raw: object) -> RetryPolicy | None:
+    """The policy a ``retry`` object describes, or None (absent, or not usable)."""
+    if raw is None or retry_problem(raw) is not None:
+        return None
+    assert isinstance(raw, Mapping)
+    return RetryPolicy(
+        max_attempts=raw["max_attempts"],
+        backoff_s=float(raw.get("backoff_s", 30)),
+        factor=float(raw.get("factor", 2)),
+        max_backoff_s=float(raw.get("max_backoff_s", 3600)),
+        jitter=raw.get("jitter", True),
+    )
 
 
 def retry_policy(trigger: Mapping[str, Any]) -> RetryPolicy | None:
     """The policy of a stored trigger definition, or None (no ``retry``, or not usable)."""
-    raw = trigger.get("retry")
-    if raw is None:
-        return None
-    try:
-        checked = validate_retry(raw)
-    except ConfigError:
-        return None
-    return RetryPolicy(
-        max_attempts=checked["max_attempts"],
-        backoff_s=float(checked.get("backoff_s", 30)),
-        factor=float(checked.get("factor", 2)),
-        max_backoff_s=float(checked.get("max_backoff_s", 3600)),
-        jitter=checked.get("jitter", True),
-    )
+    return policy_of(trigger.get("retry"))
+
+
+def as_written(policy: RetryPolicy) -> dict[str, Any]:
+    """Every key of ``policy``, defaults filled in (what a run shows as the policy in force)."""
+    return {
+        "max_attempts": policy.max_attempts,
+        "backoff_s": policy.backoff_s,
+        "factor": policy.factor,
+        "max_backoff_s": policy.max_backoff_s,
+        "jitter": policy.jitter,
+    }
 
 
 def _error(reason: str) -> ConfigError:
     return ConfigError(messages.trigger_invalid(reason), code="trigger_invalid")
 
 
-__all__ = ["RETRY_KEYS", "RetryPolicy", "jitter_fraction", "retry_policy", "validate_retry"]
+__all__ = [
+    "RETRY_KEYS",
+    "RetryPolicy",
+    "as_written",
+    "jitter_fraction",
+    "policy_of",
+    "retry_policy",
+    "retry_problem",
+    "validate_retry",
+]

@@ -1,10 +1,10 @@
 """Skipped occurrences as ranges: pure, no I/O, never reads the clock.
 
-A :class:`SkipRange` says "the occurrences ``first .. last`` of one target (a table trigger or
-a workflow schedule), ``count`` of them, were due and did not fire, for ``reason``". ``after``
-is the occurrence just before ``first`` (None when unknown): the store merges the range into an
-existing row of the same target and reason that ends exactly there (adjacent runs of the same
-reason become one row), so a week of downtime of an every-minute trigger is one row.
+A :class:`SkipRange` says "the occurrences ``first .. last`` of one target (a table trigger, a
+workflow schedule or a lane), ``count`` of them, were due and did not fire, for ``reason``".
+``after`` is the occurrence just before ``first`` (None when unknown): the store merges the range
+into an existing row of the same target and reason that ends exactly there (adjacent runs of the
+same reason become one row), so a week of downtime of an every-minute trigger is one row.
 
 Counting is arithmetic for intervals and iterates the schedule's instants otherwise, up to
 :data:`COUNT_CAP` instants (then ``at_least`` is set and ``last`` is the range's true end).
@@ -38,6 +38,7 @@ REASONS = (
 )
 TRIGGER = "trigger"
 SCHEDULE = "schedule"
+LANE = "lane"
 COUNT_CAP = 20_000  # instants iterated to count one range (cron, daily); beyond: ``at_least``
 GAP_CAP = 64  # DST transitions examined between two instants
 
@@ -46,7 +47,7 @@ GAP_CAP = 64  # DST transitions examined between two instants
 class SkipRange:
     """A typed plan item: occurrences of one target that were due and did not fire."""
 
-    target_kind: str  # trigger | schedule
+    target_kind: str  # trigger | schedule | lane
     target_id: str
     reason: str
     first: datetime
@@ -145,6 +146,7 @@ __all__ = [
     "COUNT_CAP",
     "DST_GAP",
     "INVALID_CONFIG",
+    "LANE",
     "PAUSED",
     "REASONS",
     "SCHEDULE",

@@ -3,9 +3,10 @@
 Tokens:
 
 - ``$row.id`` (or ``${row.id}``) — the record id, even when a column is named ``id``;
-- ``$trigger.id``, ``$run.id``; ``$run.scheduled_for`` (RFC 3339, empty when the run has no
-  scheduled instant); ``$run.error`` (the error that failed the run, in ``on_failure`` actions;
-  empty elsewhere);
+- ``$trigger.id``, ``$run.id``; ``$schedule.id`` and ``$workflow.id`` (in a workflow's or
+  lane's ``on_failure`` actions; elsewhere left as written); ``$run.scheduled_for`` (RFC 3339,
+  empty when the run has no scheduled instant); ``$run.error`` (the error that failed the run,
+  in ``on_failure`` actions; empty elsewhere);
 - ``${row.<column>}`` — any column name, spaces and punctuation included (up to the ``}``);
 - ``$row.<column>`` — the *longest* column name of the row snapshot that follows ``$row.``, so
   ``$row.Due Date`` works when the row has a ``Due Date`` column and ``$row.案件名稱`` works
@@ -41,7 +42,7 @@ from tocsin.core.instants import to_rfc3339
 
 # Where a token may start: "${row." (a token once a "}" closes a non-empty name), "$row.",
 # "$trigger." or "$run.".
-_START = re.compile(r"\$(?:(?P<brace>\{row\.)|(?P<ns>row|trigger|run)\.)")
+_START = re.compile(r"\$(?:(?P<brace>\{row\.)|(?P<ns>row|trigger|run|schedule|workflow)\.)")
 _WORD = re.compile(r"[\w\-]+")  # a bare column name may contain hyphens
 _NAME = re.compile(r"\w+")  # $trigger.* / $run.* names end at a hyphen: "$run.id-x"
 _ROW_TOKEN = re.compile(r"\$\{?row(?![\w])")
@@ -71,6 +72,9 @@ class TemplateContext:
     max_bytes: int | None = None
     error: str | None = None
     """The run's error, for ``on_failure`` actions (``$run.error``); None renders ``""``."""
+    names: Mapping[str, str | None] | None = None
+    """``$schedule.id`` / ``$workflow.id`` (keys ``schedule.id``, ``workflow.id``) of a workflow
+    or lane run's alerts; None (a table run's actions) leaves those tokens as written."""
 
 
 def render(value: Any, ctx: TemplateContext) -> Any:
@@ -199,6 +203,10 @@ class _Render:
             return _stamp(ctx.scheduled_for), start + len(name)
         if ns == "run" and name == "error":
             return ctx.error or "", start + len(name)
+        if ns in ("schedule", "workflow"):
+            if ctx.names is not None and name == "id":
+                return ctx.names.get(f"{ns}.id") or "", start + 2
+            return f"${ns}.", start
         return f"${ns}.", start  # not a token we know: left as written
 
     def _row_name(self, text: str, start: int) -> str:

@@ -37,6 +37,7 @@ from tocsin.errors import ConfigError
 EVENTS = ("created", "updated", "deleted", "restored", "schedule")
 _TRIGGER_KEYS: tuple[str, ...] = ("id", "name", "on", "changed", "when", "schedule", "actions")
 _TRIGGER_KEYS += ("retry", "on_failure")  # retry policy and failure alerts
+_TRIGGER_KEYS += ("max_concurrent",)  # row events: runs running at once (engine.configs checks)
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}", re.ASCII)
 
 
@@ -115,6 +116,8 @@ def _validate_trigger(item: object, columns: Mapping[str, str], new_id: NewId) -
     out["actions"] = actions
     if item.get("retry") is not None:
         out["retry"] = validate_retry(item["retry"])
+    if item.get("max_concurrent") is not None:
+        out["max_concurrent"] = item["max_concurrent"]
     if alerts is not None:
         out["on_failure"] = alerts
     return out
@@ -152,6 +155,14 @@ def _validate_actions(
         seen.add(action["id"])
         out.append(action)
     return out
+
+
+def validate_alerts(raw: object) -> list[dict[str, Any]]:
+    """A code-declared ``on_failure`` list (a workflow's, a schedule's, a lane's): the same
+    checks as a trigger's alerts, recordless (no ``$row`` column exists), each action without
+    an ``id`` given ``on-failure-<n>`` (its position, from 1)."""
+    positions = iter(range(1, 10_000))
+    return _validate_actions(raw, lambda _: f"on-failure-{next(positions)}", {}, what="on_failure")
 
 
 def _validate_action(item: object, new_id: NewId) -> dict[str, Any]:
@@ -282,6 +293,7 @@ __all__ = [
     "is_schedule_trigger",
     "normalize_trigger",
     "stored_schedule_type",
+    "validate_alerts",
     "validate_triggers",
     "well_formed_id",
 ]

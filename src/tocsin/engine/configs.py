@@ -103,6 +103,7 @@ def check_triggers_config(
     stored = previous if isinstance(previous, list) else None
     authored = without_grants(stored)  # adoption compares what authors see
     config = validate_triggers(adopt_ids(raw, authored), columns, new_id=new_id, previous=stored)
+    _check_max_concurrent(config)
     if config and has_scp_rules(table):
         raise ValidationError(messages.SCP_WITH_TRIGGERS)
     if not is_plain_json(config):
@@ -110,6 +111,26 @@ def check_triggers_config(
     specs = _specs(config, columns)
     _refuse_kind_change(tx, table_id=table.id, specs=specs)
     return stamp_grants(config, stored, saver)
+
+
+MAX_CONCURRENT = 10_000
+
+
+def _check_max_concurrent(config: list[dict[str, Any]]) -> None:
+    """A row-event trigger's ``max_concurrent``: a whole number from 1 to 10,000 of its runs
+    running at once (``store.runs`` claims no more); a schedule trigger has none (one active
+    run already, SPEC §5.3)."""
+    for trigger in config:
+        value = trigger.get("max_concurrent")
+        if value is None:
+            continue
+        tid = str(trigger["id"])
+        if trigger.get("on") == "schedule":
+            reason = messages.max_concurrent_on_clock(tid)
+            raise ConfigError(messages.trigger_invalid(reason), code="trigger_invalid")
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_CONCURRENT:
+            reason = messages.max_concurrent_not_count(tid, value)
+            raise ConfigError(messages.trigger_invalid(reason), code="trigger_invalid")
 
 
 def _specs(config: list[dict[str, Any]], columns: Mapping[str, str]) -> dict[str, ScheduleSpec]:

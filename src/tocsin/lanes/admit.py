@@ -124,11 +124,16 @@ def admit(
     now: datetime,
     stale_after_s: float,
     pending: bool = False,
+    resolved: tuple[str, dict[str, Any] | None] | None = None,
 ) -> Admission:
     """Check, allocate and record (see the module docstring); ``pending`` leaves a proceeding
-    attempt ``pending`` for ``work`` (the tick), else it is ``running`` for the caller."""
-    ensure_lane(tx, lane, now)
-    run, found = resolve_run(tx, lane.id, zone, scheduled_for, window, lane.policy_version)
+    attempt ``pending`` for ``work`` (the tick), else it is ``running`` for the caller.
+    ``resolved``: the tick's, which holds the lane's row locked already and has resolved the
+    run (``resolve_run``) in this transaction."""
+    if resolved is None:
+        ensure_lane(tx, lane, now)
+        resolved = resolve_run(tx, lane.id, zone, scheduled_for, window, lane.policy_version)
+    run, found = resolved
     legacy = found is not None and legacy_ids(found)
     zone = zone if found is None else str(found["zone"])  # its instants' text made its id
     row = _run_values(lane, run, zone, scheduled_for, window, now)

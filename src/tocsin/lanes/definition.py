@@ -12,6 +12,15 @@ intake = Lane(id="content-intake", schedule=Schedule(cron="30 7 * * *", timezone
   lane must name its zone explicitly, because the zone's offset is part of every ``run_id``
   (a host-dependent default would change ids between hosts). A lane without a schedule runs only
   when triggered, and formats its instants in ``timezone`` (default ``UTC``).
+- ``retry`` (the keys of a trigger's ``"retry"``) retries a failed handler: a new attempt of the
+  run (kind ``retry``) waits ``pending`` until its ``next_attempt_at``; ``on_failure`` (a list of
+  actions, or a callable taking the failed attempt) runs once when the handler failed for good.
+  The handler may raise ``tocsin.NonRetryable`` to fail at once.
+- ``catch_up`` says what a scheduled lane does with the instants it missed while down (the tick
+  did not run): ``"all"`` (the default) runs each missed window in order, so no data window is
+  lost; ``"latest"`` runs once over the merged window ``[end of the last processed window,
+  latest instant)``; ``"none"`` runs none of them (recorded as skips) and goes on from the next
+  instant (:mod:`tocsin.core.lane_schedule`).
 - ``fetch(window, ctx)`` receives the :class:`~tocsin.core.contract.Window` and a
   :class:`SourceContext` (lane id, run id, attempt, kind, scheduled_for, observed_at).
 
@@ -29,6 +38,8 @@ from typing import Any
 from tocsin import messages
 from tocsin.core import cron
 from tocsin.core.contract import Window
+from tocsin.core.lane_schedule import CATCH_UP, DEFAULT_CATCH_UP, LaneSchedule
+from tocsin.core.run_policies import Alerts, checked_alerts, checked_retry
 from tocsin.core.zones import is_known_zone
 from tocsin.errors import ConfigError
 
@@ -85,6 +96,9 @@ class Lane:
     handler: Handler
     schedule: Any = None
     timezone: str | None = None
+    retry: Any = None  # the handler's retry policy (the keys of a trigger's "retry")
+    on_failure: Alerts | None = None  # actions or a callable, once per run failed for good
+    catch_up: str = DEFAULT_CATCH_UP
     zone: str = field(init=False, default="UTC")
 
     def __post_init__(self) -> None:
@@ -96,7 +110,12 @@ class Lane:
         for name in ("source", "select", "handler"):
             if not callable(getattr(self, name)):
                 raise _fail(name, getattr(self, name))
+        if not isinstance(self.catch_up, str) or self.catch_up not in CATCH_UP:
+            raise ConfigError(messages.catch_up_invalid(self.catch_up), code="catch_up")
         object.__setattr__(self, "zone", self._zone())
+        owner = f"lane '{self.id}'"
+        object.__setattr__(self, "retry", checked_retry(owner, self.retry, "lane_invalid"))
+        checked_alerts(owner, self.on_failure, "lane_invalid")
 
     def _zone(self) -> str:
         zone: object
@@ -119,6 +138,13 @@ class Lane:
     @property
     def cron(self) -> str | None:
         return None if self.schedule is None else str(self.schedule.cron)
+
+    @property
+    def timing(self) -> LaneSchedule | None:
+        """The lane's schedule for the decision (None without a schedule)."""
+        if self.cron is None:
+            return None
+        return LaneSchedule(self.id, self.cron, self.zone, self.catch_up)
 
 
 __all__ = ["Candidate", "Lane", "SourceContext", "SourceUnavailable"]

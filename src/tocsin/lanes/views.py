@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tocsin.lanes.definition import Lane
+from tocsin.runs.alerts import alerts_view
 
 
 def public_attempt(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -32,8 +33,32 @@ def public_attempt(row: Mapping[str, Any]) -> dict[str, Any]:
         "contract": row["contract"],
         "handler": {"status": row["handler_status"], "error": row["handler_error"]},
         "error": row["error"],
+        "next_attempt_at": row.get("next_attempt_at"),  # an automatic retry waits until then
+        "alert": row.get("alert"),  # the lane's on_failure outcome, on the attempt that failed
         "created_at": row["created_at"],
         "updated_at": row["updated_at"],
+    }
+
+
+def public_fire(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A scheduled attempt as a fire of the lane's history: scheduled vs actual time, its run
+    and attempt, and ``run_status`` (``pending``, ``running``, ``failed``, else the decision's
+    status: ``ready``, ``noop``, ``stopped``, ``rejected``, ``ignored``)."""
+    attempt = public_attempt(row)
+    status = row["decision_status"] if row["state"] == "recorded" else row["state"]
+    return {
+        "id": row["attempt_id"],
+        "lane_id": row["lane_id"],
+        "scheduled_for": row["scheduled_for"],
+        "fired_at": row["observed_at"],
+        "run_id": row["run_id"],
+        "attempt_id": row["attempt_id"],
+        "attempt": row["attempt"],
+        "run_status": status or row["state"],
+        "window": attempt["window"],
+        "decision": attempt["decision"],
+        "handler": attempt["handler"],
+        "error": row["error"],
     }
 
 
@@ -52,13 +77,18 @@ def public_lane(
         "policy_version": (
             lane.policy_version if lane is not None else (row or {}).get("policy_version")
         ),
+        "catch_up": lane.catch_up if lane is not None else None,
+        "paused": (row or {}).get("paused_at") is not None,
+        "paused_at": (row or {}).get("paused_at"),
         "next_fire_at": (row or {}).get("next_fire_at"),
         "attempts": summary.get("attempts", 0),
         "decisions": dict(summary.get("decisions") or {}),
         "last_decision": summary.get("last_decision"),
         "last_state": summary.get("last_state"),
         "last_at": summary.get("last_at"),
+        "retry": None if lane is None else lane.retry,
+        "on_failure": None if lane is None else alerts_view(lane.on_failure),
     }
 
 
-__all__ = ["public_attempt", "public_lane"]
+__all__ = ["public_attempt", "public_fire", "public_lane"]

@@ -98,3 +98,5 @@ IAC_NO_CHANGES = "No changes. Nothing to apply."
 IAC_CONFIRM_APPLY = "Apply these changes?"
 IAC_APPLY_CANCELLED = "Apply cancelled."
 IAC_EXPORT_NEEDS_WHAT = "give --scope (trigger documents), --schedules or --workflow"
+
+CLAIM_PAST_LIMIT = "a claim met another at a trigger's max_concurrent; claiming again"

@@ -360,3 +360,17 @@ def action_row_column_missing(kind: str, column: str, hint: str) -> str:
 
 def columns_listed(names: Iterable[str]) -> str:
     return "columns: " + (", ".join(names) or "none")
+
+
+def max_concurrent_not_count(trigger_id: str, value: object) -> str:
+    return (
+        f"trigger '{trigger_id}': max_concurrent must be a whole number from 1 to 10000,"
+        f" got {value!r}"
+    )
+
+
+def max_concurrent_on_clock(trigger_id: str) -> str:
+    return (
+        f"trigger '{trigger_id}': max_concurrent applies to row-event triggers only"
+        " (a schedule trigger already runs one run at a time)"
+    )

@@ -73,6 +73,10 @@ def workflow_tenants_not_bool(workflow_id: str) -> str:
     return f"workflow '{workflow_id}': tenants must be True or False"
 
 
+def max_concurrent_invalid(owner: str, value: object) -> str:
+    return f"{owner}: max_concurrent must be a whole number from 1 to 10000, got {value!r}"
+
+
 def workflow_duplicate(workflow_id: str) -> str:
     return f"workflow '{workflow_id}' is registered twice"
 
@@ -166,6 +170,10 @@ def lane_duplicate(lane_id: str) -> str:
 
 def lane_unknown(lane_id: object) -> str:
     return f"unknown lane '{lane_id}': no lane with this id is registered"
+
+
+def lane_not_scheduled(lane_id: object) -> str:
+    return f"lane '{lane_id}' has no schedule: only a scheduled lane can be paused or resumed"
 
 
 def lane_trigger_kind_invalid(kind: object) -> str:
@@ -291,3 +299,46 @@ def iac_schedule_other_workflow(schedule_id: str, stored: str, given: str) -> st
         f"schedule '{schedule_id}' belongs to workflow '{stored}', not '{given}': a schedule "
         "does not move between workflows (delete it and create a new one)"
     )
+
+
+# retries, failure alerts and timeouts of workflow runs and lanes
+def _seconds(value: float) -> str:
+    return f"{value:g} s"
+
+
+def run_policy_invalid(owner: str, reason: str) -> str:
+    """``owner``: ``workflow 'w'``, ``step 's'``, ``schedule 'wf_w'``, ``lane 'l'``."""
+    return f"{owner}: {reason}"
+
+
+def on_failure_invalid(owner: str, value: object) -> str:
+    return (
+        f"{owner}: on_failure must be a list of actions or a callable taking the failed run, "
+        f"got {type(value).__name__}"
+    )
+
+
+def timeout_s_invalid(owner: str, value: object) -> str:
+    return f"{owner}: timeout_s must be a number of seconds above 0 (at most 86400), got {value!r}"
+
+
+def step_timed_out(step_id: str, limit_s: float) -> str:
+    return f"step '{step_id}' timed out after {_seconds(limit_s)} (its timeout_s)"
+
+
+def run_timed_out(step_id: str, workflow_id: str, limit_s: float) -> str:
+    return (
+        f"step '{step_id}' timed out: workflow '{workflow_id}' runs for at most "
+        f"{_seconds(limit_s)} (its timeout_s)"
+    )
+
+
+def alert_callable_failed(error: str) -> str:
+    return f"on_failure callable raised: {error}"
+
+
+def alert_action_failed(action_id: str, error: str) -> str:
+    return f"on_failure action '{action_id}' failed: {error}"
+
+
+ALERT_NO_ACTIONS_HERE = "on_failure actions cannot run here: this process has no action runner"

@@ -6,6 +6,13 @@ pool) claims only as many runs as there are free slots, so a claimed run starts 
 of waiting behind a slow one, and a receiver that takes its whole deadline costs its own run
 that deadline, not everyone's.
 
+No scope takes every slot: each job is submitted under its scope (a table run: its table's
+``scope:scope_id``; the app's workflow runs: :data:`APP_SCOPE`) and this process runs at most
+``per_scope`` jobs of one scope at once (``TOCSIN_MAX_RUNNING_PER_SCOPE``, counted here, in the
+process: :meth:`RunPool.held` is what the table runs' claim leaves out), so another scope's ready
+run finds a free slot. The pool also keeps the claim's turn among scopes (:attr:`RunPool.after`)
+from one pass to the next.
+
 Threads are daemons: a run wedged in code tocsin cannot interrupt (a registered command that
 never returns) does not keep the process alive after its stop gave up waiting
 (:meth:`RunPool.wait_idle` answers False, and the process exits non-zero).
@@ -17,6 +24,7 @@ import contextvars
 import itertools
 import logging
 import threading
+from collections import Counter
 from collections.abc import Callable
 from functools import partial
 
@@ -26,14 +34,23 @@ log = logging.getLogger(__name__)
 
 _NAMES = itertools.count(1)
 
+APP_SCOPE = "app"
+"""The scope of the app's own runs (workflow runs) in a pool shared with table runs."""
+
 
 class RunPool:
-    """At most ``size`` callables running at once, each on a daemon thread."""
+    """At most ``size`` callables running at once, each on a daemon thread, and at most
+    ``per_scope`` of one scope (None: no cap but ``size``)."""
 
-    def __init__(self, size: int, *, outage: OutageLog | None = None) -> None:
+    def __init__(
+        self, size: int, *, per_scope: int | None = None, outage: OutageLog | None = None
+    ) -> None:
         if size < 1:
             raise ValueError(f"RunPool size must be >= 1, got {size}")
         self.size = size
+        self.per_scope = None if per_scope is None else max(1, per_scope)
+        self._scoped: Counter[str] = Counter()  # jobs running per scope (those given one)
+        self.after = ""  # the table-run claim's turn: the last scope it took (store.runs)
         self._outage = outage or OutageLog(log)  # a beat that meets a database outage says so there
         self._active = 0
         self._changed = threading.Condition()
@@ -45,37 +62,55 @@ class RunPool:
         with self._changed:
             return self._active
 
-    def free(self) -> int:
-        """Slots not taken right now."""
+    def held(self) -> dict[str, int]:
+        """The jobs running now per scope (of those submitted with one)."""
         with self._changed:
-            return self.size - self._active
+            return dict(self._scoped)
 
-    def submit(self, job: Callable[[], object]) -> None:
-        """Start ``job`` on a thread of its own; the caller checked that a slot is free."""
+    def free(self, scope: str | None = None) -> int:
+        """Slots not taken right now (with ``scope``: that a job of that scope may take)."""
         with self._changed:
-            if self._active >= self.size:
+            return self._free(scope)
+
+    def _free(self, scope: str | None) -> int:
+        free = self.size - self._active
+        if scope is None or self.per_scope is None:
+            return free
+        return min(free, self.per_scope - self._scoped[scope])
+
+    def submit(self, job: Callable[[], object], *, scope: str | None = None) -> None:
+        """Start ``job`` on a thread of its own; the caller checked that a slot is free (for
+        ``scope``, when given: the job counts toward that scope's share)."""
+        with self._changed:
+            if self._free(scope) < 1:
                 raise RuntimeError("RunPool.submit without a free slot")
             self._active += 1
+            if scope is not None:
+                self._scoped[scope] += 1
         name = f"tocsin-run-{next(_NAMES)}"
         # in the submitter's context: the run takes the worker's pool (``store.pools.bound``)
-        run = partial(contextvars.copy_context().run, self._run, job)
+        run = partial(contextvars.copy_context().run, self._run, job, scope)
         try:
             threading.Thread(target=run, name=name, daemon=True).start()
         except BaseException:
-            self._done()
+            self._done(scope)
             raise
 
-    def _run(self, job: Callable[[], object]) -> None:
+    def _run(self, job: Callable[[], object], scope: str | None) -> None:
         try:
             job()
         except Exception:  # a run's own errors are handled by the worker; this is a last guard
             log.exception("run thread failed")
         finally:
-            self._done()
+            self._done(scope)
 
-    def _done(self) -> None:
+    def _done(self, scope: str | None) -> None:
         with self._changed:
             self._active -= 1
+            if scope is not None:
+                self._scoped[scope] -= 1
+                if not self._scoped[scope]:
+                    del self._scoped[scope]  # a process meets many scopes: keep the busy ones
             self._changed.notify_all()
 
     def on_busy(self, key: object, beat: Callable[[], object]) -> None:
@@ -85,11 +120,11 @@ class RunPool:
         with self._changed:
             self._beats[key] = beat
 
-    def wait_for_slot(self, timeout: float) -> bool:
-        """Wait up to ``timeout`` seconds for a free slot; whether one is free (when not, the
-        :meth:`on_busy` beats run first)."""
+    def wait_for_slot(self, timeout: float, *, scope: str | None = None) -> bool:
+        """Wait up to ``timeout`` seconds for a free slot (one ``scope`` may take, when given);
+        whether one is free (when not, the :meth:`on_busy` beats run first)."""
         with self._changed:
-            free = self._changed.wait_for(lambda: self._active < self.size, timeout)
+            free = self._changed.wait_for(lambda: self._free(scope) > 0, timeout)
             beats = [] if free else list(self._beats.values())
         for beat in beats:
             try:

@@ -2,7 +2,7 @@
 
 One run, step by step:
 
-1. **Claim** atomically, ``pending → running`` (``store.runs.claim_next_runs``, under
+1. **Claim** atomically, ``pending → running`` (``store.runs.claim_scoped_runs``, under
    ``BEGIN IMMEDIATE`` on SQLite and ``SKIP LOCKED`` on PostgreSQL), a few runs at a time, each
    with its table read in the same transaction. A duplicate delivery that loses the claim gets
    nothing and does nothing.
@@ -25,7 +25,8 @@ One run, step by step:
    receipts and ``next_attempt_at`` (no worker claims it before then) and the next attempt
    resumes at the failed action. Only when the attempts are spent is it ``failed``.
 5. **Alert**: when a run finally fails at an action, the trigger's ``on_failure`` actions run
-   once, in order, rendered with ``$run.error``; each stores its receipt (in
+   (each through ``runs.alerts.send_action``, the one runner of every kind's alerts) once, in
+   order, rendered with ``$run.error``; each stores its receipt (in
    ``action_results``, by its own id) before the run is marked failed, so a crash never repeats
    an alert that was sent, and an alert with a successful receipt is not sent again by a later
    retry. An alert that fails is recorded (``ok: false``) and does not stop the others. Every
@@ -82,6 +83,7 @@ from tocsin.actions.registry import get_action
 from tocsin.core.model import Run, Table
 from tocsin.core.receipts import pending_actions, truncate_error, upsert_receipt
 from tocsin.core.retry_policy import retry_policy
+from tocsin.runs.alerts import send_action
 from tocsin.runs.clock import PassClock, TimedReceipt, timed_receipt
 from tocsin.runs.definition import action_list, frozen_problem, resolve_definition, row_snapshot
 from tocsin.runs.pool import RunPool
@@ -95,11 +97,13 @@ from tocsin.store.outage import (
 )
 from tocsin.store.records import get_table
 from tocsin.store.runs import (
-    claim_next_runs,
+    claim_scoped_runs,
     finish_run,
+    next_turn,
     release_run,
     save_receipt,
     schedule_retry,
+    tenant_of,
     touch_run,
 )
 from tocsin.store.tx import Tx
@@ -128,25 +132,40 @@ class Worker:
     clock: Callable[[], datetime] | None = None
     backoff_max_s: float = DEFAULT_CAP_S
     stamps: PassClock | None = None  # receipts' instants (runs.clock.pass_clock); else clock
+    after: str = ""  # the claim's turn among scopes without a pool (with one: the pool's)
 
     def time(self, fallback: datetime) -> datetime:
         """A fresh reading of ``clock`` when the worker has one, else ``fallback`` (a fixed now)."""
         return fallback if self.clock is None else self.clock()
 
-    def claim(self, *, now: datetime, limit: int = 1) -> list[tuple[Run, Table | None]]:
-        """Claim up to ``limit`` pending runs, each with its table read in the same transaction.
+    def claim(
+        self, *, now: datetime, limit: int = 1, pool: RunPool | None = None
+    ) -> list[tuple[Run, Table | None, str]]:
+        """Claim up to ``limit`` pending runs, each with its table (read in the same transaction)
+        and its tenant's scope (``store.runs.tenant_of``), the scopes in turn
+        (``store.runs.claim_scoped_runs``); with ``pool``, from the pool's turn and none of a
+        tenant that has ``pool.per_scope`` runs running here.
 
         A lock conflict rolls the claim back whole and is retried in place (SPEC §9.5).
         """
-        return call_with_retries(partial(self._claim, now=now, limit=limit), self.policy)
+        return call_with_retries(partial(self._claim, now=now, limit=limit, pool=pool), self.policy)
 
-    def _claim(self, *, now: datetime, limit: int) -> list[tuple[Run, Table | None]]:
+    def _claim(
+        self, *, now: datetime, limit: int, pool: RunPool | None
+    ) -> list[tuple[Run, Table | None, str]]:
         tables: dict[str, Table | None] = {}
+        after = self.after if pool is None else pool.after
+        held, cap = (None, None) if pool is None else (pool.held(), pool.per_scope)
         with self.env.store.begin() as tx:
-            runs = claim_next_runs(tx, now=now, limit=limit)
-            for table_id in {run.table_id for run in runs}:
+            claimed = claim_scoped_runs(tx, now=now, limit=limit, after=after, held=held, cap=cap)
+            for table_id in {run.table_id for run, _scope in claimed}:
                 tables[table_id] = get_table(tx, table_id=table_id, include_trashed=True)
-        return [(run, tables[run.table_id]) for run in runs]
+        after = next_turn(after, {scope for _run, scope in claimed})
+        if pool is None:
+            self.after = after
+        else:
+            pool.after = after
+        return [(run, tables[run.table_id], tenant_of(scope)) for run, scope in claimed]
 
     def execute(self, run: Run, table: Table | None, *, now: datetime) -> str:
         """Run a claimed run to its outcome: ``done|failed|retrying|released|lost``. Never
@@ -176,7 +195,7 @@ class Worker:
                 return self.release(run, now=at)
             if not self._still_mine(run, last_write, at):
                 return "lost"  # requeued as stale meanwhile: another worker owns it now
-            ctx = self._context(run, table, definition, action, position, now=at)
+            ctx = self.context(run, table, definition, action, position, now=at)
             last = index == len(todo) - 1
             receipts, outcome = self.step(run, ctx, action, receipts, last=last)
             if outcome != "next":
@@ -193,7 +212,7 @@ class Worker:
         write = partial(touch_run, run_id=run.id, attempts=run.attempts, now=at)
         return self._committed(run, write)
 
-    def _context(
+    def context(
         self,
         run: Run,
         table: Table,
@@ -202,11 +221,14 @@ class Worker:
         position: int,
         *,
         now: datetime,
+        table_view: Mapping[str, Any] | None = None,
     ) -> ActionContext:
+        """One action's context; ``table_view``: ``table.as_dict()`` when the caller has it
+        (a batch's runs share their table's)."""
         return ActionContext(
             env=self.env,
             run=run.as_dict(),  # actions read the run and table as mappings ($run tokens)
-            table=table.as_dict(),
+            table=table.as_dict() if table_view is None else table_view,
             trigger=definition,
             action_id=str(action.get("id") or f"position-{position}"),
             row=row_snapshot(run),
@@ -233,7 +255,7 @@ class Worker:
             handler = get_action(kind)
             if isinstance(handler, TransactionalAction):
                 commit = partial(self._in_tx, handler, run, ctx, action, receipts, receipt, last)
-                return self._written(run, partial(call_with_retries, commit, self.policy))
+                return self.written(run.id, partial(call_with_retries, commit, self.policy))
             detail = call_with_retries(partial(handler.execute, ctx, action), self.policy)
         except _LostClaim:
             return receipts, "lost"
@@ -312,13 +334,16 @@ class Worker:
         self, run: Run, ctx: ActionContext, action: Mapping[str, Any], receipts: Receipts
     ) -> Receipts:
         kind, timed = str(action.get("type")), timed_receipt(self.stamps or self.clock, ctx.now)
+
+        def commit(handler: TransactionalAction) -> Receipts:  # effect and receipt in one tx
+            write = partial(self._in_tx, handler, run, ctx, action, receipts, timed, False)
+            return self.written(run.id, partial(call_with_retries, write, self.policy))[0]
+
         try:
-            handler = get_action(kind)
-            if isinstance(handler, TransactionalAction):
-                commit = partial(self._in_tx, handler, run, ctx, action, receipts, timed, False)
-                return self._written(run, partial(call_with_retries, commit, self.policy))[0]
-            detail = call_with_retries(partial(handler.execute, ctx, action), self.policy)
-            receipt = timed(ctx.action_id, kind, True, detail)
+            how, value = send_action(ctx, action, self.policy, commit)
+            if how == "committed":
+                return value  # type: ignore[no-any-return]
+            receipt = timed(ctx.action_id, kind, True, value)
         except _LostClaim:
             raise
         except Exception as exc:  # a failed alert is recorded; the others still go
@@ -337,13 +362,14 @@ class Worker:
             with self.env.store.begin() as tx:
                 return write(tx)
 
-        return self._written(run, partial(call_with_retries, attempt, self.policy))
+        return self.written(run.id, partial(call_with_retries, attempt, self.policy))
 
-    def _written(self, run: Run, write: Callable[[], T]) -> T:
-        """``write()``, again through an outage (``through_outage``) until it goes or a stop."""
+    def written(self, who: object, write: Callable[[], T]) -> T:
+        """``write()``, again through an outage (``through_outage``, reported as ``who``) until
+        it goes or a stop."""
         return through_outage(
             write,
-            who=run.id,
+            who=who,
             outage=self.env.store.outage,
             pause=Backoff(FIRST_PAUSE_S, self.backoff_max_s),
             sleep=self.policy.sleep,
@@ -441,11 +467,13 @@ def serve_worker(
     pass_s: float = PASS_S,
     outage: OutageLog | None = None,
     backoff_max_s: float = DEFAULT_CAP_S,
+    per_scope: int | None = None,
 ) -> bool:
     """``tocsin worker``: work until ``stop_event`` is set; True when it stopped cleanly.
 
     Runs execute on a :class:`RunPool` of ``concurrency`` threads, so one slow run does not
-    hold the others. ``clock`` is read before each claim and each action
+    hold the others, nor one scope's runs another's (``per_scope`` of them at most in this
+    process, ``TOCSIN_MAX_RUNNING_PER_SCOPE``). ``clock`` is read before each claim and each action
     (``Tocsin.work(clock=…)``), so a long pass stamps claims and receipts with the current time
     and its runs never look stale while they progress.
 
@@ -467,7 +495,7 @@ def serve_worker(
     """
     read_clock = clock or (lambda: datetime.now(UTC))
     outage = outage or OutageLog(log)
-    pool = RunPool(concurrency, outage=outage)
+    pool = RunPool(concurrency, per_scope=per_scope, outage=outage)
     pause = Backoff(poll_interval, max(poll_interval, backoff_max_s))
     while not stop_event.is_set():
         pool.start_pass(partial(_reached, time.monotonic() + pass_s))

@@ -4,7 +4,6 @@ registry, the edge clock, ids) and :class:`Service`, the base that hands it to a
 from __future__ import annotations
 
 import functools
-import inspect
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -124,19 +123,9 @@ class Service:
     _new_id = staticmethod(new_id)
 
 
-def borrow_docs(facade: type) -> None:
-    """Give each undocumented method of ``facade`` (a forward) the docstring of the service
-    method of that name, so ``help(Tocsin.create_table)`` reads as before."""
-    for name, forward in vars(facade).items():
-        sources = [vars(s)[name] for s in Service.__subclasses__() if name in vars(s)]
-        if inspect.isfunction(forward) and forward.__doc__ is None and sources:
-            forward.__doc__ = sources[0].__doc__
-
-
 __all__ = [
     "Core",
     "Service",
-    "borrow_docs",
     "edge_now",
     "new_id",
     "on_pool",

@@ -1,8 +1,9 @@
 """Tables, records, row events, trigger pause, tick, preview and runs listing (SPEC §2–§8).
 
 Every method validates its input before anything is written, then does its work in one store
-transaction. Record writes evaluate the table's row-event triggers in that same transaction
-(SPEC §3): each matching trigger gets one pending run with the row snapshot. Time comes in as
+transaction. Record writes fire the table's row-event triggers in that same transaction
+(SPEC §3, ``engine.row_events``): each matching trigger gets one pending run with the row
+snapshot. Time comes in as
 ``now`` (aware UTC); only when omitted does the facade read the clock (``base.edge_now``).
 """
 
@@ -16,11 +17,11 @@ from typing import Any
 from tocsin import messages
 from tocsin.core import limits
 from tocsin.core.cells import is_plain_json, offset_warnings, validate_cells, validate_columns
-from tocsin.core.model import Table, row_payload
+from tocsin.core.model import Table
 from tocsin.engine import configs, pause
-from tocsin.engine.evaluate import row_event_triggers
 from tocsin.engine.ids import uuid7, uuid7s
 from tocsin.engine.preview import schedule_preview
+from tocsin.engine.row_events import emit_row_event, table_updated
 from tocsin.engine.tick import run_due_triggers
 from tocsin.engine.whynot import record_restore_skips
 from tocsin.errors import NotFound, ValidationError
@@ -28,7 +29,6 @@ from tocsin.service.base import Service
 from tocsin.store import claims, run_queries
 from tocsin.store import records as store_records
 from tocsin.store import runs as store_runs
-from tocsin.store import trigger_events as store_events
 from tocsin.store.tx import Tx
 
 SCOPES = ("chatroom", "workspace", "user")
@@ -117,43 +117,6 @@ def _locked_table(tx: Tx, table_id: str) -> Table:
     if table is None:
         raise NotFound(messages.TABLE_NOT_FOUND)
     return table
-
-
-def emit_row_event(
-    tx: Tx,
-    table: Table,
-    event: str,
-    record: Mapping[str, Any],
-    now: datetime,
-    previous: Mapping[str, Any] | None = None,
-) -> int:
-    """Insert one pending run per row-event trigger that ``event`` on ``record`` fires (§3);
-    ``previous``: the row before an update (``changed`` and ``was`` conditions, §13)."""
-    data = record.get("data")
-    row = dict(data) if isinstance(data, Mapping) else {}
-    fired = row_event_triggers(table.triggers, event, row, previous)
-    payload = row_payload(record)  # one row for every run: stored once (store.snapshots)
-    new_runs = [
-        store_runs.NewRun(
-            id=run_id,
-            table_id=table.id,
-            trigger_id=str(trigger["id"]),
-            record_id=str(record["id"]),
-            source=event,
-            clock=False,
-            payload=payload,
-            definition=trigger,
-            identity=None,
-            scheduled_for=None,
-        )
-        for trigger, run_id in zip(fired, uuid7s(now, len(fired)), strict=True)
-    ]
-    return len(store_runs.insert_runs(tx, runs_=new_runs, now=now))
-
-
-def _table_updated(tx: Tx, table_id: str, now: datetime) -> None:
-    """The ``table_updated`` event of compound triggers (SPEC §13), in the write's transaction."""
-    store_events.insert_events(tx, events=[("table_updated", table_id)], now=now)
 
 
 class TablesService(Service):
@@ -281,7 +244,7 @@ class TablesService(Service):
                 emit_row_event(tx, table, "created", record, at)
             if created:
                 configs.wake_date_triggers(tx, table=table)
-                _table_updated(tx, table_id, at)
+                table_updated(tx, table_id, at)
         return created
 
     def update_record(
@@ -310,7 +273,7 @@ class TablesService(Service):
                 raise NotFound(messages.RECORD_NOT_FOUND)
             emit_row_event(tx, table, "updated", updated, at, previous=record["data"])
             configs.wake_date_triggers(tx, table=table)
-            _table_updated(tx, table_id, at)
+            table_updated(tx, table_id, at)
         return {**updated, "warnings": offset_warnings(table.columns, patch)}
 
     def trash_record(
@@ -336,7 +299,7 @@ class TablesService(Service):
             )
             if changed is not None:
                 emit_row_event(tx, table, "deleted" if trashed else "restored", changed, at)
-                _table_updated(tx, table_id, at)
+                table_updated(tx, table_id, at)
                 if not trashed:
                     configs.wake_date_triggers(tx, table=table)
                 return changed

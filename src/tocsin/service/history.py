@@ -1,10 +1,8 @@
-"""A schedule's history: its fires interleaved with its skip ledger, newest first.
+"""A schedule's history (a workflow schedule, a lane, a table trigger): its fires interleaved
+with its skip ledger, newest first. Each kind pages its own fires (a table trigger's are its
+scheduled runs, :func:`trigger_history`: no row of their own); :func:`history` interleaves them.
 
-Every kind of schedule shows it the same way (:func:`history_page`), from its own fires: a
-workflow schedule's fire rows (:func:`schedule_history`), a table trigger's scheduled runs
-(:func:`trigger_history`: no row of their own).
-
-Two sources, one paging: the fires are paged exactly as ``Tocsin.schedules.fires`` pages them;
+Two sources, one paging: the fires are paged exactly as the schedule's own fires are paged;
 a page also carries the skip ranges whose ``last_instant`` falls in its share of time, from its
 oldest fire (inclusive) up to the previous page's oldest fire (exclusive). The first page has
 no upper bound (skips newer than every fire show there), the last page no lower bound (skips
@@ -28,55 +26,59 @@ from tocsin.store.tx import Tx
 
 PAGE_SKIPS = 200  # the skip ranges one page shows at most (the newest of its share)
 
-
-# ``(tx, skip, limit) -> (fires newest first, total)``: one kind's fires, each a dict with its
+# ``(skip, limit) -> (fires newest scheduled instant first, total)``: each fire carries its
 # ``scheduled_for``
-FirePager = Callable[[Tx, int, int], tuple[list[dict[str, Any]], int]]
+FirePage = Callable[[int, int], tuple[list[dict[str, Any]], int]]
 
 
 def schedule_history(tx: Tx, schedule_id: str, skip: int, limit: int) -> dict[str, Any]:
-    """A workflow schedule's page (:func:`history_page`)."""
+    """A workflow schedule's page (see :func:`history`)."""
 
-    def fires(tx: Tx, skip: int, limit: int) -> tuple[list[dict[str, Any]], int]:
-        return store_schedules.list_fires(tx, schedule_id=schedule_id, skip=skip, limit=limit)
+    def fires(offset: int, count: int) -> tuple[list[dict[str, Any]], int]:
+        return store_schedules.list_fires(tx, schedule_id=schedule_id, skip=offset, limit=count)
 
-    return history_page(tx, fires, (SCHEDULE, NO_TABLE, schedule_id), skip, limit)
+    return history(tx, fires, SCHEDULE, schedule_id, skip, limit)
 
 
 def trigger_history(
     tx: Tx, table_id: str, trigger_id: str, skip: int, limit: int
 ) -> dict[str, Any]:
-    """A table trigger's page (:func:`history_page`), its fires read from its runs."""
+    """A table trigger's page (see :func:`history`), its fires read from its runs."""
 
-    def fires(tx: Tx, skip: int, limit: int) -> tuple[list[dict[str, Any]], int]:
+    def fires(offset: int, count: int) -> tuple[list[dict[str, Any]], int]:
         return store_run_queries.list_trigger_fires(
-            tx, table_id=table_id, trigger_id=trigger_id, skip=skip, limit=limit
+            tx, table_id=table_id, trigger_id=trigger_id, skip=offset, limit=count
         )
 
-    return history_page(tx, fires, (TRIGGER, table_id, trigger_id), skip, limit)
+    return history(tx, fires, TRIGGER, trigger_id, skip, limit, table_id=table_id)
 
 
-def history_page(
-    tx: Tx, fires: FirePager, target: tuple[str, str, str], skip: int, limit: int
+def history(
+    tx: Tx,
+    fires: FirePage,
+    target_kind: str,
+    target_id: str,
+    skip: int,
+    limit: int,
+    *,
+    table_id: str = NO_TABLE,
 ) -> dict[str, Any]:
-    """One page (see the module docstring) of the fires ``fires`` pages and the skip ranges of
-    ``target`` (``(target_kind, table_id, target_id)`` in the skip ledger): ``{"items",
+    """One page of a target's fires with its skips (see the module docstring): ``{"items",
     "total", "skip", "limit", "skips_left_off"}``; an item is a fire (``kind: "fire"``, the
     fire's own fields) or a skip range (``kind: "skip"``, the fields of
     ``Tocsin.schedules.skips``); ``total`` counts the fires (the pages); ``skips_left_off`` the
     ranges of the page's share beyond :data:`PAGE_SKIPS`."""
     before = max(skip - 1, 0)  # one fire more: the previous page's oldest bounds this share
-    rows, total = fires(tx, before, limit + (skip - before))
+    rows, total = fires(before, limit + (skip - before))
     upper: datetime | None = None
     if skip:
         if not rows or len(rows) == 1:  # past the last page: its share was shown there
             return _page([], total, skip, limit, 0)
         upper, rows = rows[0]["scheduled_for"], rows[1:]
     lower = rows[-1]["scheduled_for"] if rows and skip + len(rows) < total else None
-    kind, table_id, target_id = target
     ranges, in_share = store_skips.list_skips(
         tx,
-        target_kind=kind,
+        target_kind=target_kind,
         table_id=table_id,
         target_id=target_id,
         limit=PAGE_SKIPS,
@@ -99,4 +101,4 @@ def _page(items: list[Any], total: int, skip: int, limit: int, left_off: int) ->
     }
 
 
-__all__ = ["PAGE_SKIPS", "history_page", "schedule_history", "trigger_history"]
+__all__ = ["PAGE_SKIPS", "FirePage", "history", "schedule_history", "trigger_history"]

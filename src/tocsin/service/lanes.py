@@ -5,7 +5,9 @@ t = Tocsin.open(url, lanes=[intake])
 t.lanes.trigger("content-intake", window=(start, end), kind="manual", now=now)
 t.lanes.trigger("content-intake", kind="retry", run_id="run_…", now=now)
 t.lanes.contracts("content-intake", skip=0, limit=50, decision="noop")
-t.lanes.verify(contract); t.lanes.list()
+t.lanes.verify(contract); t.lanes.list(); t.lanes.get("content-intake")
+t.lanes.pause("content-intake", now=now); t.lanes.resume("content-intake", now=now)
+t.lanes.fires("content-intake", skip=0, limit=50)     # scheduled runs with the skips between
 ```
 
 ``trigger`` admits and executes at once and returns the attempt (its contract, the handler's
@@ -17,6 +19,10 @@ scheduled_for)``); tocsin's own tick admits scheduled runs through the occurrenc
 Manual triggers: ``scheduled_for`` defaults to the window's end (the instant a scheduled run of
 that window would have been due), so the same manual trigger repeated for the same window is the
 same run: ``ignored / duplicate_trigger``, never a new run rejected as overlapping its twin.
+
+Pause and resume are persisted in the lane's row and idempotent, as a workflow schedule's: a
+paused lane runs nothing scheduled (manual triggers still run); resume records every instant
+passed meanwhile as a ``paused`` skip and runs none of them.
 """
 
 from __future__ import annotations
@@ -26,17 +32,26 @@ from datetime import datetime
 from typing import Any
 
 from tocsin import messages
+from tocsin.actions.base import ActionEnv
 from tocsin.core.contract import Window, check_instant
 from tocsin.core.contract_verify import verify
-from tocsin.errors import NotFound, ValidationError
+from tocsin.core.skips import LANE
+from tocsin.errors import Conflict, NotFound, ValidationError
 from tocsin.lanes.admit import Admission, admit, legacy_ids
-from tocsin.lanes.definition import Lane
+from tocsin.lanes.definition import MAX_LANE_ID, Lane
 from tocsin.lanes.execute import execute
-from tocsin.lanes.firing import fire_due_lanes, scheduled_window, sync_lanes
-from tocsin.lanes.views import public_attempt, public_lane
+from tocsin.lanes.firing import (
+    fire_due_lanes,
+    pause_lane,
+    resume_lane,
+    scheduled_window,
+    sync_lanes,
+)
+from tocsin.lanes.views import public_attempt, public_fire, public_lane
+from tocsin.service.history import history
 from tocsin.service.schedules import check_page
 from tocsin.store import lanes as store_lanes
-from tocsin.store.tx import Store
+from tocsin.store.tx import Store, Tx
 
 KINDS = ("manual", "retry", "scheduled")
 DECISION_STATUSES = ("ready", "noop", "stopped", "rejected", "ignored")
@@ -69,6 +84,8 @@ class Lanes:
         self._store, self._registry, self._now = store, registry, clock
         self._stale = stale_after_s
         self._on_register = on_register  # the facade's: lanes registered → the sync is owed
+        # what a failed handler's on_failure actions run with (the facade wires the runs')
+        self.alert_env: Callable[[], ActionEnv | None] | None = None
 
     def register(self, lanes: Iterable[Lane]) -> None:
         added: dict[str, Lane] = {}
@@ -99,6 +116,66 @@ class Lanes:
             summaries = store_lanes.lane_summaries(tx)
         ids = sorted(set(rows) | set(self._registry))
         return [public_lane(i, self._registry.get(i), rows.get(i), summaries.get(i)) for i in ids]
+
+    def get(self, lane_id: str) -> dict[str, Any]:
+        """One lane (registered, or with a stored history), as :meth:`list` shows it."""
+        with self._store.read() as tx:
+            row = self._known(tx, lane_id)
+            summary = store_lanes.lane_summaries(tx, lane_id=lane_id).get(lane_id)
+        return public_lane(lane_id, self._registry.get(lane_id), row, summary)
+
+    def _known(self, tx: Tx, lane_id: object) -> dict[str, Any] | None:
+        """The lane's row (None for a registered lane the tick has not seen yet); NotFound
+        for an unknown lane."""
+        row = None
+        if isinstance(lane_id, str) and len(lane_id) <= MAX_LANE_ID:
+            row = store_lanes.get_lane(tx, lane_id=lane_id)
+        if row is None and lane_id not in self._registry:
+            raise NotFound(messages.lane_unknown(lane_id))
+        return row
+
+    def pause(self, lane_id: str, now: datetime | None = None) -> dict[str, Any]:
+        """Stop the lane's scheduled runs (persisted; idempotent; a redeploy never unpauses)."""
+        at = self._now(now)
+        self._scheduled(lane_id, at)
+        with self._store.begin() as tx:
+            pause_lane(tx, lane_id=lane_id, now=at)
+        return self.get(lane_id)
+
+    def resume(self, lane_id: str, now: datetime | None = None) -> dict[str, Any]:
+        """Run again from the next instant after ``now``: the instants passed while paused are
+        recorded ``paused`` and none of them runs (idempotent)."""
+        at = self._now(now)
+        self._scheduled(lane_id, at)
+        with self._store.begin() as tx:
+            resume_lane(tx, lane_id=lane_id, now=at)
+        return self.get(lane_id)
+
+    def _scheduled(self, lane_id: str, now: datetime) -> None:
+        """Make sure a scheduled lane has its row (synced as the tick would); NotFound for an
+        unknown lane, Conflict for a lane without a schedule."""
+        lane = self._registry.get(lane_id) if isinstance(lane_id, str) else None
+        if lane is not None and lane.cron:
+            sync_lanes(self._store, {lane.id: lane}, now=now)
+        with self._store.read() as tx:
+            row = self._known(tx, lane_id)
+        if row is None or row["cron"] is None:
+            raise Conflict(messages.lane_not_scheduled(lane_id))
+
+    def fires(self, lane_id: str, skip: int = 0, limit: int = 50) -> dict[str, Any]:
+        """The lane's scheduled runs newest first, each with its scheduled and actual time, run,
+        attempt and status, interleaved with its skipped instants as a workflow schedule's
+        history is: ``{"items", "total", "skip", "limit", "skips_left_off"}`` (items carry
+        ``kind``: ``fire`` or ``skip``; ``total`` counts the fires)."""
+        check_page(skip, limit)
+        with self._store.read() as tx:
+            self._known(tx, lane_id)
+
+            def page(offset: int, count: int) -> tuple[list[dict[str, Any]], int]:
+                rows, total = store_lanes.list_fires(tx, lane_id=lane_id, skip=offset, limit=count)
+                return [public_fire(r) for r in rows], total
+
+            return history(tx, page, LANE, lane_id, skip, limit)
 
     def trigger(
         self,
@@ -135,7 +212,7 @@ class Lanes:
                 stale_after_s=self._stale,
             )
         if adm.decision is None:
-            execute(self._store, lane, adm, now=at)
+            self._execute(lane, adm, at)
         return self.attempt(adm.attempt_id)
 
     def _fresh(
@@ -191,11 +268,7 @@ class Lanes:
         if decision is not None and decision not in DECISION_STATUSES:
             raise ValidationError(messages.lane_decision_invalid(decision))
         with self._store.read() as tx:
-            known = lane_id in self._registry or (
-                isinstance(lane_id, str) and lane_id in store_lanes.list_lane_rows(tx)
-            )
-            if not known:
-                raise NotFound(messages.lane_unknown(lane_id))
+            self._known(tx, lane_id)
             rows, total = store_lanes.list_attempts(
                 tx, lane_id=lane_id, decision=decision, skip=skip, limit=limit
             )
@@ -237,15 +310,22 @@ class Lanes:
         if not self._registry:
             return 0
         with self._store.read() as tx:
-            rows = store_lanes.pending_attempts(tx, lane_ids=sorted(self._registry), limit=limit)
+            rows = store_lanes.pending_attempts(
+                tx, lane_ids=sorted(self._registry), limit=limit, now=now
+            )
         done = 0
         for row in rows:
             lane = self._registry[row["lane_id"]]
             adm = self._claim(lane, row, now)
             if adm is not None:
-                execute(self._store, lane, adm, now=now)
+                self._execute(lane, adm, now)
                 done += 1
         return done
+
+    def _execute(self, lane: Lane, adm: Admission, now: datetime) -> None:
+        execute(
+            self._store, lane, adm, now=now, stale_after_s=self._stale, alert_env=self.alert_env
+        )
 
     def _claim(self, lane: Lane, row: Mapping[str, Any], now: datetime) -> Admission | None:
         with self._store.begin() as tx:

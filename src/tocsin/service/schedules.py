@@ -17,9 +17,10 @@ from typing import Any
 
 from tocsin import messages
 from tocsin.core.compound import Node, from_json
+from tocsin.core.decide import decide
 from tocsin.core.instants import require_aware
-from tocsin.core.skips import PAUSED, SCHEDULE, SkipRange
-from tocsin.errors import Conflict, NotFound, ValidationError
+from tocsin.core.skips import SCHEDULE
+from tocsin.errors import ConfigError, Conflict, NotFound, ValidationError
 from tocsin.service.history import schedule_history
 from tocsin.service.whynot import check_n, skip_view
 from tocsin.store import records as store_records
@@ -33,7 +34,6 @@ from tocsin.workflows.backfill import (
     backfill_instants,
     run_backfill,
 )
-from tocsin.workflows.catchup import owed_range
 from tocsin.workflows.definition import (
     CatchUp,
     DeclaredSchedule,
@@ -43,7 +43,7 @@ from tocsin.workflows.definition import (
     declared_schedules,
 )
 from tocsin.workflows.sync import check_trigger_ids
-from tocsin.workflows.timing import next_fire_of
+from tocsin.workflows.timing import next_fire_of, schedule_of, state_of
 from tocsin.workflows.trigger_views import table_ids, trigger_view
 from tocsin.workflows.views import public_schedule, public_workflow
 from tocsin.workflows.whynot import schedule_next_fires
@@ -188,18 +188,22 @@ class Schedules:
             return self._view(tx, _require(tx, schedule_id))
 
     def resume(self, schedule_id: str, now: datetime | None = None) -> dict[str, Any]:
-        """Fire again from the next regular instant after ``now`` (no backlog; idempotent)."""
+        """Fire again from the next regular instant after ``now`` (no backlog; idempotent): the
+        instants the pause owed are recorded ``paused`` (the decision of a paused schedule)."""
         at = self._now(now)
         with self._store.begin() as tx:
             row = _require(tx, schedule_id)
             if row["paused"]:
-                tree = row.get("trigger_tree")
-                following = next_fire_of(row["cron"], row["timezone"], tree, at)
-                values = {"paused": False, "next_fire_at": following}
-                if tree is not None:
-                    values["evaluated_at"] = at  # no backlog of the pause's instants
-                else:  # the skip ledger: the instants the pause skipped
-                    store_skips.record_skips(tx, ranges=paused_skips(row, at), now=at)
+                values: dict[str, Any] = {"paused": False}
+                try:
+                    decision = decide(schedule_of(row), state_of(row, busy=False), (), at)
+                except (ConfigError, ValueError):  # unreadable: the tick records why
+                    values["next_fire_at"] = at
+                else:
+                    store_skips.record_skips(tx, ranges=list(decision.skips), now=at)
+                    values["next_fire_at"] = decision.next_due_at
+                    if decision.state.evaluated_at is not None:
+                        values["evaluated_at"] = decision.state.evaluated_at
                 store_schedules.update_schedule(tx, schedule_id=row["id"], values=values, now=at)
             return self._view(tx, _require(tx, schedule_id))
 
@@ -336,12 +340,4 @@ class Schedules:
         return run_backfill(self._store, row, instants, now=at, progress=progress)
 
 
-def paused_skips(row: Mapping[str, Any], at: datetime) -> list[SkipRange]:
-    """The instants a paused schedule owed up to ``at``, as one ``paused`` range."""
-    nxt = row["next_fire_at"]
-    if nxt is None or nxt > at:
-        return []
-    return owed_range(row, nxt, at, PAUSED, inclusive=True)
-
-
-__all__ = ["Schedules", "check_page", "imperative_row", "paused_skips"]
+__all__ = ["Schedules", "check_page", "imperative_row"]

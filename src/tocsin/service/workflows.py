@@ -58,6 +58,8 @@ class WorkflowService(Service):
         self._leases = runner.Leases()  # the runs this process's pool holds (renewed by work)
         self._sync_owed = False  # what was registered has not been synced yet
         self._sync_lock = threading.Lock()  # one sync at a time: the owed one happens once
+        # what failed runs' on_failure actions run with (the facade wires the runs service's)
+        self.alert_env: runner.AlertEnv | None = None
 
     @property
     def workflows(self) -> dict[str, Workflow]:
@@ -148,7 +150,9 @@ class WorkflowService(Service):
         with self.store.begin() as tx:
             store_runs.insert_runs(tx, rows=[row])
         if wait:
-            runner.claim_and_execute(self.store, self.workflows, row["id"], now=at)
+            runner.claim_and_execute(
+                self.store, self.workflows, row["id"], now=at, alert_env=self.alert_env
+            )
         return self.get_workflow_run(row["id"])
 
     def _pending_run(
@@ -188,7 +192,7 @@ class WorkflowService(Service):
                 tx, workflow_id=workflow_id, status=status, skip=skip, limit=limit
             )
         return {
-            "items": [public_run(r) for r in items],
+            "items": [self._view(r) for r in items],
             "total": total,
             "skip": skip,
             "limit": limit,
@@ -196,14 +200,17 @@ class WorkflowService(Service):
 
     def get_workflow_run(self, run_id: str) -> dict[str, Any]:
         with self.store.read() as tx:
-            return public_run(_require_run(tx, run_id))
+            return self._view(_require_run(tx, run_id))
 
     def get_workflow_runs(self, run_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         """The runs of ``run_ids`` that exist, by id (unknown ids are left out)."""
         wanted = [i for i in run_ids if isinstance(i, str) and 0 < len(i) <= 64]
         with self.store.read() as tx:
             found = store_runs.runs_by_id(tx, run_ids=wanted)
-        return {k: public_run(v) for k, v in found.items()}
+        return {k: self._view(v) for k, v in found.items()}
+
+    def _view(self, run: Mapping[str, Any]) -> dict[str, Any]:
+        return public_run(run, self.workflows.get(str(run.get("workflow_id"))))
 
     def cancel_workflow_run(self, run_id: str, now: datetime | None = None) -> dict[str, Any]:
         """pending / running / suspended → canceled (a running step finishes; nothing after)."""
@@ -220,18 +227,30 @@ class WorkflowService(Service):
         values = {"status": "pending", "resume_data": _plain(data), "suspend_payload": None}
         self._transition(run_id, ("suspended",), values, at, messages.workflow_run_not_suspended)
         if wait:
-            runner.claim_and_execute(self.store, self.workflows, run_id, now=at)
+            runner.claim_and_execute(
+                self.store, self.workflows, run_id, now=at, alert_env=self.alert_env
+            )
         return self.get_workflow_run(run_id)
 
     def retry_workflow_run(
         self, run_id: str, now: datetime | None = None, *, wait: bool = True
     ) -> dict[str, Any]:
-        """failed / canceled → pending; steps that succeeded are not executed again."""
+        """failed / canceled → pending; steps that succeeded are not executed again. Its automatic
+        attempts start again from 1 (the policy in force applies anew)."""
         at = self._now(now)
-        values = {"status": "pending", "error": None, "output": None, "ended_at": None}
+        values = {
+            "status": "pending",
+            "error": None,
+            "output": None,
+            "ended_at": None,
+            "next_attempt_at": None,
+            "attempt": 1,
+        }
         self._transition(run_id, RETRYABLE, values, at, messages.workflow_run_not_retryable)
         if wait:
-            runner.claim_and_execute(self.store, self.workflows, run_id, now=at)
+            runner.claim_and_execute(
+                self.store, self.workflows, run_id, now=at, alert_env=self.alert_env
+            )
         return self.get_workflow_run(run_id)
 
     def _transition(
@@ -279,6 +298,7 @@ class WorkflowService(Service):
             claim_batch=self.settings.workflow_claim_batch,
             claim_chunk=self.settings.workflow_claim_chunk,
             slot_look_s=self.settings.workflow_slot_look_s,
+            alert_env=self.alert_env,
         )
 
     def start_from_action(self, tx: Tx, workflow_id: str, input: Any, *, now: datetime) -> str:

@@ -45,7 +45,7 @@ def with_rows(
     tx: Tx, columns: Sequence[Column], body: str, rows: Sequence[tuple[Any, ...]]
 ) -> list[tuple[Any, ...]]:
     """``WITH v(columns) AS (rows) <body>``, per chunk of rows; what RETURNING gave back."""
-    if tx.is_postgres:  # one statement, one array per column: a short text for any number
+    if tx.is_postgres:  # one statement, one array per column, whatever the number of rows
         arrays = [list(c) for c in zip(*rows, strict=True)]
         return with_columns(tx, columns, body, arrays) if rows else []
     names = ", ".join(name for name, _ in columns)
@@ -62,9 +62,10 @@ def with_rows(
 def with_columns(
     tx: Tx, columns: Sequence[Column], body: str, values: Sequence[list[Any]]
 ) -> list[tuple[Any, ...]]:
-    """:func:`with_rows` given the rows a column at a time. PostgreSQL: ``unnest`` of one array
-    per column (:func:`text_array`), but a column holding one value in every row (a batch's
-    instant, status…) goes once, as a scalar (at least one array stays, for the row count)."""
+    """:func:`with_rows` given the rows a column at a time. PostgreSQL: ``unnest`` of one typed
+    array per column (psycopg adapts a list, in binary), but a column holding one value in every
+    row (a batch's instant, status…) goes once, as a scalar (at least one array stays, for the
+    row count)."""
     if not tx.is_postgres:
         return with_rows(tx, columns, body, list(zip(*values, strict=True)))
     count = len(values[0])
@@ -77,34 +78,17 @@ def with_columns(
         if one:
             scalars.append(column[0])
             continue
-        sql, param = text_array(column) if kind == "text" else (f"CAST(%b AS {kind}[])", column)
-        arrays.append((name, sql, param))
+        arrays.append((name, f"CAST(%b AS {kind}[])", column))
     names = ", ".join(name for name, _ in columns)
     source = f"SELECT {', '.join(picks)} FROM unnest({', '.join(a[1] for a in arrays)})"
     sql = f"WITH v({names}) AS ({source} AS u({', '.join(a[0] for a in arrays)})) {body}"
     return list(driver_rows(tx.conn.exec_driver_sql(sql, (*scalars, *(a[2] for a in arrays)))))
 
 
-# a text column travels as one text the server splits (NULL as chr(30)): psycopg dumps a list
-# element by element in Python, ~0.25 ms per 1,000 ids; an array when a value holds a separator
-_SPLIT = "string_to_array(CAST(%b AS text), chr(31), chr(30))"
-
-
-def text_array(column: list[Any]) -> tuple[str, Any]:
-    """The SQL making a text array of ``column`` (texts, None) from one ``%b``, and its value."""
-    nulls = column.count(None)
-    try:
-        joined = "\x1f".join(["\x1e" if v is None else v for v in column] if nulls else column)
-    except TypeError:  # a value that is not a text
-        joined = ""
-    fits = joined.count("\x1f") == len(column) - 1 and joined.count("\x1e") == nulls
-    return (_SPLIT, joined) if joined and fits else ("CAST(%b AS text[])", column)
-
-
 def driver_rows(result: Any) -> Iterator[tuple[Any, ...]]:
-    """A raw statement's rows as the driver's plain tuples (no ``Row`` each: the collector stops
-    tracking a tuple of plain values), :data:`FETCH_ROWS` at a time; none for a statement
-    without RETURNING; the result is closed once read."""
+    """A raw statement's rows as the driver's plain tuples (no SQLAlchemy ``Row`` built per
+    row), :data:`FETCH_ROWS` at a time; none for a statement without RETURNING; the result is
+    closed once read."""
     try:
         while result.returns_rows and (part := result.cursor.fetchmany(FETCH_ROWS)):
             yield from part

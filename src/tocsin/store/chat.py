@@ -5,13 +5,29 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, select
 
+from tocsin.store.bulk import instant_binder, with_rows
 from tocsin.store.errors import map_db_errors
 from tocsin.store.schema import chat_messages
 from tocsin.store.tx import Tx
 
-_INSERT = insert(chat_messages)
+_INSERT = (
+    "INSERT INTO chat_messages (id, chatroom_id, table_id, run_id, text, created_at)"
+    " SELECT mid, room, tab, rid, txt, ca FROM v"
+)
+_COLUMNS = (
+    *(("mid", "text"), ("room", "text"), ("tab", "text"), ("rid", "text"), ("txt", "text")),
+    ("ca", "timestamp"),
+)
+_KEYS = ("id", "chatroom_id", "table_id", "run_id", "text", "created_at")
+
+
+def _write(tx: Tx, rows: list[dict[str, Any]]) -> None:
+    """Messages (``insert_message``'s rows) in one statement (``store.bulk``)."""
+    bind = instant_binder(tx)
+    values = [(*(row[key] for key in _KEYS[:5]), bind(row["created_at"])) for row in rows]
+    with_rows(tx, _COLUMNS, _INSERT, values)
 
 
 def insert_message(
@@ -24,8 +40,8 @@ def insert_message(
     table_id: str | None = None,
     run_id: str | None = None,
 ) -> dict[str, Any]:
-    """Append one message to a chatroom's feed; returns it."""
-    tx.require_writable()
+    """Append one message to a chatroom's feed; returns it. In a batch's transaction it is
+    written with the batch's other messages, before the commit (``Tx.append``)."""
     row = {
         "id": message_id,
         "chatroom_id": chatroom_id,
@@ -34,8 +50,7 @@ def insert_message(
         "text": text,
         "created_at": now,
     }
-    with map_db_errors():
-        tx.conn.execute(_INSERT, row)
+    tx.append(_write, row)
     return row
 
 

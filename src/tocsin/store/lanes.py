@@ -48,6 +48,11 @@ def lock_lane(tx: Tx, *, lane_id: str) -> dict[str, Any] | None:
     return dict(row) if row is not None else None
 
 
+def get_lane(tx: Tx, *, lane_id: str) -> dict[str, Any] | None:
+    row = tx.conn.execute(select(L).where(L.c.id == lane_id)).mappings().first()
+    return dict(row) if row is not None else None
+
+
 def update_lane(tx: Tx, *, lane_id: str, values: Mapping[str, Any], now: datetime) -> None:
     tx.require_writable()
     tx.conn.execute(update(L).where(L.c.id == lane_id).values(**values, updated_at=now))
@@ -60,7 +65,8 @@ def list_lane_rows(tx: Tx) -> dict[str, dict[str, Any]]:
 def claim_due_lanes(
     tx: Tx, *, now: datetime, lane_ids: Sequence[str], limit: int
 ) -> list[dict[str, Any]]:
-    """Up to ``limit`` of ``lane_ids`` with ``next_fire_at <= now``, earliest first, locked.
+    """Up to ``limit`` unpaused ones of ``lane_ids`` with ``next_fire_at <= now``, earliest
+    first, locked.
 
     PostgreSQL: ``FOR UPDATE SKIP LOCKED`` (a lane another ticker holds is skipped); SQLite: call
     inside ``store.begin()``.
@@ -68,7 +74,12 @@ def claim_due_lanes(
     tx.require_writable()
     stmt = (
         select(L)
-        .where(L.c.id.in_(list(lane_ids)), L.c.next_fire_at.is_not(None), L.c.next_fire_at <= now)
+        .where(
+            L.c.id.in_(list(lane_ids)),
+            L.c.paused_at.is_(None),
+            L.c.next_fire_at.is_not(None),
+            L.c.next_fire_at <= now,
+        )
         .order_by(L.c.next_fire_at, L.c.id)
         .limit(limit)
     )
@@ -211,17 +222,28 @@ def supersede_attempts(tx: Tx, *, run_id: str, error: str, now: datetime) -> int
     return int(tx.conn.execute(stmt).rowcount)
 
 
-def pending_attempts(tx: Tx, *, lane_ids: Sequence[str], limit: int | None) -> list[dict[str, Any]]:
-    """Attempts of ``lane_ids`` admitted by the tick and not yet executed, oldest first
-    (``ix_lane_attempts_state``)."""
+def pending_attempts(
+    tx: Tx, *, lane_ids: Sequence[str], limit: int | None, now: datetime | None = None
+) -> list[dict[str, Any]]:
+    """Attempts of ``lane_ids`` admitted by the tick (or an automatic retry whose
+    ``next_attempt_at`` is not after ``now``) and not yet executed, oldest first, and the runs
+    one tick admitted in the order of their instants (``ix_lane_attempts_state``)."""
+    due = [] if now is None else [or_(A.c.next_attempt_at.is_(None), A.c.next_attempt_at <= now)]
     stmt = (
         select(A)
-        .where(A.c.state == "pending", A.c.lane_id.in_(list(lane_ids)))
-        .order_by(A.c.created_at, A.c.attempt_id)
+        .join(R, R.c.run_id == A.c.run_id)
+        .where(A.c.state == "pending", A.c.lane_id.in_(list(lane_ids)), *due)
+        .order_by(A.c.created_at, R.c.scheduled_for, A.c.attempt_id)
     )
     if limit is not None:
         stmt = stmt.limit(limit)
     return [dict(r) for r in tx.conn.execute(stmt).mappings()]
+
+
+def run_attempt_outcomes(tx: Tx, *, run_id: str) -> list[tuple[str | None, Any]]:
+    """``(handler_status, alert)`` of every attempt of a run (its retries and alerts count)."""
+    stmt = select(A.c.handler_status, A.c.alert).where(A.c.run_id == run_id)
+    return [(r[0], r[1]) for r in tx.conn.execute(stmt)]
 
 
 def list_attempts(
@@ -242,15 +264,33 @@ def list_attempts(
     return [dict(r) for r in tx.conn.execute(stmt).mappings()], int(total)
 
 
-def lane_summaries(tx: Tx) -> dict[str, dict[str, Any]]:
-    """Per lane: the number of attempts, per decision (``decisions``: status → count, attempts
-    without a decision yet left out) and the newest attempt's decision and time."""
+def list_fires(tx: Tx, *, lane_id: str, skip: int, limit: int) -> tuple[list[dict[str, Any]], int]:
+    """A lane's scheduled attempts (its fires) with their run's instants, newest scheduled
+    instant first; and how many there are."""
+    where = (A.c.lane_id == lane_id, A.c.kind == "scheduled")
+    total = tx.conn.execute(select(func.count()).select_from(A).where(*where)).scalar_one()
+    stmt = (
+        _attempt_select()
+        .where(*where)
+        .order_by(R.c.scheduled_for.desc(), A.c.attempt.desc(), A.c.attempt_id)
+        .offset(skip)
+        .limit(limit)
+    )
+    return [dict(r) for r in tx.conn.execute(stmt).mappings()], int(total)
+
+
+def lane_summaries(tx: Tx, *, lane_id: str | None = None) -> dict[str, dict[str, Any]]:
+    """Per lane (or of ``lane_id`` alone): the number of attempts, per decision
+    (``decisions``: status → count, attempts without a decision yet left out) and the newest
+    attempt's decision and time."""
     counts = select(
         A.c.lane_id,
         A.c.decision_status,
         func.count().label("n"),
         func.max(A.c.created_at).label("last"),
     ).group_by(A.c.lane_id, A.c.decision_status)
+    if lane_id is not None:
+        counts = counts.where(A.c.lane_id == lane_id)
     out: dict[str, dict[str, Any]] = {}
     for row in tx.conn.execute(counts).mappings():
         info = out.setdefault(row["lane_id"], {"attempts": 0, "last_at": None, "decisions": {}})
@@ -282,16 +322,19 @@ __all__ = [
     "find_run",
     "finish_attempt",
     "get_attempt",
+    "get_lane",
     "get_run",
     "insert_attempt",
     "insert_lane",
     "insert_run",
     "lane_summaries",
     "list_attempts",
+    "list_fires",
     "list_lane_rows",
     "lock_lane",
     "overlapping_run",
     "pending_attempts",
+    "run_attempt_outcomes",
     "supersede_attempts",
     "update_lane",
     "update_run",

@@ -25,7 +25,7 @@ from tocsin.store.bulk import (
     with_columns,
 )
 from tocsin.store.dialects import keyed_access_only, upsert_insert
-from tocsin.store.jsontext import JSONText, stored_text
+from tocsin.store.jsontext import json_value
 from tocsin.store.schema import schedule_fires, workflow_runs, workflow_schedules
 from tocsin.store.tx import Tx
 from tocsin.store.workflow_runs import column_values
@@ -139,8 +139,7 @@ def claim_due_schedules(tx: Tx, *, now: datetime, limit: int) -> list[dict[str, 
     """Up to ``limit`` unpaused schedules with ``next_fire_at <= now``, earliest first, locked:
     each ``{id, workflow_id, cron, timezone, overlap, catch_up, max_catch_up, input_data,
     initial_state, request_context, next_fire_at}`` (what firing reads; raw driver rows). The
-    JSON columns come as their stored text (:data:`~tocsin.store.jsontext.JSONText`, or None): the
-    fired runs take them as they are.
+    JSON columns come as their values, decoded from the text each is read as.
 
     PostgreSQL: ``FOR UPDATE SKIP LOCKED`` (rows another scheduler holds are skipped); SQLite:
     call inside ``store.begin()``.
@@ -158,20 +157,17 @@ def claim_due_schedules(tx: Tx, *, now: datetime, limit: int) -> list[dict[str, 
         keyed_access_only(tx)  # the page in ix_workflow_schedules_due's order, none sorted
     found = tx.conn.exec_driver_sql(sql, (instant_binder(tx)(now), limit)).fetchall()
     instant = instant_reader()
-    texts: dict[str, JSONText] = {}  # one JSONText per distinct text (schedules share inputs)
     out = []
     for row in found:
         item = dict(zip(_DUE_COLUMNS, row, strict=True))
         for name in _DUE_JSON:
-            text = item[name]
-            if text is not None:
-                item[name] = texts.get(text) or texts.setdefault(text, stored_text(text))
+            item[name] = json_value(item[name])
         item["next_fire_at"] = instant(item["next_fire_at"])
         out.append(item)
     return out
 
 
-_DUE_SELECT = ", ".join(  # JSON as its text on PostgreSQL too (SQLite stores the text)
+_DUE_SELECT = ", ".join(  # JSON read as its text on PostgreSQL too, decoded by json_value
     f"CAST({n} AS text)" if n in _DUE_JSON else n for n in _DUE_COLUMNS
 )
 

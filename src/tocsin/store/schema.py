@@ -39,6 +39,9 @@ ACTIVE_STATUSES = ("pending", "running")
 # the predicate of uq_runs_one_active_clock; runs.insert_run repeats it verbatim in ON CONFLICT so
 # both dialects infer the partial index (SQLite requires the WHERE to imply the index's own)
 ONE_ACTIVE_CLOCK_WHERE = "clock AND status IN ('pending', 'running')"
+PENDING_WHERE = "status = 'pending'"
+SCOPE_KEY = String(200).with_variant(String(200, collation="C"), "postgresql")
+RUNNING_LIMITED_WHERE = "status = 'running' AND max_concurrent IS NOT NULL"
 SCHEDULED_RUN_WHERE = "source = 'schedule'"
 
 # §1 tables: scope + typed columns + triggers config + SCP rules, trashable.
@@ -175,8 +178,31 @@ runs = Table(
     # automatic retry (migration 0011): a pending run waiting for its backoff is not
     # claimed before this instant; NULL: claimable at once
     Column("next_attempt_at", UTCDateTime, nullable=True),
+    # the run's scope, ``scope:scope_id`` of its table at insert ('' for a table gone before the
+    # migration that added it, 0029): the claim takes the scopes in turn (``store.runs``); the
+    # run of a row-event trigger with ``max_concurrent`` (copied here) has a scope of its own
+    # within its table's: ``scope:scope_id/table_id/trigger_id``
+    # (PostgreSQL: byte order, ``COLLATE "C"``, as SQLite and Python compare; see next_turn)
+    Column("scope", SCOPE_KEY, nullable=False, server_default=text("''")),
+    Column("max_concurrent", Integer, nullable=True),
     Index("ix_runs_table_created", "table_id", "created_at"),
     Index("ix_runs_status_updated", "status", "updated_at", "id"),  # the claim order (0019)
+    # the fair claim: the scopes with pending runs, and each one's oldest, from the index alone
+    Index(
+        "ix_runs_pending_scope",
+        "scope",
+        "updated_at",
+        "id",
+        postgresql_where=text(PENDING_WHERE),
+        sqlite_where=text(PENDING_WHERE),
+    ),
+    # the running runs of a limited trigger, counted by the claim (its room)
+    Index(
+        "ix_runs_running_limited",
+        "scope",
+        postgresql_where=text(RUNNING_LIMITED_WHERE),
+        sqlite_where=text(RUNNING_LIMITED_WHERE),
+    ),
     # a trigger's fire history: its scheduled runs, newest instant first (migration 0029)
     Index(
         "ix_runs_trigger_fires",
@@ -390,6 +416,11 @@ workflow_runs = Table(
     Column("updated_at", UTCDateTime, nullable=False),
     Column("started_at", UTCDateTime, nullable=True),
     Column("ended_at", UTCDateTime, nullable=True),
+    # automatic retries (0029): the number of the current attempt (1 until a failure is
+    # retried), when a retried run may be claimed again, the failure alert's outcome
+    Column("attempt", Integer, nullable=False, server_default=text("1")),
+    Column("next_attempt_at", UTCDateTime, nullable=True),
+    Column("alert", JSON(none_as_null=True), nullable=True),
     Index("ix_workflow_runs_status", "status", "updated_at", "id"),  # the claim order (0016)
     Index("ix_workflow_runs_workflow", "workflow_id", "created_at"),
     # the overlap fence: active runs only, so a finished run leaves it (0022); ``status`` kept, so
@@ -426,6 +457,7 @@ lanes = Table(
     Column("next_fire_at", UTCDateTime, nullable=True),  # the next instant the tick fires
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
+    Column("paused_at", UTCDateTime, nullable=True),  # set while paused (migration 0029)
     Index("ix_lanes_due", "next_fire_at"),
 )
 
@@ -471,6 +503,9 @@ lane_attempts = Table(
     Column("error", Text, nullable=True),  # an attempt that failed before its decision
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
+    # automatic retries (0029): a pending retry is not claimed before this; the alert's outcome
+    Column("next_attempt_at", UTCDateTime, nullable=True),
+    Column("alert", JSON(none_as_null=True), nullable=True),
     UniqueConstraint("run_id", "attempt", name="uq_lane_attempts_run_attempt"),
     Index("ix_lane_attempts_page", "lane_id", "created_at"),
     Index("ix_lane_attempts_decision", "lane_id", "decision_status", "created_at"),

@@ -1,8 +1,8 @@
 """The skip ledger: due occurrences that did not fire, one row per range.
 
 A row is ``(target_kind, table_id, target_id, reason, first_instant, last_instant, count)``: a
-target is a table's trigger (a trigger id is unique within its table only) or a workflow schedule
-(``table_id`` ``''``). Writing a batch of ranges (:func:`record_skips`) is two set-based
+target is a table's trigger (a trigger id is unique within its table only), a workflow schedule
+or a lane (``table_id`` ``''``). Writing a batch of ranges (:func:`record_skips`) is two set-based
 statements whatever its size:
 
 1. merge: a range whose ``after`` (the occurrence just before its first) is the
@@ -41,7 +41,7 @@ _COLUMNS = (
 _KEY = (
     "s.target_kind = v.kind AND s.table_id = v.tab AND s.target_id = v.tid AND s.reason = v.reason"
 )
-NO_TABLE = ""  # the table_id of a workflow schedule's rows
+NO_TABLE = ""  # the table_id of a workflow schedule's or a lane's rows
 _MERGE = (
     "UPDATE skips AS s SET last_instant = v.lst, count = s.count + v.cnt,"
     " at_least = (s.at_least OR v.al), updated_at = v.ua FROM v"

@@ -136,9 +136,9 @@ def claim_events(tx: Tx, *, limit: int) -> list[dict[str, Any]]:
     return [dict(r) for r in tx.conn.execute(stmt).mappings()]
 
 
-def peek_events(tx: Tx, *, limit: int) -> list[dict[str, Any]]:
-    """Up to ``limit`` events, oldest first, as :func:`claim_events` would take them, without
-    locking (for the global dry run)."""
+def peek_events(tx: Tx, *, limit: int | None) -> list[dict[str, Any]]:
+    """Up to ``limit`` events (None: every one), oldest first, as :func:`claim_events` would
+    take them, without locking (for the global dry run)."""
     stmt = select(E).order_by(E.c.id).limit(limit)
     return [dict(r) for r in tx.conn.execute(stmt).mappings()]
 

@@ -22,9 +22,10 @@ mark once it can.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Connection, Engine
 
@@ -56,6 +57,10 @@ _PROBE_SQL = {
 }
 
 
+Writer = Callable[["Tx", list[Any]], None]
+"""Inserts rows (``Tx.append``), all of them in one statement or a few."""
+
+
 @dataclass(slots=True)
 class Tx:
     """One open transaction. ``conn`` is for tocsin.store only."""
@@ -64,10 +69,33 @@ class Tx:
     is_postgres: bool
     readonly: bool = False
     wakes: bool = False  # it leaves work pending: idle workers are told at commit
+    appends: dict[Writer, list[Any]] | None = None
+    """A batch's transaction (``Store.begin(appends=True)``): rows appended to a feed
+    (:meth:`append`) wait here, and each writer writes its own at :meth:`flush`."""
 
     def require_writable(self) -> None:
         if self.readonly:
             raise RuntimeError("write attempted in a read-only transaction")
+
+    def append(self, writer: Writer, row: Any) -> None:
+        """Insert ``row`` with ``writer`` (rows in, one statement): at once, or in a batch's
+        transaction with the batch's other rows at its :meth:`flush` (nothing in it reads
+        what it appends before then)."""
+        self.require_writable()
+        if self.appends is None:
+            with map_db_errors():
+                writer(self, [row])
+            return
+        self.appends.setdefault(writer, []).append(row)
+
+    def flush(self) -> None:
+        """Write the rows :meth:`append` kept, each writer's in one go."""
+        if not self.appends:
+            return
+        pending, self.appends = self.appends, {}
+        with map_db_errors():
+            for writer, rows in pending.items():
+                writer(self, rows)
 
     def wake_workers(self, made: bool = True) -> None:
         """This transaction leaves work pending (``made``: runs inserted or handed back): on
@@ -93,14 +121,17 @@ class Store:
         return self.engines[pools.current_role()]
 
     @contextmanager
-    def _tx(self, *, immediate: bool, readonly: bool) -> Iterator[Tx]:
+    def _tx(self, *, immediate: bool, readonly: bool, appends: bool = False) -> Iterator[Tx]:
         try:
             with (
                 map_db_errors(),
                 self.engine.connect() as conn,
                 self._tx_on(conn, immediate=immediate, readonly=readonly) as tx,
             ):
+                if appends:
+                    tx.appends = {}
                 yield tx
+                tx.flush()
         except StorageFull:
             self.short_of_space = True
             raise
@@ -119,8 +150,10 @@ class Store:
                     conn.exec_driver_sql(_PG_NOTIFY)
 
     @contextmanager
-    def begin(self) -> Iterator[Tx]:
-        with self._tx(immediate=True, readonly=False) as tx:
+    def begin(self, *, appends: bool = False) -> Iterator[Tx]:
+        """A read-write transaction; with ``appends``, a batch's: rows appended to a feed
+        (``Tx.append``) are written together before it commits (``Tx.flush``)."""
+        with self._tx(immediate=True, readonly=False, appends=appends) as tx:
             yield tx
 
     @contextmanager

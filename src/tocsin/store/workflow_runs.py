@@ -14,11 +14,10 @@ from datetime import datetime, timedelta
 from operator import itemgetter
 from typing import Any
 
-from sqlalchemy import bindparam, func, literal, select, update
+from sqlalchemy import bindparam, func, literal, or_, select, update
 
 from tocsin.store.bulk import (
     instant_binder,
-    text_array,
     update_rows,
     with_columns,
     with_rows,
@@ -46,11 +45,14 @@ JSON_COLUMNS = frozenset(  # the JSON columns (``store.workflow_claims`` reads t
         "request_context",
         "suspend_payload",
         "resume_data",
+        "alert",
     )
 )
 _INSTANT_COLUMNS = frozenset(
-    ("scheduled_for", "created_at", "updated_at", "started_at", "ended_at")
+    ("scheduled_for", "created_at", "updated_at", "started_at", "ended_at", "next_attempt_at")
 )
+# columns a new run's row may leave out (the rows of ``new_run`` predate them)
+_FRESH: dict[str, Any] = {"attempt": 1, "next_attempt_at": None, "alert": None}
 _INSERT_COLUMNS = tuple(c.name for c in R.c)
 
 
@@ -62,8 +64,18 @@ def column_values(
     """The values of ``items`` under ``names``, one list per name, each converted by
     ``convert[name]`` when given: a column at a time (``map``: no Python frame per cell), as
     ``bulk.with_columns`` takes them (the workflow store's rows: runs, fires)."""
-    cells = [(name, map(itemgetter(name), items)) for name in names]
+    cells = [
+        (name, map(_getter(name, items), items))
+        for name in names  # (the columns every row names: one C call per cell)
+    ]
     return [list(map(convert[n], c) if n in convert else c) for n, c in cells]
+
+
+def _getter(name: str, items: Sequence[Mapping[str, Any]]) -> Callable[[Any], Any]:
+    if name in _FRESH and items and name not in items[0]:
+        default = _FRESH[name]
+        return lambda row: row.get(name, default)
+    return itemgetter(name)
 
 
 def insert_runs(tx: Tx, *, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -99,7 +111,7 @@ def insert_runs(tx: Tx, *, rows: Sequence[Mapping[str, Any]]) -> None:
 def _pg_kind(name: str) -> str:
     if name in _INSTANT_COLUMNS:
         return "timestamp"
-    return "int" if name == "attempts" else "text"
+    return "int" if name in ("attempts", "attempt") else "text"
 
 
 # PostgreSQL: the rows travel as one array per column (``bulk.with_columns``); JSON as its text
@@ -156,10 +168,10 @@ def active_schedule_ids(tx: Tx, *, schedule_ids: Iterable[str]) -> set[str]:
     wanted = sorted(set(schedule_ids))
     fence = f"{WORKFLOW_ACTIVE_WHERE} AND trigger <> 'backfill'"  # ix_workflow_runs_schedule
     found: set[str] = set()
-    if tx.is_postgres:  # one statement, the ids as one array (sent as one text: bulk)
-        ids, param = text_array(wanted)
+    if tx.is_postgres:  # one statement, the ids as one text array
+        ids = "CAST(%b AS text[])"
         sql = f"SELECT schedule_id FROM workflow_runs WHERE schedule_id = ANY({ids}) AND {fence}"
-        return {str(r[0]) for r in tx.conn.exec_driver_sql(sql, (param,)).fetchall()}
+        return {str(r[0]) for r in tx.conn.exec_driver_sql(sql, (wanted,)).fetchall()}
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
         marks = ", ".join("?" * len(chunk))
@@ -174,15 +186,17 @@ def _claim_values(now: datetime) -> dict[str, Any]:
         "attempts": R.c.attempts + 1,
         "started_at": func.coalesce(R.c.started_at, literal(now, type_=R.c.started_at.type)),
         "updated_at": now,
+        "next_attempt_at": None,
     }
 
 
 def claim_run(tx: Tx, *, run_id: str, now: datetime) -> dict[str, Any] | None:
-    """Claim one run by id if it is still pending."""
+    """Claim one run by id if it is still pending and not waiting for its next attempt."""
     tx.require_writable()
     stmt = (
         update(R)
         .where(R.c.id == run_id, R.c.status == "pending")
+        .where(or_(R.c.next_attempt_at.is_(None), R.c.next_attempt_at <= now))
         .values(**_claim_values(now))
         .returning(*R.c)
     )
@@ -215,9 +229,13 @@ _FINISH = (
         suspend_payload=bindparam("p_suspend"),
         updated_at=bindparam("p_now"),
         ended_at=bindparam("p_ended"),
+        next_attempt_at=bindparam("p_next"),
+        attempt=bindparam("p_attempt"),
     )
 )
 FINISH_KEYS = ("status", "steps", "output", "error", "suspend_payload")
+"""What every finish names; a retried run's also ``next_attempt_at`` and ``attempt`` (the
+number of its next attempt), its status then ``pending``."""
 
 
 def finish_run(
@@ -236,20 +254,25 @@ def finish_run(
         "p_suspend": values["suspend_payload"],
         "p_now": now,
         "p_ended": now if values["status"] in ("success", "failed") else None,
+        "p_next": values.get("next_attempt_at"),
+        "p_attempt": values.get("attempt") or 1,
     }
     return tx.conn.execute(_FINISH, params).rowcount == 1
 
 
 _FINISH_MANY = (  # SQLite: prepared once, executed per row (bulk.update_rows)
     "UPDATE workflow_runs SET status = ?1, steps = ?2, output = ?3, error = ?4,"
-    " suspend_payload = ?5, updated_at = ?6, ended_at = ?7"
+    " suspend_payload = ?5, updated_at = ?6, ended_at = ?7, next_attempt_at = ?10, attempt = ?11"
     " WHERE id = ?8 AND status = 'running' AND attempts = ?9"
 )
 
 
-FinishRow = tuple[str, str, str | None, str | None, str | None, datetime, bool, str, int]
+FinishRow = tuple[
+    str, str, str | None, str | None, str | None, datetime, bool, str, int, datetime | None, int
+]
 """A run's finish as plain values (:func:`finish_row`): status, steps, output and suspend
-payload as their JSON text, error, the instant, whether it ends the run, run id, attempts."""
+payload as their JSON text, error, the instant, whether it ends the run, run id, attempts,
+when a retried run's next attempt may start, the number of its current (or next) attempt."""
 
 
 def finish_row(run_id: str, attempts: int, values: Mapping[str, Any], now: datetime) -> FinishRow:
@@ -267,6 +290,8 @@ def finish_row(run_id: str, attempts: int, values: Mapping[str, Any], now: datet
         status in ("success", "failed"),
         run_id,
         attempts,
+        values.get("next_attempt_at"),
+        values.get("attempt") or 1,
     )
 
 
@@ -289,8 +314,20 @@ def finish_rows(tx: Tx, *, rows: Sequence[FinishRow]) -> set[str]:
         return set()
     bind = instant_binder(tx)
     params = [
-        (status, steps, output, error, suspend, bind(at), bind(at) if ends else None, rid, att)
-        for status, steps, output, error, suspend, at, ends, rid, att in rows
+        (
+            status,
+            steps,
+            output,
+            error,
+            suspend,
+            bind(at),
+            bind(at) if ends else None,
+            rid,
+            att,
+            None if nxt is None else bind(nxt),
+            n,
+        )
+        for status, steps, output, error, suspend, at, ends, rid, att, nxt, n in rows
     ]
     if tx.is_postgres:
         rows = with_rows(
@@ -315,7 +352,8 @@ def finish_rows(tx: Tx, *, rows: Sequence[FinishRow]) -> set[str]:
 _FINISH_FROM_V = (
     "UPDATE workflow_runs SET status = v.st, steps = CAST(v.sp AS json),"
     " output = CAST(v.o AS json), error = v.e, suspend_payload = CAST(v.su AS json),"
-    " updated_at = v.u, ended_at = v.en FROM v WHERE workflow_runs.id = v.rid"
+    " updated_at = v.u, ended_at = v.en, next_attempt_at = v.nx, attempt = v.n"
+    " FROM v WHERE workflow_runs.id = v.rid"
     " AND workflow_runs.status = 'running' AND workflow_runs.attempts = v.att"
 )
 _FINISH_COLUMNS = (
@@ -328,6 +366,8 @@ _FINISH_COLUMNS = (
     ("en", "timestamp"),
     ("rid", "text"),
     ("att", "int"),
+    ("nx", "timestamp"),
+    ("n", "int"),
 )
 
 
@@ -409,6 +449,12 @@ def _fenced_set(
     )
 
 
+def record_alert(tx: Tx, *, run_id: str, alert: Mapping[str, Any]) -> None:
+    """Store the outcome of a run's failure alert (``on_failure``)."""
+    tx.require_writable()
+    tx.conn.execute(update(R).where(R.c.id == run_id).values(alert=dict(alert)))
+
+
 def count_runs(tx: Tx, *, status: str | None = None) -> int:
     where = [] if status is None else [R.c.status == status]
     return int(tx.conn.execute(select(func.count()).select_from(R).where(*where)).scalar_one())
@@ -427,6 +473,7 @@ __all__ = [
     "get_run",
     "insert_runs",
     "list_runs",
+    "record_alert",
     "release_runs",
     "renew_runs",
     "requeue_stale_runs",

@@ -3,13 +3,18 @@ last decision, and one lane's attempts newest first, each with its three layers 
 source, selection), its decision badge and the handler's outcome beside the contract;
 ``?decision=`` narrows the attempts to one decision.
 
+A scheduled lane's page also shows its state (active or paused) with a Pause / Resume button,
+and its fire history: the scheduled runs (scheduled vs actual time, window, status) with the
+skipped instants between them (``paused``, ``coalesced``, ``dst_gap``), paged by ``?fires=``.
+
 Rights are the API's: ``schedules:read`` to look (as ``GET /api/lanes``); ``schedules:write``
-(and the session's CSRF token) for the "Trigger a manual run" form, whose window is read in
-the lane's zone and runs at once as ``POST /api/lanes/{id}/trigger`` does.
+(and the session's CSRF token) for Pause / Resume and the "Trigger a manual run" form, whose
+window is read in the lane's zone and runs at once as ``POST /api/lanes/{id}/trigger`` does.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import Annotated, Any
 from zoneinfo import ZoneInfo
@@ -28,6 +33,7 @@ RUNS_PAGE = 25
 DECISIONS = ("ready", "noop", "rejected", "ignored", "stopped")
 LaneId = Annotated[str, Path(pattern=ID)]
 DecisionQ = Annotated[str | None, Query(pattern="^(ready|noop|rejected|ignored|stopped)$")]
+FiresQ = Annotated[int, Query(ge=1, le=1_000_000)]
 
 
 def _require_read(viewer: ViewerDep) -> None:
@@ -70,23 +76,55 @@ def lane_detail(
     lane_id: LaneId,
     decision: DecisionQ = None,
     page: PageQ = 1,
+    fires: FiresQ = 1,
 ) -> Response:
-    """A lane's metadata and its attempts (paginated, newest first, ``?decision=``)."""
+    """A lane's metadata, Pause / Resume and fire history when it has a schedule, and its
+    attempts (paginated, newest first, ``?decision=``)."""
     _require_read(viewer)
     t = facade(request)
     skip = (page - 1) * RUNS_PAGE
     found = t.lanes.contracts(lane_id, skip=skip, limit=RUNS_PAGE, decision=decision)
-    lane = next((_with_words(x) for x in t.lanes.list() if x["id"] == lane_id), None)
+    lane = _with_words(t.lanes.get(lane_id))
+    history: dict[str, Any] = {"history": [], "fire_pages": None, "skips_left_off": 0}
+    if lane["cron"]:
+        size = request.app.state.settings.studio_fires_per_page
+        shown = t.lanes.fires(lane_id, skip=(fires - 1) * size, limit=size)
+        pages = pager(request, fires, size, shown["total"], decision=decision)
+        runs_page = (("page", str(page)),) if page > 1 else ()
+        history = {
+            "history": shown["items"],
+            "fire_pages": replace(pages, key="fires", params=pages.params + runs_page),
+            "skips_left_off": shown["skips_left_off"],
+        }
     return render(
         request,
         "lane.html",
         viewer=viewer,
-        lane=lane or {"id": lane_id},
+        lane=lane,
         attempts=[_attempt_view(item) for item in found["items"]],
         decision=decision,
         decisions=DECISIONS,
         pages=pager(request, page, RUNS_PAGE, found["total"], decision=decision),
+        **history,
     )
+
+
+@router.post("/lanes/{lane_id}/pause")
+@html_page
+def pause(request: Request, viewer: ViewerDep, form: FormDep, lane_id: LaneId) -> Response:
+    """Pause the lane's scheduled runs (CSRF and ``schedules:write``), then the lane page."""
+    check_post(viewer, form, allowed=viewer.writes_schedules)
+    facade(request).lanes.pause(lane_id, now=utc_now(request))
+    return redirect(f"/lanes/{lane_id}")
+
+
+@router.post("/lanes/{lane_id}/resume")
+@html_page
+def resume(request: Request, viewer: ViewerDep, form: FormDep, lane_id: LaneId) -> Response:
+    """Resume the lane's scheduled runs (CSRF and ``schedules:write``), then the lane page."""
+    check_post(viewer, form, allowed=viewer.writes_schedules)
+    facade(request).lanes.resume(lane_id, now=utc_now(request))
+    return redirect(f"/lanes/{lane_id}")
 
 
 def _form_instant(form: dict[str, str], field: str, zone: str) -> datetime:

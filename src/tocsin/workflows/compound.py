@@ -1,40 +1,42 @@
 """``fire_trigger_schedules``: the tick's pass over schedules with a compound trigger (SPEC §13).
 
-One transaction per call:
+One call pages until no pending event and no due tree schedule is left, one transaction per
+page:
 
-0. on PostgreSQL, wait for any other scheduler's compound pass to commit (an advisory
-   transaction lock, ``store.trigger_events.serialize_pass``): events are then applied in
-   outbox order and never after a due instant they precede, whichever process claims them;
-1. claim up to ``EVENT_LIMIT`` outbox events (PostgreSQL ``FOR UPDATE SKIP LOCKED``);
-2. with events: lock the unpaused trigger schedules that listen to them or are due, in id
-   order, *waiting* for locks, so two schedulers apply their events one after the other;
-   without: claim only the due ones (``next_fire_at <= now``, skipping locked rows);
-3. per schedule, :func:`tocsin.core.compound_eval.evaluate` merges its events with its due
-   instants (each time trigger's latest instant since ``evaluated_at``: downtime coalesces) and
-   decides the fires; ``overlap="skip"`` fires at most once and nothing while a run is active;
+0. on PostgreSQL, each page first waits for any other scheduler's compound pass to commit (an
+   advisory transaction lock, ``store.trigger_events.serialize_pass``): events are then applied
+   in outbox order and never after a due instant they precede, whichever process claims them;
+1. event pages: up to ``EVENT_LIMIT`` outbox events (PostgreSQL ``FOR UPDATE SKIP LOCKED``); the
+   unpaused tree schedules that listen to them are locked in id order, *waiting* for locks (two
+   schedulers apply their events one after the other), and decided up to the page's horizon
+   (``now`` for the last page; before that, just before the page's latest event, so that an
+   instant is decided only once every event before it was latched);
+2. due pages: up to ``limit`` unpaused tree schedules with ``next_fire_at <= now`` (skipping
+   locked rows), decided at ``now``;
+3. each schedule decides through :func:`tocsin.core.decide.decide`, the decision of plain cron
+   schedules: pause, catch-up, overlap, latches; its skips (``coalesced``, ``active_run``,
+   ``dst_gap``, ``compound_unsatisfied``) go to the skip ledger;
 4. each fire claims ``(schedule_id, instant)`` in the occurrence ledger (namespace
    ``"workflow"``, as cron schedules) and writes its fire row and pending run;
-5. each due instant that passed waiting for events (the tree not satisfied there, but it
-   would have been had its events occurred) is recorded in the skip ledger as
-   ``compound_unsatisfied``, merged with the range ending at the tree's previous
-   instant: consecutive unsatisfied instants are one row;
-6. latches, ``evaluated_at = now`` and ``next_fire_at`` are written back and the claimed events
+5. latches, ``evaluated_at`` and ``next_fire_at`` are written back and the claimed events
    deleted, in the same transaction: an event counts once, a restart loses nothing. A fire held
    back by an active run is looked at again every ``HELD_RECHECK`` (not every tick).
 
-A paused schedule neither latches events nor fires; resuming starts from ``now``.
+A paused schedule neither latches events nor fires; its resume records the instants it owed as
+``paused`` and starts from ``now``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 from tocsin import messages
 from tocsin.core import compound_eval
-from tocsin.core.compound import Node, from_json
-from tocsin.core.skips import COMPOUND_UNSATISFIED, SCHEDULE, SkipRange
+from tocsin.core.compound import from_json
+from tocsin.core.decide import HELD_RECHECK, decide
+from tocsin.core.skips import SkipRange
 from tocsin.engine import fire as fire_path
 from tocsin.engine.ids import uuid7
 from tocsin.errors import ConfigError
@@ -44,33 +46,12 @@ from tocsin.store import trigger_events as store_events
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.tx import Store, Tx
 from tocsin.workflows.firing import LEDGER_NAMESPACE, schedule_fire, schedule_run
+from tocsin.workflows.timing import dump_latches, load_latches, schedule_of, state_of
 
 EVENT_LIMIT = 1000
 DEFAULT_LIMIT = 1000
-#: how often a fire held back by an active run is looked at again
-HELD_RECHECK = timedelta(seconds=5)
-
-
-def load_latches(raw: object) -> dict[str, datetime]:
-    """Stored latches (leaf path → ISO instant) as datetimes."""
-    if not isinstance(raw, Mapping):
-        return {}
-    return {str(k): datetime.fromisoformat(str(v)) for k, v in raw.items()}
-
-
-def dump_latches(latches: Mapping[str, datetime]) -> dict[str, str] | None:
-    return {k: v.isoformat() for k, v in sorted(latches.items())} or None
-
-
-def next_fire(tree: Node, latches: Mapping[str, datetime], now: datetime) -> datetime | None:
-    """When the schedule is next worth evaluating: its next time instant, or sooner, in
-    ``HELD_RECHECK``, while its latches already satisfy it (a fire held back by an active run
-    under ``overlap="skip"``: it fires at the first evaluation after the run ended)."""
-    following = compound_eval.next_instant(tree, now)
-    if latches and compound_eval.satisfied(tree, latches, ()):
-        recheck = now + HELD_RECHECK
-        return recheck if following is None else min(recheck, following)
-    return following
+_TICK = timedelta(microseconds=1)
+Seen = Sequence[tuple[str, str, datetime]]
 
 
 def fire_trigger_schedules(
@@ -80,43 +61,86 @@ def fire_trigger_schedules(
     limit: int = DEFAULT_LIMIT,
     registered: Collection[str] | None = None,
 ) -> int:
-    """Consume events, evaluate trigger schedules at ``now``; returns the fires recorded."""
+    """Consume every pending event, then decide every due trigger schedule at ``now``, a page
+    at a time; returns the fires recorded."""
+    fired, more = 0, True
+    while more:
+        count, more = _event_page(store, now, registered)
+        fired += count
+    claimed = limit
+    while claimed >= limit:
+        count, claimed = _due_page(store, now, limit, registered)
+        fired += count
+    return fired
+
+
+def _event_page(
+    store: Store, now: datetime, registered: Collection[str] | None
+) -> tuple[int, bool]:
+    """One page of events: (fires recorded, whether more events may wait)."""
     with store.begin() as tx:
         store_events.serialize_pass(tx)
         events = store_events.claim_events(tx, limit=EVENT_LIMIT)
-        if events:
-            pairs = [(e["kind"], e["subject"]) for e in events]
-            rows = store_events.lock_trigger_schedules(tx, events=pairs, now=now)
-        else:
-            rows = store_events.claim_due_trigger_schedules(tx, now=now, limit=limit)
-        skipping = [r["id"] for r in rows if r["overlap"] == "skip"]
-        busy = store_runs.active_schedule_ids(tx, schedule_ids=skipping) if skipping else set()
+        if not events:
+            return 0, False
+        more = len(events) >= EVENT_LIMIT
+        horizon = now
+        if more:  # decide instants only up to just before the page's latest event
+            horizon = min(now, max(e["occurred_at"] for e in events) - _TICK)
+        pairs = [(e["kind"], e["subject"]) for e in events]
+        rows = store_events.lock_trigger_schedules(tx, events=pairs, now=horizon)
         seen = [(e["kind"], e["subject"], e["occurred_at"]) for e in events]
-        fired, states, skipped = 0, [], list[SkipRange]()
-        for row in rows:
-            state, count = _one(tx, row, seen, busy, now, registered, skipped)
-            fired += count
-            if state is not None:
-                states.append(state)
-        store_skips.record_skips(tx, ranges=skipped, now=now)
-        store_events.save_trigger_states(tx, states=states, now=now)
+        fired = _decide_rows(tx, rows, seen, horizon, registered)
         store_events.delete_events(tx, ids=[e["id"] for e in events])
+    return fired, more
+
+
+def _due_page(
+    store: Store, now: datetime, limit: int, registered: Collection[str] | None
+) -> tuple[int, int]:
+    """One page of due tree schedules: (fires recorded, schedules claimed)."""
+    with store.begin() as tx:
+        store_events.serialize_pass(tx)
+        rows = store_events.claim_due_trigger_schedules(tx, now=now, limit=limit)
+        if not rows:
+            return 0, 0
+        fired = _decide_rows(tx, rows, [], now, registered)
+    return fired, len(rows)
+
+
+def _decide_rows(
+    tx: Tx,
+    rows: Sequence[Mapping[str, Any]],
+    seen: Seen,
+    now: datetime,
+    registered: Collection[str] | None,
+) -> int:
+    skipping = [r["id"] for r in rows if r["overlap"] == "skip"]
+    busy = store_runs.active_schedule_ids(tx, schedule_ids=skipping) if skipping else set()
+    fired, states, skipped = 0, [], list[SkipRange]()
+    for row in rows:
+        state, count = _one(tx, row, seen, busy, now, registered, skipped)
+        fired += count
+        if state is not None:
+            states.append(state)
+    store_skips.record_skips(tx, ranges=skipped, now=now)
+    store_events.save_trigger_states(tx, states=states, now=now)
     return fired
 
 
 def _one(
     tx: Tx,
     row: Mapping[str, Any],
-    seen: list[tuple[str, str, datetime]],
+    seen: Seen,
     busy: set[str],
     now: datetime,
     registered: Collection[str] | None,
     skipped: list[SkipRange],
 ) -> tuple[dict[str, Any] | None, int]:
-    """Evaluate one schedule; its new state (None: untouched) and the fires recorded (its
-    unsatisfied instants are appended to ``skipped``). A stored
-    tree that no longer reads (a zone gone from tzdata…) records one ``publish_failed`` fire
-    with the error and stops the schedule (``next_fire_at`` null), as a cron schedule does."""
+    """Decide one schedule; its new state (None: untouched) and the fires recorded (its skips
+    are appended to ``skipped``). A stored tree that no longer reads (a zone gone from
+    tzdata…) records one ``publish_failed`` fire with the error and stops the schedule
+    (``next_fire_at`` null), as a cron schedule does."""
     try:
         tree = from_json(row["trigger_tree"])
     except (ConfigError, ValueError) as exc:
@@ -124,52 +148,27 @@ def _one(
         store_schedules.insert_fires(tx, fires=[fire])
         state = {"id": row["id"], "latches": row["latches"], "evaluated_at": now}
         return {**state, "next_fire_at": None, "last_fire_id": fire["id"]}, 0
-    occurrences = compound_eval.match_events(tree, seen)
-    after = row["evaluated_at"] or row["created_at"]
     due = row["next_fire_at"] is not None and row["next_fire_at"] <= now
-    if not occurrences and not due:
+    listened = compound_eval.subjects(tree) if seen else set()
+    events = [e for e in seen if (e[0], e[1]) in listened]
+    if not events and not due:
         return None, 0
-    outcome = compound_eval.evaluate(
-        tree,
-        latches=load_latches(row["latches"]),
-        occurrences=occurrences,
-        instants=compound_eval.due_instants(tree, after, now),
-        now=now,
-        can_fire=row["id"] not in busy,
-        once=row["overlap"] == "skip",
-    )
-    skipped += unsatisfied_skips(tree, row["id"], outcome.unsatisfied)
+    decision = decide(schedule_of(row, tree), state_of(row, busy=row["id"] in busy), events, now)
+    skipped += decision.skips
     last_fire = row["last_fire_id"]
     recorded = 0
-    for at in outcome.fires:
+    for at in decision.fires:
         fire_id = _record(tx, row, at, now, registered)
         if fire_id is not None:
             last_fire, recorded = fire_id, recorded + 1
     state = {
         "id": row["id"],
-        "latches": dump_latches(outcome.latches),
-        "evaluated_at": max(now, after),
-        "next_fire_at": next_fire(tree, outcome.latches, now),
+        "latches": dump_latches(decision.state.latches),
+        "evaluated_at": decision.state.evaluated_at,
+        "next_fire_at": decision.next_due_at,
         "last_fire_id": last_fire,
     }
     return state, recorded
-
-
-def unsatisfied_skips(tree: Node, schedule_id: str, instants: list[datetime]) -> list[SkipRange]:
-    """One ``compound_unsatisfied`` range per instant, each mergeable into the range ending at
-    the tree's previous instant (the store and ``merge_adjacent`` join the adjacent ones)."""
-    return [
-        SkipRange(
-            SCHEDULE,
-            schedule_id,
-            COMPOUND_UNSATISFIED,
-            at,
-            at,
-            1,
-            after=compound_eval.previous_instant(tree, at),
-        )
-        for at in instants
-    ]
 
 
 def _record(
@@ -203,12 +202,11 @@ def _record(
 
 __all__ = [
     "EVENT_LIMIT",
+    "HELD_RECHECK",
     "dump_latches",
     "fire_trigger_schedules",
     "load_latches",
-    "next_fire",
     "subjects_of",
-    "unsatisfied_skips",
 ]
 
 

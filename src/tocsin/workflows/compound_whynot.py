@@ -1,8 +1,8 @@
 """The global dry run for schedules with a compound trigger (SPEC §13): would the
 tick at ``at`` fire it, and if not, why (waiting for which events). Read-only; decided by the
-fire pass's own evaluator (:func:`tocsin.core.compound_eval.evaluate`) over the same inputs:
-the stored latches, the events waiting in the outbox (those that occurred by ``at``) and each
-time trigger's latest instant since the last evaluation."""
+fire pass's own decision (:func:`tocsin.core.decide.decide`) over the same inputs: the stored
+latches, the events waiting in the outbox (those that occurred by ``at``) and the instants owed
+since the last evaluation."""
 
 from __future__ import annotations
 
@@ -12,11 +12,12 @@ from typing import Any
 
 from tocsin.core import compound_eval
 from tocsin.core.compound import Cron, Node, from_json, leaves
+from tocsin.core.decide import decide
 from tocsin.core.instants import to_iso
 from tocsin.core.skips import ACTIVE_RUN, COMPOUND_UNSATISFIED, INVALID_CONFIG, PAUSED
 from tocsin.engine.whynot import instant_view
 from tocsin.errors import ConfigError
-from tocsin.workflows.compound import load_latches
+from tocsin.workflows.timing import schedule_of, state_of
 
 NOT_DUE = "not_due"
 Seen = Sequence[tuple[str, str, datetime]]
@@ -32,36 +33,34 @@ def compound_why(
         tree = from_json(row["trigger_tree"])
     except (ConfigError, ValueError) as exc:
         return {"status": "skipped", "reason": INVALID_CONFIG, "detail": str(exc), "runs": 0}
-    after = row["evaluated_at"] or row["created_at"]
-    outcome = compound_eval.evaluate(
-        tree,
-        latches=load_latches(row["latches"]),
-        occurrences=compound_eval.match_events(tree, [e for e in events if e[2] <= at]),
-        instants=compound_eval.due_instants(tree, after, at) if at > after else [],
-        now=at,
-        can_fire=not busy,
-        once=row["overlap"] == "skip",
-    )
-    if outcome.fires:
-        instants = [to_iso(f) for f in outcome.fires[-10:]]
-        return {"status": "fires", "runs": len(outcome.fires), "scheduled_for": instants}
-    if busy and compound_eval.satisfied(tree, outcome.latches, _active(tree, at)):
+    seen = [e for e in events if e[2] <= at]
+    decision = decide(schedule_of(row, tree), state_of(row, busy=busy), seen, at)
+    if decision.fires:
+        instants = [to_iso(f) for f in decision.fires[-10:]]
+        return {"status": "fires", "runs": len(decision.fires), "scheduled_for": instants}
+    latches = decision.state.latches
+    held = any(s.reason == ACTIVE_RUN for s in decision.skips)
+    if busy and (held or compound_eval.satisfied(tree, latches, _active(tree, at))):
         return {"status": "skipped", "reason": ACTIVE_RUN, "runs": 0}
-    if outcome.unsatisfied:
-        instant = outcome.unsatisfied[-1]
+    unsatisfied = [s.last for s in decision.skips if s.reason == COMPOUND_UNSATISFIED]
+    if unsatisfied:
+        instant = unsatisfied[-1]
         return {
             "status": "skipped",
             "reason": COMPOUND_UNSATISFIED,
             "instant": to_iso(instant),
-            "waiting_for": _waiting(tree, outcome.latches, instant),
+            "waiting_for": _waiting(tree, latches, instant),
             "runs": 0,
         }
+    if decision.skips:  # owed instants, none fired (coalesced by catch_up="none" …)
+        skipped = [{"reason": r.reason, "count": r.count} for r in decision.skips]
+        return {"status": "skipped", "reason": skipped[0]["reason"], "skips": skipped, "runs": 0}
     nxt = compound_eval.next_instant(tree, at)
     return {
         "status": NOT_DUE,
         "reason": NOT_DUE,
         "next_at": None if nxt is None else to_iso(nxt),
-        "waiting_for": _waiting(tree, outcome.latches, nxt),
+        "waiting_for": _waiting(tree, latches, nxt),
         "runs": 0,
     }
 

@@ -37,6 +37,7 @@ from tocsin.core.compound import (
     to_json,
     with_zone,
 )
+from tocsin.core.run_policies import Alerts, checked_alerts, checked_retry, checked_timeout
 from tocsin.core.zones import is_known_zone
 from tocsin.errors import ConfigError
 from tocsin.workflows.host_zone import host_zone_name
@@ -95,6 +96,9 @@ class Schedule:
     overlap: Overlap = "skip"
     catch_up: CatchUp = "latest"  # the missed instants a due fire owes: latest | none | all
     max_catch_up: int = 100  # catch_up="all": at most this many missed instants fire
+    max_concurrent: int | None = None  # runs of this schedule running at once (None: no limit)
+    retry: Mapping[str, Any] | None = None  # its runs' retry policy (a workflow's overrides it)
+    on_failure: Alerts | None = None  # actions or a callable, once per run failed for good
 
     def __post_init__(self) -> None:
         if (self.cron is None) == (self.trigger is None):
@@ -115,8 +119,13 @@ class Schedule:
             raise ConfigError(messages.max_catch_up_invalid(m), code="catch_up")
         if self.id is not None:
             _check_id("schedule", self.id)
+        owner = "schedule" if self.id is None else f"schedule '{self.id}'"
+        check_max_concurrent(owner, self.max_concurrent)
         for name in ("input_data", "initial_state", "request_context", "metadata"):
             _check_json_object(name, getattr(self, name))
+        owner = f"schedule '{self.id or self.cron or 'trigger'}'"
+        checked_retry(owner, self.retry, "schedule_invalid")
+        checked_alerts(owner, self.on_failure, "schedule_invalid")
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +136,8 @@ class Step:
     fn: StepFn
     input: type[BaseModel] | None = None
     output: type[BaseModel] | None = None
+    retry: dict[str, Any] | None = None  # overrides its workflow's and schedule's
+    timeout_s: float | None = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
@@ -137,10 +148,17 @@ def step(
     id: str,
     input: type[BaseModel] | None = None,
     output: type[BaseModel] | None = None,
+    retry: Mapping[str, Any] | None = None,
+    timeout_s: float | None = None,
 ) -> Callable[[StepFn], Step]:
     """Decorator: ``@step(id="send-report", input=In, output=Out)`` on ``def f(data, ctx)``
-    (``async def`` works too)."""
+    (``async def`` works too). ``retry`` (the keys of a trigger's ``"retry"``) overrides the
+    workflow's and the schedule's for a failure of this step; past ``timeout_s`` seconds the
+    step fails (an ``async`` step is cancelled; a sync one keeps its thread until it returns,
+    its late result discarded)."""
     _check_id("step", id)
+    policy = checked_retry(f"step '{id}'", retry, "workflow_invalid")
+    limit = checked_timeout(f"step '{id}'", timeout_s, "workflow_invalid")
     for model in (input, output):
         if model is not None and not (isinstance(model, type) and issubclass(model, BaseModel)):
             raise ConfigError(messages.step_model_invalid(id), code="workflow_invalid")
@@ -148,7 +166,7 @@ def step(
     def wrap(fn: StepFn) -> Step:
         if not callable(fn):
             raise ConfigError(messages.step_model_invalid(id), code="workflow_invalid")
-        return Step(id=id, fn=fn, input=input, output=output)
+        return Step(id=id, fn=fn, input=input, output=output, retry=policy, timeout_s=limit)
 
     return wrap
 
@@ -177,6 +195,9 @@ class DeclaredSchedule:
     trigger: dict[str, Any] | None = None  # the compound trigger's JSON tree (SPEC §13)
     catch_up: CatchUp = "latest"
     max_catch_up: int = 100
+    max_concurrent: int | None = None  # runs of this schedule running at once (claim-time)
+    retry: dict[str, Any] | None = None
+    on_failure: Alerts | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,10 +211,38 @@ class Workflow:
     schedules: tuple[DeclaredSchedule, ...]
     description: str = ""
     tenants: bool = False  # a tenant may start it from a trigger without schedules:write
+    max_concurrent: int | None = None  # its runs running at once, every worker (None: no limit)
+    retry: dict[str, Any] | None = None  # overrides its schedules'; a step's overrides it
+    on_failure: Alerts | None = None  # overrides its schedules'
+    timeout_s: float | None = None  # the longest one attempt of a run may take
 
     @property
     def step_ids(self) -> list[str]:
         return [s.id for stage in self.stages for s in stage.steps]
+
+    def step(self, step_id: str | None) -> Step | None:
+        return next((s for st in self.stages for s in st.steps if s.id == step_id), None)
+
+    def schedule(self, schedule_id: str | None) -> DeclaredSchedule | None:
+        return next((s for s in self.schedules if s.id == schedule_id), None)
+
+    def retry_for(self, step_id: str | None, schedule_id: str | None) -> dict[str, Any] | None:
+        """The retry policy in force for a failure of ``step_id`` in a run of ``schedule_id``:
+        the step's, else the workflow's, else the schedule's (as written; None: no retry)."""
+        step, declared = self.step(step_id), self.schedule(schedule_id)
+        raws = (
+            None if step is None else step.retry,
+            self.retry,
+            None if declared is None else declared.retry,
+        )
+        return next((dict(raw) for raw in raws if raw is not None), None)
+
+    def alerts_for(self, schedule_id: str | None) -> Alerts | None:
+        """The ``on_failure`` of a run of ``schedule_id``: the workflow's, else the schedule's."""
+        declared = self.schedule(schedule_id)
+        if self.on_failure is not None:
+            return self.on_failure
+        return None if declared is None else declared.on_failure
 
 
 @dataclass(slots=True)
@@ -206,7 +255,11 @@ class WorkflowBuilder:
     schedules: tuple[DeclaredSchedule, ...]
     description: str = ""
     tenants: bool = False
+    max_concurrent: int | None = None
     stages: list[Stage] = field(default_factory=list)
+    retry: dict[str, Any] | None = None
+    on_failure: Alerts | None = None
+    timeout_s: float | None = None
 
     def then(self, step: Step) -> WorkflowBuilder:
         self.stages.append(Stage((self._step(step),)))
@@ -240,6 +293,10 @@ class WorkflowBuilder:
             schedules=self.schedules,
             description=self.description,
             tenants=self.tenants,
+            max_concurrent=self.max_concurrent,
+            retry=self.retry,
+            on_failure=self.on_failure,
+            timeout_s=self.timeout_s,
         )
 
 
@@ -251,13 +308,25 @@ def workflow(
     schedule: Schedule | Sequence[Schedule] | None = None,
     description: str = "",
     tenants: bool = False,
+    max_concurrent: int | None = None,
+    retry: Mapping[str, Any] | None = None,
+    on_failure: Alerts | None = None,
+    timeout_s: float | None = None,
 ) -> WorkflowBuilder:
     """Start defining a workflow; its schedules are validated now (SPEC §12). ``tenants=True``
     exposes it to tenants: a tenant token may then save a ``start_workflow`` action starting it
-    without the ``schedules:write`` permission (``tocsin.core.exposure``)."""
+    without the ``schedules:write`` permission (``tocsin.core.exposure``). ``max_concurrent``:
+    at most that many of its runs running at once, across every worker (a run past it stays
+    pending until one ends).
+
+    ``retry`` (the keys of a trigger's ``"retry"``) retries a failed run from its first
+    unfinished step; ``on_failure`` (a list of actions, or a callable taking the failed run)
+    runs once when a run fails for good; ``timeout_s`` bounds one attempt of a run."""
     _check_id("workflow", id)
     if not isinstance(tenants, bool):
         raise ConfigError(messages.workflow_tenants_not_bool(id), code="workflow_invalid")
+    check_max_concurrent(f"workflow '{id}'", max_concurrent)
+    owner = f"workflow '{id}'"
     return WorkflowBuilder(
         id=id,
         input=input,
@@ -265,7 +334,22 @@ def workflow(
         schedules=declared_schedules(id, schedule),
         description=description,
         tenants=tenants,
+        max_concurrent=max_concurrent,
+        retry=checked_retry(owner, retry, "workflow_invalid"),
+        on_failure=checked_alerts(owner, on_failure, "workflow_invalid"),
+        timeout_s=checked_timeout(owner, timeout_s, "workflow_invalid"),
     )
+
+
+MAX_CONCURRENT = 10_000
+
+
+def check_max_concurrent(owner: str, value: object) -> None:
+    """``max_concurrent`` is None or a whole number from 1 to :data:`MAX_CONCURRENT`."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_CONCURRENT:
+        raise ConfigError(messages.max_concurrent_invalid(owner, value), code="workflow_invalid")
 
 
 def declared_schedules(
@@ -330,6 +414,9 @@ def _declared(
         overlap=s.overlap,
         catch_up=s.catch_up,
         max_catch_up=s.max_catch_up,
+        max_concurrent=s.max_concurrent,
+        retry=checked_retry(f"schedule '{sid}'", s.retry, "schedule_invalid"),
+        on_failure=checked_alerts(f"schedule '{sid}'", s.on_failure, "schedule_invalid"),
     )
 
 

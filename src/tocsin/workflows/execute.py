@@ -18,6 +18,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import logging
+import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -28,8 +30,10 @@ from typing import Any, Literal, NoReturn
 from pydantic import BaseModel
 from pydantic import ValidationError as ModelError
 
+from tocsin import messages
 from tocsin.core.receipts import truncate_error
-from tocsin.runs.clock import PassClock, iso_reader, pass_clock
+from tocsin.errors import NonRetryable
+from tocsin.runs.clock import PassClock, elapsed_reader, iso_reader, pass_clock
 from tocsin.workflows.definition import Stage, Step, Workflow
 
 Receipt = dict[str, Any]
@@ -76,6 +80,28 @@ class Outcome:
     error: str | None = None
     suspend_payload: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
+    failed_step: str | None = None  # the step that failed the run (None: the run's input…)
+    retryable: bool = True  # False: a step raised NonRetryable, or the run's input / output
+
+
+class StepTimedOut(Exception):
+    """A step ran past its ``timeout_s`` or its run's."""
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """A pass's time limits: the workflow's ``timeout_s``, of which ``elapsed()`` is spent."""
+
+    workflow_id: str
+    run_s: float | None
+    elapsed: Callable[[], float]
+
+    def of(self, s: Step) -> tuple[float | None, str]:
+        """Seconds ``s`` may take now, and the text it fails with past them."""
+        left = None if self.run_s is None else self.run_s - self.elapsed()
+        if left is not None and (s.timeout_s is None or left < s.timeout_s):
+            return left, messages.run_timed_out(s.id, self.workflow_id, float(self.run_s or 0))
+        return s.timeout_s, messages.step_timed_out(s.id, s.timeout_s or 0.0)
 
 
 def run_stages(
@@ -90,11 +116,12 @@ def run_stages(
     their receipts' ``started_at``/``ended_at`` are read from ``clock`` when each really starts
     and ends (default: ``now`` plus the time elapsed since this call)."""
     stamp = iso_reader(clock or pass_clock(now))
+    limits = Limits(wf.id, wf.timeout_s, elapsed_reader())
     steps: list[Receipt] = [dict(r) for r in run.get("steps") or []]
     try:
         data = _checked(wf.input, run.get("input"))
     except (ModelError, TypeError, ValueError) as exc:
-        return Outcome("failed", steps, error=_model_error("input", exc))
+        return Outcome("failed", steps, error=_model_error("input", exc), retryable=False)
     last = len(wf.stages) - 1
     for index, stage in enumerate(wf.stages):
         # what each succeeded step of the run handed on: its stored output, or as this pass
@@ -102,7 +129,7 @@ def run_stages(
         # model, is not dumped and validated again)
         values = {r["id"]: r.get("output") for r in steps if r.get("status") == "success"}
         todo = [s for s in stage.steps if s.id not in values]
-        fresh = _run_group(todo, data, run, now, stamp) if todo else []
+        fresh = _run_group(todo, data, run, now, stamp, limits) if todo else []
         for receipt, value in fresh:
             _upsert(steps, receipt)
             if receipt["status"] == "success":
@@ -114,12 +141,24 @@ def run_stages(
             if receipt["status"] == "suspended":
                 return Outcome("suspended", steps, suspend_payload=receipt.get("payload"))
             if receipt["status"] == "failed":
-                return Outcome("failed", steps, error=f"step '{receipt['id']}': {receipt['error']}")
+                return _failed(steps, receipt)
         data = _stage_output(stage, values)
     try:
         return Outcome("success", steps, output=_dumped(wf.output, data))
     except (ModelError, TypeError, ValueError) as exc:
-        return Outcome("failed", steps, error=_model_error("output", exc))
+        return Outcome("failed", steps, error=_model_error("output", exc), retryable=False)
+
+
+def _failed(steps: list[Receipt], receipt: Receipt) -> Outcome:
+    step_id, error = receipt["id"], str(receipt["error"])
+    named = error if error.startswith(f"step '{step_id}' timed out") else None
+    return Outcome(
+        "failed",
+        steps,
+        error=named or f"step '{step_id}': {error}",
+        failed_step=step_id,
+        retryable=receipt.get("retryable", True) is not False,
+    )
 
 
 def _stage_output(stage: Stage, values: Mapping[str, Any]) -> Any:
@@ -136,13 +175,18 @@ Ran = tuple[Receipt, Any]
 
 
 def _run_group(
-    todo: list[Step], data: Any, run: Mapping[str, Any], now: datetime, stamp: Stamp
+    todo: list[Step],
+    data: Any,
+    run: Mapping[str, Any],
+    now: datetime,
+    stamp: Stamp,
+    limits: Limits,
 ) -> list[Ran]:
     if len(todo) == 1:
-        return [_run_step(todo[0], data, run, now, stamp)]
+        return [_run_step(todo[0], data, run, now, stamp, limits)]
     data = _plain(data)  # each step of a parallel group validates its own instance of it
     with ThreadPoolExecutor(max_workers=min(8, len(todo)), thread_name_prefix="step") as pool:
-        return list(pool.map(lambda s: _run_step(s, data, run, now, stamp), todo))
+        return list(pool.map(lambda s: _run_step(s, data, run, now, stamp, limits), todo))
 
 
 def _context(s: Step, run: Mapping[str, Any], now: datetime) -> StepContext:
@@ -154,7 +198,7 @@ def _context(s: Step, run: Mapping[str, Any], now: datetime) -> StepContext:
         workflow_id=str(run["workflow_id"]),
         step_id=s.id,
         now=now,
-        attempt=int(run.get("attempts") or 1),
+        attempt=int(run.get("attempt") or run.get("attempts") or 1),
         schedule_id=run.get("schedule_id"),
         scheduled_for=run.get("scheduled_for"),
         initial_state=run.get("initial_state"),
@@ -163,13 +207,16 @@ def _context(s: Step, run: Mapping[str, Any], now: datetime) -> StepContext:
     )
 
 
-def _run_step(s: Step, data: Any, run: Mapping[str, Any], now: datetime, stamp: Stamp) -> Ran:
+def _run_step(
+    s: Step, data: Any, run: Mapping[str, Any], now: datetime, stamp: Stamp, limits: Limits
+) -> Ran:
     receipt: Receipt = {"id": s.id, "status": "running", "output": None, "error": None}
     receipt["started_at"] = stamp()
     value = None
     try:
         arg = _handed(s.input, data) if s.input is not None else _plain(data)
-        value = _checked(s.output, _call(s, arg, _context(s, run, now)))
+        limit, late = limits.of(s)
+        value = _checked(s.output, _call(s, arg, _context(s, run, now), limit, late))
         receipt["output"] = _plain(value)
         receipt["status"] = "success"
     except Suspended as signal:
@@ -179,6 +226,10 @@ def _run_step(s: Step, data: Any, run: Mapping[str, Any], now: datetime, stamp: 
     except ModelError as exc:
         receipt["status"] = "failed"
         receipt["error"] = truncate_error(str(exc))
+    except NonRetryable as exc:
+        receipt["status"] = "failed"
+        receipt["error"] = truncate_error(str(exc) or type(exc).__name__)
+        receipt["retryable"] = False
     except Exception as exc:
         receipt["status"] = "failed"
         receipt["error"] = truncate_error(str(exc) or type(exc).__name__)
@@ -186,16 +237,78 @@ def _run_step(s: Step, data: Any, run: Mapping[str, Any], now: datetime, stamp: 
     return receipt, value
 
 
-def _call(s: Step, arg: Any, ctx: StepContext) -> Any:
+def _call(s: Step, arg: Any, ctx: StepContext, limit: float | None = None, late: str = "") -> Any:
+    """``s`` called; past ``limit`` seconds ``StepTimedOut(late)``: an ``async`` step is
+    cancelled, a sync one runs on to its end on its own thread, which this one waits for (it
+    keeps its slot), its result and its log lines from then on discarded."""
+    if limit is not None and limit <= 0:
+        raise StepTimedOut(late)
+    if limit is not None and not inspect.iscoroutinefunction(s.fn):
+        return _on_thread(s, arg, ctx, limit, late)
     takes_ctx = _arity(s.fn) != 1
     result = s.fn(arg, ctx) if takes_ctx else s.fn(arg)
     if not isinstance(result, BaseModel) and inspect.isawaitable(result):
-        return asyncio.run(_await(result))
+        return asyncio.run(_await(result, limit, late))
     return result
 
 
-async def _await(awaitable: Any) -> Any:
-    return await awaitable
+async def _await(awaitable: Any, limit: float | None = None, late: str = "") -> Any:
+    if limit is None:
+        return await awaitable
+    try:
+        return await asyncio.wait_for(awaitable, limit)
+    except TimeoutError:
+        raise StepTimedOut(late) from None
+
+
+def _on_thread(s: Step, arg: Any, ctx: StepContext, limit: float, late: str) -> Any:
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = _call(s, arg, ctx)
+        except BaseException as exc:  # handed to the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name=f"step-{s.id}", daemon=True)
+    thread.start()
+    thread.join(limit)
+    if thread.is_alive():
+        with _discarding_logs(thread):
+            thread.join()  # cannot be stopped: it keeps the slot until it returns
+        raise StepTimedOut(late)
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+class _Late(logging.Filter):
+    def __init__(self, ident: int | None) -> None:
+        super().__init__()
+        self.ident = ident
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.thread != self.ident
+
+
+class _discarding_logs:
+    """While a late step's thread runs on, its log records reach no handler."""
+
+    def __init__(self, thread: threading.Thread) -> None:
+        self.late = _Late(thread.ident)
+        self.handlers: list[logging.Handler] = []
+
+    def __enter__(self) -> None:
+        loggers = [logging.getLogger(), *logging.root.manager.loggerDict.values()]
+        for logger in loggers:
+            if isinstance(logger, logging.Logger):
+                self.handlers.extend(logger.handlers)
+        for handler in self.handlers:
+            handler.addFilter(self.late)
+
+    def __exit__(self, *exc: object) -> None:
+        for handler in self.handlers:
+            handler.removeFilter(self.late)
 
 
 def _arity(fn: Callable[..., Any]) -> int:
@@ -266,4 +379,4 @@ def _upsert(steps: list[Receipt], receipt: Receipt) -> None:
     steps.append(receipt)
 
 
-__all__ = ["Outcome", "StepContext", "Suspended", "run_stages"]
+__all__ = ["Outcome", "StepContext", "StepTimedOut", "Suspended", "run_stages"]

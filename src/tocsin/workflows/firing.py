@@ -5,9 +5,9 @@ One transaction per call:
 1. claim up to ``limit`` due rows (unpaused, ``next_fire_at <= now``; PostgreSQL ``FOR UPDATE
    SKIP LOCKED``, SQLite under ``store.begin()``, ``BEGIN IMMEDIATE``), so several schedulers
    split them;
-2. per row, :func:`tocsin.workflows.catchup.decide`: the instants fired (the *latest* cron
-   instant ``<= now`` by default: downtime coalesces onto it; ``catch_up`` "none" / "all") and
-   the skipped ones, recorded in the skip ledger;
+2. per row, :func:`tocsin.core.decide.decide` (the one decision, trigger trees' too): the
+   instants fired (the *latest* cron instant ``<= now`` by default: downtime coalesces onto it;
+   ``catch_up`` "none" / "all") and the skipped ones, recorded in the skip ledger;
 3. ``overlap="skip"`` (the default): a schedule with a pending or running run fires nothing;
 4. the identities ``(schedule_id, scheduled_for)`` are claimed in the occurrence ledger under the
    fixed namespace ``"workflow"`` through the fire path (``engine.fire``: one batched claim): an
@@ -25,20 +25,20 @@ page at a time until every schedule due at ``now`` has fired.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from tocsin import messages
-from tocsin.core.cron import CronError
+from tocsin.core.decide import Decision, State, decide
 from tocsin.core.skips import SkipRange
 from tocsin.engine import fire as fire_path
 from tocsin.engine.ids import uuid7, uuid7s
+from tocsin.errors import ConfigError
 from tocsin.store import schedules as store_schedules
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.tx import Store, Tx
-from tocsin.workflows import catchup
-from tocsin.workflows.timing import latest_due, next_fire_after
+from tocsin.workflows.timing import schedule_of
 
 LEDGER_NAMESPACE = "workflow"
 DEFAULT_LIMIT = 1000
@@ -57,11 +57,9 @@ class _Batch:
     pending: list[_Pending] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)  # made in one uuid7s call, taken from the end
     skips: list[SkipRange] = field(default_factory=list)  # due, not fired: the skip ledger's rows
-    # (cron, timezone) → (latest due, next fire) at this call's ``now``: rows sharing a timing
-    # are evaluated once
-    timings: dict[tuple[str, str], tuple[datetime | None, datetime | None]] = field(
-        default_factory=dict
-    )
+    # the decision of rows alike but for their id (timing, policies, next fire, busy): decided
+    # once per page (the decision is pure; only its skip ranges name the schedule)
+    decisions: dict[tuple[Any, ...], Decision] = field(default_factory=dict)
 
     identities: dict[datetime, str] = field(default_factory=dict)  # scheduled_for → ISO text
 
@@ -70,13 +68,6 @@ class _Batch:
         if text is None:
             text = self.identities[scheduled_for] = scheduled_for.isoformat()
         return text
-
-    def timing(self, cron: str, tz: str, now: datetime) -> tuple[datetime | None, datetime | None]:
-        key = (cron, tz)
-        hit = self.timings.get(key)
-        if hit is None:
-            hit = self.timings[key] = (latest_due(cron, tz, now), next_fire_after(cron, tz, now))
-        return hit
 
 
 def fire_due_schedules(
@@ -130,8 +121,8 @@ def _fire_page(
 
 def _plan(index: int, row: Mapping[str, Any], now: datetime, busy: set[str], batch: _Batch) -> None:
     try:
-        due, following = batch.timing(row["cron"], row["timezone"], now)
-    except (CronError, ValueError) as exc:
+        decision = _decision(row, now, row["id"] in busy, batch)  # fires and skips
+    except (ConfigError, ValueError) as exc:
         fire = schedule_fire(
             row, row["next_fire_at"], now, run_id=None, error=str(exc), ids=batch.ids
         )
@@ -139,12 +130,29 @@ def _plan(index: int, row: Mapping[str, Any], now: datetime, busy: set[str], bat
         batch.moves.append({"id": row["id"], "next_fire_at": None, "fire_id": fire["id"]})
         return
     move = len(batch.moves)
-    batch.moves.append({"id": row["id"], "next_fire_at": following})
-    decision = catchup.decide(row, due, busy=row["id"] in busy, now=now)  # fires and skips
-    batch.skips += decision.skips
-    for scheduled_for in decision.fire:
+    batch.moves.append({"id": row["id"], "next_fire_at": decision.next_due_at})
+    sid = str(row["id"])
+    batch.skips += [r if r.target_id == sid else replace(r, target_id=sid) for r in decision.skips]
+    for scheduled_for in decision.fires:
         run_id = batch.ids.pop() if batch.ids else uuid7(now)
         batch.pending.append((index, scheduled_for, run_id, move))
+
+
+def _decision(row: Mapping[str, Any], now: datetime, busy: bool, batch: _Batch) -> Decision:
+    key = (
+        row["cron"],
+        row["timezone"],
+        row["catch_up"],
+        row["max_catch_up"],
+        row["overlap"],
+        row["next_fire_at"],
+        busy,
+    )
+    found = batch.decisions.get(key)
+    if found is None:
+        timing = schedule_of(row)
+        found = batch.decisions[key] = decide(timing, State(key[5], None, {}, busy), (), now)
+    return found
 
 
 def _fire(

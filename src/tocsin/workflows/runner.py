@@ -24,9 +24,12 @@ from functools import partial
 from typing import Any
 
 from tocsin import messages
+from tocsin.actions.base import ActionEnv
 from tocsin.core.receipts import truncate_error
+from tocsin.core.retry_policy import policy_of
+from tocsin.runs.alerts import FailedRun, alert_failed_run
 from tocsin.runs.clock import PassClock, pass_clock
-from tocsin.runs.pool import RunPool
+from tocsin.runs.pool import APP_SCOPE, RunPool
 from tocsin.store import trigger_events as store_events
 from tocsin.store import workflow_claims as store_claims
 from tocsin.store import workflow_runs as store_runs
@@ -34,7 +37,8 @@ from tocsin.store.errors import map_db_errors
 from tocsin.store.outage import DEFAULT_CAP_S, FIRST_PAUSE_S, Backoff, through_outage
 from tocsin.store.tx import Store, Tx
 from tocsin.workflows.definition import Workflow
-from tocsin.workflows.execute import run_stages
+from tocsin.workflows.execute import Outcome, run_stages
+from tocsin.workflows.views import public_run
 
 log = logging.getLogger("tocsin.workflows")
 
@@ -51,6 +55,10 @@ SLOT_POLL_S = 0.5  # with a pool whose slots are all busy: how often the stop fl
 HOLD_S = 75.0
 _KEEP: dict[str, Any] = {"output": None, "suspend_payload": None}
 Registry = Mapping[str, Workflow]
+AlertEnv = Callable[[], ActionEnv | None]
+"""What a failed run's ``on_failure`` actions run with (the facade's action environment)."""
+Failed = tuple[str, str, str | None]
+"""A run that failed for good: its id, workflow id, schedule id."""
 
 
 class Leases:
@@ -105,6 +113,7 @@ def execute_pending(
     claim_batch: int = BATCH,
     claim_chunk: int = CHUNK,
     slot_look_s: float = SPREAD_S,
+    alert_env: AlertEnv | None = None,
 ) -> int:
     """Execute pending runs of registered workflows until none is left (or ``limit``).
 
@@ -149,10 +158,11 @@ def execute_pending(
             backoff_max_s=backoff_max_s,
             per_slot=slot_chunk(pool.size, chunk=claim_chunk, batch=claim_batch),
             look_s=slot_look_s,
+            alert_env=alert_env,
         )
     if not ids or (limit is not None and limit <= 0):
         return 0
-    count = 0
+    count, limits = 0, run_limits(registry)
 
     def claim(tx: Tx, unstarted: int = 0) -> list[store_claims.ClaimedRow]:
         """The next batch, claimed in ``tx``; none once ``limit`` is reached or to stop
@@ -163,7 +173,7 @@ def execute_pending(
         if want <= 0 or (should_stop is not None and should_stop()):
             return []
         at = clock() if clock is not None else now
-        return store_claims.claim_next_rows(tx, now=at, limit=want, workflow_ids=ids)
+        return store_claims.claim_next_rows(tx, now=at, limit=want, workflow_ids=ids, limits=limits)
 
     with store.begin() as tx:
         batch = claim(tx)
@@ -178,8 +188,20 @@ def execute_pending(
             claim=claim,
             hold_s=hold_s,
             backoff_max_s=backoff_max_s,
+            alert_env=alert_env,
         )
     return count
+
+
+def run_limits(registry: Registry) -> store_claims.RunLimits:
+    """The ``max_concurrent`` of the registered workflows and their declared schedules."""
+    workflows = {w.id: w.max_concurrent for w in registry.values() if w.max_concurrent}
+    limited = [(w.id, s) for w in registry.values() for s in w.schedules if s.max_concurrent]
+    return store_claims.RunLimits(
+        workflows=workflows,
+        schedules={s.id: s.max_concurrent for _, s in limited if s.max_concurrent},
+        schedule_of={s.id: wid for wid, s in limited},
+    )
 
 
 def _start_on_pool(
@@ -197,6 +219,7 @@ def _start_on_pool(
     backoff_max_s: float,
     per_slot: int,
     look_s: float,
+    alert_env: AlertEnv | None = None,
 ) -> int:
     """:func:`execute_pending` with a pool: each claim takes up to ``per_slot`` runs per
     free slot into a queue (oldest first) that one slot starts on and more share as they lag;
@@ -218,32 +241,43 @@ def _start_on_pool(
             hold_s=hold_s,
             leases=leases,
             backoff_max_s=backoff_max_s,
+            alert_env=alert_env,
         )
         try:
-            pool.submit(job)
+            pool.submit(job, scope=APP_SCOPE)  # the app's runs take at most their share of slots
         except BaseException:  # no thread: the slots started take the queue; with none, it is
             if first:  # left (unleased) to the stale sweep
                 leases.drop([str(r["id"]) for r in iter(partial(_next, queue), None)])
             raise
 
     pool.on_busy(leases, renew)  # also while the table runs' claimer waits for a slot
-    count, queue = 0, Claim()
+    count, queue, limits = 0, Claim(), run_limits(registry)
     while queue or (ids and (limit is None or count < limit) and not (count and pool.pass_over())):
         renew()
         if should_stop is not None and should_stop():
             break  # (the slots on the queue send what they did not start back to pending)
         if queue:  # the last claim is not all started: one slot more when its slots lag (a full
             # pool: once a slot frees, or at the next look at the stop flag)
-            if _lagging(queue, look_s) and pool.wait_for_slot(SLOT_POLL_S) and queue:
+            if (
+                _lagging(queue, look_s)
+                and pool.wait_for_slot(SLOT_POLL_S, scope=APP_SCOPE)
+                and queue
+            ):
                 add_slot(queue, first=False)
+            elif queue and pool.free() and not pool.free(APP_SCOPE):
+                break  # the app's runs hold their share: its slots go on with the queue
             continue
-        if not pool.wait_for_slot(SLOT_POLL_S):
+        if not pool.wait_for_slot(SLOT_POLL_S, scope=APP_SCOPE):
+            if pool.free():  # the app's runs hold their share: the free slots are for others
+                break
             continue  # every slot busy: look at the stop flag, then wait again
-        want = pool.free() * per_slot
+        want = pool.free(APP_SCOPE) * per_slot
         want = want if limit is None else min(want, limit - count)
         at = clock() if clock is not None else now
         with store.begin() as tx:
-            batch = store_claims.claim_next_rows(tx, now=at, limit=want, workflow_ids=ids)
+            batch = store_claims.claim_next_rows(
+                tx, now=at, limit=want, workflow_ids=ids, limits=limits
+            )
         if not batch:
             break
         leases.add(batch, at)
@@ -301,6 +335,7 @@ def execute_batch(
     hold_s: float = HOLD_S,
     leases: Leases | None = None,
     backoff_max_s: float = DEFAULT_CAP_S,
+    alert_env: AlertEnv | None = None,
 ) -> list[store_claims.ClaimedRow]:
     """Run the stages of claimed runs one after the other, then finish them all in one
     transaction (each under its own claim fence), in which ``claim`` (when given) claims the
@@ -322,6 +357,8 @@ def execute_batch(
     kept alive until the finish (every one of them walked by the collector's passes)."""
     finishes: list[store_runs.FinishRow] = []
     succeeded: list[tuple[str, str, str | None, datetime]] = []
+    failed: list[Failed] = []  # failed for good, with an on_failure to run once finished
+    won: set[str] = set()
     unstarted: list[tuple[str, int]] = []
     taken: list[str] = []  # the runs this slot started (their leases end with its finish)
     # when each step and run really ended: the batch's first instant plus the time elapsed
@@ -339,6 +376,8 @@ def execute_batch(
             continue
         run_id, ended = str(run["id"]), stamps()
         finishes.append(store_runs.finish_row(run_id, int(run["attempts"]), values, ended))
+        if values["status"] == "failed" and _alerts_of(registry, run) is not None:
+            failed.append((run_id, str(run["workflow_id"]), run.get("schedule_id")))
         if values["status"] == "success":
             # its events keep the pass's instant: what fires on them is decided on that clock
             succeeded.append((run_id, str(run["workflow_id"]), run.get("schedule_id"), at))
@@ -346,7 +385,8 @@ def execute_batch(
     def finish() -> tuple[list[store_claims.ClaimedRow], Exception | None]:
         with store.begin() as tx:
             store_runs.release_runs(tx, runs=unstarted, now=clock() if clock is not None else now)
-            won = store_runs.finish_rows(tx, rows=finishes)
+            won.clear()
+            won.update(store_runs.finish_rows(tx, rows=finishes))
             # the events of the runs the fence let finish ``success`` (not one canceled meanwhile),
             # in one statement for the batch; made only when some schedule listens (lazy)
             events = (
@@ -362,7 +402,7 @@ def execute_batch(
             return _claim_beside(tx, lambda t: claim(t, released))
 
     try:
-        following, failed = through_outage(
+        following, broken = through_outage(
             finish,
             who=("workflow finish", id(finishes)),
             outage=store.outage,
@@ -370,9 +410,12 @@ def execute_batch(
             sleep=time.sleep,
             give_up=should_stop or _never,
         )
-        if failed is not None:  # the finish above committed: the claim's error is raised after it
+        for run_id, _, _ in failed:
+            if run_id in won:  # (not one canceled meanwhile)
+                alert_failed(store, registry, run_id, now=_at(clock, now), env=alert_env)
+        if broken is not None:  # the finish above committed: the claim's error is raised after it
             with map_db_errors():
-                raise failed
+                raise broken
         return following
     finally:  # finished, sent back, or left for the stale sweep: no longer held
         if leases is not None:
@@ -414,18 +457,31 @@ def _claim_beside(
         return [], exc
 
 
-def claim_and_execute(store: Store, registry: Registry, run_id: str, *, now: datetime) -> bool:
-    """Execute one pending run now (``wait=True``); False when another worker took it."""
+def claim_and_execute(
+    store: Store,
+    registry: Registry,
+    run_id: str,
+    *,
+    now: datetime,
+    alert_env: AlertEnv | None = None,
+) -> bool:
+    """Execute one pending run now (``wait=True``); False when another worker took it (or it
+    waits for its next attempt)."""
     with store.begin() as tx:
         run = store_runs.claim_run(tx, run_id=run_id, now=now)
     if run is None:
         return False
-    execute_claimed(store, registry, run, now=now)
+    execute_claimed(store, registry, run, now=now, alert_env=alert_env)
     return True
 
 
 def execute_claimed(
-    store: Store, registry: Registry, run: Mapping[str, Any], *, now: datetime
+    store: Store,
+    registry: Registry,
+    run: Mapping[str, Any],
+    *,
+    now: datetime,
+    alert_env: AlertEnv | None = None,
 ) -> None:
     """Run the stages of a claimed run and finish it; never raises because of the run."""
     stamps = pass_clock(now)
@@ -439,6 +495,50 @@ def execute_claimed(
         )
         if done and values["status"] == "success":
             store_events.insert_events(tx, events=success_events(run), now=now)
+    if done and values["status"] == "failed" and _alerts_of(registry, run) is not None:
+        alert_failed(store, registry, str(run["id"]), now=now, env=alert_env)
+
+
+def _at(clock: Callable[[], datetime] | None, now: datetime) -> datetime:
+    return clock() if clock is not None else now
+
+
+def _alerts_of(registry: Registry, run: Mapping[str, Any]) -> Any:
+    wf = registry.get(str(run["workflow_id"]))
+    return None if wf is None else wf.alerts_for(run.get("schedule_id"))
+
+
+def alert_failed(
+    store: Store, registry: Registry, run_id: str, *, now: datetime, env: AlertEnv | None
+) -> None:
+    """Run the ``on_failure`` of a run that failed for good (the workflow's, else its
+    schedule's) through ``runs.alerts``, once: not again when an earlier one was sent (a run
+    retried by hand that fails again), and record its outcome on the run. Never raises."""
+    try:
+        with store.read() as tx:
+            run = store_runs.get_run(tx, run_id=run_id)
+        if run is None or run["status"] != "failed":
+            return
+        if isinstance(run.get("alert"), Mapping) and run["alert"].get("status") == "sent":
+            return
+        alerts = _alerts_of(registry, run)
+        failed = FailedRun(
+            kind="workflow",
+            view=public_run(run),
+            run_id=run_id,
+            error=str(run.get("error") or ""),
+            workflow_id=str(run["workflow_id"]),
+            schedule_id=run.get("schedule_id"),
+            scheduled_for=run.get("scheduled_for"),
+        )
+        outcome = alert_failed_run(
+            alerts, failed, env=env() if env is not None and not callable(alerts) else None, now=now
+        )
+        if outcome is not None:
+            with store.begin() as tx:
+                store_runs.record_alert(tx, run_id=run_id, alert=outcome)
+    except Exception:  # an alert never fails the worker, nor the run again
+        log.exception("on_failure of workflow run %s could not run", run_id)
 
 
 def success_events(run: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -466,6 +566,7 @@ def run_to_end(
     claim was lost meanwhile (canceled…: nothing more is written). Never raises because of the
     run: an unexpected error fails it."""
     attempts = int(run["attempts"])
+    attempt = int(run.get("attempt") or 1)
 
     def save(steps: list[dict[str, Any]]) -> bool:
         with store.begin() as tx:
@@ -474,27 +575,49 @@ def run_to_end(
             )
 
     wf = registry.get(str(run["workflow_id"]))
+    steps = run.get("steps") or []
     if wf is None:
         error = messages.workflow_not_registered_here(str(run["workflow_id"]))
-        return {**_KEEP, "steps": run.get("steps") or [], "status": "failed", "error": error}
+        return {**_KEEP, "steps": steps, "status": "failed", "error": error, "attempt": attempt}
     try:
         outcome = run_stages(wf, run, now=now, save=save, clock=clock)
     except Exception as exc:  # a store error mid-run: fail the run, keep going
         log.exception("workflow run failed", extra={"run_id": run["id"]})
         error = truncate_error(str(exc) or type(exc).__name__)
-        return {**_KEEP, "steps": run.get("steps") or [], "status": "failed", "error": error}
+        return {**_KEEP, "steps": steps, "status": "failed", "error": error, "attempt": attempt}
     if outcome.status == "lost":
         return None
-    return {
+    values = {
         "status": outcome.status,
         "steps": outcome.steps,
         "output": outcome.output,
         "error": outcome.error,
         "suspend_payload": outcome.suspend_payload,
+        "attempt": attempt,
     }
+    if outcome.status == "failed":
+        values.update(_retried(wf, run, outcome, attempt, now))
+    return values
+
+
+def _retried(
+    wf: Workflow, run: Mapping[str, Any], outcome: Outcome, attempt: int, now: datetime
+) -> dict[str, Any]:
+    """A failed attempt's finish under the retry policy in force (the failed step's, else the
+    workflow's, else its schedule's): back to ``pending`` until ``next_attempt_at`` while
+    attempts remain (``core.retry_policy``), else nothing changes (``failed``)."""
+    if not outcome.retryable:
+        return {}
+    policy = policy_of(wf.retry_for(outcome.failed_step, run.get("schedule_id")))
+    at = None if policy is None else policy.next_attempt_at(attempt, str(run["id"]), now)
+    if at is None:
+        return {}
+    log.info("workflow run %s attempt %s failed; retrying at %s", run["id"], attempt, at)
+    return {"status": "pending", "next_attempt_at": at, "attempt": attempt + 1}
 
 
 __all__ = [
+    "alert_failed",
     "claim_and_execute",
     "execute_batch",
     "execute_claimed",

@@ -1,32 +1,67 @@
-"""When a workflow schedule fires next, and which instant a late tick fires (SPEC §12, §13).
+"""A workflow schedule row as the values of the one decision (:mod:`tocsin.core.decide`), and
+when it fires next (SPEC §12, §13).
 
-Schedules use the extended cron dialect in their IANA zone. DST: a wall time that does not exist
-never fires; a repeated wall time fires once, on its first occurrence (``repeated="first"``, the
-policy of the strict dialect — a schedule fires at most once per wall-clock instant).
+A plain cron schedule is the tree of one ``Cron`` leaf under the strict DST policy (a wall time
+that does not exist never fires; a repeated one fires once, on its first occurrence); a schedule
+with a trigger tree is its tree. Both decide through :func:`tocsin.core.decide.decide`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
 
-from tocsin.core import cron
-from tocsin.core.compound import from_json
-from tocsin.core.compound_eval import next_instant
+from tocsin.core.compound import Node, from_json
+from tocsin.core.decide import State, Timing, cron_trigger, next_due
+from tocsin.core.schedule_timeline import timeline
 
-REPEATED: cron.Repeated = "first"
+
+def trigger_of(row: Mapping[str, Any]) -> Node:
+    """The schedule's tree: its stored trigger tree, or its cron's one leaf (raises
+    ``ConfigError`` / ``ValueError`` when the stored timing no longer reads)."""
+    tree = row.get("trigger_tree")
+    if tree is not None:
+        return from_json(tree)
+    return cron_trigger(row["cron"], row["timezone"])
+
+
+def schedule_of(row: Mapping[str, Any], trigger: Node | None = None) -> Timing:
+    """The decision's view of a schedule row."""
+    return Timing(
+        id=str(row["id"]),
+        trigger=trigger_of(row) if trigger is None else trigger,
+        catch_up=str(row.get("catch_up") or "latest"),
+        max_catch_up=int(row.get("max_catch_up") or 100),
+        overlap=str(row["overlap"]),
+        paused=bool(row.get("paused", False)),
+    )
+
+
+def state_of(row: Mapping[str, Any], *, busy: bool) -> State:
+    """The decision's view of a row's state: a plain schedule owes its instants from
+    ``next_fire_at``; a tree schedule those after ``evaluated_at``, with its latches."""
+    if row.get("trigger_tree") is None:
+        return State(row["next_fire_at"], None, {}, busy)
+    cursor = row.get("evaluated_at") or row["created_at"]
+    return State(row["next_fire_at"], cursor, load_latches(row.get("latches")), busy)
+
+
+def load_latches(raw: object) -> dict[str, datetime]:
+    """Stored latches (leaf path → ISO instant) as datetimes."""
+    if not isinstance(raw, Mapping):
+        return {}
+    return {str(k): datetime.fromisoformat(str(v)) for k, v in raw.items()}
+
+
+def dump_latches(latches: Mapping[str, datetime]) -> dict[str, str] | None:
+    return {k: v.isoformat() for k, v in sorted(latches.items())} or None
 
 
 def next_fire_after(expression: str, timezone: str, after: datetime) -> datetime | None:
-    """The first instant strictly after ``after``; None when it never fires again."""
-    spec = cron.parse(expression, dialect="extended")
-    return cron.next_after(spec, after, tz=timezone, repeated=REPEATED)
-
-
-def latest_due(expression: str, timezone: str, now: datetime) -> datetime | None:
-    """The latest instant at or before ``now`` (downtime coalesces onto it, like clock
-    triggers' due window, SPEC §5.3)."""
-    spec = cron.parse(expression, dialect="extended")
-    return cron.prev_at_or_before(spec, now, tz=timezone, repeated=REPEATED)
+    """The first instant of a plain cron schedule strictly after ``after``; None when it never
+    fires again."""
+    return timeline(cron_trigger(expression, timezone)).next(after)
 
 
 def next_fire_of(
@@ -36,7 +71,15 @@ def next_fire_of(
     trigger tree (SPEC §13; None for a tree of event triggers only)."""
     if trigger is None:
         return next_fire_after(expression, timezone, after)
-    return next_instant(from_json(trigger), after)
+    return next_due(from_json(trigger), {}, after)
 
 
-__all__ = ["latest_due", "next_fire_after", "next_fire_of"]
+__all__ = [
+    "dump_latches",
+    "load_latches",
+    "next_fire_after",
+    "next_fire_of",
+    "schedule_of",
+    "state_of",
+    "trigger_of",
+]

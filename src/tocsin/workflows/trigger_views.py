@@ -9,7 +9,8 @@ from typing import Any
 from tocsin.core import compound_eval
 from tocsin.core.compound import EVENT_SUBJECTS, Cron, Event, Node, from_json, to_json
 from tocsin.core.cron import explain, parse
-from tocsin.workflows.compound import load_latches, subjects_of
+from tocsin.workflows.compound import subjects_of
+from tocsin.workflows.timing import load_latches
 
 EVENT_WORDS = {
     "table_updated": "table {} was updated",

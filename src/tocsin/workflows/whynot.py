@@ -1,5 +1,6 @@
-"""Why (not) for workflow schedules: next fires and the dry run's entries, decided
-by :func:`tocsin.workflows.catchup.decide` (the fire pass's own rules). Read-only."""
+"""Why (not) for workflow schedules: next fires and the dry run's entries, decided by
+:func:`tocsin.core.decide.decide` (the fire pass's own decision, plain and tree schedules
+alike). Read-only."""
 
 from __future__ import annotations
 
@@ -7,18 +8,17 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from tocsin.core.cron import CronError
+from tocsin.core.decide import decide
 from tocsin.core.instants import to_iso
 from tocsin.core.skips import INVALID_CONFIG, PAUSED
 from tocsin.engine.whynot import NOT_DUE, instant_view
+from tocsin.errors import ConfigError
 from tocsin.store import trigger_events as store_events
 from tocsin.store import whynot as store_whynot
 from tocsin.store import workflow_runs as store_wf_runs
 from tocsin.store.tx import Tx
-from tocsin.workflows import catchup
-from tocsin.workflows.compound import EVENT_LIMIT
 from tocsin.workflows.compound_whynot import compound_next_instants, compound_why
-from tocsin.workflows.timing import latest_due, next_fire_after
+from tocsin.workflows.timing import next_fire_after, schedule_of, state_of
 
 
 def schedule_next_fires(
@@ -35,8 +35,8 @@ def schedule_next_fires(
     out: list[dict[str, Any]] = []
     at: datetime | None = now
     if row["next_fire_at"] <= now:
-        decision = catchup.decide(row, latest_due(cron, tz, now), busy=busy, now=now)
-        out += [{**instant_view(d, tz), "status": "due"} for d in decision.fire[-n:]]
+        decision = decide(schedule_of(row), state_of(row, busy=busy), (), now)
+        out += [{**instant_view(d, tz), "status": "due"} for d in decision.fires[-n:]]
     while len(out) < n and at is not None:
         at = next_fire_after(cron, tz, at)
         if at is not None:
@@ -50,7 +50,7 @@ def schedule_entries(tx: Tx, at: datetime) -> list[dict[str, Any]]:
     busy = store_wf_runs.active_schedule_ids(tx, schedule_ids=skipping)
     events: list[tuple[str, str, datetime]] = []
     if any(r.get("trigger_tree") is not None for r in rows):
-        pending = store_events.peek_events(tx, limit=EVENT_LIMIT)
+        pending = store_events.peek_events(tx, limit=None)  # every one, as the tick pages
         events = [(e["kind"], e["subject"], e["occurred_at"]) for e in pending]
     return [
         {"kind": "schedule", "schedule_id": r["id"], "workflow_id": r["workflow_id"]}
@@ -70,18 +70,16 @@ def _schedule_why(row: Mapping[str, Any], busy: bool, at: datetime) -> dict[str,
     if nxt is None or nxt > at:
         return {"status": NOT_DUE, "reason": NOT_DUE, "next_at": _iso(nxt), "runs": 0}
     try:
-        decision = catchup.decide(
-            row, latest_due(row["cron"], row["timezone"], at), busy=busy, now=at
-        )
-    except (CronError, ValueError) as exc:
+        decision = decide(schedule_of(row), state_of(row, busy=busy), (), at)
+    except (ConfigError, ValueError) as exc:
         # the fire pass records a publish_failed fire (no run) and stops the schedule
         return {"status": "skipped", "reason": INVALID_CONFIG, "detail": str(exc), "runs": 0}
     skipped = [{"reason": r.reason, "count": r.count} for r in decision.skips]
-    if decision.fire:
-        instants = [to_iso(d) for d in decision.fire[-10:]]
+    if decision.fires:
+        instants = [to_iso(d) for d in decision.fires[-10:]]
         return {
             "status": "fires",
-            "runs": len(decision.fire),
+            "runs": len(decision.fires),
             "scheduled_for": instants,
             "skips": skipped,
         }

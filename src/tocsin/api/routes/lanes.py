@@ -1,8 +1,8 @@
 """Lanes over HTTP (SPEC §14, §15): ``/api/lanes…``.
 
-Bearer tokens with ``schedules:read`` (the list and the contracts) or ``schedules:write``
-(trigger), as for ``/api/schedules``. Instants in a trigger body are RFC 3339 with an offset
-(a naive instant is 422); unknown keys are 422.
+Bearer tokens with ``schedules:read`` (the list, one lane, its contracts and its fires) or
+``schedules:write`` (trigger, pause, resume), as for ``/api/schedules``. Instants in a trigger
+body are RFC 3339 with an offset (a naive instant is 422); unknown keys are 422.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ Decision = Literal["ready", "noop", "stopped", "rejected", "ignored"]
 Json = dict[str, Any]
 READ = error_responses(401, 403, 404)
 WRITE = error_responses(400, 401, 403, 404)
+PAUSE = error_responses(400, 401, 403, 404, 409)
 
 
 class WindowIn(Body):
@@ -49,6 +50,39 @@ class LaneTrigger(Body):
 def list_lanes(_: SchedulesRead, tocsin: TocsinDep) -> Json:
     """Registered lanes and lanes with a stored history: ``{"items": […]}``."""
     return {"items": tocsin.lanes.list()}
+
+
+@router.get("/{lane_id}", responses=READ)
+def get_lane(lane_id: LaneIdPath, _: SchedulesRead, tocsin: TocsinDep) -> Json:
+    """One lane: its schedule, catch-up, pause state, next run and decision counts."""
+    return tocsin.lanes.get(lane_id)
+
+
+@router.post("/{lane_id}/pause", responses=PAUSE)
+def pause_lane(lane_id: LaneIdPath, _: SchedulesWrite, tocsin: TocsinDep, now: NowDep) -> Json:
+    """Stop the lane's scheduled runs (persisted, idempotent; a redeploy never unpauses);
+    a lane without a schedule is 409."""
+    return tocsin.lanes.pause(lane_id, now=now)
+
+
+@router.post("/{lane_id}/resume", responses=PAUSE)
+def resume_lane(lane_id: LaneIdPath, _: SchedulesWrite, tocsin: TocsinDep, now: NowDep) -> Json:
+    """Run again from the next instant after now; the instants passed while paused are
+    recorded as ``paused`` skips and none of them runs."""
+    return tocsin.lanes.resume(lane_id, now=now)
+
+
+@router.get("/{lane_id}/fires", responses=READ)
+def list_fires(
+    lane_id: LaneIdPath,
+    _: SchedulesRead,
+    tocsin: TocsinDep,
+    skip: Skip = 0,
+    limit: Limit = 50,
+) -> Json:
+    """The scheduled runs newest first (scheduled vs actual time, run, attempt, status) with
+    the skipped instants between them (``kind``: ``fire`` or ``skip``; paged by the fires)."""
+    return tocsin.lanes.fires(lane_id, skip=skip, limit=limit)
 
 
 @router.get("/{lane_id}/contracts", responses=READ)

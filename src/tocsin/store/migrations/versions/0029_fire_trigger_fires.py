@@ -6,7 +6,7 @@ trigger's fires from it, newest instant first, however many row-event runs its t
 are not in it: a write's runs pay nothing for it).
 
 Revision ID: 0029_fire
-Revises: 0028_e
+Revises: 0029_lanes
 Create Date: 2026-12-03
 """
 
@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0029_fire"
-down_revision: str | None = "0028_e"
+down_revision: str | None = "0029_lanes"
 branch_labels: str | None = None
 depends_on: str | None = None
 

@@ -1,0 +1,116 @@
+"""The plans the planner switches of ``tocsin.store.dialects`` fix, by EXPLAIN ANALYZE.
+
+A fresh PostgreSQL schema (never analyzed, as after a burst), bench/workflow_bench.py's 10,000
+due schedules: the schedule pass's statements (the due claim, the overlap fence, the advance by
+id) before and after 5 pages fired, with and without ``keyed_access_only``'s switches; then every
+schedule fired into 10,000 pending runs: the workflow run claim's pick, with and without
+``ordered_scans_only``'s, and with a partial index in their place.
+
+Run: ``PYTHONPATH=src .venv/bin/python bench/plan_switches.py`` (``BENCH_PG_URL``, default
+``postgresql://postgres@127.0.0.1:5432/test``). Prints each plan, one line per node.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+import psycopg
+
+import workflow_bench as wb
+from tocsin import Tocsin
+from tocsin.settings import Settings
+
+PG = os.environ.get("BENCH_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
+KEYED = (
+    "SELECT set_config('enable_seqscan', 'off', true),"
+    " set_config('enable_bitmapscan', 'off', true),"
+    " set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true)"
+)
+CLAIM = (
+    "SELECT id FROM workflow_schedules WHERE paused = false AND next_fire_at IS NOT NULL"
+    " AND next_fire_at <= %s AND trigger_tree IS NULL ORDER BY next_fire_at, id LIMIT 1000"
+    " FOR UPDATE SKIP LOCKED"
+)
+FENCE = (
+    "SELECT schedule_id FROM workflow_runs WHERE schedule_id = ANY(CAST(%b AS text[]))"
+    " AND status IN ('pending', 'running') AND trigger <> 'backfill'"
+)
+ADVANCE = (
+    "WITH v(sid, n) AS (SELECT * FROM unnest(CAST(%b AS text[]), CAST(%b AS timestamp[])))"
+    " UPDATE workflow_schedules SET next_fire_at = v.n FROM v WHERE workflow_schedules.id = v.sid"
+)
+PICK = (
+    "SELECT id FROM workflow_runs WHERE status = 'pending' AND workflow_id IN (%s)"
+    " ORDER BY updated_at, id LIMIT 500 FOR UPDATE SKIP LOCKED"
+)
+
+
+def explain(
+    conn: psycopg.Connection[Any],
+    label: str,
+    setup: Sequence[str],
+    sql: str,
+    params: tuple[Any, ...],
+) -> None:
+    with conn.transaction(force_rollback=True):
+        for statement in setup:
+            conn.execute(statement)
+        plan = conn.execute("EXPLAIN (ANALYZE, COSTS OFF) " + sql, params).fetchall()
+    print(f"--- {label}")
+    for (line,) in plan:
+        print("   ", line[:150])
+
+
+def main() -> None:
+    schema = f"plans_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(PG, autocommit=True) as c:
+        c.execute(f"CREATE SCHEMA {schema}")
+    url = PG.replace("postgresql://", "postgresql+psycopg://", 1)
+    url += ("&" if "?" in url else "?") + f"options=-csearch_path%3D{schema}"
+    try:
+        t = Tocsin.open(url, settings=Settings(database_url=url), workflows=[wb.NOOP])
+        wb.seed(t)
+        now = wb.DUE + timedelta(seconds=1)
+        naive = now.replace(tzinfo=None)
+        ids = [f"sch_{i:06d}" for i in range(5000, 6000)]
+        nexts = [naive + timedelta(days=1)] * len(ids)
+        with psycopg.connect(PG, options=f"-csearch_path={schema}") as conn:
+            for stage in ("10,000 due", "after 5 pages fired"):
+                if stage != "10,000 due":
+                    for _ in range(5):
+                        t.fire_schedules(now=now, limit=1000)
+                print(f"===== schedule pass, {stage}")
+                for setup, name in (([], "no switch"), ([KEYED], "keyed_access_only")):
+                    explain(conn, f"due claim, {name}", setup, CLAIM, (naive,))
+                    explain(conn, f"overlap fence, {name}", setup, FENCE, (ids,))
+                    explain(conn, f"advance, {name}", setup, ADVANCE, (ids, nexts))
+            while t.tick(now=now)["schedules_fired"]:
+                pass
+            for stage in ("10,000 pending", "after 2 claims of 500"):
+                if stage != "10,000 pending":
+                    t.work(now=now, limit=1000)
+                print(f"===== workflow run claim, {stage}")
+                explain(conn, "no switch", [], PICK, ("noop",))
+                explain(
+                    conn,
+                    "ordered_scans_only",
+                    ["SET LOCAL enable_bitmapscan = off"],
+                    PICK,
+                    ("noop",),
+                )
+                index = (
+                    "CREATE INDEX ix_try ON workflow_runs (updated_at, id) WHERE status = 'pending'"
+                )
+                explain(conn, "a partial index instead", [index], PICK, ("noop",))
+        t.close()
+    finally:
+        with psycopg.connect(PG, autocommit=True) as c:
+            c.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+if __name__ == "__main__":
+    main()
