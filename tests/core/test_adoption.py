@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tocsin.core.adoption import adopt_ids, comparable, match_triggers, structurally_equal
+from tocsin.core.config.adoption import adopt_ids, comparable, match_triggers, structurally_equal
 
 STORED: dict[str, Any] = {
     "id": "trg_1",

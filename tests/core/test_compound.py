@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tocsin.core.compound import (
+from tocsin.core.schedules.tree import (
     AllOf,
     AnyOf,
     Cron,
@@ -20,7 +20,7 @@ from tocsin.core.compound import (
     from_json,
     to_json,
 )
-from tocsin.core.compound_eval import (
+from tocsin.core.schedules.tree_eval import (
     due_instants,
     evaluate,
     latest_in,

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tocsin.core.exposure import SAVED_BY, Saver, stamp_grants, target_of, without_grants
+from tocsin.core.config.exposure import SAVED_BY, Saver, stamp_grants, target_of, without_grants
 from tocsin.errors import PermissionDenied
 
 PURGE = {"id": "a1", "type": "start_workflow", "workflow_id": "admin-purge"}

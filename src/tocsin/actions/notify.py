@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tocsin.actions.base import ActionContext, ActionError, sortable_id
-from tocsin.core.targets import notify_chatroom
+from tocsin.core.config.targets import notify_chatroom
 from tocsin.errors import ConfigError
 from tocsin.store.chat import insert_message
 from tocsin.store.tx import Tx

@@ -25,8 +25,8 @@ from tocsin.actions.signing import (
     scope_secret,
     signature_headers,
 )
-from tocsin.core.action_checks import reserved_header
-from tocsin.core.instants import to_rfc3339
+from tocsin.core.config.action_checks import reserved_header
+from tocsin.core.time.instants import to_rfc3339
 
 
 def default_payload(ctx: ActionContext) -> dict[str, Any]:

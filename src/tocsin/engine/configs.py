@@ -29,15 +29,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tocsin import messages
-from tocsin.core import windows
-from tocsin.core.adoption import adopt_ids
-from tocsin.core.cells import is_plain_json
-from tocsin.core.exposure import Saver, stamp_grants, without_grants
-from tocsin.core.identity import definition_digest
-from tocsin.core.limits import Limits, check_triggers
+from tocsin.core.config.adoption import adopt_ids
+from tocsin.core.config.cells import is_plain_json
+from tocsin.core.config.exposure import Saver, stamp_grants, without_grants
+from tocsin.core.config.limits import Limits, check_triggers
+from tocsin.core.config.triggers import validate_triggers
 from tocsin.core.model import Table, TriggerState
-from tocsin.core.schedules import CLOCK_KINDS, ScheduleSpec, parse_schedule, schedule_to_dict
-from tocsin.core.triggers import validate_triggers
+from tocsin.core.schedules import windows
+from tocsin.core.schedules.identity import definition_digest
+from tocsin.core.schedules.spec import CLOCK_KINDS, ScheduleSpec, parse_schedule, schedule_to_dict
 from tocsin.engine.evaluate import clock_next_due
 from tocsin.errors import ConfigError, ValidationError
 from tocsin.store import records as store_records

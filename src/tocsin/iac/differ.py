@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tocsin import messages
-from tocsin.core.adoption import adopt_action_ids, comparable, match_triggers
+from tocsin.core.config.adoption import adopt_action_ids, comparable, match_triggers
 from tocsin.errors import PermissionDenied, ValidationError
 from tocsin.iac.documents import TableDocuments
 

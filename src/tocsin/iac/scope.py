@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from tocsin import messages
-from tocsin.core.exposure import without_grants
+from tocsin.core.config.exposure import without_grants
 from tocsin.core.model import Table
 from tocsin.errors import ValidationError
 from tocsin.iac.documents import canonical

@@ -12,7 +12,7 @@ intake = Lane(id="content-intake", schedule=Schedule(cron="30 7 * * *", timezone
   lane must name its zone explicitly, because the zone's offset is part of every ``run_id``
   (a host-dependent default would change ids between hosts). A lane without a schedule runs only
   when triggered, and formats its instants in ``timezone`` (default ``UTC``).
-- ``fetch(window, ctx)`` receives the :class:`~tocsin.core.contract.Window` and a
+- ``fetch(window, ctx)`` receives the :class:`~tocsin.core.contract.lane.Window` and a
   :class:`SourceContext` (lane id, run id, attempt, kind, scheduled_for, observed_at).
 
 Pure: no I/O, no clock.
@@ -27,9 +27,9 @@ from datetime import datetime
 from typing import Any
 
 from tocsin import messages
-from tocsin.core import cron
-from tocsin.core.contract import Window
-from tocsin.core.zones import is_known_zone
+from tocsin.core.contract.lane import Window
+from tocsin.core.time import cron
+from tocsin.core.time.zones import is_known_zone
 from tocsin.errors import ConfigError
 
 MAX_LANE_ID = 64

@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from tocsin import messages
-from tocsin.core import contract
+from tocsin.core.contract import lane as contract
 from tocsin.lanes.admit import Admission, contract_of
 from tocsin.lanes.definition import Candidate, Lane, SourceContext, SourceUnavailable
 from tocsin.store import lanes as store_lanes

@@ -26,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 
-from tocsin.core import cron
-from tocsin.core.contract import Window
+from tocsin.core.contract.lane import Window
+from tocsin.core.time import cron
 from tocsin.lanes.admit import admit, resolve_run
 from tocsin.lanes.definition import Lane
 from tocsin.store import lanes as store_lanes

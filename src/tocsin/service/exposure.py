@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from tocsin import messages
-from tocsin.core.exposure import Saver
+from tocsin.core.config.exposure import Saver
 from tocsin.service.auth import AuthService, Principal
 from tocsin.service.base import Core
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from tocsin.core.skips import SCHEDULE
+from tocsin.core.schedules.skips import SCHEDULE
 from tocsin.service.whynot import skip_view
 from tocsin.store import schedules as store_schedules
 from tocsin.store import skips as store_skips

@@ -26,8 +26,8 @@ from datetime import datetime
 from typing import Any
 
 from tocsin import messages
-from tocsin.core.contract import Window, check_instant
-from tocsin.core.contract_verify import verify
+from tocsin.core.contract.lane import Window, check_instant
+from tocsin.core.contract.verify import verify
 from tocsin.errors import NotFound, ValidationError
 from tocsin.lanes.admit import Admission, admit, legacy_ids
 from tocsin.lanes.definition import Lane

@@ -16,9 +16,9 @@ from datetime import datetime
 from typing import Any
 
 from tocsin import messages
-from tocsin.core.compound import Node, from_json
-from tocsin.core.instants import require_aware
-from tocsin.core.skips import PAUSED, SCHEDULE, SkipRange
+from tocsin.core.schedules.skips import PAUSED, SCHEDULE, SkipRange
+from tocsin.core.schedules.tree import Node, from_json
+from tocsin.core.time.instants import require_aware
 from tocsin.errors import Conflict, NotFound, ValidationError
 from tocsin.service.history import schedule_history
 from tocsin.service.whynot import check_n, skip_view

@@ -17,8 +17,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from tocsin import messages
+from tocsin.core.config.patch import merge_patch
 from tocsin.core.model import Table
-from tocsin.core.patch import merge_patch
 from tocsin.engine import configs
 from tocsin.errors import NotFound, ValidationError
 from tocsin.service import exposure

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tocsin.core.cron import CronError, explain, parse
+from tocsin.core.time.cron import CronError, explain, parse
 
 ROW_EVENTS = {
     "created": "When a record is created",

@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from tocsin.core import cron, skips
-from tocsin.core.cron.timeline import Timeline, resolve
+from tocsin.core.schedules import skips
+from tocsin.core.time import cron
+from tocsin.core.time.cron.timeline import Timeline, resolve
 from tocsin.workflows.timing import latest_due, next_fire_after
 
 CATCH_UP = ("latest", "none", "all")

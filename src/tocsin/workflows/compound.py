@@ -9,7 +9,7 @@ One transaction per call:
 2. with events: lock the unpaused trigger schedules that listen to them or are due, in id
    order, *waiting* for locks, so two schedulers apply their events one after the other;
    without: claim only the due ones (``next_fire_at <= now``, skipping locked rows);
-3. per schedule, :func:`tocsin.core.compound_eval.evaluate` merges its events with its due
+3. per schedule, :func:`tocsin.core.schedules.tree_eval.evaluate` merges its events with its due
    instants (each time trigger's latest instant since ``evaluated_at``: downtime coalesces) and
    decides the fires; ``overlap="skip"`` fires at most once and nothing while a run is active;
 4. each fire claims ``(schedule_id, instant)`` in the occurrence ledger (namespace
@@ -32,9 +32,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from tocsin import messages
-from tocsin.core import compound_eval
-from tocsin.core.compound import Node, from_json
-from tocsin.core.skips import COMPOUND_UNSATISFIED, SCHEDULE, SkipRange
+from tocsin.core.schedules import tree_eval
+from tocsin.core.schedules.skips import COMPOUND_UNSATISFIED, SCHEDULE, SkipRange
+from tocsin.core.schedules.tree import Node, from_json
 from tocsin.engine.ids import uuid7
 from tocsin.errors import ConfigError
 from tocsin.store import schedules as store_schedules
@@ -66,8 +66,8 @@ def next_fire(tree: Node, latches: Mapping[str, datetime], now: datetime) -> dat
     """When the schedule is next worth evaluating: its next time instant, or sooner, in
     ``HELD_RECHECK``, while its latches already satisfy it (a fire held back by an active run
     under ``overlap="skip"``: it fires at the first evaluation after the run ended)."""
-    following = compound_eval.next_instant(tree, now)
-    if latches and compound_eval.satisfied(tree, latches, ()):
+    following = tree_eval.next_instant(tree, now)
+    if latches and tree_eval.satisfied(tree, latches, ()):
         recheck = now + HELD_RECHECK
         return recheck if following is None else min(recheck, following)
     return following
@@ -124,16 +124,16 @@ def _one(
         store_schedules.insert_fires(tx, fires=[fire])
         state = {"id": row["id"], "latches": row["latches"], "evaluated_at": now}
         return {**state, "next_fire_at": None, "last_fire_id": fire["id"]}, 0
-    occurrences = compound_eval.match_events(tree, seen)
+    occurrences = tree_eval.match_events(tree, seen)
     after = row["evaluated_at"] or row["created_at"]
     due = row["next_fire_at"] is not None and row["next_fire_at"] <= now
     if not occurrences and not due:
         return None, 0
-    outcome = compound_eval.evaluate(
+    outcome = tree_eval.evaluate(
         tree,
         latches=load_latches(row["latches"]),
         occurrences=occurrences,
-        instants=compound_eval.due_instants(tree, after, now),
+        instants=tree_eval.due_instants(tree, after, now),
         now=now,
         can_fire=row["id"] not in busy,
         once=row["overlap"] == "skip",
@@ -166,7 +166,7 @@ def unsatisfied_skips(tree: Node, schedule_id: str, instants: list[datetime]) ->
             at,
             at,
             1,
-            after=compound_eval.previous_instant(tree, at),
+            after=tree_eval.previous_instant(tree, at),
         )
         for at in instants
     ]
@@ -208,4 +208,4 @@ __all__ = [
 
 def subjects_of(raw: object) -> set[tuple[str, str]]:
     """The ``(kind, subject)`` pairs a stored tree listens to."""
-    return compound_eval.subjects(from_json(raw))
+    return tree_eval.subjects(from_json(raw))

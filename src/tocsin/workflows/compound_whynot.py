@@ -1,6 +1,6 @@
 """The global dry run for schedules with a compound trigger (SPEC §13): would the
 tick at ``at`` fire it, and if not, why (waiting for which events). Read-only; decided by the
-fire pass's own evaluator (:func:`tocsin.core.compound_eval.evaluate`) over the same inputs:
+fire pass's own evaluator (:func:`tocsin.core.schedules.tree_eval.evaluate`) over the same inputs:
 the stored latches, the events waiting in the outbox (those that occurred by ``at``) and each
 time trigger's latest instant since the last evaluation."""
 
@@ -10,10 +10,10 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from tocsin.core import compound_eval
-from tocsin.core.compound import Cron, Node, from_json, leaves
-from tocsin.core.instants import to_iso
-from tocsin.core.skips import ACTIVE_RUN, COMPOUND_UNSATISFIED, INVALID_CONFIG, PAUSED
+from tocsin.core.schedules import tree_eval
+from tocsin.core.schedules.skips import ACTIVE_RUN, COMPOUND_UNSATISFIED, INVALID_CONFIG, PAUSED
+from tocsin.core.schedules.tree import Cron, Node, from_json, leaves
+from tocsin.core.time.instants import to_iso
 from tocsin.engine.whynot import instant_view
 from tocsin.errors import ConfigError
 from tocsin.workflows.compound import load_latches
@@ -33,11 +33,11 @@ def compound_why(
     except (ConfigError, ValueError) as exc:
         return {"status": "skipped", "reason": INVALID_CONFIG, "detail": str(exc), "runs": 0}
     after = row["evaluated_at"] or row["created_at"]
-    outcome = compound_eval.evaluate(
+    outcome = tree_eval.evaluate(
         tree,
         latches=load_latches(row["latches"]),
-        occurrences=compound_eval.match_events(tree, [e for e in events if e[2] <= at]),
-        instants=compound_eval.due_instants(tree, after, at) if at > after else [],
+        occurrences=tree_eval.match_events(tree, [e for e in events if e[2] <= at]),
+        instants=tree_eval.due_instants(tree, after, at) if at > after else [],
         now=at,
         can_fire=not busy,
         once=row["overlap"] == "skip",
@@ -45,7 +45,7 @@ def compound_why(
     if outcome.fires:
         instants = [to_iso(f) for f in outcome.fires[-10:]]
         return {"status": "fires", "runs": len(outcome.fires), "scheduled_for": instants}
-    if busy and compound_eval.satisfied(tree, outcome.latches, _active(tree, at)):
+    if busy and tree_eval.satisfied(tree, outcome.latches, _active(tree, at)):
         return {"status": "skipped", "reason": ACTIVE_RUN, "runs": 0}
     if outcome.unsatisfied:
         instant = outcome.unsatisfied[-1]
@@ -56,7 +56,7 @@ def compound_why(
             "waiting_for": _waiting(tree, outcome.latches, instant),
             "runs": 0,
         }
-    nxt = compound_eval.next_instant(tree, at)
+    nxt = tree_eval.next_instant(tree, at)
     return {
         "status": NOT_DUE,
         "reason": NOT_DUE,
@@ -76,12 +76,12 @@ def compound_next_instants(row: Mapping[str, Any], *, now: datetime, n: int) -> 
     except (ConfigError, ValueError):
         return []
     out: list[Any] = []
-    found = compound_eval.next_leaf_instant(tree, now)
+    found = tree_eval.next_leaf_instant(tree, now)
     while found is not None and len(out) < n:
         at, leaf = found
         zone = leaf.timezone or str(row.get("timezone") or "UTC")
         out.append({**instant_view(at, zone), "status": "could_fire"})
-        found = compound_eval.next_leaf_instant(tree, at)
+        found = tree_eval.next_leaf_instant(tree, at)
     return out
 
 
@@ -90,7 +90,7 @@ def _active(tree: Node, at: datetime | None) -> frozenset[str]:
     if at is None:
         return frozenset()
     return frozenset(
-        p for p, leaf in leaves(tree) if isinstance(leaf, Cron) and compound_eval.fires_at(leaf, at)
+        p for p, leaf in leaves(tree) if isinstance(leaf, Cron) and tree_eval.fires_at(leaf, at)
     )
 
 
@@ -98,7 +98,7 @@ def _waiting(
     tree: Node, latches: Mapping[str, datetime], at: datetime | None
 ) -> list[dict[str, str]]:
     """The events the tree still needs at ``at`` (its next instant; None: events only)."""
-    found = compound_eval.waiting_for(tree, latches, _active(tree, at))
+    found = tree_eval.waiting_for(tree, latches, _active(tree, at))
     return [{"path": p, "kind": leaf.kind, "subject": leaf.subject} for p, leaf in found]
 
 

@@ -25,8 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from tocsin import messages
-from tocsin.core import cron
-from tocsin.core.compound import (
+from tocsin.core.schedules.tree import (
     Compound,
     Cron,
     Event,
@@ -37,7 +36,8 @@ from tocsin.core.compound import (
     to_json,
     with_zone,
 )
-from tocsin.core.zones import is_known_zone
+from tocsin.core.time import cron
+from tocsin.core.time.zones import is_known_zone
 from tocsin.errors import ConfigError
 from tocsin.workflows.host_zone import host_zone_name
 
@@ -254,7 +254,7 @@ def workflow(
 ) -> WorkflowBuilder:
     """Start defining a workflow; its schedules are validated now (SPEC §12). ``tenants=True``
     exposes it to tenants: a tenant token may then save a ``start_workflow`` action starting it
-    without the ``schedules:write`` permission (``tocsin.core.exposure``)."""
+    without the ``schedules:write`` permission (``tocsin.core.config.exposure``)."""
     _check_id("workflow", id)
     if not isinstance(tenants, bool):
         raise ConfigError(messages.workflow_tenants_not_bool(id), code="workflow_invalid")

@@ -28,7 +28,7 @@ from typing import Any, Literal, NoReturn
 from pydantic import BaseModel
 from pydantic import ValidationError as ModelError
 
-from tocsin.core.receipts import truncate_error
+from tocsin.core.config.receipts import truncate_error
 from tocsin.runs.clock import PassClock, iso_reader, pass_clock
 from tocsin.workflows.definition import Stage, Step, Workflow
 

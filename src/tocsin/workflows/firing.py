@@ -29,8 +29,8 @@ from datetime import datetime
 from typing import Any
 
 from tocsin import messages
-from tocsin.core.cron import CronError
-from tocsin.core.skips import SkipRange
+from tocsin.core.schedules.skips import SkipRange
+from tocsin.core.time.cron import CronError
 from tocsin.engine.ids import uuid7, uuid7s
 from tocsin.store import schedules as store_schedules
 from tocsin.store import skips as store_skips

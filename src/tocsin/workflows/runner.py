@@ -24,7 +24,7 @@ from functools import partial
 from typing import Any
 
 from tocsin import messages
-from tocsin.core.receipts import truncate_error
+from tocsin.core.config.receipts import truncate_error
 from tocsin.runs.clock import PassClock, pass_clock
 from tocsin.runs.pool import RunPool
 from tocsin.store import trigger_events as store_events

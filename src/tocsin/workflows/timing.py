@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from tocsin.core import cron
-from tocsin.core.compound import from_json
-from tocsin.core.compound_eval import next_instant
+from tocsin.core.schedules.tree import from_json
+from tocsin.core.schedules.tree_eval import next_instant
+from tocsin.core.time import cron
 
 REPEATED: cron.Repeated = "first"
 

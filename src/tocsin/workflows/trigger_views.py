@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from tocsin.core import compound_eval
-from tocsin.core.compound import EVENT_SUBJECTS, Cron, Event, Node, from_json, to_json
-from tocsin.core.cron import explain, parse
+from tocsin.core.schedules import tree_eval
+from tocsin.core.schedules.tree import EVENT_SUBJECTS, Cron, Event, Node, from_json, to_json
+from tocsin.core.time.cron import explain, parse
 from tocsin.workflows.compound import load_latches, subjects_of
 
 EVENT_WORDS = {
@@ -57,8 +57,8 @@ def trigger_view(row: Mapping[str, Any], now: datetime, names: Names = NO_NAMES)
     return {
         "tree": _annotate(tree, to_json(tree), latches, now, "", names),
         "description": describe(tree, names),
-        "satisfied_now": bool(latches) and compound_eval.satisfied(tree, latches, ()),
-        "next_instant": compound_eval.next_instant(tree, now),
+        "satisfied_now": bool(latches) and tree_eval.satisfied(tree, latches, ()),
+        "next_instant": tree_eval.next_instant(tree, now),
     }
 
 
@@ -71,7 +71,7 @@ def _annotate(
     names: Names,
 ) -> dict[str, Any]:
     if isinstance(node, Cron):
-        return {**raw, "path": path, "next": compound_eval.next_of(node, now)}
+        return {**raw, "path": path, "next": tree_eval.next_of(node, now)}
     if isinstance(node, Event):
         name = subject_name(node, names)
         return {**raw, "path": path, "name": name, "latched_since": latches.get(path)}

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tocsin.core.compound import from_json
-from tocsin.core.cron import explain, parse
+from tocsin.core.schedules.tree import from_json
+from tocsin.core.time.cron import explain, parse
 from tocsin.workflows.definition import Workflow
 from tocsin.workflows.trigger_views import NO_NAMES, Names, describe
 

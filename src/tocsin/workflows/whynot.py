@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from tocsin.core.cron import CronError
-from tocsin.core.instants import to_iso
-from tocsin.core.skips import INVALID_CONFIG, PAUSED
+from tocsin.core.schedules.skips import INVALID_CONFIG, PAUSED
+from tocsin.core.time.cron import CronError
+from tocsin.core.time.instants import to_iso
 from tocsin.engine.whynot import NOT_DUE, instant_view
 from tocsin.store import trigger_events as store_events
 from tocsin.store import whynot as store_whynot

@@ -29,9 +29,9 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from tocsin.core import cron
-from tocsin.core.compound import Compound, Cron, Event, Node, leaves
-from tocsin.core.cron.timeline import Timeline, resolve
+from tocsin.core.schedules.tree import Compound, Cron, Event, Node, leaves
+from tocsin.core.time import cron
+from tocsin.core.time.cron.timeline import Timeline, resolve
 
 #: how far the spring-forward gaps of a ``missing="shift"`` trigger are searched
 GAP_HORIZON = timedelta(days=800)

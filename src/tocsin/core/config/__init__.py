@@ -1,0 +1,2 @@
+"""Trigger and action configuration: validation, predicates, templates, action checks, limits,
+adoption, receipts."""

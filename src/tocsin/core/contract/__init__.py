@@ -1,0 +1,1 @@
+"""The lane run contract (``trigger-contract.v1``) and its verify."""

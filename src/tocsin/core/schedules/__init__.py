@@ -1,0 +1,2 @@
+"""Schedules: timing specs, clock windows, compound trees and their evaluation, skips, occurrence
+identities, the retry policy."""

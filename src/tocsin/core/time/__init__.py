@@ -1,0 +1,1 @@
+"""Time: cron dialects, IANA zones and wall time, instants. Imports no other part of core."""
