@@ -1,4 +1,4 @@
-"""``core.adoption``: structural equality and id adoption (SPEC §5, §11). Pure."""
+"""``core.config.adoption``: structural equality and id adoption (SPEC §5, §11). Pure."""
 
 from __future__ import annotations
 

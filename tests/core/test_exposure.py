@@ -1,4 +1,5 @@
-"""``core.exposure``: which actions reach app code, and the token ids a save stamps on them."""
+"""``core.config.exposure``: which actions reach app code, and the token ids a save stamps on
+them."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The pure checks of issue 11: sizes and counts (core.limits), notify targets (core.targets)."""
+"""The pure checks of issue 11: sizes and counts (core.config.limits), notify targets
+(core.config.targets)."""
 
 from __future__ import annotations
 

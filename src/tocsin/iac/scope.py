@@ -33,7 +33,7 @@ def resolve(
 
 def stored_config(table: Table) -> list[Any]:
     """A table's stored triggers config as authors see it (``[]`` when none): without the token
-    ids of ``core.exposure``, which are not the author's and differ between environments."""
+    ids of ``core.config.exposure``, which are not the author's and differ between environments."""
     triggers = without_grants(table.triggers)
     return list(triggers) if isinstance(triggers, list) else []
 

@@ -20,7 +20,7 @@ One run, step by step:
 4. **Finish**: ``done`` with the last receipt, or ``failed`` at the first failing action with the
    error (≤ 1000 characters). Later actions wait for a retry, which resumes at the failed one.
 
-   A trigger with a ``retry`` policy (``core.retry_policy``) turns a failing action into an
+   A trigger with a ``retry`` policy (``core.schedules.retry``) turns a failing action into an
    automatic retry while attempts remain: the run goes back to ``pending`` with its error, its
    receipts and ``next_attempt_at`` (no worker claims it before then) and the next attempt
    resumes at the failed action. Only when the attempts are spent is it ``failed``.

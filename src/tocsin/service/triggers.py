@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 
 def _stored(table: Table) -> list[dict[str, Any]]:
-    """The stored config as authors see it (the token ids of ``core.exposure`` are kept from
+    """The stored config as authors see it (the token ids of ``core.config.exposure`` are kept from
     the stored config when it is saved again)."""
     return [dict(t) for t in configs.authored_config(table.triggers)]
 

@@ -1,7 +1,7 @@
 """Table triggers and their schedule preview in words, for people (SPEC §4, §7).
 
 Pure functions over the normalized trigger config and the preview document; cron readings come
-from ``core.cron.explain`` so Studio and the CLI say the same thing.
+from ``core.time.cron.explain`` so Studio and the CLI say the same thing.
 """
 
 from __future__ import annotations
