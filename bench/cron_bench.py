@@ -1,4 +1,4 @@
-"""Benchmark tocsin.core.cron against croniter and cronsim, and check all three for correctness.
+"""Benchmark tocsin.core.time.cron against croniter and cronsim, and check all three are correct.
 
 Run: ``.venv/bin/python bench/cron_bench.py`` (or ``make bench``). Options: ``--repeat N``.
 
@@ -33,8 +33,8 @@ from zoneinfo import ZoneInfo
 from croniter import croniter
 from cronsim import CronSim
 
-from tocsin.core.cron import CronSpec, Dialect, next_after, parse
-from tocsin.core.cron.parse import build_spec
+from tocsin.core.time.cron import CronSpec, Dialect, next_after, parse
+from tocsin.core.time.cron.parse import build_spec
 
 EXPRESSIONS = (
     "* * * * *",

@@ -19,7 +19,7 @@ import argparse
 import sys
 import time
 
-from tocsin.core.templates import TemplateContext, render
+from tocsin.core.config.templates import TemplateContext, render
 
 
 def best_of(repeat: int, template: str, ctx: TemplateContext) -> float:

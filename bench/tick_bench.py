@@ -70,7 +70,7 @@ from sqlalchemy import (
 )
 
 from tocsin import Tocsin
-from tocsin.core.identity import definition_digest
+from tocsin.core.schedules.identity import definition_digest
 from tocsin.engine.ids import uuid7s
 from tocsin.settings import Settings
 from tocsin.store.schema import (

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tocsin import Schedule, workflow
-from tocsin.core.action_fields import ACTION_FIELDS
+from tocsin.core.config.action_fields import ACTION_FIELDS
 from tocsin.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]

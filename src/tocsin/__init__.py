@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tocsin import errors
-from tocsin.core.compound import (
+from tocsin.core.schedules.tree import (
     AllOf,
     AnyOf,
     Cron,

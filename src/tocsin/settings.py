@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from tocsin import messages
-from tocsin.core.allowlist import allow_entry_problem
+from tocsin.core.config.allowlist import allow_entry_problem
 from tocsin.errors import SettingsError
 
 

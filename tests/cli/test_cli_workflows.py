@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from support.cli import invoke, runner
 from tocsin import messages
 from tocsin.cli import app
-from tocsin.core.skips import SCHEDULE, SkipRange
+from tocsin.core.schedules.skips import SCHEDULE, SkipRange
 from tocsin.service import Tocsin
 from tocsin.store import skips as store_skips
 

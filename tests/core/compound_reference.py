@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from tocsin.core.compound import Compound, Cron, Event, Node
+from tocsin.core.schedules.tree import Compound, Cron, Event, Node
 
 BASE = datetime(2026, 3, 2, 0, 0, tzinfo=UTC)
 PERIODS = (2, 3, 5)  # time leaf i fires at minutes divisible by PERIODS[i]

@@ -1,6 +1,6 @@
 """A brute-force cron oracle for the tests: walk real UTC instants one step at a time.
 
-Independent of ``tocsin.core.cron.evaluate``: it converts every instant to wall time with
+Independent of ``tocsin.core.time.cron.evaluate``: it converts every instant to wall time with
 ``astimezone`` (so gap wall times are never produced) and matches the fields with the calendar
 module. For ``repeated="first"`` it skips an instant whose wall time already occurred (zoneinfo
 marks that second occurrence ``fold=1``); for ``"both"`` it keeps it. It trusts only the value
@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from functools import cache
 from zoneinfo import ZoneInfo
 
-from tocsin.core.cron import CronSpec
+from tocsin.core.time.cron import CronSpec
 
 
 def day_matches(spec: CronSpec, local: datetime) -> bool:

@@ -1,8 +1,8 @@
 """The template renderer as it was before the linear rewrite (issue 11 item 4): the oracle.
 
 ``reference_render`` is the old per-column implementation, kept verbatim so a Hypothesis property
-can check that ``tocsin.core.templates.render`` substitutes exactly as it did (it is quadratic in
-tokens x columns: only small inputs here).
+can check that ``tocsin.core.config.templates.render`` substitutes exactly as it did (it is
+quadratic in tokens x columns: only small inputs here).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from tocsin.core.instants import to_rfc3339
-from tocsin.core.templates import TemplateContext
+from tocsin.core.config.templates import TemplateContext
+from tocsin.core.time.instants import to_rfc3339
 
 _TOKEN = re.compile(r"\$\{row\.(?P<braced>[^}]+)\}|\$(?P<ns>row|trigger|run)\.(?P<rest>)")
 _WORD = re.compile(r"[\w\-]+")  # a bare column name may contain hyphens

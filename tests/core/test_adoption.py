@@ -1,10 +1,10 @@
-"""``core.adoption``: structural equality and id adoption (SPEC §5, §11). Pure."""
+"""``core.config.adoption``: structural equality and id adoption (SPEC §5, §11). Pure."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from tocsin.core.adoption import adopt_ids, comparable, match_triggers, structurally_equal
+from tocsin.core.config.adoption import adopt_ids, comparable, match_triggers, structurally_equal
 
 STORED: dict[str, Any] = {
     "id": "trg_1",

@@ -11,7 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tocsin.core.compound import (
+from tocsin.core.schedules.decide import State, Timing, decide
+from tocsin.core.schedules.skips import COMPOUND_UNSATISFIED
+from tocsin.core.schedules.tree import (
     AllOf,
     AnyOf,
     Cron,
@@ -21,7 +23,7 @@ from tocsin.core.compound import (
     from_json,
     to_json,
 )
-from tocsin.core.compound_eval import (
+from tocsin.core.schedules.tree_eval import (
     fires_at,
     latest_in,
     next_instant,
@@ -29,8 +31,6 @@ from tocsin.core.compound_eval import (
     previous_instant,
     waiting_for,
 )
-from tocsin.core.decide import State, Timing, decide
-from tocsin.core.skips import COMPOUND_UNSATISFIED
 from tocsin.errors import ConfigError
 
 from compound_reference import BASE as REF_BASE  # isort: skip

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tocsin.core import contract
-from tocsin.core.contract import ContractMismatch, Window
-from tocsin.core.contract_verify import verify
+from tocsin.core.contract import lane as contract
+from tocsin.core.contract.lane import ContractMismatch, Window
+from tocsin.core.contract.verify import verify
 from tocsin.errors import ValidationError
 
 TPE = ZoneInfo("Asia/Taipei")

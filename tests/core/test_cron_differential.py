@@ -15,7 +15,7 @@ from cronsim import CronSim, CronSimError
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from tocsin.core.cron import CronError, iter_after, parse
+from tocsin.core.time.cron import CronError, iter_after, parse
 
 FIRES = 5
 DEGENERATE_STEPPED_RANGE = re.compile(r"(?<!\d)(\d+)-\1/")

@@ -1,4 +1,4 @@
-"""Table-driven DST tests of tocsin.core.cron (SPEC §4.4 fold/gap policy, §13 ``repeated``).
+"""Table-driven DST tests of tocsin.core.time.cron (SPEC §4.4 fold/gap policy, §13 ``repeated``).
 
 Every expectation is an ``.isoformat()`` string in the zone, so the offset shows (STYLE R11).
 A nonexistent wall time (gap) never fires; a repeated one (fold) fires once at its first
@@ -37,7 +37,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from tocsin.core.cron import CronSpec, iter_after, parse, prev_at_or_before
+from tocsin.core.time.cron import CronSpec, iter_after, parse, prev_at_or_before
 
 BOTH_POLICIES = ("first", "both")
 

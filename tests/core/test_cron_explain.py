@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tocsin.core.cron import explain, parse
+from tocsin.core.time.cron import explain, parse
 
 CASES = [
     ("0 9 * * 1-5", "strict", "At 09:00 on Monday through Friday"),

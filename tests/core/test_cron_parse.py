@@ -12,7 +12,8 @@ from itertools import islice
 
 import pytest
 
-from tocsin.core.cron import (
+from tocsin.core.schedules.spec import parse_schedule
+from tocsin.core.time.cron import (
     CronError,
     CronSpec,
     iter_after,
@@ -20,7 +21,6 @@ from tocsin.core.cron import (
     parse,
     prev_at_or_before,
 )
-from tocsin.core.schedules import parse_schedule
 from tocsin.errors import ConfigError
 
 PREFIX = "cron schedule invalid: "

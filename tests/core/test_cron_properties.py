@@ -1,4 +1,4 @@
-"""Property tests of tocsin.core.cron against a brute-force oracle (SPEC §4.4, §13; STYLE R12).
+"""Property tests of tocsin.core.time.cron against a brute-force oracle (SPEC §4.4, §13; STYLE R12).
 
 The oracle (``cron_reference``) walks real UTC instants minute by minute (second by second for
 6/7 fields) and converts each to wall time; start instants cluster around the 2024-2027 DST
@@ -23,7 +23,7 @@ from cron_strategies import (
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from tocsin.core.cron import CronError, CronSpec, next_after, parse, prev_at_or_before
+from tocsin.core.time.cron import CronError, CronSpec, next_after, parse, prev_at_or_before
 
 MINUTE_HORIZON = timedelta(days=3)
 SECOND_HORIZON = timedelta(hours=2)

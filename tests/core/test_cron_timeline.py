@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from cron_reference import transitions
 
-from tocsin.core.cron.timeline import Timeline, resolve
+from tocsin.core.time.cron.timeline import Timeline, resolve
 
 HOUR = timedelta(hours=1)
 

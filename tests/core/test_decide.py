@@ -12,8 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tocsin.core.compound import AllOf, Cron, TableUpdated
-from tocsin.core.decide import (
+from tocsin.core.schedules.decide import (
     CRON_REPEATED,
     Decision,
     State,
@@ -22,6 +21,7 @@ from tocsin.core.decide import (
     decide,
     next_due,
 )
+from tocsin.core.schedules.tree import AllOf, Cron, TableUpdated
 
 EXPRESSIONS = (
     "* * * * *",

@@ -1,4 +1,5 @@
-"""``core.exposure``: which actions reach app code, and the token ids a save stamps on them."""
+"""``core.config.exposure``: which actions reach app code, and the token ids a save stamps on
+them."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tocsin.core.exposure import SAVED_BY, Saver, stamp_grants, target_of, without_grants
+from tocsin.core.config.exposure import SAVED_BY, Saver, stamp_grants, target_of, without_grants
 from tocsin.errors import PermissionDenied
 
 PURGE = {"id": "a1", "type": "start_workflow", "workflow_id": "admin-purge"}

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from tocsin.core.identity import clock_identity, date_identity, normalize_value
+from tocsin.core.schedules.identity import clock_identity, date_identity, normalize_value
 
 
 @pytest.mark.parametrize(

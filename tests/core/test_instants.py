@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tocsin.core import instants
-from tocsin.core.instants import (
+from tocsin.core.time import instants
+from tocsin.core.time.instants import (
     MAX_UTC,
     MIN_UTC,
     add_minutes_saturating,

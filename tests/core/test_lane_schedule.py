@@ -1,4 +1,4 @@
-"""The pure lane decision (tocsin.core.lane_schedule): runs, windows and skips by catch-up, checked
+"""The pure lane decision (tocsin.core.schedules.lane): runs, windows and skips by catch-up, checked
 against a brute-force walk of the cron's instants, and the paused range of a resume."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tocsin.core.lane_schedule import LaneSchedule, decide, paused_skips
+from tocsin.core.schedules.lane import LaneSchedule, decide, paused_skips
 
 HOURLY = "0 * * * *"
 T0 = datetime(2026, 9, 7, 10, 0, tzinfo=UTC)

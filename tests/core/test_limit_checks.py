@@ -1,4 +1,5 @@
-"""The pure checks of issue 11: sizes and counts (core.limits), notify targets (core.targets)."""
+"""The pure checks of issue 11: sizes and counts (core.config.limits), notify targets
+(core.config.targets)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from datetime import UTC, datetime
 import pytest
 
 from tocsin import messages
-from tocsin.core.limits import check_columns, check_records, check_triggers, record_size
+from tocsin.core.config.limits import check_columns, check_records, check_triggers, record_size
+from tocsin.core.config.targets import check_notify_targets, notify_chatroom
 from tocsin.core.model import Table
-from tocsin.core.targets import check_notify_targets, notify_chatroom
 from tocsin.errors import ConfigError, ValidationError
 
 ROOM = "6f1c2a9e-0b7d-4c1e-9a53-2f0e8d7c4b11"

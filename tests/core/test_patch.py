@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tocsin.core.patch import merge_patch
+from tocsin.core.config.patch import merge_patch
 
 CASES: list[tuple[Any, Any, Any]] = [
     ({"a": "b"}, {"a": "c"}, {"a": "c"}),

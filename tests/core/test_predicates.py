@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tocsin import messages
-from tocsin.core.predicates import OPS, matches, validate_when
+from tocsin.core.config.predicates import OPS, matches, validate_when
 from tocsin.errors import ConfigError
 
 COLUMNS = {"Status": "text", "Score": "number", "Done": "boolean", "Due": "date", "Tags": "json"}

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from tocsin.core.receipts import make_receipt, pending_actions, truncate_error, upsert_receipt
+from tocsin.core.config.receipts import (
+    make_receipt,
+    pending_actions,
+    truncate_error,
+    upsert_receipt,
+)
 
 ACTIONS = [
     {"id": "a1", "type": "notify"},

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tocsin.core.retry_policy import RetryPolicy, jitter_fraction, retry_policy, validate_retry
+from tocsin.core.schedules.retry import RetryPolicy, jitter_fraction, retry_policy, validate_retry
 from tocsin.errors import ConfigError
 
 NOW = datetime(2026, 8, 27, 5, 0, tzinfo=UTC)

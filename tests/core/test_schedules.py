@@ -10,8 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tocsin import messages
-from tocsin.core import cron
-from tocsin.core.schedules import (
+from tocsin.core.schedules.spec import (
     CLOCK_KINDS,
     Daily,
     DateColumnReached,
@@ -21,10 +20,13 @@ from tocsin.core.schedules import (
     schedule_problems,
     schedule_to_dict,
 )
+from tocsin.core.time import cron
 from tocsin.errors import ConfigError
 
 COLUMNS = {"Due": "datetime", "Day": "date", "Status": "text", "Count": "number"}
-needs_cron = pytest.mark.skipif(not hasattr(cron, "parse"), reason="tocsin.core.cron not landed")
+needs_cron = pytest.mark.skipif(
+    not hasattr(cron, "parse"), reason="tocsin.core.time.cron not landed"
+)
 
 # literal copies of the SPEC texts: a typo in tocsin.messages must fail here
 OFFSET_TEXT = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from tocsin import messages
-from tocsin.core.templates import TemplateContext, has_row_tokens, render
+from tocsin.core.config.templates import TemplateContext, has_row_tokens, render
 
 WHEN = datetime(2026, 8, 27, 5, 0, tzinfo=UTC)
 ROW = {"Name": "Case 7", "Due Date": "2026-09-01", "Due": "x", "Amount": 12.5, "案件名稱": "合約"}

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from template_reference import reference_render
 
 from tocsin import messages
-from tocsin.core.templates import (
+from tocsin.core.config.templates import (
     RenderTooLarge,
     TemplateContext,
     column_trie,

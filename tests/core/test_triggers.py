@@ -11,8 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tocsin import messages
-from tocsin.core import cron
-from tocsin.core.triggers import (
+from tocsin.core.config.triggers import (
     ACTION_TYPES,
     classify_stored,
     classify_stored_config,
@@ -21,10 +20,13 @@ from tocsin.core.triggers import (
     stored_schedule_type,
     validate_triggers,
 )
+from tocsin.core.time import cron
 from tocsin.errors import ConfigError
 
 COLUMNS = {"Due": "datetime", "Status": "text", "Name": "text"}
-needs_cron = pytest.mark.skipif(not hasattr(cron, "parse"), reason="tocsin.core.cron not landed")
+needs_cron = pytest.mark.skipif(
+    not hasattr(cron, "parse"), reason="tocsin.core.time.cron not landed"
+)
 
 CRON_WHEN_TEXT = "cron_when_not_allowed: cron schedules are recordless and take no when predicates"
 CRON_ROW_TEXT = "cron schedules are recordless — '$row' tokens and row-targeted actions are invalid"

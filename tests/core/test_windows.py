@@ -17,13 +17,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tocsin.core import cron
-from tocsin.core.instants import MAX_UTC, MIN_UTC
-from tocsin.core.schedules import Daily, DateColumnReached, Interval, parse_schedule
-from tocsin.core.windows import due_window, initial_anchor, next_due_at, next_window_after
-from tocsin.core.zones import get_zone, local_date, wall_to_instant
+from tocsin.core.schedules.spec import Daily, DateColumnReached, Interval, parse_schedule
+from tocsin.core.schedules.windows import due_window, initial_anchor, next_due_at, next_window_after
+from tocsin.core.time import cron
+from tocsin.core.time.instants import MAX_UTC, MIN_UTC
+from tocsin.core.time.zones import get_zone, local_date, wall_to_instant
 
-needs_cron = pytest.mark.skipif(not hasattr(cron, "parse"), reason="tocsin.core.cron not landed")
+needs_cron = pytest.mark.skipif(
+    not hasattr(cron, "parse"), reason="tocsin.core.time.cron not landed"
+)
 HOURLY = Interval(every_seconds=3600)
 T0 = datetime(2026, 8, 27, 5, 2, 13, tzinfo=UTC)
 

@@ -16,7 +16,7 @@ from datetime import date, time
 import pytest
 
 from tocsin import messages
-from tocsin.core.zones import (
+from tocsin.core.time.zones import (
     canonical_zone,
     get_zone,
     is_ambiguous,

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from tocsin.core import identity
 from tocsin.core.model import TriggerState
+from tocsin.core.schedules import identity
 from tocsin.engine.evaluate import (
     ALREADY_FIRED,
     DUE_NOW,

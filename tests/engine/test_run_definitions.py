@@ -14,7 +14,7 @@ from typing import Any
 from engine_support import NOW
 from sqlalchemy import func, select
 
-from tocsin.core.identity import definition_digest
+from tocsin.core.schedules.identity import definition_digest
 from tocsin.service import Tocsin
 from tocsin.store.schema import runs, trigger_definitions, trigger_state
 

@@ -155,7 +155,7 @@ def test_skips_of_an_unknown_trigger_or_table_are_404(tocsin: Tocsin) -> None:
 
 
 def test_the_store_merges_adjacent_ranges_and_never_counts_twice(tocsin: Tocsin) -> None:
-    from tocsin.core.skips import SkipRange
+    from tocsin.core.schedules.skips import SkipRange
 
     def rng(first: int, last: int, after: int | None) -> SkipRange:
         at = None if after is None else NOW + minutes(after)

@@ -16,7 +16,7 @@ import pytest
 from engine_support import NOW, interval, make_table, minutes
 from sqlalchemy import event, insert, select
 
-from tocsin.core.identity import definition_digest
+from tocsin.core.schedules.identity import definition_digest
 from tocsin.engine.ids import uuid7s
 from tocsin.service import Tocsin
 from tocsin.store import pools

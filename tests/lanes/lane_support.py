@@ -9,7 +9,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from tocsin import Candidate, Lane, Schedule, SourceUnavailable
-from tocsin.core.contract import Window
+from tocsin.core.contract.lane import Window
 
 TPE = ZoneInfo("Asia/Taipei")
 LANE_ID = "content-intake"

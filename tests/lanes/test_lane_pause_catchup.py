@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from tocsin import Lane, Schedule, Tocsin
-from tocsin.core.contract import Window
+from tocsin.core.contract.lane import Window
 from tocsin.errors import ConfigError, Conflict, NotFound
 from tocsin.lanes.firing import PAGE_INSTANTS
 

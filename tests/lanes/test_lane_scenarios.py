@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tocsin import Candidate, Tocsin
-from tocsin.core.contract import ContractMismatch
+from tocsin.core.contract.lane import ContractMismatch
 from tocsin.settings import Settings
 
 from .lane_support import (

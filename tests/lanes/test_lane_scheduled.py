@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from tocsin import Schedule, Tocsin
-from tocsin.core.contract_verify import verify
+from tocsin.core.contract.verify import verify
 
 from .lane_support import LANE_ID, TPE, Probe, make_lane
 

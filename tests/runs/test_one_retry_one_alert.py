@@ -7,7 +7,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "tocsin"
-POLICY = "tocsin/core/retry_policy.py"
+POLICY = "tocsin/core/schedules/retry.py"
 ALERTS = "tocsin/runs/alerts.py"
 
 
@@ -57,9 +57,10 @@ def test_one_module_computes_every_next_attempt() -> None:
         "tocsin/workflows/runner.py",
     ]
     for path in callers:  # each gets its policy from the one module
-        assert {"tocsin.core.retry_policy.policy_of", "tocsin.core.retry_policy.retry_policy"} & (
-            _imports(modules[path])
-        ), path
+        assert {
+            "tocsin.core.schedules.retry.policy_of",
+            "tocsin.core.schedules.retry.retry_policy",
+        } & (_imports(modules[path])), path
 
 
 def test_one_module_runs_every_failure_alert() -> None:

@@ -12,8 +12,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect, select, text
 
-from tocsin.core.identity import definition_digest
 from tocsin.core.model import Table
+from tocsin.core.schedules.identity import definition_digest
 from tocsin.store import Store, open_store
 from tocsin.store.ledger import claim_occurrences, fired_identities
 from tocsin.store.migrate import (

@@ -38,7 +38,7 @@ from tocsin import (
     step,
     workflow,
 )
-from tocsin.core.contract import Window
+from tocsin.core.contract.lane import Window
 from tocsin.service import Tocsin
 from tocsin.service.lanes import Lanes
 

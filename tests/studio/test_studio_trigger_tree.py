@@ -17,7 +17,7 @@ import pytest
 
 from tocsin import AllOf, AnyOf, Cron, Schedule, TableUpdated, WorkflowSucceeded, workflow
 from tocsin.api.app import create_app
-from tocsin.core.compound import Node
+from tocsin.core.schedules.tree import Node
 from tocsin.service import Tocsin
 from tocsin.studio.tree_words import tree_summary
 

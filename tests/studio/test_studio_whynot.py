@@ -14,7 +14,7 @@ import pytest
 
 from support.settings import with_settings
 from tocsin.api.app import create_app
-from tocsin.core.skips import COALESCED, SCHEDULE, TRIGGER, SkipRange
+from tocsin.core.schedules.skips import COALESCED, SCHEDULE, TRIGGER, SkipRange
 from tocsin.service import Tocsin
 from tocsin.store import skips as store_skips
 

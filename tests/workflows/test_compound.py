@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tocsin import AllOf, AnyOf, Cron, Schedule, TableUpdated
-from tocsin.core.compound import Node
+from tocsin.core.schedules.tree import Node
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
 
@@ -423,7 +423,7 @@ def test_writes_nobody_listens_to_leave_no_event(world: World) -> None:
 
 def test_listening_is_exact_even_with_like_wildcards_in_ids(world: World) -> None:
     from tocsin import WorkflowSucceeded
-    from tocsin.core.compound import subscription_keys, to_json
+    from tocsin.core.schedules.tree import subscription_keys, to_json
     from tocsin.store import trigger_events as store_events
 
     tree = AnyOf(WorkflowSucceeded("my_wf"), WorkflowSucceeded("100%"))

@@ -88,7 +88,7 @@ def _unit(at: datetime) -> int:
 
 
 def _rename(node: Any, mapping: dict[str, str]) -> Any:
-    from tocsin.core.compound import Compound, Event
+    from tocsin.core.schedules.tree import Compound, Event
 
     if isinstance(node, Event):
         return Event(node.kind, mapping[node.subject])

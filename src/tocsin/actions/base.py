@@ -19,8 +19,8 @@ from typing import Any, Protocol, runtime_checkable
 import httpx
 
 from tocsin import messages
-from tocsin.core.exposure import SAVED_BY
-from tocsin.core.templates import RenderTooLarge, TemplateContext, render
+from tocsin.core.config.exposure import SAVED_BY
+from tocsin.core.config.templates import RenderTooLarge, TemplateContext, render
 from tocsin.store.tx import Store, Tx
 
 CommandFn = Callable[[dict[str, Any]], Any]
@@ -131,7 +131,8 @@ class ActionContext:
     def check_reach(self, config: Mapping[str, Any], kind: str, target: str) -> None:
         """Fail the action (before it does anything) when a tenant saved it and its ``target``
         is no longer within reach: not exposed to tenants, and the saving token no longer
-        holds ``schedules:write`` (``tocsin.core.exposure``). Facade-saved: always in reach."""
+        holds ``schedules:write`` (``tocsin.core.config.exposure``). Facade-saved: always in
+        reach."""
         token_id = config.get(SAVED_BY)
         if token_id is None:
             return

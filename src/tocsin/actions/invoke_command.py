@@ -21,7 +21,7 @@ from typing import Any
 
 from tocsin import messages
 from tocsin.actions.base import ActionContext, ActionError, CommandFn, require_str
-from tocsin.core.templates import has_row_tokens
+from tocsin.core.config.templates import has_row_tokens
 from tocsin.errors import TransientStoreError
 from tocsin.store.commands import complete_command, release_command, reserve_command
 from tocsin.store.errors import is_transient

@@ -34,7 +34,7 @@ import httpx
 from tocsin import messages
 from tocsin.actions.base import ActionEnv, ActionError, ActionTimeout, Resolver
 from tocsin.actions.deadline import DeadlineTransport
-from tocsin.core.allowlist import split_allow_entry
+from tocsin.core.config.allowlist import split_allow_entry
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 

@@ -3,8 +3,8 @@
 The chatroom is the table's own: a table in a chatroom scope posts to its ``scope_id``, and
 ``chatroom_id`` may only name that chatroom (a tenant never posts into another tenant's
 feed). Saving a config is refused otherwise; a stored config that predates the rule
-fails here, before anything is rendered or written (``core.targets.notify_chatroom``). A table
-in a workspace or user scope has no chatroom feed: its notify actions are refused.
+fails here, before anything is rendered or written (``core.config.targets.notify_chatroom``). A
+table in a workspace or user scope has no chatroom feed: its notify actions are refused.
 
 Recordless runs render ``$row.*`` as ``""`` (SPEC §4.5). The message is written in the same
 transaction as the action's receipt (a :class:`~tocsin.actions.base.TransactionalAction`), so
@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tocsin.actions.base import ActionContext, ActionError, sortable_id
-from tocsin.core.targets import notify_chatroom
+from tocsin.core.config.targets import notify_chatroom
 from tocsin.errors import ConfigError
 from tocsin.store.chat import insert_message
 from tocsin.store.tx import Tx

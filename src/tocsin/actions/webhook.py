@@ -6,8 +6,8 @@ PATCH; default POST), ``timeout_s``. Non-2xx is a failure. Every request is sign
 scope's secret (``actions.signing``: ``X-Tocsin-Timestamp``, ``X-Tocsin-Signature``) and says
 ``User-Agent: tocsin/<version>``. Every request carries ``Idempotency-Key: tocsin-<run id>-<action
 id>``, the same on every attempt, so a receiver can drop a repeat sent after a crash before the
-receipt was stored. The headers tocsin sets (``core.action_checks.reserved_header``) cannot be
-configured: refused at save, and a stored config naming one fails its run before anything is
+receipt was stored. The headers tocsin sets (``core.config.action_checks.reserved_header``) cannot
+be configured: refused at save, and a stored config naming one fails its run before anything is
 sent. A configured ``Content-Type`` is replaced by ``application/json``.
 """
 
@@ -25,8 +25,8 @@ from tocsin.actions.signing import (
     scope_secret,
     signature_headers,
 )
-from tocsin.core.action_checks import reserved_header
-from tocsin.core.instants import to_rfc3339
+from tocsin.core.config.action_checks import reserved_header
+from tocsin.core.time.instants import to_rfc3339
 
 
 def default_payload(ctx: ActionContext) -> dict[str, Any]:

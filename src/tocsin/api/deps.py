@@ -55,7 +55,7 @@ Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 ID_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 IdPath = Annotated[str, Path(pattern=ID_PATTERN, description="an id")]
 IdQuery = Annotated[str | None, Query(pattern=ID_PATTERN, description="an id")]
-# trigger ids are authored: 1-64 letters, digits, '_', '.', ':' or '-' (core.triggers)
+# trigger ids are authored: 1-64 letters, digits, '_', '.', ':' or '-' (core.config.triggers)
 TRIGGER_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,63}$"
 TriggerIdPath = Annotated[str, Path(pattern=TRIGGER_ID_PATTERN, description="a trigger id")]
 TriggerIdQuery = Annotated[

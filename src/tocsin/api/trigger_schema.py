@@ -1,7 +1,7 @@
 """Documentation models of a trigger (SPEC §3–§4, §10), for the OpenAPI schema only.
 
-Requests are still validated by ``tocsin.core.triggers.validate_triggers``: its 400 texts are the
-SPEC's exact words, and strict Pydantic parsing would answer 422 with other words. So the bodies
+Requests are still validated by ``tocsin.core.config.triggers.validate_triggers``: its 400 texts are
+the SPEC's exact words, and strict Pydantic parsing would answer 422 with other words. So the bodies
 keep their free-form type for parsing, and :class:`DocumentedAs` makes the schema of such a field
 the schema of these models instead: discriminated unions on ``schedule.type`` and action
 ``type``. A test validates the README's trigger examples against the published schema.

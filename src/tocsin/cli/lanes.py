@@ -21,7 +21,7 @@ from typing import Annotated, Any
 import typer
 
 from tocsin import messages
-from tocsin.core.contract import ContractMismatch
+from tocsin.core.contract.lane import ContractMismatch
 from tocsin.service.lanes import Lanes
 
 from .processes import AppOpt, CreateOpt

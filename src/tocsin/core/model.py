@@ -36,7 +36,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from tocsin.core.identity import dedup_key
+from tocsin.core.schedules.identity import dedup_key
 
 
 @dataclass(frozen=True, slots=True)

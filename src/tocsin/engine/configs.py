@@ -1,7 +1,7 @@
 """``triggers.set``: persist a validated config and keep trigger state in step (SPEC §2–§5.2).
 
-A full replace, validated before anything is written (``core.triggers.validate_triggers``: ids,
-omit-when-default, the kind-change guard). Then each schedule trigger's durable state row:
+A full replace, validated before anything is written (``core.config.triggers.validate_triggers``:
+ids, omit-when-default, the kind-change guard). Then each schedule trigger's durable state row:
 
 ====================================================  ==========================================
 change                                                effect on the state row
@@ -29,15 +29,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tocsin import messages
-from tocsin.core import windows
-from tocsin.core.adoption import adopt_ids
-from tocsin.core.cells import is_plain_json
-from tocsin.core.exposure import Saver, stamp_grants, without_grants
-from tocsin.core.identity import definition_digest
-from tocsin.core.limits import Limits, check_triggers
+from tocsin.core.config.adoption import adopt_ids
+from tocsin.core.config.cells import is_plain_json
+from tocsin.core.config.exposure import Saver, stamp_grants, without_grants
+from tocsin.core.config.limits import Limits, check_triggers
+from tocsin.core.config.triggers import validate_triggers
 from tocsin.core.model import Table, TriggerState
-from tocsin.core.schedules import CLOCK_KINDS, ScheduleSpec, parse_schedule, schedule_to_dict
-from tocsin.core.triggers import validate_triggers
+from tocsin.core.schedules import windows
+from tocsin.core.schedules.identity import definition_digest
+from tocsin.core.schedules.spec import CLOCK_KINDS, ScheduleSpec, parse_schedule, schedule_to_dict
 from tocsin.engine.evaluate import clock_next_due
 from tocsin.errors import ConfigError, ValidationError
 from tocsin.store import records as store_records
@@ -89,13 +89,13 @@ def check_triggers_config(
     raise; writes nothing. The one check of every triggers save: ``PUT``, the one-trigger
     ``PATCH`` / ``DELETE``, IaC apply (every changed table before any is saved) and IaC plan
     (which reports what apply would refuse): the tenant limits and notify targets
-    (``core.limits.check_triggers``), then ``validate_triggers`` and the rules that need the
+    (``core.config.limits.check_triggers``), then ``validate_triggers`` and the rules that need the
     table or its stored state.
 
     Triggers and actions sent without ids adopt the ids of structurally equal stored ones
-    (``core.adoption``): re-sending an unchanged config keeps every state row and ledger.
+    (``core.config.adoption``): re-sending an unchanged config keeps every state row and ledger.
     ``saver``: the token of a tenant route (None: the trusted in-process caller); an action
-    that reaches app code is refused (403) or stamped with its id (``core.exposure``).
+    that reaches app code is refused (403) or stamped with its id (``core.config.exposure``).
     """
     check_triggers(raw, table, limits)
     columns: dict[str, str] = dict(table.columns)
@@ -148,7 +148,7 @@ def set_triggers_config(
     saver: Saver | None = None,
 ) -> list[dict[str, Any]]:
     """Validate (:func:`check_triggers_config`), persist and re-sync trigger state; returns
-    the normalized config with ids, as authors see it (``core.exposure.without_grants``)."""
+    the normalized config with ids, as authors see it (``core.config.exposure.without_grants``)."""
     config = check_triggers_config(
         tx, table=table, raw=raw, limits=limits, new_id=new_id, saver=saver
     )
@@ -163,7 +163,7 @@ def set_triggers_config(
 
 def authored_config(stored: object) -> list[dict[str, Any]]:
     """A stored triggers config as authors see it and send it back: a copy without the token
-    ids of ``core.exposure`` (``[]`` when none)."""
+    ids of ``core.config.exposure`` (``[]`` when none)."""
     shown = without_grants(stored)
     return list(shown) if isinstance(shown, list) else []
 

@@ -24,9 +24,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple, TypeGuard
 
-from tocsin.core import identity, instants, predicates, triggers, windows
+from tocsin.core.config import predicates, triggers
 from tocsin.core.model import TriggerState
-from tocsin.core.schedules import DateColumnReached, ScheduleSpec, parse_schedule
+from tocsin.core.schedules import identity, windows
+from tocsin.core.schedules.spec import DateColumnReached, ScheduleSpec, parse_schedule
+from tocsin.core.time import instants
 
 # The six date-arm verdicts, in the scheduler's order (SPEC §7). A value whose fire instant fell
 # inside one of the trigger's pauses never fires: it is ``already_fired`` (its ``RowVerdict.pause``

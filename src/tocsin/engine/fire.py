@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
 
-from tocsin.core.skips import SkipRange
+from tocsin.core.schedules.skips import SkipRange
 from tocsin.store import ledger
 from tocsin.store import skips as store_skips
 from tocsin.store.tx import Tx

@@ -28,11 +28,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from tocsin import messages
-from tocsin.core import windows
-from tocsin.core.instants import to_iso
 from tocsin.core.model import Table, TriggerState
-from tocsin.core.schedules import CLOCK_KINDS, parse_schedule
-from tocsin.core.skips import SkipRange
+from tocsin.core.schedules import windows
+from tocsin.core.schedules.skips import SkipRange
+from tocsin.core.schedules.spec import CLOCK_KINDS, parse_schedule
+from tocsin.core.time.instants import to_iso
 from tocsin.engine import tick_skips
 from tocsin.engine.configs import ALWAYS_DUE, NEVER_DUE, refresh_table_next_due
 from tocsin.engine.evaluate import Pause, StoredTrigger, clock_next_due, inspect_stored

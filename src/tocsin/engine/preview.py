@@ -29,9 +29,9 @@ from datetime import datetime
 from typing import Any
 
 from tocsin import messages
-from tocsin.core.instants import to_iso
 from tocsin.core.model import Table, TriggerState
-from tocsin.core.schedules import DateColumnReached
+from tocsin.core.schedules.spec import DateColumnReached
+from tocsin.core.time.instants import to_iso
 from tocsin.engine.evaluate import (
     DATE_VERDICTS,
     DUE_NOW,

@@ -16,7 +16,7 @@ from operator import itemgetter
 from typing import Any
 
 from tocsin.core.model import TriggerState, row_payload
-from tocsin.core.schedules import DateColumnReached
+from tocsin.core.schedules.spec import DateColumnReached
 from tocsin.engine import evaluate, fire, pause, sweeps
 from tocsin.engine.ids import uuid7s
 from tocsin.engine.tick_plan import Cursor, DateScan, Fire, TablePlan, due_candidates, plan_table

@@ -8,9 +8,9 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from tocsin.core import identity
 from tocsin.core.model import TriggerState
-from tocsin.core.skips import SkipRange
+from tocsin.core.schedules import identity
+from tocsin.core.schedules.skips import SkipRange
 from tocsin.engine import evaluate, pause
 from tocsin.engine.configs import ALWAYS_DUE, NEVER_DUE
 from tocsin.engine.tick_skips import clock_skips, invalid_skips

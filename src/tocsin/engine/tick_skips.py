@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 
-from tocsin.core import skips, windows
 from tocsin.core.model import TriggerState
-from tocsin.core.schedules import CronSchedule, Interval, ScheduleSpec, zone_name
+from tocsin.core.schedules import skips, windows
+from tocsin.core.schedules.spec import CronSchedule, Interval, ScheduleSpec, zone_name
 from tocsin.engine.evaluate import StoredTrigger, clock_next_due
 
 _TICK = timedelta(microseconds=1)

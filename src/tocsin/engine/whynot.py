@@ -14,11 +14,17 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from tocsin.core.instants import to_iso
 from tocsin.core.model import TriggerState
-from tocsin.core.schedules import CronSchedule, Daily, DateColumnReached, ScheduleSpec, zone_name
-from tocsin.core.skips import INVALID_CONFIG, PAUSED, TABLE_TRASHED
-from tocsin.core.windows import due_window, next_window_after
+from tocsin.core.schedules.skips import INVALID_CONFIG, PAUSED, TABLE_TRASHED
+from tocsin.core.schedules.spec import (
+    CronSchedule,
+    Daily,
+    DateColumnReached,
+    ScheduleSpec,
+    zone_name,
+)
+from tocsin.core.schedules.windows import due_window, next_window_after
+from tocsin.core.time.instants import to_iso
 from tocsin.engine.evaluate import DUE_NOW, ClockVerdict, StoredTrigger, classify, inspect_stored
 from tocsin.engine.tick import read_and_plan, scan_date_trigger
 from tocsin.engine.tick_plan import TablePlan

@@ -1,7 +1,7 @@
 """The differ: authored trigger documents against the stored configs (SPEC §11). Pure.
 
-Both sides are compared in the omit-when-default normal form (``core.adoption.comparable``), so
-an explicit ``offset_minutes: 0`` or ``timezone: "UTC"`` plans as noop, never as a perpetual
+Both sides are compared in the omit-when-default normal form (``core.config.adoption.comparable``),
+so an explicit ``offset_minutes: 0`` or ``timezone: "UTC"`` plans as noop, never as a perpetual
 update. Per table named in the documents:
 
 - a document with an ``id`` is the stored trigger of that id: ``noop`` or ``update`` (or
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tocsin import messages
-from tocsin.core.adoption import adopt_action_ids, comparable, match_triggers
+from tocsin.core.config.adoption import adopt_action_ids, comparable, match_triggers
 from tocsin.errors import PermissionDenied, ValidationError
 from tocsin.iac.documents import TableDocuments
 

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tocsin.core.compound import EVENT_SUBJECTS
+from tocsin.core.schedules.tree import EVENT_SUBJECTS
 from tocsin.iac.differ import Entry, diff
 
 PAYLOAD = ("input_data", "initial_state", "request_context", "metadata")

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from tocsin import messages
-from tocsin.core.exposure import without_grants
+from tocsin.core.config.exposure import without_grants
 from tocsin.core.model import Table
 from tocsin.errors import ValidationError
 from tocsin.iac.documents import canonical
@@ -33,7 +33,7 @@ def resolve(
 
 def stored_config(table: Table) -> list[Any]:
     """A table's stored triggers config as authors see it (``[]`` when none): without the token
-    ids of ``core.exposure``, which are not the author's and differ between environments."""
+    ids of ``core.config.exposure``, which are not the author's and differ between environments."""
     triggers = without_grants(table.triggers)
     return list(triggers) if isinstance(triggers, list) else []
 

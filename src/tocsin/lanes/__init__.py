@@ -6,7 +6,7 @@
 - :mod:`~tocsin.lanes.firing`: scheduled runs through the tick and the occurrence ledger
 - :mod:`~tocsin.lanes.views`: the public shapes of lanes and attempts
 
-The decisions themselves are pure and live in :mod:`tocsin.core.contract`.
+The decisions themselves are pure and live in :mod:`tocsin.core.contract.lane`.
 """
 
 from __future__ import annotations

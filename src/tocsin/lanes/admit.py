@@ -29,8 +29,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from tocsin import messages
-from tocsin.core import contract
-from tocsin.core.contract import Window
+from tocsin.core.contract import lane as contract
+from tocsin.core.contract.lane import Window
 from tocsin.lanes.definition import Lane
 from tocsin.store import lanes as store_lanes
 from tocsin.store.tx import Tx

@@ -20,8 +20,8 @@ intake = Lane(id="content-intake", schedule=Schedule(cron="30 7 * * *", timezone
   did not run): ``"all"`` (the default) runs each missed window in order, so no data window is
   lost; ``"latest"`` runs once over the merged window ``[end of the last processed window,
   latest instant)``; ``"none"`` runs none of them (recorded as skips) and goes on from the next
-  instant (:mod:`tocsin.core.lane_schedule`).
-- ``fetch(window, ctx)`` receives the :class:`~tocsin.core.contract.Window` and a
+  instant (:mod:`tocsin.core.schedules.lane`).
+- ``fetch(window, ctx)`` receives the :class:`~tocsin.core.contract.lane.Window` and a
   :class:`SourceContext` (lane id, run id, attempt, kind, scheduled_for, observed_at).
 
 Pure: no I/O, no clock.
@@ -36,11 +36,11 @@ from datetime import datetime
 from typing import Any
 
 from tocsin import messages
-from tocsin.core import cron
-from tocsin.core.contract import Window
-from tocsin.core.lane_schedule import CATCH_UP, DEFAULT_CATCH_UP, LaneSchedule
-from tocsin.core.run_policies import Alerts, checked_alerts, checked_retry
-from tocsin.core.zones import is_known_zone
+from tocsin.core.config.run_policies import Alerts, checked_alerts, checked_retry
+from tocsin.core.contract.lane import Window
+from tocsin.core.schedules.lane import CATCH_UP, DEFAULT_CATCH_UP, LaneSchedule
+from tocsin.core.time import cron
+from tocsin.core.time.zones import is_known_zone
 from tocsin.errors import ConfigError
 
 MAX_LANE_ID = 64

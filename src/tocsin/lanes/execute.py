@@ -31,8 +31,8 @@ from typing import Any
 
 from tocsin import messages
 from tocsin.actions.base import ActionEnv
-from tocsin.core import contract
-from tocsin.core.retry_policy import policy_of
+from tocsin.core.contract import lane as contract
+from tocsin.core.schedules.retry import policy_of
 from tocsin.errors import NonRetryable
 from tocsin.lanes.admit import Admission, admit, contract_of
 from tocsin.lanes.definition import Candidate, Lane, SourceContext, SourceUnavailable

@@ -7,7 +7,7 @@ registered lane is due, one transaction per page:
 
 1. claim the due, unpaused lane rows of the registered lanes (PostgreSQL ``FOR UPDATE SKIP
    LOCKED``, SQLite ``BEGIN IMMEDIATE``), so several tickers split them;
-2. per lane, the pure decision (:func:`tocsin.core.lane_schedule.decide`): which instants run
+2. per lane, the pure decision (:func:`tocsin.core.schedules.lane.decide`): which instants run
    over which windows by the lane's ``catch_up`` (``all``: each missed window, at most
    :data:`PAGE_INSTANTS` per page; ``latest``: once over the merged window; ``none``: none
    after downtime), and the skip ranges (``coalesced``, ``dst_gap``) recorded in the same
@@ -30,9 +30,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
-from tocsin.core import lane_schedule
-from tocsin.core.contract import Window
-from tocsin.core.lane_schedule import LaneSchedule
+from tocsin.core.contract.lane import Window
+from tocsin.core.schedules import lane as lane_schedule
+from tocsin.core.schedules.lane import LaneSchedule
 from tocsin.engine import fire as fire_path
 from tocsin.lanes.admit import admit, resolve_run
 from tocsin.lanes.definition import Lane

@@ -28,8 +28,8 @@ from typing import Any, Literal, TypeVar
 from tocsin import messages
 from tocsin.actions.base import ActionContext, ActionEnv, ActionError, TransactionalAction
 from tocsin.actions.registry import get_action
-from tocsin.core.instants import to_rfc3339
-from tocsin.core.receipts import truncate_error
+from tocsin.core.config.receipts import truncate_error
+from tocsin.core.time.instants import to_rfc3339
 from tocsin.runs.retry import TransientPolicy, call_with_retries
 
 log = logging.getLogger("tocsin.alerts")

@@ -19,7 +19,7 @@ from typing import Any
 
 from tocsin import messages
 from tocsin.actions.base import ActionEnv
-from tocsin.core.receipts import truncate_error
+from tocsin.core.config.receipts import truncate_error
 from tocsin.errors import Conflict, NotFound
 from tocsin.runs.retry import TransientPolicy, call_with_retries, is_retryable
 from tocsin.store.approvals import claim_approved_change, decide_change, finish_change, get_change

@@ -37,8 +37,8 @@ from typing import Any
 
 from tocsin.actions.base import ActionError, TransactionalAction
 from tocsin.actions.registry import get_action
+from tocsin.core.config.receipts import pending_actions, upsert_receipt
 from tocsin.core.model import Run, Table
-from tocsin.core.receipts import pending_actions, upsert_receipt
 from tocsin.errors import TransientStoreError
 from tocsin.runs.clock import timed_receipt
 from tocsin.runs.definition import action_list, frozen_problem, resolve_definition

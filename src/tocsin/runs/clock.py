@@ -11,7 +11,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from tocsin.core.receipts import make_receipt
+from tocsin.core.config.receipts import make_receipt
 
 PassClock = Callable[[], datetime]
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tocsin.core.exposure import without_grants
+from tocsin.core.config.exposure import without_grants
+from tocsin.core.config.triggers import validate_triggers
 from tocsin.core.model import Run, Table
-from tocsin.core.triggers import validate_triggers
 from tocsin.errors import ConfigError
 
 RecordSnapshot = Mapping[str, Any]

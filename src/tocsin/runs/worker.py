@@ -80,9 +80,9 @@ from tocsin.actions.base import (
     TransactionalAction,
 )
 from tocsin.actions.registry import get_action
+from tocsin.core.config.receipts import pending_actions, truncate_error, upsert_receipt
 from tocsin.core.model import Run, Table
-from tocsin.core.receipts import pending_actions, truncate_error, upsert_receipt
-from tocsin.core.retry_policy import retry_policy
+from tocsin.core.schedules.retry import retry_policy
 from tocsin.runs.alerts import send_action
 from tocsin.runs.clock import PassClock, TimedReceipt, timed_receipt
 from tocsin.runs.definition import action_list, frozen_problem, resolve_definition, row_snapshot

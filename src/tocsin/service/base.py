@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from tocsin import messages
-from tocsin.core.instants import MAX_UTC, MIN_UTC
+from tocsin.core.time.instants import MAX_UTC, MIN_UTC
 from tocsin.errors import ValidationError
 from tocsin.settings import Settings
 from tocsin.store import open_store, pools

@@ -15,8 +15,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tocsin import messages
-from tocsin.core import limits
-from tocsin.core.cells import is_plain_json, offset_warnings, validate_cells, validate_columns
+from tocsin.core.config import limits
+from tocsin.core.config.cells import (
+    is_plain_json,
+    offset_warnings,
+    validate_cells,
+    validate_columns,
+)
 from tocsin.core.model import Table
 from tocsin.engine import configs, pause
 from tocsin.engine.ids import uuid7, uuid7s

@@ -95,7 +95,7 @@ class RunsService(Service):
     def register_command(self, name: str, fn: CommandFn, *, tenants: bool = False) -> None:
         """Make ``fn(inputs) -> JSON-able`` callable by ``invoke_command`` actions as ``name``.
         ``tenants=True`` exposes it to tenants: a tenant token may then save an action calling
-        it without the ``schedules:write`` permission (``core.exposure``)."""
+        it without the ``schedules:write`` permission (``core.config.exposure``)."""
         if not name:
             raise ValidationError(texts.COMMAND_NAME_EMPTY)
         self.execution.commands[name] = fn

@@ -1,20 +1,19 @@
 """Which app code a tenant may reach from a trigger, at save and at run time (SPEC §10, §15).
 
 A ``start_workflow`` or ``invoke_command`` action saved from a tenant route reaches code the app
-registered. :func:`saver` turns the route's verified token into the ``core.exposure.Saver`` the
-config save checks and stamps with; :class:`RunGate` is the ``ActionEnv.gate`` port the two
-actions ask before they start or invoke anything. The rule is ``core.exposure``'s: the target is
-exposed to tenants (``workflow(..., tenants=True)``, ``register_command(..., tenants=True)``), or
-the saving token holds ``schedules:write`` (at run time: still holds it, so revoking or expiring
-it stops the action).
-"""
+registered. :func:`saver` turns the route's verified token into the ``core.config.exposure.Saver``
+the config save checks and stamps with; :class:`RunGate` is the ``ActionEnv.gate`` port the two
+actions ask before they start or invoke anything. The rule is ``core.config.exposure``'s: the target
+is exposed to tenants (``workflow(..., tenants=True)``, ``register_command(..., tenants=True)``), or
+the saving token holds ``schedules:write`` (at run time: still holds it, so revoking or expiring it
+stops the action)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
 from tocsin import messages
-from tocsin.core.exposure import Saver
+from tocsin.core.config.exposure import Saver
 from tocsin.service.auth import AuthService, Principal
 from tocsin.service.base import Core
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from tocsin.core.skips import SCHEDULE, TRIGGER
+from tocsin.core.schedules.skips import SCHEDULE, TRIGGER
 from tocsin.service.whynot import skip_view
 from tocsin.store import run_queries as store_run_queries
 from tocsin.store import schedules as store_schedules

@@ -23,7 +23,7 @@ from functools import partial
 from typing import Any
 
 from tocsin import iac, messages
-from tocsin.core.exposure import Saver
+from tocsin.core.config.exposure import Saver
 from tocsin.core.model import Table
 from tocsin.engine import configs
 from tocsin.errors import ValidationError

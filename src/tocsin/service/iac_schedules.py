@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from tocsin import messages
-from tocsin.core.compound import from_json
+from tocsin.core.schedules.tree import from_json
 from tocsin.errors import ConfigError, ValidationError
 from tocsin.iac.schedules import ORDER, Authored, WorkflowPlan, body, canonical, plan_workflow
 from tocsin.service.schedules import imperative_row

@@ -33,9 +33,9 @@ from typing import Any
 
 from tocsin import messages
 from tocsin.actions.base import ActionEnv
-from tocsin.core.contract import Window, check_instant
-from tocsin.core.contract_verify import verify
-from tocsin.core.skips import LANE
+from tocsin.core.contract.lane import Window, check_instant
+from tocsin.core.contract.verify import verify
+from tocsin.core.schedules.skips import LANE
 from tocsin.errors import Conflict, NotFound, ValidationError
 from tocsin.lanes.admit import Admission, admit, legacy_ids
 from tocsin.lanes.definition import MAX_LANE_ID, Lane

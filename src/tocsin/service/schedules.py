@@ -16,10 +16,10 @@ from datetime import datetime
 from typing import Any
 
 from tocsin import messages
-from tocsin.core.compound import Node, from_json
-from tocsin.core.decide import decide
-from tocsin.core.instants import require_aware
-from tocsin.core.skips import SCHEDULE
+from tocsin.core.schedules.decide import decide
+from tocsin.core.schedules.skips import SCHEDULE
+from tocsin.core.schedules.tree import Node, from_json
+from tocsin.core.time.instants import require_aware
 from tocsin.errors import ConfigError, Conflict, NotFound, ValidationError
 from tocsin.service.history import schedule_history
 from tocsin.service.whynot import check_n, skip_view

@@ -17,8 +17,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from tocsin import messages
+from tocsin.core.config.patch import merge_patch
 from tocsin.core.model import Table
-from tocsin.core.patch import merge_patch
 from tocsin.engine import configs
 from tocsin.errors import NotFound, ValidationError
 from tocsin.service import exposure
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 
 def _stored(table: Table) -> list[dict[str, Any]]:
-    """The stored config as authors see it (the token ids of ``core.exposure`` are kept from
+    """The stored config as authors see it (the token ids of ``core.config.exposure`` are kept from
     the stored config when it is saved again)."""
     return [dict(t) for t in configs.authored_config(table.triggers)]
 

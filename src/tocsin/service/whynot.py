@@ -10,8 +10,8 @@ from datetime import datetime
 from typing import Any
 
 from tocsin import messages
-from tocsin.core.instants import to_iso
-from tocsin.core.skips import TRIGGER
+from tocsin.core.schedules.skips import TRIGGER
+from tocsin.core.time.instants import to_iso
 from tocsin.engine.evaluate import inspect_stored
 from tocsin.engine.runnow import run_trigger_now
 from tocsin.engine.whynot import clock_next_fires, dry_run_tables

@@ -154,7 +154,7 @@ def insert_runs(tx: Tx, *, runs_: Iterable[NewRun], now: datetime) -> set[str]:
 
 
 def put_definitions(tx: Tx, *, definitions: Mapping[str, Mapping[str, Any]]) -> None:
-    """Store trigger definitions by their ``core.identity.definition_digest`` (hash →
+    """Store trigger definitions by their ``core.schedules.identity.definition_digest`` (hash →
     definition); a hash already stored is left as it is (its content is the same)."""
     tx.require_writable()
     if definitions:

@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy import delete, func, select, update
 
-from tocsin.core.compound import subscription_keys
+from tocsin.core.schedules.tree import subscription_keys
 from tocsin.store.bulk import (
     instant_binder,
     instant_reader,

@@ -121,7 +121,7 @@ trigger_state = Table(
     postgresql_with={"fillfactor": 50},
 )
 
-# §8 frozen trigger definitions, content-addressed (``core.identity.definition_digest``):
+# §8 frozen trigger definitions, content-addressed (``core.schedules.identity.definition_digest``):
 # written when a config is saved, never changed; a schedule run names its definition by hash
 # instead of carrying a copy (migration 0025)
 trigger_definitions = Table(

@@ -20,8 +20,8 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from tocsin.core import skips as core_skips
-from tocsin.core.skips import SkipRange
+from tocsin.core.schedules import skips as core_skips
+from tocsin.core.schedules.skips import SkipRange
 from tocsin.store.bulk import instant_binder, with_rows
 from tocsin.store.schema import skips
 from tocsin.store.tx import Tx

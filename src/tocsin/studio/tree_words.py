@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-from tocsin.core.compound import EVENT_SUBJECTS
+from tocsin.core.schedules.tree import EVENT_SUBJECTS
 
 from .words import cron_words
 

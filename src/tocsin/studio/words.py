@@ -1,7 +1,7 @@
 """Table triggers and their schedule preview in words, for people (SPEC §4, §7).
 
 Pure functions over the normalized trigger config and the preview document; cron readings come
-from ``core.cron.explain`` so Studio and the CLI say the same thing.
+from ``core.time.cron.explain`` so Studio and the CLI say the same thing.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tocsin.core.cron import CronError, explain, parse
+from tocsin.core.time.cron import CronError, explain, parse
 
 ROW_EVENTS = {
     "created": "When a record is created",

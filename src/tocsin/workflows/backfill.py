@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from tocsin.core.instants import MIN_UTC
+from tocsin.core.time.instants import MIN_UTC
 from tocsin.engine import fire
 from tocsin.engine.ids import uuid7s
 from tocsin.store import workflow_runs as store_runs

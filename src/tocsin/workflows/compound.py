@@ -13,9 +13,9 @@ page:
    instant is decided only once every event before it was latched);
 2. due pages: up to ``limit`` unpaused tree schedules with ``next_fire_at <= now`` (skipping
    locked rows), decided at ``now``;
-3. each schedule decides through :func:`tocsin.core.decide.decide`, the decision of plain cron
-   schedules: pause, catch-up, overlap, latches; its skips (``coalesced``, ``active_run``,
-   ``dst_gap``, ``compound_unsatisfied``) go to the skip ledger;
+3. each schedule decides through :func:`tocsin.core.schedules.decide.decide`, the decision
+   of plain cron schedules: pause, catch-up, overlap, latches; its skips (``coalesced``,
+   ``active_run``, ``dst_gap``, ``compound_unsatisfied``) go to the skip ledger;
 4. each fire claims ``(schedule_id, instant)`` in the occurrence ledger (namespace
    ``"workflow"``, as cron schedules) and writes its fire row and pending run;
 5. latches, ``evaluated_at`` and ``next_fire_at`` are written back and the claimed events
@@ -33,10 +33,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from tocsin import messages
-from tocsin.core import compound_eval
-from tocsin.core.compound import from_json
-from tocsin.core.decide import HELD_RECHECK, decide
-from tocsin.core.skips import SkipRange
+from tocsin.core.schedules import tree_eval as compound_eval
+from tocsin.core.schedules.decide import HELD_RECHECK, decide
+from tocsin.core.schedules.skips import SkipRange
+from tocsin.core.schedules.tree import from_json
 from tocsin.engine import fire as fire_path
 from tocsin.engine.ids import uuid7
 from tocsin.errors import ConfigError

@@ -1,8 +1,8 @@
 """The global dry run for schedules with a compound trigger (SPEC §13): would the
 tick at ``at`` fire it, and if not, why (waiting for which events). Read-only; decided by the
-fire pass's own decision (:func:`tocsin.core.decide.decide`) over the same inputs: the stored
-latches, the events waiting in the outbox (those that occurred by ``at``) and the instants owed
-since the last evaluation."""
+fire pass's own decision (:func:`tocsin.core.schedules.decide.decide`) over the same inputs: the
+stored latches, the events waiting in the outbox (those that occurred by ``at``) and the
+instants owed since the last evaluation."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from tocsin.core import compound_eval
-from tocsin.core.compound import Cron, Node, from_json, leaves
-from tocsin.core.decide import decide
-from tocsin.core.instants import to_iso
-from tocsin.core.skips import ACTIVE_RUN, COMPOUND_UNSATISFIED, INVALID_CONFIG, PAUSED
+from tocsin.core.schedules import tree_eval as compound_eval
+from tocsin.core.schedules.decide import decide
+from tocsin.core.schedules.skips import ACTIVE_RUN, COMPOUND_UNSATISFIED, INVALID_CONFIG, PAUSED
+from tocsin.core.schedules.tree import Cron, Node, from_json, leaves
+from tocsin.core.time.instants import to_iso
 from tocsin.engine.whynot import instant_view
 from tocsin.errors import ConfigError
 from tocsin.workflows.timing import schedule_of, state_of

@@ -25,8 +25,8 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from tocsin import messages
-from tocsin.core import cron
-from tocsin.core.compound import (
+from tocsin.core.config.run_policies import Alerts, checked_alerts, checked_retry, checked_timeout
+from tocsin.core.schedules.tree import (
     Compound,
     Cron,
     Event,
@@ -37,8 +37,8 @@ from tocsin.core.compound import (
     to_json,
     with_zone,
 )
-from tocsin.core.run_policies import Alerts, checked_alerts, checked_retry, checked_timeout
-from tocsin.core.zones import is_known_zone
+from tocsin.core.time import cron
+from tocsin.core.time.zones import is_known_zone
 from tocsin.errors import ConfigError
 from tocsin.workflows.host_zone import host_zone_name
 
@@ -315,9 +315,9 @@ def workflow(
 ) -> WorkflowBuilder:
     """Start defining a workflow; its schedules are validated now (SPEC §12). ``tenants=True``
     exposes it to tenants: a tenant token may then save a ``start_workflow`` action starting it
-    without the ``schedules:write`` permission (``tocsin.core.exposure``). ``max_concurrent``:
-    at most that many of its runs running at once, across every worker (a run past it stays
-    pending until one ends).
+    without the ``schedules:write`` permission (``tocsin.core.config.exposure``).
+    ``max_concurrent``: at most that many of its runs running at once, across every worker (a
+    run past it stays pending until one ends).
 
     ``retry`` (the keys of a trigger's ``"retry"``) retries a failed run from its first
     unfinished step; ``on_failure`` (a list of actions, or a callable taking the failed run)

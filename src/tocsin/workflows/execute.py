@@ -31,7 +31,7 @@ from pydantic import BaseModel
 from pydantic import ValidationError as ModelError
 
 from tocsin import messages
-from tocsin.core.receipts import truncate_error
+from tocsin.core.config.receipts import truncate_error
 from tocsin.errors import NonRetryable
 from tocsin.runs.clock import PassClock, elapsed_reader, iso_reader, pass_clock
 from tocsin.workflows.definition import Stage, Step, Workflow

@@ -5,7 +5,7 @@ One transaction per call:
 1. claim up to ``limit`` due rows (unpaused, ``next_fire_at <= now``; PostgreSQL ``FOR UPDATE
    SKIP LOCKED``, SQLite under ``store.begin()``, ``BEGIN IMMEDIATE``), so several schedulers
    split them;
-2. per row, :func:`tocsin.core.decide.decide` (the one decision, trigger trees' too): the
+2. per row, :func:`tocsin.core.schedules.decide.decide` (the one decision, trigger trees' too): the
    instants fired (the *latest* cron instant ``<= now`` by default: downtime coalesces onto it;
    ``catch_up`` "none" / "all") and the skipped ones, recorded in the skip ledger;
 3. ``overlap="skip"`` (the default): a schedule with a pending or running run fires nothing;
@@ -30,8 +30,8 @@ from datetime import datetime
 from typing import Any
 
 from tocsin import messages
-from tocsin.core.decide import Decision, State, decide
-from tocsin.core.skips import SkipRange
+from tocsin.core.schedules.decide import Decision, State, decide
+from tocsin.core.schedules.skips import SkipRange
 from tocsin.engine import fire as fire_path
 from tocsin.engine.ids import uuid7, uuid7s
 from tocsin.errors import ConfigError

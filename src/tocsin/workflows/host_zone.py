@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tocsin.core.zones import is_known_zone
+from tocsin.core.time.zones import is_known_zone
 
 LOCALTIME = Path("/etc/localtime")
 TIMEZONE_FILE = Path("/etc/timezone")

@@ -25,8 +25,8 @@ from typing import Any
 
 from tocsin import messages
 from tocsin.actions.base import ActionEnv
-from tocsin.core.receipts import truncate_error
-from tocsin.core.retry_policy import policy_of
+from tocsin.core.config.receipts import truncate_error
+from tocsin.core.schedules.retry import policy_of
 from tocsin.runs.alerts import FailedRun, alert_failed_run
 from tocsin.runs.clock import PassClock, pass_clock
 from tocsin.runs.pool import APP_SCOPE, RunPool

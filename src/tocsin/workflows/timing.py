@@ -1,9 +1,9 @@
-"""A workflow schedule row as the values of the one decision (:mod:`tocsin.core.decide`), and
-when it fires next (SPEC §12, §13).
+"""A workflow schedule row as the values of the one decision
+(:mod:`tocsin.core.schedules.decide`), and when it fires next (SPEC §12, §13).
 
 A plain cron schedule is the tree of one ``Cron`` leaf under the strict DST policy (a wall time
 that does not exist never fires; a repeated one fires once, on its first occurrence); a schedule
-with a trigger tree is its tree. Both decide through :func:`tocsin.core.decide.decide`.
+with a trigger tree is its tree. Both decide through :func:`tocsin.core.schedules.decide.decide`.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from tocsin.core.compound import Node, from_json
-from tocsin.core.decide import State, Timing, cron_trigger, next_due
-from tocsin.core.schedule_timeline import timeline
+from tocsin.core.schedules.decide import State, Timing, cron_trigger, next_due
+from tocsin.core.schedules.timeline import timeline
+from tocsin.core.schedules.tree import Node, from_json
 
 
 def trigger_of(row: Mapping[str, Any]) -> Node:

@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from tocsin.core import compound_eval
-from tocsin.core.compound import EVENT_SUBJECTS, Cron, Event, Node, from_json, to_json
-from tocsin.core.cron import explain, parse
+from tocsin.core.schedules import tree_eval as compound_eval
+from tocsin.core.schedules.tree import EVENT_SUBJECTS, Cron, Event, Node, from_json, to_json
+from tocsin.core.time.cron import explain, parse
 from tocsin.workflows.compound import subjects_of
 from tocsin.workflows.timing import load_latches
 

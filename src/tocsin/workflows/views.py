@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tocsin.core.compound import from_json
-from tocsin.core.cron import explain, parse
-from tocsin.core.retry_policy import as_written, policy_of
+from tocsin.core.schedules.retry import as_written, policy_of
+from tocsin.core.schedules.tree import from_json
+from tocsin.core.time.cron import explain, parse
 from tocsin.runs.alerts import alerts_view
 from tocsin.workflows.definition import Workflow
 from tocsin.workflows.trigger_views import NO_NAMES, Names, describe

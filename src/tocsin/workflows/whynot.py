@@ -1,5 +1,5 @@
 """Why (not) for workflow schedules: next fires and the dry run's entries, decided by
-:func:`tocsin.core.decide.decide` (the fire pass's own decision, plain and tree schedules
+:func:`tocsin.core.schedules.decide.decide` (the fire pass's own decision, plain and tree schedules
 alike). Read-only."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from tocsin.core.decide import decide
-from tocsin.core.instants import to_iso
-from tocsin.core.skips import INVALID_CONFIG, PAUSED
+from tocsin.core.schedules.decide import decide
+from tocsin.core.schedules.skips import INVALID_CONFIG, PAUSED
+from tocsin.core.time.instants import to_iso
 from tocsin.engine.whynot import NOT_DUE, instant_view
 from tocsin.errors import ConfigError
 from tocsin.store import trigger_events as store_events

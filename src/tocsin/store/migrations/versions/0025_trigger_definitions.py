@@ -23,7 +23,7 @@ from collections.abc import Mapping
 import sqlalchemy as sa
 from alembic import op
 
-from tocsin.core.identity import definition_digest
+from tocsin.core.schedules.identity import definition_digest
 
 revision = "0025"
 down_revision: str | None = "0022"

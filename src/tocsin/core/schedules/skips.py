@@ -16,9 +16,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 
-from tocsin.core.cron import CronSpec
-from tocsin.core.cron.cascade import next_wall
-from tocsin.core.cron.timeline import Timeline, resolve
+from tocsin.core.time.cron import CronSpec
+from tocsin.core.time.cron.cascade import next_wall
+from tocsin.core.time.cron.timeline import Timeline, resolve
 
 COALESCED = "coalesced"
 ACTIVE_RUN = "active_run"

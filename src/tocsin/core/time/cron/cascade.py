@@ -11,8 +11,8 @@ beyond it. The bit scans are written out inline: this is the evaluator's hot loo
 
 from __future__ import annotations
 
-from tocsin.core.cron.fields import YEAR
-from tocsin.core.cron.spec import CronSpec, matching_days
+from tocsin.core.time.cron.fields import YEAR
+from tocsin.core.time.cron.spec import CronSpec, matching_days
 
 Wall = tuple[int, int, int, int, int, int]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from tocsin.core.cron import reasons
-from tocsin.core.cron.fields import (
+from tocsin.core.time.cron import reasons
+from tocsin.core.time.cron.fields import (
     DAY_NAMES,
     DAY_OF_MONTH,
     DAY_OF_WEEK,
@@ -21,7 +21,7 @@ from tocsin.core.cron.fields import (
     SYMBOLS,
     Field,
 )
-from tocsin.core.cron.spec import CronError
+from tocsin.core.time.cron.spec import CronError
 
 DIGITS = frozenset("0123456789")
 NAMES = frozenset(MONTH_NAMES) | frozenset(DAY_NAMES)

@@ -1,5 +1,5 @@
 """A schedule's time instants (its trigger tree's, a plain cron's one leaf's), memoised: the
-instants the decision (:mod:`tocsin.core.decide`) owes, looks at, coalesces and counts.
+instants the decision (:mod:`tocsin.core.schedules.decide`) owes, looks at, coalesces and counts.
 
 An instant the tree *could fire* at is one of its time leaves' instants at which it would be
 satisfied had every event leaf occurred (every instant of a one-leaf tree). Pure: no I/O, no
@@ -11,12 +11,13 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from functools import lru_cache
 
-from tocsin.core import cron, skips
-from tocsin.core.compound import Cron, Event, Node, leaves
-from tocsin.core.compound_eval import fires_at, latest_in, next_of, satisfied
-from tocsin.core.cron.timeline import Timeline as ZoneTimeline
-from tocsin.core.cron.timeline import resolve
-from tocsin.core.skips import SkipRange
+from tocsin.core.schedules import skips
+from tocsin.core.schedules.skips import SkipRange
+from tocsin.core.schedules.tree import Cron, Event, Node, leaves
+from tocsin.core.schedules.tree_eval import fires_at, latest_in, next_of, satisfied
+from tocsin.core.time import cron
+from tocsin.core.time.cron.timeline import Timeline as ZoneTimeline
+from tocsin.core.time.cron.timeline import resolve
 
 #: tree instants walked to find one the tree could fire at (``AND(T1, T2)``: their coincidence)
 SEARCH_STEPS = 512

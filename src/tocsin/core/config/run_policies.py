@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from tocsin import messages
-from tocsin.core.retry_policy import retry_problem
-from tocsin.core.triggers import validate_alerts
+from tocsin.core.config.triggers import validate_alerts
+from tocsin.core.schedules.retry import retry_problem
 from tocsin.errors import ConfigError
 
 MAX_TIMEOUT_S = 86400.0

@@ -30,9 +30,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Literal
 from zoneinfo import ZoneInfo
 
-from tocsin.core.cron.cascade import Wall, next_wall, prev_wall
-from tocsin.core.cron.spec import CronSpec
-from tocsin.core.cron.timeline import Timeline, resolve
+from tocsin.core.time.cron.cascade import Wall, next_wall, prev_wall
+from tocsin.core.time.cron.spec import CronSpec
+from tocsin.core.time.cron.timeline import Timeline, resolve
 
 Repeated = Literal["first", "both"]
 

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from tocsin.core.contract import (
+from tocsin.core.contract.lane import (
     FORMULAS,
     IGNORED_DUPLICATE,
     MAX_ATTEMPT_SEARCH,

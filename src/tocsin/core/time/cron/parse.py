@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from tocsin.core.cron import reasons
-from tocsin.core.cron.fields import FIVE_FIELDS, SEVEN_FIELDS, SIX_FIELDS, YEAR, Field
-from tocsin.core.cron.items import FieldParser, FieldValues
-from tocsin.core.cron.spec import CronError, CronSpec, Dialect, matching_days
+from tocsin.core.time.cron import reasons
+from tocsin.core.time.cron.fields import FIVE_FIELDS, SEVEN_FIELDS, SIX_FIELDS, YEAR, Field
+from tocsin.core.time.cron.items import FieldParser, FieldValues
+from tocsin.core.time.cron.spec import CronError, CronSpec, Dialect, matching_days
 
 #: Years whose calendars cover every (leap, weekday-of-January-1st) combination, for the
 #: never-fires check of a spec without a year field (2000 is a leap year, 2001-2027 cycle).

@@ -18,11 +18,12 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeGuard
 
 from tocsin import messages
-from tocsin.core.action_checks import table_problem
-from tocsin.core.action_fields import ACTION_FIELDS, ACTION_TYPES, FIELD_CHECKS
-from tocsin.core.predicates import validate_changed, validate_when
-from tocsin.core.retry_policy import validate_retry
-from tocsin.core.schedules import (
+from tocsin.core.config.action_checks import table_problem
+from tocsin.core.config.action_fields import ACTION_FIELDS, ACTION_TYPES, FIELD_CHECKS
+from tocsin.core.config.predicates import validate_changed, validate_when
+from tocsin.core.config.templates import has_row_tokens
+from tocsin.core.schedules.retry import validate_retry
+from tocsin.core.schedules.spec import (
     CronSchedule,
     Daily,
     ScheduleSpec,
@@ -31,7 +32,6 @@ from tocsin.core.schedules import (
     schedule_problems,
     schedule_to_dict,
 )
-from tocsin.core.templates import has_row_tokens
 from tocsin.errors import ConfigError
 
 EVENTS = ("created", "updated", "deleted", "restored", "schedule")

@@ -10,7 +10,7 @@ extra key, a bad cron, an unknown zone, a bad ``repeated`` / ``missing`` all rai
 :class:`~tocsin.errors.ConfigError` with the texts of :mod:`tocsin.messages`. ``AND`` over two or
 more time triggers is valid but :func:`and_of_times` finds it, so the definition can warn.
 
-Pure: no I/O, no clock. Evaluating a tree is :mod:`tocsin.core.compound_eval`.
+Pure: no I/O, no clock. Evaluating a tree is :mod:`tocsin.core.schedules.tree_eval`.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from tocsin import messages
-from tocsin.core import cron
-from tocsin.core.zones import is_known_zone
+from tocsin.core.time import cron
+from tocsin.core.time.zones import is_known_zone
 from tocsin.errors import ConfigError
 
 CODE = "trigger_invalid"

@@ -9,7 +9,7 @@
   save is final; the actions check again before sending, for configs stored before the rule.
 - Every ``$row.<column>`` / ``${row.<column>}`` token in any action field must name a column of
   the table (``$row.id`` always does), read the way the renderer reads it
-  (``tocsin.core.templates``: a bare token takes the longest column name that follows).
+  (``tocsin.core.config.templates``: a bare token takes the longest column name that follows).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from tocsin import messages
-from tocsin.core.templates import column_trie, longest_name
+from tocsin.core.config.templates import column_trie, longest_name
 
 URL_ACTIONS = ("webhook", "api_call")
 RESERVED_HEADERS = frozenset(

@@ -1,6 +1,6 @@
 """What a workflow schedule fires and skips at ``now``: one pure decision (SPEC §12, §13).
 
-A schedule's timing is a trigger tree (:mod:`tocsin.core.compound`): a plain cron schedule is
+A schedule's timing is a trigger tree (:mod:`tocsin.core.schedules.tree`): a plain cron schedule is
 the tree of one ``Cron`` leaf under the strict DST policy (:func:`cron_trigger`,
 ``repeated="first"``: a repeated wall time fires once, a nonexistent one never). So a plain cron
 schedule and a tree with one such leaf decide identically, by construction.
@@ -42,11 +42,12 @@ from functools import lru_cache
 from itertools import pairwise
 from typing import Literal
 
-from tocsin.core import cron, skips
-from tocsin.core.compound import Cron, Node
-from tocsin.core.compound_eval import Occurrence, match_events, satisfied, waits_for_events
-from tocsin.core.schedule_timeline import Timeline, shifted, timeline
-from tocsin.core.skips import SkipRange
+from tocsin.core.schedules import skips
+from tocsin.core.schedules.skips import SkipRange
+from tocsin.core.schedules.timeline import Timeline, shifted, timeline
+from tocsin.core.schedules.tree import Cron, Node
+from tocsin.core.schedules.tree_eval import Occurrence, match_events, satisfied, waits_for_events
+from tocsin.core.time import cron
 
 CatchUp = Literal["latest", "none", "all"]
 Overlap = Literal["skip", "allow"]

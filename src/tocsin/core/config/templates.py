@@ -38,7 +38,7 @@ from datetime import datetime
 from typing import Any
 
 from tocsin import messages
-from tocsin.core.instants import to_rfc3339
+from tocsin.core.time.instants import to_rfc3339
 
 # Where a token may start: "${row." (a token once a "}" closes a non-empty name), "$row.",
 # "$trigger." or "$run.".

@@ -8,7 +8,7 @@ lists, ranges and steps read as written.
 
 from __future__ import annotations
 
-from tocsin.core.cron.fields import (
+from tocsin.core.time.cron.fields import (
     DAY_OF_MONTH,
     DAY_OF_WEEK,
     FIVE_FIELDS,
@@ -21,7 +21,7 @@ from tocsin.core.cron.fields import (
     YEAR,
     Field,
 )
-from tocsin.core.cron.spec import CronSpec
+from tocsin.core.time.cron.spec import CronSpec
 
 DAY_WORDS = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
 MONTH_WORDS = (

@@ -12,7 +12,7 @@ from datetime import date
 from typing import Literal
 
 from tocsin import messages
-from tocsin.core.cron.fields import YEAR, days_in_month
+from tocsin.core.time.cron.fields import YEAR, days_in_month
 from tocsin.errors import ConfigError
 
 Dialect = Literal["strict", "extended"]

@@ -13,9 +13,9 @@ core never reads settings itself):
 - ``check_triggers``: at most ``max_triggers_per_table`` triggers, ``max_actions_per_trigger``
   actions each (and as many ``on_failure`` alerts), and every ``notify`` (alerts included)
   posting to the table's own chatroom
-  (:func:`tocsin.core.targets.check_notify_targets`).
+  (:func:`tocsin.core.config.targets.check_notify_targets`).
 
-The rendered-size cap is ``TemplateContext.max_bytes`` (:mod:`tocsin.core.templates`).
+The rendered-size cap is ``TemplateContext.max_bytes`` (:mod:`tocsin.core.config.templates`).
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from collections.abc import Iterable, Mapping
 from typing import Protocol
 
 from tocsin import messages
+from tocsin.core.config.targets import check_notify_targets
+from tocsin.core.config.templates import utf8_size
 from tocsin.core.model import Table
-from tocsin.core.targets import check_notify_targets
-from tocsin.core.templates import utf8_size
 from tocsin.errors import ValidationError
 
 

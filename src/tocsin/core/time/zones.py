@@ -9,7 +9,7 @@ pre-transition offset, in every case:
   its first occurrence (EDT, -04:00) → 05:30 UTC.
 
 So a daily slot is neither skipped nor doubled. (Cron has its own rule: a nonexistent minute
-never fires; see ``tocsin.core.cron``.)
+never fires; see ``tocsin.core.time.cron``.)
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
 from tocsin import messages
-from tocsin.core.instants import MAX_UTC, MIN_UTC
+from tocsin.core.time.instants import MAX_UTC, MIN_UTC
 from tocsin.errors import ConfigError
 
 TIMEZONE_INVALID = "timezone_invalid"

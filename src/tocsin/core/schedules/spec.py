@@ -26,8 +26,8 @@ from datetime import time
 from typing import Any, ClassVar, Literal, TypeGuard
 
 from tocsin import messages
-from tocsin.core import cron
-from tocsin.core.zones import canonical_zone, get_zone
+from tocsin.core.time import cron
+from tocsin.core.time.zones import canonical_zone, get_zone
 from tocsin.errors import ConfigError
 
 SCHEDULE_TYPES = ("date_column_reached", "interval", "daily", "cron")

@@ -28,9 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import date, datetime, time, timedelta
 
-from tocsin.core import cron
-from tocsin.core.instants import MAX_UTC, MIN_UTC, require_aware
-from tocsin.core.schedules import (
+from tocsin.core.schedules.spec import (
     CronSchedule,
     Daily,
     DateColumnReached,
@@ -38,7 +36,9 @@ from tocsin.core.schedules import (
     ScheduleSpec,
     zone_name,
 )
-from tocsin.core.zones import get_zone, local_date, wall_to_instant
+from tocsin.core.time import cron
+from tocsin.core.time.instants import MAX_UTC, MIN_UTC, require_aware
+from tocsin.core.time.zones import get_zone, local_date, wall_to_instant
 
 
 def initial_anchor(s: ScheduleSpec, saved_at: datetime) -> datetime:

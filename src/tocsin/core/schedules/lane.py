@@ -25,11 +25,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from tocsin.core import cron, skips
-from tocsin.core.contract import Window
-from tocsin.core.cron import CronSpec
-from tocsin.core.decide import CRON_REPEATED
-from tocsin.core.skips import SkipRange
+from tocsin.core.contract.lane import Window
+from tocsin.core.schedules import skips
+from tocsin.core.schedules.decide import CRON_REPEATED
+from tocsin.core.schedules.skips import SkipRange
+from tocsin.core.time import cron
+from tocsin.core.time.cron import CronSpec
 
 CATCH_UP = ("all", "latest", "none")
 DEFAULT_CATCH_UP = "all"

@@ -16,7 +16,7 @@ from datetime import date
 from typing import Any
 
 from tocsin import messages
-from tocsin.core.instants import classify_cell, ignored_offset
+from tocsin.core.time.instants import classify_cell, ignored_offset
 from tocsin.errors import ValidationError
 
 COLUMN_TYPES = ("text", "number", "boolean", "date", "datetime", "select", "json")

@@ -23,8 +23,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from tocsin.core.instants import classify_cell, to_iso
-from tocsin.core.zones import get_zone
+from tocsin.core.time.instants import classify_cell, to_iso
+from tocsin.core.time.zones import get_zone
 from tocsin.errors import ConfigError
 
 

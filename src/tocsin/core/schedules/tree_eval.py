@@ -1,5 +1,5 @@
 """A compound trigger's predicates and instants (SPEC §13); the decision that uses them (what
-fires, what is skipped) is :func:`tocsin.core.decide.decide`.
+fires, what is skipped) is :func:`tocsin.core.schedules.decide.decide`.
 
 Semantics (the seed's compound table): a time trigger is satisfied only *at* its instants; an
 event trigger is *latched* from its event until the whole tree is satisfied and the schedule
@@ -22,9 +22,9 @@ from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from tocsin.core import cron
-from tocsin.core.compound import Compound, Cron, Event, Node, leaves
-from tocsin.core.cron.timeline import Timeline, resolve
+from tocsin.core.schedules.tree import Compound, Cron, Event, Node, leaves
+from tocsin.core.time import cron
+from tocsin.core.time.cron.timeline import Timeline, resolve
 
 #: how far the spring-forward gaps of a ``missing="shift"`` trigger are searched
 GAP_HORIZON = timedelta(days=800)

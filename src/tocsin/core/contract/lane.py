@@ -15,7 +15,7 @@
   (source not asked), ``stopped/source_unavailable``, ``noop/source_empty``,
   ``noop/no_eligible_input``, ``ready/selected``.
 
-``tocsin.core.contract_verify.verify`` recomputes both ids and re-derives the decision from
+``tocsin.core.contract.verify.verify`` recomputes both ids and re-derives the decision from
 the stored layers; the first difference raises :class:`ContractMismatch` naming the field.
 """
 

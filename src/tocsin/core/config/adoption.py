@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tocsin.core.triggers import normalize_trigger
+from tocsin.core.config.triggers import normalize_trigger
 
 
 def comparable(trigger: Mapping[str, Any]) -> dict[str, Any]:
