@@ -159,7 +159,7 @@ def test_errors_carry_texts_from_the_messages_package() -> None:
         "ActionError",
     } <= classes
     assert "ContractMismatch" not in classes  # its first argument is a field name
-    predicates = ast.parse((PACKAGE / "core" / "predicates.py").read_text())
+    predicates = ast.parse((PACKAGE / "core" / "config" / "predicates.py").read_text())
     assert error_factories(predicates, classes) == {"_invalid": ["reason"]}
     found = [
         f"{p.relative_to(ROOT)}:{line}"
