@@ -101,7 +101,9 @@ def tocsin_child(url: str, ready: Any, go: Any) -> None:
     tocsin = Tocsin.open(url, settings=Settings(database_url=url))
     ready.put(True)
     go.wait()
-    tocsin.work()  # as `tocsin worker` does: the real clock, read before each claim and action
+    # the real clock, read before each claim and action; `Tocsin.work()` drains without a thread
+    # pool (runs of database-only actions in groups, runs.batch); `tocsin worker` uses the pool
+    tocsin.work()
     tocsin.close()
 
 

@@ -208,11 +208,11 @@ def test_an_async_step_is_cancelled_at_the_run_timeout(tocsin: Tocsin) -> None:
             raise
         return {}
 
-    tocsin.register_workflows([workflow(id="bounded", timeout_s=0.05).then(waits).commit()])
+    tocsin.register_workflows([workflow(id="bounded", timeout_s=0.5).then(waits).commit()])
     run = tocsin.start_workflow("bounded", {}, now=NOW)
     assert run["status"] == "failed" and cancelled == [True]
     assert run["error"] == (
-        "step 'waits' timed out: workflow 'bounded' runs for at most 0.05 s (its timeout_s)"
+        "step 'waits' timed out: workflow 'bounded' runs for at most 0.5 s (its timeout_s)"
     )
 
 
