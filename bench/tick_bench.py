@@ -191,6 +191,7 @@ def raw_insert_rate(t: Tocsin, n_rows: int, *, with_indexes: bool = False) -> fl
         {
             "id": ids[k],
             "table_id": str(uuid.uuid4()),
+            "scope": f"chatroom:{uuid.uuid4()}",  # the run's scope, as the tick writes it
             "trigger_id": f"trg_{uuid.uuid4().hex[:20]}",
             "definition": definition,
             "identity": "2026-08-27T05:02:13Z",
@@ -199,10 +200,10 @@ def raw_insert_rate(t: Tocsin, n_rows: int, *, with_indexes: bool = False) -> fl
         for k in range(n_rows)
     ]
     stmt = text(
-        f"INSERT INTO {name} (id, table_id, trigger_id, source, clock, status, attempts,"
+        f"INSERT INTO {name} (id, table_id, scope, trigger_id, source, clock, status, attempts,"
         " action_results, payload, definition, identity, scheduled_for, created_at, updated_at)"
-        " VALUES (:id, :table_id, :trigger_id, 'schedule', true, 'pending', 0, '[]', '{}',"
-        " :definition, :identity, :at, :at, :at)"
+        " VALUES (:id, :table_id, :scope, :trigger_id, 'schedule', true, 'pending', 0, '[]',"
+        " '{}', :definition, :identity, :at, :at, :at)"
     )
     t0 = time.perf_counter()
     with t.store.engine.begin() as conn:
