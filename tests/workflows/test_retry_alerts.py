@@ -227,3 +227,42 @@ def test_policies_are_checked_when_defined() -> None:
         workflow(id="w", on_failure=[{"type": "nope"}])
     with pytest.raises(ConfigError, match="schedule"):
         Schedule(cron="0 9 * * *", timezone="UTC", retry={"backoff_s": 3})
+
+
+def test_an_async_step_runs_and_times_out_when_the_caller_runs_an_event_loop(
+    tocsin: Tocsin,
+) -> None:
+    """Called from async code (or under a library driving a loop on this thread, as Playwright's
+    sync API does), an ``async`` step runs on a loop of its own and is still cancelled."""
+    cancelled: list[bool] = []
+
+    @step(id="waits")
+    async def waits(data: Any) -> Any:
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:
+            cancelled.append(True)
+            raise
+        return {}
+
+    @step(id="quick")
+    async def quick(data: Any) -> Any:
+        await asyncio.sleep(0)
+        return {"ok": True}
+
+    tocsin.register_workflows(
+        [
+            workflow(id="bounded", timeout_s=0.5).then(waits).commit(),
+            workflow(id="quick").then(quick).commit(),
+        ]
+    )
+
+    async def from_async_code() -> tuple[dict[str, Any], dict[str, Any]]:
+        return (
+            tocsin.start_workflow("bounded", {}, now=NOW),
+            tocsin.start_workflow("quick", {}, now=NOW),
+        )
+
+    bounded, ran = asyncio.run(from_async_code())
+    assert bounded["status"] == "failed" and cancelled == [True]
+    assert ran["status"] == "success" and ran["output"] == {"ok": True}

@@ -248,8 +248,20 @@ def _call(s: Step, arg: Any, ctx: StepContext, limit: float | None = None, late:
     takes_ctx = _arity(s.fn) != 1
     result = s.fn(arg, ctx) if takes_ctx else s.fn(arg)
     if not isinstance(result, BaseModel) and inspect.isawaitable(result):
-        return asyncio.run(_await(result, limit, late))
+        return _run_async(result, limit, late)
     return result
+
+
+def _run_async(awaitable: Any, limit: float | None, late: str) -> Any:
+    """An ``async`` step's awaitable run to its end on an event loop of its own: on this thread,
+    or, when a loop already runs here (the caller is async code, or a library such as
+    Playwright's sync API drives one), on a thread of its own this one waits for."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_await(awaitable, limit, late))
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="tocsin-async-step") as pool:
+        return pool.submit(lambda: asyncio.run(_await(awaitable, limit, late))).result()
 
 
 async def _await(awaitable: Any, limit: float | None = None, late: str = "") -> Any:
