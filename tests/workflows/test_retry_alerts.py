@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
 
@@ -263,6 +264,8 @@ def test_an_async_step_runs_and_times_out_when_the_caller_runs_an_event_loop(
             tocsin.start_workflow("quick", {}, now=NOW),
         )
 
-    bounded, ran = asyncio.run(from_async_code())
+    # on a thread of its own: the test's thread may hold a loop already (Playwright's sync API)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        bounded, ran = pool.submit(asyncio.run, from_async_code()).result()
     assert bounded["status"] == "failed" and cancelled == [True]
     assert ran["status"] == "success" and ran["output"] == {"ok": True}
