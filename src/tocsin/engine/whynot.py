@@ -4,7 +4,7 @@ Both only read, and decide through the tick's own code: the dry run claims nothi
 the candidate tables with :func:`tocsin.engine.tick.read_and_plan` (the very function the tick
 plans with: THE evaluator, the same date-cursor scan). So what it says fires is what a tick at
 that instant creates; every other trigger gets its reason. Workflow schedules:
-:mod:`tocsin.workflows.whynot`.
+:mod:`tocsin.engine.schedule_whynot`.
 """
 
 from __future__ import annotations

@@ -20,20 +20,23 @@ from tocsin.core.schedules.decide import decide
 from tocsin.core.schedules.skips import SCHEDULE
 from tocsin.core.schedules.tree import Node, from_json
 from tocsin.core.time.instants import require_aware
+from tocsin.engine.backfill import (
+    MAX_WITHOUT_FORCE,
+    Progress,
+    backfill_instants,
+    run_backfill,
+)
+from tocsin.engine.schedule_rows import next_fire_of, schedule_of, state_of
+from tocsin.engine.schedule_whynot import schedule_next_fires
 from tocsin.errors import ConfigError, Conflict, NotFound, ValidationError
 from tocsin.service.history import schedule_history
+from tocsin.service.schedule_views import public_schedule, table_ids, trigger_view
 from tocsin.service.whynot import check_n, skip_view
 from tocsin.store import records as store_records
 from tocsin.store import schedules as store_schedules
 from tocsin.store import skips as store_skips
 from tocsin.store import workflow_runs as store_wf_runs
 from tocsin.store.tx import Store, Tx
-from tocsin.workflows.backfill import (
-    MAX_WITHOUT_FORCE,
-    Progress,
-    backfill_instants,
-    run_backfill,
-)
 from tocsin.workflows.definition import (
     CatchUp,
     DeclaredSchedule,
@@ -43,10 +46,7 @@ from tocsin.workflows.definition import (
     declared_schedules,
 )
 from tocsin.workflows.sync import check_trigger_ids
-from tocsin.workflows.timing import next_fire_of, schedule_of, state_of
-from tocsin.workflows.trigger_views import table_ids, trigger_view
-from tocsin.workflows.views import public_schedule, public_workflow
-from tocsin.workflows.whynot import schedule_next_fires
+from tocsin.workflows.views import public_workflow
 
 MAX_PAGE = 500
 MAX_ID = 64

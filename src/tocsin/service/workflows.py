@@ -21,6 +21,8 @@ from typing import Any
 
 from tocsin import messages
 from tocsin.engine.ids import uuid7
+from tocsin.engine.schedules import fire_all_due_schedules, fire_due_schedules, new_run
+from tocsin.engine.trees import fire_trigger_schedules
 from tocsin.errors import Conflict, NotFound, TocsinError, ValidationError
 from tocsin.runs.pool import RunPool
 from tocsin.service.base import Core, Service
@@ -28,9 +30,7 @@ from tocsin.service.schedules import Schedules, check_page
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.tx import Tx
 from tocsin.workflows import runner
-from tocsin.workflows.compound import fire_trigger_schedules
 from tocsin.workflows.definition import Workflow
-from tocsin.workflows.firing import fire_all_due_schedules, fire_due_schedules, new_run
 from tocsin.workflows.sync import sync_schedules
 from tocsin.workflows.views import public_run, public_workflow
 

@@ -22,15 +22,14 @@ from datetime import datetime
 from typing import Any
 
 from tocsin import messages
+from tocsin.engine.schedule_rows import next_fire_of, subjects_of
 from tocsin.errors import ConfigError
 from tocsin.store import records as store_records
 from tocsin.store import schedules as store_schedules
 from tocsin.store import trigger_events as store_events
 from tocsin.store.tx import Store, Tx
-from tocsin.workflows.compound import subjects_of
 from tocsin.workflows.definition import DeclaredSchedule, Workflow
 from tocsin.workflows.hashing import definition_hash
-from tocsin.workflows.timing import next_fire_of
 
 OUTCOMES = ("created", "rescheduled", "patched", "deleted", "unchanged")
 PATCHABLE = (

@@ -34,11 +34,11 @@ from tocsin.core.schedules.decide import Decision, State, decide
 from tocsin.core.schedules.skips import SkipRange
 from tocsin.engine import fire as fire_path
 from tocsin.engine.ids import uuid7, uuid7s
+from tocsin.engine.schedule_rows import schedule_of
 from tocsin.errors import ConfigError
 from tocsin.store import schedules as store_schedules
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.tx import Store, Tx
-from tocsin.workflows.timing import schedule_of
 
 LEDGER_NAMESPACE = "workflow"
 DEFAULT_LIMIT = 1000
@@ -226,7 +226,7 @@ def schedule_run(
     trigger: str = "scheduled",
 ) -> dict[str, Any]:
     """The pending run a schedule (``row``) fires for ``scheduled_for`` (``trigger``:
-    "scheduled", or "backfill" for :mod:`tocsin.workflows.backfill`)."""
+    "scheduled", or "backfill" for :mod:`tocsin.engine.backfill`)."""
     return new_run(
         run_id=run_id,
         workflow_id=row["workflow_id"],
