@@ -66,7 +66,7 @@ def sync_schedules(
         for sid, decl in wanted.items():
             row = stored.get(sid)
             if row is None:
-                created = store_schedules.insert_schedule(tx, values=_new_row(decl, now))
+                created = store_schedules.insert_schedule(tx, values=schedule_row(decl, now))
                 report["created" if created else "unchanged"].append(sid)
                 continue
             outcome, values = schedule_changes(decl, row, now)
@@ -118,11 +118,15 @@ def _definitions(tx: Tx, workflows: Sequence[Workflow], now: datetime) -> None:
     store_events.insert_events(tx, events=[("definition_changed", w) for w in changed], now=now)
 
 
-def _new_row(decl: DeclaredSchedule, now: datetime) -> dict[str, Any]:
+def schedule_row(
+    decl: DeclaredSchedule, now: datetime, *, source: str = "declared"
+) -> dict[str, Any]:
+    """The row of a new schedule: a declared one (its id ``wf_…``) or an imperative one
+    (``source="imperative"``, its id ``sch_…``), first due at its next instant after ``now``."""
     return {
         "id": decl.id,
         "workflow_id": decl.workflow_id,
-        "source": "declared",
+        "source": source,
         "cron": decl.cron,
         "timezone": decl.timezone,
         **_payload(decl),
@@ -153,4 +157,10 @@ def schedule_changes(
     return "unchanged", {}
 
 
-__all__ = ["OUTCOMES", "check_trigger_ids", "schedule_changes", "sync_schedules"]
+__all__ = [
+    "OUTCOMES",
+    "check_trigger_ids",
+    "schedule_changes",
+    "schedule_row",
+    "sync_schedules",
+]
