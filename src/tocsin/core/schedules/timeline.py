@@ -16,8 +16,7 @@ from tocsin.core.schedules.skips import SkipRange
 from tocsin.core.schedules.tree import Cron, Event, Node, leaves
 from tocsin.core.schedules.tree_eval import fires_at, latest_in, next_of, satisfied
 from tocsin.core.time import cron
-from tocsin.core.time.cron.timeline import Timeline as ZoneTimeline
-from tocsin.core.time.cron.timeline import resolve
+from tocsin.core.time.cron.timeline import ZoneOffsets, resolve
 
 #: tree instants walked to find one the tree could fire at (``AND(T1, T2)``: their coincidence)
 SEARCH_STEPS = 512
@@ -40,7 +39,7 @@ class Timeline:
         self.gapped = [
             leaf
             for _, leaf in self.times
-            if leaf.missing == "skip" and isinstance(resolve(leaf.timezone or "UTC"), ZoneTimeline)
+            if leaf.missing == "skip" and isinstance(resolve(leaf.timezone or "UTC"), ZoneOffsets)
         ]
 
     def _keep(self, key: tuple[str, datetime], value: object) -> object:

@@ -32,7 +32,7 @@ from zoneinfo import ZoneInfo
 
 from tocsin.core.time.cron.cascade import Wall, next_wall, prev_wall
 from tocsin.core.time.cron.spec import CronSpec
-from tocsin.core.time.cron.timeline import Timeline, resolve
+from tocsin.core.time.cron.timeline import ZoneOffsets, resolve
 
 Repeated = Literal["first", "both"]
 
@@ -74,7 +74,7 @@ def next_after(
     after = max(after, FIRST_AFTER)
     last_year = min(spec.years[-1] if spec.years else after.year + MAX_SEARCH_YEARS, LAST_YEAR)
     zone = resolve(tz)
-    if isinstance(zone, Timeline):
+    if isinstance(zone, ZoneOffsets):
         return _next_zoned(spec, after, zone, repeated == "first", last_year)
     wall = next_wall(spec, _successor(spec, after + zone), last_year)
     return None if wall is None else datetime(*wall, tzinfo=UTC) - zone
@@ -95,7 +95,7 @@ def prev_at_or_before(
     at = min(at, LAST_AT)
     first_year = max(spec.years[0] if spec.years else at.year - MAX_SEARCH_YEARS, FIRST_YEAR)
     zone = resolve(tz)
-    if isinstance(zone, Timeline):
+    if isinstance(zone, ZoneOffsets):
         return _prev_zoned(spec, at, zone, repeated == "first", first_year)
     wall = prev_wall(spec, _fields(at + zone), first_year)
     return None if wall is None else datetime(*wall, tzinfo=UTC) - zone
@@ -122,7 +122,7 @@ def _iterate(
 
 
 def _next_zoned(
-    spec: CronSpec, after: datetime, timeline: Timeline, first: bool, last_year: int
+    spec: CronSpec, after: datetime, timeline: ZoneOffsets, first: bool, last_year: int
 ) -> datetime | None:
     """Walk the zone's offset segments forward from ``after`` (exclusive)."""
     instant = after
@@ -147,7 +147,7 @@ def _next_zoned(
 
 
 def _prev_zoned(
-    spec: CronSpec, at: datetime, timeline: Timeline, first: bool, first_year: int
+    spec: CronSpec, at: datetime, timeline: ZoneOffsets, first: bool, first_year: int
 ) -> datetime | None:
     """Walk the zone's offset segments backward from ``at`` (inclusive)."""
     instant = at

@@ -89,7 +89,7 @@ class Scanned:
         return year_start(self.last_year + 1)
 
 
-class Timeline:
+class ZoneOffsets:
     """The offset segments of one zone, discovered lazily and remembered."""
 
     __slots__ = ("scanned", "zone")
@@ -149,14 +149,14 @@ UTC_KEYS = frozenset(
 #: How many distinct ``tz`` arguments are remembered before the memo starts over.
 RESOLVED_CACHE_SIZE = 512
 
-Zone = timedelta | Timeline
+Zone = timedelta | ZoneOffsets
 UTC_OFFSET = timedelta(0)
 _RESOLVED: dict[str | ZoneInfo, Zone] = {}
-_TIMELINES: dict[ZoneInfo, Timeline] = {}
+_TIMELINES: dict[ZoneInfo, ZoneOffsets] = {}
 
 
 def resolve(tz: str | ZoneInfo | None) -> Zone:
-    """A fixed UTC offset (``timedelta``) for UTC, else the zone's :class:`Timeline`.
+    """A fixed UTC offset (``timedelta``) for UTC, else the zone's :class:`ZoneOffsets`.
 
     None means UTC (a schedule whose timezone was omitted). Raises ValueError for a name that
     is not a known IANA zone.
@@ -171,7 +171,7 @@ def resolve(tz: str | ZoneInfo | None) -> Zone:
     if zone.key in UTC_KEYS:
         resolved = UTC_OFFSET
     else:
-        resolved = _TIMELINES.get(zone) or Timeline(zone)
+        resolved = _TIMELINES.get(zone) or ZoneOffsets(zone)
         _TIMELINES[zone] = resolved
     if len(_RESOLVED) >= RESOLVED_CACHE_SIZE:
         _RESOLVED.clear()
