@@ -141,6 +141,24 @@ def contract_mismatch(field: str, expected: object, found: object) -> str:
     return f"contract field '{field}' does not verify: expected {expected!r}, found {found!r}"
 
 
+# what a contract field was expected to be, and what was found where it was absent
+CONTRACT_EXPECTED_VALUE = "a value"
+CONTRACT_FOUND_MISSING = "missing"
+CONTRACT_EXPECTED_TEXT = "a non-empty string"
+CONTRACT_EXPECTED_INSTANT = "RFC 3339 with an offset"
+CONTRACT_EXPECTED_REFS = "a list of refs"
+CONTRACT_EXPECTED_LIST = "a list"
+CONTRACT_EXPECTED_REJECTIONS = "{ref, reason} entries"
+CONTRACT_EXPECTED_NOT_ASKED = "rejected or ignored"
+CONTRACT_EXPECTED_NO_SELECTION = "empty (source not asked)"
+CONTRACT_EXPECTED_OBJECT = "a JSON object"
+CONTRACT_EXPECTED_AFTER_START = "after window.start_inclusive"
+
+
+def contract_expected_attempt(run_id: str) -> str:
+    return f"attempt_<hash of {run_id} and 1..>"
+
+
 def selection_policy_raised(exc: BaseException) -> str:
     return f"selection policy raised {type(exc).__name__}: {exc}"
 
@@ -252,6 +270,10 @@ def iac_plan_invalid(count: int) -> str:
     """``tocsin plan`` / ``tocsin apply`` when documents would be refused (exit 1)."""
     noun = "document is" if count == 1 else "documents are"
     return f"{count} {noun} invalid: apply would refuse them (400) and write nothing"
+
+
+def trigger_unreadable(exc: object) -> str:
+    return f"unreadable trigger: {exc}"
 
 
 # --- schedule documents: imperative workflow schedules as code (SPEC §11, §12) --------------

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from tocsin import messages
 from tocsin.core.schedules import tree_eval as compound_eval
 from tocsin.core.schedules.tree import EVENT_SUBJECTS, Cron, Event, Node, from_json, to_json
 from tocsin.core.time.cron import explain, parse
@@ -116,7 +117,7 @@ def public_schedule(
         try:
             out["description"] = describe(from_json(tree), names)
         except ValueError as exc:  # a stored tree that no longer reads (ConfigError too)
-            out["description"] = f"unreadable trigger: {exc}"
+            out["description"] = messages.trigger_unreadable(exc)
     out["last_fire"] = dict(last_fire) if last_fire is not None else None
     return out
 

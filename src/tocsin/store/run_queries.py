@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, and_, func, null, or_, select
 
+from tocsin import messages
 from tocsin.core.model import Run
 from tocsin.store.errors import map_db_errors
 from tocsin.store.runs import RUN_COLUMNS, RUN_FIELDS, RUN_STATUSES, run_value
@@ -59,7 +60,7 @@ def list_runs(
     snapshots are not read (``payload`` None): a page of 500 runs of 255 KB records would be
     128 MB; ``runs.get_run`` has it."""
     if status is not None and status not in RUN_FILTERS:
-        raise ValueError(f"unknown run status filter {status!r}; expected one of {RUN_FILTERS}")
+        raise ValueError(messages.run_filter_unknown(status, RUN_FILTERS))
     where: list[ColumnElement[bool]] = [runs.c.table_id == table_id]
     if trigger_id is not None:
         where.append(runs.c.trigger_id == trigger_id)

@@ -538,7 +538,7 @@ def finish_run(
     """``running → done | failed`` (optionally with the final receipts); False if fenced out."""
     tx.require_writable()
     if status not in _FINISHED or not RunStatus.RUNNING.may_become(RunStatus(status)):
-        raise ValueError(f"finish_run: not a terminal status: {status!r}")
+        raise ValueError(messages.finish_status_invalid(status))
     params: dict[str, Any] = {"p_run_id": run_id, "p_attempts": attempts, "p_status": status}
     params.update(p_error=error, p_now=now)
     stmt = _FINISH
@@ -708,7 +708,7 @@ def requeue_runs(
     """
     tx.require_writable()
     if status not in ("pending", "running"):
-        raise ValueError(f"requeue_runs: status must be pending or running, not {status!r}")
+        raise ValueError(messages.requeue_runs_status_invalid(status))
     cutoff = now - timedelta(seconds=older_than_s)
     # pending: ``IN (status, '')`` (no run has the status '') is what ``status = 'pending'`` is,
     # without implying the partial ``ix_runs_pending_scope``, which holds every pending run: the

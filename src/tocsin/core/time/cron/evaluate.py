@@ -30,6 +30,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Literal
 from zoneinfo import ZoneInfo
 
+from tocsin import messages
 from tocsin.core.time.cron.cascade import Wall, next_wall, prev_wall
 from tocsin.core.time.cron.spec import CronSpec
 from tocsin.core.time.cron.timeline import ZoneOffsets, resolve
@@ -67,7 +68,7 @@ def next_after(
     None when nothing fires within the search horizon.
     """
     if repeated != "first" and repeated != "both":
-        raise ValueError(f"repeated must be 'first' or 'both', got {repeated!r}")
+        raise ValueError(messages.cron_repeated_invalid(repeated))
     after = _as_utc(after)
     if after.year >= LAST_YEAR:
         return None
@@ -88,7 +89,7 @@ def prev_at_or_before(
     None when nothing fired within the search horizon before ``at``.
     """
     if repeated != "first" and repeated != "both":
-        raise ValueError(f"repeated must be 'first' or 'both', got {repeated!r}")
+        raise ValueError(messages.cron_repeated_invalid(repeated))
     at = _as_utc(at)
     if at.year <= FIRST_YEAR:
         return None
@@ -182,5 +183,5 @@ def _as_utc(instant: datetime) -> datetime:
     if instant.tzinfo is UTC:
         return instant
     if instant.tzinfo is None or instant.utcoffset() is None:
-        raise ValueError(f"cron evaluation needs an aware datetime, got naive {instant!r}")
+        raise ValueError(messages.cron_instant_naive(instant))
     return instant.astimezone(UTC)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from tocsin import messages
 from tocsin.core.time.cron import reasons
 from tocsin.core.time.cron.fields import FIVE_FIELDS, SEVEN_FIELDS, SIX_FIELDS, YEAR, Field
 from tocsin.core.time.cron.items import FieldParser, FieldValues
@@ -34,7 +35,7 @@ def parse(expr: str, *, dialect: Dialect = "strict") -> CronSpec:
     space, an ideographic space, a line break between fields) separates nothing and is refused.
     """
     if dialect not in DIALECTS:
-        raise ValueError(f"unknown cron dialect {dialect!r}; expected 'strict' or 'extended'")
+        raise ValueError(messages.cron_dialect_unknown(dialect))
     if not isinstance(expr, str):
         raise CronError(reasons.not_text(expr))
     return _remembered(collapse(expr), dialect)

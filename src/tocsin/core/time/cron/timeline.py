@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from tocsin import messages
+
 PROBE_STEP = timedelta(hours=6)
 #: Years scanned on each side of a looked-up instant, so that segment ends are real or far.
 MARGIN_YEARS = 1
@@ -37,7 +39,7 @@ def offset_at(zone: ZoneInfo, instant: datetime) -> timedelta:
     """The UTC offset of ``zone`` at the aware-UTC ``instant``."""
     offset = zone.fromutc(instant.replace(tzinfo=zone)).utcoffset()
     if offset is None:  # pragma: no cover - ZoneInfo always answers an offset
-        raise ValueError(f"zone {zone} has no UTC offset")
+        raise ValueError(messages.zone_without_offset(zone))
     return offset
 
 
@@ -183,8 +185,8 @@ def _zone(tz: str | ZoneInfo) -> ZoneInfo:
     if isinstance(tz, ZoneInfo):
         return tz
     if not isinstance(tz, str):
-        raise TypeError(f"tz must be an IANA zone name or a ZoneInfo, got {type(tz).__name__}")
+        raise TypeError(messages.zone_argument_invalid(tz))
     try:
         return ZoneInfo(tz)
     except (ZoneInfoNotFoundError, ValueError, OSError) as exc:
-        raise ValueError(f"unknown IANA timezone {tz!r}") from exc
+        raise ValueError(messages.zone_unknown(tz)) from exc
