@@ -32,7 +32,7 @@ from tocsin.service import Tocsin
 from tocsin.service.auth import parse_scope
 
 from .processes import AppOpt, CreateOpt, open_tocsin
-from .render import printable
+from .render import fail, printable
 
 ScopeOpt = Annotated[
     str | None,
@@ -166,8 +166,7 @@ def _run(tocsin: Tocsin, call: Any) -> Any:
     try:
         return call()
     except TocsinError as exc:
-        typer.echo(f"error ({exc.status}): {exc.detail}", err=True)
-        raise typer.Exit(ERROR) from None
+        raise fail(exc, ERROR) from None
     finally:
         tocsin.close()
 
@@ -250,8 +249,7 @@ def apply(
             raise typer.Exit(ERROR)
         done = tocsin.apply(kind, scope_id, documents)
     except TocsinError as exc:
-        typer.echo(f"error ({exc.status}): {exc.detail}", err=True)
-        raise typer.Exit(ERROR) from None
+        raise fail(exc, ERROR) from None
     finally:
         tocsin.close()
     _render_applied(console, done)
