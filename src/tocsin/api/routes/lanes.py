@@ -9,16 +9,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path
 from pydantic import AwareDatetime, ConfigDict, Field
 
-from ..deps import NowDep, SchedulesRead, SchedulesWrite, TocsinDep
+from ..deps import Limit, NowDep, SchedulesRead, SchedulesWrite, Skip, TocsinDep
 from ..models import Body, error_responses
 
 router = APIRouter(prefix="/api/lanes", tags=["lanes"])
 
-Skip = Annotated[int, Query(ge=0, le=1_000_000)]
-Limit = Annotated[int, Query(ge=1, le=500)]
 LaneIdPath = Annotated[str, Path(pattern=r"^[A-Za-z0-9_.-]{1,64}$", description="a lane id")]
 Decision = Literal["ready", "noop", "stopped", "rejected", "ignored"]
 Json = dict[str, Any]

@@ -10,13 +10,20 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from pydantic import ConfigDict
 
-from ..deps import IdPath, NowDep, SchedulesRead, SchedulesWrite, TocsinDep, WorkflowIdPath
+from ..deps import (
+    IdPath,
+    Limit,
+    NowDep,
+    SchedulesRead,
+    SchedulesWrite,
+    Skip,
+    TocsinDep,
+    WorkflowIdPath,
+)
 from ..models import Body, error_responses
 
 router = APIRouter(prefix="/api/workflows", tags=["workflows"])
 
-Skip = Annotated[int, Query(ge=0, le=1_000_000)]
-Limit = Annotated[int, Query(ge=1, le=500)]
 Json = dict[str, Any]
 READ = error_responses(401, 403, 404)
 WRITE = error_responses(400, 401, 403, 404, 409)
