@@ -85,16 +85,18 @@ def lane_detail(
     skip = (page - 1) * RUNS_PAGE
     found = t.lanes.contracts(lane_id, skip=skip, limit=RUNS_PAGE, decision=decision)
     lane = _with_words(t.lanes.get(lane_id))
-    history: dict[str, Any] = {"history": [], "fire_pages": None, "skips_left_off": 0}
+    history: dict[str, Any] = {"what": "lane", "paused": lane["paused"]}
     if lane["cron"]:
         size = request.app.state.settings.studio_fires_per_page
         shown = t.lanes.fires(lane_id, skip=(fires - 1) * size, limit=size)
         pages = pager(request, fires, size, shown["total"], decision=decision)
         runs_page = (("page", str(page)),) if page > 1 else ()
-        history = {
+        history |= {
             "history": shown["items"],
+            "has_fires": any(i["kind"] == "fire" for i in shown["items"]),
             "fire_pages": replace(pages, key="fires", params=pages.params + runs_page),
             "skips_left_off": shown["skips_left_off"],
+            "next_due": lane["next_fire_at"],
         }
     return render(
         request,
