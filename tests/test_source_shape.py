@@ -223,6 +223,36 @@ def test_raised_exceptions_carry_texts_from_the_messages_package() -> None:
     assert found == []
 
 
+PRINTERS = {"echo", "secho", "print", "confirm"}  # typer's and Rich's: the command line's output
+
+
+def printed_texts(tree: ast.AST) -> list[str]:
+    """``lineno: call`` of each command-line print with words written in place."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") in PRINTERS:
+            given = [*node.args, *(k.value for k in node.keywords)]
+            if any(has_words(value) for value in given):
+                found.append(f"{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_the_command_line_prints_texts_from_the_messages_package() -> None:
+    sample = ast.parse(
+        'typer.echo(f"created table {name!r}")\n'
+        "typer.echo(messages.paused_line(x))\n"
+        'console.print(f"[bold]{messages.iac_plan_line(n)}[/]")\n'
+        'typer.echo(f"error: {messages.X}", err=True)\n'
+    )
+    assert [t.split(":")[0] for t in printed_texts(sample)] == ["1"]
+    found = [
+        f"{p.relative_to(ROOT)}:{line}"
+        for p in sorted((PACKAGE / "cli").rglob("*.py"))
+        for line in printed_texts(ast.parse(p.read_text()))
+    ]
+    assert found == []
+
+
 def test_no_two_messages_modules_define_the_same_name() -> None:
     """``tocsin.messages`` star-imports its modules: a name defined twice would silently
     shadow the other text."""

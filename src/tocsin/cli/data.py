@@ -103,7 +103,7 @@ def create_table(
         tocsin.close()
     if as_json:
         return echo_json(table)
-    typer.echo(f"created table {table['name']!r} in {kind}:{scope_id}")
+    typer.echo(messages.table_created_line(table["name"], kind, scope_id))
     typer.echo(table["id"])
 
 
