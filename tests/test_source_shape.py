@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -192,17 +193,39 @@ def has_words(node: ast.expr) -> bool:
     return False
 
 
-def raised_texts(tree: ast.AST) -> list[str]:
-    """``lineno: exception`` of each exception raised with words written in place (any exception
-    class or factory, a ``ValueError`` of the Python API as much as a ``TocsinError``); a
-    ``code=`` is a machine word, not a text."""
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
-            given = [*node.exc.args, *(k.value for k in node.exc.keywords if k.arg != "code")]
-            if any(has_words(value) for value in given):
-                found.append(f"{node.lineno}: {ast.unparse(node.exc)}")
-    return found
+PRINTERS = {"echo", "secho", "print", "confirm"}  # typer's and Rich's: the command line's output
+
+
+def raised(node: ast.AST) -> list[ast.expr]:
+    """What an exception is raised with (any exception class or factory, a ``ValueError`` of
+    the Python API as much as a ``TocsinError``); a ``code=`` is a machine word, not a text."""
+    if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+        return [*node.exc.args, *(k.value for k in node.exc.keywords if k.arg != "code")]
+    return []
+
+
+def printed(node: ast.AST) -> list[ast.expr]:
+    """What a command-line print (typer's, Rich's) prints."""
+    if isinstance(node, ast.Call) and getattr(node.func, "attr", "") in PRINTERS:
+        return [*node.args, *(k.value for k in node.keywords)]
+    return []
+
+
+def words_in_place(tree: ast.AST, given: Callable[[ast.AST], list[ast.expr]]) -> list[str]:
+    """``lineno: code`` of each node whose ``given`` values hold words written in place."""
+    return [
+        f"{getattr(node, 'lineno', 0)}: {ast.unparse(node)}"
+        for node in ast.walk(tree)
+        if any(has_words(value) for value in given(node))
+    ]
+
+
+def lines_with_words(files: list[Path], given: Callable[[ast.AST], list[ast.expr]]) -> list[str]:
+    return [
+        f"{p.relative_to(ROOT)}:{line}"
+        for p in files
+        for line in words_in_place(ast.parse(p.read_text()), given)
+    ]
 
 
 def test_raised_exceptions_carry_texts_from_the_messages_package() -> None:
@@ -212,29 +235,14 @@ def test_raised_exceptions_carry_texts_from_the_messages_package() -> None:
         'raise ContractMismatch("selection.rejected", "/".join(KINDS), found)\n'
         'raise error("the deadline passed")\n'
     )
-    assert [t.split(":")[0] for t in raised_texts(sample)] == ["1", "4"]
-    found = [
-        f"{p.relative_to(ROOT)}:{line}"
+    assert [t.split(":")[0] for t in words_in_place(sample, raised)] == ["1", "4"]
+    files = [
+        p
         for p in sorted(PACKAGE.rglob("*.py"))
         if "messages" not in p.relative_to(PACKAGE).parts
         and str(p.relative_to(ROOT)) not in PENDING_INLINE_TEXTS
-        for line in raised_texts(ast.parse(p.read_text()))
     ]
-    assert found == []
-
-
-PRINTERS = {"echo", "secho", "print", "confirm"}  # typer's and Rich's: the command line's output
-
-
-def printed_texts(tree: ast.AST) -> list[str]:
-    """``lineno: call`` of each command-line print with words written in place."""
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") in PRINTERS:
-            given = [*node.args, *(k.value for k in node.keywords)]
-            if any(has_words(value) for value in given):
-                found.append(f"{node.lineno}: {ast.unparse(node)}")
-    return found
+    assert lines_with_words(files, raised) == []
 
 
 def test_the_command_line_prints_texts_from_the_messages_package() -> None:
@@ -244,13 +252,8 @@ def test_the_command_line_prints_texts_from_the_messages_package() -> None:
         'console.print(f"[bold]{messages.iac_plan_line(n)}[/]")\n'
         'typer.echo(f"error: {messages.X}", err=True)\n'
     )
-    assert [t.split(":")[0] for t in printed_texts(sample)] == ["1"]
-    found = [
-        f"{p.relative_to(ROOT)}:{line}"
-        for p in sorted((PACKAGE / "cli").rglob("*.py"))
-        for line in printed_texts(ast.parse(p.read_text()))
-    ]
-    assert found == []
+    assert [t.split(":")[0] for t in words_in_place(sample, printed)] == ["1"]
+    assert lines_with_words(sorted((PACKAGE / "cli").rglob("*.py")), printed) == []
 
 
 def test_no_two_messages_modules_define_the_same_name() -> None:
