@@ -180,7 +180,44 @@ def populate(t: Tocsin) -> dict[str, Any]:
         "r4": record("closed", "2026-09-01T03:00", "Done"),
     }
     ids = {k: t.insert_record(cases, v, now=at(0))["id"] for k, v in rows.items()}
+    # a table whose writes wait for approval: one approved, one rejected, one pending
+    approvals = t.create_table(
+        CHAT_KIND, CHAT, "Approvals", {"Title": "text"}, requires_approval=True, now=at(0)
+    )["id"]
+    t.set_triggers(
+        approvals,
+        [
+            {
+                "id": "trg_mark",
+                "name": "mark",
+                "on": "created",
+                "actions": [
+                    {"type": "update_record", "record": "$row", "values": {"Title": "seen"}}
+                ],
+            }
+        ],
+        now=at(0),
+    )
+    # a table trashed at 01:30 with an interval trigger (restored by ``carry_on``)
+    old = t.create_table(CHAT_KIND, CHAT, "Old", {"Title": "text"}, now=at(0))["id"]
+    old_trigger = {
+        "id": "trg_old",
+        "name": "old hourly",
+        "on": "schedule",
+        "schedule": {"type": "interval", "every_seconds": 3600},
+        "actions": _notify("old $run.scheduled_for"),
+    }
+    t.set_triggers(old, [old_trigger], now=at(0))
     token = t.create_token(scope=CHAT_KIND, scope_id=CHAT, role="moderator", now=at(0))
+    reader = t.create_token(permissions=["schedules:read"], now=at(0))
+    revoked = t.create_token(scope=CHAT_KIND, scope_id=CHAT, role="member", now=at(0))
+    (revoked_id,) = [
+        k["id"] for k in t.list_tokens() if k["scope"] == CHAT_KIND and k["role"] == "member"
+    ]
+    expired = t.create_token(
+        scope=CHAT_KIND, scope_id=CHAT, role="moderator", now=at(0), expires_at=at(1)
+    )
+    t.revoke_token(revoked_id, now=at(0, 1))
     secret = t.rotate_secret(CHAT_KIND, CHAT, now=at(0))
     synced = t.sync_schedules(now=at(0))
     t.tick(now=at(0))  # anchors every clock
@@ -197,7 +234,15 @@ def populate(t: Tocsin) -> dict[str, Any]:
     flaky = t.start_workflow("upg-twostep", {"mode": "ok"}, now=at(0, 14))
     app.FLAKY["fail"] = False
     t.retry_workflow_run(flaky["id"], now=at(0, 15))  # succeeds; upg-first not run again
+    for title in ("a", "b", "c"):
+        t.insert_record(approvals, {"Title": title}, now=at(0, 20))
+    t.work(now=at(0, 21))  # three staged changes
+    changes = t.list_staged_changes(approvals)["items"]
+    t.approve_change(approvals, changes[0]["id"], now=at(0, 30))
+    t.reject_change(approvals, changes[1]["id"], now=at(0, 31))
     t.tick(now=at(1, 5))  # upg-hourly 01:00; interval 01:00; cron 01:00 (00:30 coalesced)
+    t.trash_table(old, now=at(1, 30))
+    t.trash_record(cases, ids["r3"], now=at(1, 40))
     t.tick(now=at(2, 5))  # upg-hourly: active_run; upg-tree fires 02:00 (latched)
     t.work(now=at(2, 6))
     t.pause_trigger(cases, "trg_cron", now=at(2, 10))
@@ -235,8 +280,12 @@ def populate(t: Tocsin) -> dict[str, Any]:
     t.start_workflow("upg-twostep", {"mode": "ok"}, now=app.FINAL)
     return {
         "table_id": cases,
+        "tables": {"Cases": cases, "Approvals": approvals, "Old": old},
         "records": ids,
         "token": token,
+        "reader_token": reader,
+        "revoked_token": revoked,
+        "expired_token": expired,
         "signing_secret": secret,
         "backfill": backfill,
         "synced": synced,
@@ -257,13 +306,13 @@ def build(url: str, copy: Any) -> dict[str, Any]:
     t = open_app(url)
     try:
         made = populate(t)
-        state = observe.observe(t, app.CHAT_SCOPE, app.FINAL)
+        state = observe.observe(t, app.CHAT_SCOPE, made["tables"], app.FINAL)
     finally:
         t.close()
     t = open_app(copy())
     try:
-        answers = app.carry_on(t, made["table_id"])
-        after = observe.observe(t, app.CHAT_SCOPE, app.END)
+        answers = app.carry_on(t, made["tables"])
+        after = observe.observe(t, app.CHAT_SCOPE, made["tables"], app.END)
     finally:
         t.close()
     return observe.jsonable({"made": made, "state": state, "carry_on": answers, "after": after})

@@ -190,9 +190,10 @@ class Comparison:
         assert not found, f"{what}: {len(found)} differences\n" + "\n".join(found[:40])
 
 
-def test_the_fixture_covers_every_kind_of_state(backend: str) -> None:
+@pytest.mark.parametrize("backend_of_fixture", ["sqlite", "postgresql"])
+def test_the_fixture_covers_every_kind_of_state(backend_of_fixture: str) -> None:
     """The fixture is what this test claims it is (a regenerated one cannot thin out)."""
-    state = expected(backend)["state"]
+    state = expected(backend_of_fixture)["state"]
     triggers = state["tables"]["Cases"]["triggers"]
     kinds = {
         t["config"].get("schedule", {}).get("type", t["config"]["on"]) for t in triggers.values()
@@ -219,6 +220,10 @@ def test_the_fixture_covers_every_kind_of_state(backend: str) -> None:
         for item in state["lanes"][app.LANE_ID]["contracts"]["items"]
     }
     assert decisions == {None, "ready", "noop", "stopped", "rejected", "ignored"}
+    changes = state["tables"]["Approvals"]["staged_changes"]["items"]
+    assert sorted(c["status"] for c in changes) == ["applied", "rejected", "staged"]
+    assert state["tables"]["Old"]["table"]["trashed"] is True
+    assert any(token["revoked_at"] for token in state["tokens"])
 
 
 def test_a_populated_database_keeps_every_schedule_run_and_history(
@@ -228,10 +233,14 @@ def test_a_populated_database_keeps_every_schedule_run_and_history(
     t = upgraded
     made = want["made"]
     assert t.verify_token(made["token"], now=app.FINAL) is not None
+    assert t.verify_token(made["reader_token"], now=app.FINAL) is not None
+    assert t.verify_token(made["revoked_token"], now=app.FINAL) is None
+    assert t.verify_token(made["expired_token"], now=app.FINAL) is None
+    assert t.verify_token(made["expired_token"], now=app.at(0, 30)) is not None
     assert t.signing_secret(*app.CHAT_SCOPE) == made["signing_secret"]
 
     names = {made["table_id"]: "Cases"}
-    state = observe(t, app.CHAT_SCOPE, app.FINAL)
+    state = observe(t, app.CHAT_SCOPE, made["tables"], app.FINAL)
     Comparison(names).check(want["state"], state, "the state 058d927 left")
 
     # the declared schedules are the ones 058d927 stored: a sync changes nothing
@@ -239,8 +248,8 @@ def test_a_populated_database_keeps_every_schedule_run_and_history(
     assert sorted(synced["unchanged"]) == ["wf_upg-hourly", "wf_upg-paused", "wf_upg-tree"]
     assert not any(synced[k] for k in synced if k != "unchanged")
 
-    answers = jsonable(app.carry_on(t, made["table_id"]))
-    after = observe(t, app.CHAT_SCOPE, app.END)
+    answers = jsonable(app.carry_on(t, made["tables"]))
+    after = observe(t, app.CHAT_SCOPE, made["tables"], app.END)
     carried = Comparison(names, old=set(strings(want["state"])) | set(strings(made)))
     carried.check(want["carry_on"], answers, "what carrying on answered")
     carried.check(want["after"], after, "the state after carrying on")
@@ -291,3 +300,8 @@ def kept_promises(state: dict[str, Any], after: dict[str, Any], answers: dict[st
     assert answers["backfill_again"] == {"created": 0, "existing": 2, "instants": 2}
     assert answers["lane_again"]["decision"] == {"status": "ignored", "reason": "duplicate_trigger"}
     assert answers["verified"] and all(v["ok"] for v in answers["verified"])
+    # the trashed table owed its windows: restored, it records them and fires on
+    (owed,) = after["tables"]["Old"]["triggers"]["trg_old"]["skips"]["items"]
+    assert (owed["reason"], owed["first_instant"][:16]) == ("table_trashed", "2026-09-01T02:00")
+    # the staged change waiting for approval is still there and applies
+    assert answers["approved"] == ["approved"]

@@ -147,12 +147,13 @@ LANE = Lane(
 LANES = [LANE]
 
 
-def carry_on(t: Any, table_id: str) -> dict[str, Any]:
+def carry_on(t: Any, tables: dict[str, str]) -> dict[str, Any]:
     """What happens next, on the populated database (058d927's code on a copy when the fixture
     is written; today's code after the migration in the test): work the pending runs, tick at
     10:05 and 12:05, resume what was paused, backfill the same range again. Returns each
     call's answer; the caller then observes the state at ``END``."""
     answers: dict[str, Any] = {}
+    table_id = tables["Cases"]
     recorded = t.lanes.contracts(LANE_ID, limit=100)["items"]
     answers["verified"] = [t.lanes.verify(i) for i in recorded if i["contract"]]
     answers["work_0906"] = t.work(now=at(9, 6))  # everything pending but the escalation retry
@@ -169,6 +170,11 @@ def carry_on(t: Any, table_id: str) -> dict[str, Any]:
     answers["backfill_again"] = t.schedules.backfill("wf_upg-hourly", at(-3), at(-1), now=at(12, 7))
     answers["resume_schedule"] = t.schedules.resume("wf_upg-paused", now=at(12, 10))
     answers["resume_trigger"] = t.resume_trigger(table_id, "trg_paused", now=at(12, 10))
+    answers["restored"] = t.restore_table(tables["Old"], now=at(12, 12))  # owed: table_trashed
+    pending = t.list_staged_changes(tables["Approvals"], status="staged")["items"]
+    answers["approved"] = [
+        t.approve_change(tables["Approvals"], c["id"], now=at(12, 15))["status"] for c in pending
+    ]
     answers["tick_1220"] = t.tick(now=at(12, 20))
     answers["work_1221"] = t.work(now=at(12, 21))
     # the lane run of 04:00 (recorded before) again: a duplicate

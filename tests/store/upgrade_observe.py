@@ -29,15 +29,22 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-def observe(t: Any, scope: tuple[str, str], now: datetime) -> dict[str, Any]:
-    """Every table of ``scope`` (records, triggers, next fires, skips, runs, preview, fire
-    history where the facade has it), the notify feed, every workflow schedule (state, tree
-    latches, next fires, fires, skips), every workflow run with its step receipts, every lane
-    with its attempts and contracts, and the IaC export of both kinds."""
+def observe(
+    t: Any, scope: tuple[str, str], table_ids: Mapping[str, str], now: datetime
+) -> dict[str, Any]:
+    """The tables ``table_ids`` names (records, triggers, next fires, skips, runs, preview,
+    staged changes) and the scope's live ones, the notify feed, every workflow schedule (state,
+    tree latches, next fires, fires, skips, history), every workflow run with its step
+    receipts, every lane with its attempts and contracts, the tokens, and the IaC export of
+    both kinds."""
     kind, scope_id = scope
     tables: dict[str, Any] = {}
-    for table in t.list_tables(kind, scope_id, limit=PAGE)["items"]:
-        tid = table["id"]
+    live = [table["id"] for table in t.list_tables(kind, scope_id, limit=PAGE)["items"]]
+    for name, tid in table_ids.items():
+        table = t.get_table(tid)
+        if tid not in live:  # trashed: the facade shows the table only
+            tables[name] = {"table": table}
+            continue
         triggers: dict[str, Any] = {}
         for trigger in t.get_triggers(tid):
             gid = trigger["id"]
@@ -52,12 +59,12 @@ def observe(t: Any, scope: tuple[str, str], now: datetime) -> dict[str, Any]:
                 "items": [t.get_run(tid, run["id"]) for run in listed["items"]],
             }
             triggers[gid] = seen
-        preview = t.preview(tid, now=now, next_due=True)
-        tables[table["name"]] = {
-            "table": t.get_table(tid),
+        tables[name] = {
+            "table": table,
             "records": t.list_records(tid, limit=PAGE),
             "triggers": triggers,
-            "preview": preview,
+            "preview": t.preview(tid, now=now, next_due=True),
+            "staged_changes": t.list_staged_changes(tid, limit=PAGE),
         }
     schedules: dict[str, Any] = {}
     for schedule in t.schedules.list(limit=PAGE)["items"]:
@@ -77,7 +84,9 @@ def observe(t: Any, scope: tuple[str, str], now: datetime) -> dict[str, Any]:
         lanes[lid] = {"listed": lane, "contracts": contracts}
     return jsonable(
         {
+            "live_tables": live,
             "tables": tables,
+            "tokens": t.list_tokens(),
             "messages": t.messages(scope_id, limit=PAGE),
             "schedules": schedules,
             "workflow_runs": [
