@@ -10,7 +10,7 @@ It populates a database through 058d927's facade only (``tocsin.Tocsin``, explic
 once on SQLite and once on PostgreSQL, with the app of ``tests/store/upgrade_app.py``, and
 writes into ``tests/store/fixtures/``:
 
-- ``upgrade_058d927.sqlite``: the SQLite database (checkpointed, vacuumed);
+- ``upgrade_058d927.sqlite``: the SQLite database (checkpointed, vacuumed into 1 KiB pages);
 - ``upgrade_058d927.pg.sql``: ``pg_dump --no-owner --no-privileges --inserts`` of the schema
   ``upgrade058`` of a database this script creates and drops;
 - ``upgrade_058d927.json``: per backend, what ``upgrade_observe.observe`` reads at the end of
@@ -326,6 +326,7 @@ def build_sqlite(work: Path) -> dict[str, Any]:
         con = sqlite3.connect(db)
         con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         con.execute("PRAGMA journal_mode=DELETE")
+        con.execute("PRAGMA page_size=1024")  # most tables and indexes fill one page or less
         con.execute("VACUUM")
         con.close()
         shutil.copyfile(db, target)
