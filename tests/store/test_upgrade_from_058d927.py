@@ -178,10 +178,26 @@ class Comparison:
                 size = len(got) if isinstance(got, list) else got
                 self.found.append(f"{path}: {len(want)} items became {size!r}")
                 return
-            for index, (one, other) in enumerate(zip(want, got, strict=True)):
+            for index, (one, other) in enumerate(zip(want, self.paired(want, got), strict=True)):
                 self.walk(one, other, f"{path}[{index}]")
         elif not self.same(path, want, got):
             self.found.append(f"{path}: {want!r} became {got!r}")
+
+    def paired(self, want: list[Any], got: list[Any]) -> list[Any]:
+        """``got`` in ``want``'s order: items with an id 058d927 made by that id (the order of
+        items listed at the same instant is nobody's promise), the others as they come."""
+        keyed = [item.get("id") if isinstance(item, dict) else None for item in got]
+        if None in keyed or len(set(keyed)) != len(keyed):
+            return got
+        by_id = dict(zip(keyed, got, strict=True))
+        known = {w["id"] for w in want if isinstance(w, dict) and w.get("id") in by_id}
+        if self.old is not None:
+            known &= self.old
+        rest = iter(item for key, item in zip(keyed, got, strict=True) if key not in known)
+        return [
+            by_id[w["id"]] if isinstance(w, dict) and w.get("id") in known else next(rest)
+            for w in want
+        ]
 
     def check(self, want: Any, got: Any, what: str) -> None:
         self.found = []
