@@ -118,6 +118,14 @@ def documents(table_id: str) -> list[dict[str, Any]]:
             "actions": _notify("new case: $row.Title"),
         },
         {
+            "id": "trg_restored",
+            "name": "restored",
+            "on": "restored",
+            "actions": [
+                {"type": "invoke_command", "command": app.COMMAND, "inputs": {"t": "$row.Title"}}
+            ],
+        },
+        {
             "id": "trg_escalate",
             "name": "escalate",
             "on": "updated",
@@ -172,6 +180,7 @@ def populate(t: Tocsin) -> dict[str, Any]:
         {"Title": "text", "Due": "datetime", "Status": "text"},
         now=at(0),
     )["id"]
+    t.register_command(app.COMMAND, app.command)
     t.apply(CHAT_KIND, CHAT, documents(cases), now=at(0))
     rows = {
         "r1": record("first", "2026-09-01T06:00"),
@@ -273,6 +282,11 @@ def populate(t: Tocsin) -> dict[str, Any]:
     t.start_workflow("upg-manual", {"mode": "ok"}, now=at(8, 30))  # latched until 10:00
     t.update_record(cases, ids["r1"], {"Status": "Escalated"}, now=at(8, 40))
     t.work(now=at(8, 41))  # attempt 1 failed: pending until 09:41
+    # a worker dies in a table run's command, then in a workflow step: both stay running
+    t.restore_record(cases, ids["r3"], now=at(8, 45))
+    crash(t, at(8, 45))
+    t.start_workflow("upg-manual", {"mode": "crash"}, now=at(8, 46), wait=False)
+    crash(t, at(8, 46))
     t.start_workflow("upg-manual", {"mode": "ok"}, now=at(9), wait=False)  # pending
     ids["r5"] = t.insert_record(cases, record("late", "2026-09-01T09:30"), now=at(9))["id"]
     final = t.tick(now=app.FINAL)  # fires every clock; left pending
@@ -293,8 +307,25 @@ def populate(t: Tocsin) -> dict[str, Any]:
     }
 
 
+def crash(t: Tocsin, now: Any) -> None:
+    """``work`` the one claimable run, dying in it (``app.CRASH``)."""
+    app.CRASH["on"] = True
+    try:
+        t.work(now=now)
+    except KeyboardInterrupt:
+        pass
+    else:
+        raise AssertionError("the run did not reach its crash")
+    finally:
+        app.CRASH["on"] = False
+
+
 def settings(url: str) -> Settings:
-    return Settings(database_url=url, admin_token="upgrade-fixture-admin-token")
+    return Settings(
+        database_url=url,
+        admin_token="upgrade-fixture-admin-token",
+        stuck_after_s=app.STUCK_AFTER_S,
+    )
 
 
 def open_app(url: str) -> Tocsin:

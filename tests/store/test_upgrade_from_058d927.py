@@ -77,7 +77,11 @@ def upgraded(backend: str, store_url: str, tmp_path: Path) -> Iterator[Tocsin]:
         assert current_revision(store) == head_revision()
     finally:
         store.dispose()
-    settings = Settings(database_url=store_url, admin_token="upgrade-fixture-admin-token")
+    settings = Settings(
+        database_url=store_url,
+        admin_token="upgrade-fixture-admin-token",
+        stuck_after_s=app.STUCK_AFTER_S,
+    )
     t = Tocsin.open(store_url, settings=settings, workflows=app.WORKFLOWS, lanes=app.LANES)
     try:
         yield t
@@ -214,9 +218,13 @@ def test_the_fixture_covers_every_kind_of_state(backend_of_fixture: str) -> None
     kinds = {
         t["config"].get("schedule", {}).get("type", t["config"]["on"]) for t in triggers.values()
     }
-    assert kinds == {"date_column_reached", "interval", "daily", "cron", "created", "updated"}
+    assert kinds == {"date_column_reached", "interval", "daily", "cron"} | {
+        "created",
+        "updated",
+        "restored",
+    }
     run_statuses = {r["status"] for t in triggers.values() for r in t["runs"]["items"]}
-    assert run_statuses == {"pending", "done", "failed"}
+    assert run_statuses == {"pending", "running", "done", "failed"}
     reasons = {s["reason"] for t in triggers.values() for s in t.get("skips", {}).get("items", [])}
     assert {"coalesced", "paused", "active_run"} <= reasons
     assert state["tables"]["Cases"]["triggers"]["trg_paused"]["next_fires"]["items"] == []
@@ -230,7 +238,7 @@ def test_the_fixture_covers_every_kind_of_state(backend_of_fixture: str) -> None
     ]
     assert len(latches) == 2 and all(latches)
     statuses = {r["get"]["status"] for r in state["workflow_runs"]}
-    assert statuses == {"pending", "success", "failed", "suspended", "canceled"}
+    assert statuses == {"pending", "running", "success", "failed", "suspended", "canceled"}
     decisions = {
         (item["contract"] or {}).get("decision", {}).get("status")
         for item in state["lanes"][app.LANE_ID]["contracts"]["items"]
@@ -285,10 +293,11 @@ def _fired(seen: dict[str, Any], schedule_id: str) -> list[str]:
 
 def kept_promises(state: dict[str, Any], after: dict[str, Any], answers: dict[str, Any]) -> None:
     """What the upgrade must keep, read from today's answers before and after carrying on."""
-    # every pending table run is still claimable and ran exactly once more
+    # every pending table run is still claimable and ran exactly once more; the one a dead
+    # worker left running was found stale and ran once more too
     before, later = _table_runs(state), _table_runs(after)
-    pending = [run for run in before.values() if run["status"] == "pending"]
-    assert len(pending) == 6  # daily, interval, cron, a date, a created, a retry waiting
+    pending = [run for run in before.values() if run["status"] in ("pending", "running")]
+    assert len(pending) == 7  # daily, interval, cron, a date, a created, a retry, a dead one
     for run in pending:
         assert later[run["id"]]["status"] in ("done", "failed"), run
         assert later[run["id"]]["attempts"] == run["attempts"] + 1, run
@@ -298,7 +307,7 @@ def kept_promises(state: dict[str, Any], after: dict[str, Any], answers: dict[st
     # pending workflow runs ran once; the suspended one resumed
     runs = {r["get"]["id"]: r["get"] for r in after["workflow_runs"]}
     for run in state["workflow_runs"]:
-        if run["get"]["status"] in ("pending", "suspended"):
+        if run["get"]["status"] in ("pending", "running", "suspended"):
             assert runs[run["get"]["id"]]["status"] == "success", run
     assert answers["resumed"] == ["success"]
     # paused stayed paused until resumed at 12:10; then it fired from the next instant

@@ -41,6 +41,7 @@ def at(hours: float, minutes: float = 0) -> datetime:
 
 
 FINAL = at(9, 5)  # the population's last tick: what the fixture's state is read at
+STUCK_AFTER_S = 3600  # a run left running at 08:45 is not stale at FINAL, is at 10:05
 END = at(12, 30)  # after ``carry_on``
 
 
@@ -56,12 +57,25 @@ class Done(BaseModel):
 # the step of ``upg-twostep`` fails while this says so (the fixture script flips it to make a run
 # fail, then retries it; a test never sets it)
 FLAKY: dict[str, bool] = {"fail": False}
+# while this says so, ``upg-echo`` given ``mode: crash`` and the ``upg-cmd`` command stop the
+# process where they are (the fixture script's stand-in for a worker killed mid-run: its run
+# stays ``running`` until a tick finds it stale)
+CRASH: dict[str, bool] = {"on": False}
+COMMAND = "upg-cmd"
+
+
+def command(inputs: dict[str, Any]) -> dict[str, Any]:
+    if CRASH["on"]:
+        raise KeyboardInterrupt("the worker died here")
+    return {"ok": True, "inputs": inputs}
 
 
 @step(id="upg-echo", input=Job, output=Done)
 def echo(data: Job, ctx: StepContext) -> Done:
     if data.mode == "fail":
         raise RuntimeError("upg-echo was told to fail")
+    if data.mode == "crash" and CRASH["on"]:
+        raise KeyboardInterrupt("the worker died here")
     if data.mode == "suspend" and ctx.resume_data is None:
         ctx.suspend({"waiting_for": "approval"})
     return Done(ok=True, mode=data.mode)
@@ -152,6 +166,7 @@ def carry_on(t: Any, tables: dict[str, str]) -> dict[str, Any]:
     is written; today's code after the migration in the test): work the pending runs, tick at
     10:05 and 12:05, resume what was paused, backfill the same range again. Returns each
     call's answer; the caller then observes the state at ``END``."""
+    t.register_command(COMMAND, command)
     answers: dict[str, Any] = {}
     table_id = tables["Cases"]
     recorded = t.lanes.contracts(LANE_ID, limit=100)["items"]
@@ -163,7 +178,8 @@ def carry_on(t: Any, tables: dict[str, str]) -> dict[str, Any]:
         t.resume_workflow_run(r["id"], {"approved": True}, now=at(9, 50))["status"]
         for r in suspended
     ]
-    answers["tick_1005"] = t.tick(now=at(10, 5))  # upg-tree fires 10:00 on its latch
+    # upg-tree fires 10:00 on its latch; the runs a dead worker left running are stale: pending
+    answers["tick_1005"] = t.tick(now=at(10, 5))
     answers["work_1006"] = t.work(now=at(10, 6))
     answers["tick_1205"] = t.tick(now=at(12, 5))  # the lane's 12:00; the imperative tree fires
     answers["work_1206"] = t.work(now=at(12, 6))
