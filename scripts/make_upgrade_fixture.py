@@ -14,8 +14,11 @@ writes into ``tests/store/fixtures/``:
 - ``upgrade_058d927.pg.sql``: ``pg_dump --no-owner --no-privileges --inserts`` of the schema
   ``upgrade058`` of a database this script creates and drops;
 - ``upgrade_058d927.json``: per backend, what ``upgrade_observe.observe`` reads at the end of
-  the population (``state``) and after ``upgrade_app.carry_on`` ran on a copy (``after``,
-  with ``carry_on``'s own answers), plus the token and signing secret it made.
+  the population (``state``) and after ``upgrade_app.carry_on`` ran (``after``, with
+  ``carry_on``'s own answers; on a copy of the SQLite file, on PostgreSQL once the dump is
+  written), plus the ids, tokens and signing secret it made (``made``).
+
+The ids are random, so every run rewrites all three files.
 """
 
 from __future__ import annotations

@@ -2,11 +2,13 @@
 
 The fixtures (``fixtures/upgrade_058d927.*``, written by ``scripts/make_upgrade_fixture.py``
 running 058d927's code with the app of ``upgrade_app.py``) hold every schedule kind in use:
-table triggers of every kind (one paused, one paused then resumed), row events, a retried and a
-failed run, pending runs of every kind, declared workflow schedules (cron with catch-up, paused,
-a trigger tree with a latched event leaf), an imperative tree schedule applied as an IaC
-document, workflow runs in every status, backfill and manual runs, a lane with attempts of every
-decision and one pending, a token and a signing secret.
+table triggers of every kind (one paused, one paused then resumed, one on a trashed table), row
+events, table runs pending, running (a dead worker's), done, failed, retried by hand and waiting
+for an automatic retry, staged changes, declared workflow schedules (cron with catch-up, paused,
+a trigger tree with a latched event leaf), imperative tree schedules applied as IaC documents
+(one latched, one with its event still in the outbox), workflow runs in every status (one a dead
+worker's), backfill and manual runs, fires and skips of every reason, a lane with attempts of
+every decision and one pending, tokens (live, revoked, expired) and a signing secret.
 
 The test migrates the fixture to head with today's code, then reads it through the facade only
 (``upgrade_observe.observe``: no table name, so it stays valid whatever the migrations do to the
@@ -218,11 +220,8 @@ def test_the_fixture_covers_every_kind_of_state(backend_of_fixture: str) -> None
     kinds = {
         t["config"].get("schedule", {}).get("type", t["config"]["on"]) for t in triggers.values()
     }
-    assert kinds == {"date_column_reached", "interval", "daily", "cron"} | {
-        "created",
-        "updated",
-        "restored",
-    }
+    clock = {"date_column_reached", "interval", "daily", "cron"}
+    assert kinds == clock | {"created", "updated", "restored"}
     run_statuses = {r["status"] for t in triggers.values() for r in t["runs"]["items"]}
     assert run_statuses == {"pending", "running", "done", "failed"}
     reasons = {s["reason"] for t in triggers.values() for s in t.get("skips", {}).get("items", [])}
