@@ -87,6 +87,7 @@ def observe(
             "live_tables": live,
             "tables": tables,
             "tokens": t.list_tokens(),
+            "due": t.due(at=now),
             "messages": t.messages(scope_id, limit=PAGE),
             "schedules": schedules,
             "workflow_runs": [
