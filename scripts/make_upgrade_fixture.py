@@ -121,6 +121,14 @@ def documents(table_id: str) -> list[dict[str, Any]]:
             "actions": _notify("new case: $row.Title"),
         },
         {
+            "id": "trg_trashed",
+            "name": "start a workflow",
+            "on": "deleted",
+            "actions": [
+                {"type": "start_workflow", "workflow_id": "upg-manual", "input": {"mode": "ok"}}
+            ],
+        },
+        {
             "id": "trg_restored",
             "name": "restored",
             "on": "restored",

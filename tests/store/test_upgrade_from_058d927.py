@@ -221,7 +221,7 @@ def test_the_fixture_covers_every_kind_of_state(backend_of_fixture: str) -> None
         t["config"].get("schedule", {}).get("type", t["config"]["on"]) for t in triggers.values()
     }
     clock = {"date_column_reached", "interval", "daily", "cron"}
-    assert kinds == clock | {"created", "updated", "restored"}
+    assert kinds == clock | {"created", "updated", "deleted", "restored"}
     run_statuses = {r["status"] for t in triggers.values() for r in t["runs"]["items"]}
     assert run_statuses == {"pending", "running", "done", "failed"}
     reasons = {s["reason"] for t in triggers.values() for s in t.get("skips", {}).get("items", [])}
