@@ -58,6 +58,8 @@ def _load(name: str) -> ModuleType:
 app = _load("upgrade_app")
 observe = _load("upgrade_observe")
 
+from sqlalchemy import text  # noqa: E402
+
 from tocsin import Tocsin  # noqa: E402
 from tocsin.settings import Settings  # noqa: E402
 from tocsin.store import migrate  # noqa: E402
@@ -331,6 +333,17 @@ def crash(t: Tocsin, now: Any) -> None:
         app.CRASH["on"] = False
 
 
+def ledger(t: Tocsin) -> list[list[str]]:
+    """Every occurrence 058d927's ledger holds, ``[namespace, key, identity]`` (namespace: a
+    table id, or ``workflow`` / ``backfill`` / ``lane``): read with 058d927's own schema, which
+    this script is bound to."""
+    with t.store.read() as tx:
+        rows = tx.conn.execute(
+            text("SELECT table_id, trigger_id, identity FROM occurrence_ledger")
+        ).all()
+    return sorted([str(v) for v in row] for row in rows)
+
+
 def settings(url: str) -> Settings:
     return Settings(
         database_url=url,
@@ -348,6 +361,7 @@ def build(url: str, copy: Any) -> dict[str, Any]:
     t = open_app(url)
     try:
         made = populate(t)
+        made["ledger"] = ledger(t)
         state = observe.observe(t, app.CHAT_SCOPE, made["tables"], app.FINAL)
     finally:
         t.close()

@@ -26,6 +26,7 @@ import shutil
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from functools import cache
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ import pytest
 from tocsin import Tocsin
 from tocsin.settings import Settings
 from tocsin.store import open_store
+from tocsin.store.ledger import fired_identities
 from tocsin.store.migrate import current_revision, head_revision
 
 from . import upgrade_app as app
@@ -247,6 +249,8 @@ def test_the_fixture_covers_every_kind_of_state(backend_of_fixture: str) -> None
     assert sorted(c["status"] for c in changes) == ["applied", "rejected", "staged"]
     assert state["tables"]["Old"]["table"]["trashed"] is True
     assert any(token["revoked_at"] for token in state["tokens"])
+    namespaces = {row[0] for row in expected(backend_of_fixture)["made"]["ledger"]}
+    assert {"workflow", "backfill", "lane"} < namespaces
 
 
 def test_a_populated_database_keeps_every_schedule_run_and_history(
@@ -265,6 +269,17 @@ def test_a_populated_database_keeps_every_schedule_run_and_history(
     names = {made["table_id"]: "Cases"}
     state = observe(t, app.CHAT_SCOPE, made["tables"], app.FINAL)
     Comparison(names).check(want["state"], state, "the state 058d927 left")
+
+    # the occurrence fence: every identity 058d927 claimed is still claimed (a workflow or lane
+    # instant's claim is seen by no answer of the facade, only by a second scheduler's refusal)
+    held = set()
+    with t.store.read() as tx:
+        for (namespace, key), group in groupby(made["ledger"], key=lambda row: row[:2]):
+            wanted = [row[2] for row in group]
+            found = fired_identities(tx, table_id=namespace, trigger_id=key, identities=wanted)
+            held |= {(namespace, key, identity) for identity in found}
+    lost = [row for row in made["ledger"] if tuple(row) not in held]
+    assert not lost, f"ledger identities 058d927 claimed are gone: {lost}"
 
     # the declared schedules are the ones 058d927 stored: a sync changes nothing
     synced = t.sync_schedules(now=app.FINAL)
