@@ -16,6 +16,9 @@ run tables) and compares with what 058d927's facade answered: every value 058d92
 still be there, unchanged (today's answers may add keys). Then it carries on
 (``upgrade_app.carry_on``: work the pending runs once, tick on, resume what was paused, repeat a
 backfill) and compares with what 058d927 did on a copy of the same database.
+
+One read goes below the facade: the occurrence ledger (``store.ledger.fired_identities``), since
+a workflow or lane instant's claim shows in no answer, only in a second scheduler's refusal.
 """
 
 from __future__ import annotations
