@@ -17,7 +17,7 @@ from fastapi import APIRouter, Path, Query, Request, Response
 from tocsin import messages
 from tocsin.errors import NotFound, PermissionDenied, TocsinError
 
-from .schedule_pages import PageQ, fires_panel_values
+from .schedule_pages import PANEL, PageQ, fires_panel_values
 from .web import (
     FormDep,
     Viewer,
@@ -41,7 +41,6 @@ RUN_FILTERS = ("pending", "running", "done", "failed", "stuck")
 TableId = Annotated[str, Path(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
 RunId = TableId
 TriggerId = Annotated[str, Path(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")]
-PANEL = "/fires"  # a page's fire history panel alone, polled by the page
 StatusQ = Annotated[str | None, Query(pattern="^(pending|running|done|failed|stuck)$")]
 
 
