@@ -11,8 +11,8 @@ import pytest
 
 from tocsin import Lane, Schedule, Tocsin
 from tocsin.core.contract.lane import Window
+from tocsin.engine.lanes import PAGE_INSTANTS
 from tocsin.errors import ConfigError, Conflict, NotFound
-from tocsin.lanes.firing import PAGE_INSTANTS
 
 from .lane_support import LANE_ID, TPE, Probe, make_lane, policy
 
