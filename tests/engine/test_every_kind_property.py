@@ -260,8 +260,8 @@ def _check_next_fires(world: World, at: datetime) -> None:
 
 
 @settings(
-    max_examples=60,
-    phases=[Phase.generate],
+    max_examples=5,
+    phases=[Phase.explicit, Phase.generate],  # reported as drawn: shrinking a store takes minutes
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
