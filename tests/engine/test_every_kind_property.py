@@ -260,7 +260,7 @@ def _check_next_fires(world: World, at: datetime) -> None:
 
 
 @settings(
-    max_examples=5,
+    max_examples=4,
     phases=[Phase.explicit, Phase.generate],  # reported as drawn: shrinking a store takes minutes
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
