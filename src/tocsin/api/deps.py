@@ -50,6 +50,7 @@ TocsinDep = Annotated[Tocsin, Depends(get_tocsin)]
 NowDep = Annotated[datetime, Depends(get_now)]
 Skip = Annotated[int, Query(ge=0, le=1_000_000)]
 Limit = Annotated[int, Query(ge=1, le=500)]
+N = Annotated[int, Query(ge=1, le=1000)]  # how many next instants
 
 
 @dataclass(frozen=True, slots=True)

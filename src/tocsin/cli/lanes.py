@@ -1,8 +1,10 @@
-"""``tocsin lanes list|contracts|fires|pause|resume|verify`` (SPEC §14, §16).
+"""``tocsin lanes list|contracts|fires|next|pause|resume|verify`` (SPEC §14, §16).
 
 - ``list``: registered lanes (``--app``) and every lane with a stored history;
 - ``fires LANE``: its scheduled runs newest first (scheduled vs actual time, window start, run,
   attempt, status) with the skipped instants between them (``paused``, ``coalesced``…);
+- ``next LANE``: the next instants its schedule runs at (``due``: a tick now runs it; none while
+  paused), ``--at`` to look from another instant;
 - ``pause LANE`` / ``resume LANE``: stop and restart its scheduled runs (persisted; the instants
   passed while paused are recorded ``paused`` and never run);
 - ``contracts LANE``: a lane's attempts newest first (``--decision`` filters); ``--jsonl`` prints
@@ -26,10 +28,21 @@ from tocsin.core.contract.lane import ContractMismatch
 from tocsin.service.lanes import Lanes
 
 from .processes import AppOpt, CreateOpt
-from .render import JsonOpt, Limit, Skip, facade, history_row, output, print_history, print_rows
+from .render import (
+    JsonOpt,
+    Limit,
+    Skip,
+    facade,
+    history_row,
+    output,
+    print_history,
+    print_next,
+    print_rows,
+)
+from .whynot import AtOpt, NOpt, _instant
 
 lanes_app = typer.Typer(
-    help="Lanes: list, contracts, fires, pause, resume, verify (run contracts, SPEC §14)."
+    help="Lanes: list, contracts, fires, next, pause, resume, verify (run contracts, SPEC §14)."
 )
 
 LANE_COLUMNS = (
@@ -102,6 +115,23 @@ def lanes_fires(
         page = t.lanes.fires(lane_id, skip=skip, limit=limit)
     title = messages.lane_runs_title(page["total"], lane_id)
     print_history(page, as_json, title, FIRE_COLUMNS, _fire_row)
+
+
+@lanes_app.command("next")
+def lanes_next(
+    lane_id: str,
+    n: NOpt = 10,
+    at: AtOpt = None,
+    app: AppOpt = None,
+    as_json: JsonOpt = False,
+    create: CreateOpt = False,
+) -> None:
+    """The next instants the lane runs at (none while paused); the lane must be registered
+    (--app)."""
+    when = _instant(at)
+    with facade(app, create=create) as t:
+        out = t.lanes.next_fires(lane_id, n=n, now=when)
+    print_next(out, as_json, messages.next_runs_title(lane_id))
 
 
 def _fire_row(item: Mapping[str, Any]) -> dict[str, Any]:

@@ -122,9 +122,8 @@ def print_skips(page: Mapping[str, Any], as_json: bool, owner_id: str) -> None:
     output(page, as_json, lambda: print_rows(title, SKIP_COLUMNS, rows))
 
 
-def print_next(out: Mapping[str, Any], as_json: bool, owner_id: str) -> None:
-    """The next instants a trigger or a schedule fires at, in UTC and its zone."""
-    title = messages.next_fires_title(owner_id)
+def print_next(out: Mapping[str, Any], as_json: bool, title: str) -> None:
+    """The next instants a trigger, a schedule or a lane fires at, in UTC and its zone."""
     output(out, as_json, lambda: print_rows(title, NEXT_COLUMNS, out["items"]))
 
 

@@ -134,7 +134,7 @@ def trigger_next(
     when = _instant(at)
     with facade(create=create) as t:
         out = t.next_fires(table_id, trigger_id, n=n, now=when)
-    print_next(out, as_json, trigger_id)
+    print_next(out, as_json, messages.next_fires_title(trigger_id))
 
 
 @triggers_app.command("run")
@@ -171,7 +171,7 @@ def schedule_next(
     when = _instant(at)
     with facade(create=create) as t:
         out = t.schedules.next_fires(schedule_id, n=n, now=when)
-    print_next(out, as_json, schedule_id)
+    print_next(out, as_json, messages.next_fires_title(schedule_id))
 
 
 @schedules_app.command("backfill")

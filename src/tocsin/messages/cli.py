@@ -33,6 +33,10 @@ def next_fires_title(owner_id: str) -> str:
     return f"next fires of {owner_id}"
 
 
+def next_runs_title(lane_id: str) -> str:
+    return f"next runs of {lane_id}"
+
+
 def due_title(at: str, runs: int) -> str:
     return f"at {at}: {runs} run(s) would be created"
 

@@ -182,6 +182,18 @@ def lane_invalid(field: str, value: object) -> str:
     return f"invalid lane {field}: {value!r}"
 
 
+LANE_ZONE_MISSING = "schedule.timezone (a scheduled lane names its zone)"
+LANE_ZONE_DIFFERS = "timezone (differs from schedule.timezone)"
+
+
+def lane_row_vanished(lane_id: str) -> str:
+    return f"lane row {lane_id!r} vanished"
+
+
+def lane_without_schedule(lane_id: str) -> str:
+    return f"lane {lane_id!r} has no schedule"
+
+
 def lane_duplicate(lane_id: str) -> str:
     return f"lane '{lane_id}' is registered twice"
 

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from ..deps import (
     Admin,
     ModeratorTable,
+    N,
     NowDep,
     PageDep,
     ScheduleIdPath,
@@ -31,7 +32,6 @@ from ..models import error_responses
 from .triggers import PREFIX
 
 Json = dict[str, Any]
-N = Annotated[int, Query(ge=1, le=1000)]
 READ = error_responses(400, 401, 403, 404)
 
 tables_router = APIRouter(prefix=PREFIX + "/triggers/{trigger_id}", tags=["triggers"])
