@@ -36,87 +36,42 @@ Pure: no I/O, no clock; memoised per tree (instants are pure functions of the tr
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from functools import lru_cache
 from itertools import pairwise
-from typing import Literal
 
 from tocsin.core.schedules import skips
+from tocsin.core.schedules.clock import ClockTimeline, clock_timeline, table_state, table_timing
+from tocsin.core.schedules.shape import (
+    CATCH_UP,
+    CRON_REPEATED,
+    DEFAULT_MAX_CATCH_UP,
+    HELD_RECHECK,
+    HOLD,
+    MAX_MAX_CATCH_UP,
+    TABLE_CATCH_UP,
+    TABLE_OVERLAP,
+    CatchUp,
+    Decision,
+    Overlap,
+    Seen,
+    State,
+    TableClock,
+    Timing,
+    cron_trigger,
+)
 from tocsin.core.schedules.skips import SkipRange
 from tocsin.core.schedules.timeline import Timeline, shifted, timeline
-from tocsin.core.schedules.tree import Cron, Node
+from tocsin.core.schedules.tree import Node
 from tocsin.core.schedules.tree_eval import Occurrence, match_events, satisfied, waits_for_events
-from tocsin.core.time import cron
 
-CatchUp = Literal["latest", "none", "all"]
-Overlap = Literal["skip", "allow"]
-CATCH_UP: tuple[CatchUp, ...] = ("latest", "none", "all")
-DEFAULT_MAX_CATCH_UP = 100
-MAX_MAX_CATCH_UP = 10_000
-#: the DST policy of plain cron schedules (and of the strict dialect): a repeated wall time
-#: fires once, at its first occurrence
-CRON_REPEATED: cron.Repeated = "first"
-#: how often a fire held back by an active run is looked at again
-HELD_RECHECK = timedelta(seconds=5)
 _TICK = timedelta(microseconds=1)
-_MEMO_SIZE = 4096
-
-Seen = Sequence[tuple[str, str, datetime]]  # (kind, subject, occurred_at)
-
-
-@dataclass(frozen=True, slots=True)
-class Timing:
-    """A workflow schedule's timing and policies (its spec; the state is :class:`State`)."""
-
-    id: str
-    trigger: Node
-    catch_up: str = "latest"
-    max_catch_up: int = DEFAULT_MAX_CATCH_UP
-    overlap: str = "skip"
-    paused: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class State:
-    """Where a schedule stands: ``next_due_at`` (when it is next worth deciding), the instant up
-    to which its instants were consumed (``evaluated_at``; None: the owed instants start at
-    ``next_due_at``, a plain schedule's row), its event latches (leaf path → first occurrence)
-    and whether a run it fired is still pending or running."""
-
-    next_due_at: datetime | None
-    evaluated_at: datetime | None = None
-    latches: Mapping[str, datetime] = field(default_factory=dict)
-    active_run: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """The instants to fire (in decision order), the skipped ranges, and the state after."""
-
-    fires: tuple[datetime, ...]
-    skips: tuple[SkipRange, ...]
-    next_due_at: datetime | None
-    state: State
-
-    def reasons(self) -> list[str]:
-        return [s.reason for s in self.skips]
-
-
-def cron_trigger(expression: str, timezone: str) -> Cron:
-    """A plain cron schedule's tree: one ``Cron`` leaf under the strict DST policy (raises
-    :class:`~tocsin.errors.ConfigError` for an expression or zone that does not read)."""
-    return _cron_leaf(expression, timezone)
-
-
-@lru_cache(maxsize=_MEMO_SIZE)
-def _cron_leaf(expression: str, timezone: str) -> Cron:
-    return Cron(expression, timezone=timezone, repeated=CRON_REPEATED)
+Line = Timeline | ClockTimeline  # a schedule's instants: a tree's, a table trigger's windows
 
 
 def decide(schedule: Timing, state: State, events: Seen, now: datetime) -> Decision:
     """The decision at ``now``; ``events``: the pending ``(kind, subject, occurred_at)``."""
-    line = timeline(schedule.trigger)
+    line = _line(schedule.trigger)
     if state.evaluated_at is None:
         cursor = None if state.next_due_at is None else shifted(state.next_due_at, -_TICK)
         first = state.next_due_at
@@ -125,15 +80,17 @@ def decide(schedule: Timing, state: State, events: Seen, now: datetime) -> Decis
         first = line.next_could(cursor)
     owed = first is not None and first <= now
     latest = max(line.latest_could(now) or first, first) if owed and first is not None else None
-    busy = schedule.overlap == "skip" and state.active_run
+    busy = schedule.overlap != "allow" and state.active_run
     if first == latest and not (schedule.paused or busy or line.events or state.latches):
         return _on_time(line, schedule, state, first, now)  # one instant owed, or none
     out: list[SkipRange] = []
     if schedule.paused:
         if first is not None and latest is not None:
             out += line.ranges(schedule.id, skips.PAUSED, first, shifted(latest, _TICK))
-        after = _new_state(line, state, state.latches, now)
+        after = _new_state(line, state, state.latches, now, latest)
         return Decision((), tuple(out), after.next_due_at, after)
+    if busy and schedule.overlap == HOLD:
+        return _hold(line, schedule, state, first, latest, now)
     looked: list[datetime] = []
     if first is not None and latest is not None and cursor is not None:
         if busy:
@@ -148,19 +105,25 @@ def decide(schedule: Timing, state: State, events: Seen, now: datetime) -> Decis
     out += [_one(schedule.id, skips.ACTIVE_RUN, at, line) for at in walk.held]
     out += [_one(schedule.id, skips.COMPOUND_UNSATISFIED, at, line) for at in walk.unsatisfied]
     if walk.fires and first is not None and latest is not None:
-        out += line.gaps(schedule.id, first, latest)
-    after = _new_state(line, state, walk.latches, now)
+        out += line.gaps(schedule.id, first, latest, state.consumed)
+    after = _new_state(line, state, walk.latches, now, max(walk.fires, default=None))
     return Decision(tuple(walk.fires), tuple(out), after.next_due_at, after)
 
 
-def next_due(trigger: Node, latches: Mapping[str, datetime], now: datetime) -> datetime | None:
+def next_due(
+    trigger: Node | TableClock, latches: Mapping[str, datetime], now: datetime
+) -> datetime | None:
     """When a schedule is next worth deciding: its tree's next instant after ``now``, or sooner,
     in :data:`HELD_RECHECK`, while its latches already satisfy it (a fire held back by an active
     run under ``overlap="skip"``: it fires at the first decision after the run ended)."""
-    return _next_due(timeline(trigger), latches, now)
+    return _next_due(_line(trigger), latches, now)
 
 
-def _next_due(line: Timeline, latches: Mapping[str, datetime], now: datetime) -> datetime | None:
+def _line(trigger: Node | TableClock) -> Line:
+    return clock_timeline(trigger) if isinstance(trigger, TableClock) else timeline(trigger)
+
+
+def _next_due(line: Line, latches: Mapping[str, datetime], now: datetime) -> datetime | None:
     following = line.next(now)
     if latches and satisfied(line.tree, latches, ()):
         recheck = shifted(now, HELD_RECHECK)
@@ -169,27 +132,61 @@ def _next_due(line: Timeline, latches: Mapping[str, datetime], now: datetime) ->
 
 
 def _new_state(
-    line: Timeline, state: State, latches: Mapping[str, datetime], now: datetime
+    line: Line,
+    state: State,
+    latches: Mapping[str, datetime],
+    now: datetime,
+    consumed: datetime | None,
 ) -> State:
+    """The state after a decision; ``consumed``: the last instant it fired or gave up (kept
+    only for a state that tracks it: a table trigger's)."""
     evaluated = None if state.evaluated_at is None else max(now, state.evaluated_at)
     following = _next_due(line, latches, now)
-    return State(following, evaluated, dict(latches), state.active_run)
+    if state.consumed is not None:
+        consumed = state.consumed if consumed is None else max(consumed, state.consumed)
+    else:
+        consumed = None
+    return State(following, evaluated, dict(latches), state.active_run, consumed)
 
 
 def _on_time(
-    line: Timeline, schedule: Timing, state: State, owed: datetime | None, now: datetime
+    line: Line,
+    schedule: Timing,
+    state: State,
+    owed: datetime | None,
+    now: datetime,
 ) -> Decision:
     """A time-only tree owing one instant (it fires) or none: nothing to coalesce or walk."""
     following = line.next(now)
     evaluated = None if state.evaluated_at is None else max(now, state.evaluated_at)
-    after = State(following, evaluated, {}, state.active_run)
+    consumed = state.consumed if owed is None or state.consumed is None else owed
+    after = State(following, evaluated, {}, state.active_run, consumed)
     if owed is None:
         return Decision((), (), following, after)
-    gaps = line.gaps(schedule.id, owed, owed) if line.gapped else ()
+    gaps = line.gaps(schedule.id, owed, owed, state.consumed) if line.gapped else ()
     return Decision((owed,), tuple(gaps), following, after)
 
 
-def _looked(line: Timeline, schedule: Timing, first: datetime, latest: datetime) -> list[datetime]:
+def _hold(
+    line: Line,
+    schedule: Timing,
+    state: State,
+    first: datetime | None,
+    latest: datetime | None,
+    now: datetime,
+) -> Decision:
+    """``overlap="hold"`` with a run active: nothing fires; the latest owed instant stays owed
+    (``next_due_at`` moves onto it: how far skips are recorded), the older ones are skipped
+    ``active_run``."""
+    if first is None or latest is None:
+        after = replace(state, next_due_at=line.next(now))
+        return Decision((), (), after.next_due_at, after)
+    out = line.ranges(schedule.id, skips.ACTIVE_RUN, first, latest)
+    after = replace(state, next_due_at=latest)
+    return Decision((), tuple(out), latest, after)
+
+
+def _looked(line: Line, schedule: Timing, first: datetime, latest: datetime) -> list[datetime]:
     """The owed instants the decision looks at (the others are coalesced), oldest first."""
     if schedule.catch_up == "all":
         found = [latest]
@@ -203,9 +200,7 @@ def _looked(line: Timeline, schedule: Timing, first: datetime, latest: datetime)
     return [latest]
 
 
-def _coalesced(
-    line: Timeline, sid: str, first: datetime, looked: list[datetime]
-) -> list[SkipRange]:
+def _coalesced(line: Line, sid: str, first: datetime, looked: list[datetime]) -> list[SkipRange]:
     """The owed instants before and between the looked-at ones, as ``coalesced`` ranges."""
     out = line.ranges(sid, skips.COALESCED, first, looked[0])
     for before, at in pairwise(looked):
@@ -231,7 +226,7 @@ class _Walk:
 
 
 def _walk(
-    line: Timeline,
+    line: Line,
     schedule: Timing,
     state: State,
     occurrences: Sequence[Occurrence],
@@ -271,7 +266,7 @@ def _walk(
     return walk
 
 
-def _one(sid: str, reason: str, at: datetime, line: Timeline) -> SkipRange:
+def _one(sid: str, reason: str, at: datetime, line: Line) -> SkipRange:
     """One instant as a range, mergeable into the range ending at the previous instant."""
     return SkipRange(skips.SCHEDULE, sid, reason, at, at, 1, after=line.prev_could(at))
 
@@ -281,13 +276,19 @@ __all__ = [
     "CRON_REPEATED",
     "DEFAULT_MAX_CATCH_UP",
     "HELD_RECHECK",
+    "HOLD",
     "MAX_MAX_CATCH_UP",
+    "TABLE_CATCH_UP",
+    "TABLE_OVERLAP",
     "CatchUp",
     "Decision",
     "Overlap",
     "State",
+    "TableClock",
     "Timing",
     "cron_trigger",
     "decide",
     "next_due",
+    "table_state",
+    "table_timing",
 ]
