@@ -192,7 +192,7 @@ class Decided:
     fires: list[datetime] = field(default_factory=list)
 
     def decide(self, now: datetime, *, active: bool, paused: bool) -> Decision:
-        timing = table_timing("trg", self.spec, self.anchor, paused=paused)
+        timing = table_timing(self.spec, self.anchor, paused=paused)
         state = table_state(timing, self.next_due_at, self.last, active_run=active)
         return decide(timing, state, (), now)
 

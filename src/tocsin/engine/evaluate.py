@@ -266,14 +266,17 @@ def clock_decision(
     spec, anchor = trigger.spec, state.anchor
     if spec is None or isinstance(spec, DateColumnReached) or anchor is None:
         raise ValueError(f"clock trigger {trigger.trigger_id!r} has no clock timing")
-    timing = table_timing(str(trigger.trigger_id), spec, anchor, paused=paused)
+    timing = table_timing(spec, anchor, paused=paused)
     row = table_state(timing, state.next_due_at, state.last_consumed, active_run=active_run)
     return decide(timing, row, (), now)
 
 
-def trigger_skips(decision: Decision, table_id: str) -> list[SkipRange]:
+def trigger_skips(decision: Decision, table_id: str, trigger_id: str) -> list[SkipRange]:
     """A table clock trigger's decision's skips as the trigger's skip ranges."""
-    return [replace(r, target_kind=TRIGGER, table_id=table_id) for r in decision.skips]
+    return [
+        replace(r, target_kind=TRIGGER, target_id=trigger_id, table_id=table_id)
+        for r in decision.skips
+    ]
 
 
 def clock_verdict(

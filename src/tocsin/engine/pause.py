@@ -86,7 +86,9 @@ def resume_trigger(tx: Tx, *, table: Table, trigger_id: str, now: datetime) -> d
         [stored] = inspect_stored([trigger], table.columns, [trigger_id])
         if stored.spec is not None and stored.spec.kind in CLOCK_KINDS and state.anchor:
             decision = clock_decision(stored, state, now=now, active_run=False, paused=True)
-            ranges = trigger_skips(decision, table.id)  # the windows not fired: ``paused``
+            ranges = trigger_skips(
+                decision, table.id, trigger_id
+            )  # the windows not fired: ``paused``
             store_skips.record_skips(tx, ranges=ranges, now=now)
         last, pauses, next_due = resumed(trigger, table.columns, state, now)
         store_state.resume_state(

@@ -122,12 +122,13 @@ def decide_clock_trigger(
     a window the one-active-run rule holds: that window); the skip records of the windows a
     fire replaced, or the hold skipped."""
     decision = evaluate.clock_decision(trigger, state, now=now, active_run=active)
-    ranges = evaluate.trigger_skips(decision, str(state.table_id)) if decision.skips else []
+    tid, table_id = str(trigger.trigger_id), str(state.table_id)
+    ranges = evaluate.trigger_skips(decision, table_id, tid) if decision.skips else []
     if not decision.fires:
         return None, decision.next_due_at, ranges
     window = decision.fires[-1]
-    tid, ident, digest = str(trigger.trigger_id), window_identity(window), state.definition_hash
-    fire = (str(state.table_id), tid, ident, digest, window, None, window, decision.next_due_at)
+    ident, digest = window_identity(window), state.definition_hash
+    fire = (table_id, tid, ident, digest, window, None, window, decision.next_due_at)
     return fire, state.next_due_at, ranges
 
 

@@ -208,7 +208,10 @@ def record_restore_skips(tx: Tx, *, table_id: str, now: datetime) -> None:
         if isinstance(spec, DateColumnReached):
             continue
         held = clock_decision(trigger, state, now=now, active_run=True)
-        found = [replace(r, reason=TABLE_TRASHED) for r in trigger_skips(held, table.id)]
+        found = [
+            replace(r, reason=TABLE_TRASHED)
+            for r in trigger_skips(held, table.id, str(trigger.trigger_id))
+        ]
         if found and held.next_due_at is not None:
             ranges += found
             moves.append((table.id, str(trigger.trigger_id), held.next_due_at))

@@ -21,7 +21,6 @@ Pure: no I/O, no clock. A :class:`ClockTimeline` is memoised per (schedule, anch
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from functools import lru_cache
 
 from tocsin.core.schedules import skips, windows
 from tocsin.core.schedules.shape import (
@@ -42,6 +41,9 @@ from tocsin.core.time.cron.timeline import resolve
 _TICK = timedelta(microseconds=1)
 _MEMO_SIZE = 4096
 _MISS = object()
+_SHARED_MAX = 65_536
+_LINES: dict[int, ClockTimeline] = {}
+_TIMINGS: dict[tuple[int, datetime, bool], tuple[ClockSchedule, Timing]] = {}
 _MIN = datetime.min.replace(tzinfo=UTC)
 
 
@@ -142,22 +144,33 @@ class ClockTimeline:
         ]
 
 
-@lru_cache(maxsize=_MEMO_SIZE)
 def clock_timeline(clock: TableClock) -> ClockTimeline:
-    """The (memoised) :class:`ClockTimeline` of a table clock trigger."""
-    return ClockTimeline(clock)
+    """The :class:`ClockTimeline` of a table clock trigger, memoised per timing object (a
+    shared :func:`table_timing`'s is built once; the memo holds the object, so its id is not
+    reused while it is held)."""
+    hit = _LINES.get(id(clock))
+    if hit is None or hit.clock is not clock:
+        if len(_LINES) >= _SHARED_MAX:
+            _LINES.clear()
+        hit = _LINES[id(clock)] = ClockTimeline(clock)
+    return hit
 
 
-def table_timing(trigger_id: str, spec: ClockSchedule, anchor: datetime, *, paused: bool) -> Timing:
-    """A table clock trigger as a schedule: its windows, under seed 000's fixed policies."""
-    return Timing(
-        trigger_id,
-        TableClock(spec, anchor),
-        TABLE_CATCH_UP,
-        DEFAULT_MAX_CATCH_UP,
-        TABLE_OVERLAP,
-        paused,
-    )
+def table_timing(spec: ClockSchedule, anchor: datetime, *, paused: bool) -> Timing:
+    """A table clock trigger as a schedule: its windows, under seed 000's fixed policies.
+
+    One timing is shared by every trigger of the same (parsed) schedule and anchor: its id is
+    empty, the caller names the skips (a table trigger's: table and trigger ids)."""
+    key = (id(spec), anchor, paused)
+    hit = _TIMINGS.get(key)
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    clock = TableClock(spec, anchor)
+    timing = Timing("", clock, TABLE_CATCH_UP, DEFAULT_MAX_CATCH_UP, TABLE_OVERLAP, paused)
+    if len(_TIMINGS) >= _SHARED_MAX:
+        _TIMINGS.clear()
+    _TIMINGS[key] = (spec, timing)  # the spec held: its id is not reused while memoised
+    return timing
 
 
 def table_state(

@@ -36,7 +36,7 @@ Pure: no I/O, no clock; memoised per tree (instants are pure functions of the tr
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from itertools import pairwise
 
@@ -71,13 +71,10 @@ Line = Timeline | ClockTimeline  # a schedule's instants: a tree's, a table trig
 
 def decide(schedule: Timing, state: State, events: Seen, now: datetime) -> Decision:
     """The decision at ``now``; ``events``: the pending ``(kind, subject, occurred_at)``."""
-    line = _line(schedule.trigger)
-    if state.evaluated_at is None:
-        cursor = None if state.next_due_at is None else shifted(state.next_due_at, -_TICK)
-        first = state.next_due_at
-    else:
-        cursor = state.evaluated_at
-        first = line.next_could(cursor)
+    trigger = schedule.trigger
+    line = clock_timeline(trigger) if type(trigger) is TableClock else _line(trigger)
+    cursor = state.evaluated_at  # None: a plain schedule's row, owed from ``next_due_at``
+    first = state.next_due_at if cursor is None else line.next_could(cursor)
     owed = first is not None and first <= now
     latest = max(line.latest_could(now) or first, first) if owed and first is not None else None
     busy = schedule.overlap != "allow" and state.active_run
@@ -92,7 +89,7 @@ def decide(schedule: Timing, state: State, events: Seen, now: datetime) -> Decis
     if busy and schedule.overlap == HOLD:
         return _hold(line, schedule, state, first, latest, now)
     looked: list[datetime] = []
-    if first is not None and latest is not None and cursor is not None:
+    if first is not None and latest is not None:
         if busy:
             out += line.ranges(schedule.id, skips.ACTIVE_RUN, first, shifted(latest, _TICK))
         elif schedule.catch_up == "none" and first < latest:
@@ -179,10 +176,10 @@ def _hold(
     (``next_due_at`` moves onto it: how far skips are recorded), the older ones are skipped
     ``active_run``."""
     if first is None or latest is None:
-        after = replace(state, next_due_at=line.next(now))
+        after = state._replace(next_due_at=line.next(now))
         return Decision((), (), after.next_due_at, after)
     out = line.ranges(schedule.id, skips.ACTIVE_RUN, first, latest)
-    after = replace(state, next_due_at=latest)
+    after = state._replace(next_due_at=latest)
     return Decision((), tuple(out), latest, after)
 
 
