@@ -1,9 +1,12 @@
-"""What a workflow schedule fires and skips at ``now``: one pure decision (SPEC §12, §13).
+"""What a schedule fires and skips at ``now``: one pure decision (SPEC §5.3, §12, §13).
 
-A schedule's timing is a trigger tree (:mod:`tocsin.core.schedules.tree`): a plain cron schedule is
-the tree of one ``Cron`` leaf under the strict DST policy (:func:`cron_trigger`,
+A workflow schedule's timing is a trigger tree (:mod:`tocsin.core.schedules.tree`): a plain cron
+schedule is the tree of one ``Cron`` leaf under the strict DST policy (:func:`cron_trigger`,
 ``repeated="first"``: a repeated wall time fires once, a nonexistent one never). So a plain cron
-schedule and a tree with one such leaf decide identically, by construction.
+schedule and a tree with one such leaf decide identically, by construction. A table's
+interval/daily/cron trigger is a :class:`TableClock` (its windows) under seed 000's fixed
+policies (:mod:`tocsin.core.schedules.clock`: catch-up ``latest``, overlap ``hold``: while its
+run is active the latest owed window waits, the older ones are skipped ``active_run``).
 
 The instants the schedule *could fire* at are the tree's time instants at which it would be
 satisfied had every event leaf occurred (every instant of a plain cron). Those in
