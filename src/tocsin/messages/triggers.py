@@ -399,3 +399,6 @@ def zone_argument_invalid(tz: object) -> str:
 
 def zone_unknown(tz: object) -> str:
     return f"unknown IANA timezone {tz!r}"
+
+
+TABLE_CLOCK_WITHOUT_TREE = "a table clock trigger has no trigger tree"

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from tocsin import messages
 from tocsin.core.schedules import skips, windows
 from tocsin.core.schedules.shape import (
     DEFAULT_MAX_CATCH_UP,
@@ -35,8 +36,7 @@ from tocsin.core.schedules.skips import SkipRange
 from tocsin.core.schedules.spec import ClockSchedule, CronSchedule, Interval, zone_name
 from tocsin.core.schedules.timeline import shifted
 from tocsin.core.schedules.tree import Node
-from tocsin.core.time.cron.timeline import Timeline as ZoneTimeline
-from tocsin.core.time.cron.timeline import resolve
+from tocsin.core.time.cron.timeline import ZoneOffsets, resolve
 
 _TICK = timedelta(microseconds=1)
 _MEMO_SIZE = 4096
@@ -65,9 +65,7 @@ class ClockTimeline:
             else None
         )
         spec = clock.spec
-        zoned = isinstance(spec, CronSchedule) and isinstance(
-            resolve(zone_name(spec)), ZoneTimeline
-        )
+        zoned = isinstance(spec, CronSchedule) and isinstance(resolve(zone_name(spec)), ZoneOffsets)
         #: a zoned cron's spring-forward gaps swallow windows (``dst_gap``)
         self.gapped = [spec] if zoned else []
         self._memo: dict[tuple[bool, datetime], datetime | None] = {}
@@ -76,7 +74,7 @@ class ClockTimeline:
     def tree(self) -> Node:
         """A table trigger has no tree: the decision walks one only for event leaves or
         latches, which a table trigger never has."""
-        raise TypeError("a table clock trigger has no trigger tree")
+        raise TypeError(messages.TABLE_CLOCK_WITHOUT_TREE)
 
     def _keep(self, key: tuple[bool, datetime], value: datetime | None) -> datetime | None:
         if len(self._memo) >= _MEMO_SIZE:
