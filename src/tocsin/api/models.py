@@ -226,6 +226,7 @@ class TickCounts(Out):
     lanes_fired: int = 0
 
     workflow_runs_requeued: int = 0
+    lane_attempts_requeued: int = 0
 
 
 class ErrorOut(BaseModel):
