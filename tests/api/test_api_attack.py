@@ -1,0 +1,113 @@
+"""What an attacker or a careless client sends to the recent surfaces: every refusal is a 4xx
+``{"detail": …}`` with the text of ``tocsin.messages``, never a 500, and nothing is written.
+
+- A cron expression longer than a schedule row holds (200 characters; a list of 100,000 values
+  used to be stored on SQLite, a 500 on PostgreSQL, and cost every parse its length).
+- ``POST /api/workflows/{id}/start`` with an input the workflow's model refuses: a 400, no
+  run (it used to write a run bound to fail).
+- A lane window backwards: its text names the instants in RFC 3339, not Python reprs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from api_support import Clock, Tenant, TestClient, bearer, table_url
+
+from lanes.lane_support import A_END, A_START, LANE_ID, Probe, make_lane
+from tocsin import messages
+from tocsin.core.time.cron.parse import MAX_EXPRESSION_CHARS
+from tocsin.service import Tocsin
+from workflows.helpers import every_minute
+
+LONG_CRON = ",".join(["1"] * 101) + " * * * *"  # 208 characters, every value valid
+TOO_LONG = messages.cron_invalid(
+    f"the expression is {len(LONG_CRON)} characters long; at most {MAX_EXPRESSION_CHARS} are "
+    "taken (use ranges and steps, such as 0-30/5, instead of long lists)"
+)
+
+
+def _tokens(tocsin: Tocsin) -> tuple[dict[str, str], dict[str, str]]:
+    read = bearer(tocsin.create_token(permissions=["schedules:read"]))
+    write = bearer(tocsin.create_token(permissions=["schedules:write"]))
+    return read, write
+
+
+def test_a_cron_longer_than_a_schedule_row_holds_is_400_and_writes_nothing(
+    client: TestClient, tocsin: Tocsin, tenant: Tenant, table: dict[str, Any]
+) -> None:
+    assert len(LONG_CRON) > MAX_EXPRESSION_CHARS
+    tocsin.register_workflows([every_minute()])
+    read, write = _tokens(tocsin)
+    bodies: list[dict[str, Any]] = [
+        {"workflowId": "tick-tock", "cron": LONG_CRON, "timezone": "UTC"},
+        {"workflowId": "tick-tock", "trigger": {"cron": LONG_CRON, "timezone": "UTC"}},
+        {"workflowId": "tick-tock", "cron": ",".join(["1"] * 100_000) + " * * * *"},
+    ]
+    for body in bodies:
+        resp = client.post("/api/schedules", json=body, headers=write)
+        assert resp.status_code == 400, resp.text
+        assert resp.json()["detail"].startswith(messages.cron_invalid("the expression is "))
+    first = client.post("/api/schedules", json=bodies[0], headers=write)
+    assert first.json() == {"detail": TOO_LONG}
+    listed = client.get("/api/schedules?workflowId=tick-tock", headers=read).json()
+    assert [s["id"] for s in listed["items"]] == []  # none created (sync has not run)
+    cron_trigger = {
+        "name": "c",
+        "on": "schedule",
+        "schedule": {"type": "cron", "expression": LONG_CRON},
+        "actions": [{"type": "notify", "message": "hi"}],
+    }
+    url = table_url(tenant, table, "/triggers")
+    put = client.put(url, json={"triggers": [cron_trigger]}, headers=tenant.moderator)
+    assert put.status_code == 400 and put.json() == {"detail": TOO_LONG}
+    assert client.get(url, headers=tenant.moderator).json() == {"triggers": []}
+    # whitespace collapses first: a long run of spaces is not a long expression
+    spaced = {
+        **cron_trigger,
+        "schedule": {"type": "cron", "expression": "0" + " " * 500 + "9 * * *"},
+    }
+    ok = client.put(url, json={"triggers": [spaced]}, headers=tenant.moderator)
+    assert ok.status_code == 200, ok.text
+    assert ok.json()["triggers"][0]["schedule"]["expression"] == "0 9 * * *"
+
+
+def test_starting_a_workflow_with_an_input_its_model_refuses_is_400_and_runs_nothing(
+    client: TestClient, tocsin: Tocsin
+) -> None:
+    tocsin.register_workflows([every_minute()])
+    read, write = _tokens(tocsin)
+    url = "/api/workflows/tick-tock/start"
+    for bad, problems in [
+        ("x", ["input: Input should be a valid dictionary or instance of ReportIn"]),
+        ({"user_id": 5}, ["user_id: Input should be a valid string"]),
+        ({}, ["user_id: Field required"]),
+    ]:
+        resp = client.post(url, json={"input": bad}, headers=write)
+        assert resp.status_code == 400, resp.text
+        detail = messages.workflow_start_input_invalid("tick-tock", problems)
+        assert resp.json() == {"detail": detail}
+    runs = client.get("/api/workflows/tick-tock/runs", headers=read).json()
+    assert runs["total"] == 0
+    unknown = client.post("/api/workflows/nope/start", json={"input": "x"}, headers=write)
+    assert unknown.status_code == 404
+    assert unknown.json() == {"detail": messages.workflow_unknown("nope")}
+    good = client.post(url, json={"input": {"user_id": "u1"}}, headers=write)
+    assert good.status_code == 200 and good.json()["status"] == "pending"
+
+
+def test_a_backwards_lane_window_is_named_in_rfc_3339(
+    client: TestClient, tocsin: Tocsin, clock: Clock
+) -> None:
+    tocsin.lanes.register([make_lane(Probe())])
+    clock.now = A_END
+    read, write = _tokens(tocsin)
+    window = {"start_inclusive": A_END.isoformat(), "end_exclusive": A_START.isoformat()}
+    resp = client.post(f"/api/lanes/{LANE_ID}/trigger", json={"window": window}, headers=write)
+    assert resp.status_code == 400, resp.text
+    assert resp.json() == {
+        "detail": "a lane window needs two aware instants with start < end (half-open "
+        "[start, end)); got start=2026-09-08T07:30:00+08:00, end=2026-09-07T22:00:00+08:00"
+    }
+    contracts = client.get(f"/api/lanes/{LANE_ID}/contracts", headers=read)
+    assert contracts.json()["total"] == 0
