@@ -111,3 +111,60 @@ def test_a_backwards_lane_window_is_named_in_rfc_3339(
     }
     contracts = client.get(f"/api/lanes/{LANE_ID}/contracts", headers=read)
     assert contracts.json()["total"] == 0
+
+
+def test_a_record_action_naming_another_tenants_table_writes_nothing_there(
+    client: TestClient,
+    tocsin: Tocsin,
+    clock: Clock,
+    tenant: Tenant,
+    other: Tenant,
+    table: dict[str, Any],
+) -> None:
+    """A save naming another scope's table in ``create_record`` / ``update_record`` /
+    ``delete_record`` is taken (the target is checked when the action runs), but the run fails
+    with the text a missing table gets: the other tenant's table is never written, and its
+    existence is not told apart from a table that does not exist."""
+    theirs = client.post(
+        f"{other.prefix}/tables",
+        json={"name": "Theirs", "columns": {"Title": "text"}},
+        headers=other.moderator,
+    ).json()
+    mine = client.post(
+        f"{other.prefix}/tables/{theirs['id']}/records",
+        json={"data": {"Title": "mine"}},
+        headers=other.moderator,
+    ).json()
+    missing = "01a08151-8b00-7000-8000-000000000000"
+    url = table_url(tenant, table, "/triggers")
+    for target in (theirs["id"], missing):
+        for action in (
+            {"type": "create_record", "table_id": target, "values": {"Title": "pwn"}},
+            {
+                "type": "update_record",
+                "table_id": target,
+                "record": mine["id"],
+                "values": {"Title": "pwn"},
+            },
+            {"type": "delete_record", "table_id": target, "record": mine["id"]},
+        ):
+            trigger = {"name": "reach", "on": "created", "actions": [action]}
+            saved = client.put(url, json={"triggers": [trigger]}, headers=tenant.moderator)
+            assert saved.status_code == 200, saved.text
+            client.post(
+                table_url(tenant, table, "/records"),
+                json={"data": {"Title": "a"}},
+                headers=tenant.moderator,
+            )
+            tocsin.work(now=clock.now)
+            runs = client.get(
+                table_url(tenant, table, "/trigger-runs?limit=1"), headers=tenant.moderator
+            ).json()["items"]
+            assert runs[0]["status"] == "failed"
+            assert runs[0]["error"] == f"target table '{target}' does not exist or is trashed"
+    records = client.get(
+        f"{other.prefix}/tables/{theirs['id']}/records", headers=other.moderator
+    ).json()["items"]
+    assert [(r["id"], r["data"], r["trashed"]) for r in records] == [
+        (mine["id"], {"Title": "mine"}, False)
+    ]
