@@ -168,3 +168,45 @@ def test_a_record_action_naming_another_tenants_table_writes_nothing_there(
     assert [(r["id"], r["data"], r["trashed"]) for r in records] == [
         (mine["id"], {"Title": "mine"}, False)
     ]
+
+
+def test_a_huge_zone_or_workflow_id_is_refused_without_being_echoed_whole(
+    client: TestClient, tocsin: Tocsin, tenant: Tenant, table: dict[str, Any]
+) -> None:
+    """A 100,000-character "zone" used to come back whole in the 400's text; a
+    5,000-character workflow id too. A schedule's zone and workflow id are at most 64
+    characters (its row's width): 422 before anything is looked up."""
+    tocsin.register_workflows([every_minute()])
+    read, write = _tokens(tocsin)
+    huge = "x" * 100_000
+    for body in (
+        {"workflowId": "tick-tock", "cron": "0 9 * * *", "timezone": huge},
+        {"workflowId": "w" * 5000, "cron": "0 9 * * *", "timezone": "UTC"},
+    ):
+        resp = client.post("/api/schedules", json=body, headers=write)
+        assert resp.status_code == 422, resp.text
+        (error,) = resp.json()["detail"]
+        assert error["type"] == "string_too_long"
+    tree = {"workflowId": "tick-tock", "trigger": {"cron": "0 9 * * *", "timezone": huge}}
+    resp = client.post("/api/schedules", json=tree, headers=write)
+    assert resp.status_code == 400
+    assert resp.json() == {"detail": messages.schedule_timezone_unknown(huge)}
+    assert len(resp.json()["detail"]) < 200 and "x" * 64 + "…'" in resp.json()["detail"]
+    listed = client.get("/api/schedules?workflowId=tick-tock", headers=read).json()
+    assert listed["total"] == 0
+    daily = {
+        "name": "d",
+        "on": "schedule",
+        "schedule": {"type": "daily", "at": "01:30", "timezone": huge},
+        "actions": [{"type": "notify", "message": "hi"}],
+    }
+    url = table_url(tenant, table, "/triggers")
+    put = client.put(url, json={"triggers": [daily]}, headers=tenant.moderator)
+    assert put.status_code == 400
+    assert put.json() == {"detail": messages.daily_timezone_unknown(huge)}
+    assert len(put.json()["detail"]) < 200
+    # a real zone name is quoted whole: SPEC §4.3's text is unchanged
+    assert messages.daily_timezone_unknown("Mars/Olympus") == (
+        "daily schedule timezone 'Mars/Olympus' is not a known IANA zone. "
+        "use an IANA name like 'Asia/Taipei' or 'America/New_York'"
+    )

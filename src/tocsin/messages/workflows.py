@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from tocsin.messages.spec import quoted_zone
+
 
 # §12 workflows and code-declared schedules
 def workflow_id_invalid(kind: str, value: object) -> str:
@@ -15,7 +17,7 @@ def workflow_id_invalid(kind: str, value: object) -> str:
 
 def schedule_timezone_unknown(tz: object) -> str:
     return (
-        f"schedule timezone '{tz}' is not a known IANA zone. "
+        f"schedule timezone '{quoted_zone(tz)}' is not a known IANA zone. "
         "use an IANA name like 'Asia/Taipei' or 'America/New_York'"
     )
 
