@@ -5,7 +5,11 @@
   used to be stored on SQLite, a 500 on PostgreSQL, and cost every parse its length).
 - ``POST /api/workflows/{id}/start`` with an input the workflow's model refuses: a 400, no
   run (it used to write a run bound to fail).
-- A lane window backwards: its text names the instants in RFC 3339, not Python reprs.
+- A lane window backwards: its text names the instants in RFC 3339, not Python reprs; a
+  manual trigger without a window says that it needs one.
+- A record action naming another tenant's table: the run fails as for a missing table, and
+  the other tenant's table is untouched.
+- A 100,000-character zone or workflow id: refused without being echoed back whole.
 """
 
 from __future__ import annotations
@@ -109,6 +113,9 @@ def test_a_backwards_lane_window_is_named_in_rfc_3339(
         "detail": "a lane window needs two aware instants with start < end (half-open "
         "[start, end)); got start=2026-09-08T07:30:00+08:00, end=2026-09-07T22:00:00+08:00"
     }
+    missing = client.post(f"/api/lanes/{LANE_ID}/trigger", json={}, headers=write)
+    assert missing.status_code == 400
+    assert missing.json() == {"detail": messages.LANE_WINDOW_MISSING}  # not "got start=None"
     contracts = client.get(f"/api/lanes/{LANE_ID}/contracts", headers=read)
     assert contracts.json()["total"] == 0
 

@@ -203,6 +203,10 @@ def lane_decision_invalid(decision: object) -> str:
     return f"invalid decision filter {decision!r}: use ready, noop, stopped, rejected or ignored"
 
 
+LANE_WINDOW_MISSING = (
+    "this lane trigger needs a window: "
+    '{"start_inclusive": ..., "end_exclusive": ...}, two aware instants with start < end'
+)
 LANE_RETRY_NEEDS_RUN_ID = "a retry names the run it retries: pass run_id"
 LANE_RUN_ID_ONLY_FOR_RETRY = "run_id is only accepted with kind='retry'"
 LANE_SCHEDULED_NEEDS_TIME = (
