@@ -99,6 +99,9 @@ def upgraded(backend: str, store_url: str, tmp_path: Path) -> Iterator[Tocsin]:
 # What today's facade says differently from 058d927 on purpose, nothing lost:
 # - a paused trigger's preview arm names the pause's start ``paused_since`` (was ``paused_at``);
 RENAMED = {".preview.triggers[]": {"paused_at": "paused_since"}}
+# - the global dry run reports scheduled lanes too (``{"kind": "lane", …}`` entries, and their
+#   runs in its ``runs``), where 058d927 reported none;
+DUE_LISTS = re.compile(r"\.due\.(fires|not_firing)$")
 ARM = re.compile(r"^.*?(\.preview\.triggers)\[\d+\]$")
 # - a tree's words name an event leaf's table by its name (was its id);
 DESCRIPTION = re.compile(r"\.description$")
@@ -177,6 +180,9 @@ class Comparison:
             if not isinstance(got, dict):
                 self.found.append(f"{path}: {want!r} became {got!r}")
                 return
+            if path.endswith(".due") and isinstance(got.get("runs"), int):
+                lanes = [e for e in got.get("fires", []) if e.get("kind") == "lane"]
+                got = {**got, "runs": got["runs"] - sum(int(e["runs"]) for e in lanes)}
             renamed = RENAMED.get(ARM.sub(r"\1[]", path), {})
             for key, value in want.items():
                 now_key = renamed.get(key, key)
@@ -185,6 +191,8 @@ class Comparison:
                 else:
                     self.walk(value, got[now_key], f"{path}.{key}")
         elif isinstance(want, list):
+            if DUE_LISTS.search(path) and isinstance(got, list):
+                got = [i for i in got if not (isinstance(i, dict) and i.get("kind") == "lane")]
             if not isinstance(got, list) or len(got) != len(want):
                 size = len(got) if isinstance(got, list) else got
                 self.found.append(f"{path}: {len(want)} items became {size!r}")
