@@ -217,3 +217,35 @@ def test_a_huge_zone_or_workflow_id_is_refused_without_being_echoed_whole(
         "daily schedule timezone 'Mars/Olympus' is not a known IANA zone. "
         "use an IANA name like 'Asia/Taipei' or 'America/New_York'"
     )
+
+
+def test_an_instant_sent_as_a_number_is_422_and_backfills_nothing(
+    client: TestClient, tocsin: Tocsin, clock: Clock
+) -> None:
+    """``{"start": -1, "end": 10}`` used to backfill 1969-12-31T23:59:59Z (pydantic reads a
+    number as Unix seconds); a lane window or ``scheduled_for`` likewise."""
+    tocsin.register_workflows([every_minute(overlap="allow")])
+    tocsin.sync_schedules(now=clock.now)
+    tocsin.lanes.register([make_lane(Probe())])
+    read, write = _tokens(tocsin)
+    url = "/api/schedules/wf_tick-tock/backfill"
+    resp = client.post(url, json={"start": -1, "end": 10}, headers=write)
+    assert resp.status_code == 422, resp.text
+    assert {e["msg"] for e in resp.json()["detail"]} == {
+        f"Value error, {messages.INSTANT_NOT_TEXT}"
+    }
+    fires = client.get("/api/schedules/wf_tick-tock/fires", headers=read).json()
+    assert fires["total"] == 0
+    for body in (
+        {"window": {"start_inclusive": 0, "end_exclusive": A_END.isoformat()}},
+        {"kind": "scheduled", "scheduled_for": 1_788_000_000},
+    ):
+        lane = client.post(f"/api/lanes/{LANE_ID}/trigger", json=body, headers=write)
+        assert lane.status_code == 422, lane.text
+    assert client.get(f"/api/lanes/{LANE_ID}/contracts", headers=read).json()["total"] == 0
+    ok = client.post(
+        url,
+        json={"start": "2026-08-27T05:00:00Z", "end": "2026-08-27T05:02:00Z"},
+        headers=write,
+    )
+    assert ok.status_code == 200 and ok.json()["created"] == 2
