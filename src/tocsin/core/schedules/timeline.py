@@ -113,14 +113,20 @@ class Timeline:
         return [SkipRange(kind, sid, reason, first, last, count, after, capped)]
 
     def gaps(
-        self, sid: str, first: datetime, latest: datetime, kind: str = skips.SCHEDULE
+        self,
+        sid: str,
+        first: datetime,
+        latest: datetime,
+        since: datetime | None = None,
+        kind: str = skips.SCHEDULE,
     ) -> list[SkipRange]:
-        """The spring-forward gaps since the instant before ``first`` up to ``latest`` whose
-        wall times a ``missing="skip"`` time leaf matches: those never fire (``dst_gap``)."""
+        """The spring-forward gaps since ``since`` (default: the instant before ``first``) up
+        to ``latest`` whose wall times a ``missing="skip"`` time leaf matches: those never fire
+        (``dst_gap``)."""
         if not self.gapped:
             return []
         walls: dict[datetime, int] = {}
-        since = self.prev_could(first) or first
+        since = since or self.prev_could(first) or first
         for leaf in self.gapped:
             zone = leaf.timezone or "UTC"
             spec = cron.parse(leaf.expression, dialect="extended")
