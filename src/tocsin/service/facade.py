@@ -469,9 +469,12 @@ class Tocsin:
         wait: bool = True,
         initial_state: Mapping[str, Any] | None = None,
         request_context: Mapping[str, Any] | None = None,
+        check_input: bool = False,
     ) -> dict[str, Any]:
         """Start a registered workflow; ``wait=True`` runs it now and returns the finished run
-        (``suspended`` when a step suspended it), ``wait=False`` returns it ``pending``."""
+        (``suspended`` when a step suspended it), ``wait=False`` returns it ``pending``.
+        ``check_input=True``: an input the workflow's model refuses is a ``ValidationError``
+        and nothing is written (the HTTP route's behaviour)."""
         return self._workflows.start_workflow(
             workflow_id,
             input,
@@ -479,6 +482,7 @@ class Tocsin:
             wait=wait,
             initial_state=initial_state,
             request_context=request_context,
+            check_input=check_input,
         )
 
     def workflow_runs(

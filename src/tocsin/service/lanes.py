@@ -62,6 +62,8 @@ DECISION_STATUSES = ("ready", "noop", "stopped", "rejected", "ignored")
 
 
 def _window(value: object) -> Window:
+    if value is None:
+        raise ValidationError(messages.LANE_WINDOW_MISSING)
     if not isinstance(value, tuple | list) or len(value) != 2:
         raise ValidationError(messages.lane_window_invalid(value, None))
     return Window(value[0], value[1])
