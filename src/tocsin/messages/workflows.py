@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
+from tocsin.messages.spec import quoted_zone
+
 
 # §12 workflows and code-declared schedules
 def workflow_id_invalid(kind: str, value: object) -> str:
@@ -13,7 +17,7 @@ def workflow_id_invalid(kind: str, value: object) -> str:
 
 def schedule_timezone_unknown(tz: object) -> str:
     return (
-        f"schedule timezone '{tz}' is not a known IANA zone. "
+        f"schedule timezone '{quoted_zone(tz)}' is not a known IANA zone. "
         "use an IANA name like 'Asia/Taipei' or 'America/New_York'"
     )
 
@@ -87,6 +91,13 @@ def not_a_workflow(value: object) -> str:
 
 def workflow_unknown(workflow_id: object) -> str:
     return f"unknown workflow '{workflow_id}': no workflow with this id is registered"
+
+
+def workflow_start_input_invalid(workflow_id: str, problems: list[str]) -> str:
+    return (
+        f"input invalid for workflow '{workflow_id}' (its input model refuses it; "
+        f"nothing was started): {'; '.join(problems)}"
+    )
 
 
 SCHEDULE_NOT_FOUND = "schedule not found"
@@ -166,8 +177,16 @@ def selection_policy_raised(exc: BaseException) -> str:
 def lane_window_invalid(start: object, end: object) -> str:
     return (
         f"a lane window needs two aware instants with start < end (half-open [start, end)); "
-        f"got start={start!r}, end={end!r}"
+        f"got start={_instant(start)}, end={_instant(end)}"
     )
+
+
+def _instant(value: object) -> str:
+    """An instant as RFC 3339 (a naive one marked so); anything else as its repr."""
+    if isinstance(value, datetime):
+        text = value.isoformat()
+        return text if value.tzinfo is not None else f"{text} (naive)"
+    return repr(value)
 
 
 def lane_instant_out_of_range(instant: object, earliest: object, latest: object) -> str:
@@ -214,6 +233,10 @@ def lane_decision_invalid(decision: object) -> str:
     return f"invalid decision filter {decision!r}: use ready, noop, stopped, rejected or ignored"
 
 
+LANE_WINDOW_MISSING = (
+    "this lane trigger needs a window: "
+    '{"start_inclusive": ..., "end_exclusive": ...}, two aware instants with start < end'
+)
 LANE_RETRY_NEEDS_RUN_ID = "a retry names the run it retries: pass run_id"
 LANE_RUN_ID_ONLY_FOR_RETRY = "run_id is only accepted with kind='retry'"
 LANE_SCHEDULED_NEEDS_TIME = (

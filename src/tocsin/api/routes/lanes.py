@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path
-from pydantic import AwareDatetime, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from ..deps import Limit, N, NowDep, SchedulesRead, SchedulesWrite, Skip, TocsinDep
-from ..models import Body, error_responses
+from ..models import AwareInstant, Body, error_responses
 
 router = APIRouter(prefix="/api/lanes", tags=["lanes"])
 
@@ -28,8 +28,8 @@ PAUSE = error_responses(400, 401, 403, 404, 409)
 class WindowIn(Body):
     model_config = ConfigDict(extra="forbid")
 
-    start_inclusive: AwareDatetime
-    end_exclusive: AwareDatetime
+    start_inclusive: AwareInstant
+    end_exclusive: AwareInstant
 
 
 class LaneTrigger(Body):
@@ -41,7 +41,7 @@ class LaneTrigger(Body):
     kind: Literal["manual", "retry", "scheduled"] = "manual"
     window: WindowIn | None = None
     run_id: Annotated[str | None, Field(max_length=40)] = None
-    scheduled_for: AwareDatetime | None = None
+    scheduled_for: AwareInstant | None = None
 
 
 @router.get("", responses=READ)

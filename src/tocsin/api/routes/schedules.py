@@ -40,10 +40,10 @@ class ScheduleCreate(Body):
 
     model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
 
-    workflow_id: str
+    workflow_id: Annotated[str, Field(max_length=64)]
     cron: str | None = None
     trigger: dict[str, Any] | None = None  # a compound trigger's JSON tree (SPEC §13)
-    timezone: str | None = None
+    timezone: Annotated[str | None, Field(max_length=64)] = None
     input_data: dict[str, Any] | None = None
     initial_state: dict[str, Any] | None = None
     request_context: dict[str, Any] | None = None

@@ -28,7 +28,7 @@ from ..deps import (
     TocsinDep,
     TriggerIdPath,
 )
-from ..models import error_responses
+from ..models import Instant, error_responses
 from .triggers import PREFIX
 
 Json = dict[str, Any]
@@ -93,8 +93,8 @@ class BackfillBody(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    start: datetime
-    end: datetime
+    start: Instant
+    end: Instant
     force: bool = False
 
 

@@ -87,8 +87,9 @@ def start(
     tocsin: TocsinDep,
     now: NowDep,
 ) -> Json:
-    """Start a run (``trigger: manual``), the same path as a scheduled fire."""
-    return tocsin.start_workflow(workflow_id, body.input, now=now, wait=body.wait)
+    """Start a run (``trigger: manual``), the same path as a scheduled fire. An ``input`` the
+    workflow's input model refuses is a 400 and starts nothing."""
+    return tocsin.start_workflow(workflow_id, body.input, now=now, wait=body.wait, check_input=True)
 
 
 @router.get("/{workflow_id}/runs", responses=READ)

@@ -9,8 +9,8 @@ from itertools import pairwise
 
 from tocsin.core.contract.lane import Window
 from tocsin.core.schedules import skips
-from tocsin.core.schedules.skips import SkipRange
 from tocsin.core.schedules.clock import ClockTimeline
+from tocsin.core.schedules.skips import SkipRange
 from tocsin.core.schedules.timeline import Timeline
 
 Line = Timeline | ClockTimeline

@@ -45,7 +45,6 @@ from datetime import datetime, timedelta
 from tocsin.core.schedules import catch_up, skips
 from tocsin.core.schedules.clock import ClockTimeline, clock_timeline, table_state, table_timing
 from tocsin.core.schedules.shape import (
-    Backlog,
     CATCH_UP,
     CRON_REPEATED,
     DEFAULT_MAX_CATCH_UP,
@@ -54,6 +53,7 @@ from tocsin.core.schedules.shape import (
     MAX_MAX_CATCH_UP,
     TABLE_CATCH_UP,
     TABLE_OVERLAP,
+    Backlog,
     CatchUp,
     Decision,
     Overlap,
@@ -178,7 +178,8 @@ def _on_time(
     after = State(following, evaluated, {}, state.active_run, consumed)
     if owed is None:
         return Decision((), (), following, after)
-    gaps = line.gaps(schedule.id, owed, owed, state.consumed, schedule.target) if line.gapped else ()
+    target, consumed = schedule.target, state.consumed
+    gaps = line.gaps(schedule.id, owed, owed, consumed, target) if line.gapped else ()
     return Decision((owed,), tuple(gaps), following, after)
 
 
@@ -266,7 +267,6 @@ def _one(schedule: Timing, reason: str, at: datetime, line: Line) -> SkipRange:
 
 __all__ = [
     "CATCH_UP",
-    "Backlog",
     "CRON_REPEATED",
     "DEFAULT_MAX_CATCH_UP",
     "HELD_RECHECK",
@@ -274,6 +274,7 @@ __all__ = [
     "MAX_MAX_CATCH_UP",
     "TABLE_CATCH_UP",
     "TABLE_OVERLAP",
+    "Backlog",
     "CatchUp",
     "Decision",
     "Overlap",

@@ -23,6 +23,10 @@ from tocsin.core.time.cron.spec import CronError, CronSpec, Dialect, matching_da
 CALENDAR_CYCLE = range(2000, 2028)
 
 DIALECTS = ("strict", "extended")
+#: The longest expression taken (after whitespace collapses): what a schedule row's ``cron``
+#: column holds, and far more than any expression needs (ranges and steps keep lists short).
+#: A longer one would cost every parse (and every tick that misses the cache) its length.
+MAX_EXPRESSION_CHARS = 200
 PARSE_CACHE_SIZE = 1024
 DAY_FIELDS = ("day-of-month", "month", "day-of-week", "year")
 
@@ -38,6 +42,9 @@ def parse(expr: str, *, dialect: Dialect = "strict") -> CronSpec:
         raise ValueError(messages.cron_dialect_unknown(dialect))
     if not isinstance(expr, str):
         raise CronError(reasons.not_text(expr))
+    length = len(collapse_separators(expr))
+    if length > MAX_EXPRESSION_CHARS:
+        raise CronError(reasons.too_long(length, MAX_EXPRESSION_CHARS))
     return _remembered(collapse(expr), dialect)
 
 
