@@ -27,6 +27,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple, TypeGuard
 
+from tocsin import messages
 from tocsin.core.config import predicates, triggers
 from tocsin.core.model import TriggerState
 from tocsin.core.schedules import identity, windows
@@ -265,7 +266,7 @@ def clock_decision(
     trigger's (:func:`trigger_skips`)."""
     spec, anchor = trigger.spec, state.anchor
     if spec is None or isinstance(spec, DateColumnReached) or anchor is None:
-        raise ValueError(f"clock trigger {trigger.trigger_id!r} has no clock timing")
+        raise ValueError(messages.clock_trigger_without_timing(trigger.trigger_id))
     timing = table_timing(spec, anchor, paused=paused)
     row = table_state(timing, state.next_due_at, state.last_consumed, active_run=active_run)
     return decide(timing, row, (), now)
@@ -441,7 +442,9 @@ def classify(
     """
     spec = trigger.spec
     if spec is None or not trigger.valid:
-        raise ValueError(f"trigger {trigger.trigger_id!r} is invalid: {trigger.error_codes}")
+        raise ValueError(
+            messages.trigger_invalid_for_verdict(trigger.trigger_id, trigger.error_codes)
+        )
     if isinstance(spec, DateColumnReached):
         # a date verdict needs no other state
         pauses: tuple[Pause, ...] = tuple(getattr(state, "pause_windows", ()))

@@ -402,3 +402,12 @@ def zone_unknown(tz: object) -> str:
 
 
 TABLE_CLOCK_WITHOUT_TREE = "a table clock trigger has no trigger tree"
+
+
+# ---- engine: a trigger that reached a decision it cannot take (a caller's bug) ----
+def clock_trigger_without_timing(trigger_id: object) -> str:
+    return f"clock trigger {trigger_id!r} has no clock timing"
+
+
+def trigger_invalid_for_verdict(trigger_id: object, error_codes: object) -> str:
+    return f"trigger {trigger_id!r} is invalid: {error_codes}"
