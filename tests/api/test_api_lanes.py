@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import timedelta
 
@@ -222,3 +223,39 @@ def test_pause_resume_and_fires_over_http(
     assert fire["run_id"].startswith("run_") and fire["attempt"] == 1
     assert fire["window"]["start_inclusive"] == "2026-09-09T23:30:00Z"
     assert probe.source_calls == 1
+
+
+def test_next_fires_over_http(
+    client: TestClient, tokens: dict[str, dict[str, str]], tocsin: Tocsin, clock: Clock
+) -> None:
+    """The lane's next instants (UTC and its zone); none while paused; 409 without a schedule."""
+    clock.now = A_END - timedelta(hours=12)
+    url = f"/api/lanes/{LANE_ID}/next-fires"
+    got = client.get(f"{url}?n=2", headers=tokens["read"])
+    assert got.status_code == 200, got.text
+    assert got.json() == {
+        "lane_id": LANE_ID,
+        "paused": False,
+        "items": [
+            {
+                "at": "2026-09-07T23:30:00",
+                "local": "2026-09-08T07:30:00+08:00",
+                "zone": "Asia/Taipei",
+                "status": "scheduled",
+            },
+            {
+                "at": "2026-09-08T23:30:00",
+                "local": "2026-09-09T07:30:00+08:00",
+                "zone": "Asia/Taipei",
+                "status": "scheduled",
+            },
+        ],
+    }
+    assert client.get(f"{url}?n=0", headers=tokens["read"]).status_code == 422
+    assert client.get("/api/lanes/nope/next-fires", headers=tokens["read"]).status_code == 404
+    client.post(f"/api/lanes/{LANE_ID}/pause", headers=tokens["write"])
+    assert client.get(url, headers=tokens["read"]).json()["items"] == []
+    bare = make_lane(Probe(), lane_id="manual-only")
+    tocsin.lanes.register([dataclasses.replace(bare, schedule=None)])
+    unscheduled = client.get("/api/lanes/manual-only/next-fires", headers=tokens["read"])
+    assert unscheduled.status_code == 409, unscheduled.text

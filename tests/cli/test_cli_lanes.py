@@ -1,4 +1,4 @@
-"""``tocsin lanes list|contracts|fires|pause|resume|verify`` through Typer's runner (SPEC §14,
+"""``tocsin lanes list|contracts|fires|next|pause|resume|verify`` through Typer's runner (SPEC §14,
 §16)."""
 
 from __future__ import annotations
@@ -92,3 +92,12 @@ def test_pause_resume_and_fires(env: dict[str, str], tocsin: Tocsin) -> None:
     assert "0 scheduled run(s)" in table.output and "paused" in table.output
     missing = invoke("lanes", "pause", "nope")
     assert missing.exit_code == 1 and "error (404): unknown lane 'nope'" in missing.output
+
+
+def test_next_needs_a_registered_lane(env: dict[str, str], tocsin: Tocsin) -> None:
+    """``next`` reads the lane's definition (its catch-up decides what a tick runs): without
+    ``--app`` a lane known only from its row is unknown."""
+    tocsin.lanes.register([make_lane(Probe())])
+    tocsin.tick(now=A_START)
+    missing = invoke("lanes", "next", LANE_ID, "-n", "2")
+    assert missing.exit_code == 1 and f"unknown lane '{LANE_ID}'" in missing.output

@@ -59,6 +59,7 @@ OPENING: dict[tuple[str, ...], list[str]] = {
     ("lanes", "list"): [],
     ("lanes", "contracts"): ["lane"],
     ("lanes", "fires"): ["lane"],
+    ("lanes", "next"): ["lane"],
     ("lanes", "pause"): ["lane"],
     ("lanes", "resume"): ["lane"],
     ("due",): [],

@@ -11,8 +11,8 @@ import pytest
 
 from tocsin import Lane, Schedule, Tocsin
 from tocsin.core.contract.lane import Window
+from tocsin.engine.lanes import PAGE_INSTANTS
 from tocsin.errors import ConfigError, Conflict, NotFound
-from tocsin.lanes.firing import PAGE_INSTANTS
 
 from .lane_support import LANE_ID, TPE, Probe, make_lane, policy
 
@@ -67,6 +67,14 @@ def fired(t: Tocsin) -> list[tuple[datetime, datetime, datetime]]:
     ]
 
 
+def lane_due(t: Tocsin, at: datetime) -> dict[str, object]:
+    """The lane's entry in ``t.due(at)`` (without its kind and id)."""
+    due = t.due(at=at)
+    (entry,) = [e for e in due["fires"] + due["not_firing"] if e.get("lane_id") == LANE_ID]
+    assert entry.pop("kind") == "lane" and entry.pop("lane_id") == LANE_ID
+    return entry
+
+
 def test_a_lane_paused_over_three_instants_records_paused_x3_and_runs_none(
     tocsin: Tocsin,
 ) -> None:
@@ -77,6 +85,8 @@ def test_a_lane_paused_over_three_instants_records_paused_x3_and_runs_none(
     paused = t.lanes.pause(LANE_ID, now=DAY0)
     assert paused["paused"] is True and paused["paused_at"] == DAY0
     assert t.lanes.pause(LANE_ID, now=DAY0 + timedelta(hours=1))["paused_at"] == DAY0  # idempotent
+    assert lane_due(t, day(0)) == {"status": "skipped", "reason": "paused", "runs": 0}
+    assert t.lanes.next_fires(LANE_ID, now=day(0))["items"] == []
     for n in range(3):
         assert t.tick(now=day(n) + timedelta(seconds=5))["lanes_fired"] == 0
     back = day(2) + timedelta(hours=1)
@@ -115,6 +125,14 @@ def test_down_for_a_day_catch_up_latest_runs_once_over_the_merged_window(
     assert t.tick(now=H1 + timedelta(seconds=5))["lanes_fired"] == 1
     t.work(now=H1 + timedelta(seconds=5))
     back = H1 + timedelta(days=1, seconds=5)  # down for a day: 24 instants owed
+    assert lane_due(t, back) == {
+        "status": "fires",
+        "runs": 1,
+        "scheduled_for": ["2026-09-08T03:00:00"],
+        "skips": [{"reason": "coalesced", "count": 23}],
+    }
+    (item, _) = t.lanes.next_fires(LANE_ID, n=2, now=back)["items"]
+    assert (item["at"], item["status"]) == ("2026-09-08T03:00:00", "due")
     assert t.tick(now=back)["lanes_fired"] == 1
     assert t.tick(now=back)["lanes_fired"] == 0
     assert t.work(now=back) == 1
@@ -157,6 +175,7 @@ def test_one_tick_pages_through_every_missed_window(tocsin: Tocsin) -> None:
     t.tick(now=start)
     back = start + timedelta(minutes=250)
     assert PAGE_INSTANTS < 250
+    assert lane_due(t, back)["runs"] == 250  # paged as the tick pages
     assert t.tick(now=back)["lanes_fired"] == 250
     assert t.tick(now=back)["lanes_fired"] == 0
     page = t.lanes.fires(LANE_ID, limit=500)

@@ -1,4 +1,4 @@
-"""SPEC §14 scheduled runs through the tick (tocsin.lanes.firing): the lane's schedule instant
+"""SPEC §14 scheduled runs through the tick (tocsin.engine.lanes): the lane's schedule instant
 ``s`` runs the window ``[previous instant, s)``; the tick only admits (pending), ``work`` asks
 the source; an instant is processed once; missed instants are caught up one window each."""
 

@@ -1,8 +1,10 @@
-"""``tocsin lanes list|contracts|fires|pause|resume|verify`` (SPEC §14, §16).
+"""``tocsin lanes list|contracts|fires|next|pause|resume|verify`` (SPEC §14, §16).
 
 - ``list``: registered lanes (``--app``) and every lane with a stored history;
 - ``fires LANE``: its scheduled runs newest first (scheduled vs actual time, window start, run,
   attempt, status) with the skipped instants between them (``paused``, ``coalesced``…);
+- ``next LANE``: the next instants its schedule runs at (``due``: a tick now runs it; none while
+  paused), ``--at`` to look from another instant;
 - ``pause LANE`` / ``resume LANE``: stop and restart its scheduled runs (persisted; the instants
   passed while paused are recorded ``paused`` and never run);
 - ``contracts LANE``: a lane's attempts newest first (``--decision`` filters); ``--jsonl`` prints
@@ -26,10 +28,11 @@ from tocsin.service.lanes import Lanes
 
 from .processes import AppOpt, CreateOpt
 from .render import print_rows
+from .whynot import NEXT_COLUMNS, AtOpt, NOpt, _instant
 from .workflows import JsonOpt, Limit, Skip, _facade, _history_row, _print
 
 lanes_app = typer.Typer(
-    help="Lanes: list, contracts, fires, pause, resume, verify (run contracts, SPEC §14)."
+    help="Lanes: list, contracts, fires, next, pause, resume, verify (run contracts, SPEC §14)."
 )
 
 LANE_COLUMNS = (
@@ -104,6 +107,24 @@ def lanes_fires(
     rows = [_fire_row(i) for i in page["items"]]
     title = f"{page['total']} scheduled run(s) of {lane_id}"
     _print(page, as_json, lambda: print_rows(title, FIRE_COLUMNS, rows))
+
+
+@lanes_app.command("next")
+def lanes_next(
+    lane_id: str,
+    n: NOpt = 10,
+    at: AtOpt = None,
+    app: AppOpt = None,
+    as_json: JsonOpt = False,
+    create: CreateOpt = False,
+) -> None:
+    """The next instants the lane runs at (none while paused); the lane must be registered
+    (``--app``)."""
+    when = _instant(at)
+    with _facade(app, create=create) as t:
+        out = t.lanes.next_fires(lane_id, n=n, now=when)
+    title = f"next runs of {lane_id}"
+    _print(out, as_json, lambda: print_rows(title, NEXT_COLUMNS, out["items"]))
 
 
 def _fire_row(item: dict[str, Any]) -> dict[str, Any]:

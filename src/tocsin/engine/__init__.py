@@ -5,6 +5,8 @@
 - :mod:`~tocsin.engine.preview`: ``schedule_preview``, read-only (SPEC §7)
 - :mod:`~tocsin.engine.row_events`: what a record write fires (SPEC §3, §13)
 - :mod:`~tocsin.engine.configs`: ``triggers.set`` and trigger state upkeep (SPEC §3–§5.2)
+- :mod:`~tocsin.engine.lanes`: the tick's lane pass, its dry run and next fires (SPEC §14)
+- :mod:`~tocsin.engine.lane_admit`: a lane run's admission (SPEC §14 steps 1–2)
 - :mod:`~tocsin.engine.sweeps`: the tick's recovery sweeps (SPEC §6, §9)
 - :mod:`~tocsin.engine.ticker`: the embedded loop, the one reader of the clock here (SPEC §16)
 """

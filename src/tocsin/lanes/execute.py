@@ -33,8 +33,8 @@ from tocsin import messages
 from tocsin.actions.base import ActionEnv
 from tocsin.core.contract import lane as contract
 from tocsin.core.schedules.retry import policy_of
+from tocsin.engine.lane_admit import Admission, admit, contract_of
 from tocsin.errors import NonRetryable
-from tocsin.lanes.admit import Admission, admit, contract_of
 from tocsin.lanes.definition import Candidate, Lane, SourceContext, SourceUnavailable
 from tocsin.lanes.views import public_attempt
 from tocsin.runs.alerts import FailedRun, alert_failed_run

@@ -361,8 +361,8 @@ class Tocsin:
 
     def due(self, at: datetime | None = None, record_limit: int = 1000) -> dict[str, Any]:
         """The global dry run: what a tick at ``at`` fires, and why not for the rest (read-only;
-        ``at`` may be in the future)."""
-        return self._diagnostics.due(at, record_limit)
+        ``at`` may be in the future); scheduled lanes included."""
+        return self._diagnostics.due(at, record_limit, lanes=self._lanes.registered())
 
     def run_trigger(
         self, table_id: str, trigger_id: str, now: datetime | None = None

@@ -8,13 +8,14 @@ t.lanes.contracts("content-intake", skip=0, limit=50, decision="noop")
 t.lanes.verify(contract); t.lanes.list(); t.lanes.get("content-intake")
 t.lanes.pause("content-intake", now=now); t.lanes.resume("content-intake", now=now)
 t.lanes.fires("content-intake", skip=0, limit=50)     # scheduled runs with the skips between
+t.lanes.next_fires("content-intake", n=10, now=now)   # the instants the tick runs it at
 ```
 
 ``trigger`` admits and executes at once and returns the attempt (its contract, the handler's
 outcome beside it). ``kind="scheduled"`` with ``scheduled_for`` is for a scheduler outside
 tocsin that delivers at least once (the window defaults to ``[previous instant,
 scheduled_for)``); tocsin's own tick admits scheduled runs through the occurrence ledger
-(:mod:`tocsin.lanes.firing`) and ``work`` executes them.
+(:mod:`tocsin.engine.lanes`) and ``work`` executes them.
 
 Manual triggers: ``scheduled_for`` defaults to the window's end (the instant a scheduled run of
 that window would have been due), so the same manual trigger repeated for the same window is the
@@ -36,20 +37,22 @@ from tocsin.actions.base import ActionEnv
 from tocsin.core.contract.lane import Window, check_instant
 from tocsin.core.contract.verify import verify
 from tocsin.core.schedules.skips import LANE
-from tocsin.errors import Conflict, NotFound, ValidationError
-from tocsin.lanes.admit import Admission, admit, legacy_ids
-from tocsin.lanes.definition import MAX_LANE_ID, Lane
-from tocsin.lanes.execute import execute
-from tocsin.lanes.firing import (
+from tocsin.engine.lane_admit import Admission, admit, legacy_ids
+from tocsin.engine.lanes import (
     fire_due_lanes,
+    lane_next_fires,
     pause_lane,
     resume_lane,
     scheduled_window,
     sync_lanes,
 )
+from tocsin.errors import Conflict, NotFound, ValidationError
+from tocsin.lanes.definition import MAX_LANE_ID, Lane
+from tocsin.lanes.execute import execute
 from tocsin.lanes.views import public_attempt, public_fire, public_lane
 from tocsin.service.history import history
 from tocsin.service.schedules import check_page
+from tocsin.service.whynot import check_n
 from tocsin.store import lanes as store_lanes
 from tocsin.store.tx import Store, Tx
 
@@ -176,6 +179,20 @@ class Lanes:
                 return [public_fire(r) for r in rows], total
 
             return history(tx, page, LANE, lane_id, skip, limit)
+
+    def next_fires(self, lane_id: str, n: int = 10, now: datetime | None = None) -> dict[str, Any]:
+        """The next ``n`` instants the lane runs at (UTC and its zone), as a workflow schedule's
+        ``next_fires``: the ones a tick at ``now`` runs (``due``), then the later ones
+        (``scheduled``); none while paused. Conflict for a lane without a schedule."""
+        at, n = self._now(now), check_n(n)
+        lane = self._lane(lane_id)
+        if not lane.cron:
+            raise Conflict(messages.lane_not_scheduled(lane_id))
+        with self._store.read() as tx:
+            row = store_lanes.get_lane(tx, lane_id=lane.id)
+        paused = row is not None and row["paused_at"] is not None
+        items = lane_next_fires(lane, row, now=at, n=n)
+        return {"lane_id": lane.id, "paused": paused, "items": items}
 
     def trigger(
         self,

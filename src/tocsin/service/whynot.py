@@ -1,11 +1,13 @@
 """Why (not): the skip ledger, next fires, the global dry run and run-now.
 
 Table triggers here; workflow schedules' ``skips`` / ``next_fires`` / ``backfill`` are on
-``Tocsin.schedules`` (:mod:`tocsin.service.schedules`).
+``Tocsin.schedules`` (:mod:`tocsin.service.schedules`), lanes' on ``Tocsin.lanes``; the dry run
+covers all three.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -13,6 +15,8 @@ from tocsin import messages
 from tocsin.core.schedules.skips import TRIGGER
 from tocsin.core.time.instants import to_iso
 from tocsin.engine.evaluate import inspect_stored
+from tocsin.engine.lane_admit import LaneSpec
+from tocsin.engine.lanes import lane_entries
 from tocsin.engine.runnow import run_trigger_now
 from tocsin.engine.whynot import clock_next_fires, dry_run_tables
 from tocsin.errors import NotFound, ValidationError
@@ -91,14 +95,21 @@ class DiagnosticsService(Service):
         items = clock_next_fires(trigger, state, active=bool(active), now=at, n=n)
         return {"trigger_id": trigger_id, "evaluated_at": to_iso(at), "items": items}
 
-    def due(self, at: datetime | None = None, record_limit: int = 1000) -> dict[str, Any]:
+    def due(
+        self,
+        at: datetime | None = None,
+        record_limit: int = 1000,
+        *,
+        lanes: Mapping[str, LaneSpec] | None = None,
+    ) -> dict[str, Any]:
         """The global dry run: what a tick at ``at`` fires, and why not for the rest (read-only;
-        ``at`` may be in the future)."""
+        ``at`` may be in the future): table triggers, workflow schedules and the given lanes."""
         when = self._now(at)
         limit = _check_limit("record_limit", record_limit, RECORD_LIMIT)
         with self.store.read() as tx:
             entries = dry_run_tables(tx, at=when, record_limit=limit)
             entries += schedule_entries(tx, when)
+            entries += lane_entries(tx, lanes or {}, when)
         fires = [e for e in entries if e["status"] == "fires"]
         return {
             "at": to_iso(when),

@@ -1,7 +1,7 @@
 """Lanes over HTTP (SPEC §14, §15): ``/api/lanes…``.
 
-Bearer tokens with ``schedules:read`` (the list, one lane, its contracts and its fires) or
-``schedules:write`` (trigger, pause, resume), as for ``/api/schedules``. Instants in a trigger
+Bearer tokens with ``schedules:read`` (the list, one lane, its contracts, fires and next fires)
+or ``schedules:write`` (trigger, pause, resume), as for ``/api/schedules``. Instants in a trigger
 body are RFC 3339 with an offset (a naive instant is 422); unknown keys are 422.
 """
 
@@ -19,6 +19,7 @@ router = APIRouter(prefix="/api/lanes", tags=["lanes"])
 
 Skip = Annotated[int, Query(ge=0, le=1_000_000)]
 Limit = Annotated[int, Query(ge=1, le=500)]
+N = Annotated[int, Query(ge=1, le=1000)]
 LaneIdPath = Annotated[str, Path(pattern=r"^[A-Za-z0-9_.-]{1,64}$", description="a lane id")]
 Decision = Literal["ready", "noop", "stopped", "rejected", "ignored"]
 Json = dict[str, Any]
@@ -83,6 +84,14 @@ def list_fires(
     """The scheduled runs newest first (scheduled vs actual time, run, attempt, status) with
     the skipped instants between them (``kind``: ``fire`` or ``skip``; paged by the fires)."""
     return tocsin.lanes.fires(lane_id, skip=skip, limit=limit)
+
+
+@router.get("/{lane_id}/next-fires", responses=PAUSE)
+def next_fires(
+    lane_id: LaneIdPath, _: SchedulesRead, tocsin: TocsinDep, now: NowDep, n: N = 10
+) -> Json:
+    """The next ``n`` instants the lane runs at (UTC and its zone); none while paused."""
+    return tocsin.lanes.next_fires(lane_id, n=n, now=now)
 
 
 @router.get("/{lane_id}/contracts", responses=READ)

@@ -18,7 +18,8 @@ satisfied had every event leaf occurred (every instant of a plain cron). Those i
 - ``catch_up="none"``: the latest owed instant is looked at only when it is the only one owed
   (the schedule is on time); after downtime every owed instant is skipped (``coalesced``);
 - ``catch_up="all"``: the newest ``max_catch_up`` owed instants are looked at, oldest first; the
-  older ones are skipped (``coalesced``).
+  older ones are skipped (``coalesced``); ``backlog="page"`` (a lane) looks at the *oldest* ones
+  and leaves the newer owed (``next_due_at <= now``: the caller decides again).
 
 The looked-at instants and the events are then merged in time order, an event before an instant
 at the same time: an event latches its leaves; the tree fires where it is satisfied (a fire
@@ -30,19 +31,22 @@ Latches that satisfy the tree from an earlier decision that could not fire (held
 ``now``. A decision that fires records the spring-forward gaps it passed whose wall times a time
 leaf (``missing="skip"``) matches (``dst_gap``).
 
+Skips name ``(target, id)``. A ``windowed`` schedule (a lane) gives each fire its data window
+(:func:`tocsin.core.schedules.catch_up.windowed`: under ``catch_up="latest"`` the merged one).
+
 Pure: no I/O, no clock; memoised per tree (instants are pure functions of the tree).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import lru_cache
-from itertools import pairwise
 from typing import Literal
 
-from tocsin.core.schedules import skips
+from tocsin.core.contract.lane import Window
+from tocsin.core.schedules import catch_up, skips
 from tocsin.core.schedules.skips import SkipRange
 from tocsin.core.schedules.timeline import Timeline, shifted, timeline
 from tocsin.core.schedules.tree import Cron, Node
@@ -51,6 +55,7 @@ from tocsin.core.time import cron
 
 CatchUp = Literal["latest", "none", "all"]
 Overlap = Literal["skip", "allow"]
+Backlog = Literal["coalesce", "page"]
 CATCH_UP: tuple[CatchUp, ...] = ("latest", "none", "all")
 DEFAULT_MAX_CATCH_UP = 100
 MAX_MAX_CATCH_UP = 10_000
@@ -67,7 +72,8 @@ Seen = Sequence[tuple[str, str, datetime]]  # (kind, subject, occurred_at)
 
 @dataclass(frozen=True, slots=True)
 class Timing:
-    """A workflow schedule's timing and policies (its spec; the state is :class:`State`)."""
+    """A schedule's timing and policies (its spec; the state is :class:`State`): a workflow
+    schedule's by default, a lane's by :func:`tocsin.core.schedules.lane.lane_timing`."""
 
     id: str
     trigger: Node
@@ -75,6 +81,9 @@ class Timing:
     max_catch_up: int = DEFAULT_MAX_CATCH_UP
     overlap: str = "skip"
     paused: bool = False
+    target: str = skips.SCHEDULE
+    windowed: bool = False
+    backlog: Backlog = "coalesce"
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,12 +101,14 @@ class State:
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """The instants to fire (in decision order), the skipped ranges, and the state after."""
+    """The instants to fire (in decision order), the skipped ranges, and the state after;
+    ``windows``: each fire's data window (a ``windowed`` schedule's, else empty)."""
 
     fires: tuple[datetime, ...]
     skips: tuple[SkipRange, ...]
     next_due_at: datetime | None
     state: State
+    windows: tuple[Window, ...] = ()
 
     def reasons(self) -> list[str]:
         return [s.reason for s in self.skips]
@@ -116,6 +127,15 @@ def _cron_leaf(expression: str, timezone: str) -> Cron:
 
 def decide(schedule: Timing, state: State, events: Seen, now: datetime) -> Decision:
     """The decision at ``now``; ``events``: the pending ``(kind, subject, occurred_at)``."""
+    decision = _decide(schedule, state, events, now)
+    if not schedule.windowed:  # a windowed schedule is plain: its owed instants start at next_due
+        return decision
+    line = timeline(schedule.trigger)
+    fires, windows = catch_up.windowed(line, decision.fires, state.next_due_at)
+    return replace(decision, fires=fires, windows=windows)
+
+
+def _decide(schedule: Timing, state: State, events: Seen, now: datetime) -> Decision:
     line = timeline(schedule.trigger)
     if state.evaluated_at is None:
         cursor = None if state.next_due_at is None else shifted(state.next_due_at, -_TICK)
@@ -129,27 +149,33 @@ def decide(schedule: Timing, state: State, events: Seen, now: datetime) -> Decis
     if first == latest and not (schedule.paused or busy or line.events or state.latches):
         return _on_time(line, schedule, state, first, now)  # one instant owed, or none
     out: list[SkipRange] = []
+    sid, kind = schedule.id, schedule.target
     if schedule.paused:
         if first is not None and latest is not None:
-            out += line.ranges(schedule.id, skips.PAUSED, first, shifted(latest, _TICK))
+            out += line.ranges(sid, skips.PAUSED, first, shifted(latest, _TICK), kind)
         after = _new_state(line, state, state.latches, now)
         return Decision((), tuple(out), after.next_due_at, after)
     looked: list[datetime] = []
     if first is not None and latest is not None and cursor is not None:
         if busy:
-            out += line.ranges(schedule.id, skips.ACTIVE_RUN, first, shifted(latest, _TICK))
+            out += line.ranges(sid, skips.ACTIVE_RUN, first, shifted(latest, _TICK), kind)
         elif schedule.catch_up == "none" and first < latest:
-            out += line.ranges(schedule.id, skips.COALESCED, first, shifted(latest, _TICK))
+            out += line.ranges(sid, skips.COALESCED, first, shifted(latest, _TICK), kind)
         else:
-            looked = _looked(line, schedule, first, latest)
-            out += _coalesced(line, schedule.id, first, looked)
+            looked = catch_up.looked(
+                line, schedule.catch_up, schedule.max_catch_up, schedule.backlog, first, latest
+            )
+            out += catch_up.coalesced(line, (kind, sid), schedule.backlog, first, looked)
     occurrences = match_events(line.tree, events) if line.events else []
     walk = _walk(line, schedule, state, occurrences, looked, now, busy=busy)
-    out += [_one(schedule.id, skips.ACTIVE_RUN, at, line) for at in walk.held]
-    out += [_one(schedule.id, skips.COMPOUND_UNSATISFIED, at, line) for at in walk.unsatisfied]
+    out += [_one(schedule, skips.ACTIVE_RUN, at, line) for at in walk.held]
+    out += [_one(schedule, skips.COMPOUND_UNSATISFIED, at, line) for at in walk.unsatisfied]
+    paged = looked[-1] if looked and latest is not None and looked[-1] < latest else None
     if walk.fires and first is not None and latest is not None:
-        out += line.gaps(schedule.id, first, latest)
+        out += line.gaps(sid, first, paged or latest, kind)
     after = _new_state(line, state, walk.latches, now)
+    if paged is not None:  # backlog="page": the newer owed instants are decided next
+        after = replace(after, next_due_at=line.next_could(paged))
     return Decision(tuple(walk.fires), tuple(out), after.next_due_at, after)
 
 
@@ -185,32 +211,8 @@ def _on_time(
     after = State(following, evaluated, {}, state.active_run)
     if owed is None:
         return Decision((), (), following, after)
-    gaps = line.gaps(schedule.id, owed, owed) if line.gapped else ()
+    gaps = line.gaps(schedule.id, owed, owed, schedule.target) if line.gapped else ()
     return Decision((owed,), tuple(gaps), following, after)
-
-
-def _looked(line: Timeline, schedule: Timing, first: datetime, latest: datetime) -> list[datetime]:
-    """The owed instants the decision looks at (the others are coalesced), oldest first."""
-    if schedule.catch_up == "all":
-        found = [latest]
-        limit = max(1, int(schedule.max_catch_up))
-        while len(found) < limit:
-            before = line.prev_could(found[0])
-            if before is None or before < first:
-                break
-            found.insert(0, before)
-        return found
-    return [latest]
-
-
-def _coalesced(
-    line: Timeline, sid: str, first: datetime, looked: list[datetime]
-) -> list[SkipRange]:
-    """The owed instants before and between the looked-at ones, as ``coalesced`` ranges."""
-    out = line.ranges(sid, skips.COALESCED, first, looked[0])
-    for before, at in pairwise(looked):
-        out += line.ranges(sid, skips.COALESCED, line.next_could(before) or at, at)
-    return out
 
 
 @dataclass(slots=True)
@@ -271,9 +273,9 @@ def _walk(
     return walk
 
 
-def _one(sid: str, reason: str, at: datetime, line: Timeline) -> SkipRange:
+def _one(schedule: Timing, reason: str, at: datetime, line: Timeline) -> SkipRange:
     """One instant as a range, mergeable into the range ending at the previous instant."""
-    return SkipRange(skips.SCHEDULE, sid, reason, at, at, 1, after=line.prev_could(at))
+    return SkipRange(schedule.target, schedule.id, reason, at, at, 1, after=line.prev_could(at))
 
 
 __all__ = [
@@ -282,6 +284,7 @@ __all__ = [
     "DEFAULT_MAX_CATCH_UP",
     "HELD_RECHECK",
     "MAX_MAX_CATCH_UP",
+    "Backlog",
     "CatchUp",
     "Decision",
     "Overlap",

@@ -100,16 +100,21 @@ class Timeline:
         """The latest instant ``<= now`` the tree could fire at."""
         return self.prev_could(shifted(now, _TICK))
 
-    def ranges(self, sid: str, reason: str, first: datetime, before: datetime) -> list[SkipRange]:
-        """The could-fire instants ``first ..`` strictly before ``before`` as one range."""
+    def ranges(
+        self, sid: str, reason: str, first: datetime, before: datetime, kind: str = skips.SCHEDULE
+    ) -> list[SkipRange]:
+        """The could-fire instants ``first ..`` strictly before ``before`` as one range of the
+        target ``(kind, sid)``."""
         found = skips.span(first, before, self.next_could)
         if found is None:
             return []
         last, count, capped = found
         after = self.prev_could(first)
-        return [SkipRange(skips.SCHEDULE, sid, reason, first, last, count, after, capped)]
+        return [SkipRange(kind, sid, reason, first, last, count, after, capped)]
 
-    def gaps(self, sid: str, first: datetime, latest: datetime) -> list[SkipRange]:
+    def gaps(
+        self, sid: str, first: datetime, latest: datetime, kind: str = skips.SCHEDULE
+    ) -> list[SkipRange]:
         """The spring-forward gaps since the instant before ``first`` up to ``latest`` whose
         wall times a ``missing="skip"`` time leaf matches: those never fire (``dst_gap``)."""
         if not self.gapped:
@@ -122,7 +127,7 @@ class Timeline:
             for at, count in skips.gap_walls(spec, zone, since, latest):
                 walls[at] = walls.get(at, 0) + count
         return [
-            SkipRange(skips.SCHEDULE, sid, skips.DST_GAP, at, at, count)
+            SkipRange(kind, sid, skips.DST_GAP, at, at, count)
             for at, count in sorted(walls.items())
         ]
 

@@ -1,4 +1,6 @@
-"""Admission: the two checks made before the source is asked (SPEC §14 steps 1–2).
+"""A lane run's admission: the two checks made before the source is asked (SPEC §14 steps 1–2);
+the lane's writer on the fire path (its scheduled runs, :mod:`tocsin.engine.lanes`), and the
+admission of its manual and retried attempts.
 
 ``admit`` runs inside the caller's write transaction, under the lane's row lock
 (``store.lanes.lock_lane``), so two processes admitting runs of one lane are serialised:
@@ -26,16 +28,35 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from tocsin import messages
 from tocsin.core.contract import lane as contract
 from tocsin.core.contract.lane import Window
-from tocsin.lanes.definition import Lane
+from tocsin.core.schedules.lane import LaneSchedule
 from tocsin.store import lanes as store_lanes
 from tocsin.store.tx import Tx
 
 PROCEED = None
+
+
+class LaneSpec(Protocol):
+    """What the engine reads of a lane's definition (``tocsin.lanes.Lane``)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def policy_version(self) -> str: ...
+
+    @property
+    def zone(self) -> str: ...
+
+    @property
+    def cron(self) -> str | None: ...
+
+    @property
+    def timing(self) -> LaneSchedule | None: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,7 +116,7 @@ def legacy_ids(run: Mapping[str, Any]) -> bool:
     return bool(run["run_id"] != current)
 
 
-def ensure_lane(tx: Tx, lane: Lane, now: datetime) -> dict[str, Any]:
+def ensure_lane(tx: Tx, lane: LaneSpec, now: datetime) -> dict[str, Any]:
     """The lane's row, inserted when missing, locked for this transaction."""
     values = {
         "id": lane.id,
@@ -115,7 +136,7 @@ def ensure_lane(tx: Tx, lane: Lane, now: datetime) -> dict[str, Any]:
 
 def admit(
     tx: Tx,
-    lane: Lane,
+    lane: LaneSpec,
     *,
     kind: str,
     scheduled_for: datetime,
@@ -157,7 +178,7 @@ def admit(
 
 
 def _run_values(
-    lane: Lane, run: str, zone: str, scheduled_for: datetime, window: Window, now: datetime
+    lane: LaneSpec, run: str, zone: str, scheduled_for: datetime, window: Window, now: datetime
 ) -> dict[str, Any]:
     return {
         "run_id": run,
@@ -189,7 +210,7 @@ def _retryable(run: dict[str, Any], now: datetime, stale_after_s: float) -> bool
 
 def _record(
     tx: Tx,
-    lane: Lane,
+    lane: LaneSpec,
     run: dict[str, Any],
     kind: str,
     now: datetime,
@@ -267,6 +288,7 @@ def attempt_row(
 
 __all__ = [
     "Admission",
+    "LaneSpec",
     "admit",
     "attempt_row",
     "contract_of",
