@@ -28,9 +28,9 @@ from typing import Any
 import psycopg
 
 from tocsin import AnyOf, Cron, Schedule, TableUpdated, step, workflow
+from tocsin.engine.trees import fire_trigger_schedules
 from tocsin.service import Tocsin
 from tocsin.store import trigger_events as store_events
-from tocsin.workflows.compound import fire_trigger_schedules
 
 NOW = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
 

@@ -23,6 +23,7 @@ COUNT_KEYS = {
     "schedules_fired",
     "lanes_fired",
     "workflow_runs_requeued",
+    "lane_attempts_requeued",
 }
 
 

@@ -36,6 +36,7 @@ def test_response_shape(tocsin: Tocsin) -> None:
         "schedules_fired": 0,
         "lanes_fired": 0,
         "workflow_runs_requeued": 0,
+        "lane_attempts_requeued": 0,
     }
 
 

@@ -20,7 +20,7 @@ def no_repeats(config: list[dict[str, Any]]) -> None:
         raise ValidationError(f"at most 2 triggers; got {len(config)}")
 
 
-def plan_of(*triggers: dict[str, Any]) -> iac.TablePlan:
+def plan_of(*triggers: dict[str, Any]) -> iac.TableDocumentPlan:
     documents = iac.TableDocuments("Cases", [dict(t) for t in triggers])
     return iac.plan_table(documents, [])
 

@@ -14,12 +14,12 @@ from typing import Any
 from sqlalchemy import event, insert
 
 from tocsin.core.model import Table
+from tocsin.engine.schedules import new_run
 from tocsin.store import Store
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.dialects import ordered_scans_only
 from tocsin.store.runs import active_clock_triggers, claim_next_runs
 from tocsin.store.schema import runs
-from tocsin.workflows.firing import new_run
 
 from .helpers import NOW, PG_ONLY, claimed_runs, new_id
 from .test_execution_claim import _pending_runs

@@ -23,7 +23,13 @@ from tocsin.store.migrate import (
     head_revision,
     upgrade_to_head,
 )
-from tocsin.store.runs import active_clock_trigger_ids, claim_next_runs, get_run, insert_run
+from tocsin.store.runs import (
+    active_clock_trigger_ids,
+    claim_next_runs,
+    claim_scoped_runs,
+    get_run,
+    insert_run,
+)
 from tocsin.store.schema import (
     metadata,
     row_snapshots,
@@ -72,10 +78,10 @@ def test_one_active_run_index_is_partial_with_its_predicate(store: Store) -> Non
 
 
 def test_database_is_at_head_and_reopening_is_a_noop(store: Store, store_url: str) -> None:
-    assert current_revision(store) == head_revision() == HEAD_REVISION == "0029_fire"
+    assert current_revision(store) == head_revision() == HEAD_REVISION == "0030_queue"
     again = open_store(store_url)
     try:
-        assert current_revision(again) == "0029_fire"
+        assert current_revision(again) == "0030_queue"
     finally:
         again.dispose()
 
@@ -359,4 +365,69 @@ def test_stored_runs_get_their_tables_scope_both_ways(store: Store, table: Table
     assert sorted(run.id for run in claimed) == ["gone", "mine"]
     with store.begin() as tx:
         command.downgrade(alembic_config(tx.conn), "0028_e")
+    upgrade_to_head(store)
+
+
+def test_lane_attempts_move_into_the_one_queue_both_ways(store: Store, table: Table) -> None:
+    """Migration 0030_queue: every stored lane attempt gets its row in ``runs`` (kind ``lane``,
+    its state as status, its lane, its run's instant), a pending one then claimed by the one
+    claim; a table run stays ``actions``; the downgrade moves the state back."""
+    made, due = NOW.replace(tzinfo=None), NOW.replace(minute=0, tzinfo=None)
+    with store.begin() as tx:
+        command.downgrade(alembic_config(tx.conn), "0029_fire")
+    with store.begin() as tx:  # as 0029_fire held them: the state on the attempt
+        tx.conn.execute(
+            text(
+                "INSERT INTO lane_runs (run_id, lane_id, zone, scheduled_for, window_start,"
+                " window_end, policy_version, admitted, attempts, state, created_at, updated_at)"
+                " VALUES ('run_1', 'intake', 'UTC', :d, :d, :d, 'v1', true, 2, 'pending', :m, :m)"
+            ),
+            {"d": due, "m": made},
+        )
+        for attempt, state in ((1, "recorded"), (2, "pending")):
+            tx.conn.execute(
+                text(
+                    "INSERT INTO lane_attempts (attempt_id, run_id, lane_id, attempt, kind,"
+                    " observed_at, state, created_at, updated_at) VALUES"
+                    " (:a, 'run_1', 'intake', :n, 'scheduled', :m, :s, :m, :m)"
+                ),
+                {"a": f"attempt_{attempt:032d}", "n": attempt, "m": made, "s": state},
+            )
+        tx.conn.execute(
+            text(
+                "INSERT INTO runs (id, table_id, trigger_id, source, clock, status, attempts,"
+                " action_results, payload, created_at, updated_at, scope) VALUES"
+                " ('table-run', :t, 'trg', 'created', false, 'done', 1, '[]', '{}', :m, :m, '')"
+            ),
+            {"t": table.id, "m": made},
+        )
+    upgrade_to_head(store)
+    with store.read() as tx:
+        rows = tx.conn.execute(
+            select(
+                runs.c.id, runs.c.kind, runs.c.status, runs.c.trigger_id, runs.c.scheduled_for
+            ).order_by(runs.c.id)
+        ).all()
+    assert [tuple(r) for r in rows] == [
+        ("attempt_" + "0" * 31 + "1", "lane", "recorded", "intake", NOW.replace(minute=0)),
+        ("attempt_" + "0" * 31 + "2", "lane", "pending", "intake", NOW.replace(minute=0)),
+        ("table-run", "actions", "done", "trg", None),
+    ]
+    with store.begin() as tx:
+        claimed = claim_scoped_runs(tx, now=NOW, limit=5, own=["intake"])
+    assert [(run.id, run.kind, scope) for run, scope in claimed] == [
+        ("attempt_" + "0" * 31 + "2", "lane", "app")
+    ]
+    with store.begin() as tx:
+        command.downgrade(alembic_config(tx.conn), "0029_fire")
+    with store.read() as tx:
+        states = tx.conn.execute(
+            text("SELECT attempt_id, state FROM lane_attempts ORDER BY attempt_id")
+        ).all()
+        left = tx.conn.execute(text("SELECT id FROM runs")).scalars().all()
+    assert [tuple(s) for s in states] == [
+        ("attempt_" + "0" * 31 + "1", "recorded"),
+        ("attempt_" + "0" * 31 + "2", "running"),
+    ]
+    assert left == ["table-run"]
     upgrade_to_head(store)

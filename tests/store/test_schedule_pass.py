@@ -16,12 +16,12 @@ from typing import Any
 
 from sqlalchemy import event, inspect
 
+from tocsin.engine.schedules import fire_due_schedules, new_run
 from tocsin.store import Store
 from tocsin.store import schedules as store_schedules
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.bulk import instant_binder, with_columns
 from tocsin.store.trigger_events import claim_due_trigger_schedules, lock_trigger_schedules
-from tocsin.workflows.firing import fire_due_schedules, new_run
 
 from .helpers import NOW, PG_ONLY, SQLITE_ONLY, claimed_runs, new_id
 

@@ -248,6 +248,10 @@ def test_a_writer_pauses_and_resumes_and_the_history_shows_paused_skips(
     fire = page.index("data-fire-id=")
     assert fire < page.index('data-skip-reason="paused"')  # newest first: the fire above
     assert 'data-status="noop"' in page and "title='2028-12-31 16:00:00 UTC'" in page
+    # the shared fire panel, with a lane's columns: its window and attempt, no run timing
+    panel = page[page.index('<section id="fires"') : page.index('<section id="attempts-panel"')]
+    assert "<th>Window from</th>" in panel and "attempt 1" in panel
+    assert "<th>Started</th>" not in panel and "data-poll-url" not in panel
     client.get("/login", params={"token": member(t)})
     assert "/pause" not in client.get(LANE).text  # a reader gets no button
 

@@ -7,9 +7,9 @@ from datetime import datetime, timedelta
 import pytest
 
 from tocsin import Conflict, NotFound
+from tocsin.engine.schedules import fire_all_due_schedules, fire_due_schedules
 from tocsin.errors import ValidationError
 from tocsin.service import Tocsin
-from tocsin.workflows.firing import fire_all_due_schedules, fire_due_schedules
 
 from .helpers import NOW, NY, daily, every_minute, minutes
 

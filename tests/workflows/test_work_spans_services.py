@@ -16,6 +16,7 @@ TICK_KEYS = [
     "trigger_runs_requeued",
     "staged_changes_requeued",
     "workflow_runs_requeued",
+    "lane_attempts_requeued",
     "schedules_fired",
     "lanes_fired",
 ]

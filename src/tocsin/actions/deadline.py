@@ -23,6 +23,8 @@ from typing import Any
 import httpcore
 import httpx
 
+from tocsin import messages
+
 WRITE_SLICE = 64 * 1024
 """A request body is written a slice at a time, each with the time left at its start."""
 
@@ -33,7 +35,7 @@ def _left(deadline: float, timeout: float | None, error: _Error) -> float:
     """Seconds the next socket operation may wait: ``timeout`` at most, never past ``deadline``."""
     left = deadline - time.monotonic()
     if left <= 0:
-        raise error("the action's deadline passed")
+        raise error(messages.ACTION_DEADLINE_REACHED)
     return left if timeout is None else min(timeout, left)
 
 

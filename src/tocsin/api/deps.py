@@ -9,6 +9,7 @@ from __future__ import annotations
 import hmac
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -47,6 +48,24 @@ def get_now() -> datetime:
 
 TocsinDep = Annotated[Tocsin, Depends(get_tocsin)]
 NowDep = Annotated[datetime, Depends(get_now)]
+Skip = Annotated[int, Query(ge=0, le=1_000_000)]
+Limit = Annotated[int, Query(ge=1, le=500)]
+N = Annotated[int, Query(ge=1, le=1000)]  # how many next instants
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """A listing's page: ``skip`` items passed over, at most ``limit`` returned."""
+
+    skip: int
+    limit: int
+
+
+def page_query(skip: Skip = 0, limit: Limit = 50) -> Page:
+    return Page(skip, limit)
+
+
+PageDep = Annotated[Page, Depends(page_query)]
 ScopePath = Annotated[Scope, Path(description="chatroom, workspace or user")]
 ScopeIdPath = Annotated[uuid.UUID, Path(description="the scope's UUID")]
 Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]

@@ -11,7 +11,9 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AwareDatetime,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     GetJsonSchemaHandler,
@@ -71,6 +73,20 @@ def body_problem(value: object, depth: int = 0) -> str | None:
         if problem is not None:
             return problem
     return None
+
+
+def _instant_text(value: object) -> object:
+    """An instant in a body is ISO 8601 text: a JSON number (which pydantic would read as Unix
+    seconds, so that ``-1`` meant 1969-12-31T23:59:59Z) is refused."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        raise ValueError(messages.INSTANT_NOT_TEXT)
+    return value
+
+
+#: A body's instant: ISO 8601 text only (with or without an offset, as the route says).
+Instant = Annotated[datetime, BeforeValidator(_instant_text)]
+#: A body's instant that must carry its offset.
+AwareInstant = Annotated[AwareDatetime, BeforeValidator(_instant_text)]
 
 
 class Body(BaseModel):
@@ -226,6 +242,7 @@ class TickCounts(Out):
     lanes_fired: int = 0
 
     workflow_runs_requeued: int = 0
+    lane_attempts_requeued: int = 0
 
 
 class ErrorOut(BaseModel):

@@ -17,7 +17,7 @@ from tocsin.errors import TocsinError, ValidationError
 from tocsin.service.auth import parse_scope
 
 from .processes import CreateOpt, open_tocsin
-from .render import JsonOpt, echo_json, fail, print_rows
+from .render import JsonOpt, Limit, Skip, echo_json, fail, print_rows
 
 tables_app = typer.Typer(help="A scope's tables: list, show, create.", no_args_is_help=True)
 triggers_app = typer.Typer(
@@ -28,8 +28,6 @@ triggers_app = typer.Typer(
 TableOpt = Annotated[str, typer.Option("--table", help="The table id.")]
 ScopeOpt = Annotated[str, typer.Option("--scope", help="<chatroom|workspace|user>:<uuid>")]
 TriggerArg = Annotated[str, typer.Argument(help="The trigger id.")]
-Skip = Annotated[int, typer.Option(min=0)]
-Limit = Annotated[int, typer.Option(min=1, max=500)]
 TABLE_COLUMNS = ("id", "name", "scope", "scope_id", "columns", "created_at")
 TRIGGER_COLUMNS = ("id", "name", "on", "schedule", "actions")
 
@@ -105,7 +103,7 @@ def create_table(
         tocsin.close()
     if as_json:
         return echo_json(table)
-    typer.echo(f"created table {table['name']!r} in {kind}:{scope_id}")
+    typer.echo(messages.table_created_line(table["name"], kind, scope_id))
     typer.echo(table["id"])
 
 

@@ -132,17 +132,8 @@ def environment(settings: Settings, base_url: str, seeded: dict[str, str]) -> di
 def announce(env: dict[str, str]) -> None:
     lines = [f"export {key}='{value}'" for key, value in env.items()]
     ENV_FILE.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    typer.echo(f"\ntocsin demo: {env['TOCSIN']}  (OpenAPI docs at {env['TOCSIN']}/docs)")
-    typer.echo(f"  Studio (one-click sign-in):   {env['STUDIO']}")
-    typer.echo(f"  admin token (X-ADMIN-TOKEN):  {env['ADMIN']}")
-    typer.echo(f"  moderator token (Bearer):     {env['TOKEN']}")
-    typer.echo(f"  schedules token (Bearer):     {env['SCHEDULES_TOKEN']}")
-    typer.echo(f"  demo table:                   {env['TABLE']}")
-    typer.echo(
-        f"  demo workflow schedules:      {env['TOCSIN']}/api/schedules?workflowId=demo-digest"
-    )
-    typer.echo(f"  in another shell: source {ENV_FILE}  (then try the README's curl examples)")
-    typer.echo("  runs appear within a minute; Ctrl-C stops the demo.\n")
+    for line in messages.demo_lines(env, str(ENV_FILE)):
+        typer.echo(line)
 
 
 def hold_demo_lock(base_url: str) -> IO[str] | None:
@@ -199,11 +190,7 @@ def demo(host: Host = "127.0.0.1", port: Port = 8000) -> None:
         raise typer.Exit(1)
     with lock:
         if port_in_use(host, port):
-            typer.echo(
-                f"error: {host}:{port} is already in use. "
-                f"Pick a free port: make run PORT={port + 1}  (or tocsin demo --port {port + 1})",
-                err=True,
-            )
+            typer.echo(messages.demo_port_in_use(host, port), err=True)
             raise typer.Exit(1)
         _seed_and_serve(host, port, base_url)
 

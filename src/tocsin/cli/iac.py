@@ -32,7 +32,7 @@ from tocsin.service import Tocsin
 from tocsin.service.auth import parse_scope
 
 from .processes import AppOpt, CreateOpt, open_tocsin
-from .render import printable
+from .render import fail, printable
 
 ScopeOpt = Annotated[
     str | None,
@@ -128,27 +128,18 @@ def render(console: Console, entries: list[dict[str, Any]]) -> None:
         if entry["action"] != "noop":
             for change in entry["changes"]:
                 console.print(_change_line(change))
-    n = summary(entries)
-    invalid = f", {n['invalid']} invalid" if n["invalid"] else ""
-    console.print(
-        f"[bold]Plan: {n['create']} to create, {n['update']} to update, "
-        f"{n['delete']} to delete, {n['noop']} unchanged{invalid}.[/]"
-    )
+    console.print(f"[bold]{messages.iac_plan_line(summary(entries))}[/]")
 
 
 def _render_applied(console: Console, entries: list[dict[str, Any]]) -> None:
     for entry in entries:
         if entry["action"] == "create" and "workflow" in entry:
-            head = f"created workflow {entry['workflow']} / {entry['schedule_id']}"
+            head = messages.iac_created_schedule_line(entry["workflow"], entry["schedule_id"])
             console.print(f"[green]{escape(printable(head))}[/]")
         elif entry["action"] == "create":
-            head = f"created {entry['table']} / {entry['trigger_id']}"
+            head = messages.iac_created_trigger_line(entry["table"], entry["trigger_id"])
             console.print(f"[green]{escape(printable(head))}[/]")
-    n = summary(entries)
-    console.print(
-        f"[bold]Apply complete: {n['create']} created, {n['update']} updated, "
-        f"{n['delete']} deleted.[/]"
-    )
+    console.print(f"[bold]{messages.iac_applied_line(summary(entries))}[/]")
 
 
 def _has_changes(entries: list[dict[str, Any]]) -> bool:
@@ -166,8 +157,7 @@ def _run(tocsin: Tocsin, call: Any) -> Any:
     try:
         return call()
     except TocsinError as exc:
-        typer.echo(f"error ({exc.status}): {exc.detail}", err=True)
-        raise typer.Exit(ERROR) from None
+        raise fail(exc, ERROR) from None
     finally:
         tocsin.close()
 
@@ -250,8 +240,7 @@ def apply(
             raise typer.Exit(ERROR)
         done = tocsin.apply(kind, scope_id, documents)
     except TocsinError as exc:
-        typer.echo(f"error ({exc.status}): {exc.detail}", err=True)
-        raise typer.Exit(ERROR) from None
+        raise fail(exc, ERROR) from None
     finally:
         tocsin.close()
     _render_applied(console, done)

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -27,9 +28,18 @@ from tocsin.core.contract.lane import ContractMismatch
 from tocsin.service.lanes import Lanes
 
 from .processes import AppOpt, CreateOpt
-from .render import print_rows
-from .whynot import NEXT_COLUMNS, AtOpt, NOpt, _instant
-from .workflows import JsonOpt, Limit, Skip, _facade, _history_row, _print
+from .render import (
+    JsonOpt,
+    Limit,
+    Skip,
+    facade,
+    history_row,
+    output,
+    print_history,
+    print_next,
+    print_rows,
+)
+from .whynot import AtOpt, NOpt, _instant
 
 lanes_app = typer.Typer(
     help="Lanes: list, contracts, fires, next, pause, resume, verify (run contracts, SPEC §14)."
@@ -62,12 +72,11 @@ ATTEMPT_COLUMNS = (
 @lanes_app.command("list")
 def lanes_list(app: AppOpt = None, as_json: JsonOpt = False, create: CreateOpt = False) -> None:
     """Lanes: registered ones and those with a stored history."""
-    with _facade(app, create=create) as t:
+    with facade(app, create=create) as t:
         items = t.lanes.list()
     rows = [_lane_row(x) for x in items]
-    _print(
-        {"items": items}, as_json, lambda: print_rows(f"{len(items)} lane(s)", LANE_COLUMNS, rows)
-    )
+    title = messages.count_title(len(items), "lane")
+    output({"items": items}, as_json, lambda: print_rows(title, LANE_COLUMNS, rows))
 
 
 def _lane_row(lane: dict[str, Any]) -> dict[str, Any]:
@@ -78,17 +87,17 @@ def _lane_row(lane: dict[str, Any]) -> dict[str, Any]:
 @lanes_app.command("pause")
 def lanes_pause(lane_id: str, app: AppOpt = None, create: CreateOpt = False) -> None:
     """Stop the lane's scheduled runs (persisted; idempotent; a redeploy never unpauses)."""
-    with _facade(app, create=create) as t:
+    with facade(app, create=create) as t:
         lane = t.lanes.pause(lane_id)
-    typer.echo(f"paused {lane['id']}")
+    typer.echo(messages.paused_line(lane["id"]))
 
 
 @lanes_app.command("resume")
 def lanes_resume(lane_id: str, app: AppOpt = None, create: CreateOpt = False) -> None:
     """Run again from the next instant; the instants passed while paused never run."""
-    with _facade(app, create=create) as t:
+    with facade(app, create=create) as t:
         lane = t.lanes.resume(lane_id)
-    typer.echo(f"resumed {lane['id']}: next run {lane['next_fire_at']}")
+    typer.echo(messages.resumed_line(lane["id"], lane["next_fire_at"], lane=True))
 
 
 @lanes_app.command("fires")
@@ -102,11 +111,10 @@ def lanes_fires(
 ) -> None:
     """The scheduled runs newest first, with the skipped instants between them (paged by the
     runs)."""
-    with _facade(app, create=create) as t:
+    with facade(app, create=create) as t:
         page = t.lanes.fires(lane_id, skip=skip, limit=limit)
-    rows = [_fire_row(i) for i in page["items"]]
-    title = f"{page['total']} scheduled run(s) of {lane_id}"
-    _print(page, as_json, lambda: print_rows(title, FIRE_COLUMNS, rows))
+    title = messages.lane_runs_title(page["total"], lane_id)
+    print_history(page, as_json, title, FIRE_COLUMNS, _fire_row)
 
 
 @lanes_app.command("next")
@@ -119,18 +127,17 @@ def lanes_next(
     create: CreateOpt = False,
 ) -> None:
     """The next instants the lane runs at (none while paused); the lane must be registered
-    (``--app``)."""
+    (--app)."""
     when = _instant(at)
-    with _facade(app, create=create) as t:
+    with facade(app, create=create) as t:
         out = t.lanes.next_fires(lane_id, n=n, now=when)
-    title = f"next runs of {lane_id}"
-    _print(out, as_json, lambda: print_rows(title, NEXT_COLUMNS, out["items"]))
+    print_next(out, as_json, messages.next_runs_title(lane_id))
 
 
-def _fire_row(item: dict[str, Any]) -> dict[str, Any]:
+def _fire_row(item: Mapping[str, Any]) -> dict[str, Any]:
     if item["kind"] == "fire":
         return {**item, "window_start": item["window"]["start_inclusive"]}
-    return _history_row(item)
+    return history_row(item)
 
 
 def _attempt_row(item: dict[str, Any]) -> dict[str, Any]:
@@ -154,7 +161,7 @@ def lanes_contracts(
     create: CreateOpt = False,
 ) -> None:
     """A lane's attempts with their contracts, newest first."""
-    with _facade(app, create=create) as t:
+    with facade(app, create=create) as t:
         page = t.lanes.contracts(lane_id, skip=skip, limit=limit, decision=decision)
     if jsonl:
         for item in page["items"]:
@@ -163,7 +170,7 @@ def lanes_contracts(
         return
     rows = [_attempt_row(i) for i in page["items"]]
     title = f"{page['total']} attempt(s) of {lane_id}"
-    _print(page, as_json, lambda: print_rows(title, ATTEMPT_COLUMNS, rows))
+    output(page, as_json, lambda: print_rows(title, ATTEMPT_COLUMNS, rows))
 
 
 @lanes_app.command("verify")

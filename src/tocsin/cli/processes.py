@@ -204,7 +204,7 @@ def tick(
     try:
         counts = tocsin.tick(table_limit=table_limit, record_limit=record_limit)
     except TocsinError as exc:  # e.g. a lock conflict that outlived its retries (503)
-        typer.echo(f"error ({exc.status}): {exc.detail}", err=True)
+        typer.echo(messages.cli_error(exc.status, exc.detail), err=True)
         raise typer.Exit(1) from None
     finally:
         tocsin.close()

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import typer
@@ -28,23 +30,101 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from tocsin import messages
 from tocsin.errors import TocsinError
+from tocsin.service import Tocsin
 
-from .processes import CreateOpt
+from .processes import CreateOpt, open_tocsin
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+Skip = Annotated[int, typer.Option(min=0)]
+Limit = Annotated[int, typer.Option(min=1, max=500)]
+SKIP_COLUMNS = ("reason", "first_instant", "last_instant", "count")
+NEXT_COLUMNS = ("at", "local", "zone", "status")
 CELL_PADDING = 3  # a cell's left and right padding plus its border
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
-def fail(exc: TocsinError) -> typer.Exit:
-    """One line on stderr: ``error (<status>): <detail>``; exit 1."""
-    typer.echo(f"error ({exc.status}): {exc.detail}", err=True)
-    return typer.Exit(1)
+def fail(exc: TocsinError, code: int = 1) -> typer.Exit:
+    """One line on stderr: ``error (<status>): <detail>``; exit ``code``."""
+    typer.echo(messages.cli_error(exc.status, exc.detail), err=True)
+    return typer.Exit(code)
+
+
+@contextmanager
+def facade(app: str | None = None, create: bool = False) -> Iterator[Tocsin]:
+    """The facade of a command (``open_tocsin``), closed after it; a ``TocsinError`` raised in
+    the block prints its one error line and exits 1."""
+    tocsin = open_tocsin(app, create=create)
+    try:
+        yield tocsin
+    except TocsinError as exc:
+        raise fail(exc) from None
+    finally:
+        tocsin.close()
 
 
 def echo_json(value: Any) -> None:
     typer.echo(json.dumps(value, indent=2, default=str))
+
+
+def output(data: Any, as_json: bool, render: Callable[[], None]) -> None:
+    """``data`` as one line of JSON with ``--json``, else what ``render`` prints."""
+    if as_json:
+        typer.echo(json.dumps(data, default=str))
+    else:
+        render()
+
+
+def _ledger_instant(iso: str) -> str:
+    """An instant of the skip ledger (ISO, UTC) written as the fires' instants are."""
+    at = datetime.fromisoformat(iso)
+    return str(at if at.tzinfo else at.replace(tzinfo=UTC))
+
+
+def history_row(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A fire of a fire history as it is; a skip range as one row: its instants, ``skipped`` and
+    the reason."""
+    if item["kind"] == "fire":
+        return dict(item)
+    first, last = (_ledger_instant(item[k]) for k in ("first_instant", "last_instant"))
+    count = item["count"]
+    many = f"{'≥' if item['count_is_lower_bound'] else ''}{count:,}"
+    return {
+        "scheduled_for": first if count == 1 else f"{first} … {last}",
+        "fired_at": "skipped" if count == 1 else f"skipped ({many})",
+        "run_status": item["reason"],
+    }
+
+
+def print_history(
+    page: Mapping[str, Any],
+    as_json: bool,
+    title: str,
+    columns: Sequence[str],
+    row: Callable[[Mapping[str, Any]], Mapping[str, Any]] = history_row,
+    *,
+    data: Any = None,
+) -> None:
+    """A fire history (a schedule's, a trigger's, a lane's): its fires and skip ranges newest
+    first, one row each (``row``); ``--json`` prints ``data`` (default: the page)."""
+    rows = [row(item) for item in page["items"]]
+    output(page if data is None else data, as_json, lambda: print_rows(title, columns, rows))
+
+
+def print_skips(page: Mapping[str, Any], as_json: bool, owner_id: str) -> None:
+    """A page of skip ranges (a trigger's or a schedule's), newest first."""
+    rows = [
+        {**s, "count": f"≥{s['count']}" if s["count_is_lower_bound"] else s["count"]}
+        for s in page["items"]
+    ]
+    title = messages.skips_title(page["total"], owner_id)
+    output(page, as_json, lambda: print_rows(title, SKIP_COLUMNS, rows))
+
+
+def print_next(out: Mapping[str, Any], as_json: bool, title: str) -> None:
+    """The next instants a trigger, a schedule or a lane fires at, in UTC and its zone."""
+    output(out, as_json, lambda: print_rows(title, NEXT_COLUMNS, out["items"]))
 
 
 def printable(text: str) -> str:
@@ -144,8 +224,16 @@ def _print_blocks(
 __all__ = [
     "CreateOpt",
     "JsonOpt",
+    "Limit",
+    "Skip",
     "echo_json",
+    "facade",
     "fail",
+    "history_row",
+    "output",
+    "print_history",
+    "print_next",
     "print_rows",
+    "print_skips",
     "printable",
 ]

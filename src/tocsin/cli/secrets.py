@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from tocsin import messages
 from tocsin.errors import TocsinError
 from tocsin.service.auth import parse_scope
 
@@ -35,5 +36,5 @@ def rotate(
         secret = tocsin.rotate_secret(kind, scope_id, now=datetime.now(UTC))
     finally:
         tocsin.close()
-    typer.echo(f"new signing secret for {kind}:{scope_id} (the previous one no longer signs):")
+    typer.echo(messages.secret_rotated_line(f"{kind}:{scope_id}"))
     typer.echo(secret)

@@ -23,7 +23,6 @@ TableOpt = Annotated[str, typer.Option("--table", help="The table id.")]
 RUN_COLUMNS = ("id", "trigger_id", "source", "status", "attempts", "scheduled_for", "error")
 
 
-_fail = fail
 WINDOW = "ISO 8601, e.g. 2026-09-01T09:00Z; UTC unless it carries an offset"
 Since = Annotated[str | None, typer.Option(help=f"Runs created at or after ({WINDOW}).")]
 Until = Annotated[str | None, typer.Option(help=f"Runs created before ({WINDOW}).")]
@@ -74,7 +73,7 @@ def list_runs(
             until=parse_instant("until", until),
         )
     except TocsinError as exc:
-        raise _fail(exc) from None
+        raise fail(exc) from None
     finally:
         tocsin.close()
     _render_runs(page, as_json)
@@ -89,7 +88,7 @@ def retry_run(
     try:
         run = tocsin.retry_run(table, run_id)
     except TocsinError as exc:
-        raise _fail(exc) from None
+        raise fail(exc) from None
     finally:
         tocsin.close()
     typer.echo(json.dumps(run, default=str))
@@ -101,7 +100,7 @@ def preview(table: TableOpt, create: CreateOpt = False) -> None:
     try:
         document = tocsin.preview(table)
     except TocsinError as exc:
-        raise _fail(exc) from None
+        raise fail(exc) from None
     finally:
         tocsin.close()
     typer.echo(json.dumps(document, indent=2, default=str))

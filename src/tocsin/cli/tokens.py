@@ -88,11 +88,9 @@ def create(
         raise _fail(exc) from None
     finally:
         tocsin.close()
-    what = [f"a {role} token for {kind}:{scope_id}"] if kind is not None else ["a token"]
-    if granted:
-        what.append(f"with {', '.join(sorted(set(granted)))}")
-    until = f", expires {expires_at.isoformat(timespec='seconds')}" if expires_at else ""
-    typer.echo(f"created {' '.join(what)}{until} (stored hashed; copy it now):")
+    owner = f"{kind}:{scope_id}" if kind is not None else None
+    until = expires_at.isoformat(timespec="seconds") if expires_at else None
+    typer.echo(messages.token_created_line(role, owner, granted, until))
     typer.echo(token)
 
 
@@ -132,7 +130,8 @@ def revoke(
         raise _fail(exc) from None
     finally:
         tocsin.close()
-    typer.echo(f"revoked token {row['id']} ({row['scope']}:{row['scope_id']}, {row['role']})")
+    scope = f"{row['scope']}:{row['scope_id']}"
+    typer.echo(messages.token_revoked_line(row["id"], scope, row["role"]))
 
 
 def _instant(value: datetime | None) -> str:

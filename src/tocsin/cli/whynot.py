@@ -14,15 +14,23 @@ from tocsin import messages
 
 from .data import TableOpt, TriggerArg, triggers_app
 from .processes import CreateOpt
-from .render import print_rows
-from .workflows import JsonOpt, Limit, Skip, _facade, _history_row, _print, schedules_app
+from .render import (
+    JsonOpt,
+    Limit,
+    Skip,
+    facade,
+    output,
+    print_history,
+    print_next,
+    print_rows,
+    print_skips,
+)
+from .workflows import schedules_app
 
 AtOpt = Annotated[
     str | None, typer.Option("--at", help="An ISO instant with its offset (2026-12-01T09:00Z).")
 ]
 NOpt = Annotated[int, typer.Option("-n", min=1, max=1000, help="How many instants.")]
-SKIP_COLUMNS = ("reason", "first_instant", "last_instant", "count")
-NEXT_COLUMNS = ("at", "local", "zone", "status")
 DUE_COLUMNS = ("kind", "target", "status", "reason", "runs", "detail")
 TRIGGER_FIRE_COLUMNS = ("scheduled_for", "fired_at", "run_id", "run_status", "record_id")
 
@@ -41,13 +49,6 @@ def _instant(text: str | None, name: str = "--at") -> datetime | None:
     return at
 
 
-def _skip_rows(page: dict[str, Any]) -> list[dict[str, Any]]:
-    return [
-        {**s, "count": f"≥{s['count']}" if s["count_is_lower_bound"] else s["count"]}
-        for s in page["items"]
-    ]
-
-
 def due(
     at: AtOpt = None,
     record_limit: Annotated[int, typer.Option(min=1, max=10000)] = 1000,
@@ -57,11 +58,11 @@ def due(
     """The global dry run: what a tick at --at (default now) fires, and why not for the
     rest. Read-only."""
     when = _instant(at)
-    with _facade(create=create) as t:
+    with facade(create=create) as t:
         report = t.due(at=when, record_limit=record_limit)
     rows = [_due_row(e) for e in report["fires"] + report["not_firing"]]
-    title = f"at {report['at']}: {report['runs']} run(s) would be created"
-    _print(report, as_json, lambda: print_rows(title, DUE_COLUMNS, rows))
+    title = messages.due_title(report["at"], report["runs"])
+    output(report, as_json, lambda: print_rows(title, DUE_COLUMNS, rows))
 
 
 def _due_row(entry: dict[str, Any]) -> dict[str, Any]:
@@ -99,11 +100,10 @@ def trigger_fires(
 ) -> None:
     """The fire history, newest first: each scheduled run (scheduled vs actual time, run,
     status) with the skipped occurrences between them (paged by the fires)."""
-    with _facade(create=create) as t:
+    with facade(create=create) as t:
         page = t.triggers.history(table_id, trigger_id, skip=skip, limit=limit)
-    title = f"{page['total']} fire(s) of {trigger_id}"
-    rows = [_history_row(i) for i in page["items"]]
-    _print(page, as_json, lambda: print_rows(title, TRIGGER_FIRE_COLUMNS, rows))
+    title = messages.fires_title(page["total"], trigger_id)
+    print_history(page, as_json, title, TRIGGER_FIRE_COLUMNS)
 
 
 @triggers_app.command("skips")
@@ -116,10 +116,9 @@ def trigger_skips(
     create: CreateOpt = False,
 ) -> None:
     """A trigger's skipped occurrences as ranges, newest first."""
-    with _facade(create=create) as t:
+    with facade(create=create) as t:
         page = t.skips(table_id, trigger_id, skip=skip, limit=limit)
-    title = f"{page['total']} skip range(s) of {trigger_id}"
-    _print(page, as_json, lambda: print_rows(title, SKIP_COLUMNS, _skip_rows(page)))
+    print_skips(page, as_json, trigger_id)
 
 
 @triggers_app.command("next")
@@ -133,17 +132,15 @@ def trigger_next(
 ) -> None:
     """The next instants a clock trigger fires at, in UTC and its zone."""
     when = _instant(at)
-    with _facade(create=create) as t:
+    with facade(create=create) as t:
         out = t.next_fires(table_id, trigger_id, n=n, now=when)
-    _print(
-        out, as_json, lambda: print_rows(f"next fires of {trigger_id}", NEXT_COLUMNS, out["items"])
-    )
+    print_next(out, as_json, messages.next_fires_title(trigger_id))
 
 
 @triggers_app.command("run")
 def trigger_run(table_id: TableOpt, trigger_id: TriggerArg, create: CreateOpt = False) -> None:
     """One manual run of a trigger now (never consumes or blocks a scheduled occurrence)."""
-    with _facade(create=create) as t:
+    with facade(create=create) as t:
         run = t.run_trigger(table_id, trigger_id)
     typer.echo(json.dumps(run, default=str))
 
@@ -157,10 +154,9 @@ def schedule_skips(
     create: CreateOpt = False,
 ) -> None:
     """A schedule's skipped instants as ranges, newest first."""
-    with _facade(create=create) as t:
+    with facade(create=create) as t:
         page = t.schedules.skips(schedule_id, skip=skip, limit=limit)
-    title = f"{page['total']} skip range(s) of {schedule_id}"
-    _print(page, as_json, lambda: print_rows(title, SKIP_COLUMNS, _skip_rows(page)))
+    print_skips(page, as_json, schedule_id)
 
 
 @schedules_app.command("next")
@@ -173,11 +169,9 @@ def schedule_next(
 ) -> None:
     """The next instants a schedule fires at (none while paused)."""
     when = _instant(at)
-    with _facade(create=create) as t:
+    with facade(create=create) as t:
         out = t.schedules.next_fires(schedule_id, n=n, now=when)
-    _print(
-        out, as_json, lambda: print_rows(f"next fires of {schedule_id}", NEXT_COLUMNS, out["items"])
-    )
+    print_next(out, as_json, messages.next_fires_title(schedule_id))
 
 
 @schedules_app.command("backfill")
@@ -193,7 +187,7 @@ def schedule_backfill(
     first, last = _instant(start, "--from"), _instant(end, "--to")
     assert first is not None and last is not None
     columns = (TextColumn("backfill"), BarColumn(), MofNCompleteColumn())
-    with _facade(create=create) as t, Progress(*columns, transient=True) as bar:
+    with facade(create=create) as t, Progress(*columns, transient=True) as bar:
         task = bar.add_task("backfill", total=None)
 
         def progress(done: int, total: int) -> None:
@@ -201,8 +195,7 @@ def schedule_backfill(
 
         out = t.schedules.backfill(schedule_id, first, last, force=force, progress=progress)
     typer.echo(
-        f"backfilled {schedule_id}: {out['created']} run(s) created,"
-        f" {out['existing']} already backfilled, {out['instants']} instant(s)"
+        messages.backfilled_line(schedule_id, out["created"], out["existing"], out["instants"])
     )
 
 

@@ -4,48 +4,21 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from datetime import UTC, datetime
 from typing import Annotated, Any
 
 import typer
 
 from tocsin import messages
-from tocsin.errors import TocsinError
-from tocsin.service import Tocsin
 
-from .processes import AppOpt, CreateOpt, open_tocsin
-from .render import print_rows
+from .processes import AppOpt, CreateOpt
+from .render import JsonOpt, Limit, Skip, facade, output, print_history, print_rows
 
 schedules_app = typer.Typer(help="Workflow schedules: list, show, create, pause, resume, fires.")
 workflows_app = typer.Typer(help="Workflows: list, start, runs.")
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
-Skip = Annotated[int, typer.Option(min=0)]
-Limit = Annotated[int, typer.Option(min=1, max=500)]
 SCHEDULE_COLUMNS = ("id", "workflow_id", "cron", "timezone", "next_fire_at", "paused", "last")
 FIRE_COLUMNS = ("scheduled_for", "fired_at", "run_id", "publish_status", "run_status", "error")
 RUN_COLUMNS = ("id", "workflow_id", "trigger", "status", "started_at", "duration_ms", "error")
-
-
-@contextmanager
-def _facade(app: str | None = None, create: bool = False) -> Iterator[Tocsin]:
-    tocsin = open_tocsin(app, create=create)
-    try:
-        yield tocsin
-    except TocsinError as exc:
-        typer.echo(f"error ({exc.status}): {exc.detail}", err=True)
-        raise typer.Exit(1) from None
-    finally:
-        tocsin.close()
-
-
-def _print(data: Any, as_json: bool, render: Callable[[], None]) -> None:
-    if as_json:
-        typer.echo(json.dumps(data, default=str))
-    else:
-        render()
 
 
 def _schedule_row(s: dict[str, Any]) -> dict[str, Any]:
@@ -62,29 +35,28 @@ def schedules_list(
     create: CreateOpt = False,
 ) -> None:
     """All schedules (--workflow filters)."""
-    with _facade(create=create) as t:
+    with facade(create=create) as t:
         page = t.schedules.list(workflow_id=workflow, skip=skip, limit=limit)
     rows = [_schedule_row(s) for s in page["items"]]
-    _print(
-        page, as_json, lambda: print_rows(f"{page['total']} schedule(s)", SCHEDULE_COLUMNS, rows)
-    )
+    title = messages.count_title(page["total"], "schedule")
+    output(page, as_json, lambda: print_rows(title, SCHEDULE_COLUMNS, rows))
 
 
 @schedules_app.command("show")
 def schedules_show(schedule_id: str, as_json: JsonOpt = False, create: CreateOpt = False) -> None:
     """One schedule with its last fire; a compound trigger in words with each latch."""
-    with _facade(create=create) as t:
+    with facade(create=create) as t:
         sched = t.schedules.get(schedule_id)
 
     def render() -> None:
         print_rows(sched["id"], SCHEDULE_COLUMNS, [_schedule_row(sched)])
         trigger = sched.get("trigger")
         if trigger is not None:
-            typer.echo(f"trigger: {trigger['description']}")
+            typer.echo(messages.trigger_line(trigger["description"]))
             for line in latch_lines(trigger["tree"]):
                 typer.echo(f"  {line}")
 
-    _print(sched, as_json, render)
+    output(sched, as_json, render)
 
 
 def latch_lines(node: dict[str, Any]) -> list[str]:
@@ -123,7 +95,7 @@ def schedules_create(
     """Create an imperative schedule: --cron or a --trigger tree (SPEC §13)."""
     tree = _json_arg("--trigger", trigger)
     data = _json_arg("--input", input_json)
-    with _facade(app, create) as t:
+    with facade(app, create) as t:
         sched = t.schedules.create(
             workflow_id=workflow,
             cron=cron,
@@ -133,12 +105,9 @@ def schedules_create(
             overlap=overlap,  # type: ignore[arg-type]
         )
     for note in sched.get("warnings") or []:
-        typer.echo(f"warning: {note}", err=True)
-    _print(
-        sched,
-        as_json,
-        lambda: typer.echo(f"created {sched['id']}: next fire {sched['next_fire_at']}"),
-    )
+        typer.echo(messages.cli_warning(note), err=True)
+    created = messages.schedule_created_line(sched["id"], sched["next_fire_at"])
+    output(sched, as_json, lambda: typer.echo(created))
 
 
 def _json_arg(name: str, text: str | None) -> Any:
@@ -157,17 +126,17 @@ def _json_arg(name: str, text: str | None) -> Any:
 @schedules_app.command("pause")
 def schedules_pause(schedule_id: str, create: CreateOpt = False) -> None:
     """Stop firing (persisted; idempotent; a redeploy never unpauses)."""
-    with _facade(create=create) as t:
+    with facade(create=create) as t:
         sched = t.schedules.pause(schedule_id)
-    typer.echo(f"paused {sched['id']}")
+    typer.echo(messages.paused_line(sched["id"]))
 
 
 @schedules_app.command("resume")
 def schedules_resume(schedule_id: str, create: CreateOpt = False) -> None:
     """Fire again from the next regular instant (no backlog)."""
-    with _facade(create=create) as t:
+    with facade(create=create) as t:
         sched = t.schedules.resume(schedule_id)
-    typer.echo(f"resumed {sched['id']}: next fire {sched['next_fire_at']}")
+    typer.echo(messages.resumed_line(sched["id"], sched["next_fire_at"]))
 
 
 @schedules_app.command("fires")
@@ -180,32 +149,11 @@ def schedules_fires(
 ) -> None:
     """The fire history, newest first, with the skipped occurrences between the fires (paged by
     the fires); --json prints the page of fires alone, as before."""
-    with _facade(create=create) as t:
+    with facade(create=create) as t:
         page = t.schedules.fires(schedule_id, skip=skip, limit=limit)
         history = t.schedules.history(schedule_id, skip=skip, limit=limit) if not as_json else {}
-    title = f"{page['total']} fire(s) of {schedule_id}"
-    rows = [_history_row(i) for i in history.get("items", [])]
-    _print(page, as_json, lambda: print_rows(title, FIRE_COLUMNS, rows))
-
-
-def _instant(iso: str) -> str:
-    """An instant of the skip ledger (ISO, UTC) written as the fires' instants are."""
-    at = datetime.fromisoformat(iso)
-    return str(at if at.tzinfo else at.replace(tzinfo=UTC))
-
-
-def _history_row(item: dict[str, Any]) -> dict[str, Any]:
-    """A fire as it is; a skip range as one row: its instants, ``skipped`` and the reason."""
-    if item["kind"] == "fire":
-        return item
-    first, last = (_instant(item[k]) for k in ("first_instant", "last_instant"))
-    count = item["count"]
-    many = f"{'≥' if item['count_is_lower_bound'] else ''}{count:,}"
-    return {
-        "scheduled_for": first if count == 1 else f"{first} … {last}",
-        "fired_at": "skipped" if count == 1 else f"skipped ({many})",
-        "run_status": item["reason"],
-    }
+    title = messages.fires_title(page["total"], schedule_id)
+    print_history(history or {"items": []}, as_json, title, FIRE_COLUMNS, data=page)
 
 
 WORKFLOW_COLUMNS = ("id", "code", "steps", "schedules", "runs", "description")
@@ -215,17 +163,17 @@ WORKFLOW_COLUMNS = ("id", "code", "steps", "schedules", "runs", "description")
 def workflows_list(app: AppOpt = None, as_json: JsonOpt = False, create: CreateOpt = False) -> None:
     """The workflows the database knows (from their schedules and runs) and those of --app (or
     TOCSIN_APP), each with its schedules and runs; says which have no code loaded here."""
-    with _facade(app, create) as t:
+    with facade(app, create) as t:
         items = list(t.schedules.workflows().values())
     missing = sum(not w["code_loaded"] for w in items)
 
     def render() -> None:
         rows = [_workflow_row(w) for w in items]
-        print_rows(f"{len(items)} workflow(s)", WORKFLOW_COLUMNS, rows)
+        print_rows(messages.count_title(len(items), "workflow"), WORKFLOW_COLUMNS, rows)
         if missing:
             typer.echo(messages.workflows_code_not_loaded(missing))
 
-    _print(items, as_json, render)
+    output(items, as_json, render)
 
 
 def _workflow_row(w: dict[str, Any]) -> dict[str, Any]:
@@ -252,7 +200,7 @@ def workflows_start(
     except ValueError as exc:
         typer.echo(f"error: {messages.input_not_json(exc)}", err=True)
         raise typer.Exit(2) from None
-    with _facade(app, create) as t:
+    with facade(app, create) as t:
         run = t.start_workflow(workflow_id, data, wait=wait)
     typer.echo(json.dumps(run, default=str))
 
@@ -273,11 +221,12 @@ def workflows_runs(
     if workflow_id is not None and workflow is not None and workflow_id != workflow:
         typer.echo(f"error: {messages.workflow_given_twice(workflow_id, workflow)}", err=True)
         raise typer.Exit(2)
-    with _facade(create=create) as t:
+    with facade(create=create) as t:
         page = t.workflow_runs(
             workflow_id=workflow_id or workflow, status=status, skip=skip, limit=limit
         )
-    _print(page, as_json, lambda: print_rows(f"{page['total']} run(s)", RUN_COLUMNS, page["items"]))
+    title = messages.count_title(page["total"], "run")
+    output(page, as_json, lambda: print_rows(title, RUN_COLUMNS, page["items"]))
 
 
 __all__ = ["schedules_app", "workflows_app"]

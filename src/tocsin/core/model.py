@@ -141,6 +141,9 @@ class Run:
     started_at: datetime | None
     finished_at: datetime | None
     next_attempt_at: datetime | None  # a pending automatic retry is not claimed before it
+    # which executor runs it: ``actions`` (a table trigger's run, all of SPEC §8), else the
+    # app's own kind in the one queue (``lane``: a lane attempt, its id the attempt's)
+    kind: str = "actions"
 
     @property
     def dedup_key(self) -> str | None:
@@ -162,7 +165,7 @@ class Run:
         return out
 
 
-_RUN_FIELDS = tuple(f.name for f in fields(Run))
+_RUN_FIELDS = tuple(f.name for f in fields(Run) if f.name != "kind")  # SPEC §8's run dict
 
 
 RUN_TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {

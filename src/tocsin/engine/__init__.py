@@ -8,6 +8,13 @@
 - :mod:`~tocsin.engine.lanes`: the tick's lane pass, its dry run and next fires (SPEC §14)
 - :mod:`~tocsin.engine.lane_admit`: a lane run's admission (SPEC §14 steps 1–2)
 - :mod:`~tocsin.engine.sweeps`: the tick's recovery sweeps (SPEC §6, §9)
+- :mod:`~tocsin.engine.schedules`: ``fire_due_schedules``, the workflow cron schedules' pass
+  (SPEC §12)
+- :mod:`~tocsin.engine.trees`: ``fire_trigger_schedules``, the compound-trigger schedules' pass
+  (SPEC §13)
+- :mod:`~tocsin.engine.backfill`: a workflow schedule's backfill (its own ledger namespace)
+- :mod:`~tocsin.engine.schedule_rows`: a schedule row as the values of the one decision
+- :mod:`~tocsin.engine.schedule_whynot`: workflow schedules' next fires and dry-run entries
 - :mod:`~tocsin.engine.ticker`: the embedded loop, the one reader of the clock here (SPEC §16)
 """
 

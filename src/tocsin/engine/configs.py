@@ -32,7 +32,7 @@ from tocsin import messages
 from tocsin.core.config.adoption import adopt_ids
 from tocsin.core.config.cells import is_plain_json
 from tocsin.core.config.exposure import Saver, stamp_grants, without_grants
-from tocsin.core.config.limits import Limits, check_triggers
+from tocsin.core.config.limits import ConfigLimits, check_triggers
 from tocsin.core.config.triggers import validate_triggers
 from tocsin.core.model import Table, TriggerState
 from tocsin.core.schedules import windows
@@ -81,7 +81,7 @@ def check_triggers_config(
     *,
     table: Table,
     raw: object,
-    limits: Limits,
+    limits: ConfigLimits,
     new_id: Callable[[str], str],
     saver: Saver | None = None,
 ) -> list[dict[str, Any]]:
@@ -143,7 +143,7 @@ def set_triggers_config(
     table: Table,
     raw: object,
     now: datetime,
-    limits: Limits,
+    limits: ConfigLimits,
     new_id: Callable[[str], str],
     saver: Saver | None = None,
 ) -> list[dict[str, Any]]:

@@ -7,8 +7,10 @@ of records, fired identities, active runs) and passes what it read, with ``now``
 - :func:`inspect_stored` turns a stored triggers config into one :class:`StoredTrigger` per
   schedule trigger: a parsed schedule, or the stable SPEC §7 error codes that make the scheduler
   skip it. A broken trigger never hides the others.
-- :func:`classify_clock` decides an interval/daily/cron trigger: its due window (coalesced:
-  only the latest unconsumed window ``<= now``), or why none is due (SPEC §5.3).
+- :func:`clock_decision` decides an interval/daily/cron trigger: the trigger as a schedule
+  decided by :func:`tocsin.core.schedules.decide.decide` (its due window coalesced: only the
+  latest unconsumed window ``<= now``; held by an active run, SPEC §5.3); :func:`clock_verdict`
+  reads it for the preview.
 - :func:`page_identities` + :func:`classify_date_page` decide a page of records for a
   date_column_reached trigger, in the scheduler order of SPEC §7.
 - :func:`classify` is the single entry point over both families (tick, preview and any
@@ -21,12 +23,15 @@ Nothing here raises on a bad cell or a bad stored trigger (SPEC §4.1, §6).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple, TypeGuard
 
 from tocsin.core.config import predicates, triggers
 from tocsin.core.model import TriggerState
 from tocsin.core.schedules import identity, windows
+from tocsin.core.schedules.decide import Decision, decide, table_state, table_timing
+from tocsin.core.schedules.skips import TRIGGER, SkipRange
 from tocsin.core.schedules.spec import DateColumnReached, ScheduleSpec, parse_schedule
 from tocsin.core.time import instants
 
@@ -246,31 +251,49 @@ def clock_next_due(
     return windows.next_window_after(spec, anchor, after)
 
 
-def classify_clock(
-    spec: ScheduleSpec,
+def clock_decision(
+    trigger: StoredTrigger,
+    state: TriggerState,
     *,
-    anchor: datetime,
-    last_consumed: datetime | None,
-    active_run: bool,
     now: datetime,
-) -> ClockVerdict:
-    """The due window of a clock trigger at ``now`` (SPEC §4.2–4.4, §5.3).
+    active_run: bool,
+    paused: bool = False,
+) -> Decision:
+    """THE decision for a table clock trigger (DESIGN §1): the trigger as a schedule under
+    seed 000's fixed policies (:func:`tocsin.core.schedules.decide.table_timing`), decided by
+    :func:`tocsin.core.schedules.decide.decide` as every schedule is. Its skips are the
+    trigger's (:func:`trigger_skips`)."""
+    spec, anchor = trigger.spec, state.anchor
+    if spec is None or isinstance(spec, DateColumnReached) or anchor is None:
+        raise ValueError(f"clock trigger {trigger.trigger_id!r} has no clock timing")
+    timing = table_timing(spec, anchor, paused=paused)
+    row = table_state(timing, state.next_due_at, state.last_consumed, active_run=active_run)
+    return decide(timing, row, (), now)
 
-    Coalescing: only the latest window ``<= now`` that is later than ``last_consumed`` (and not
-    before ``anchor``) is due; the missed ones before it are never run. A pending or running run
-    of the trigger forces ``due_now`` false (one active run).
-    """
-    due_at = windows.due_window(spec, anchor, last_consumed, now)
-    if due_at is not None:
-        next_due: datetime | None = due_at
-    else:
-        next_due = clock_next_due(spec, anchor=anchor, last_consumed=last_consumed)
+
+def trigger_skips(decision: Decision, table_id: str, trigger_id: str) -> list[SkipRange]:
+    """A table clock trigger's decision's skips as the trigger's skip ranges."""
+    return [
+        replace(r, target_kind=TRIGGER, target_id=trigger_id, table_id=table_id)
+        for r in decision.skips
+    ]
+
+
+def clock_verdict(
+    decision: Decision, state: TriggerState, *, active_run: bool, now: datetime
+) -> ClockVerdict:
+    """The preview's reading of a clock trigger's decision (SPEC §7): the window it fires, or
+    the window the one-active-run rule holds; else the next window."""
+    due_at = decision.fires[-1] if decision.fires else None
+    held = decision.next_due_at
+    if active_run and held is not None and held <= now:
+        due_at = held
     return ClockVerdict(
         due_at=due_at,
         due_now=due_at is not None and not active_run,
         active_run=active_run,
-        last_consumed=last_consumed,
-        next_due_at=next_due,
+        last_consumed=state.last_consumed,
+        next_due_at=due_at if due_at is not None else held,
     )
 
 
@@ -429,15 +452,8 @@ def classify(
         return classify_date_page(
             spec, column_type, trigger.when, page, set(fired), now, pauses, held
         )
-    if state.anchor is None:
-        raise ValueError(f"clock trigger {trigger.trigger_id!r} has no anchor")
-    return classify_clock(
-        spec,
-        anchor=state.anchor,
-        last_consumed=state.last_consumed,
-        active_run=active_run,
-        now=now,
-    )
+    decision = clock_decision(trigger, state, now=now, active_run=active_run)
+    return clock_verdict(decision, state, active_run=active_run, now=now)
 
 
 # --- row events ------------------------------------------------------------------------------

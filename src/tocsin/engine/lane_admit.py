@@ -130,7 +130,7 @@ def ensure_lane(tx: Tx, lane: LaneSpec, now: datetime) -> dict[str, Any]:
     store_lanes.insert_lane(tx, values=values)
     row = store_lanes.lock_lane(tx, lane_id=lane.id)
     if row is None:  # inserted above or present: unreachable
-        raise RuntimeError(f"lane row {lane.id!r} vanished")
+        raise RuntimeError(messages.lane_row_vanished(lane.id))
     return row
 
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from tocsin import messages
 from tocsin.core.contract.lane import Window
 from tocsin.core.schedules.decide import Decision, State, decide
 from tocsin.core.schedules.lane import PAGE_INSTANTS, LaneSchedule
@@ -51,7 +52,7 @@ LEDGER_NAMESPACE = "lane"
 def _timing(lane: LaneSpec) -> LaneSchedule:
     timing = lane.timing
     if timing is None:
-        raise ValueError(f"lane {lane.id!r} has no schedule")
+        raise ValueError(messages.lane_without_schedule(lane.id))
     return timing
 
 

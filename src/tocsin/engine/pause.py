@@ -29,13 +29,18 @@ from typing import TYPE_CHECKING, Any
 
 from tocsin import messages
 from tocsin.core.model import Table, TriggerState
-from tocsin.core.schedules import windows
 from tocsin.core.schedules.skips import SkipRange
 from tocsin.core.schedules.spec import CLOCK_KINDS, parse_schedule
 from tocsin.core.time.instants import to_iso
 from tocsin.engine import tick_skips
 from tocsin.engine.configs import ALWAYS_DUE, NEVER_DUE, refresh_table_next_due
-from tocsin.engine.evaluate import Pause, StoredTrigger, clock_next_due, inspect_stored
+from tocsin.engine.evaluate import (
+    Pause,
+    StoredTrigger,
+    clock_decision,
+    inspect_stored,
+    trigger_skips,
+)
 from tocsin.errors import Conflict, NotFound
 from tocsin.store import skips as store_skips
 from tocsin.store import state as store_state
@@ -79,8 +84,11 @@ def resume_trigger(tx: Tx, *, table: Table, trigger_id: str, now: datetime) -> d
     state = _live_state(tx, table, trigger_id)
     if state.paused_at is not None:
         [stored] = inspect_stored([trigger], table.columns, [trigger_id])
-        if stored.spec is not None and stored.spec.kind in CLOCK_KINDS:
-            ranges, _ = tick_skips.paused_skips(stored, state, now)  # the windows not fired
+        if stored.spec is not None and stored.spec.kind in CLOCK_KINDS and state.anchor:
+            decision = clock_decision(stored, state, now=now, active_run=False, paused=True)
+            ranges = trigger_skips(
+                decision, table.id, trigger_id
+            )  # the windows not fired: ``paused``
             store_skips.record_skips(tx, ranges=ranges, now=now)
         last, pauses, next_due = resumed(trigger, table.columns, state, now)
         store_state.resume_state(
@@ -112,11 +120,11 @@ def resumed(
     if spec.kind not in CLOCK_KINDS or state.anchor is None:
         start = state.paused_at or now
         return last, (*pauses, (min(start, now), now)), ALWAYS_DUE
-    due = windows.due_window(spec, state.anchor, last, now)
-    if due is not None:
-        last = due
-    next_due = clock_next_due(spec, anchor=state.anchor, last_consumed=last)
-    return last, pauses, next_due or NEVER_DUE
+    [stored] = inspect_stored([trigger], columns, [state.trigger_id])
+    decision = clock_decision(stored, state, now=now, active_run=False, paused=True)
+    if decision.skips:  # the paused decision gave its owed windows up: the latest is consumed
+        last = decision.state.consumed
+    return last, pauses, decision.next_due_at or NEVER_DUE
 
 
 def pause_view(state: TriggerState) -> dict[str, Any]:

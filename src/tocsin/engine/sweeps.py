@@ -12,6 +12,9 @@ each in its own transaction (one that raises is logged and reports 0).
 - :func:`requeue_stale_workflow_runs` → ``workflow_runs_requeued`` (SPEC §12): running workflow
   runs whose ``updated_at`` heartbeat is older than the stale window (their worker died) go back
   to pending; a worker resumes each after its succeeded steps (the receipts rule, per step).
+- :func:`requeue_lost_lane_attempts` → ``lane_attempts_requeued`` (SPEC §14): the same sweep of
+  the one queue for lane attempts left ``running`` by a worker (or a caller) that died: back to
+  pending, and a worker executes them again (the source is asked again; nothing was recorded).
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ log = logging.getLogger(__name__)
 def recover(store: Store, *, now: datetime, stuck_after_s: float) -> dict[str, int]:
     """Every sweep, each in its own transaction (one that raises is logged and reports 0; a
     database outage is raised):
-    ``trigger_runs_requeued``, ``staged_changes_requeued``, ``workflow_runs_requeued``."""
+    ``trigger_runs_requeued``, ``staged_changes_requeued``, ``workflow_runs_requeued``,
+    ``lane_attempts_requeued``."""
     return {
         "trigger_runs_requeued": _guarded(
             store, lambda tx: requeue_lost_runs(tx, now=now, stuck_after_s=stuck_after_s)
@@ -41,6 +45,9 @@ def recover(store: Store, *, now: datetime, stuck_after_s: float) -> dict[str, i
         "staged_changes_requeued": _guarded(store, lambda tx: requeue_staged_changes(tx, now=now)),
         "workflow_runs_requeued": _guarded(
             store, lambda tx: requeue_stale_workflow_runs(tx, now=now, stuck_after_s=stuck_after_s)
+        ),
+        "lane_attempts_requeued": _guarded(
+            store, lambda tx: requeue_lost_lane_attempts(tx, now=now, stuck_after_s=stuck_after_s)
         ),
     }
 
@@ -67,6 +74,11 @@ def requeue_lost_runs(tx: Tx, *, now: datetime, stuck_after_s: float) -> int:
     pending = requeue_runs(tx, now=now, status="pending", older_than_s=stuck_after_s)
     running = requeue_runs(tx, now=now, status="running", older_than_s=stuck_after_s)
     return pending + running
+
+
+def requeue_lost_lane_attempts(tx: Tx, *, now: datetime, stuck_after_s: float) -> int:
+    """Hand running lane attempts whose worker died back to pending; the count."""
+    return requeue_runs(tx, now=now, status="running", older_than_s=stuck_after_s, kind="lane")
 
 
 def requeue_staged_changes(

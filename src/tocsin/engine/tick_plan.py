@@ -1,5 +1,7 @@
 """The tick's plan (SPEC §5–§6): what one claimed table must write, decided without I/O from
-what the tick read and ``now`` by THE evaluator, so the tick and the preview cannot disagree."""
+what the tick read and ``now``: clock triggers by THE decision of every schedule
+(:func:`tocsin.core.schedules.decide.decide`), date triggers by their per-record scan, so the
+tick, the preview, ``due()`` and ``next_fires`` cannot disagree."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from tocsin.core.schedules import identity
 from tocsin.core.schedules.skips import SkipRange
 from tocsin.engine import evaluate, pause
 from tocsin.engine.configs import ALWAYS_DUE, NEVER_DUE
-from tocsin.engine.tick_skips import clock_skips, invalid_skips
+from tocsin.engine.tick_skips import invalid_skips
 
 Cursor = tuple[datetime, str]  # a record's position: (created_at, id)
 
@@ -114,24 +116,20 @@ def plan_table(
 def decide_clock_trigger(
     trigger: evaluate.StoredTrigger, state: TriggerState, now: datetime, active: bool
 ) -> tuple[Fire | None, datetime | None, list[SkipRange]]:
-    """THE evaluator's verdict for one clock trigger, ``(fire, next_due_at, skips)``: a
-    :data:`Fire` for the coalesced due window or None; its new ``next_due_at``
-    (``state.next_due_at``: nothing to write); the skip records of the windows a fire,
-    or a due window the one-active-run fence holds (once: it moves ``next_due_at`` onto it),
-    replaced."""
-    spec, kept = trigger.spec, state.next_due_at
-    verdict = evaluate.classify(trigger, state, now=now, active_run=active)
-    if spec is None or state.anchor is None or not isinstance(verdict, evaluate.ClockVerdict):
-        return None, kept, []
-    window, held = verdict.due_at, verdict.next_due_at
-    if not verdict.due_now or window is None:
-        if active and held is not None and held != kept and held <= now:
-            return None, held, clock_skips(trigger, state, held, fired=False)
-        return None, held, []
-    after = evaluate.clock_next_due(spec, anchor=state.anchor, last_consumed=window)
-    tid, ident, digest = str(trigger.trigger_id), window_identity(window), state.definition_hash
-    fire = (str(state.table_id), tid, ident, digest, window, None, window, after)
-    return fire, kept, clock_skips(trigger, state, window, fired=True)
+    """THE decision for one clock trigger (:func:`tocsin.engine.evaluate.clock_decision`), as
+    the tick writes it: ``(fire, next_due_at, skips)``: a :data:`Fire` for the window it fires
+    or None; its new ``next_due_at`` (a fire's is written with its window: the state's is kept;
+    a window the one-active-run rule holds: that window); the skip records of the windows a
+    fire replaced, or the hold skipped."""
+    decision = evaluate.clock_decision(trigger, state, now=now, active_run=active)
+    tid, table_id = str(trigger.trigger_id), str(state.table_id)
+    ranges = evaluate.trigger_skips(decision, table_id, tid) if decision.skips else []
+    if not decision.fires:
+        return None, decision.next_due_at, ranges
+    window = decision.fires[-1]
+    ident, digest = window_identity(window), state.definition_hash
+    fire = (table_id, tid, ident, digest, window, None, window, decision.next_due_at)
+    return fire, state.next_due_at, ranges
 
 
 window_identity = lru_cache(maxsize=4096)(identity.clock_identity)  # aligned schedules share

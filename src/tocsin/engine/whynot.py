@@ -4,17 +4,19 @@ Both only read, and decide through the tick's own code: the dry run claims nothi
 the candidate tables with :func:`tocsin.engine.tick.read_and_plan` (the very function the tick
 plans with: THE evaluator, the same date-cursor scan). So what it says fires is what a tick at
 that instant creates; every other trigger gets its reason. Workflow schedules:
-:mod:`tocsin.workflows.whynot`.
+:mod:`tocsin.engine.schedule_whynot`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from tocsin.core.model import TriggerState
+from tocsin.core.schedules.decide import TableClock, next_due
 from tocsin.core.schedules.skips import INVALID_CONFIG, PAUSED, TABLE_TRASHED
 from tocsin.core.schedules.spec import (
     CronSchedule,
@@ -23,12 +25,17 @@ from tocsin.core.schedules.spec import (
     ScheduleSpec,
     zone_name,
 )
-from tocsin.core.schedules.windows import due_window, next_window_after
 from tocsin.core.time.instants import to_iso
-from tocsin.engine.evaluate import DUE_NOW, ClockVerdict, StoredTrigger, classify, inspect_stored
+from tocsin.engine.evaluate import (
+    DUE_NOW,
+    StoredTrigger,
+    clock_decision,
+    clock_verdict,
+    inspect_stored,
+    trigger_skips,
+)
 from tocsin.engine.tick import read_and_plan, scan_date_trigger
 from tocsin.engine.tick_plan import TablePlan
-from tocsin.engine.tick_skips import replaced_range
 from tocsin.store import records as store_records
 from tocsin.store import runs as store_runs
 from tocsin.store import skips as store_skips
@@ -60,18 +67,21 @@ def clock_next_fires(
     (``due``, or ``waiting_for_active_run`` behind the fence), then its windows after ``now``
     (``scheduled``). DST: the windows are the tick's own (gaps never fire, folds fire once)."""
     spec, anchor = trigger.spec, state.anchor
-    if spec is None or anchor is None or trigger_paused(state):
+    if spec is None or isinstance(spec, DateColumnReached) or anchor is None:
         return []
-    verdict = classify(trigger, state, now=now, active_run=active)
-    assert isinstance(verdict, ClockVerdict)
+    if trigger_paused(state):
+        return []
+    decision = clock_decision(trigger, state, now=now, active_run=active)
+    verdict = clock_verdict(decision, state, active_run=active, now=now)
     zone = zone_of(spec)
     out: list[dict[str, Any]] = []
     if verdict.due_at is not None:
         status = "waiting_for_active_run" if active else "due"
         out.append({**instant_view(verdict.due_at, zone), "status": status})
+    clock = TableClock(spec, anchor)  # the decision's own instants after ``now``
     at: datetime | None = now
     while len(out) < n and at is not None:
-        at = next_window_after(spec, anchor, at)
+        at = next_due(clock, {}, at)
         if at is not None:
             out.append({**instant_view(at, zone), "status": "scheduled"})
     return out
@@ -166,8 +176,8 @@ def _why(
             counts[v.verdict] = counts.get(v.verdict, 0) + 1
         counts.pop(DUE_NOW, None)
         return {"status": NOT_DUE, "reason": NO_DUE_RECORDS, "counts": counts, "runs": 0}
-    verdict = classify(trigger, state, now=at, active_run=tid in active)
-    assert isinstance(verdict, ClockVerdict)
+    decision = clock_decision(trigger, state, now=at, active_run=tid in active)
+    verdict = clock_verdict(decision, state, active_run=tid in active, now=at)
     if verdict.active_run and verdict.due_at is not None:
         return {
             "status": "skipped",
@@ -179,10 +189,11 @@ def _why(
 
 
 def record_restore_skips(tx: Tx, *, table_id: str, now: datetime) -> None:
-    """A trashed table was restored at ``now``: the windows its clock triggers owed while it
-    was trashed, up to the latest one (which the next tick still fires, SPEC §5.3), are
-    recorded ``table_trashed``; each trigger's ``next_due_at`` moves onto that latest window
-    (the mark of what is recorded, see :mod:`tocsin.engine.tick_skips`)."""
+    """A trashed table was restored at ``now``: its clock triggers were held as by an active
+    run (their decision under the one-active-run rule): the windows they owed while it was
+    trashed, up to the latest one (which the next tick still fires, SPEC §5.3), are recorded
+    ``table_trashed``; each trigger's ``next_due_at`` moves onto that latest window (the mark
+    of what is recorded)."""
     table = store_records.get_table(tx, table_id=table_id)
     if table is None:
         return
@@ -194,11 +205,16 @@ def record_restore_skips(tx: Tx, *, table_id: str, now: datetime) -> None:
         spec = trigger.spec
         if not trigger.valid or state is None or state.anchor is None or spec is None:
             continue
-        due = due_window(spec, state.anchor, state.last_consumed, now)
-        found = replaced_range(trigger, state, due, TABLE_TRASHED) if due else []
-        if found and due is not None:
+        if isinstance(spec, DateColumnReached):
+            continue
+        held = clock_decision(trigger, state, now=now, active_run=True)
+        found = [
+            replace(r, reason=TABLE_TRASHED)
+            for r in trigger_skips(held, table.id, str(trigger.trigger_id))
+        ]
+        if found and held.next_due_at is not None:
             ranges += found
-            moves.append((table.id, str(trigger.trigger_id), due))
+            moves.append((table.id, str(trigger.trigger_id), held.next_due_at))
     store_skips.record_skips(tx, ranges=ranges, now=now)
     store_state.set_next_dues(tx, next_dues=moves)
 

@@ -12,14 +12,14 @@ The facade (``Tocsin.export`` / ``plan`` / ``apply``) reads the store and writes
 
 from __future__ import annotations
 
-from tocsin.iac.differ import Entry, TablePlan, diff, mark_refused, plan_table
+from tocsin.iac.differ import Entry, TableDocumentPlan, diff, mark_refused, plan_table
 from tocsin.iac.documents import TableDocuments, canonical, dumps, group, loads
 from tocsin.iac.scope import export_documents, resolve, stored_config
 
 __all__ = [
     "Entry",
+    "TableDocumentPlan",
     "TableDocuments",
-    "TablePlan",
     "canonical",
     "diff",
     "dumps",

@@ -32,7 +32,7 @@ Entry = dict[str, Any]
 
 
 @dataclass
-class TablePlan:
+class TableDocumentPlan:
     """One table's plan: its entries, and the config that carries it out (document order, the
     ids of matched and adopted triggers filled in). ``created`` maps an entry's position to the
     position of its trigger in ``config`` (to report the ids a save assigns)."""
@@ -85,9 +85,9 @@ def _shown(trigger: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in comparable(trigger).items() if k != "id"}
 
 
-def plan_table(documents: TableDocuments, stored: Sequence[object]) -> TablePlan:
+def plan_table(documents: TableDocuments, stored: Sequence[object]) -> TableDocumentPlan:
     """The plan of one table: ``documents`` against its ``stored`` triggers config."""
-    plan = TablePlan(documents.name)
+    plan = TableDocumentPlan(documents.name)
     matches = match_triggers(documents.triggers, stored)
     used = {m.stored for m in matches if m.stored is not None}
     for match in matches:
@@ -125,7 +125,7 @@ Check = Callable[[list[dict[str, Any]]], object]
 ``PermissionDenied``: an action beyond the saving token's reach)."""
 
 
-def mark_refused(plan: TablePlan, check: Check) -> None:
+def mark_refused(plan: TableDocumentPlan, check: Check) -> None:
     """Mark each entry whose trigger ``check`` refuses: ``"action": "invalid"`` and ``detail``.
 
     ``check`` runs on the whole config first (one call when it passes). When it refuses, each
@@ -156,4 +156,4 @@ def mark_refused(plan: TablePlan, check: Check) -> None:
         raise refusal
 
 
-__all__ = ["Check", "Entry", "TablePlan", "diff", "mark_refused", "plan_table"]
+__all__ = ["Check", "Entry", "TableDocumentPlan", "diff", "mark_refused", "plan_table"]

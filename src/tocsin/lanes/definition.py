@@ -128,9 +128,9 @@ class Lane:
                 raise _fail("schedule", self.schedule)
             cron.parse(expression, dialect="extended")  # raises CronError (a ConfigError)
             if zone is None:
-                raise _fail("schedule.timezone (a scheduled lane names its zone)", None)
+                raise _fail(messages.LANE_ZONE_MISSING, None)
             if self.timezone is not None and self.timezone != zone:
-                raise _fail("timezone (differs from schedule.timezone)", self.timezone)
+                raise _fail(messages.LANE_ZONE_DIFFERS, self.timezone)
         if not isinstance(zone, str) or not is_known_zone(zone):
             raise _fail("timezone", zone)
         return zone

@@ -8,6 +8,7 @@ every name is imported from here: ``from tocsin import messages``, ``messages.NA
 from __future__ import annotations
 
 from tocsin.messages.actions import *  # noqa: F403
+from tocsin.messages.cli import *  # noqa: F403
 from tocsin.messages.data import *  # noqa: F403
 from tocsin.messages.edges import *  # noqa: F403
 from tocsin.messages.process import *  # noqa: F403

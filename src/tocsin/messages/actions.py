@@ -92,3 +92,6 @@ def slots_materialized(created: int, days: int, first_day: str) -> str:
 
 def action_needs_string(action_type: str, key: str) -> str:
     return f"{action_type} action needs a non-empty '{key}' string"
+
+
+ACTION_DEADLINE_REACHED = "the action's deadline passed"

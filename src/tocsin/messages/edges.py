@@ -271,3 +271,8 @@ def studio_lane_instant_invalid(field: str, value: object, zone: str) -> str:
         f"window {field} must be a date and time like 2026-09-08T07:30 (read in the lane's "
         f"zone, {zone}); got {value!r}"
     )
+
+
+INSTANT_NOT_TEXT = (
+    "an instant is ISO 8601 text such as '2026-12-01T09:00:00Z', not a number of seconds"
+)

@@ -100,3 +100,50 @@ IAC_APPLY_CANCELLED = "Apply cancelled."
 IAC_EXPORT_NEEDS_WHAT = "give --scope (trigger documents), --schedules or --workflow"
 
 CLAIM_PAST_LIMIT = "a claim met another at a trigger's max_concurrent; claiming again"
+
+
+# ---- a caller's mistake in the Python API (never a user's input: that is checked first) ----
+def run_pool_size_invalid(size: object) -> str:
+    return f"RunPool size must be >= 1, got {size}"
+
+
+RUN_POOL_FULL = "RunPool.submit without a free slot"
+TENANT_SAVE_NEEDS_TOKEN = "a tenant save needs the principal of a stored token"
+
+
+def staged_operation_unknown(operation: object) -> str:
+    return f"unknown staged operation {operation!r}"
+
+
+def change_decision_invalid(status: object) -> str:
+    return f"decide_change: {status!r} is not a decision"
+
+
+def change_finish_invalid(status: object) -> str:
+    return f"finish_change: {status!r} does not follow applying"
+
+
+def store_naive_datetime(value: object) -> str:
+    return f"naive datetime refused by the store: {value!r}"
+
+
+MIGRATIONS_OUTSIDE_TOCSIN = "tocsin migrations run through tocsin.store.migrate.upgrade_to_head"
+
+
+def pool_role_unknown(role: object) -> str:
+    return f"unknown pool role {role!r}"
+
+
+def run_filter_unknown(status: object, known: object) -> str:
+    return f"unknown run status filter {status!r}; expected one of {known}"
+
+
+def finish_status_invalid(status: object) -> str:
+    return f"finish_run: not a terminal status: {status!r}"
+
+
+def requeue_runs_status_invalid(status: object) -> str:
+    return f"requeue_runs: status must be pending or running, not {status!r}"
+
+
+WRITE_IN_READ_ONLY = "write attempted in a read-only transaction"

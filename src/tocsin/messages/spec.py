@@ -14,9 +14,20 @@ DAILY_TIMEZONE_NOT_STRING = (
 )
 
 
+#: The most of a refused zone name a text quotes (IANA names are far shorter): a 100 KB "zone"
+#: is not echoed back whole.
+ZONE_QUOTE_CHARS = 64
+
+
+def quoted_zone(tz: object) -> str:
+    """``tz`` as a text quotes it: whole up to ``ZONE_QUOTE_CHARS``, else cut with ``…``."""
+    text = str(tz)
+    return text if len(text) <= ZONE_QUOTE_CHARS else text[:ZONE_QUOTE_CHARS] + "…"
+
+
 def daily_timezone_unknown(tz: str) -> str:
     return (
-        f"daily schedule timezone '{tz}' is not a known IANA zone. "
+        f"daily schedule timezone '{quoted_zone(tz)}' is not a known IANA zone. "
         "use an IANA name like 'Asia/Taipei' or 'America/New_York'"
     )
 

@@ -374,3 +374,31 @@ def max_concurrent_on_clock(trigger_id: str) -> str:
         f"trigger '{trigger_id}': max_concurrent applies to row-event triggers only"
         " (a schedule trigger already runs one run at a time)"
     )
+
+
+# ---- the cron functions' arguments (``tocsin.Cron``, ``tocsin.core.time.cron``) ----
+def cron_repeated_invalid(repeated: object) -> str:
+    return f"repeated must be 'first' or 'both', got {repeated!r}"
+
+
+def cron_instant_naive(instant: object) -> str:
+    return f"cron evaluation needs an aware datetime, got naive {instant!r}"
+
+
+def cron_dialect_unknown(dialect: object) -> str:
+    return f"unknown cron dialect {dialect!r}; expected 'strict' or 'extended'"
+
+
+def zone_without_offset(zone: object) -> str:
+    return f"zone {zone} has no UTC offset"
+
+
+def zone_argument_invalid(tz: object) -> str:
+    return f"tz must be an IANA zone name or a ZoneInfo, got {type(tz).__name__}"
+
+
+def zone_unknown(tz: object) -> str:
+    return f"unknown IANA timezone {tz!r}"
+
+
+TABLE_CLOCK_WITHOUT_TREE = "a table clock trigger has no trigger tree"

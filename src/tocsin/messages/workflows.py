@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
+from tocsin.messages.spec import quoted_zone
+
 
 # §12 workflows and code-declared schedules
 def workflow_id_invalid(kind: str, value: object) -> str:
@@ -13,7 +17,7 @@ def workflow_id_invalid(kind: str, value: object) -> str:
 
 def schedule_timezone_unknown(tz: object) -> str:
     return (
-        f"schedule timezone '{tz}' is not a known IANA zone. "
+        f"schedule timezone '{quoted_zone(tz)}' is not a known IANA zone. "
         "use an IANA name like 'Asia/Taipei' or 'America/New_York'"
     )
 
@@ -89,6 +93,13 @@ def workflow_unknown(workflow_id: object) -> str:
     return f"unknown workflow '{workflow_id}': no workflow with this id is registered"
 
 
+def workflow_start_input_invalid(workflow_id: str, problems: list[str]) -> str:
+    return (
+        f"input invalid for workflow '{workflow_id}' (its input model refuses it; "
+        f"nothing was started): {'; '.join(problems)}"
+    )
+
+
 SCHEDULE_NOT_FOUND = "schedule not found"
 WORKFLOW_RUN_NOT_FOUND = "workflow run not found"
 
@@ -141,6 +152,24 @@ def contract_mismatch(field: str, expected: object, found: object) -> str:
     return f"contract field '{field}' does not verify: expected {expected!r}, found {found!r}"
 
 
+# what a contract field was expected to be, and what was found where it was absent
+CONTRACT_EXPECTED_VALUE = "a value"
+CONTRACT_FOUND_MISSING = "missing"
+CONTRACT_EXPECTED_TEXT = "a non-empty string"
+CONTRACT_EXPECTED_INSTANT = "RFC 3339 with an offset"
+CONTRACT_EXPECTED_REFS = "a list of refs"
+CONTRACT_EXPECTED_LIST = "a list"
+CONTRACT_EXPECTED_REJECTIONS = "{ref, reason} entries"
+CONTRACT_EXPECTED_NOT_ASKED = "rejected or ignored"
+CONTRACT_EXPECTED_NO_SELECTION = "empty (source not asked)"
+CONTRACT_EXPECTED_OBJECT = "a JSON object"
+CONTRACT_EXPECTED_AFTER_START = "after window.start_inclusive"
+
+
+def contract_expected_attempt(run_id: str) -> str:
+    return f"attempt_<hash of {run_id} and 1..>"
+
+
 def selection_policy_raised(exc: BaseException) -> str:
     return f"selection policy raised {type(exc).__name__}: {exc}"
 
@@ -148,8 +177,16 @@ def selection_policy_raised(exc: BaseException) -> str:
 def lane_window_invalid(start: object, end: object) -> str:
     return (
         f"a lane window needs two aware instants with start < end (half-open [start, end)); "
-        f"got start={start!r}, end={end!r}"
+        f"got start={_instant(start)}, end={_instant(end)}"
     )
+
+
+def _instant(value: object) -> str:
+    """An instant as RFC 3339 (a naive one marked so); anything else as its repr."""
+    if isinstance(value, datetime):
+        text = value.isoformat()
+        return text if value.tzinfo is not None else f"{text} (naive)"
+    return repr(value)
 
 
 def lane_instant_out_of_range(instant: object, earliest: object, latest: object) -> str:
@@ -162,6 +199,18 @@ def lane_attempt_invalid(attempt: object) -> str:
 
 def lane_invalid(field: str, value: object) -> str:
     return f"invalid lane {field}: {value!r}"
+
+
+LANE_ZONE_MISSING = "schedule.timezone (a scheduled lane names its zone)"
+LANE_ZONE_DIFFERS = "timezone (differs from schedule.timezone)"
+
+
+def lane_row_vanished(lane_id: str) -> str:
+    return f"lane row {lane_id!r} vanished"
+
+
+def lane_without_schedule(lane_id: str) -> str:
+    return f"lane {lane_id!r} has no schedule"
 
 
 def lane_duplicate(lane_id: str) -> str:
@@ -184,6 +233,10 @@ def lane_decision_invalid(decision: object) -> str:
     return f"invalid decision filter {decision!r}: use ready, noop, stopped, rejected or ignored"
 
 
+LANE_WINDOW_MISSING = (
+    "this lane trigger needs a window: "
+    '{"start_inclusive": ..., "end_exclusive": ...}, two aware instants with start < end'
+)
 LANE_RETRY_NEEDS_RUN_ID = "a retry names the run it retries: pass run_id"
 LANE_RUN_ID_ONLY_FOR_RETRY = "run_id is only accepted with kind='retry'"
 LANE_SCHEDULED_NEEDS_TIME = (
@@ -252,6 +305,10 @@ def iac_plan_invalid(count: int) -> str:
     """``tocsin plan`` / ``tocsin apply`` when documents would be refused (exit 1)."""
     noun = "document is" if count == 1 else "documents are"
     return f"{count} {noun} invalid: apply would refuse them (400) and write nothing"
+
+
+def trigger_unreadable(exc: object) -> str:
+    return f"unreadable trigger: {exc}"
 
 
 # --- schedule documents: imperative workflow schedules as code (SPEC §11, §12) --------------

@@ -53,7 +53,7 @@ def apply_change(env: ActionEnv, change: dict[str, Any], *, now: datetime) -> No
     elif operation == "delete":
         env.records.delete_record(table_id, change["record_id"], now=now)
     else:
-        raise ValueError(f"unknown staged operation {operation!r}")
+        raise ValueError(messages.staged_operation_unknown(operation))
 
 
 def apply_approved(

@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Callable
 from functools import partial
 
+from tocsin import messages
 from tocsin.store.outage import OutageLog
 
 log = logging.getLogger(__name__)
@@ -46,7 +47,7 @@ class RunPool:
         self, size: int, *, per_scope: int | None = None, outage: OutageLog | None = None
     ) -> None:
         if size < 1:
-            raise ValueError(f"RunPool size must be >= 1, got {size}")
+            raise ValueError(messages.run_pool_size_invalid(size))
         self.size = size
         self.per_scope = None if per_scope is None else max(1, per_scope)
         self._scoped: Counter[str] = Counter()  # jobs running per scope (those given one)
@@ -83,7 +84,7 @@ class RunPool:
         ``scope``, when given: the job counts toward that scope's share)."""
         with self._changed:
             if self._free(scope) < 1:
-                raise RuntimeError("RunPool.submit without a free slot")
+                raise RuntimeError(messages.RUN_POOL_FULL)
             self._active += 1
             if scope is not None:
                 self._scoped[scope] += 1

@@ -122,9 +122,21 @@ def _never() -> bool:
     return False
 
 
+class KindExecutor(Protocol):
+    """Runs a claimed run of the app's own kind (``Run.kind``: a lane attempt) to its outcome
+    (``done|failed|released|lost``, in the kind's words where it has its own); never raises."""
+
+    def __call__(self, run: Run, *, now: datetime) -> str: ...
+
+
 @dataclass(slots=True, kw_only=True)
 class Worker:
-    """Executes runs with ``env`` under ``policy``; ``should_stop`` is polled between actions."""
+    """Executes runs with ``env`` under ``policy``; ``should_stop`` is polled between actions.
+
+    One worker for every kind of the one queue: a table trigger's runs (kind ``actions``) are
+    executed here; a run of another kind goes to its executor in ``executors`` (by kind), and
+    the claim takes such runs only of ``own`` (their ``trigger_id``: the lanes this process
+    has)."""
 
     env: ActionEnv
     policy: TransientPolicy = field(default_factory=TransientPolicy)
@@ -133,6 +145,9 @@ class Worker:
     backoff_max_s: float = DEFAULT_CAP_S
     stamps: PassClock | None = None  # receipts' instants (runs.clock.pass_clock); else clock
     after: str = ""  # the claim's turn among scopes without a pool (with one: the pool's)
+    executors: Mapping[str, KindExecutor] = field(default_factory=dict)
+    own: tuple[str, ...] = ()
+    actions: bool = True  # False: claims runs of ``own`` only (``Tocsin.lanes.work``)
 
     def time(self, fallback: datetime) -> datetime:
         """A fresh reading of ``clock`` when the worker has one, else ``fallback`` (a fixed now)."""
@@ -156,20 +171,36 @@ class Worker:
         tables: dict[str, Table | None] = {}
         after = self.after if pool is None else pool.after
         held, cap = (None, None) if pool is None else (pool.held(), pool.per_scope)
+        own = self.own if self.executors else ()
         with self.env.store.begin() as tx:
-            claimed = claim_scoped_runs(tx, now=now, limit=limit, after=after, held=held, cap=cap)
-            for table_id in {run.table_id for run, _scope in claimed}:
+            claimed = claim_scoped_runs(
+                tx,
+                now=now,
+                limit=limit,
+                after=after,
+                held=held,
+                cap=cap,
+                own=own,
+                actions=self.actions,
+            )
+            for table_id in {run.table_id for run, _scope in claimed if run.kind == "actions"}:
                 tables[table_id] = get_table(tx, table_id=table_id, include_trashed=True)
         after = next_turn(after, {scope for _run, scope in claimed})
         if pool is None:
             self.after = after
         else:
             pool.after = after
-        return [(run, tables[run.table_id], tenant_of(scope)) for run, scope in claimed]
+        return [(run, tables.get(run.table_id), tenant_of(scope)) for run, scope in claimed]
 
     def execute(self, run: Run, table: Table | None, *, now: datetime) -> str:
         """Run a claimed run to its outcome: ``done|failed|retrying|released|lost``. Never
-        raises."""
+        raises. A run of another kind goes to its kind's executor."""
+        if run.kind != "actions":
+            try:
+                return self.executors[run.kind](run, now=now)
+            except Exception:  # an executor never raises; the run is the stale sweep's then
+                log.exception("%s run %s failed unexpectedly", run.kind, run.id)
+                return "failed"
         try:
             return self._execute(run, table, now=now)
         except Exception as exc:  # the worker itself never dies on a run

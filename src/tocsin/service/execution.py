@@ -18,7 +18,7 @@ from tocsin.runs.clock import pass_clock
 from tocsin.runs.drain import drain
 from tocsin.runs.pool import RunPool
 from tocsin.runs.retry import TransientPolicy, retry_run
-from tocsin.runs.worker import Worker
+from tocsin.runs.worker import KindExecutor, Worker
 from tocsin.service.base import Core, Service
 from tocsin.service.data import TablesService
 from tocsin.service.exposure import RunGate
@@ -75,6 +75,10 @@ class ExecutionState:
     resolve: Resolver | None = None
     workflows: WorkflowStarter | None = None
     policy: TransientPolicy = field(default_factory=TransientPolicy)
+    # the executors of the app's own kinds of run in the one queue (``lane``), and the
+    # ``trigger_id`` of those this process executes (its registered lanes)
+    executors: dict[str, KindExecutor] = field(default_factory=dict)
+    own: Callable[[], tuple[str, ...]] = tuple
 
 
 class RunsService(Service):
@@ -143,8 +147,10 @@ class RunsService(Service):
         should_stop: Callable[[], bool] | None = None,
         clock: Callable[[], datetime] | None = None,
         pool: RunPool | None = None,
+        actions: bool = True,
     ) -> int:
         """Apply approved staged changes, then execute pending runs; returns runs executed.
+        ``actions`` false: the app's own runs only (lane attempts), no staged change.
 
         A given ``now`` stamps the whole pass. Otherwise ``clock`` (default: the real clock) is
         read again before each claim and each action, so runs of a long pass stay fresh.
@@ -156,13 +162,17 @@ class RunsService(Service):
         read = None if now is not None else (clock or self.wall_clock)
         at = self._now(now) if read is None else read()
         env = self.action_env()
-        apply_approved(env, now=at, policy=self.execution.policy, limit=limit)
+        if actions:
+            apply_approved(env, now=at, policy=self.execution.policy, limit=limit)
         worker = Worker(
             env=env,
             policy=self.execution.policy,
             clock=read,
             backoff_max_s=self.settings.db_backoff_max_s,
             stamps=pass_clock(at) if read is None else None,  # the pass's now, plus elapsed
+            executors=self.execution.executors,
+            own=self.execution.own(),
+            actions=actions,
         )
         if should_stop is not None:
             worker.should_stop = should_stop

@@ -35,7 +35,7 @@ def saver(core: Core, principal: Principal | None) -> Saver | None:
     if principal is None:
         return None
     if principal.token_id is None:  # a principal built in process, not by a token lookup
-        raise ValueError("a tenant save needs the principal of a stored token")
+        raise ValueError(messages.TENANT_SAVE_NEEDS_TOKEN)
     return Saver(
         token_id=principal.token_id,
         may_write=principal.has(WRITE),

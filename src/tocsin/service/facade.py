@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
+from functools import partial
 from typing import Any, Self
 
 import httpx
@@ -53,6 +54,9 @@ class Tocsin:
         self._health = HealthService(core)
         self._lanes = Lanes(store, {}, core.now, settings.stuck_after_s, workflows.owe_sync)
         self._lanes.alert_env = self._runs.action_env
+        self._runs.execution.executors["lane"] = self._lanes.execute_claimed  # the one queue's
+        self._runs.execution.own = self._lanes.ids
+        self._lanes.drain = partial(self._runs.work, actions=False)
 
     @classmethod
     def open(
@@ -150,17 +154,17 @@ class Tocsin:
         clock: Callable[[], datetime] | None = None,
         pool: RunPool | None = None,
     ) -> int:
-        """Approved staged changes and pending table runs, then workflow runs, then lane attempts:
-        at most ``limit`` in all; returns how many ran (with ``pool``: started). A given ``now``
-        stamps the pass; else ``clock`` (default: the real one) is read before each claim."""
+        """Approved staged changes and the one queue's runs (table runs and lane attempts, the
+        scopes in turn), then workflow runs: at most ``limit`` in all; returns how many ran
+        (with ``pool``: started). A given ``now`` stamps the pass; else ``clock`` (default: the
+        real one) is read before each claim."""
         done = 0
         for stage in (self._runs.work, self._workflows.work):
             left = None if limit is None else limit - done
             done += stage(now, left, should_stop=should_stop, clock=clock, pool=pool)
             if limit is not None and done >= limit:
                 return done
-        at = base.edge_now(now) if now is not None else (clock or self.wall_clock)()
-        return done + self._lanes.work(at, None if limit is None else limit - done)
+        return done
 
     # --- tables, records, triggers config, preview, runs listing (TablesService) -----------------
     def create_table(
@@ -465,9 +469,12 @@ class Tocsin:
         wait: bool = True,
         initial_state: Mapping[str, Any] | None = None,
         request_context: Mapping[str, Any] | None = None,
+        check_input: bool = False,
     ) -> dict[str, Any]:
         """Start a registered workflow; ``wait=True`` runs it now and returns the finished run
-        (``suspended`` when a step suspended it), ``wait=False`` returns it ``pending``."""
+        (``suspended`` when a step suspended it), ``wait=False`` returns it ``pending``.
+        ``check_input=True``: an input the workflow's model refuses is a ``ValidationError``
+        and nothing is written (the HTTP route's behaviour)."""
         return self._workflows.start_workflow(
             workflow_id,
             input,
@@ -475,6 +482,7 @@ class Tocsin:
             wait=wait,
             initial_state=initial_state,
             request_context=request_context,
+            check_input=check_input,
         )
 
     def workflow_runs(

@@ -96,7 +96,7 @@ class IacService(Service):
 
     def _plans(
         self, scope: str | None, scope_id: str | None, tables: list[object]
-    ) -> list[iac.TablePlan]:
+    ) -> list[iac.TableDocumentPlan]:
         if not tables:
             return []
         if scope is None or scope_id is None:
@@ -173,7 +173,7 @@ class IacService(Service):
         self,
         scope: str | None,
         scope_id: str | None,
-        plans: Sequence[iac.TablePlan],
+        plans: Sequence[iac.TableDocumentPlan],
         *,
         mark: bool,
         principal: Principal | None = None,

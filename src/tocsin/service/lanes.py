@@ -36,6 +36,7 @@ from tocsin import messages
 from tocsin.actions.base import ActionEnv
 from tocsin.core.contract.lane import Window, check_instant
 from tocsin.core.contract.verify import verify
+from tocsin.core.model import Run
 from tocsin.core.schedules.skips import LANE
 from tocsin.engine.lane_admit import Admission, admit, legacy_ids
 from tocsin.engine.lanes import (
@@ -61,6 +62,8 @@ DECISION_STATUSES = ("ready", "noop", "stopped", "rejected", "ignored")
 
 
 def _window(value: object) -> Window:
+    if value is None:
+        raise ValidationError(messages.LANE_WINDOW_MISSING)
     if not isinstance(value, tuple | list) or len(value) != 2:
         raise ValidationError(messages.lane_window_invalid(value, None))
     return Window(value[0], value[1])
@@ -89,6 +92,8 @@ class Lanes:
         self._on_register = on_register  # the facade's: lanes registered → the sync is owed
         # what a failed handler's on_failure actions run with (the facade wires the runs')
         self.alert_env: Callable[[], ActionEnv | None] | None = None
+        # the one worker restricted to lane attempts (the facade wires the runs')
+        self.drain: Callable[[datetime, int | None], int] | None = None
 
     def register(self, lanes: Iterable[Lane]) -> None:
         added: dict[str, Lane] = {}
@@ -323,30 +328,40 @@ class Lanes:
         return fire_due_lanes(self._store, self._registry, now=now, stale_after_s=self._stale)
 
     def work(self, now: datetime, limit: int | None = None) -> int:
-        """Execute pending (tick-admitted) attempts of the registered lanes; returns how many."""
-        if not self._registry:
+        """Execute pending attempts of the registered lanes (tick-admitted, or automatic retries
+        whose ``next_attempt_at`` passed) through the one worker; returns how many."""
+        if not self._registry or self.drain is None:
             return 0
-        with self._store.read() as tx:
-            rows = store_lanes.pending_attempts(
-                tx, lane_ids=sorted(self._registry), limit=limit, now=now
-            )
-        done = 0
-        for row in rows:
-            lane = self._registry[row["lane_id"]]
-            adm = self._claim(lane, row, now)
-            if adm is not None:
-                self._execute(lane, adm, now)
-                done += 1
-        return done
+        return self.drain(now, limit)
+
+    def ids(self) -> tuple[str, ...]:
+        """The ids of the registered lanes: the lane attempts this process's worker claims."""
+        return tuple(sorted(self._registry))
+
+    def execute_claimed(self, run: Run, *, now: datetime) -> str:
+        """The lane attempts' executor of the one worker (``runs.worker``): execute the attempt
+        the one claim took (``run.id``, its queue row, already ``running``); ``recorded`` or
+        ``failed`` (a policy version changed since its admission)."""
+        lane = self._registry.get(run.trigger_id)
+        if lane is None:  # not claimed by a process without the lane; gone since: swept back
+            return "lost"
+        adm = self._admission(lane, run.id, now)
+        if adm is None:
+            return "failed"
+        self._execute(lane, adm, now)
+        return "recorded"
 
     def _execute(self, lane: Lane, adm: Admission, now: datetime) -> None:
         execute(
             self._store, lane, adm, now=now, stale_after_s=self._stale, alert_env=self.alert_env
         )
 
-    def _claim(self, lane: Lane, row: Mapping[str, Any], now: datetime) -> Admission | None:
+    def _admission(self, lane: Lane, attempt_id: str, now: datetime) -> Admission | None:
+        """The admission of a claimed attempt, its run marked ``running``; None when it failed
+        at once (its run's policy version is not the lane's any more)."""
         with self._store.begin() as tx:
-            if not store_lanes.claim_attempt(tx, attempt_id=row["attempt_id"], now=now):
+            row = store_lanes.get_attempt(tx, attempt_id=attempt_id)
+            if row is None:
                 return None
             run = store_lanes.get_run(tx, run_id=row["run_id"])
             if run is None:

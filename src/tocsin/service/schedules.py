@@ -16,24 +16,26 @@ from datetime import datetime
 from typing import Any
 
 from tocsin import messages
-from tocsin.core.schedules.decide import decide
 from tocsin.core.schedules.skips import SCHEDULE
 from tocsin.core.schedules.tree import Node, from_json
 from tocsin.core.time.instants import require_aware
-from tocsin.errors import ConfigError, Conflict, NotFound, ValidationError
+from tocsin.engine.backfill import (
+    MAX_WITHOUT_FORCE,
+    Progress,
+    backfill_instants,
+    run_backfill,
+)
+from tocsin.engine.schedule_whynot import schedule_next_fires
+from tocsin.engine.schedules import resume_schedule
+from tocsin.errors import Conflict, NotFound, ValidationError
 from tocsin.service.history import schedule_history
+from tocsin.service.schedule_views import public_schedule, table_ids, trigger_view
 from tocsin.service.whynot import check_n, skip_view
 from tocsin.store import records as store_records
 from tocsin.store import schedules as store_schedules
 from tocsin.store import skips as store_skips
 from tocsin.store import workflow_runs as store_wf_runs
 from tocsin.store.tx import Store, Tx
-from tocsin.workflows.backfill import (
-    MAX_WITHOUT_FORCE,
-    Progress,
-    backfill_instants,
-    run_backfill,
-)
 from tocsin.workflows.definition import (
     CatchUp,
     DeclaredSchedule,
@@ -42,11 +44,8 @@ from tocsin.workflows.definition import (
     Workflow,
     declared_schedules,
 )
-from tocsin.workflows.sync import check_trigger_ids
-from tocsin.workflows.timing import next_fire_of, schedule_of, state_of
-from tocsin.workflows.trigger_views import table_ids, trigger_view
-from tocsin.workflows.views import public_schedule, public_workflow
-from tocsin.workflows.whynot import schedule_next_fires
+from tocsin.workflows.sync import check_trigger_ids, schedule_row
+from tocsin.workflows.views import public_workflow
 
 MAX_PAGE = 500
 MAX_ID = 64
@@ -77,36 +76,13 @@ def _table_names(tx: Tx, rows: Iterable[Mapping[str, Any]]) -> dict[str, str]:
 
 
 def imperative_row(sid: str, decl: DeclaredSchedule, at: datetime) -> dict[str, Any]:
-    """The row of a new imperative schedule; its payload must be plain JSON."""
-    payload = {
-        "input_data": decl.input_data,
-        "initial_state": decl.initial_state,
-        "request_context": decl.request_context,
-        "metadata": decl.metadata,
-    }
+    """The row of a new imperative schedule ``sid``; its payload must be plain JSON."""
+    payload = [decl.input_data, decl.initial_state, decl.request_context, decl.metadata]
     try:
         json.dumps(payload, allow_nan=False)
     except (TypeError, ValueError):
         raise ValidationError(messages.not_plain_json("schedule data")) from None
-    return {
-        "id": sid,
-        "workflow_id": decl.workflow_id,
-        "source": "imperative",
-        "cron": decl.cron,
-        "timezone": decl.timezone,
-        "overlap": decl.overlap,
-        "catch_up": decl.catch_up,
-        "max_catch_up": decl.max_catch_up,
-        **payload,
-        "paused": False,
-        "next_fire_at": next_fire_of(decl.cron, decl.timezone, decl.trigger, at),
-        "last_fire_id": None,
-        "trigger_tree": decl.trigger,
-        "latches": None,
-        "evaluated_at": at,
-        "created_at": at,
-        "updated_at": at,
-    }
+    return schedule_row(replace(decl, id=sid), at, source="imperative")
 
 
 class Schedules:
@@ -194,17 +170,7 @@ class Schedules:
         with self._store.begin() as tx:
             row = _require(tx, schedule_id)
             if row["paused"]:
-                values: dict[str, Any] = {"paused": False}
-                try:
-                    decision = decide(schedule_of(row), state_of(row, busy=False), (), at)
-                except (ConfigError, ValueError):  # unreadable: the tick records why
-                    values["next_fire_at"] = at
-                else:
-                    store_skips.record_skips(tx, ranges=list(decision.skips), now=at)
-                    values["next_fire_at"] = decision.next_due_at
-                    if decision.state.evaluated_at is not None:
-                        values["evaluated_at"] = decision.state.evaluated_at
-                store_schedules.update_schedule(tx, schedule_id=row["id"], values=values, now=at)
+                resume_schedule(tx, row, at)
             return self._view(tx, _require(tx, schedule_id))
 
     def create(

@@ -18,6 +18,7 @@ from tocsin.engine.evaluate import inspect_stored
 from tocsin.engine.lane_admit import LaneSpec
 from tocsin.engine.lanes import lane_entries
 from tocsin.engine.runnow import run_trigger_now
+from tocsin.engine.schedule_whynot import schedule_entries
 from tocsin.engine.whynot import clock_next_fires, dry_run_tables
 from tocsin.errors import NotFound, ValidationError
 from tocsin.service.base import Service
@@ -26,7 +27,6 @@ from tocsin.store import runs as store_runs
 from tocsin.store import skips as store_skips
 from tocsin.store import state as store_state
 from tocsin.store.tx import Tx
-from tocsin.workflows.whynot import schedule_entries
 
 MAX_NEXT = 1000
 

@@ -19,8 +19,12 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from pydantic import ValidationError as ModelError
+
 from tocsin import messages
 from tocsin.engine.ids import uuid7
+from tocsin.engine.schedules import fire_all_due_schedules, fire_due_schedules, new_run
+from tocsin.engine.trees import fire_trigger_schedules
 from tocsin.errors import Conflict, NotFound, TocsinError, ValidationError
 from tocsin.runs.pool import RunPool
 from tocsin.service.base import Core, Service
@@ -28,9 +32,7 @@ from tocsin.service.schedules import Schedules, check_page
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.tx import Tx
 from tocsin.workflows import runner
-from tocsin.workflows.compound import fire_trigger_schedules
 from tocsin.workflows.definition import Workflow
-from tocsin.workflows.firing import fire_all_due_schedules, fire_due_schedules, new_run
 from tocsin.workflows.sync import sync_schedules
 from tocsin.workflows.views import public_run, public_workflow
 
@@ -141,10 +143,15 @@ class WorkflowService(Service):
         wait: bool = True,
         initial_state: Mapping[str, Any] | None = None,
         request_context: Mapping[str, Any] | None = None,
+        check_input: bool = False,
     ) -> dict[str, Any]:
         """Start a registered workflow; ``wait=True`` runs it now and returns the finished run
-        (``suspended`` when a step suspended it), ``wait=False`` returns it ``pending``."""
+        (``suspended`` when a step suspended it), ``wait=False`` returns it ``pending``.
+        ``check_input``: an input the workflow's input model refuses is a ``ValidationError``
+        and nothing is written (else the run is written and fails on it, as a scheduled one)."""
         at = self._now(now)
+        if check_input:
+            self._check_input(workflow_id, input)
         row = self._pending_run(workflow_id, input, at, initial_state, request_context)
         self._sync_if_owed(at)
         with self.store.begin() as tx:
@@ -154,6 +161,22 @@ class WorkflowService(Service):
                 self.store, self.workflows, row["id"], now=at, alert_env=self.alert_env
             )
         return self.get_workflow_run(row["id"])
+
+    def _check_input(self, workflow_id: str, input: Any) -> None:
+        """``ValidationError`` naming each refusal when ``workflow_id``'s input model refuses
+        ``input``; an unknown workflow is ``NotFound``."""
+        model = self._workflow(workflow_id).input
+        if model is None:
+            return
+        try:
+            model.model_validate(_plain(input))
+        except ModelError as exc:
+            problems = [
+                f"{'.'.join(str(p) for p in e['loc']) or 'input'}: {e['msg']}" for e in exc.errors()
+            ]
+            raise ValidationError(
+                messages.workflow_start_input_invalid(workflow_id, problems)
+            ) from None
 
     def _pending_run(
         self,

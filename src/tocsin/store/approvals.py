@@ -19,6 +19,7 @@ from typing import Any
 
 from sqlalchemy import bindparam, func, insert, select, update
 
+from tocsin import messages
 from tocsin.store.errors import map_db_errors
 from tocsin.store.schema import staged_changes
 from tocsin.store.tx import Tx
@@ -90,7 +91,7 @@ def decide_change(
     """``staged → approved | rejected``; None when the change is not staged any more."""
     tx.require_writable()
     if status not in CHANGE_TRANSITIONS["staged"]:
-        raise ValueError(f"decide_change: {status!r} is not a decision")
+        raise ValueError(messages.change_decision_invalid(status))
     stmt = (
         update(staged_changes)
         .where(
@@ -144,7 +145,7 @@ def finish_change(tx: Tx, *, change_id: str, status: str, error: str | None, now
     """``applying → applied | failed | approved`` (approved: hand back after a transient error)."""
     tx.require_writable()
     if status not in CHANGE_TRANSITIONS["applying"]:
-        raise ValueError(f"finish_change: {status!r} does not follow applying")
+        raise ValueError(messages.change_finish_invalid(status))
     values: dict[str, Any] = {"status": status, "error": error, "updated_at": now}
     if status == "applied":
         values["applied_at"] = now

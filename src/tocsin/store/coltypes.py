@@ -8,6 +8,8 @@ from typing import Any
 from sqlalchemy import DateTime, Dialect
 from sqlalchemy.types import TypeDecorator
 
+from tocsin import messages
+
 
 class UTCDateTime(TypeDecorator[datetime]):
     """Aware UTC in Python, naive UTC in the database (the same on SQLite and PostgreSQL)."""
@@ -19,7 +21,7 @@ class UTCDateTime(TypeDecorator[datetime]):
         if value is None:
             return None
         if value.tzinfo is None:
-            raise ValueError(f"naive datetime refused by the store: {value!r}")
+            raise ValueError(messages.store_naive_datetime(value))
         return value.astimezone(UTC).replace(tzinfo=None)
 
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:

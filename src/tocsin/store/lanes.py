@@ -8,6 +8,11 @@ The fences:
 - ``insert_run``: ``run_id`` is the primary key, inserted ``ON CONFLICT DO NOTHING``;
 - ``allocate_attempt``: ``UPDATE … SET attempts = attempts + 1 … RETURNING attempts`` — the row
   lock makes the numbers of one run distinct, and ``(run_id, attempt)`` is unique besides.
+
+An attempt is a run of the one queue (``runs``, kind ``lane``, its id the attempt's): its queue
+columns live there only (``state`` is ``runs.status``; ``next_attempt_at``, ``updated_at``), its
+contract and outcome in ``lane_attempts``. The functions here take and answer the attempt as one
+mapping, with those names, and split each write between the two tables.
 """
 
 from __future__ import annotations
@@ -19,12 +24,23 @@ from typing import Any
 from sqlalchemy import and_, func, insert, or_, select, update
 
 from tocsin.store.dialects import upsert_insert
-from tocsin.store.schema import lane_attempts, lane_runs, lanes
+from tocsin.store.schema import APP_RUN_SCOPE, lane_attempts, lane_runs, lanes, runs
 from tocsin.store.tx import Tx
 
 L = lanes
 R = lane_runs
 A = lane_attempts
+Q = runs  # an attempt's queue row
+
+# an attempt's columns that are its queue row's (``runs``), by the attempt's name for them
+_QUEUE = {"state": Q.c.status, "next_attempt_at": Q.c.next_attempt_at, "updated_at": Q.c.updated_at}
+_ATTEMPT = (
+    *(c for c in A.c),
+    Q.c.status.label("state"),
+    Q.c.next_attempt_at,
+    Q.c.updated_at,
+)
+_JOINED = A.join(Q, Q.c.id == A.c.attempt_id)
 
 
 def insert_lane(tx: Tx, *, values: Mapping[str, Any]) -> bool:
@@ -175,16 +191,49 @@ def update_run(tx: Tx, *, run_id: str, values: Mapping[str, Any], now: datetime)
 
 
 def insert_attempt(tx: Tx, *, values: Mapping[str, Any]) -> None:
+    """Insert an attempt and its queue row (``state``: its status; ``pending``: for a worker,
+    ``running``: the caller executes it, ``recorded``: decided at admission)."""
     tx.require_writable()
-    tx.conn.execute(insert(A).values(**values))
-    tx.wake_workers(values.get("state") == "pending")
+    queue, detail = _split(values)
+    status = queue.get("state", "pending")
+    tx.conn.execute(
+        insert(Q).values(
+            id=detail["attempt_id"],
+            kind="lane",
+            table_id="",
+            trigger_id=detail["lane_id"],
+            source="lane",
+            clock=False,
+            status=status,
+            attempts=0 if status == "pending" else 1,
+            action_results=[],
+            payload={},
+            created_at=detail["created_at"],
+            updated_at=queue.get("updated_at", detail["created_at"]),
+            started_at=None if status == "pending" else detail["created_at"],
+            # the instant its run is for: attempts one tick admitted run in that order
+            scheduled_for=select(R.c.scheduled_for)
+            .where(R.c.run_id == detail["run_id"])
+            .scalar_subquery(),
+            next_attempt_at=queue.get("next_attempt_at"),
+            scope=APP_RUN_SCOPE,
+        )
+    )
+    tx.conn.execute(insert(A).values(**detail))
+    tx.wake_workers(status == "pending")
+
+
+def _split(values: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """An attempt's values as its queue row's (by the attempt's names) and its own."""
+    queue = {k: v for k, v in values.items() if k in _QUEUE}
+    return queue, {k: v for k, v in values.items() if k not in _QUEUE}
 
 
 def _attempt_select() -> Any:
-    """Attempts with their run's instants (known before the contract is)."""
-    return select(A, R.c.scheduled_for, R.c.window_start, R.c.window_end, R.c.zone).join(
-        R, R.c.run_id == A.c.run_id
-    )
+    """Attempts (with their queue row's state) and their run's instants (known before the
+    contract is)."""
+    instants = (R.c.scheduled_for, R.c.window_start, R.c.window_end, R.c.zone)
+    return select(*_ATTEMPT, *instants).select_from(_JOINED.join(R, R.c.run_id == A.c.run_id))
 
 
 def get_attempt(tx: Tx, *, attempt_id: str) -> dict[str, Any] | None:
@@ -193,51 +242,39 @@ def get_attempt(tx: Tx, *, attempt_id: str) -> dict[str, Any] | None:
     return dict(row) if row is not None else None
 
 
-def claim_attempt(tx: Tx, *, attempt_id: str, now: datetime) -> bool:
-    """``pending → running`` for one attempt; False when another worker claimed it."""
-    tx.require_writable()
-    stmt = (
-        update(A)
-        .where(A.c.attempt_id == attempt_id, A.c.state == "pending")
-        .values(state="running", updated_at=now)
-    )
-    return tx.conn.execute(stmt).rowcount == 1
-
-
 def finish_attempt(tx: Tx, *, attempt_id: str, values: Mapping[str, Any], now: datetime) -> None:
+    """Write an attempt's ``values`` (its queue row's ``state`` and ``next_attempt_at`` there,
+    the rest on the attempt); its queue row's ``updated_at`` is ``now``, and a final state is
+    its ``finished_at``."""
     tx.require_writable()
-    stmt = update(A).where(A.c.attempt_id == attempt_id).values(**values, updated_at=now)
-    tx.conn.execute(stmt)
+    queue, detail = _split(values)
+    moved: dict[str, Any] = {"updated_at": now}
+    if "state" in queue:
+        moved["status"] = queue["state"]
+        if queue["state"] in ("recorded", "failed"):
+            moved["finished_at"] = now
+    if "next_attempt_at" in queue:
+        moved["next_attempt_at"] = queue["next_attempt_at"]
+    tx.conn.execute(update(Q).where(Q.c.id == attempt_id).values(**moved))
+    if detail:
+        tx.conn.execute(update(A).where(A.c.attempt_id == attempt_id).values(**detail))
 
 
 def supersede_attempts(tx: Tx, *, run_id: str, error: str, now: datetime) -> int:
     """A retry took over the run: its attempts still ``pending`` / ``running`` → ``failed``
-    (a superseded pending attempt is never claimed by ``work``)."""
+    (a superseded pending attempt is never claimed)."""
     tx.require_writable()
+    live = select(A.c.attempt_id).where(A.c.run_id == run_id)
     stmt = (
-        update(A)
-        .where(A.c.run_id == run_id, A.c.state.in_(("pending", "running")))
-        .values(state="failed", error=error, updated_at=now)
+        update(Q)
+        .where(Q.c.id.in_(live), Q.c.status.in_(("pending", "running")))
+        .values(status="failed", updated_at=now, finished_at=now)
+        .returning(Q.c.id)
     )
-    return int(tx.conn.execute(stmt).rowcount)
-
-
-def pending_attempts(
-    tx: Tx, *, lane_ids: Sequence[str], limit: int | None, now: datetime | None = None
-) -> list[dict[str, Any]]:
-    """Attempts of ``lane_ids`` admitted by the tick (or an automatic retry whose
-    ``next_attempt_at`` is not after ``now``) and not yet executed, oldest first, and the runs
-    one tick admitted in the order of their instants (``ix_lane_attempts_state``)."""
-    due = [] if now is None else [or_(A.c.next_attempt_at.is_(None), A.c.next_attempt_at <= now)]
-    stmt = (
-        select(A)
-        .join(R, R.c.run_id == A.c.run_id)
-        .where(A.c.state == "pending", A.c.lane_id.in_(list(lane_ids)), *due)
-        .order_by(A.c.created_at, R.c.scheduled_for, A.c.attempt_id)
-    )
-    if limit is not None:
-        stmt = stmt.limit(limit)
-    return [dict(r) for r in tx.conn.execute(stmt).mappings()]
+    ids = [str(r[0]) for r in tx.conn.execute(stmt)]
+    if ids:
+        tx.conn.execute(update(A).where(A.c.attempt_id.in_(ids)).values(error=error))
+    return len(ids)
 
 
 def run_attempt_outcomes(tx: Tx, *, run_id: str) -> list[tuple[str | None, Any]]:
@@ -301,7 +338,8 @@ def lane_summaries(tx: Tx, *, lane_id: str | None = None) -> dict[str, dict[str,
             info["decisions"][row["decision_status"]] = int(row["n"])
     if not out:
         return out
-    newest = select(A.c.lane_id, A.c.decision_status, A.c.state).where(
+    newest = select(A.c.lane_id, A.c.decision_status, Q.c.status.label("state"))
+    newest = newest.select_from(_JOINED).where(
         or_(
             *(
                 and_(A.c.lane_id == lane, A.c.created_at == info["last_at"])
@@ -317,7 +355,6 @@ def lane_summaries(tx: Tx, *, lane_id: str | None = None) -> dict[str, dict[str,
 
 __all__ = [
     "allocate_attempt",
-    "claim_attempt",
     "claim_due_lanes",
     "find_run",
     "finish_attempt",
@@ -333,7 +370,6 @@ __all__ = [
     "list_lane_rows",
     "lock_lane",
     "overlapping_run",
-    "pending_attempts",
     "run_attempt_outcomes",
     "supersede_attempts",
     "update_lane",

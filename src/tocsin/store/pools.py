@@ -26,6 +26,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from tocsin import messages
+
 API, WORKER, TICKER = "api", "worker", "ticker"
 ROLES = (API, WORKER, TICKER)
 
@@ -51,7 +53,7 @@ def current_role() -> str:
 def bound(role: str) -> Iterator[None]:
     """Transactions opened inside take ``role``'s pool, unless a role is bound already."""
     if role not in ROLES:
-        raise ValueError(f"unknown pool role {role!r}")
+        raise ValueError(messages.pool_role_unknown(role))
     token = _ROLE.set(role) if _ROLE.get() is None else None
     try:
         yield

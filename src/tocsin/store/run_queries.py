@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, and_, func, null, or_, select
 
+from tocsin import messages
 from tocsin.core.model import Run
 from tocsin.store.errors import map_db_errors
 from tocsin.store.runs import RUN_COLUMNS, RUN_FIELDS, RUN_STATUSES, run_value
@@ -35,7 +36,7 @@ def count_stuck_runs(tx: Tx, *, now: datetime, stuck_after_s: float) -> int:
     stmt = (
         select(func.count())
         .select_from(runs)
-        .where(stuck_condition(now=now, stuck_after_s=stuck_after_s))
+        .where(stuck_condition(now=now, stuck_after_s=stuck_after_s), runs.c.kind == "actions")
     )
     return int(tx.conn.execute(stmt).scalar_one())
 
@@ -59,7 +60,7 @@ def list_runs(
     snapshots are not read (``payload`` None): a page of 500 runs of 255 KB records would be
     128 MB; ``runs.get_run`` has it."""
     if status is not None and status not in RUN_FILTERS:
-        raise ValueError(f"unknown run status filter {status!r}; expected one of {RUN_FILTERS}")
+        raise ValueError(messages.run_filter_unknown(status, RUN_FILTERS))
     where: list[ColumnElement[bool]] = [runs.c.table_id == table_id]
     if trigger_id is not None:
         where.append(runs.c.trigger_id == trigger_id)
@@ -99,8 +100,9 @@ def has_other_active_run(tx: Tx, *, table_id: str, trigger_id: str, run_id: str)
 
 
 def count_runs(tx: Tx, *, status: str | None = None) -> int:
-    """How many runs exist (with ``status``, when given): benches and drain tests read this."""
-    stmt = select(func.count()).select_from(runs)
+    """How many table trigger runs exist (with ``status``, when given): benches and drain
+    tests read this."""
+    stmt = select(func.count()).select_from(runs).where(runs.c.kind == "actions")
     if status is not None:
         stmt = stmt.where(runs.c.status == status)
     with map_db_errors():

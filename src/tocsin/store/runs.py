@@ -257,9 +257,14 @@ def claim_scoped_runs(
     after: str = "",
     held: Mapping[str, int] | None = None,
     cap: int | None = None,
+    own: Sequence[str] = (),
+    actions: bool = True,
 ) -> list[tuple[Run, str]]:
-    """Claim up to ``limit`` pending runs, the scopes in turn: ``pending → running``,
-    ``attempts + 1``.
+    """Claim up to ``limit`` pending runs of every kind, the scopes in turn: ``pending →
+    running``, ``attempts + 1``: the one claim of the one queue. A table trigger's runs (kind
+    ``actions``) are always claimable; the app's own runs (a lane attempt) only when their
+    ``trigger_id`` (the lane) is one of ``own``, those this process can execute; with
+    ``actions`` false, only those. ``Run.kind`` says which executor a claimed run goes to.
 
     Eligible: ``status = 'pending'`` and ``next_attempt_at`` NULL or ``<= now`` (a run waiting
     for its automatic-retry backoff is left alone). Fair: a run's scope is its table's
@@ -293,6 +298,8 @@ def claim_scoped_runs(
         "room": _ENCODE(room),
         "cap": limit if cap is None else cap,
         "visit": limit + full,  # the scopes at their cap are visited and passed over
+        "own": _ENCODE(sorted(own)),
+        "actions": 1 if actions else 0,
     }
     with map_db_errors():
         if tx.is_postgres:
@@ -302,7 +309,14 @@ def claim_scoped_runs(
         if limited and tx.is_postgres:
             _recount(tx, limited)
         claimed = [(_run_value(row), str(row.scope)) for row in rows]
-    return sorted(claimed, key=lambda claim: (claim[0].created_at, claim[0].id))
+    return sorted(claimed, key=_claim_order)
+
+
+def _claim_order(claim: tuple[Run, str]) -> tuple[datetime, datetime, str]:
+    """Creation order; lane attempts created together (one tick's) by their run's instant."""
+    run = claim[0]
+    due = run.scheduled_for if run.kind == "lane" and run.scheduled_for else run.created_at
+    return run.created_at, due, run.id
 
 
 def _recount(tx: Tx, limited: Mapping[str, int]) -> None:
@@ -346,17 +360,18 @@ def next_turn(after: str, scopes: Iterable[str]) -> str:
 # takes by rank, then visiting order.
 _VISIT = """
 fwd(scope, n) AS (
-  SELECT (SELECT scope FROM runs{by} WHERE status = 'pending' AND scope > :after
-          ORDER BY scope LIMIT 1), 1
+  SELECT (SELECT scope FROM runs AS r{by} WHERE status = 'pending' AND scope > :after
+          AND {own} ORDER BY scope LIMIT 1), 1
   UNION ALL
   SELECT (SELECT r.scope FROM runs AS r{by} WHERE r.status = 'pending' AND r.scope > fwd.scope
-          ORDER BY r.scope LIMIT 1), fwd.n + 1
+          AND {own} ORDER BY r.scope LIMIT 1), fwd.n + 1
   FROM fwd WHERE fwd.scope IS NOT NULL AND fwd.n < :visit
 ), wrap(scope, n) AS (
-  SELECT (SELECT scope FROM runs{by} WHERE status = 'pending' ORDER BY scope LIMIT 1), 1
+  SELECT (SELECT scope FROM runs AS r{by} WHERE status = 'pending' AND {own}
+          ORDER BY scope LIMIT 1), 1
   UNION ALL
   SELECT (SELECT r.scope FROM runs AS r{by} WHERE r.status = 'pending' AND r.scope > wrap.scope
-          ORDER BY r.scope LIMIT 1), wrap.n + 1
+          AND {own} ORDER BY r.scope LIMIT 1), wrap.n + 1
   FROM wrap WHERE wrap.scope IS NOT NULL AND wrap.scope <= :after AND wrap.n < :visit
 ), seen AS (
   SELECT u.scope, u.ord, {tenant} AS tenant FROM (
@@ -379,6 +394,15 @@ fwd(scope, n) AS (
 )"""
 
 _DUE = "(r.next_attempt_at IS NULL OR r.next_attempt_at <= :now)"
+# the kinds a claimer executes: every table run, the app's own runs of ``:own`` (JSON list)
+_PG_OWN = (
+    "((r.kind = 'actions' AND :actions = 1) OR (r.kind <> 'actions' AND r.trigger_id IN"
+    " (SELECT jsonb_array_elements_text(CAST(:own AS jsonb)))))"
+)
+_SQLITE_OWN = (
+    "((r.kind = 'actions' AND :actions = 1) OR (r.kind <> 'actions' AND r.trigger_id IN"
+    " (SELECT value FROM json_each(:own))))"
+)
 _PER_SCOPE = "{least}(a.room, (:limit + a.k - 1) / a.k)"  # limit / scopes, rounded up
 _RANKED = """
 SELECT id FROM (
@@ -399,6 +423,7 @@ _PG_PICK = (
         least="least",
         tenant="split_part(u.scope, '/', 1)",
         room="CAST(CAST(:room AS jsonb) ->> s.tenant AS integer)",
+        own=_PG_OWN,
     )
     + """, cand AS (
   SELECT c.id, c.updated_at, a.scope, a.ord, a.tenant, a.tenant_room FROM allowed AS a
@@ -406,6 +431,8 @@ _PG_PICK = (
     SELECT r.id, r.updated_at FROM runs AS r
     WHERE r.status = 'pending' AND r.scope = a.scope AND """
     + _DUE
+    + " AND "
+    + _PG_OWN
     + """
     ORDER BY r.updated_at, r.id LIMIT """
     + _PER_SCOPE.format(least="least")
@@ -424,6 +451,7 @@ _SQLITE_PICK = (  # SQLite: no LATERAL, and a LIMIT cannot name the outer row: c
         least="min",
         tenant="substr(u.scope, 1, instr(u.scope || '/', '/') - 1)",
         room="(SELECT j.value FROM json_each(:room) AS j WHERE j.key = s.tenant)",
+        own=_SQLITE_OWN,
     )
     + """, cand AS (
   SELECT c.id, c.updated_at, c.scope, a.ord, a.tenant, a.tenant_room, a.room, a.k
@@ -431,6 +459,8 @@ _SQLITE_PICK = (  # SQLite: no LATERAL, and a LIMIT cannot name the outer row: c
     SELECT r.id FROM runs AS r INDEXED BY ix_runs_pending_scope
     WHERE r.status = 'pending' AND r.scope = a.scope AND """
     + _DUE
+    + " AND "
+    + _SQLITE_OWN
     + """
     ORDER BY r.updated_at, r.id LIMIT :limit
   )
@@ -538,7 +568,7 @@ def finish_run(
     """``running → done | failed`` (optionally with the final receipts); False if fenced out."""
     tx.require_writable()
     if status not in _FINISHED or not RunStatus.RUNNING.may_become(RunStatus(status)):
-        raise ValueError(f"finish_run: not a terminal status: {status!r}")
+        raise ValueError(messages.finish_status_invalid(status))
     params: dict[str, Any] = {"p_run_id": run_id, "p_attempts": attempts, "p_status": status}
     params.update(p_error=error, p_now=now)
     stmt = _FINISH
@@ -698,8 +728,10 @@ def requeue_runs(
     status: str,
     older_than_s: float,
     table_id: str | None = None,
+    kind: str = "actions",
 ) -> int:
-    """Hand lost work back to the workers; returns how many runs moved.
+    """Hand lost work back to the workers; returns how many runs moved (of ``kind``: a table
+    trigger's runs unless told; the tick's sweep also hands back the app's own kinds).
 
     - ``status='pending'``: pending runs last (re-)enqueued longer than ``older_than_s`` ago
       (their delivery was lost): re-stamped ``enqueued_at = now``, still pending.
@@ -708,7 +740,7 @@ def requeue_runs(
     """
     tx.require_writable()
     if status not in ("pending", "running"):
-        raise ValueError(f"requeue_runs: status must be pending or running, not {status!r}")
+        raise ValueError(messages.requeue_runs_status_invalid(status))
     cutoff = now - timedelta(seconds=older_than_s)
     # pending: ``IN (status, '')`` (no run has the status '') is what ``status = 'pending'`` is,
     # without implying the partial ``ix_runs_pending_scope``, which holds every pending run: the
@@ -731,6 +763,7 @@ def requeue_runs(
         values = {"enqueued_at": now}
     if table_id is not None:
         conds.append(runs.c.table_id == table_id)
+    conds.append(runs.c.kind == kind)
     stmt = update(runs).where(*conds).values(**values)
     with map_db_errors():
         moved = int(tx.conn.execute(stmt).rowcount)

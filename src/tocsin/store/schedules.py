@@ -149,7 +149,7 @@ def claim_due_schedules(tx: Tx, *, now: datetime, limit: int) -> list[dict[str, 
     sql = (
         f"SELECT {_DUE_SELECT} FROM workflow_schedules"
         f" WHERE paused = false AND next_fire_at IS NOT NULL AND next_fire_at <= {mark}"
-        " AND trigger_tree IS NULL"  # compound triggers: tocsin.workflows.compound
+        " AND trigger_tree IS NULL"  # compound triggers: tocsin.engine.trees
         f" ORDER BY next_fire_at, id LIMIT {mark}"
     )
     if tx.is_postgres:

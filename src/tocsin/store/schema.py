@@ -145,11 +145,21 @@ occurrence_ledger = Table(
     PrimaryKeyConstraint("table_id", "trigger_id", "identity"),
 )
 
-# §8 runs
+# the kinds of run in the one queue (``runs.kind``): a table trigger's actions, a lane attempt
+RUN_KINDS = ("actions", "lane")
+APP_RUN_SCOPE = "app"  # the scope of the app's own runs (lane attempts): one of the claim's turns
+
+# §8 runs: the one run queue. Every run, whatever its kind, is a row here with its queue columns
+# (kind, status, scope, attempts, next_attempt_at, updated_at: the lease, started/finished_at);
+# what only one kind has stays in that kind's table, keyed by the run's id (a lane attempt:
+# ``lane_attempts.attempt_id``). Status words are per kind: pending and running are shared, the
+# final ones are the kind's (actions: done | failed; lane: recorded | failed). A table trigger's
+# run has its columns here; a lane attempt's row has table_id '' and its lane as trigger_id.
 runs = Table(
     "runs",
     metadata,
-    Column("id", String(36), primary_key=True),
+    Column("id", String(48), primary_key=True),
+    Column("kind", String(16), nullable=False, server_default=text("'actions'")),
     Column("table_id", String(36), nullable=False),  # no FK: a run outlives its table (§8)
     Column("trigger_id", String(64), nullable=False),
     Column("record_id", String(36), nullable=True),
@@ -494,7 +504,6 @@ lane_attempts = Table(
     Column("attempt", Integer, nullable=False),
     Column("kind", String(16), nullable=False),  # scheduled | manual | retry
     Column("observed_at", UTCDateTime, nullable=False),
-    Column("state", String(16), nullable=False),  # pending → running → recorded | failed
     Column("decision_status", String(16), nullable=True),
     Column("decision_reason", String(32), nullable=True),
     Column("contract", JSON(none_as_null=True), nullable=True),
@@ -502,14 +511,12 @@ lane_attempts = Table(
     Column("handler_error", Text, nullable=True),
     Column("error", Text, nullable=True),  # an attempt that failed before its decision
     Column("created_at", UTCDateTime, nullable=False),
-    Column("updated_at", UTCDateTime, nullable=False),
-    # automatic retries (0029): a pending retry is not claimed before this; the alert's outcome
-    Column("next_attempt_at", UTCDateTime, nullable=True),
+    # the failure alert's outcome (0029). The attempt's queue columns (state: pending → running
+    # → recorded | failed, next_attempt_at, updated_at) are its row in ``runs`` (0030)
     Column("alert", JSON(none_as_null=True), nullable=True),
     UniqueConstraint("run_id", "attempt", name="uq_lane_attempts_run_attempt"),
     Index("ix_lane_attempts_page", "lane_id", "created_at"),
     Index("ix_lane_attempts_decision", "lane_id", "decision_status", "created_at"),
-    Index("ix_lane_attempts_state", "state", "created_at"),
 )
 
 # §13 the event outbox: written in the transaction of its cause, consumed (deleted) by the tick

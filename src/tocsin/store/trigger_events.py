@@ -1,6 +1,6 @@
 """The event outbox, compound-trigger schedule state and workflow definition hashes (SPEC §13).
 
-Named statements only; the rules live in ``tocsin.workflows.compound``.
+Named statements only; the rules live in ``tocsin.engine.trees``.
 
 - An event row is inserted in the transaction of its cause (a record write, a workflow run's
   success, a sync that changed a definition): it exists exactly when its cause committed.

@@ -29,6 +29,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine
 
+from tocsin import messages
 from tocsin.errors import StorageFull
 from tocsin.store import pools
 from tocsin.store.errors import map_db_errors
@@ -75,7 +76,7 @@ class Tx:
 
     def require_writable(self) -> None:
         if self.readonly:
-            raise RuntimeError("write attempted in a read-only transaction")
+            raise RuntimeError(messages.WRITE_IN_READ_ONLY)
 
     def append(self, writer: Writer, row: Any) -> None:
         """Insert ``row`` with ``writer`` (rows in, one statement): at once, or in a batch's

@@ -85,16 +85,18 @@ def lane_detail(
     skip = (page - 1) * RUNS_PAGE
     found = t.lanes.contracts(lane_id, skip=skip, limit=RUNS_PAGE, decision=decision)
     lane = _with_words(t.lanes.get(lane_id))
-    history: dict[str, Any] = {"history": [], "fire_pages": None, "skips_left_off": 0}
+    history: dict[str, Any] = {"what": "lane", "paused": lane["paused"]}
     if lane["cron"]:
         size = request.app.state.settings.studio_fires_per_page
         shown = t.lanes.fires(lane_id, skip=(fires - 1) * size, limit=size)
         pages = pager(request, fires, size, shown["total"], decision=decision)
         runs_page = (("page", str(page)),) if page > 1 else ()
-        history = {
+        history |= {
             "history": shown["items"],
+            "has_fires": any(i["kind"] == "fire" for i in shown["items"]),
             "fire_pages": replace(pages, key="fires", params=pages.params + runs_page),
             "skips_left_off": shown["skips_left_off"],
+            "next_due": lane["next_fire_at"],
         }
     return render(
         request,
@@ -107,24 +109,6 @@ def lane_detail(
         pages=pager(request, page, RUNS_PAGE, found["total"], decision=decision),
         **history,
     )
-
-
-@router.post("/lanes/{lane_id}/pause")
-@html_page
-def pause(request: Request, viewer: ViewerDep, form: FormDep, lane_id: LaneId) -> Response:
-    """Pause the lane's scheduled runs (CSRF and ``schedules:write``), then the lane page."""
-    check_post(viewer, form, allowed=viewer.writes_schedules)
-    facade(request).lanes.pause(lane_id, now=utc_now(request))
-    return redirect(f"/lanes/{lane_id}")
-
-
-@router.post("/lanes/{lane_id}/resume")
-@html_page
-def resume(request: Request, viewer: ViewerDep, form: FormDep, lane_id: LaneId) -> Response:
-    """Resume the lane's scheduled runs (CSRF and ``schedules:write``), then the lane page."""
-    check_post(viewer, form, allowed=viewer.writes_schedules)
-    facade(request).lanes.resume(lane_id, now=utc_now(request))
-    return redirect(f"/lanes/{lane_id}")
 
 
 def _form_instant(form: dict[str, str], field: str, zone: str) -> datetime:
@@ -148,6 +132,25 @@ def trigger_manual(request: Request, viewer: ViewerDep, form: FormDep, lane_id: 
         raise NotFound(messages.lane_unknown(lane_id))
     window = (_form_instant(form, "start", lane.zone), _form_instant(form, "end", lane.zone))
     service.trigger(lane_id, window, kind="manual", now=utc_now(request))
+    return redirect(f"/lanes/{lane_id}")
+
+
+# after ``…/trigger``: a verb route listed first would answer 422 for it
+@router.post("/lanes/{lane_id}/{verb}")
+@html_page
+def pause_or_resume(
+    request: Request,
+    viewer: ViewerDep,
+    form: FormDep,
+    lane_id: LaneId,
+    verb: Annotated[str, Path(pattern="^(pause|resume)$")],
+) -> Response:
+    """Pause or resume the lane's scheduled runs (CSRF and ``schedules:write``), then the lane
+    page."""
+    check_post(viewer, form, allowed=viewer.writes_schedules)
+    service = facade(request).lanes
+    action = service.pause if verb == "pause" else service.resume
+    action(lane_id, now=utc_now(request))
     return redirect(f"/lanes/{lane_id}")
 
 

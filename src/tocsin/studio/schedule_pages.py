@@ -30,6 +30,7 @@ router = APIRouter(include_in_schema=False)
 SCHEDULES_PAGE = 50
 NEXT_FIRES = 5
 NON_TERMINAL = frozenset({"pending", "running", "suspended"})
+PANEL = "/fires"  # a page's fire history panel alone, polled by the page
 ID = r"^[A-Za-z0-9_.-]{1,64}$"
 ScheduleId = Annotated[str, Path(pattern=ID)]
 PageQ = Annotated[int, Query(ge=1, le=1_000_000)]
@@ -125,6 +126,7 @@ def _next_fires(request: Request, schedule_id: str) -> list[dict[str, Any]]:
 
 
 @router.get("/workflows/schedules/{schedule_id}")
+@router.get("/workflows/schedules/{schedule_id}" + PANEL)
 @html_page
 def schedule_detail(
     request: Request,
@@ -133,8 +135,14 @@ def schedule_detail(
     page: PageQ = 1,
 ) -> Response:
     """Metadata, Pause / Resume, a compound trigger's tree with its latches (SPEC §13), and the
-    fire history."""
+    fire history; at ``…/fires`` the history panel alone, fires and skips (polled by the page)."""
     _require_read(viewer)
+    if request.scope["route"].path.endswith(PANEL):  # the route matched, not the URL
+        schedule = facade(request).schedules.get(schedule_id)
+        panel = _fires(request, schedule, page)
+        return render(
+            request, "fires_panel.html", viewer=viewer, schedule=schedule, page=page, **panel
+        )
     schedule = facade(request).schedules.get(schedule_id, now=utc_now(request))
     trigger = schedule.get("trigger")
     extra: dict[str, Any] = {
@@ -146,21 +154,6 @@ def schedule_detail(
     return render(
         request, "schedule.html", viewer=viewer, schedule=schedule, page=page, **extra, **panel
     )
-
-
-@router.get("/workflows/schedules/{schedule_id}/fires")
-@html_page
-def fires_panel(
-    request: Request,
-    viewer: ViewerDep,
-    schedule_id: ScheduleId,
-    page: PageQ = 1,
-) -> Response:
-    """The history panel alone, fires and skips (polled by the detail page)."""
-    _require_read(viewer)
-    schedule = facade(request).schedules.get(schedule_id)
-    panel = _fires(request, schedule, page)
-    return render(request, "fires_panel.html", viewer=viewer, schedule=schedule, page=page, **panel)
 
 
 @router.post("/workflows/schedules/{schedule_id}/{verb}")

@@ -17,7 +17,7 @@ from fastapi import APIRouter, Path, Query, Request, Response
 from tocsin import messages
 from tocsin.errors import NotFound, PermissionDenied, TocsinError
 
-from .schedule_pages import PageQ, fires_panel_values
+from .schedule_pages import PANEL, PageQ, fires_panel_values
 from .web import (
     FormDep,
     Viewer,
@@ -187,23 +187,16 @@ def table_url(table: dict[str, Any]) -> str:
 
 
 @router.get("/tables/{table_id}/triggers/{trigger_id}")
+@router.get("/tables/{table_id}/triggers/{trigger_id}" + PANEL)
 @html_page
 def trigger_detail(
     request: Request, viewer: ViewerDep, table_id: TableId, trigger_id: TriggerId, page: PageQ = 1
 ) -> Response:
-    """One trigger: its words, next fires, Pause/Resume and its fire history."""
-    values = _trigger_page(request, viewer, table_id, trigger_id, page, whole=True)
-    return render(request, "trigger.html", viewer=viewer, **values)
-
-
-@router.get("/tables/{table_id}/triggers/{trigger_id}/fires")
-@html_page
-def trigger_fires_panel(
-    request: Request, viewer: ViewerDep, table_id: TableId, trigger_id: TriggerId, page: PageQ = 1
-) -> Response:
-    """The history panel alone (polled by the trigger page)."""
-    values = _trigger_page(request, viewer, table_id, trigger_id, page, whole=False)
-    return render(request, "fires_panel.html", viewer=viewer, **values)
+    """One trigger: its words, next fires, Pause/Resume and its fire history; at ``…/fires``
+    the history panel alone (polled by the trigger page)."""
+    whole = not request.scope["route"].path.endswith(PANEL)  # the route matched, not the URL
+    values = _trigger_page(request, viewer, table_id, trigger_id, page, whole=whole)
+    return render(request, "trigger.html" if whole else "fires_panel.html", viewer=viewer, **values)
 
 
 @router.post("/tables/{table_id}/runs/{run_id}/retry")

@@ -1,6 +1,6 @@
 """A compound trigger (SPEC §13) in words, for the Studio schedule pages.
 
-Pure: it reads the ``trigger`` view of ``t.schedules.get(id)`` (``workflows.trigger_views``:
+Pure: it reads the ``trigger`` view of ``t.schedules.get(id)`` (``service.schedule_views``:
 the JSON tree where each time leaf carries ``next`` and each event leaf ``latched_since``) and
 gives the template nested blocks, one per node:
 

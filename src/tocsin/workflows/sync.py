@@ -22,15 +22,14 @@ from datetime import datetime
 from typing import Any
 
 from tocsin import messages
+from tocsin.engine.schedule_rows import next_fire_of, subjects_of
 from tocsin.errors import ConfigError
 from tocsin.store import records as store_records
 from tocsin.store import schedules as store_schedules
 from tocsin.store import trigger_events as store_events
 from tocsin.store.tx import Store, Tx
-from tocsin.workflows.compound import subjects_of
 from tocsin.workflows.definition import DeclaredSchedule, Workflow
 from tocsin.workflows.hashing import definition_hash
-from tocsin.workflows.timing import next_fire_of
 
 OUTCOMES = ("created", "rescheduled", "patched", "deleted", "unchanged")
 PATCHABLE = (
@@ -67,7 +66,7 @@ def sync_schedules(
         for sid, decl in wanted.items():
             row = stored.get(sid)
             if row is None:
-                created = store_schedules.insert_schedule(tx, values=_new_row(decl, now))
+                created = store_schedules.insert_schedule(tx, values=schedule_row(decl, now))
                 report["created" if created else "unchanged"].append(sid)
                 continue
             outcome, values = schedule_changes(decl, row, now)
@@ -119,11 +118,15 @@ def _definitions(tx: Tx, workflows: Sequence[Workflow], now: datetime) -> None:
     store_events.insert_events(tx, events=[("definition_changed", w) for w in changed], now=now)
 
 
-def _new_row(decl: DeclaredSchedule, now: datetime) -> dict[str, Any]:
+def schedule_row(
+    decl: DeclaredSchedule, now: datetime, *, source: str = "declared"
+) -> dict[str, Any]:
+    """The row of a new schedule: a declared one (its id ``wf_…``) or an imperative one
+    (``source="imperative"``, its id ``sch_…``), first due at its next instant after ``now``."""
     return {
         "id": decl.id,
         "workflow_id": decl.workflow_id,
-        "source": "declared",
+        "source": source,
         "cron": decl.cron,
         "timezone": decl.timezone,
         **_payload(decl),
@@ -154,4 +157,10 @@ def schedule_changes(
     return "unchanged", {}
 
 
-__all__ = ["OUTCOMES", "check_trigger_ids", "schedule_changes", "sync_schedules"]
+__all__ = [
+    "OUTCOMES",
+    "check_trigger_ids",
+    "schedule_changes",
+    "schedule_row",
+    "sync_schedules",
+]

@@ -1,4 +1,4 @@
-"""What callers see of schedules, fires and workflow runs (SPEC §12): plain dicts."""
+"""What callers see of workflows and their runs (SPEC §12): plain dicts."""
 
 from __future__ import annotations
 
@@ -6,30 +6,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from tocsin.core.schedules.retry import as_written, policy_of
-from tocsin.core.schedules.tree import from_json
-from tocsin.core.time.cron import explain, parse
 from tocsin.runs.alerts import alerts_view
 from tocsin.workflows.definition import Workflow
-from tocsin.workflows.trigger_views import NO_NAMES, Names, describe
 
-SCHEDULE_FIELDS = (
-    "id",
-    "workflow_id",
-    "cron",
-    "timezone",
-    "next_fire_at",
-    "paused",
-    "source",
-    "overlap",
-    "catch_up",
-    "max_catch_up",
-    "input_data",
-    "initial_state",
-    "request_context",
-    "metadata",
-    "created_at",
-    "updated_at",
-)
 RUN_FIELDS = (
     "id",
     "workflow_id",
@@ -50,25 +29,6 @@ RUN_FIELDS = (
     "alert",
 )
 STEP_FIELDS = ("id", "status", "output", "error", "started_at", "ended_at")
-
-
-def public_schedule(
-    row: Mapping[str, Any], last_fire: Mapping[str, Any] | None, names: Names = NO_NAMES
-) -> dict[str, Any]:
-    """A schedule row as callers see it; ``names``: the names of the tables its tree reads."""
-    out = {name: row.get(name) for name in SCHEDULE_FIELDS}
-    out["paused"] = bool(out["paused"])
-    tree = row.get("trigger_tree")
-    if tree is None:
-        out["description"] = explain(parse(str(row["cron"]), dialect="extended"))
-    else:
-        out["cron"] = None
-        try:
-            out["description"] = describe(from_json(tree), names)
-        except ValueError as exc:  # a stored tree that no longer reads (ConfigError too)
-            out["description"] = f"unreadable trigger: {exc}"
-    out["last_fire"] = dict(last_fire) if last_fire is not None else None
-    return out
 
 
 def public_run(run: Mapping[str, Any], wf: Workflow | None = None) -> dict[str, Any]:
@@ -115,4 +75,4 @@ def public_workflow(wf: Workflow) -> dict[str, Any]:
     }
 
 
-__all__ = ["public_run", "public_schedule", "public_workflow"]
+__all__ = ["public_run", "public_workflow"]

@@ -9,17 +9,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Path, Query
-from pydantic import AwareDatetime, ConfigDict, Field
+from fastapi import APIRouter, Path
+from pydantic import ConfigDict, Field
 
-from ..deps import NowDep, SchedulesRead, SchedulesWrite, TocsinDep
-from ..models import Body, error_responses
+from ..deps import Limit, N, NowDep, SchedulesRead, SchedulesWrite, Skip, TocsinDep
+from ..models import AwareInstant, Body, error_responses
 
 router = APIRouter(prefix="/api/lanes", tags=["lanes"])
 
-Skip = Annotated[int, Query(ge=0, le=1_000_000)]
-Limit = Annotated[int, Query(ge=1, le=500)]
-N = Annotated[int, Query(ge=1, le=1000)]
 LaneIdPath = Annotated[str, Path(pattern=r"^[A-Za-z0-9_.-]{1,64}$", description="a lane id")]
 Decision = Literal["ready", "noop", "stopped", "rejected", "ignored"]
 Json = dict[str, Any]
@@ -31,8 +28,8 @@ PAUSE = error_responses(400, 401, 403, 404, 409)
 class WindowIn(Body):
     model_config = ConfigDict(extra="forbid")
 
-    start_inclusive: AwareDatetime
-    end_exclusive: AwareDatetime
+    start_inclusive: AwareInstant
+    end_exclusive: AwareInstant
 
 
 class LaneTrigger(Body):
@@ -44,7 +41,7 @@ class LaneTrigger(Body):
     kind: Literal["manual", "retry", "scheduled"] = "manual"
     window: WindowIn | None = None
     run_id: Annotated[str | None, Field(max_length=40)] = None
-    scheduled_for: AwareDatetime | None = None
+    scheduled_for: AwareInstant | None = None
 
 
 @router.get("", responses=READ)

@@ -5,15 +5,13 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import APIRouter, Depends, Path
 
-from ..deps import Credentials, TocsinDep
+from ..deps import Credentials, Limit, Skip, TocsinDep
 from ..models import Page, error_responses
 
 router = APIRouter(prefix="/private/module/custom_tables/chatroom", tags=["messages"])
 
-Skip = Annotated[int, Query(ge=0, le=1_000_000)]
-Limit = Annotated[int, Query(ge=1, le=500)]
 ChatroomId = Annotated[uuid.UUID, Path(description="the chatroom's UUID")]
 
 

@@ -7,14 +7,12 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from ..deps import IdPath, IdQuery, ModeratorTable, NowDep, TocsinDep, TriggerIdQuery
+from ..deps import IdPath, IdQuery, Limit, ModeratorTable, NowDep, Skip, TocsinDep, TriggerIdQuery
 from ..models import Page, RunOut, RunStatus, error_responses
 
 PREFIX = "/private/module/custom_tables/{scope}/{scope_id}/tables/{table_id}/trigger-runs"
 router = APIRouter(prefix=PREFIX, tags=["runs"])
 
-Skip = Annotated[int, Query(ge=0, le=1_000_000)]
-Limit = Annotated[int, Query(ge=1, le=500)]
 Json = dict[str, Any]
 WINDOW = "ISO 8601; without an offset the instant is read as UTC"
 Since = Annotated[datetime | None, Query(description=f"runs created at or after this ({WINDOW})")]

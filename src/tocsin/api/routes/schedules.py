@@ -15,18 +15,19 @@ from pydantic.alias_generators import to_camel
 
 from ..deps import (
     SCHEDULE_ID_PATTERN,
+    Limit,
     NowDep,
+    PageDep,
     ScheduleIdPath,
     SchedulesRead,
     SchedulesWrite,
+    Skip,
     TocsinDep,
 )
 from ..models import Body, error_responses
 
 router = APIRouter(prefix="/api/schedules", tags=["schedules"])
 
-Skip = Annotated[int, Query(ge=0, le=1_000_000)]
-Limit = Annotated[int, Query(ge=1, le=500)]
 Json = dict[str, Any]
 READ = error_responses(401, 403, 404)
 WRITE = error_responses(400, 401, 403, 404, 409)
@@ -39,10 +40,10 @@ class ScheduleCreate(Body):
 
     model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
 
-    workflow_id: str
+    workflow_id: Annotated[str, Field(max_length=64)]
     cron: str | None = None
     trigger: dict[str, Any] | None = None  # a compound trigger's JSON tree (SPEC §13)
-    timezone: str | None = None
+    timezone: Annotated[str | None, Field(max_length=64)] = None
     input_data: dict[str, Any] | None = None
     initial_state: dict[str, Any] | None = None
     request_context: dict[str, Any] | None = None
@@ -107,11 +108,7 @@ def resume_schedule(
 
 @router.get("/{schedule_id}/fires", responses=READ)
 def list_fires(
-    schedule_id: ScheduleIdPath,
-    _: SchedulesRead,
-    tocsin: TocsinDep,
-    skip: Skip = 0,
-    limit: Limit = 50,
+    schedule_id: ScheduleIdPath, _: SchedulesRead, tocsin: TocsinDep, page: PageDep
 ) -> Json:
     """The fire history, newest first (``run_status`` is ``pending`` until the run is seen)."""
-    return tocsin.schedules.fires(schedule_id, skip=skip, limit=limit)
+    return tocsin.schedules.fires(schedule_id, page.skip, page.limit)

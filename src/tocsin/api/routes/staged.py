@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter
 
-from ..deps import IdPath, ModeratorTable, NowDep, TocsinDep
+from ..deps import IdPath, Limit, ModeratorTable, NowDep, Skip, TocsinDep
 from ..models import Page, error_responses
 
 PREFIX = "/private/module/custom_tables/{scope}/{scope_id}/tables/{table_id}/staged-changes"
 router = APIRouter(prefix=PREFIX, tags=["staged changes"])
 
-Skip = Annotated[int, Query(ge=0, le=1_000_000)]
-Limit = Annotated[int, Query(ge=1, le=500)]
 Json = dict[str, Any]
 
 

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter
 
 from ..deps import (
     IdPath,
+    Limit,
     Member,
     MemberTable,
     Moderator,
     ModeratorAnyTable,
     ModeratorTable,
     NowDep,
+    Skip,
     TocsinDep,
 )
 from ..models import (
@@ -30,8 +32,6 @@ PREFIX = "/private/module/custom_tables/{scope}/{scope_id}"
 router = APIRouter(prefix=PREFIX, tags=["tables"])
 
 AUTH = (401, 403)
-Skip = Annotated[int, Query(ge=0, le=1_000_000)]
-Limit = Annotated[int, Query(ge=1, le=500)]
 Json = dict[str, Any]
 
 

@@ -19,20 +19,19 @@ from pydantic import BaseModel, ConfigDict
 from ..deps import (
     Admin,
     ModeratorTable,
+    N,
     NowDep,
+    PageDep,
     ScheduleIdPath,
     SchedulesRead,
     SchedulesWrite,
     TocsinDep,
     TriggerIdPath,
 )
-from ..models import error_responses
+from ..models import Instant, error_responses
 from .triggers import PREFIX
 
 Json = dict[str, Any]
-Skip = Annotated[int, Query(ge=0, le=1_000_000)]
-Limit = Annotated[int, Query(ge=1, le=500)]
-N = Annotated[int, Query(ge=1, le=1000)]
 READ = error_responses(400, 401, 403, 404)
 
 tables_router = APIRouter(prefix=PREFIX + "/triggers/{trigger_id}", tags=["triggers"])
@@ -42,27 +41,19 @@ root_router = APIRouter(prefix="/root", tags=["root"], dependencies=[Admin])
 
 @tables_router.get("/fires", responses=READ)
 def trigger_fires(
-    trigger_id: TriggerIdPath,
-    table: ModeratorTable,
-    tocsin: TocsinDep,
-    skip: Skip = 0,
-    limit: Limit = 50,
+    trigger_id: TriggerIdPath, table: ModeratorTable, tocsin: TocsinDep, page: PageDep
 ) -> Json:
     """The fire history, newest first: each fire (its scheduled run: scheduled vs actual time,
     run id, run status) and, between them, the skipped occurrences; paged by the fires."""
-    return tocsin.triggers.history(table["id"], trigger_id, skip=skip, limit=limit)
+    return tocsin.triggers.history(table["id"], trigger_id, page.skip, page.limit)
 
 
 @tables_router.get("/skips", responses=READ)
 def trigger_skips(
-    trigger_id: TriggerIdPath,
-    table: ModeratorTable,
-    tocsin: TocsinDep,
-    skip: Skip = 0,
-    limit: Limit = 50,
+    trigger_id: TriggerIdPath, table: ModeratorTable, tocsin: TocsinDep, page: PageDep
 ) -> Json:
     """The trigger's skipped occurrences as ranges (reason, first, last, count), newest first."""
-    return tocsin.skips(table["id"], trigger_id, skip=skip, limit=limit)
+    return tocsin.skips(table["id"], trigger_id, page.skip, page.limit)
 
 
 @tables_router.get("/next-fires", responses=READ)
@@ -83,14 +74,10 @@ def run_trigger(
 
 @schedules_router.get("/skips", responses=READ)
 def schedule_skips(
-    schedule_id: ScheduleIdPath,
-    _: SchedulesRead,
-    tocsin: TocsinDep,
-    skip: Skip = 0,
-    limit: Limit = 50,
+    schedule_id: ScheduleIdPath, _: SchedulesRead, tocsin: TocsinDep, page: PageDep
 ) -> Json:
     """The schedule's skipped instants as ranges, newest first."""
-    return tocsin.schedules.skips(schedule_id, skip=skip, limit=limit)
+    return tocsin.schedules.skips(schedule_id, page.skip, page.limit)
 
 
 @schedules_router.get("/next-fires", responses=READ)
@@ -106,8 +93,8 @@ class BackfillBody(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    start: datetime
-    end: datetime
+    start: Instant
+    end: Instant
     force: bool = False
 
 

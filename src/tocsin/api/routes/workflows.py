@@ -10,13 +10,20 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from pydantic import ConfigDict
 
-from ..deps import IdPath, NowDep, SchedulesRead, SchedulesWrite, TocsinDep, WorkflowIdPath
+from ..deps import (
+    IdPath,
+    Limit,
+    NowDep,
+    SchedulesRead,
+    SchedulesWrite,
+    Skip,
+    TocsinDep,
+    WorkflowIdPath,
+)
 from ..models import Body, error_responses
 
 router = APIRouter(prefix="/api/workflows", tags=["workflows"])
 
-Skip = Annotated[int, Query(ge=0, le=1_000_000)]
-Limit = Annotated[int, Query(ge=1, le=500)]
 Json = dict[str, Any]
 READ = error_responses(401, 403, 404)
 WRITE = error_responses(400, 401, 403, 404, 409)
@@ -80,8 +87,9 @@ def start(
     tocsin: TocsinDep,
     now: NowDep,
 ) -> Json:
-    """Start a run (``trigger: manual``), the same path as a scheduled fire."""
-    return tocsin.start_workflow(workflow_id, body.input, now=now, wait=body.wait)
+    """Start a run (``trigger: manual``), the same path as a scheduled fire. An ``input`` the
+    workflow's input model refuses is a 400 and starts nothing."""
+    return tocsin.start_workflow(workflow_id, body.input, now=now, wait=body.wait, check_input=True)
 
 
 @router.get("/{workflow_id}/runs", responses=READ)

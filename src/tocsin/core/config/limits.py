@@ -2,7 +2,7 @@
 
 Each check raises ``ValidationError`` (400) naming the limit and its ``TOCSIN_*`` setting, and
 lets through any input of the wrong shape: the validation that follows refuses that with its own
-text. The limits come from the caller (``tocsin.settings.Settings`` satisfies :class:`Limits`;
+text. The limits come from the caller (``tocsin.settings.Settings`` satisfies :class:`ConfigLimits`;
 core never reads settings itself):
 
 - ``check_columns``: at most ``max_columns`` columns, each name at most ``max_column_name_chars``
@@ -31,7 +31,7 @@ from tocsin.core.model import Table
 from tocsin.errors import ValidationError
 
 
-class Limits(Protocol):
+class ConfigLimits(Protocol):
     """The limits the checks read (``Settings`` has them all)."""
 
     @property
@@ -50,7 +50,7 @@ class Limits(Protocol):
     def max_actions_per_trigger(self) -> int: ...
 
 
-def check_columns(columns: object, limits: Limits) -> None:
+def check_columns(columns: object, limits: ConfigLimits) -> None:
     """A table's columns: how many, and how long each name is."""
     if not isinstance(columns, Mapping):
         return
@@ -70,7 +70,7 @@ def record_size(data: object) -> int | None:
     return utf8_size(text)
 
 
-def check_records(rows: Iterable[object], limits: Limits) -> None:
+def check_records(rows: Iterable[object], limits: ConfigLimits) -> None:
     """Every record's data (a mapping) within ``max_record_bytes``."""
     for data in rows:
         if not isinstance(data, Mapping):
@@ -83,7 +83,7 @@ def check_records(rows: Iterable[object], limits: Limits) -> None:
 ACTION_LISTS = ("actions", "on_failure")
 
 
-def check_triggers(raw: object, table: Table, limits: Limits) -> None:
+def check_triggers(raw: object, table: Table, limits: ConfigLimits) -> None:
     """A triggers config about to be saved on ``table``: counts, then notify targets."""
     if not isinstance(raw, list):
         return
@@ -103,4 +103,4 @@ def check_triggers(raw: object, table: Table, limits: Limits) -> None:
     check_notify_targets(raw, scope=table.scope, scope_id=table.scope_id)
 
 
-__all__ = ["Limits", "check_columns", "check_records", "check_triggers", "record_size"]
+__all__ = ["ConfigLimits", "check_columns", "check_records", "check_triggers", "record_size"]

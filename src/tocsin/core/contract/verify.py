@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from tocsin import messages
 from tocsin.core.contract.lane import (
     FORMULAS,
     IGNORED_DUPLICATE,
@@ -42,7 +43,9 @@ def _get(doc: Mapping[str, Any], path: str) -> Any:
     node: Any = doc
     for part in path.split("."):
         if not isinstance(node, Mapping) or part not in node:
-            raise ContractMismatch(path, "a value", "missing")
+            raise ContractMismatch(
+                path, messages.CONTRACT_EXPECTED_VALUE, messages.CONTRACT_FOUND_MISSING
+            )
         node = node[part]
     return node
 
@@ -50,7 +53,7 @@ def _get(doc: Mapping[str, Any], path: str) -> Any:
 def _text(doc: Mapping[str, Any], path: str) -> str:
     value = _get(doc, path)
     if not isinstance(value, str) or not value:
-        raise ContractMismatch(path, "a non-empty string", value)
+        raise ContractMismatch(path, messages.CONTRACT_EXPECTED_TEXT, value)
     return value
 
 
@@ -59,9 +62,9 @@ def _instant(doc: Mapping[str, Any], path: str) -> datetime:
     try:
         value = datetime.fromisoformat(text)
     except ValueError:
-        raise ContractMismatch(path, "RFC 3339 with an offset", text) from None
+        raise ContractMismatch(path, messages.CONTRACT_EXPECTED_INSTANT, text) from None
     if value.tzinfo is None or "T" not in text:
-        raise ContractMismatch(path, "RFC 3339 with an offset", text)
+        raise ContractMismatch(path, messages.CONTRACT_EXPECTED_INSTANT, text)
     return value
 
 
@@ -88,20 +91,22 @@ def _check_ids(doc: Mapping[str, Any], attempt: int | None) -> int:
     for n in range(1, MAX_ATTEMPT_SEARCH + 1):
         if attempt_id(expected_run, n) == found:
             return n
-    raise ContractMismatch("attempt_id", f"attempt_<hash of {expected_run} and 1..>", found)
+    raise ContractMismatch("attempt_id", messages.contract_expected_attempt(expected_run), found)
 
 
 def _check_selection(doc: Mapping[str, Any]) -> tuple[list[Any], list[Any]]:
     accepted = _get(doc, "selection.accepted_refs")
     rejected = _get(doc, "selection.rejected")
     if not isinstance(accepted, list) or not all(isinstance(r, str) for r in accepted):
-        raise ContractMismatch("selection.accepted_refs", "a list of refs", accepted)
+        raise ContractMismatch("selection.accepted_refs", messages.CONTRACT_EXPECTED_REFS, accepted)
     if not isinstance(rejected, list):
-        raise ContractMismatch("selection.rejected", "a list", rejected)
+        raise ContractMismatch("selection.rejected", messages.CONTRACT_EXPECTED_LIST, rejected)
     for entry in rejected:
         ok = isinstance(entry, Mapping) and isinstance(entry.get("ref"), str)
         if not ok or entry.get("reason") not in (OUTSIDE_WINDOW, POLICY_EXCLUDED):
-            raise ContractMismatch("selection.rejected", "{ref, reason} entries", entry)
+            raise ContractMismatch(
+                "selection.rejected", messages.CONTRACT_EXPECTED_REJECTIONS, entry
+            )
     return accepted, rejected
 
 
@@ -126,9 +131,13 @@ def _check_decision(doc: Mapping[str, Any], source: Mapping[str, Any]) -> None:
     if source["status"] == "not_asked":
         allowed = (REJECTED_OVERLAP, IGNORED_DUPLICATE)
         if found not in allowed:
-            raise ContractMismatch("decision.status", "rejected or ignored", found[0])
+            raise ContractMismatch(
+                "decision.status", messages.CONTRACT_EXPECTED_NOT_ASKED, found[0]
+            )
         if doc["selection"]["accepted_refs"] or doc["selection"]["rejected"]:
-            raise ContractMismatch("selection", "empty (source not asked)", doc["selection"])
+            raise ContractMismatch(
+                "selection", messages.CONTRACT_EXPECTED_NO_SELECTION, doc["selection"]
+            )
         return
     expected = derive(source, doc["selection"])
     if found[0] != expected[0]:
@@ -140,7 +149,7 @@ def _check_decision(doc: Mapping[str, Any], source: Mapping[str, Any]) -> None:
 def verify(doc: object, attempt: int | None = None) -> int:
     """Check ``doc``; returns its attempt number, or raises ``ContractMismatch``."""
     if not isinstance(doc, Mapping):
-        raise ContractMismatch("contract", "a JSON object", type(doc).__name__)
+        raise ContractMismatch("contract", messages.CONTRACT_EXPECTED_OBJECT, type(doc).__name__)
     if doc.get("schema_version") != SCHEMA_VERSION:
         raise ContractMismatch("schema_version", SCHEMA_VERSION, doc.get("schema_version"))
     kind = _get(doc, "trigger.kind")
@@ -151,7 +160,7 @@ def verify(doc: object, attempt: int | None = None) -> int:
     start = _instant(doc, "window.start_inclusive")
     end = _instant(doc, "window.end_exclusive")
     if not start < end:
-        raise ContractMismatch("window.end_exclusive", "after window.start_inclusive", end)
+        raise ContractMismatch("window.end_exclusive", messages.CONTRACT_EXPECTED_AFTER_START, end)
     number = _check_ids(doc, attempt)
     accepted, rejected = _check_selection(doc)
     source = _check_source(doc, len(accepted) + len(rejected))

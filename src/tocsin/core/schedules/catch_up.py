@@ -9,14 +9,17 @@ from itertools import pairwise
 
 from tocsin.core.contract.lane import Window
 from tocsin.core.schedules import skips
+from tocsin.core.schedules.clock import ClockTimeline
 from tocsin.core.schedules.skips import SkipRange
 from tocsin.core.schedules.timeline import Timeline
+
+Line = Timeline | ClockTimeline
 
 PAGE = "page"  # backlog policy: the oldest owed instants first, the newer ones stay owed
 
 
 def looked(
-    line: Timeline,
+    line: Line,
     catch_up: str,
     max_catch_up: int,
     backlog: str,
@@ -47,7 +50,7 @@ def looked(
 
 
 def coalesced(
-    line: Timeline, target: tuple[str, str], backlog: str, first: datetime, seen: list[datetime]
+    line: Line, target: tuple[str, str], backlog: str, first: datetime, seen: list[datetime]
 ) -> list[SkipRange]:
     """The owed instants before and between the looked-at ones, as ``coalesced`` ranges of the
     target ``(kind, id)``."""
@@ -61,7 +64,7 @@ def coalesced(
 
 
 def windowed(
-    line: Timeline, fires: Sequence[datetime], first: datetime | None
+    line: Line, fires: Sequence[datetime], first: datetime | None
 ) -> tuple[tuple[datetime, ...], tuple[Window, ...]]:
     """The fires that have a window, and their windows: they tile time from the instant before
     ``first`` (the first owed instant), each ``[previous fire or that instant, fire)``."""

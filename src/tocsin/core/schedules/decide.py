@@ -1,9 +1,12 @@
-"""What a workflow schedule fires and skips at ``now``: one pure decision (SPEC §12, §13).
+"""What a schedule fires and skips at ``now``: one pure decision (SPEC §5.3, §12, §13).
 
-A schedule's timing is a trigger tree (:mod:`tocsin.core.schedules.tree`): a plain cron schedule is
-the tree of one ``Cron`` leaf under the strict DST policy (:func:`cron_trigger`,
+A workflow schedule's timing is a trigger tree (:mod:`tocsin.core.schedules.tree`): a plain cron
+schedule is the tree of one ``Cron`` leaf under the strict DST policy (:func:`cron_trigger`,
 ``repeated="first"``: a repeated wall time fires once, a nonexistent one never). So a plain cron
-schedule and a tree with one such leaf decide identically, by construction.
+schedule and a tree with one such leaf decide identically, by construction. A table's
+interval/daily/cron trigger is a :class:`TableClock` (its windows) under seed 000's fixed
+policies (:mod:`tocsin.core.schedules.clock`: catch-up ``latest``, overlap ``hold``: while its
+run is active the latest owed window waits, the older ones are skipped ``active_run``).
 
 The instants the schedule *could fire* at are the tree's time instants at which it would be
 satisfied had every event leaf occurred (every instant of a plain cron). Those in
@@ -18,8 +21,7 @@ satisfied had every event leaf occurred (every instant of a plain cron). Those i
 - ``catch_up="none"``: the latest owed instant is looked at only when it is the only one owed
   (the schedule is on time); after downtime every owed instant is skipped (``coalesced``);
 - ``catch_up="all"``: the newest ``max_catch_up`` owed instants are looked at, oldest first; the
-  older ones are skipped (``coalesced``); ``backlog="page"`` (a lane) looks at the *oldest* ones
-  and leaves the newer owed (``next_due_at <= now``: the caller decides again).
+  older ones are skipped (``coalesced``).
 
 The looked-at instants and the events are then merged in time order, an event before an instant
 at the same time: an event latches its leaves; the tree fires where it is satisfied (a fire
@@ -31,98 +33,43 @@ Latches that satisfy the tree from an earlier decision that could not fire (held
 ``now``. A decision that fires records the spring-forward gaps it passed whose wall times a time
 leaf (``missing="skip"``) matches (``dst_gap``).
 
-Skips name ``(target, id)``. A ``windowed`` schedule (a lane) gives each fire its data window
-(:func:`tocsin.core.schedules.catch_up.windowed`: under ``catch_up="latest"`` the merged one).
-
 Pure: no I/O, no clock; memoised per tree (instants are pure functions of the tree).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from functools import lru_cache
-from typing import Literal
 
-from tocsin.core.contract.lane import Window
 from tocsin.core.schedules import catch_up, skips
+from tocsin.core.schedules.clock import ClockTimeline, clock_timeline, table_state, table_timing
+from tocsin.core.schedules.shape import (
+    CATCH_UP,
+    CRON_REPEATED,
+    DEFAULT_MAX_CATCH_UP,
+    HELD_RECHECK,
+    HOLD,
+    MAX_MAX_CATCH_UP,
+    TABLE_CATCH_UP,
+    TABLE_OVERLAP,
+    Backlog,
+    CatchUp,
+    Decision,
+    Overlap,
+    Seen,
+    State,
+    TableClock,
+    Timing,
+    cron_trigger,
+)
 from tocsin.core.schedules.skips import SkipRange
 from tocsin.core.schedules.timeline import Timeline, shifted, timeline
-from tocsin.core.schedules.tree import Cron, Node
+from tocsin.core.schedules.tree import Node
 from tocsin.core.schedules.tree_eval import Occurrence, match_events, satisfied, waits_for_events
-from tocsin.core.time import cron
 
-CatchUp = Literal["latest", "none", "all"]
-Overlap = Literal["skip", "allow"]
-Backlog = Literal["coalesce", "page"]
-CATCH_UP: tuple[CatchUp, ...] = ("latest", "none", "all")
-DEFAULT_MAX_CATCH_UP = 100
-MAX_MAX_CATCH_UP = 10_000
-#: the DST policy of plain cron schedules (and of the strict dialect): a repeated wall time
-#: fires once, at its first occurrence
-CRON_REPEATED: cron.Repeated = "first"
-#: how often a fire held back by an active run is looked at again
-HELD_RECHECK = timedelta(seconds=5)
 _TICK = timedelta(microseconds=1)
-_MEMO_SIZE = 4096
-
-Seen = Sequence[tuple[str, str, datetime]]  # (kind, subject, occurred_at)
-
-
-@dataclass(frozen=True, slots=True)
-class Timing:
-    """A schedule's timing and policies (its spec; the state is :class:`State`): a workflow
-    schedule's by default, a lane's by :func:`tocsin.core.schedules.lane.lane_timing`."""
-
-    id: str
-    trigger: Node
-    catch_up: str = "latest"
-    max_catch_up: int = DEFAULT_MAX_CATCH_UP
-    overlap: str = "skip"
-    paused: bool = False
-    target: str = skips.SCHEDULE
-    windowed: bool = False
-    backlog: Backlog = "coalesce"
-
-
-@dataclass(frozen=True, slots=True)
-class State:
-    """Where a schedule stands: ``next_due_at`` (when it is next worth deciding), the instant up
-    to which its instants were consumed (``evaluated_at``; None: the owed instants start at
-    ``next_due_at``, a plain schedule's row), its event latches (leaf path → first occurrence)
-    and whether a run it fired is still pending or running."""
-
-    next_due_at: datetime | None
-    evaluated_at: datetime | None = None
-    latches: Mapping[str, datetime] = field(default_factory=dict)
-    active_run: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """The instants to fire (in decision order), the skipped ranges, and the state after;
-    ``windows``: each fire's data window (a ``windowed`` schedule's, else empty)."""
-
-    fires: tuple[datetime, ...]
-    skips: tuple[SkipRange, ...]
-    next_due_at: datetime | None
-    state: State
-    windows: tuple[Window, ...] = ()
-
-    def reasons(self) -> list[str]:
-        return [s.reason for s in self.skips]
-
-
-def cron_trigger(expression: str, timezone: str) -> Cron:
-    """A plain cron schedule's tree: one ``Cron`` leaf under the strict DST policy (raises
-    :class:`~tocsin.errors.ConfigError` for an expression or zone that does not read)."""
-    return _cron_leaf(expression, timezone)
-
-
-@lru_cache(maxsize=_MEMO_SIZE)
-def _cron_leaf(expression: str, timezone: str) -> Cron:
-    return Cron(expression, timezone=timezone, repeated=CRON_REPEATED)
+Line = Timeline | ClockTimeline  # a schedule's instants: a tree's, a table trigger's windows
 
 
 def decide(schedule: Timing, state: State, events: Seen, now: datetime) -> Decision:
@@ -130,22 +77,19 @@ def decide(schedule: Timing, state: State, events: Seen, now: datetime) -> Decis
     decision = _decide(schedule, state, events, now)
     if not schedule.windowed:  # a windowed schedule is plain: its owed instants start at next_due
         return decision
-    line = timeline(schedule.trigger)
+    line = _line(schedule.trigger)
     fires, windows = catch_up.windowed(line, decision.fires, state.next_due_at)
-    return replace(decision, fires=fires, windows=windows)
+    return decision._replace(fires=fires, windows=windows)
 
 
 def _decide(schedule: Timing, state: State, events: Seen, now: datetime) -> Decision:
-    line = timeline(schedule.trigger)
-    if state.evaluated_at is None:
-        cursor = None if state.next_due_at is None else shifted(state.next_due_at, -_TICK)
-        first = state.next_due_at
-    else:
-        cursor = state.evaluated_at
-        first = line.next_could(cursor)
+    trigger = schedule.trigger
+    line = clock_timeline(trigger) if type(trigger) is TableClock else _line(trigger)
+    cursor = state.evaluated_at  # None: a plain schedule's row, owed from ``next_due_at``
+    first = state.next_due_at if cursor is None else line.next_could(cursor)
     owed = first is not None and first <= now
     latest = max(line.latest_could(now) or first, first) if owed and first is not None else None
-    busy = schedule.overlap == "skip" and state.active_run
+    busy = schedule.overlap != "allow" and state.active_run
     if first == latest and not (schedule.paused or busy or line.events or state.latches):
         return _on_time(line, schedule, state, first, now)  # one instant owed, or none
     out: list[SkipRange] = []
@@ -153,10 +97,12 @@ def _decide(schedule: Timing, state: State, events: Seen, now: datetime) -> Deci
     if schedule.paused:
         if first is not None and latest is not None:
             out += line.ranges(sid, skips.PAUSED, first, shifted(latest, _TICK), kind)
-        after = _new_state(line, state, state.latches, now)
+        after = _new_state(line, state, state.latches, now, latest)
         return Decision((), tuple(out), after.next_due_at, after)
+    if busy and schedule.overlap == HOLD:
+        return _hold(line, schedule, state, first, latest, now)
     looked: list[datetime] = []
-    if first is not None and latest is not None and cursor is not None:
+    if first is not None and latest is not None:
         if busy:
             out += line.ranges(sid, skips.ACTIVE_RUN, first, shifted(latest, _TICK), kind)
         elif schedule.catch_up == "none" and first < latest:
@@ -172,21 +118,27 @@ def _decide(schedule: Timing, state: State, events: Seen, now: datetime) -> Deci
     out += [_one(schedule, skips.COMPOUND_UNSATISFIED, at, line) for at in walk.unsatisfied]
     paged = looked[-1] if looked and latest is not None and looked[-1] < latest else None
     if walk.fires and first is not None and latest is not None:
-        out += line.gaps(sid, first, paged or latest, kind)
-    after = _new_state(line, state, walk.latches, now)
+        out += line.gaps(sid, first, paged or latest, state.consumed, kind)
+    after = _new_state(line, state, walk.latches, now, max(walk.fires, default=None))
     if paged is not None:  # backlog="page": the newer owed instants are decided next
-        after = replace(after, next_due_at=line.next_could(paged))
+        after = after._replace(next_due_at=line.next_could(paged))
     return Decision(tuple(walk.fires), tuple(out), after.next_due_at, after)
 
 
-def next_due(trigger: Node, latches: Mapping[str, datetime], now: datetime) -> datetime | None:
+def next_due(
+    trigger: Node | TableClock, latches: Mapping[str, datetime], now: datetime
+) -> datetime | None:
     """When a schedule is next worth deciding: its tree's next instant after ``now``, or sooner,
     in :data:`HELD_RECHECK`, while its latches already satisfy it (a fire held back by an active
     run under ``overlap="skip"``: it fires at the first decision after the run ended)."""
-    return _next_due(timeline(trigger), latches, now)
+    return _next_due(_line(trigger), latches, now)
 
 
-def _next_due(line: Timeline, latches: Mapping[str, datetime], now: datetime) -> datetime | None:
+def _line(trigger: Node | TableClock) -> Line:
+    return clock_timeline(trigger) if isinstance(trigger, TableClock) else timeline(trigger)
+
+
+def _next_due(line: Line, latches: Mapping[str, datetime], now: datetime) -> datetime | None:
     following = line.next(now)
     if latches and satisfied(line.tree, latches, ()):
         recheck = shifted(now, HELD_RECHECK)
@@ -195,24 +147,59 @@ def _next_due(line: Timeline, latches: Mapping[str, datetime], now: datetime) ->
 
 
 def _new_state(
-    line: Timeline, state: State, latches: Mapping[str, datetime], now: datetime
+    line: Line,
+    state: State,
+    latches: Mapping[str, datetime],
+    now: datetime,
+    consumed: datetime | None,
 ) -> State:
+    """The state after a decision; ``consumed``: the last instant it fired or gave up (kept
+    only for a state that tracks it: a table trigger's)."""
     evaluated = None if state.evaluated_at is None else max(now, state.evaluated_at)
     following = _next_due(line, latches, now)
-    return State(following, evaluated, dict(latches), state.active_run)
+    if state.consumed is not None:
+        consumed = state.consumed if consumed is None else max(consumed, state.consumed)
+    else:
+        consumed = None
+    return State(following, evaluated, dict(latches), state.active_run, consumed)
 
 
 def _on_time(
-    line: Timeline, schedule: Timing, state: State, owed: datetime | None, now: datetime
+    line: Line,
+    schedule: Timing,
+    state: State,
+    owed: datetime | None,
+    now: datetime,
 ) -> Decision:
     """A time-only tree owing one instant (it fires) or none: nothing to coalesce or walk."""
     following = line.next(now)
     evaluated = None if state.evaluated_at is None else max(now, state.evaluated_at)
-    after = State(following, evaluated, {}, state.active_run)
+    consumed = state.consumed if owed is None or state.consumed is None else owed
+    after = State(following, evaluated, {}, state.active_run, consumed)
     if owed is None:
         return Decision((), (), following, after)
-    gaps = line.gaps(schedule.id, owed, owed, schedule.target) if line.gapped else ()
+    target, consumed = schedule.target, state.consumed
+    gaps = line.gaps(schedule.id, owed, owed, consumed, target) if line.gapped else ()
     return Decision((owed,), tuple(gaps), following, after)
+
+
+def _hold(
+    line: Line,
+    schedule: Timing,
+    state: State,
+    first: datetime | None,
+    latest: datetime | None,
+    now: datetime,
+) -> Decision:
+    """``overlap="hold"`` with a run active: nothing fires; the latest owed instant stays owed
+    (``next_due_at`` moves onto it: how far skips are recorded), the older ones are skipped
+    ``active_run``."""
+    if first is None or latest is None:
+        after = state._replace(next_due_at=line.next(now))
+        return Decision((), (), after.next_due_at, after)
+    out = line.ranges(schedule.id, skips.ACTIVE_RUN, first, latest, schedule.target)
+    after = state._replace(next_due_at=latest)
+    return Decision((), tuple(out), latest, after)
 
 
 @dataclass(slots=True)
@@ -233,7 +220,7 @@ class _Walk:
 
 
 def _walk(
-    line: Timeline,
+    line: Line,
     schedule: Timing,
     state: State,
     occurrences: Sequence[Occurrence],
@@ -273,7 +260,7 @@ def _walk(
     return walk
 
 
-def _one(schedule: Timing, reason: str, at: datetime, line: Timeline) -> SkipRange:
+def _one(schedule: Timing, reason: str, at: datetime, line: Line) -> SkipRange:
     """One instant as a range, mergeable into the range ending at the previous instant."""
     return SkipRange(schedule.target, schedule.id, reason, at, at, 1, after=line.prev_could(at))
 
@@ -283,14 +270,20 @@ __all__ = [
     "CRON_REPEATED",
     "DEFAULT_MAX_CATCH_UP",
     "HELD_RECHECK",
+    "HOLD",
     "MAX_MAX_CATCH_UP",
+    "TABLE_CATCH_UP",
+    "TABLE_OVERLAP",
     "Backlog",
     "CatchUp",
     "Decision",
     "Overlap",
     "State",
+    "TableClock",
     "Timing",
     "cron_trigger",
     "decide",
     "next_due",
+    "table_state",
+    "table_timing",
 ]

@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 
 from tocsin.core.time.cron import CronSpec
 from tocsin.core.time.cron.cascade import next_wall
-from tocsin.core.time.cron.timeline import Timeline, resolve
+from tocsin.core.time.cron.timeline import ZoneOffsets, resolve
 
 COALESCED = "coalesced"
 ACTIVE_RUN = "active_run"
@@ -86,7 +86,7 @@ def gap_walls(spec: CronSpec, tz: str, lo: datetime, hi: datetime) -> list[tuple
     ``(transition instant, matching wall times)`` each (a wall time that does not exist never
     fires)."""
     zone = resolve(tz)
-    if not isinstance(zone, Timeline) or hi <= lo:
+    if not isinstance(zone, ZoneOffsets) or hi <= lo:
         return []
     out: list[tuple[datetime, int]] = []
     instant = lo

@@ -16,8 +16,7 @@ from tocsin.core.schedules.skips import SkipRange
 from tocsin.core.schedules.tree import Cron, Event, Node, leaves
 from tocsin.core.schedules.tree_eval import fires_at, latest_in, next_of, satisfied
 from tocsin.core.time import cron
-from tocsin.core.time.cron.timeline import Timeline as ZoneTimeline
-from tocsin.core.time.cron.timeline import resolve
+from tocsin.core.time.cron.timeline import ZoneOffsets, resolve
 
 #: tree instants walked to find one the tree could fire at (``AND(T1, T2)``: their coincidence)
 SEARCH_STEPS = 512
@@ -40,7 +39,7 @@ class Timeline:
         self.gapped = [
             leaf
             for _, leaf in self.times
-            if leaf.missing == "skip" and isinstance(resolve(leaf.timezone or "UTC"), ZoneTimeline)
+            if leaf.missing == "skip" and isinstance(resolve(leaf.timezone or "UTC"), ZoneOffsets)
         ]
 
     def _keep(self, key: tuple[str, datetime], value: object) -> object:
@@ -113,14 +112,20 @@ class Timeline:
         return [SkipRange(kind, sid, reason, first, last, count, after, capped)]
 
     def gaps(
-        self, sid: str, first: datetime, latest: datetime, kind: str = skips.SCHEDULE
+        self,
+        sid: str,
+        first: datetime,
+        latest: datetime,
+        since: datetime | None = None,
+        kind: str = skips.SCHEDULE,
     ) -> list[SkipRange]:
-        """The spring-forward gaps since the instant before ``first`` up to ``latest`` whose
-        wall times a ``missing="skip"`` time leaf matches: those never fire (``dst_gap``)."""
+        """The spring-forward gaps since ``since`` (default: the instant before ``first``) up
+        to ``latest`` whose wall times a ``missing="skip"`` time leaf matches: those never fire
+        (``dst_gap``)."""
         if not self.gapped:
             return []
         walls: dict[datetime, int] = {}
-        since = self.prev_could(first) or first
+        since = since or self.prev_could(first) or first
         for leaf in self.gapped:
             zone = leaf.timezone or "UTC"
             spec = cron.parse(leaf.expression, dialect="extended")

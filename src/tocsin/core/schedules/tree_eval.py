@@ -24,7 +24,7 @@ from datetime import datetime, timedelta
 
 from tocsin.core.schedules.tree import Compound, Cron, Event, Node, leaves
 from tocsin.core.time import cron
-from tocsin.core.time.cron.timeline import Timeline, resolve
+from tocsin.core.time.cron.timeline import ZoneOffsets, resolve
 
 #: how far the spring-forward gaps of a ``missing="shift"`` trigger are searched
 GAP_HORIZON = timedelta(days=800)
@@ -175,7 +175,7 @@ def _gaps(
     """``(instant, first skipped wall, first wall after)`` of each forward jump in ``(low, high]``;
     walls are UTC-tagged datetimes."""
     zone = resolve(tz)
-    if not isinstance(zone, Timeline):
+    if not isinstance(zone, ZoneOffsets):
         return
     instant = low
     for _ in range(64):

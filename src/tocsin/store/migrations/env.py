@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from alembic import context
 
+from tocsin import messages
 from tocsin.store.schema import metadata
 
 connection = context.config.attributes.get("connection")
 if connection is None:
-    raise RuntimeError("tocsin migrations run through tocsin.store.migrate.upgrade_to_head")
+    raise RuntimeError(messages.MIGRATIONS_OUTSIDE_TOCSIN)
 
 context.configure(connection=connection, target_metadata=metadata)
 with context.begin_transaction():

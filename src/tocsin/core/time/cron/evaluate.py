@@ -30,9 +30,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Literal
 from zoneinfo import ZoneInfo
 
+from tocsin import messages
 from tocsin.core.time.cron.cascade import Wall, next_wall, prev_wall
 from tocsin.core.time.cron.spec import CronSpec
-from tocsin.core.time.cron.timeline import Timeline, resolve
+from tocsin.core.time.cron.timeline import ZoneOffsets, resolve
 
 Repeated = Literal["first", "both"]
 
@@ -67,14 +68,14 @@ def next_after(
     None when nothing fires within the search horizon.
     """
     if repeated != "first" and repeated != "both":
-        raise ValueError(f"repeated must be 'first' or 'both', got {repeated!r}")
+        raise ValueError(messages.cron_repeated_invalid(repeated))
     after = _as_utc(after)
     if after.year >= LAST_YEAR:
         return None
     after = max(after, FIRST_AFTER)
     last_year = min(spec.years[-1] if spec.years else after.year + MAX_SEARCH_YEARS, LAST_YEAR)
     zone = resolve(tz)
-    if isinstance(zone, Timeline):
+    if isinstance(zone, ZoneOffsets):
         return _next_zoned(spec, after, zone, repeated == "first", last_year)
     wall = next_wall(spec, _successor(spec, after + zone), last_year)
     return None if wall is None else datetime(*wall, tzinfo=UTC) - zone
@@ -88,14 +89,14 @@ def prev_at_or_before(
     None when nothing fired within the search horizon before ``at``.
     """
     if repeated != "first" and repeated != "both":
-        raise ValueError(f"repeated must be 'first' or 'both', got {repeated!r}")
+        raise ValueError(messages.cron_repeated_invalid(repeated))
     at = _as_utc(at)
     if at.year <= FIRST_YEAR:
         return None
     at = min(at, LAST_AT)
     first_year = max(spec.years[0] if spec.years else at.year - MAX_SEARCH_YEARS, FIRST_YEAR)
     zone = resolve(tz)
-    if isinstance(zone, Timeline):
+    if isinstance(zone, ZoneOffsets):
         return _prev_zoned(spec, at, zone, repeated == "first", first_year)
     wall = prev_wall(spec, _fields(at + zone), first_year)
     return None if wall is None else datetime(*wall, tzinfo=UTC) - zone
@@ -122,7 +123,7 @@ def _iterate(
 
 
 def _next_zoned(
-    spec: CronSpec, after: datetime, timeline: Timeline, first: bool, last_year: int
+    spec: CronSpec, after: datetime, timeline: ZoneOffsets, first: bool, last_year: int
 ) -> datetime | None:
     """Walk the zone's offset segments forward from ``after`` (exclusive)."""
     instant = after
@@ -147,7 +148,7 @@ def _next_zoned(
 
 
 def _prev_zoned(
-    spec: CronSpec, at: datetime, timeline: Timeline, first: bool, first_year: int
+    spec: CronSpec, at: datetime, timeline: ZoneOffsets, first: bool, first_year: int
 ) -> datetime | None:
     """Walk the zone's offset segments backward from ``at`` (inclusive)."""
     instant = at
@@ -182,5 +183,5 @@ def _as_utc(instant: datetime) -> datetime:
     if instant.tzinfo is UTC:
         return instant
     if instant.tzinfo is None or instant.utcoffset() is None:
-        raise ValueError(f"cron evaluation needs an aware datetime, got naive {instant!r}")
+        raise ValueError(messages.cron_instant_naive(instant))
     return instant.astimezone(UTC)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from tocsin import messages
 from tocsin.core.time.cron import reasons
 from tocsin.core.time.cron.fields import FIVE_FIELDS, SEVEN_FIELDS, SIX_FIELDS, YEAR, Field
 from tocsin.core.time.cron.items import FieldParser, FieldValues
@@ -22,6 +23,10 @@ from tocsin.core.time.cron.spec import CronError, CronSpec, Dialect, matching_da
 CALENDAR_CYCLE = range(2000, 2028)
 
 DIALECTS = ("strict", "extended")
+#: The longest expression taken (after whitespace collapses): what a schedule row's ``cron``
+#: column holds, and far more than any expression needs (ranges and steps keep lists short).
+#: A longer one would cost every parse (and every tick that misses the cache) its length.
+MAX_EXPRESSION_CHARS = 200
 PARSE_CACHE_SIZE = 1024
 DAY_FIELDS = ("day-of-month", "month", "day-of-week", "year")
 
@@ -34,9 +39,12 @@ def parse(expr: str, *, dialect: Dialect = "strict") -> CronSpec:
     space, an ideographic space, a line break between fields) separates nothing and is refused.
     """
     if dialect not in DIALECTS:
-        raise ValueError(f"unknown cron dialect {dialect!r}; expected 'strict' or 'extended'")
+        raise ValueError(messages.cron_dialect_unknown(dialect))
     if not isinstance(expr, str):
         raise CronError(reasons.not_text(expr))
+    length = len(collapse_separators(expr))
+    if length > MAX_EXPRESSION_CHARS:
+        raise CronError(reasons.too_long(length, MAX_EXPRESSION_CHARS))
     return _remembered(collapse(expr), dialect)
 
 

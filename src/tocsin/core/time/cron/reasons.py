@@ -87,5 +87,12 @@ def never_fires(expr: str, day_fields: dict[str, str]) -> str:
     return f"'{expr}' can never fire: no calendar date matches {listed}"
 
 
+def too_long(length: int, limit: int) -> str:
+    return (
+        f"the expression is {length} characters long; at most {limit} are taken "
+        "(use ranges and steps, such as 0-30/5, instead of long lists)"
+    )
+
+
 def not_text(expr: object) -> str:
     return f"the expression must be text, got {type(expr).__name__}"

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from tocsin import messages
+
 PROBE_STEP = timedelta(hours=6)
 #: Years scanned on each side of a looked-up instant, so that segment ends are real or far.
 MARGIN_YEARS = 1
@@ -37,7 +39,7 @@ def offset_at(zone: ZoneInfo, instant: datetime) -> timedelta:
     """The UTC offset of ``zone`` at the aware-UTC ``instant``."""
     offset = zone.fromutc(instant.replace(tzinfo=zone)).utcoffset()
     if offset is None:  # pragma: no cover - ZoneInfo always answers an offset
-        raise ValueError(f"zone {zone} has no UTC offset")
+        raise ValueError(messages.zone_without_offset(zone))
     return offset
 
 
@@ -89,7 +91,7 @@ class Scanned:
         return year_start(self.last_year + 1)
 
 
-class Timeline:
+class ZoneOffsets:
     """The offset segments of one zone, discovered lazily and remembered."""
 
     __slots__ = ("scanned", "zone")
@@ -149,14 +151,14 @@ UTC_KEYS = frozenset(
 #: How many distinct ``tz`` arguments are remembered before the memo starts over.
 RESOLVED_CACHE_SIZE = 512
 
-Zone = timedelta | Timeline
+Zone = timedelta | ZoneOffsets
 UTC_OFFSET = timedelta(0)
 _RESOLVED: dict[str | ZoneInfo, Zone] = {}
-_TIMELINES: dict[ZoneInfo, Timeline] = {}
+_TIMELINES: dict[ZoneInfo, ZoneOffsets] = {}
 
 
 def resolve(tz: str | ZoneInfo | None) -> Zone:
-    """A fixed UTC offset (``timedelta``) for UTC, else the zone's :class:`Timeline`.
+    """A fixed UTC offset (``timedelta``) for UTC, else the zone's :class:`ZoneOffsets`.
 
     None means UTC (a schedule whose timezone was omitted). Raises ValueError for a name that
     is not a known IANA zone.
@@ -171,7 +173,7 @@ def resolve(tz: str | ZoneInfo | None) -> Zone:
     if zone.key in UTC_KEYS:
         resolved = UTC_OFFSET
     else:
-        resolved = _TIMELINES.get(zone) or Timeline(zone)
+        resolved = _TIMELINES.get(zone) or ZoneOffsets(zone)
         _TIMELINES[zone] = resolved
     if len(_RESOLVED) >= RESOLVED_CACHE_SIZE:
         _RESOLVED.clear()
@@ -183,8 +185,8 @@ def _zone(tz: str | ZoneInfo) -> ZoneInfo:
     if isinstance(tz, ZoneInfo):
         return tz
     if not isinstance(tz, str):
-        raise TypeError(f"tz must be an IANA zone name or a ZoneInfo, got {type(tz).__name__}")
+        raise TypeError(messages.zone_argument_invalid(tz))
     try:
         return ZoneInfo(tz)
     except (ZoneInfoNotFoundError, ValueError, OSError) as exc:
-        raise ValueError(f"unknown IANA timezone {tz!r}") from exc
+        raise ValueError(messages.zone_unknown(tz)) from exc

@@ -34,11 +34,12 @@ from tocsin.core.schedules.decide import Decision, State, decide
 from tocsin.core.schedules.skips import SkipRange
 from tocsin.engine import fire as fire_path
 from tocsin.engine.ids import uuid7, uuid7s
+from tocsin.engine.schedule_rows import schedule_of, state_of
 from tocsin.errors import ConfigError
 from tocsin.store import schedules as store_schedules
+from tocsin.store import skips as store_skips
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.tx import Store, Tx
-from tocsin.workflows.timing import schedule_of
 
 LEDGER_NAMESPACE = "workflow"
 DEFAULT_LIMIT = 1000
@@ -226,7 +227,7 @@ def schedule_run(
     trigger: str = "scheduled",
 ) -> dict[str, Any]:
     """The pending run a schedule (``row``) fires for ``scheduled_for`` (``trigger``:
-    "scheduled", or "backfill" for :mod:`tocsin.workflows.backfill`)."""
+    "scheduled", or "backfill" for :mod:`tocsin.engine.backfill`)."""
     return new_run(
         run_id=run_id,
         workflow_id=row["workflow_id"],
@@ -276,12 +277,31 @@ def new_run(
     }
 
 
+def resume_schedule(tx: Tx, row: Mapping[str, Any], now: datetime) -> None:
+    """Unpause a paused schedule (``row``, locked by the caller): the instants the pause owed are
+    recorded ``paused`` (the decision of a paused schedule) and it fires again from the next
+    regular instant after ``now``, with no backlog. An unreadable schedule is due at ``now``: the
+    pass records why."""
+    values: dict[str, Any] = {"paused": False}
+    try:
+        decision = decide(schedule_of(row), state_of(row, busy=False), (), now)
+    except (ConfigError, ValueError):
+        values["next_fire_at"] = now
+    else:
+        store_skips.record_skips(tx, ranges=list(decision.skips), now=now)
+        values["next_fire_at"] = decision.next_due_at
+        if decision.state.evaluated_at is not None:
+            values["evaluated_at"] = decision.state.evaluated_at
+    store_schedules.update_schedule(tx, schedule_id=row["id"], values=values, now=now)
+
+
 __all__ = [
     "DEFAULT_LIMIT",
     "LEDGER_NAMESPACE",
     "fire_all_due_schedules",
     "fire_due_schedules",
     "new_run",
+    "resume_schedule",
     "schedule_fire",
     "schedule_run",
 ]

@@ -1,4 +1,5 @@
-"""What callers see of a compound trigger (SPEC §13): the tree with its latches, in words."""
+"""What callers see of workflow schedules (SPEC §12) and of a compound trigger (SPEC §13): the
+row as plain dicts, the tree with its latches, in words."""
 
 from __future__ import annotations
 
@@ -6,11 +7,11 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from tocsin import messages
 from tocsin.core.schedules import tree_eval as compound_eval
 from tocsin.core.schedules.tree import EVENT_SUBJECTS, Cron, Event, Node, from_json, to_json
 from tocsin.core.time.cron import explain, parse
-from tocsin.workflows.compound import subjects_of
-from tocsin.workflows.timing import load_latches
+from tocsin.engine.schedule_rows import load_latches, subjects_of
 
 EVENT_WORDS = {
     "table_updated": "table {} was updated",
@@ -22,6 +23,25 @@ EVENT_WORDS = {
 
 Names = Mapping[str, str]  # table id → its name
 NO_NAMES: Names = {}
+
+SCHEDULE_FIELDS = (
+    "id",
+    "workflow_id",
+    "cron",
+    "timezone",
+    "next_fire_at",
+    "paused",
+    "source",
+    "overlap",
+    "catch_up",
+    "max_catch_up",
+    "input_data",
+    "initial_state",
+    "request_context",
+    "metadata",
+    "created_at",
+    "updated_at",
+)
 
 
 def table_ids(raw: object) -> set[str]:
@@ -83,4 +103,30 @@ def _annotate(
     return {node.op: children}
 
 
-__all__ = ["EVENT_SUBJECTS", "Names", "describe", "table_ids", "trigger_view"]
+def public_schedule(
+    row: Mapping[str, Any], last_fire: Mapping[str, Any] | None, names: Names = NO_NAMES
+) -> dict[str, Any]:
+    """A schedule row as callers see it; ``names``: the names of the tables its tree reads."""
+    out = {name: row.get(name) for name in SCHEDULE_FIELDS}
+    out["paused"] = bool(out["paused"])
+    tree = row.get("trigger_tree")
+    if tree is None:
+        out["description"] = explain(parse(str(row["cron"]), dialect="extended"))
+    else:
+        out["cron"] = None
+        try:
+            out["description"] = describe(from_json(tree), names)
+        except ValueError as exc:  # a stored tree that no longer reads (ConfigError too)
+            out["description"] = messages.trigger_unreadable(exc)
+    out["last_fire"] = dict(last_fire) if last_fire is not None else None
+    return out
+
+
+__all__ = [
+    "EVENT_SUBJECTS",
+    "Names",
+    "describe",
+    "public_schedule",
+    "table_ids",
+    "trigger_view",
+]

@@ -39,14 +39,14 @@ from tocsin.core.schedules.skips import SkipRange
 from tocsin.core.schedules.tree import from_json
 from tocsin.engine import fire as fire_path
 from tocsin.engine.ids import uuid7
+from tocsin.engine.schedule_rows import dump_latches, load_latches, schedule_of, state_of
+from tocsin.engine.schedules import LEDGER_NAMESPACE, schedule_fire, schedule_run
 from tocsin.errors import ConfigError
 from tocsin.store import schedules as store_schedules
 from tocsin.store import skips as store_skips
 from tocsin.store import trigger_events as store_events
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.tx import Store, Tx
-from tocsin.workflows.firing import LEDGER_NAMESPACE, schedule_fire, schedule_run
-from tocsin.workflows.timing import dump_latches, load_latches, schedule_of, state_of
 
 EVENT_LIMIT = 1000
 DEFAULT_LIMIT = 1000
@@ -206,10 +206,4 @@ __all__ = [
     "dump_latches",
     "fire_trigger_schedules",
     "load_latches",
-    "subjects_of",
 ]
-
-
-def subjects_of(raw: object) -> set[tuple[str, str]]:
-    """The ``(kind, subject)`` pairs a stored tree listens to."""
-    return compound_eval.subjects(from_json(raw))

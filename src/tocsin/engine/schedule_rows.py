@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from tocsin.core.schedules import tree_eval
 from tocsin.core.schedules.decide import State, Timing, cron_trigger, next_due
 from tocsin.core.schedules.timeline import timeline
 from tocsin.core.schedules.tree import Node, from_json
@@ -74,6 +75,11 @@ def next_fire_of(
     return next_due(from_json(trigger), {}, after)
 
 
+def subjects_of(raw: object) -> set[tuple[str, str]]:
+    """The ``(kind, subject)`` pairs a stored tree listens to."""
+    return tree_eval.subjects(from_json(raw))
+
+
 __all__ = [
     "dump_latches",
     "load_latches",
@@ -81,5 +87,6 @@ __all__ = [
     "next_fire_of",
     "schedule_of",
     "state_of",
+    "subjects_of",
     "trigger_of",
 ]

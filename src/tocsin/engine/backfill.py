@@ -16,10 +16,10 @@ from typing import Any
 from tocsin.core.time.instants import MIN_UTC
 from tocsin.engine import fire
 from tocsin.engine.ids import uuid7s
+from tocsin.engine.schedule_rows import next_fire_after
+from tocsin.engine.schedules import schedule_run
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.tx import Store, Tx
-from tocsin.workflows.firing import schedule_run
-from tocsin.workflows.timing import next_fire_after
 
 LEDGER_NAMESPACE = "backfill"
 MAX_WITHOUT_FORCE = 10_000
