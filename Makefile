@@ -6,8 +6,11 @@ STAMP := $(VENV)/.installed
 RUNTIME_STAMP := $(VENV)/.installed-runtime
 PG_URL ?= postgresql://postgres@127.0.0.1:5432/test
 # `make test` runs the suite on this many pytest-xdist workers (every test has its own database:
-# a SQLite file or a PostgreSQL schema); 2 matches the CI machine's cores
+# a SQLite file or a PostgreSQL schema); 2 matches the CI machine's cores. worksteal: a worker
+# that runs out of tests takes queued ones from the other, so the last minutes are not one
+# worker finishing a long queue (the suite's tests run from milliseconds to over 20 s each)
 TEST_WORKERS ?= 2
+TEST_DIST ?= worksteal
 
 .PHONY: install run test lint fmt bench clean
 
@@ -44,11 +47,11 @@ fmt: $(STAMP)
 test: lint
 	@if $(BIN)/python -c "import psycopg,sys; psycopg.connect('$(PG_URL)', connect_timeout=3).close()" 2>/dev/null; then \
 		echo "PostgreSQL leg: $(PG_URL)"; \
-		TOCSIN_TEST_PG_URL=$${TOCSIN_TEST_PG_URL:-$(PG_URL)} $(BIN)/pytest -n $(TEST_WORKERS); \
+		TOCSIN_TEST_PG_URL=$${TOCSIN_TEST_PG_URL:-$(PG_URL)} $(BIN)/pytest -n $(TEST_WORKERS) --dist $(TEST_DIST); \
 	else \
 		if [ "$$CI" = "true" ]; then echo "CI=true but PostgreSQL at $(PG_URL) does not answer"; exit 1; fi; \
 		echo "PostgreSQL not reachable: its tests will skip (they are required under CI=true)"; \
-		$(BIN)/pytest -n $(TEST_WORKERS); \
+		$(BIN)/pytest -n $(TEST_WORKERS) --dist $(TEST_DIST); \
 	fi
 
 bench: $(STAMP)

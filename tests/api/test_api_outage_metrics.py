@@ -9,7 +9,7 @@ import re
 import pytest
 from prometheus_client import generate_latest
 
-from outage_support import outage_records, unavailable
+from support.outage import outage_records, unavailable
 from tocsin.api.metrics import Metrics
 from tocsin.store.outage import OutageLog
 

@@ -2,7 +2,7 @@
 both recover by themselves once space is freed.
 
 SQLite: the database is capped with ``TOCSIN_SQLITE_MAX_BYTES`` (the setting) and filled by
-the test's own connection (``storage_support.Filler``). PostgreSQL: a disk cannot be filled
+the test's own connection (``support.storage.Filler``). PostgreSQL: a disk cannot be filled
 here; a trigger on ``records`` raises the server's own ``disk_full`` (SQLSTATE 53100), which
 comes back through psycopg exactly as "could not extend file" does.
 """
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from api_support import Tenant, TestClient, table_url
 
-from storage_support import CAP_BYTES, Filler
+from support.storage import CAP_BYTES, Filler
 from tocsin import messages
 from tocsin.service import Tocsin
 from tocsin.settings import Settings

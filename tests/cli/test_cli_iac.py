@@ -1,8 +1,12 @@
-"""``tocsin export | plan | apply`` through a real subprocess (issue 15, SPEC §11).
+"""``tocsin export | plan | apply`` (SPEC §11).
 
 The exit codes are the contract (``terraform plan -detailed-exitcode``): 0 no changes, 2
-changes, 1 error. The console script runs against the conftest database (SQLite file or
-PostgreSQL schema) through ``TOCSIN_DATABASE_URL``.
+changes, 1 error. Each command runs against the conftest database (SQLite file or PostgreSQL
+schema) through ``TOCSIN_DATABASE_URL`` and no other ``TOCSIN_*`` variable: in this process
+through Typer's runner (``Cli.run``), and, where the process boundary is what is tested (the
+answer read from a real stdin, ``--yes``, a malformed setting read at start), as the console
+script in a subprocess (``Cli.run(..., process=True)``). Both return the exit code, stdout and
+stderr.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ from typing import Any
 
 import pytest
 
+from support.cli import runner
 from tocsin import iac, messages
+from tocsin.cli import app
 from tocsin.service import Tocsin
 
 NOW = datetime(2026, 8, 27, 5, 2, 13, tzinfo=UTC)
@@ -44,15 +50,25 @@ class Cli:
         self.scope = f"chatroom:{scope_id}"
         self.tmp = tmp
 
-    def run(self, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(TOCSIN), *args],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            env=self.env,
-            timeout=120,
-            check=False,
+    def run(
+        self, *args: str, stdin: str = "", process: bool = False
+    ) -> subprocess.CompletedProcess[str]:
+        if process:
+            return subprocess.run(
+                [str(TOCSIN), *args],
+                input=stdin,
+                capture_output=True,
+                text=True,
+                env=self.env,
+                timeout=120,
+                check=False,
+            )
+        # os.environ as the subprocess would see it: other TOCSIN_* variables unset
+        env: dict[str, str | None] = {k: None for k in os.environ if k.startswith("TOCSIN_")}
+        env.update((k, v) for k, v in self.env.items() if k.startswith("TOCSIN_"))
+        result = runner.invoke(app, list(args), input=stdin, env=env, catch_exceptions=False)
+        return subprocess.CompletedProcess(
+            ["tocsin", *args], result.exit_code, result.stdout, result.stderr
         )
 
     def write(self, documents: list[dict[str, Any]]) -> str:
@@ -97,10 +113,10 @@ def test_export_plan_apply_exit_codes_and_json(setup: tuple[Cli, str], tocsin: T
         ("delete", remind["id"]),
     ]
 
-    refused = cli.run("apply", changed, "--scope", cli.scope, stdin="n\n")
+    refused = cli.run("apply", changed, "--scope", cli.scope, stdin="n\n", process=True)
     assert refused.returncode == 1
     assert len(tocsin.get_triggers(table_id)) == 2  # nothing applied
-    applied = cli.run("apply", changed, "--scope", cli.scope, "--yes")
+    applied = cli.run("apply", changed, "--scope", cli.scope, "--yes", process=True)
     assert applied.returncode == 0, applied.stderr
     assert "Apply complete: 0 created, 1 updated, 1 deleted." in applied.stdout
     [stored] = tocsin.get_triggers(table_id)
@@ -139,9 +155,9 @@ def test_errors_exit_1_with_the_text(setup: tuple[Cli, str], tocsin: Tocsin) -> 
 def test_a_malformed_setting_is_exit_1_not_2(setup: tuple[Cli, str]) -> None:
     cli, _ = setup
     path = cli.write([{"table": "Cases", **HOURLY}])
-    assert cli.run("plan", path, "--scope", cli.scope).returncode == 2
+    assert cli.run("plan", path, "--scope", cli.scope, process=True).returncode == 2
     cli.env["TOCSIN_STUCK_AFTER_S"] = "abc"
-    result = cli.run("plan", path, "--scope", cli.scope)
+    result = cli.run("plan", path, "--scope", cli.scope, process=True)
     assert result.returncode == 1
     assert "TOCSIN_STUCK_AFTER_S" in result.stderr
 

@@ -1,7 +1,7 @@
 """A real ``tocsin serve`` on a SQLite database that fills up while a run is in flight.
 
 The database is capped with ``TOCSIN_SQLITE_MAX_BYTES`` and filled by the test's own
-connection (``storage_support.Filler``) while the run's first action (a webhook to a gated
+connection (``support.storage.Filler``) while the run's first action (a webhook to a gated
 receiver) is in flight; its second action (a ``notify`` whose message needs new pages) then
 cannot be written. Meanwhile: ``/readyz`` 503, a record POST 507 with the exact text (never 500,
 never a reset connection), the run ``running``. Once the filler is deleted: ``/readyz`` 200, the
@@ -23,9 +23,9 @@ from typing import Any
 import httpx
 import pytest
 
-from storage_support import CAP_BYTES, Filler
 from support.net import free_port
 from support.processes import TOCSIN, create_token, stop
+from support.storage import CAP_BYTES, Filler
 from support.waiting import wait_for
 from tocsin import messages
 

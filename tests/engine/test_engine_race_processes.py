@@ -19,7 +19,7 @@ import pytest
 from engine_support import NOW, clock_trigger, date_trigger, interval, make_table, minutes
 from sqlalchemy import select, update
 
-from process_support import FORKSERVER
+from support.forkserver import FORKSERVER
 from tocsin.engine import tick
 from tocsin.service import Tocsin
 from tocsin.settings import Settings

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from outage_support import RecordingStop, outage_records, unavailable
+from support.outage import RecordingStop, outage_records, unavailable
 from tocsin.engine.ticker import Ticker
 
 NOW = datetime(2026, 8, 27, 5, 2, 13, tzinfo=UTC)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from process_support import FORKSERVER
+from support.forkserver import FORKSERVER
 from tocsin.service import Tocsin
 
 from . import child_crash_worker

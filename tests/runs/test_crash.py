@@ -18,7 +18,7 @@ import time
 from multiprocessing.process import BaseProcess
 from typing import Any
 
-from process_support import FORKSERVER
+from support.forkserver import FORKSERVER
 from support.waiting import wait_for
 from tocsin.service import Tocsin
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from outage_support import CuttableProxy, RecordingStop, outage_records, unavailable
+from support.outage import CuttableProxy, RecordingStop, outage_records, unavailable
 from support.waiting import wait_for
 from tocsin import messages
 from tocsin.engine.ticker import Ticker

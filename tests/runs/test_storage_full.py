@@ -3,7 +3,7 @@ tries the write again, pausing longer each time up to ``TOCSIN_DB_BACKOFF_MAX_S`
 ``done`` or ``failed`` once space is freed, never left ``running`` for the stale sweep.
 
 SQLite only: the database is capped with ``TOCSIN_SQLITE_MAX_BYTES`` and filled by the test's
-own connection (``storage_support.Filler``); the pauses are the facade's injected ``sleep``
+own connection (``support.storage.Filler``); the pauses are the facade's injected ``sleep``
 (``configure_retries``), and the last of them frees the space.
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from storage_support import CAP_BYTES, Filler
+from support.storage import CAP_BYTES, Filler
 from tocsin import messages, step, workflow
 from tocsin.service import Tocsin
 from tocsin.settings import Settings

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import threading
 import uuid
-from typing import Any
 
 from pydantic import BaseModel
 
+from support.waiting import wait_for
 from tocsin import StepContext, step, workflow
 from tocsin.runs.pool import APP_SCOPE, RunPool
 from tocsin.service import Tocsin
@@ -47,7 +47,7 @@ def test_workflow_runs_take_their_share_of_the_pool_and_leave_a_slot_to_a_table_
         assert pool.free() == 1 and pool.free(APP_SCOPE) == 0
         tocsin.insert_records(table["id"], [{"N": "x"}], now=NOW)
         assert tocsin.work(pool=pool, now=NOW) == 1  # B's run takes the free slot
-        assert _wait(lambda: _statuses(tocsin, table["id"]) == ["done"])
+        wait_for("the table run to be done", lambda: _statuses(tocsin, table["id"]) == ["done"])
     finally:
         RELEASE.set()
         assert pool.wait_idle(30)
@@ -58,12 +58,3 @@ def test_workflow_runs_take_their_share_of_the_pool_and_leave_a_slot_to_a_table_
 
 def _statuses(tocsin: Tocsin, table_id: str) -> list[str]:
     return [run["status"] for run in tocsin.list_runs(table_id)["items"]]
-
-
-def _wait(probe: Any) -> bool:
-    done = threading.Event()
-    for _ in range(300):
-        if probe():
-            return True
-        done.wait(0.05)
-    return False
