@@ -345,3 +345,24 @@ def test_a_table_cron_trigger_and_a_workflow_schedule_decide_alike() -> None:
             datetime(2026, 4, 9, 0, 30, tzinfo=UTC),
         ]
     )
+
+
+def test_a_decision_asked_before_the_last_consumed_instant_keeps_the_next_one() -> None:
+    """A preview on a clock behind the tick's (the Studio's real clock after a tick at a later
+    ``now``) never reports an instant already taken as the next fire."""
+    raw = {"type": "cron", "expression": "0 0 1 1 *", "timezone": "UTC"}
+    spec = parse_schedule(raw, {})
+    assert isinstance(spec, ClockSchedule)
+    anchor = datetime(2026, 6, 1, tzinfo=UTC)
+    consumed = datetime(2027, 1, 1, tzinfo=UTC)
+    timing = table_timing(spec, anchor, paused=False)
+    state = table_state(timing, datetime(2028, 1, 1, tzinfo=UTC), consumed, active_run=False)
+    for now in (datetime(2026, 12, 4, tzinfo=UTC), datetime(2027, 6, 1, tzinfo=UTC)):
+        decision = decide(timing, state, (), now)
+        assert decision.fires == ()
+        assert decision.next_due_at == datetime(2028, 1, 1, tzinfo=UTC)
+    plain = Timing("s", cron_trigger("0 0 1 1 *", "UTC"))
+    ahead = State(datetime(2028, 1, 1, tzinfo=UTC))
+    assert decide(plain, ahead, (), datetime(2026, 12, 4, tzinfo=UTC)).next_due_at == datetime(
+        2028, 1, 1, tzinfo=UTC
+    )

@@ -31,8 +31,9 @@ NOT_STRING = "daily schedule timezone must be an IANA name string (e.g. 'Asia/Ta
 
 
 def unknown_text(tz: str) -> str:
+    quoted = tz if len(tz) <= 64 else tz[:64] + "…"  # a huge name is not echoed whole
     return (
-        f"daily schedule timezone '{tz}' is not a known IANA zone. "
+        f"daily schedule timezone '{quoted}' is not a known IANA zone. "
         "use an IANA name like 'Asia/Taipei' or 'America/New_York'"
     )
 

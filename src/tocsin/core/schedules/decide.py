@@ -154,9 +154,14 @@ def _new_state(
     consumed: datetime | None,
 ) -> State:
     """The state after a decision; ``consumed``: the last instant it fired or gave up (kept
-    only for a state that tracks it: a table trigger's)."""
+    only for a state that tracks it: a table trigger's). The next due instant is never one
+    already consumed, even when ``now`` is before the state's cursor (a decision asked for an
+    earlier instant than the last one taken: a preview on a clock behind the tick's)."""
     evaluated = None if state.evaluated_at is None else max(now, state.evaluated_at)
-    following = _next_due(line, latches, now)
+    following = _next_due(line, latches, now if evaluated is None else evaluated)
+    owed_from = state.next_due_at if evaluated is None else None
+    if following is not None and owed_from is not None and following < owed_from:
+        following = owed_from
     if state.consumed is not None:
         consumed = state.consumed if consumed is None else max(consumed, state.consumed)
     else:
