@@ -200,10 +200,10 @@ def raw_insert_rate(t: Tocsin, n_rows: int, *, with_indexes: bool = False) -> fl
         for k in range(n_rows)
     ]
     stmt = text(
-        f"INSERT INTO {name} (id, table_id, scope, trigger_id, source, clock, status, attempts,"
-        " action_results, payload, definition, identity, scheduled_for, created_at, updated_at)"
-        " VALUES (:id, :table_id, :scope, :trigger_id, 'schedule', true, 'pending', 0, '[]',"
-        " '{}', :definition, :identity, :at, :at, :at)"
+        f"INSERT INTO {name} (id, kind, table_id, scope, trigger_id, source, clock, status,"
+        " attempts, action_results, payload, definition, identity, scheduled_for, created_at,"
+        " updated_at) VALUES (:id, 'actions', :table_id, :scope, :trigger_id, 'schedule', true,"
+        " 'pending', 0, '[]', '{}', :definition, :identity, :at, :at, :at)"
     )
     t0 = time.perf_counter()
     with t.store.engine.begin() as conn:
