@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from tocsin.core.schedules.decide import (
     CRON_REPEATED,
+    MANUAL,
     Decision,
     State,
     Timing,
@@ -146,3 +147,38 @@ def test_a_tree_waiting_for_its_event_is_unsatisfied_and_fires_once_latched() ->
     event = ("table_updated", "a", NINE + timedelta(minutes=5))
     then = decide(sched, first.state, [event], NINE.replace(hour=10))
     assert then.fires == (NINE.replace(hour=10),) and then.state.latches == {}
+
+
+# --- run-now: a manual event -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kw", [{}, {"paused": True}, {"catch_up": "none"}, ALL_2])
+@pytest.mark.parametrize("busy", [False, True])
+def test_a_manual_event_fires_once_at_its_instant_and_moves_nothing(
+    kw: dict[str, Any], busy: bool
+) -> None:
+    tree = AllOf(Cron("0 * * * *", timezone="UTC"), TableUpdated("a"))
+    now = NINE.replace(hour=12, minute=30)
+    for trigger, state in (
+        (HOURLY, State(NINE, active_run=busy)),
+        (tree, State(NINE, NINE, {"1": NINE}, busy)),
+        (None, State(None)),  # no timing of its own (a table's date trigger)
+    ):
+        sched = Timing("s", trigger, **kw)
+        d = decide(sched, state, [(MANUAL, "s", now)], now)
+        assert d == Decision((now,), (), state.next_due_at, state)
+        if trigger is not None:  # the scheduled decision after it is the one without it
+            assert decide(sched, d.state, (), now) == decide(sched, state, (), now)
+
+
+def test_manual_events_are_never_mixed_with_others() -> None:
+    with pytest.raises(ValueError, match="manual events are decided alone"):
+        decide(Timing("s", HOURLY), State(NINE), [(MANUAL, "other", NINE)], NINE)
+    event = ("table_updated", "a", NINE)
+    with pytest.raises(ValueError, match="manual events are decided alone"):
+        decide(Timing("s", HOURLY), State(NINE), [(MANUAL, "s", NINE), event], NINE)
+
+
+def test_a_schedule_without_timing_owes_nothing() -> None:
+    d = decide(Timing("s", None), State(NINE), (), NINE)
+    assert d.fires == () and d.skips == () and d.next_due_at is None

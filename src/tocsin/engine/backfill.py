@@ -1,5 +1,10 @@
 """Backfill of a workflow schedule: one run per instant of ``[start, end)``, in order.
 
+The instants are the one decision's (:func:`tocsin.core.schedules.backfill.backfill`: the tick's
+decision caught up in full over the range, the schedule's DST policy kept), and so are the skip
+ranges recorded with them (``dst_gap``: a spring-forward gap inside the range whose wall times the
+schedule matches), in the first chunk's transaction (recorded again, a range is kept once).
+
 Idempotent through its own ledger namespace ``"backfill"``: an instant backfilled once is
 claimed (``(backfill, schedule_id, instant)``) and never runs again, whatever the number of
 calls; it never touches the scheduled namespace (``"workflow"``), so backfilled instants and
@@ -10,13 +15,15 @@ transaction each (a progress callback after each).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from tocsin.core.time.instants import MIN_UTC
+from tocsin.core.schedules import backfill as decided
+from tocsin.core.schedules.backfill import Backfill
+from tocsin.core.schedules.skips import SkipRange
 from tocsin.engine import fire
 from tocsin.engine.ids import uuid7s
-from tocsin.engine.schedule_rows import next_fire_after
+from tocsin.engine.schedule_rows import schedule_of
 from tocsin.engine.schedules import schedule_run
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.tx import Store, Tx
@@ -27,44 +34,41 @@ CHUNK = 500
 Progress = Callable[[int, int], None]
 
 
-def backfill_instants(
-    row: Mapping[str, Any], start: datetime, end: datetime, cap: int
-) -> list[datetime]:
-    """The schedule's instants in ``[start, end)``, oldest first, at most ``cap + 1``."""
-    out: list[datetime] = []
-    # the instant just before ``start``, so that ``start`` itself counts; the earliest datetime
-    # has none (and lies before the years cron evaluates anyway)
-    at: datetime | None = start - timedelta(microseconds=1) if start > MIN_UTC else start
-    while len(out) <= cap:
-        at = next_fire_after(row["cron"], row["timezone"], at) if at is not None else None
-        if at is None or at >= end:
-            break
-        out.append(at)
-    return out
+def backfill_plan(row: Mapping[str, Any], start: datetime, end: datetime, cap: int) -> Backfill:
+    """The schedule's backfill over ``[start, end)``: its instants, oldest first (at most
+    ``cap + 1``), and the skip ranges between them."""
+    return decided.backfill(schedule_of(row), start, end, cap)
 
 
 def run_backfill(
     store: Store,
     row: Mapping[str, Any],
-    instants: list[datetime],
+    plan: Backfill,
     *,
     now: datetime,
     progress: Progress | None = None,
 ) -> dict[str, int]:
-    """Claim and start a run for each instant not backfilled before: ``{"instants",
-    "created", "existing"}``."""
-    created = 0
+    """Claim and start a run for each instant of ``plan`` not backfilled before, and record
+    its skips: ``{"instants", "created", "existing"}``."""
+    instants, created = list(plan.fires), 0
     for begin in range(0, len(instants), CHUNK):
         chunk = instants[begin : begin + CHUNK]
+        ranges = plan.skips if begin == 0 else ()
         with store.begin() as tx:
-            created += _backfill_chunk(tx, row, chunk, now)
+            created += _backfill_chunk(tx, row, chunk, ranges, now)
         if progress is not None:
             progress(begin + len(chunk), len(instants))
     return {"instants": len(instants), "created": created, "existing": len(instants) - created}
 
 
-def _backfill_chunk(tx: Tx, row: Mapping[str, Any], chunk: list[datetime], now: datetime) -> int:
-    """Fire ``chunk``'s instants not backfilled before; the runs created."""
+def _backfill_chunk(
+    tx: Tx,
+    row: Mapping[str, Any],
+    chunk: list[datetime],
+    ranges: tuple[SkipRange, ...],
+    now: datetime,
+) -> int:
+    """Fire ``chunk``'s instants not backfilled before, with ``ranges``; the runs created."""
     ids = uuid7s(now, len(chunk))
     firings = [
         (LEDGER_NAMESPACE, str(row["id"]), at.isoformat(), rid)
@@ -76,7 +80,7 @@ def _backfill_chunk(tx: Tx, row: Mapping[str, Any], chunk: list[datetime], now: 
         store_runs.insert_runs(tx, rows=runs)
         return ()
 
-    return sum(map(bool, fire.fire(tx, firings, write, now=now)))
+    return sum(map(bool, fire.fire(tx, firings, write, skips=ranges, now=now)))
 
 
-__all__ = ["LEDGER_NAMESPACE", "MAX_WITHOUT_FORCE", "backfill_instants", "run_backfill"]
+__all__ = ["LEDGER_NAMESPACE", "MAX_WITHOUT_FORCE", "backfill_plan", "run_backfill"]

@@ -31,7 +31,15 @@ from tocsin import messages
 from tocsin.core.config import predicates, triggers
 from tocsin.core.model import TriggerState
 from tocsin.core.schedules import identity, windows
-from tocsin.core.schedules.decide import Decision, decide, table_state, table_timing
+from tocsin.core.schedules.decide import (
+    MANUAL,
+    Decision,
+    State,
+    Timing,
+    decide,
+    table_state,
+    table_timing,
+)
 from tocsin.core.schedules.skips import TRIGGER, SkipRange
 from tocsin.core.schedules.spec import DateColumnReached, ScheduleSpec, parse_schedule
 from tocsin.core.time import instants
@@ -270,6 +278,19 @@ def clock_decision(
     timing = table_timing(spec, anchor, paused=paused)
     row = table_state(timing, state.next_due_at, state.last_consumed, active_run=active_run)
     return decide(timing, row, (), now)
+
+
+def manual_decision(trigger: StoredTrigger, state: TriggerState, *, now: datetime) -> Decision:
+    """Run-now as the one decision: the trigger (a clock trigger with its timing, a date trigger
+    without one) decided on a manual event at ``now``: it fires once at ``now``, whatever its
+    timing or pause, and its state does not move."""
+    tid, spec, anchor = str(trigger.trigger_id), trigger.spec, state.anchor
+    if spec is not None and not isinstance(spec, DateColumnReached) and anchor is not None:
+        timing = replace(table_timing(spec, anchor, paused=state.paused), id=tid)
+        row = table_state(timing, state.next_due_at, state.last_consumed, active_run=False)
+    else:
+        timing, row = Timing(tid, None, paused=state.paused, target=TRIGGER), State(None)
+    return decide(timing, row, ((MANUAL, tid, now),), now)
 
 
 def trigger_skips(decision: Decision, table_id: str, trigger_id: str) -> list[SkipRange]:

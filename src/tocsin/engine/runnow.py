@@ -1,9 +1,10 @@
 """Run now: one manual run of a table trigger, at once.
 
-Its own ledger namespace: the identity is ``manual:<run id>`` (never a window or record
-identity), so it never consumes a scheduled occurrence; the run is not a clock run (the
-one-active-run fence of SPEC §5.3 does not count it), so it never blocks the next scheduled
-occurrence either. Nothing of the trigger's state moves.
+The one decision with a manual event (:func:`tocsin.engine.evaluate.manual_decision`): the
+trigger fires once at ``now`` whatever its timing or pause, and nothing of its state moves. Its
+own ledger namespace: the identity is ``manual:<run id>`` (never a window or record identity), so
+it never consumes a scheduled occurrence; the run is not a clock run (the one-active-run fence of
+SPEC §5.3 does not count it), so it never blocks the next scheduled occurrence either.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 
 from tocsin import messages
 from tocsin.engine import fire
-from tocsin.engine.evaluate import inspect_stored
+from tocsin.engine.evaluate import inspect_stored, manual_decision
 from tocsin.engine.ids import uuid7
 from tocsin.errors import NotFound, ValidationError
 from tocsin.store import records as store_records
@@ -43,6 +44,7 @@ def run_trigger_now(
             raise NotFound(messages.TRIGGER_NOT_FOUND)
         if not found[0].valid:
             raise ValidationError(messages.TRIGGER_INVALID_NO_FIRES)
+        [at] = manual_decision(found[0], states[trigger_id], now=now).fires
         run_id = uuid7(now)
         identity = MANUAL_PREFIX + run_id
         new = store_runs.NewRun(
@@ -55,7 +57,7 @@ def run_trigger_now(
             payload={},
             definition=None,
             identity=identity,
-            scheduled_for=now,
+            scheduled_for=at,
             definition_hash=states[trigger_id].definition_hash,
         )
 

@@ -409,5 +409,9 @@ def clock_trigger_without_timing(trigger_id: object) -> str:
     return f"clock trigger {trigger_id!r} has no clock timing"
 
 
+def manual_events_mixed(schedule_id: object) -> str:
+    return f"schedule {schedule_id!r}: manual events are decided alone, for their own schedule"
+
+
 def trigger_invalid_for_verdict(trigger_id: object, error_codes: object) -> str:
     return f"trigger {trigger_id!r} is invalid: {error_codes}"

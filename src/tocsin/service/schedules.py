@@ -22,7 +22,7 @@ from tocsin.core.time.instants import require_aware
 from tocsin.engine.backfill import (
     MAX_WITHOUT_FORCE,
     Progress,
-    backfill_instants,
+    backfill_plan,
     run_backfill,
 )
 from tocsin.engine.schedule_whynot import schedule_next_fires
@@ -300,10 +300,10 @@ class Schedules:
         if row.get("trigger_tree") is not None:
             raise ValidationError(messages.backfill_compound(schedule_id))
         cap = self._max_instants if force else MAX_WITHOUT_FORCE
-        instants = backfill_instants(row, first, last, cap)
-        if len(instants) > cap:
+        plan = backfill_plan(row, first, last, cap)
+        if len(plan.fires) > cap:
             raise ValidationError(messages.backfill_too_many(cap, forced=force))
-        return run_backfill(self._store, row, instants, now=at, progress=progress)
+        return run_backfill(self._store, row, plan, now=at, progress=progress)
 
 
 __all__ = ["Schedules", "check_page", "imperative_row"]

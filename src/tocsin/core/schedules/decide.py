@@ -33,6 +33,11 @@ Latches that satisfy the tree from an earlier decision that could not fire (held
 ``now``. A decision that fires records the spring-forward gaps it passed whose wall times a time
 leaf (``missing="skip"``) matches (``dst_gap``).
 
+A manual event (kind :data:`MANUAL` naming the schedule: a run-now) is a decision of its own: the
+schedule fires at each such event's instant whatever its timing, pause, catch-up or overlap, and
+nothing of its state moves (no instant consumed, no latch set or reset), so a run-now never
+consumes or blocks a scheduled occurrence. Manual events are never mixed with others.
+
 Pure: no I/O, no clock; memoised per tree (instants are pure functions of the tree).
 """
 
@@ -42,6 +47,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from tocsin import messages
 from tocsin.core.schedules import catch_up, skips
 from tocsin.core.schedules.clock import ClockTimeline, clock_timeline, table_state, table_timing
 from tocsin.core.schedules.shape import (
@@ -50,6 +56,7 @@ from tocsin.core.schedules.shape import (
     DEFAULT_MAX_CATCH_UP,
     HELD_RECHECK,
     HOLD,
+    MANUAL,
     MAX_MAX_CATCH_UP,
     TABLE_CATCH_UP,
     TABLE_OVERLAP,
@@ -74,6 +81,10 @@ Line = Timeline | ClockTimeline  # a schedule's instants: a tree's, a table trig
 
 def decide(schedule: Timing, state: State, events: Seen, now: datetime) -> Decision:
     """The decision at ``now``; ``events``: the pending ``(kind, subject, occurred_at)``."""
+    if events and any(kind == MANUAL for kind, _, _ in events):
+        return _manual(schedule, state, events)
+    if schedule.trigger is None:  # no timing of its own: nothing is ever owed
+        return Decision((), (), None, state._replace(next_due_at=None))
     decision = _decide(schedule, state, events, now)
     if not schedule.windowed:  # a windowed schedule is plain: its owed instants start at next_due
         return decision
@@ -82,8 +93,17 @@ def decide(schedule: Timing, state: State, events: Seen, now: datetime) -> Decis
     return decision._replace(fires=fires, windows=windows)
 
 
+def _manual(schedule: Timing, state: State, events: Seen) -> Decision:
+    """Manual events only (the module docstring): a fire at each instant, the state kept."""
+    if any(kind != MANUAL or subject != schedule.id for kind, subject, _ in events):
+        raise ValueError(messages.manual_events_mixed(schedule.id))
+    fires = tuple(sorted(at for _, _, at in events))
+    return Decision(fires, (), state.next_due_at, state)
+
+
 def _decide(schedule: Timing, state: State, events: Seen, now: datetime) -> Decision:
     trigger = schedule.trigger
+    assert trigger is not None  # decide answers a schedule without timing itself
     line = clock_timeline(trigger) if type(trigger) is TableClock else _line(trigger)
     cursor = state.evaluated_at  # None: a plain schedule's row, owed from ``next_due_at``
     first = state.next_due_at if cursor is None else line.next_could(cursor)
@@ -276,6 +296,7 @@ __all__ = [
     "DEFAULT_MAX_CATCH_UP",
     "HELD_RECHECK",
     "HOLD",
+    "MANUAL",
     "MAX_MAX_CATCH_UP",
     "TABLE_CATCH_UP",
     "TABLE_OVERLAP",

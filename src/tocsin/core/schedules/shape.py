@@ -37,6 +37,9 @@ MAX_MAX_CATCH_UP = 10_000
 #: the DST policy of plain cron schedules (and of the strict dialect): a repeated wall time
 #: fires once, at its first occurrence
 CRON_REPEATED: cron.Repeated = "first"
+#: the event kind of a run-now: the schedule fires once at the event's instant, whatever its
+#: timing and policies, and nothing of its state moves (``decide.decide``)
+MANUAL = "manual"
 #: how often a fire held back by an active run is looked at again
 HELD_RECHECK = timedelta(seconds=5)
 _MEMO_SIZE = 4096
@@ -52,10 +55,11 @@ class Timing:
     clock trigger's by :func:`tocsin.core.schedules.clock.table_timing`. ``target``: the kind
     its skips are recorded against; ``windowed``: each fire carries its data window (a lane);
     ``backlog="page"``: under ``catch_up="all"`` the oldest owed instants fire first, the newer
-    stay owed (a lane)."""
+    stay owed (a lane). ``trigger`` None: no timing of its own (a table's date trigger, whose
+    records are scanned apart): only manual events fire it."""
 
     id: str
-    trigger: Node | TableClock
+    trigger: Node | TableClock | None
     catch_up: str = "latest"
     max_catch_up: int = DEFAULT_MAX_CATCH_UP
     overlap: str = "skip"
@@ -123,6 +127,7 @@ __all__ = [
     "DEFAULT_MAX_CATCH_UP",
     "HELD_RECHECK",
     "HOLD",
+    "MANUAL",
     "MAX_MAX_CATCH_UP",
     "TABLE_CATCH_UP",
     "TABLE_OVERLAP",
