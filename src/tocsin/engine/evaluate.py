@@ -40,6 +40,7 @@ from tocsin.core.schedules.decide import (
     table_state,
     table_timing,
 )
+from tocsin.core.schedules.pause import Pause, Pauses, pause_of, pauses_at
 from tocsin.core.schedules.skips import TRIGGER, SkipRange
 from tocsin.core.schedules.spec import DateColumnReached, ScheduleSpec, parse_schedule
 from tocsin.core.time import instants
@@ -54,8 +55,6 @@ FUTURE = "scheduled_for_future"
 WHEN_MISMATCH = "when_filter_mismatch"
 DUE_NOW = "due_now"
 DATE_VERDICTS = (MISSING, INVALID, ALREADY_FIRED, FUTURE, WHEN_MISMATCH, DUE_NOW)
-Pause = tuple[datetime, datetime]  # (from, until), bounds included
-Pauses = Sequence[Pause]  # a trigger's pauses
 
 ROW_EVENTS = ("created", "updated", "deleted", "restored")
 STATE_MISSING = "schedule_state_missing"
@@ -397,7 +396,7 @@ def classify_record(
     if status != "ok" or fire_at is None:
         return RowVerdict(record=record, verdict=status, identity=None, fire_at=None)
     fresh = ident is not None and ident not in fired
-    pause = _pause_of(pauses, fire_at) if pauses and fresh else None
+    pause = pause_of(pauses, fire_at) if pauses and fresh else None
     if ident is None:
         verdict = INVALID
     elif not fresh or pause is not None:
@@ -409,14 +408,6 @@ def classify_record(
     else:
         verdict = FUTURE if held else DUE_NOW
     return RowVerdict(record, verdict, ident, fire_at, pause)
-
-
-def _pause_of(pauses: Pauses, at: datetime) -> Pause | None:
-    """The pause ``at`` falls inside, bounds included; None when none."""
-    for start, until in pauses:
-        if start <= at <= until:
-            return start, until
-    return None
 
 
 def classify_date_page(
@@ -468,10 +459,8 @@ def classify(
         )
     if isinstance(spec, DateColumnReached):
         # a date verdict needs no other state
-        pauses: tuple[Pause, ...] = tuple(getattr(state, "pause_windows", ()))
         paused_at: datetime | None = getattr(state, "paused_at", None)
-        if paused_at is not None:  # paused now: the pause so far is one too
-            pauses += ((paused_at, now),)
+        pauses = pauses_at(getattr(state, "pause_windows", ()), paused_at, now)
         held = paused_at is not None
         return classify_date_page(
             spec, column_type, trigger.when, page, set(fired), now, pauses, held

@@ -29,13 +29,12 @@ from typing import TYPE_CHECKING, Any
 
 from tocsin import messages
 from tocsin.core.model import Table, TriggerState
+from tocsin.core.schedules.pause import Pause, pauses_at, value_skips
 from tocsin.core.schedules.skips import SkipRange
 from tocsin.core.schedules.spec import CLOCK_KINDS, parse_schedule
 from tocsin.core.time.instants import to_iso
-from tocsin.engine import tick_skips
 from tocsin.engine.configs import ALWAYS_DUE, NEVER_DUE, refresh_table_next_due
 from tocsin.engine.evaluate import (
-    Pause,
     StoredTrigger,
     clock_decision,
     inspect_stored,
@@ -118,8 +117,7 @@ def resumed(
     spec = parse_schedule(trigger.get("schedule"), columns)
     last, pauses = state.last_consumed, state.pause_windows
     if spec.kind not in CLOCK_KINDS or state.anchor is None:
-        start = state.paused_at or now
-        return last, (*pauses, (min(start, now), now)), ALWAYS_DUE
+        return last, pauses_at(pauses, state.paused_at or now, now), ALWAYS_DUE
     [stored] = inspect_stored([trigger], columns, [state.trigger_id])
     decision = clock_decision(stored, state, now=now, active_run=False, paused=True)
     if decision.skips:  # the paused decision gave its owed windows up: the latest is consumed
@@ -168,15 +166,14 @@ def paused_value_ranges(
     """The ``paused`` skip ranges of the tick's paused date values (:func:`paused_values`),
     given the fire path's ``outcome`` for each (claimed in the ledger without a run, a run id no
     run has: the value never fires): one range per pause of a trigger, counting the values this
-    transaction claimed (:func:`tocsin.engine.tick_skips.paused_value_range`)."""
+    transaction claimed (:func:`tocsin.core.schedules.pause.value_skips`, the pause rule every
+    schedule's decision applies)."""
     counts: dict[tuple[str, str, Pause], int] = {}
     for (table_id, trigger_id, _, pause), got in zip(values, outcome, strict=True):
         if got:
             key = (table_id, trigger_id, pause)
             counts[key] = counts.get(key, 0) + 1
-    return [
-        tick_skips.paused_value_range(t, tid, pause, n) for (t, tid, pause), n in counts.items()
-    ]
+    return [value_skips(t, tid, pause, n) for (t, tid, pause), n in counts.items()]
 
 
 __all__ = [

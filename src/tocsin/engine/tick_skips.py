@@ -1,8 +1,8 @@
-"""The tick's skip records that are not a clock trigger's decision (a clock trigger's skips are
-its schedule decision's, :func:`tocsin.engine.evaluate.clock_decision`, the same for every
-schedule): the due window of an invalid stored clock trigger (``invalid_config``), and the date
-values a tick consumed because they fell due inside a pause (:func:`paused_value_range`, the
-pause rule of a date trigger's per-record scan, SPEC §4.1).
+"""The tick's skip records that are not a schedule's decision (a clock trigger's skips are its
+schedule decision's, :func:`tocsin.engine.evaluate.clock_decision`, the same for every schedule;
+a date trigger's paused values follow the decision's pause rule,
+:mod:`tocsin.core.schedules.pause`): the due window of an invalid stored clock trigger
+(``invalid_config``).
 """
 
 from __future__ import annotations
@@ -13,17 +13,6 @@ from datetime import datetime
 from tocsin.core.model import TriggerState
 from tocsin.core.schedules import skips
 from tocsin.engine.evaluate import StoredTrigger
-
-
-def paused_value_range(
-    table_id: str, trigger_id: str, pause: tuple[datetime, datetime], count: int
-) -> skips.SkipRange:
-    """``count`` values of a date trigger whose fire instants fell inside ``pause`` and that a
-    tick consumed (``engine.pause.paused_value_ranges``): one ``paused`` range per pause, its bounds
-    the pause's. Its ``after`` is its own ``last``, so the values a later tick consumes for the
-    same pause add to that one row (the store merges a range into the row ending at ``after``)."""
-    start, until = pause
-    return _range(trigger_id, table_id, skips.PAUSED, start, until, count, until)
 
 
 def invalid_skips(
@@ -68,4 +57,4 @@ def _range(
     )
 
 
-__all__ = ["invalid_skips", "paused_value_range"]
+__all__ = ["invalid_skips"]

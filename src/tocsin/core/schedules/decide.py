@@ -13,7 +13,8 @@ satisfied had every event leaf occurred (every instant of a plain cron). Those i
 ``(evaluated_at, now]`` (a plain schedule: ``next_due_at .. now``) are *owed*; then:
 
 - paused (the decision taken at resume): nothing fires, every owed instant is skipped
-  (``paused``); events are not latched;
+  (``paused``: the pause rule of :mod:`tocsin.core.schedules.pause`, which a date trigger's
+  per-record scan applies too); events are not latched;
 - ``overlap="skip"`` with a run still pending or running (``active_run``): nothing fires, every
   owed instant is skipped (``active_run``); events are latched and held;
 - ``catch_up="latest"`` (default; SPEC §5.3's coalescing): the latest owed instant is looked
@@ -48,7 +49,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from tocsin import messages
-from tocsin.core.schedules import catch_up, skips
+from tocsin.core.schedules import catch_up, pause, skips
 from tocsin.core.schedules.clock import ClockTimeline, clock_timeline, table_state, table_timing
 from tocsin.core.schedules.shape import (
     CATCH_UP,
@@ -114,9 +115,10 @@ def _decide(schedule: Timing, state: State, events: Seen, now: datetime) -> Deci
         return _on_time(line, schedule, state, first, now)  # one instant owed, or none
     out: list[SkipRange] = []
     sid, kind = schedule.id, schedule.target
-    if schedule.paused:
+    if schedule.paused:  # the decision at resume: the pause rule over the owed instants
         if first is not None and latest is not None:
-            out += line.ranges(sid, skips.PAUSED, first, shifted(latest, _TICK), kind)
+            counted = line.ranges(sid, skips.PAUSED, first, shifted(latest, _TICK), kind)
+            out += pause.owed_skips((kind, sid, None), pause.owed_pause(first, now), counted)
         after = _new_state(line, state, state.latches, now, latest)
         return Decision((), tuple(out), after.next_due_at, after)
     if busy and schedule.overlap == HOLD:
