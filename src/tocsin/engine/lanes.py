@@ -4,7 +4,8 @@ would do at an instant (``due``, ``next_fires``).
 Design: each registered lane with a ``schedule`` has one row in ``lanes`` whose ``next_fire_at``
 is the next schedule instant to process (anchored at the first tick that sees the lane: nothing
 before it is backfilled; a changed cron or zone re-anchors from ``now``). The pass pages until no
-registered lane is due, one transaction per page:
+registered lane is due, one transaction per page (a pass of the tick's one paging loop,
+:func:`lane_pass`, :mod:`tocsin.engine.passes`):
 
 1. claim the due, unpaused lane rows of the registered lanes (PostgreSQL ``FOR UPDATE SKIP
    LOCKED``, SQLite ``BEGIN IMMEDIATE``), so several tickers split them;
@@ -28,7 +29,7 @@ A paused lane is not claimed; its resume (:func:`resume_lane`) is the decision w
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -41,12 +42,14 @@ from tocsin.core.schedules.skips import PAUSED, SkipRange
 from tocsin.core.time.instants import to_iso
 from tocsin.engine import fire as fire_path
 from tocsin.engine.lane_admit import LaneSpec, admit, resolve_run
+from tocsin.engine.passes import Pass, fire_passes
 from tocsin.engine.whynot import NOT_DUE, instant_view
 from tocsin.store import lanes as store_lanes
 from tocsin.store import skips as store_skips
 from tocsin.store.tx import Store, Tx
 
 LEDGER_NAMESPACE = "lane"
+COUNTS = "lanes_fired"  # the tick report's key of lane attempts admitted
 
 
 def _timing(lane: LaneSpec) -> LaneSchedule:
@@ -119,31 +122,44 @@ def fire_due_lanes(
 ) -> int:
     """Admit the due scheduled runs of the registered lanes, page after page until none is
     due (module docstring)."""
-    scheduled = [lane_id for lane_id, lane in lanes.items() if lane.cron]
-    recorded = 0
-    while scheduled:
-        fired, owing = _page(store, lanes, scheduled, now, stale_after_s)
-        recorded += fired
-        scheduled = owing
-    return recorded
+    return fire_passes(store, [lane_pass(lanes, stale_after_s=stale_after_s)], now=now)[COUNTS]
+
+
+def lane_pass(
+    lanes: Mapping[str, LaneSpec],
+    *,
+    stale_after_s: float,
+    prepare: Callable[[datetime], bool] | None = None,
+) -> Pass:
+    """The registered scheduled lanes as a pass of the tick's loop (:mod:`tocsin.engine.passes`):
+    pages until none of them is due. One pass per tick: it keeps the lanes still owing."""
+    owing = [lane_id for lane_id, lane in lanes.items() if lane.cron]
+
+    def page(tx: Tx, now: datetime) -> tuple[int, bool]:
+        fired, owing[:] = _page(tx, lanes, owing, now, stale_after_s)
+        return fired, bool(owing)
+
+    def start(now: datetime) -> bool:
+        return bool(owing) and (prepare is None or prepare(now))
+
+    return Pass(COUNTS, page, start)
 
 
 def _page(
-    store: Store, lanes: Mapping[str, LaneSpec], lane_ids: list[str], now: datetime, stale: float
+    tx: Tx, lanes: Mapping[str, LaneSpec], lane_ids: list[str], now: datetime, stale: float
 ) -> tuple[int, list[str]]:
-    """One transaction: ``(attempts recorded, the lanes still due after it)``."""
+    """One page in ``tx``: ``(attempts recorded, the lanes still due after it)``."""
     recorded, owing = 0, []
-    with store.begin() as tx:
-        rows = store_lanes.claim_due_lanes(tx, now=now, lane_ids=lane_ids, limit=len(lane_ids))
-        for row in rows:
-            lane = lanes[row["id"]]
-            decision = _decide(lane, row["next_fire_at"], now)
-            recorded += _fire(tx, lane, decision, now, stale)
-            following = decision.next_due_at
-            values = {"next_fire_at": following}
-            store_lanes.update_lane(tx, lane_id=lane.id, values=values, now=now)
-            if following is not None and following <= now:
-                owing.append(lane.id)
+    rows = store_lanes.claim_due_lanes(tx, now=now, lane_ids=lane_ids, limit=len(lane_ids))
+    for row in rows:
+        lane = lanes[row["id"]]
+        decision = _decide(lane, row["next_fire_at"], now)
+        recorded += _fire(tx, lane, decision, now, stale)
+        following = decision.next_due_at
+        values = {"next_fire_at": following}
+        store_lanes.update_lane(tx, lane_id=lane.id, values=values, now=now)
+        if following is not None and following <= now:
+            owing.append(lane.id)
     return recorded, owing
 
 
@@ -284,6 +300,7 @@ __all__ = [
     "fire_due_lanes",
     "lane_entries",
     "lane_next_fires",
+    "lane_pass",
     "next_instant",
     "pause_lane",
     "previous_instant",

@@ -18,13 +18,14 @@ One transaction per call:
    stored expression no longer parses records a ``publish_failed`` fire with the error instead;
 6. ``next_fire_at`` moves to the first instant after ``now``.
 
-Returns the number of fire rows recorded. :func:`fire_all_due_schedules` (the tick) repeats it a
-page at a time until every schedule due at ``now`` has fired.
+Returns the number of fire rows recorded. The tick drives it as a pass of its one paging loop
+(:func:`schedule_pass`, :mod:`tocsin.engine.passes`), a page at a time until every schedule due
+at ``now`` has fired (:func:`fire_all_due_schedules`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -34,6 +35,7 @@ from tocsin.core.schedules.decide import Decision, State, decide
 from tocsin.core.schedules.skips import SkipRange
 from tocsin.engine import fire as fire_path
 from tocsin.engine.ids import uuid7, uuid7s
+from tocsin.engine.passes import Pass, fire_passes
 from tocsin.engine.schedule_rows import schedule_of, state_of
 from tocsin.errors import ConfigError
 from tocsin.store import schedules as store_schedules
@@ -43,6 +45,7 @@ from tocsin.store.tx import Store, Tx
 
 LEDGER_NAMESPACE = "workflow"
 DEFAULT_LIMIT = 1000
+COUNTS = "schedules_fired"  # the tick report's key of workflow schedule fires
 
 
 # a due row whose instant is to be claimed in the ledger (one batched claim per call): (index of
@@ -79,7 +82,7 @@ def fire_due_schedules(
     registered: Collection[str] | None = None,
 ) -> int:
     """Fire every due schedule (up to ``limit``) at ``now``; returns the fires recorded."""
-    return _fire_page(store, now, limit, registered)[1]
+    return fire_passes(store, [schedule_pass(limit, registered, drain=False)], now=now)[COUNTS]
 
 
 def fire_all_due_schedules(
@@ -94,29 +97,40 @@ def fire_all_due_schedules(
     call (the tick's pass). It ends: a claimed row's ``next_fire_at`` moves past ``now`` (or to
     NULL) in its page's transaction, so no row is claimed twice at one ``now``. Returns the
     fires recorded."""
-    total = 0
-    while True:
-        claimed, fired = _fire_page(store, now, page, registered)
-        total += fired
-        if claimed < page:
-            return total
+    return fire_passes(store, [schedule_pass(page, registered)], now=now)[COUNTS]
+
+
+def schedule_pass(
+    limit: int = DEFAULT_LIMIT,
+    registered: Collection[str] | None = None,
+    *,
+    drain: bool = True,
+    prepare: Callable[[datetime], bool] | None = None,
+) -> Pass:
+    """The workflow cron schedules as a pass of the tick's loop (:mod:`tocsin.engine.passes`):
+    pages of ``limit`` due rows until a page comes back short (``drain``; else one page)."""
+
+    def page(tx: Tx, now: datetime) -> tuple[int, bool]:
+        claimed, fired = _fire_page(tx, now, limit, registered)
+        return fired, drain and claimed >= limit
+
+    return Pass(COUNTS, page) if prepare is None else Pass(COUNTS, page, prepare)
 
 
 def _fire_page(
-    store: Store, now: datetime, limit: int, registered: Collection[str] | None
+    tx: Tx, now: datetime, limit: int, registered: Collection[str] | None
 ) -> tuple[int, int]:
-    """One transaction: (due rows claimed, fires recorded)."""
-    with store.begin() as tx:
-        rows = store_schedules.claim_due_schedules(tx, now=now, limit=limit)
-        if not rows:
-            return 0, 0
-        skipping = [r["id"] for r in rows if r["overlap"] == "skip"]
-        busy = store_runs.active_schedule_ids(tx, schedule_ids=skipping)
-        batch = _Batch(ids=uuid7s(now, 2 * len(rows))[::-1])
-        for index, row in enumerate(rows):
-            _plan(index, row, now, busy, batch)
-        _fire(tx, now, registered, rows, batch)
-        store_schedules.advance_schedules(tx, moves=batch.moves, now=now)
+    """One page in ``tx``: (due rows claimed, fires recorded)."""
+    rows = store_schedules.claim_due_schedules(tx, now=now, limit=limit)
+    if not rows:
+        return 0, 0
+    skipping = [r["id"] for r in rows if r["overlap"] == "skip"]
+    busy = store_runs.active_schedule_ids(tx, schedule_ids=skipping)
+    batch = _Batch(ids=uuid7s(now, 2 * len(rows))[::-1])
+    for index, row in enumerate(rows):
+        _plan(index, row, now, busy, batch)
+    _fire(tx, now, registered, rows, batch)
+    store_schedules.advance_schedules(tx, moves=batch.moves, now=now)
     return len(rows), len(batch.fires)
 
 
@@ -296,6 +310,7 @@ def resume_schedule(tx: Tx, row: Mapping[str, Any], now: datetime) -> None:
 
 
 __all__ = [
+    "COUNTS",
     "DEFAULT_LIMIT",
     "LEDGER_NAMESPACE",
     "fire_all_due_schedules",
@@ -303,5 +318,6 @@ __all__ = [
     "new_run",
     "resume_schedule",
     "schedule_fire",
+    "schedule_pass",
     "schedule_run",
 ]

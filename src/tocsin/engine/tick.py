@@ -3,6 +3,8 @@
 One path, given ``now`` (docs/INTERNALS.md, "The tick"): the recovery sweeps, then batches of
 candidate tables, each one transaction: **claim** (``store.claims``), **read**, **plan** without
 I/O (:mod:`tocsin.engine.tick_plan`), **apply** set-based. Workers claim the pending runs.
+:func:`tick` is one whole tick: that, then every other kind of schedule through the one paging
+loop (:mod:`tocsin.engine.passes`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from tocsin.core.model import TriggerState, row_payload
 from tocsin.core.schedules.spec import DateColumnReached
 from tocsin.engine import evaluate, fire, pause, sweeps
 from tocsin.engine.ids import uuid7s
+from tocsin.engine.passes import Pass, fire_passes
 from tocsin.engine.tick_plan import Cursor, DateScan, Fire, TablePlan, due_candidates, plan_table
 from tocsin.store import claims, dialects, ledger
 from tocsin.store import records as store_records
@@ -31,6 +34,29 @@ log = logging.getLogger(__name__)
 MAX_EXTRA_PAGES = 10  # SPEC §6: a page without due rows lets the tick read up to 10 more
 BATCH_TABLES = 1000  # per transaction: per-statement costs vanish, a lock is still short
 record_key: Callable[[Mapping[str, Any]], Cursor] = itemgetter("created_at", "id")  # its order
+
+
+def tick(
+    store: Store,
+    *,
+    now: datetime,
+    table_limit: int,
+    record_limit: int,
+    stuck_after_s: float,
+    passes: Sequence[Pass] = (),
+) -> dict[str, int]:
+    """One tick at ``now``: the sweeps and the tables up to ``table_limit``
+    (:func:`run_due_triggers`), then every pass's pages until none is left (the workflow
+    schedules', the trigger trees', the lanes': :func:`tocsin.engine.passes.fire_passes`); the
+    report of both."""
+    report = run_due_triggers(
+        store,
+        now=now,
+        table_limit=table_limit,
+        record_limit=record_limit,
+        stuck_after_s=stuck_after_s,
+    )
+    return report | fire_passes(store, passes, now=now)
 
 
 def run_due_triggers(

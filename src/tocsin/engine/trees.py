@@ -1,7 +1,8 @@
 """``fire_trigger_schedules``: the tick's pass over schedules with a compound trigger (SPEC §13).
 
 One call pages until no pending event and no due tree schedule is left, one transaction per
-page:
+page (the tick drives them as two passes of its one paging loop, :func:`tree_passes`,
+:mod:`tocsin.engine.passes`):
 
 0. on PostgreSQL, each page first waits for any other scheduler's compound pass to commit (an
    advisory transaction lock, ``store.trigger_events.serialize_pass``): events are then applied
@@ -39,8 +40,9 @@ from tocsin.core.schedules.skips import SkipRange
 from tocsin.core.schedules.tree import from_json
 from tocsin.engine import fire as fire_path
 from tocsin.engine.ids import uuid7
+from tocsin.engine.passes import Pass, fire_passes
 from tocsin.engine.schedule_rows import dump_latches, load_latches, schedule_of, state_of
-from tocsin.engine.schedules import LEDGER_NAMESPACE, schedule_fire, schedule_run
+from tocsin.engine.schedules import COUNTS, LEDGER_NAMESPACE, schedule_fire, schedule_run
 from tocsin.errors import ConfigError
 from tocsin.store import schedules as store_schedules
 from tocsin.store import skips as store_skips
@@ -63,49 +65,52 @@ def fire_trigger_schedules(
 ) -> int:
     """Consume every pending event, then decide every due trigger schedule at ``now``, a page
     at a time; returns the fires recorded."""
-    fired, more = 0, True
-    while more:
-        count, more = _event_page(store, now, registered)
-        fired += count
-    claimed = limit
-    while claimed >= limit:
-        count, claimed = _due_page(store, now, limit, registered)
-        fired += count
-    return fired
+    return fire_passes(store, tree_passes(limit, registered), now=now)[COUNTS]
 
 
-def _event_page(
-    store: Store, now: datetime, registered: Collection[str] | None
-) -> tuple[int, bool]:
-    """One page of events: (fires recorded, whether more events may wait)."""
-    with store.begin() as tx:
-        store_events.serialize_pass(tx)
-        events = store_events.claim_events(tx, limit=EVENT_LIMIT)
-        if not events:
-            return 0, False
-        more = len(events) >= EVENT_LIMIT
-        horizon = now
-        if more:  # decide instants only up to just before the page's latest event
-            horizon = min(now, max(e["occurred_at"] for e in events) - _TICK)
-        pairs = [(e["kind"], e["subject"]) for e in events]
-        rows = store_events.lock_trigger_schedules(tx, events=pairs, now=horizon)
-        seen = [(e["kind"], e["subject"], e["occurred_at"]) for e in events]
-        fired = _decide_rows(tx, rows, seen, horizon, registered)
-        store_events.delete_events(tx, ids=[e["id"] for e in events])
+def tree_passes(
+    limit: int = DEFAULT_LIMIT, registered: Collection[str] | None = None
+) -> list[Pass]:
+    """The trigger-tree schedules as passes of the tick's loop (:mod:`tocsin.engine.passes`):
+    the event pages until no event is pending, then the due pages until one comes back short."""
+
+    def events(tx: Tx, now: datetime) -> tuple[int, bool]:
+        return _event_page(tx, now, registered)
+
+    def due(tx: Tx, now: datetime) -> tuple[int, bool]:
+        fired, claimed = _due_page(tx, now, limit, registered)
+        return fired, claimed >= limit
+
+    return [Pass(COUNTS, events), Pass(COUNTS, due)]
+
+
+def _event_page(tx: Tx, now: datetime, registered: Collection[str] | None) -> tuple[int, bool]:
+    """One page of events in ``tx``: (fires recorded, whether more events may wait)."""
+    store_events.serialize_pass(tx)
+    events = store_events.claim_events(tx, limit=EVENT_LIMIT)
+    if not events:
+        return 0, False
+    more = len(events) >= EVENT_LIMIT
+    horizon = now
+    if more:  # decide instants only up to just before the page's latest event
+        horizon = min(now, max(e["occurred_at"] for e in events) - _TICK)
+    pairs = [(e["kind"], e["subject"]) for e in events]
+    rows = store_events.lock_trigger_schedules(tx, events=pairs, now=horizon)
+    seen = [(e["kind"], e["subject"], e["occurred_at"]) for e in events]
+    fired = _decide_rows(tx, rows, seen, horizon, registered)
+    store_events.delete_events(tx, ids=[e["id"] for e in events])
     return fired, more
 
 
 def _due_page(
-    store: Store, now: datetime, limit: int, registered: Collection[str] | None
+    tx: Tx, now: datetime, limit: int, registered: Collection[str] | None
 ) -> tuple[int, int]:
-    """One page of due tree schedules: (fires recorded, schedules claimed)."""
-    with store.begin() as tx:
-        store_events.serialize_pass(tx)
-        rows = store_events.claim_due_trigger_schedules(tx, now=now, limit=limit)
-        if not rows:
-            return 0, 0
-        fired = _decide_rows(tx, rows, [], now, registered)
-    return fired, len(rows)
+    """One page of due tree schedules in ``tx``: (fires recorded, schedules claimed)."""
+    store_events.serialize_pass(tx)
+    rows = store_events.claim_due_trigger_schedules(tx, now=now, limit=limit)
+    if not rows:
+        return 0, 0
+    return _decide_rows(tx, rows, [], now, registered), len(rows)
 
 
 def _decide_rows(
@@ -206,4 +211,5 @@ __all__ = [
     "dump_latches",
     "fire_trigger_schedules",
     "load_latches",
+    "tree_passes",
 ]

@@ -10,7 +10,7 @@ snapshot. Time comes in as
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,9 +25,10 @@ from tocsin.core.config.cells import (
 from tocsin.core.model import Table
 from tocsin.engine import configs, pause
 from tocsin.engine.ids import uuid7, uuid7s
+from tocsin.engine.passes import Pass
 from tocsin.engine.preview import schedule_preview
 from tocsin.engine.row_events import emit_row_event, table_updated
-from tocsin.engine.tick import run_due_triggers
+from tocsin.engine.tick import tick
 from tocsin.engine.whynot import record_restore_skips
 from tocsin.errors import NotFound, ValidationError
 from tocsin.service.base import Service
@@ -356,20 +357,25 @@ class TablesService(Service):
             return pause.resume_trigger(tx, table=table, trigger_id=trigger_id, now=at)
 
     def tick(
-        self, now: datetime | None = None, table_limit: int = 200, record_limit: int = 1000
+        self,
+        now: datetime | None = None,
+        table_limit: int = 200,
+        record_limit: int = 1000,
+        *,
+        passes: Sequence[Pass] = (),
     ) -> dict[str, int]:
-        """One scheduler pass over the tables (``run_due_triggers``, SPEC §6: the recovery
-        sweeps, stale workflow runs' included, then the due tables). ``Tocsin.tick`` then fires
-        the due workflow schedules and lanes."""
+        """One tick (``engine.tick.tick``, SPEC §6): the recovery sweeps, stale workflow runs'
+        included, the due tables, then ``passes`` (``Tocsin.tick``'s: the due workflow
+        schedules and lanes) through the one paging loop."""
         at = self._now(now)
-        counts = run_due_triggers(
+        return tick(
             self.store,
             now=at,
             table_limit=_check_limit("table_limit", table_limit, TABLE_LIMIT),
             record_limit=_check_limit("record_limit", record_limit, RECORD_LIMIT),
             stuck_after_s=self.settings.stuck_after_s,
+            passes=passes,
         )
-        return counts
 
     def tick_backlog(self, now: datetime | None = None) -> int:
         """How many tables with due work no tick at ``now`` has reached yet (the embedded

@@ -136,13 +136,12 @@ class Tocsin:
     def tick(
         self, now: datetime | None = None, table_limit: int = 200, record_limit: int = 1000
     ) -> dict[str, int]:
-        """One scheduler pass: the table triggers (SPEC §6, sweeps first), then every due workflow
-        schedule (``schedules_fired``, §12; 1,000 per transaction), then the due scheduled lane
-        runs (``lanes_fired``)."""
+        """One scheduler pass: the table triggers (SPEC §6, sweeps first), then, through the
+        one paging loop, every due workflow schedule and pending event (``schedules_fired``,
+        §12; 1,000 per transaction) and the due scheduled lane runs (``lanes_fired``)."""
         at = base.edge_now(now)
-        counts = self._tables.tick(at, table_limit, record_limit)
-        counts["schedules_fired"] = self._workflows.fire_schedules(at, drain=True)
-        return counts | {"lanes_fired": self._lanes.fire(at)}
+        passes = [*self._workflows.tick_passes(), self._lanes.tick_pass()]
+        return self._tables.tick(at, table_limit, record_limit, passes=passes)
 
     @base.on_pool(pools.WORKER)
     def work(

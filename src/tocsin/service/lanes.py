@@ -39,14 +39,16 @@ from tocsin.core.contract.verify import verify
 from tocsin.core.model import Run
 from tocsin.core.schedules.skips import LANE
 from tocsin.engine.lane_admit import Admission, admit, legacy_ids
+from tocsin.engine.lanes import COUNTS as LANES_FIRED
 from tocsin.engine.lanes import (
-    fire_due_lanes,
     lane_next_fires,
+    lane_pass,
     pause_lane,
     resume_lane,
     scheduled_window,
     sync_lanes,
 )
+from tocsin.engine.passes import Pass, fire_passes
 from tocsin.errors import Conflict, NotFound, ValidationError
 from tocsin.lanes.definition import MAX_LANE_ID, Lane
 from tocsin.lanes.execute import execute
@@ -322,10 +324,17 @@ class Lanes:
 
     def fire(self, now: datetime) -> int:
         """Sync the registered lanes' rows, then admit their due scheduled runs."""
-        if not any(lane.cron for lane in self._registry.values()):
-            return 0
+        return fire_passes(self._store, [self.tick_pass()], now=now)[LANES_FIRED]
+
+    def tick_pass(self) -> Pass:
+        """The scheduled lanes' pass of the tick's one paging loop: their rows synced first,
+        then their due runs admitted page after page (nothing at all without a scheduled
+        lane)."""
+        return lane_pass(self._registry, stale_after_s=self._stale, prepare=self._synced)
+
+    def _synced(self, now: datetime) -> bool:
         sync_lanes(self._store, self._registry, now=now)
-        return fire_due_lanes(self._store, self._registry, now=now, stale_after_s=self._stale)
+        return True
 
     def work(self, now: datetime, limit: int | None = None) -> int:
         """Execute pending attempts of the registered lanes (tick-admitted, or automatic retries

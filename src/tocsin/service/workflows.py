@@ -23,8 +23,9 @@ from pydantic import ValidationError as ModelError
 
 from tocsin import messages
 from tocsin.engine.ids import uuid7
-from tocsin.engine.schedules import fire_all_due_schedules, fire_due_schedules, new_run
-from tocsin.engine.trees import fire_trigger_schedules
+from tocsin.engine.passes import Pass, fire_passes
+from tocsin.engine.schedules import COUNTS, new_run, schedule_pass
+from tocsin.engine.trees import tree_passes
 from tocsin.errors import Conflict, NotFound, TocsinError, ValidationError
 from tocsin.runs.pool import RunPool
 from tocsin.service.base import Core, Service
@@ -125,12 +126,17 @@ class WorkflowService(Service):
         ``drain``, every due one, ``limit`` rows per transaction); returns the fires. The
         declared schedules are synced first when that is owed."""
         at = self._now(now)
+        return fire_passes(self.store, self.tick_passes(limit, drain=drain), now=at)[COUNTS]
+
+    def tick_passes(self, limit: int = 1000, *, drain: bool = True) -> list[Pass]:
+        """The workflow schedules' passes of the tick's one paging loop: the cron schedules
+        (the declared ones synced first when that is owed), then the trigger trees' events and
+        due trees."""
+        return [schedule_pass(limit, drain=drain, prepare=self._prepared), *tree_passes(limit)]
+
+    def _prepared(self, at: datetime) -> bool:
         self._sync_if_owed(at)
-        if drain:
-            fired = fire_all_due_schedules(self.store, now=at, page=limit)
-        else:
-            fired = fire_due_schedules(self.store, now=at, limit=limit)
-        return fired + fire_trigger_schedules(self.store, now=at, limit=limit)
+        return True
 
     # --- runs ----------------------------------------------------------------------------------
 
