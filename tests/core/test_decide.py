@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from tocsin.core.schedules.decide import (
     CRON_REPEATED,
-    MANUAL,
     Decision,
     State,
     Timing,
@@ -22,6 +21,7 @@ from tocsin.core.schedules.decide import (
     decide,
     next_due,
 )
+from tocsin.core.schedules.manual import MANUAL
 from tocsin.core.schedules.tree import AllOf, Cron, TableUpdated
 
 EXPRESSIONS = (

@@ -13,6 +13,10 @@ NINE = datetime(2026, 3, 2, 9, tzinfo=UTC)
 HOUR = timedelta(hours=1)
 
 
+def _never(*args: object) -> list[object]:
+    raise AssertionError("nothing owed: nothing counted")
+
+
 def test_an_instant_inside_a_pause_bounds_included_is_paused() -> None:
     pauses = [(NINE, NINE + HOUR), (NINE + 3 * HOUR, NINE + 4 * HOUR)]
     assert pause.pause_of(pauses, NINE) == pauses[0]
@@ -35,5 +39,5 @@ def test_the_decision_at_resume_and_the_date_values_skip_through_one_rule() -> N
     assert values.after == now and values.table_id == "tab"
     assert (
         pause.owed_pause(None, now) is None
-        and pause.owed_skips(("k", "s", None), None, [owed]) == []
+        and pause.owed_skips(_never, ("k", "s"), now, now, NINE) == []
     )

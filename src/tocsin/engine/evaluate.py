@@ -32,7 +32,6 @@ from tocsin.core.config import predicates, triggers
 from tocsin.core.model import TriggerState
 from tocsin.core.schedules import identity, windows
 from tocsin.core.schedules.decide import (
-    MANUAL,
     Decision,
     State,
     Timing,
@@ -40,6 +39,7 @@ from tocsin.core.schedules.decide import (
     table_state,
     table_timing,
 )
+from tocsin.core.schedules.manual import MANUAL
 from tocsin.core.schedules.pause import Pause, Pauses, pause_of, pauses_at
 from tocsin.core.schedules.skips import TRIGGER, SkipRange
 from tocsin.core.schedules.spec import DateColumnReached, ScheduleSpec, parse_schedule

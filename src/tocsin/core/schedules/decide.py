@@ -13,8 +13,7 @@ satisfied had every event leaf occurred (every instant of a plain cron). Those i
 ``(evaluated_at, now]`` (a plain schedule: ``next_due_at .. now``) are *owed*; then:
 
 - paused (the decision taken at resume): nothing fires, every owed instant is skipped
-  (``paused``: the pause rule of :mod:`tocsin.core.schedules.pause`, which a date trigger's
-  per-record scan applies too); events are not latched;
+  (``paused``, the pause rule of :mod:`tocsin.core.schedules.pause`); events are not latched;
 - ``overlap="skip"`` with a run still pending or running (``active_run``): nothing fires, every
   owed instant is skipped (``active_run``); events are latched and held;
 - ``catch_up="latest"`` (default; SPEC §5.3's coalescing): the latest owed instant is looked
@@ -34,12 +33,8 @@ Latches that satisfy the tree from an earlier decision that could not fire (held
 ``now``. A decision that fires records the spring-forward gaps it passed whose wall times a time
 leaf (``missing="skip"``) matches (``dst_gap``).
 
-A manual event (kind :data:`MANUAL` naming the schedule: a run-now) is a decision of its own: the
-schedule fires at each such event's instant whatever its timing, pause, catch-up or overlap, and
-nothing of its state moves (no instant consumed, no latch set or reset), so a run-now never
-consumes or blocks a scheduled occurrence. Manual events are never mixed with others.
-
-Pure: no I/O, no clock; memoised per tree (instants are pure functions of the tree).
+Pure: no I/O, no clock; memoised per tree (instants are pure functions of the tree). A manual
+event (a run-now) is a decision of its own (:mod:`tocsin.core.schedules.manual`).
 """
 
 from __future__ import annotations
@@ -48,8 +43,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from tocsin import messages
-from tocsin.core.schedules import catch_up, pause, skips
+from tocsin.core.schedules import catch_up, manual, pause, skips
 from tocsin.core.schedules.clock import ClockTimeline, clock_timeline, table_state, table_timing
 from tocsin.core.schedules.shape import (
     CATCH_UP,
@@ -83,10 +77,10 @@ Line = Timeline | ClockTimeline  # a schedule's instants: a tree's, a table trig
 def decide(schedule: Timing, state: State, events: Seen, now: datetime) -> Decision:
     """The decision at ``now``; ``events``: the pending ``(kind, subject, occurred_at)``."""
     if events and any(kind == MANUAL for kind, _, _ in events):
-        return _manual(schedule, state, events)
+        return manual.manual(schedule, state, events)
     if schedule.trigger is None:  # no timing of its own: nothing is ever owed
         return Decision((), (), None, state._replace(next_due_at=None))
-    decision = _decide(schedule, state, events, now)
+    decision = _decide(schedule, schedule.trigger, state, events, now)
     if not schedule.windowed:  # a windowed schedule is plain: its owed instants start at next_due
         return decision
     line = _line(schedule.trigger)
@@ -94,17 +88,9 @@ def decide(schedule: Timing, state: State, events: Seen, now: datetime) -> Decis
     return decision._replace(fires=fires, windows=windows)
 
 
-def _manual(schedule: Timing, state: State, events: Seen) -> Decision:
-    """Manual events only (the module docstring): a fire at each instant, the state kept."""
-    if any(kind != MANUAL or subject != schedule.id for kind, subject, _ in events):
-        raise ValueError(messages.manual_events_mixed(schedule.id))
-    fires = tuple(sorted(at for _, _, at in events))
-    return Decision(fires, (), state.next_due_at, state)
-
-
-def _decide(schedule: Timing, state: State, events: Seen, now: datetime) -> Decision:
-    trigger = schedule.trigger
-    assert trigger is not None  # decide answers a schedule without timing itself
+def _decide(
+    schedule: Timing, trigger: Node | TableClock, state: State, events: Seen, now: datetime
+) -> Decision:
     line = clock_timeline(trigger) if type(trigger) is TableClock else _line(trigger)
     cursor = state.evaluated_at  # None: a plain schedule's row, owed from ``next_due_at``
     first = state.next_due_at if cursor is None else line.next_could(cursor)
@@ -117,8 +103,7 @@ def _decide(schedule: Timing, state: State, events: Seen, now: datetime) -> Deci
     sid, kind = schedule.id, schedule.target
     if schedule.paused:  # the decision at resume: the pause rule over the owed instants
         if first is not None and latest is not None:
-            counted = line.ranges(sid, skips.PAUSED, first, shifted(latest, _TICK), kind)
-            out += pause.owed_skips((kind, sid, None), pause.owed_pause(first, now), counted)
+            out += pause.owed_skips(line.ranges, (kind, sid), first, latest, now)
         after = _new_state(line, state, state.latches, now, latest)
         return Decision((), tuple(out), after.next_due_at, after)
     if busy and schedule.overlap == HOLD:
@@ -176,9 +161,8 @@ def _new_state(
     consumed: datetime | None,
 ) -> State:
     """The state after a decision; ``consumed``: the last instant it fired or gave up (kept
-    only for a state that tracks it: a table trigger's). The next due instant is never one
-    already consumed, even when ``now`` is before the state's cursor (a decision asked for an
-    earlier instant than the last one taken: a preview on a clock behind the tick's)."""
+    only for a state that tracks it: a table trigger's). Never due at an instant consumed,
+    even for a ``now`` before the state's cursor (a preview on a clock behind the tick's)."""
     evaluated = None if state.evaluated_at is None else max(now, state.evaluated_at)
     following = _next_due(line, latches, now if evaluated is None else evaluated)
     owed_from = state.next_due_at if evaluated is None else None
@@ -298,7 +282,6 @@ __all__ = [
     "DEFAULT_MAX_CATCH_UP",
     "HELD_RECHECK",
     "HOLD",
-    "MANUAL",
     "MAX_MAX_CATCH_UP",
     "TABLE_CATCH_UP",
     "TABLE_OVERLAP",

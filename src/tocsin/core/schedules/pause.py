@@ -16,13 +16,18 @@ Both build the range through :func:`paused_range`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
 
 from tocsin.core.schedules.skips import PAUSED, TRIGGER, SkipRange
+from tocsin.core.schedules.timeline import shifted
 
 Pause = tuple[datetime, datetime]  # (from, until), bounds included
 Pauses = Sequence[Pause]
+#: a timeline's counting of its instants ``first ..`` before ``before`` as ranges of a target:
+#: ``(target id, reason, first, before, target kind) -> ranges``
+Counter = Callable[[str, str, datetime, datetime, str], list[SkipRange]]
+_TICK = timedelta(microseconds=1)
 
 
 def pause_of(pauses: Pauses, at: datetime) -> Pause | None:
@@ -61,18 +66,22 @@ def paused_range(
 
 
 def owed_skips(
-    target: tuple[str, str, str | None],
-    pause: Pause | None,
-    counted: Sequence[SkipRange],
+    ranges: Counter,
+    target: tuple[str, str],
+    first: datetime,
+    latest: datetime,
+    now: datetime,
 ) -> list[SkipRange]:
-    """The decision's side: the owed instants inside ``pause`` (:func:`owed_pause`), as counted
-    on the schedule's timeline (``counted``: the could-fire instants of the pause, as ranges),
-    skipped ``paused``."""
+    """The decision's side: the owed instants ``first .. latest`` of the target ``(kind, id)``
+    inside the pause a decision at resume (``now``) skips (:func:`owed_pause`), counted on the
+    schedule's timeline (``ranges``: its ``Timeline.ranges``), skipped ``paused``."""
+    pause = owed_pause(first, now)
     if pause is None:
         return []
+    kind, sid = target
     return [
-        paused_range(target, r.first, r.last, r.count, r.after, r.at_least)
-        for r in counted
+        paused_range((kind, sid, None), r.first, r.last, r.count, r.after, r.at_least)
+        for r in ranges(sid, PAUSED, first, shifted(latest, _TICK), kind)
         if pause_of((pause,), r.first) and pause_of((pause,), r.last)
     ]
 
@@ -86,6 +95,7 @@ def value_skips(table_id: str, trigger_id: str, pause: Pause, count: int) -> Ski
 
 
 __all__ = [
+    "Counter",
     "Pause",
     "Pauses",
     "owed_pause",
