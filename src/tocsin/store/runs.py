@@ -21,7 +21,7 @@ Reads answer :class:`~tocsin.core.model.Run` values, built here only (:func:`run
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import fields
 from datetime import datetime, timedelta
 from functools import cache
@@ -259,6 +259,9 @@ def claim_scoped_runs(
     cap: int | None = None,
     own: Sequence[str] = (),
     actions: bool = True,
+    busy: Collection[str] = (),
+    share: int = 1,
+    scopes: int | None = None,
 ) -> list[tuple[Run, str]]:
     """Claim up to ``limit`` pending runs of every kind, the scopes in turn: ``pending →
     running``, ``attempts + 1``: the one claim of the one queue. A table trigger's runs (kind
@@ -283,21 +286,29 @@ def claim_scoped_runs(
     under a transaction-scoped advisory lock of that scope and, past the limit, rolls back and
     is retried (``TransientStoreError``: ``runs.retry``).
 
+    A worker's pool counts ``held`` and ``cap`` in its threads (slots), each taking up to
+    ``share`` runs of its scope (``runs.drain``): a tenant's room is then ``share`` runs per slot
+    it has left. ``busy``: tenant scopes given nothing (a queue of this worker still holds runs
+    of theirs). ``scopes``: at most that many scopes (default ``limit``), one slot each.
+
     On PostgreSQL rows locked by another claimer are skipped (``FOR UPDATE SKIP LOCKED``), on
     SQLite the caller holds ``BEGIN IMMEDIATE``. The outer ``status = 'pending'`` predicate is
     the fence either way. Returns the claimed runs with their scopes, in creation order (empty
     when none is claimable).
     """
     tx.require_writable()
-    room = {scope: max(0, cap - n) for scope, n in (held or {}).items()} if cap else {}
+    room = {s: max(0, cap - n) * share for s, n in (held or {}).items()} if cap else {}
+    room.update(dict.fromkeys(busy, 0))
     full = sum(1 for left in room.values() if left == 0)
+    visited = limit if scopes is None else max(1, min(scopes, limit))
     params = {
         "now": now,
         "limit": limit,
+        "scopes": visited,
         "after": after,
         "room": _ENCODE(room),
-        "cap": limit if cap is None else cap,
-        "visit": limit + full,  # the scopes at their cap are visited and passed over
+        "cap": limit if cap is None else cap * share,
+        "visit": visited + full,  # the scopes at their cap are visited and passed over
         "own": _ENCODE(sorted(own)),
         "actions": 1 if actions else 0,
     }
@@ -389,8 +400,9 @@ fwd(scope, n) AS (
   FROM (SELECT s.scope, s.ord, s.tenant, coalesce({room}, :cap) AS tenant_room FROM seen AS s)
   AS t
 ), allowed AS (
-  SELECT scope, ord, tenant, tenant_room, room, count(*) OVER () AS k FROM turn WHERE room > 0
-  ORDER BY ord LIMIT :limit
+  SELECT scope, ord, tenant, tenant_room, room, {least}(count(*) OVER (), :scopes) AS k
+  FROM turn WHERE room > 0
+  ORDER BY ord LIMIT :scopes
 )"""
 
 _DUE = "(r.next_attempt_at IS NULL OR r.next_attempt_at <= :now)"
