@@ -45,7 +45,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 
 from tocsin import messages
-from tocsin.core.model import RUN_TRANSITIONS, Run, RunStatus
+from tocsin.core.model import RUN_TRANSITIONS, QueueEntry, Run, RunStatus
 from tocsin.errors import TransientStoreError
 from tocsin.store.bulk import instant_binder, update_rows, with_rows
 from tocsin.store.dialects import ordered_scans_only, upsert_insert
@@ -195,6 +195,18 @@ def get_run(tx: Tx, *, run_id: str) -> Run | None:
 
 
 TriggerKey = tuple[str, str]  # (table_id, trigger_id): a trigger id is unique within its table
+
+
+def queue_entry(tx: Tx, *, run_id: str) -> QueueEntry | None:
+    """Where the run ``run_id`` of any kind stands in the queue (None when unknown)."""
+    cols = (runs.c.id, runs.c.kind, runs.c.table_id, runs.c.trigger_id, runs.c.status)
+    stmt = select(*cols, runs.c.updated_at, runs.c.clock).where(runs.c.id == run_id)
+    with map_db_errors():
+        row = tx.conn.execute(stmt).first()
+    if row is None:
+        return None
+    values = row._mapping
+    return QueueEntry(**{**values, "clock": bool(values["clock"])})
 
 
 def active_clock_triggers(tx: Tx, *, table_ids: Sequence[str]) -> set[TriggerKey]:
@@ -690,7 +702,9 @@ def release_run(tx: Tx, *, run_id: str, attempts: int, now: datetime) -> bool:
 def reset_for_retry(
     tx: Tx, *, run_id: str, expected_status: str, expected_updated_at: datetime, now: datetime
 ) -> Run | None:
-    """``failed | pending | stale running → pending``, clearing the top-level error.
+    """``failed | pending | stale running → pending``, clearing the top-level error: the one
+    requeue of one run, of any kind (a table run's retry, a lane attempt's requeue; which
+    statuses a kind allows is the caller's, ``runs.retry.requeue_run``).
 
     Compare-and-set on (status, updated_at) so a worker that moved the run meanwhile wins. A clock
     run is not reset while another run of its trigger (in its table) is pending or running (the
