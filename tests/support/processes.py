@@ -79,7 +79,7 @@ def serving(
     proc = subprocess.Popen(args, env=env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://{LOCALHOST}:{port}"
     try:
-        wait_for("the server", lambda: httpx.get(f"{base}/healthz").status_code == 200)
+        wait_for("the server", lambda: httpx.get(f"{base}/healthz").status_code == 200, every=0.05)
         yield proc, base
     finally:
         try:
