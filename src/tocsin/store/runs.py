@@ -728,10 +728,11 @@ def requeue_runs(
     status: str,
     older_than_s: float,
     table_id: str | None = None,
-    kind: str = "actions",
-) -> int:
-    """Hand lost work back to the workers; returns how many runs moved (of ``kind``: a table
-    trigger's runs unless told; the tick's sweep also hands back the app's own kinds).
+    kinds: Sequence[str] = ("actions",),
+) -> dict[str, int]:
+    """Hand lost work back to the workers, in one statement; how many runs moved, per kind of
+    ``kinds`` (a table trigger's runs unless told; the tick's sweep of dead workers' runs also
+    hands back the app's own kinds).
 
     - ``status='pending'``: pending runs last (re-)enqueued longer than ``older_than_s`` ago
       (their delivery was lost): re-stamped ``enqueued_at = now``, still pending.
@@ -763,11 +764,13 @@ def requeue_runs(
         values = {"enqueued_at": now}
     if table_id is not None:
         conds.append(runs.c.table_id == table_id)
-    conds.append(runs.c.kind == kind)
-    stmt = update(runs).where(*conds).values(**values)
+    conds.append(runs.c.kind.in_(kinds))
+    stmt = update(runs).where(*conds).values(**values).returning(runs.c.kind)
+    moved = dict.fromkeys(kinds, 0)
     with map_db_errors():
-        moved = int(tx.conn.execute(stmt).rowcount)
-    tx.wake_workers(moved > 0)
+        for (kind,) in tx.conn.execute(stmt):  # the moved runs only: none on most ticks
+            moved[kind] += 1
+    tx.wake_workers(any(moved.values()))
     return moved
 
 
