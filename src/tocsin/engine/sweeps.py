@@ -36,13 +36,19 @@ log = logging.getLogger(__name__)
 
 
 Sweep = Callable[[Tx], dict[str, int]]
+# the tick's report, in this order (SPEC §6, then the sweeps added since)
+REPORT_KEYS = (
+    "trigger_runs_requeued",
+    "staged_changes_requeued",
+    "workflow_runs_requeued",
+    "lane_attempts_requeued",
+)
 
 
 def recover(store: Store, *, now: datetime, stuck_after_s: float) -> dict[str, int]:
     """Every sweep in one transaction; when it raises, each sweep again in its own (one that
-    raises then is logged and reports 0; a database outage is raised):
-    ``trigger_runs_requeued``, ``lane_attempts_requeued``, ``staged_changes_requeued``,
-    ``workflow_runs_requeued``."""
+    raises then is logged and reports 0; a database outage is raised): the counts of
+    :data:`REPORT_KEYS`."""
     sweeps: list[tuple[tuple[str, ...], Sweep]] = [
         (
             ("trigger_runs_requeued", "lane_attempts_requeued"),
@@ -61,16 +67,18 @@ def recover(store: Store, *, now: datetime, stuck_after_s: float) -> dict[str, i
             },
         ),
     ]
+    report: dict[str, int] = {}
     try:
         with store.begin() as tx:
-            return {key: n for _, sweep in sweeps for key, n in sweep(tx).items()}
+            for _, sweep in sweeps:
+                report |= sweep(tx)
     except Exception as exc:
         raise_outage(exc)
         log.exception("tick: the recovery sweeps failed; each again in its own transaction")
-    report: dict[str, int] = {}
-    for keys, sweep in sweeps:
-        report |= _guarded(store, keys, sweep)
-    return report
+        report = {}  # what the rolled back transaction counted did not happen
+        for keys, sweep in sweeps:
+            report |= _guarded(store, keys, sweep)
+    return {key: report[key] for key in REPORT_KEYS}
 
 
 def _guarded(store: Store, keys: tuple[str, ...], sweep: Sweep) -> dict[str, int]:
