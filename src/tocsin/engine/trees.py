@@ -1,7 +1,8 @@
 """``fire_trigger_schedules``: the tick's pass over schedules with a compound trigger (SPEC §13).
 
 One call pages until no pending event and no due tree schedule is left, one transaction per
-page (the tick drives them as two passes of its one paging loop, :func:`tree_passes`,
+page (the last event page and the first due page share one: an idle pass is one transaction);
+the tick drives it as a pass of its one paging loop (:func:`tree_passes`,
 :mod:`tocsin.engine.passes`):
 
 0. on PostgreSQL, each page first waits for any other scheduler's compound pass to commit (an
@@ -64,29 +65,35 @@ def fire_trigger_schedules(
     registered: Collection[str] | None = None,
 ) -> int:
     """Consume every pending event, then decide every due trigger schedule at ``now``, a page
-    at a time; returns the fires recorded."""
+    at a time (the first due page in the transaction of the last event page); returns the fires
+    recorded."""
     return fire_passes(store, tree_passes(limit, registered), now=now)[COUNTS]
 
 
 def tree_passes(
     limit: int = DEFAULT_LIMIT, registered: Collection[str] | None = None
 ) -> list[Pass]:
-    """The trigger-tree schedules as passes of the tick's loop (:mod:`tocsin.engine.passes`):
-    the event pages until no event is pending, then the due pages until one comes back short."""
+    """The trigger-tree schedules as a pass of the tick's loop (:mod:`tocsin.engine.passes`):
+    the event pages until no event is pending, the first due page in the last event page's
+    transaction, then the due pages until one comes back short. One pass per call: it keeps
+    whether events are left."""
+    events_left = [True]
 
-    def events(tx: Tx, now: datetime) -> tuple[int, bool]:
-        return _event_page(tx, now, registered)
+    def page(tx: Tx, now: datetime) -> tuple[int, bool]:
+        store_events.serialize_pass(tx)
+        fired = 0
+        if events_left[0]:
+            fired, events_left[0] = _event_page(tx, now, registered)
+            if events_left[0]:
+                return fired, True
+        count, claimed = _due_page(tx, now, limit, registered)
+        return fired + count, claimed >= limit
 
-    def due(tx: Tx, now: datetime) -> tuple[int, bool]:
-        fired, claimed = _due_page(tx, now, limit, registered)
-        return fired, claimed >= limit
-
-    return [Pass(COUNTS, events), Pass(COUNTS, due)]
+    return [Pass(COUNTS, page)]
 
 
 def _event_page(tx: Tx, now: datetime, registered: Collection[str] | None) -> tuple[int, bool]:
-    """One page of events in ``tx``: (fires recorded, whether more events may wait)."""
-    store_events.serialize_pass(tx)
+    """One page of events: (fires recorded, whether more events may wait)."""
     events = store_events.claim_events(tx, limit=EVENT_LIMIT)
     if not events:
         return 0, False
@@ -105,8 +112,7 @@ def _event_page(tx: Tx, now: datetime, registered: Collection[str] | None) -> tu
 def _due_page(
     tx: Tx, now: datetime, limit: int, registered: Collection[str] | None
 ) -> tuple[int, int]:
-    """One page of due tree schedules in ``tx``: (fires recorded, schedules claimed)."""
-    store_events.serialize_pass(tx)
+    """One page of due tree schedules: (fires recorded, schedules claimed)."""
     rows = store_events.claim_due_trigger_schedules(tx, now=now, limit=limit)
     if not rows:
         return 0, 0
