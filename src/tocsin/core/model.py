@@ -23,6 +23,13 @@ above the engine sees a typed value:
 
   ``stuck`` is a filter, not a status: failed, or running for longer than the stale window.
 
+- :class:`DueSchedule`: a workflow schedule as its cron pass claims it (what firing reads);
+  built by ``store.schedules.claim_due_schedules``. :class:`WorkflowSchedule`: a whole
+  ``workflow_schedules`` row (a ``DueSchedule`` too); built by ``store.schedules.schedule_value``
+  (``get_schedule``, ``list_schedules``, the sync's and IaC's reads, the trigger-tree passes).
+- :class:`ScheduleFire`: a ``schedule_fires`` row with its run's status; built by
+  ``store.schedules.fire_value``.
+
 Left untyped on purpose (bulk paths of the tick): the tick's claimed tables
 (``store.claims.claim_candidate_tables``, three columns as dicts) and run inserts
 (``store.runs.NewRun`` tuples).
@@ -183,4 +190,98 @@ def row_payload(record: Mapping[str, Any]) -> dict[str, Any]:
     return {"id": str(record["id"]), "data": dict(data) if isinstance(data, Mapping) else {}}
 
 
-__all__ = ["RUN_TRANSITIONS", "Run", "RunStatus", "Table", "TriggerState", "row_payload"]
+@dataclass(frozen=True, slots=True)
+class DueSchedule:
+    """A workflow schedule as its fire pass reads it (SPEC §12): its timing, policies and the
+    payload its runs start with."""
+
+    id: str
+    workflow_id: str
+    cron: str  # extended dialect (SPEC §13); unused when ``trigger_tree`` is set
+    timezone: str
+    overlap: str  # skip | allow
+    catch_up: str  # latest | none | all
+    max_catch_up: int
+    input_data: dict[str, Any] | None
+    initial_state: dict[str, Any] | None
+    request_context: dict[str, Any] | None
+    next_fire_at: datetime | None  # None: never fires again
+    paused: bool
+    trigger_tree: dict[str, Any] | None  # a compound trigger's JSON tree (SPEC §13)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkflowSchedule(DueSchedule):
+    """A workflow schedule row (SPEC §12): declared in code (``wf_…``) or imperative
+    (``sch_…``)."""
+
+    source: str  # declared | imperative
+    metadata: dict[str, Any] | None
+    last_fire_id: str | None
+    created_at: datetime
+    updated_at: datetime
+    latches: dict[str, str] | None  # a compound trigger's latches: leaf path → ISO instant
+    evaluated_at: datetime | None  # its time triggers were evaluated up to here
+
+    def as_dict(self) -> dict[str, Any]:
+        """The row as a dict, in the stored columns' order (``metadata`` last)."""
+        return {name: getattr(self, name) for name in _SCHEDULE_FIELDS}
+
+
+_SCHEDULE_FIELDS = (
+    "id",
+    "workflow_id",
+    "source",
+    "cron",
+    "timezone",
+    "overlap",
+    "catch_up",
+    "max_catch_up",
+    "input_data",
+    "initial_state",
+    "request_context",
+    "paused",
+    "next_fire_at",
+    "last_fire_id",
+    "created_at",
+    "updated_at",
+    "trigger_tree",
+    "latches",
+    "evaluated_at",
+    "metadata",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleFire:
+    """A workflow schedule's fire (SPEC §12) and its run's status (``pending`` while the run is
+    not visible yet; None when the fire failed to publish)."""
+
+    id: str
+    schedule_id: str
+    workflow_id: str
+    scheduled_for: datetime
+    fired_at: datetime
+    run_id: str | None
+    publish_status: str  # published | publish_failed
+    error: str | None
+    run_status: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _FIRE_FIELDS}
+
+
+_FIRE_FIELDS = tuple(f.name for f in fields(ScheduleFire))
+
+
+__all__ = [
+    "RUN_TRANSITIONS",
+    "DueSchedule",
+    "Run",
+    "RunStatus",
+    "ScheduleFire",
+    "Table",
+    "TriggerState",
+    "WorkflowSchedule",
+    "row_payload",
+]

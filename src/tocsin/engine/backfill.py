@@ -9,10 +9,10 @@ transaction each (a progress callback after each).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
 
+from tocsin.core.model import DueSchedule
 from tocsin.core.time.instants import MIN_UTC
 from tocsin.engine import fire
 from tocsin.engine.ids import uuid7s
@@ -27,16 +27,14 @@ CHUNK = 500
 Progress = Callable[[int, int], None]
 
 
-def backfill_instants(
-    row: Mapping[str, Any], start: datetime, end: datetime, cap: int
-) -> list[datetime]:
+def backfill_instants(row: DueSchedule, start: datetime, end: datetime, cap: int) -> list[datetime]:
     """The schedule's instants in ``[start, end)``, oldest first, at most ``cap + 1``."""
     out: list[datetime] = []
     # the instant just before ``start``, so that ``start`` itself counts; the earliest datetime
     # has none (and lies before the years cron evaluates anyway)
     at: datetime | None = start - timedelta(microseconds=1) if start > MIN_UTC else start
     while len(out) <= cap:
-        at = next_fire_after(row["cron"], row["timezone"], at) if at is not None else None
+        at = next_fire_after(row.cron, row.timezone, at) if at is not None else None
         if at is None or at >= end:
             break
         out.append(at)
@@ -45,7 +43,7 @@ def backfill_instants(
 
 def run_backfill(
     store: Store,
-    row: Mapping[str, Any],
+    row: DueSchedule,
     instants: list[datetime],
     *,
     now: datetime,
@@ -63,12 +61,11 @@ def run_backfill(
     return {"instants": len(instants), "created": created, "existing": len(instants) - created}
 
 
-def _backfill_chunk(tx: Tx, row: Mapping[str, Any], chunk: list[datetime], now: datetime) -> int:
+def _backfill_chunk(tx: Tx, row: DueSchedule, chunk: list[datetime], now: datetime) -> int:
     """Fire ``chunk``'s instants not backfilled before; the runs created."""
     ids = uuid7s(now, len(chunk))
     firings = [
-        (LEDGER_NAMESPACE, str(row["id"]), at.isoformat(), rid)
-        for at, rid in zip(chunk, ids, strict=True)
+        (LEDGER_NAMESPACE, row.id, at.isoformat(), rid) for at, rid in zip(chunk, ids, strict=True)
     ]
 
     def write(claimed: list[int]) -> tuple[str, ...]:

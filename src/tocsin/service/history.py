@@ -35,7 +35,10 @@ def schedule_history(tx: Tx, schedule_id: str, skip: int, limit: int) -> dict[st
     """A workflow schedule's page (see :func:`history`)."""
 
     def fires(offset: int, count: int) -> tuple[list[dict[str, Any]], int]:
-        return store_schedules.list_fires(tx, schedule_id=schedule_id, skip=offset, limit=count)
+        page, total = store_schedules.list_fires(
+            tx, schedule_id=schedule_id, skip=offset, limit=count
+        )
+        return [f.as_dict() for f in page], total
 
     return history(tx, fires, SCHEDULE, schedule_id, skip, limit)
 

@@ -31,10 +31,11 @@ from sqlalchemy import (
     update,
 )
 
+from tocsin.core.model import WorkflowSchedule
 from tocsin.store.bulk import instant_binder, with_rows
 from tocsin.store.coltypes import UTCDateTime
 from tocsin.store.dialects import keyed_access_only, upsert_insert
-from tocsin.store.schedules import schedule_dict
+from tocsin.store.schedules import schedule_value
 from tocsin.store.schema import (
     trigger_events,
     workflow_definitions,
@@ -155,7 +156,7 @@ def count_events(tx: Tx) -> int:
 
 def lock_trigger_schedules(
     tx: Tx, *, events: Iterable[tuple[str, str]], now: datetime
-) -> list[dict[str, Any]]:
+) -> list[WorkflowSchedule]:
     """The unpaused schedules with a trigger tree that listen to one of ``events`` (``(kind,
     subject)``) or are due at ``now``, locked in id order (waiting for locks)."""
     tx.require_writable()
@@ -168,10 +169,10 @@ def lock_trigger_schedules(
     if tx.is_postgres:
         stmt = stmt.with_for_update()
         keyed_access_only(tx)  # ix_workflow_schedules_trees: the tree schedules only
-    return [schedule_dict(r) for r in tx.conn.execute(stmt).mappings()]
+    return [schedule_value(r) for r in tx.conn.execute(stmt).mappings()]
 
 
-def claim_due_trigger_schedules(tx: Tx, *, now: datetime, limit: int) -> list[dict[str, Any]]:
+def claim_due_trigger_schedules(tx: Tx, *, now: datetime, limit: int) -> list[WorkflowSchedule]:
     """Unpaused schedules with a trigger tree and ``next_fire_at <= now``, in id order, locked
     (PostgreSQL: skipping rows another scheduler holds)."""
     tx.require_writable()
@@ -187,7 +188,7 @@ def claim_due_trigger_schedules(tx: Tx, *, now: datetime, limit: int) -> list[di
         # ix_workflow_schedules_trees, not every plain schedule (the planner, without
         # statistics, read the whole table on every tick)
         keyed_access_only(tx)
-    return [schedule_dict(r) for r in tx.conn.execute(stmt).mappings()]
+    return [schedule_value(r) for r in tx.conn.execute(stmt).mappings()]
 
 
 _SAVE = (

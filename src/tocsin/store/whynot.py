@@ -6,7 +6,8 @@ from typing import Any
 
 from sqlalchemy import select
 
-from tocsin.store.schedules import schedule_dict
+from tocsin.core.model import WorkflowSchedule
+from tocsin.store.schedules import schedule_value
 from tocsin.store.schema import tables, workflow_schedules
 from tocsin.store.tx import Tx
 
@@ -33,10 +34,10 @@ def tables_with_triggers(tx: Tx) -> list[dict[str, Any]]:
     return out
 
 
-def all_schedules(tx: Tx) -> list[dict[str, Any]]:
+def all_schedules(tx: Tx) -> list[WorkflowSchedule]:
     """Every workflow schedule, by id."""
     stmt = select(workflow_schedules).order_by(workflow_schedules.c.id)
-    return [schedule_dict(r) for r in tx.conn.execute(stmt).mappings()]
+    return [schedule_value(r) for r in tx.conn.execute(stmt).mappings()]
 
 
 __all__ = ["all_schedules", "tables_with_triggers"]
