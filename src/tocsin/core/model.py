@@ -30,6 +30,12 @@ above the engine sees a typed value:
 - :class:`ScheduleFire`: a ``schedule_fires`` row with its run's status; built by
   ``store.schedules.fire_value``.
 
+- :class:`StoredLane`, :class:`LaneRun`, :class:`LaneAttempt`, :class:`LaneSummary`: a ``lanes``
+  row, a ``lane_runs`` row, an attempt (its ``lane_attempts`` row with its queue row's state and
+  its run's instants) and a lane's attempt counts (SPEC §14); built by ``store.lanes``
+  (``lane_value``, ``run_value``, ``attempt_value``, ``lane_summaries``). The views of
+  ``lanes.views`` read them.
+
 Left untyped on purpose (bulk paths of the tick): the tick's claimed tables
 (``store.claims.claim_candidate_tables``, three columns as dicts) and run inserts
 (``store.runs.NewRun`` tuples).
@@ -274,12 +280,91 @@ class ScheduleFire:
 _FIRE_FIELDS = tuple(f.name for f in fields(ScheduleFire))
 
 
+@dataclass(frozen=True, slots=True)
+class StoredLane:
+    """A lane's row (SPEC §14): its schedule's next instant and pause; the per-lane lock row."""
+
+    id: str
+    cron: str | None  # None: a lane without a schedule
+    timezone: str
+    policy_version: str
+    next_fire_at: datetime | None  # the next instant the tick fires
+    created_at: datetime
+    updated_at: datetime
+    paused_at: datetime | None  # set while paused
+
+
+@dataclass(frozen=True, slots=True)
+class LaneRun:
+    """A lane's logical run (SPEC §14): its window, and ``admitted`` once it passed the overlap
+    and duplicate checks."""
+
+    run_id: str
+    lane_id: str
+    zone: str
+    scheduled_for: datetime
+    window_start: datetime
+    window_end: datetime
+    policy_version: str
+    admitted: bool
+    attempts: int  # the attempt numbers allocated so far
+    state: str  # pending → running → recorded | failed; rejected when not admitted
+    decision: str | None  # of the last attempt that asked the source
+    handler_status: str | None  # succeeded | failed | running | None
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class LaneAttempt:
+    """A lane attempt (SPEC §14): its contract and outcome, its queue row's state and its run's
+    instants."""
+
+    attempt_id: str
+    run_id: str
+    lane_id: str
+    attempt: int
+    kind: str  # scheduled | manual | retry
+    observed_at: datetime
+    decision_status: str | None
+    decision_reason: str | None
+    contract: dict[str, Any] | None
+    handler_status: str | None
+    handler_error: str | None
+    error: str | None  # it failed before its decision
+    created_at: datetime
+    alert: dict[str, Any] | None  # the lane's on_failure outcome
+    state: str  # pending → running → recorded | failed (its queue row's status)
+    next_attempt_at: datetime | None  # an automatic retry waits until then
+    updated_at: datetime
+    scheduled_for: datetime
+    window_start: datetime
+    window_end: datetime
+    zone: str
+
+
+@dataclass(frozen=True, slots=True)
+class LaneSummary:
+    """A lane's attempts: how many, per decision status (attempts without a decision yet left
+    out), and the newest one's decision, state and time."""
+
+    attempts: int
+    decisions: dict[str, int]
+    last_at: datetime | None
+    last_decision: str | None
+    last_state: str | None
+
+
 __all__ = [
     "RUN_TRANSITIONS",
     "DueSchedule",
+    "LaneAttempt",
+    "LaneRun",
+    "LaneSummary",
     "Run",
     "RunStatus",
     "ScheduleFire",
+    "StoredLane",
     "Table",
     "TriggerState",
     "WorkflowSchedule",
