@@ -456,7 +456,7 @@ def test_listening_is_exact_even_with_like_wildcards_in_ids(world: World) -> Non
         store_events.insert_events_at(tx, events=later)
     with t.store.begin() as tx:
         got = store_events.claim_events(tx, limit=10)
-    assert [(e["subject"], e["occurred_at"]) for e in got[2:]] == [
+    assert [(e.subject, e.occurred_at) for e in got[2:]] == [
         ("my_wf", T0 + timedelta(minutes=3)),
         ("100%", T0 + timedelta(minutes=4)),
     ]

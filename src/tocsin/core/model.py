@@ -30,6 +30,13 @@ above the engine sees a typed value:
 - :class:`ScheduleFire`: a ``schedule_fires`` row with its run's status; built by
   ``store.schedules.fire_value``.
 
+- :class:`TriggerEvent`: an outbox event a compound trigger may listen to (SPEC §13); built by
+  ``store.trigger_events.event_value``.
+- :class:`StagedChange`: a ``staged_changes`` row of the approval gate (SPEC §9.6); built by
+  ``store.approvals.change_value``.
+- :class:`CommandResult`: an ``invoke_command`` idempotency key's row, and
+  :class:`CommandSlot` what reserving a key answers (SPEC §9.5); built by ``store.commands``.
+- :class:`ApiToken`: an ``api_tokens`` row (SPEC §15); built by ``store.tokens.token_value``.
 - :class:`StoredLane`, :class:`LaneRun`, :class:`LaneAttempt`, :class:`LaneSummary`: a ``lanes``
   row, a ``lane_runs`` row, an attempt (its ``lane_attempts`` row with its queue row's state and
   its run's instants) and a lane's attempt counts (SPEC §14); built by ``store.lanes``
@@ -281,6 +288,86 @@ _FIRE_FIELDS = tuple(f.name for f in fields(ScheduleFire))
 
 
 @dataclass(frozen=True, slots=True)
+class TriggerEvent:
+    """An event in the outbox (SPEC §13): written with its cause, consumed by the tick."""
+
+    id: int  # the outbox order
+    kind: str  # table_updated | workflow_succeeded | schedule_succeeded | definition_changed
+    subject: str  # the table, workflow or schedule id
+    occurred_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class StagedChange:
+    """A write a ``requires_approval`` table holds until a moderator decides (SPEC §9.6)."""
+
+    id: str
+    table_id: str
+    run_id: str | None  # the run whose action staged it
+    action_id: str | None
+    operation: str  # create | update | delete
+    record_id: str | None
+    values: dict[str, Any]
+    status: str  # staged → approved | rejected; approved → applying → applied | failed
+    error: str | None
+    decided_at: datetime | None
+    applied_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in CHANGE_FIELDS}
+
+
+CHANGE_FIELDS = tuple(f.name for f in fields(StagedChange))
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    """An ``invoke_command`` idempotency key (SPEC §9.5): reserved by the attempt calling the
+    command, then succeeded with its result."""
+
+    idempotency_key: str
+    command: str
+    status: str  # reserved | succeeded
+    result: Any  # the command's JSON result once succeeded
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class CommandSlot:
+    """What reserving a key answers: ``reserved`` (call the command), ``succeeded`` (its stored
+    ``result``: do not call again) or ``busy`` (another attempt holds it)."""
+
+    state: str
+    result: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class ApiToken:
+    """An API token (SPEC §15): its scope, role, API-wide permissions and instants; the digest
+    of its secret only where a lookup read it (a listing never does)."""
+
+    id: str
+    scope: str  # chatroom | user
+    scope_id: str
+    role: str  # member | moderator
+    permissions: list[str] | None  # API-wide (``schedules:read`` …)
+    created_at: datetime
+    expires_at: datetime | None  # None: never expires
+    revoked_at: datetime | None  # None: not revoked
+    token_hash: str | None = None  # None: not read
+
+    def as_dict(self) -> dict[str, Any]:
+        """What a listing shows: never the digest."""
+        return {name: getattr(self, name) for name in TOKEN_LISTED}
+
+
+TOKEN_LISTED = tuple(f.name for f in fields(ApiToken) if f.name != "token_hash")
+
+
+@dataclass(frozen=True, slots=True)
 class StoredLane:
     """A lane's row (SPEC §14): its schedule's next instant and pause; the per-lane lock row."""
 
@@ -356,7 +443,12 @@ class LaneSummary:
 
 
 __all__ = [
+    "CHANGE_FIELDS",
     "RUN_TRANSITIONS",
+    "TOKEN_LISTED",
+    "ApiToken",
+    "CommandResult",
+    "CommandSlot",
     "DueSchedule",
     "LaneAttempt",
     "LaneRun",
@@ -364,8 +456,10 @@ __all__ = [
     "Run",
     "RunStatus",
     "ScheduleFire",
+    "StagedChange",
     "StoredLane",
     "Table",
+    "TriggerEvent",
     "TriggerState",
     "WorkflowSchedule",
     "row_payload",

@@ -59,7 +59,7 @@ def schedule_entries(tx: Tx, at: datetime) -> list[dict[str, Any]]:
     events: list[tuple[str, str, datetime]] = []
     if any(r.trigger_tree is not None for r in rows):
         pending = store_events.peek_events(tx, limit=None)  # every one, as the tick pages
-        events = [(e["kind"], e["subject"], e["occurred_at"]) for e in pending]
+        events = [(e.kind, e.subject, e.occurred_at) for e in pending]
     return [
         {"kind": "schedule", "schedule_id": r.id, "workflow_id": r.workflow_id}
         | (

@@ -87,12 +87,12 @@ def _event_page(
         more = len(events) >= EVENT_LIMIT
         horizon = now
         if more:  # decide instants only up to just before the page's latest event
-            horizon = min(now, max(e["occurred_at"] for e in events) - _TICK)
-        pairs = [(e["kind"], e["subject"]) for e in events]
+            horizon = min(now, max(e.occurred_at for e in events) - _TICK)
+        pairs = [(e.kind, e.subject) for e in events]
         rows = store_events.lock_trigger_schedules(tx, events=pairs, now=horizon)
-        seen = [(e["kind"], e["subject"], e["occurred_at"]) for e in events]
+        seen = [(e.kind, e.subject, e.occurred_at) for e in events]
         fired = _decide_rows(tx, rows, seen, horizon, registered)
-        store_events.delete_events(tx, ids=[e["id"] for e in events])
+        store_events.delete_events(tx, ids=[e.id for e in events])
     return fired, more
 
 

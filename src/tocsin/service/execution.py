@@ -244,7 +244,11 @@ class RunsService(Service):
         with self.store.read() as tx:
             if get_table(tx, table_id=table_id) is None:
                 raise NotFound(texts.TABLE_NOT_FOUND)
-            return list_changes(tx, table_id=table_id, status=status, skip=skip, limit=limit)
+            changes, total = list_changes(
+                tx, table_id=table_id, status=status, skip=skip, limit=limit
+            )
+        items = [change.as_dict() for change in changes]
+        return {"items": items, "total": total, "skip": skip, "limit": limit}
 
     def approve_change(
         self, table_id: str, change_id: str, now: datetime | None = None

@@ -89,7 +89,7 @@ def history(
         last_before=upper,
     )
     keyed = [((f["scheduled_for"], 1), {"kind": "fire", **f}) for f in rows]
-    keyed += [((r["last_instant"], 0), {"kind": "skip", **skip_view(r)}) for r in ranges]
+    keyed += [((r.last, 0), {"kind": "skip", **skip_view(r)}) for r in ranges]
     keyed.sort(key=lambda pair: pair[0], reverse=True)  # stable: fires keep their order
     return _page([item for _, item in keyed], total, skip, limit, in_share - len(ranges))
 

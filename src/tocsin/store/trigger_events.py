@@ -19,6 +19,7 @@ from itertools import chain
 from typing import Any
 
 from sqlalchemy import (
+    RowMapping,
     String,
     bindparam,
     delete,
@@ -31,7 +32,7 @@ from sqlalchemy import (
     update,
 )
 
-from tocsin.core.model import WorkflowSchedule
+from tocsin.core.model import TriggerEvent, WorkflowSchedule
 from tocsin.store.bulk import instant_binder, with_rows
 from tocsin.store.coltypes import UTCDateTime
 from tocsin.store.dialects import keyed_access_only, upsert_insert
@@ -128,20 +129,27 @@ def serialize_pass(tx: Tx) -> None:
         tx.conn.execute(_PASS_LOCK)
 
 
-def claim_events(tx: Tx, *, limit: int) -> list[dict[str, Any]]:
+def event_value(row: RowMapping) -> TriggerEvent:
+    """An outbox row as a :class:`TriggerEvent`: the one place an event value is built."""
+    return TriggerEvent(
+        id=int(row["id"]), kind=row["kind"], subject=row["subject"], occurred_at=row["occurred_at"]
+    )
+
+
+def claim_events(tx: Tx, *, limit: int) -> list[TriggerEvent]:
     """Up to ``limit`` events, oldest first, locked (PostgreSQL: skipping locked ones)."""
     tx.require_writable()
     stmt = select(E).order_by(E.c.id).limit(limit)
     if tx.is_postgres:
         stmt = stmt.with_for_update(skip_locked=True)
-    return [dict(r) for r in tx.conn.execute(stmt).mappings()]
+    return [event_value(r) for r in tx.conn.execute(stmt).mappings()]
 
 
-def peek_events(tx: Tx, *, limit: int | None) -> list[dict[str, Any]]:
+def peek_events(tx: Tx, *, limit: int | None) -> list[TriggerEvent]:
     """Up to ``limit`` events (None: every one), oldest first, as :func:`claim_events` would
     take them, without locking (for the global dry run)."""
     stmt = select(E).order_by(E.c.id).limit(limit)
-    return [dict(r) for r in tx.conn.execute(stmt).mappings()]
+    return [event_value(r) for r in tx.conn.execute(stmt).mappings()]
 
 
 def delete_events(tx: Tx, *, ids: Sequence[int]) -> None:
@@ -259,6 +267,7 @@ __all__ = [
     "count_events",
     "definition_hashes",
     "delete_events",
+    "event_value",
     "insert_events",
     "insert_events_at",
     "lock_trigger_schedules",
