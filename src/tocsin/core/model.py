@@ -36,6 +36,10 @@ above the engine sees a typed value:
   ``store.approvals.change_value``.
 - :class:`CommandResult`: an ``invoke_command`` idempotency key's row, and
   :class:`CommandSlot` what reserving a key answers (SPEC §9.5); built by ``store.commands``.
+- :class:`TriggerFire`: a table trigger's fire, read from its scheduled run (SPEC §5);
+  built by ``store.run_queries.list_trigger_fires``.
+- :class:`ChatMessage`: a message of ``notify``'s chatroom feed (SPEC §10); built by
+  ``store.chat``.
 - :class:`ApiToken`: an ``api_tokens`` row (SPEC §15); built by ``store.tokens.token_value``.
 - :class:`StoredLane`, :class:`LaneRun`, :class:`LaneAttempt`, :class:`LaneSummary`: a ``lanes``
   row, a ``lane_runs`` row, an attempt (its ``lane_attempts`` row with its queue row's state and
@@ -345,6 +349,49 @@ class CommandSlot:
 
 
 @dataclass(frozen=True, slots=True)
+class TriggerFire:
+    """A table trigger's fire: its scheduled run seen as a fire (``id`` and ``run_id`` the
+    run's, ``fired_at`` its creation, ``run_status`` its status)."""
+
+    id: str
+    table_id: str
+    trigger_id: str
+    record_id: str | None
+    identity: str | None
+    scheduled_for: datetime
+    fired_at: datetime
+    run_id: str
+    run_status: str
+    started_at: datetime | None
+    finished_at: datetime | None
+    error: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _TRIGGER_FIRE_FIELDS}
+
+
+_TRIGGER_FIRE_FIELDS = tuple(f.name for f in fields(TriggerFire))
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
+    """A message ``notify`` appended to a chatroom's feed (SPEC §10)."""
+
+    id: str
+    chatroom_id: str
+    table_id: str | None
+    run_id: str | None
+    text: str
+    created_at: datetime
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _MESSAGE_FIELDS}
+
+
+_MESSAGE_FIELDS = tuple(f.name for f in fields(ChatMessage))
+
+
+@dataclass(frozen=True, slots=True)
 class ApiToken:
     """An API token (SPEC §15): its scope, role, API-wide permissions and instants; the digest
     of its secret only where a lookup read it (a listing never does)."""
@@ -447,6 +494,7 @@ __all__ = [
     "RUN_TRANSITIONS",
     "TOKEN_LISTED",
     "ApiToken",
+    "ChatMessage",
     "CommandResult",
     "CommandSlot",
     "DueSchedule",
@@ -460,6 +508,7 @@ __all__ = [
     "StoredLane",
     "Table",
     "TriggerEvent",
+    "TriggerFire",
     "TriggerState",
     "WorkflowSchedule",
     "row_payload",

@@ -231,7 +231,9 @@ class RunsService(Service):
         """notify's feed of one chatroom, newest first: ``{"items", "total", "skip", "limit"}``."""
         _check_page(skip, limit)
         with self.store.read() as tx:
-            return list_messages(tx, chatroom_id=chatroom_id, skip=skip, limit=limit)
+            messages, total = list_messages(tx, chatroom_id=chatroom_id, skip=skip, limit=limit)
+        items = [message.as_dict() for message in messages]
+        return {"items": items, "total": total, "skip": skip, "limit": limit}
 
     # ── approval gate ──────────────────────────────────────────────────────────────────────
     def list_staged_changes(

@@ -49,9 +49,10 @@ def trigger_history(
     """A table trigger's page (see :func:`history`), its fires read from its runs."""
 
     def fires(offset: int, count: int) -> tuple[list[dict[str, Any]], int]:
-        return store_run_queries.list_trigger_fires(
+        page, total = store_run_queries.list_trigger_fires(
             tx, table_id=table_id, trigger_id=trigger_id, skip=offset, limit=count
         )
+        return [f.as_dict() for f in page], total
 
     return history(tx, fires, TRIGGER, trigger_id, skip, limit, table_id=table_id)
 
