@@ -27,6 +27,8 @@ above the engine sees a typed value:
   built by ``store.schedules.claim_due_schedules``. :class:`WorkflowSchedule`: a whole
   ``workflow_schedules`` row (a ``DueSchedule`` too); built by ``store.schedules.schedule_value``
   (``get_schedule``, ``list_schedules``, the sync's and IaC's reads, the trigger-tree passes).
+- :class:`WorkflowActivity`: what the database holds of one workflow id (its schedules and
+  runs), whether or not its code is loaded; built by ``store.schedules.known_workflows``.
 - :class:`ScheduleFire`: a ``schedule_fires`` row with its run's status; built by
   ``store.schedules.fire_value``.
 
@@ -270,6 +272,16 @@ _SCHEDULE_FIELDS = (
 
 
 @dataclass(frozen=True, slots=True)
+class WorkflowActivity:
+    """A workflow id's stored schedules (ids, in order) and runs (how many, the newest's
+    creation)."""
+
+    schedules: tuple[str, ...]
+    runs: int
+    last_run_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
 class ScheduleFire:
     """A workflow schedule's fire (SPEC §12) and its run's status (``pending`` while the run is
     not visible yet; None when the fire failed to publish)."""
@@ -510,6 +522,7 @@ __all__ = [
     "TriggerEvent",
     "TriggerFire",
     "TriggerState",
+    "WorkflowActivity",
     "WorkflowSchedule",
     "row_payload",
 ]

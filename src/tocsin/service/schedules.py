@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from tocsin import messages
-from tocsin.core.model import WorkflowSchedule
+from tocsin.core.model import WorkflowActivity, WorkflowSchedule
 from tocsin.core.schedules.skips import SCHEDULE
 from tocsin.core.schedules.tree import Node, from_json
 from tocsin.core.time.instants import require_aware
@@ -49,6 +49,7 @@ from tocsin.workflows.sync import check_trigger_ids, schedule_row
 from tocsin.workflows.views import public_workflow
 
 MAX_PAGE = 500
+NO_ACTIVITY = WorkflowActivity(schedules=(), runs=0, last_run_at=None)
 MAX_ID = 64
 
 
@@ -120,15 +121,16 @@ class Schedules:
         registry = self._registry()
         out: dict[str, dict[str, Any]] = {}
         for workflow_id in sorted(set(known) | set(registry)):
-            stored = known.get(workflow_id, {"schedules": [], "runs": 0, "last_run_at": None})
+            stored = known.get(workflow_id, NO_ACTIVITY)
             wf = registry.get(workflow_id)
             declared = [s.id for s in wf.schedules] if wf is not None else []
             out[workflow_id] = {
                 **(public_workflow(wf) if wf is not None else {"description": None, "steps": None}),
-                **stored,
+                "schedules": sorted({*stored.schedules, *declared}),
+                "runs": stored.runs,
+                "last_run_at": stored.last_run_at,
                 "id": workflow_id,
                 "code_loaded": wf is not None,
-                "schedules": sorted({*stored["schedules"], *declared}),
             }
         return out
 

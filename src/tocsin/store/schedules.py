@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy import RowMapping, delete, func, select, update
 
-from tocsin.core.model import DueSchedule, ScheduleFire, WorkflowSchedule
+from tocsin.core.model import DueSchedule, ScheduleFire, WorkflowActivity, WorkflowSchedule
 from tocsin.core.schedules.tree import subscription_keys
 from tocsin.store.bulk import (
     instant_binder,
@@ -314,24 +314,22 @@ def count_fires(tx: Tx, *, schedule_id: str | None = None) -> int:
     return int(tx.conn.execute(select(func.count()).select_from(F).where(*where)).scalar_one())
 
 
-def known_workflows(tx: Tx) -> dict[str, dict[str, Any]]:
+def known_workflows(tx: Tx) -> dict[str, WorkflowActivity]:
     """Every workflow id the database holds a schedule or a run of, whether or not its code is
-    loaded: ``{id: {"schedules": [schedule ids], "runs": count, "last_run_at": instant}}``
-    (``ix_workflow_schedules_workflow``, ``ix_workflow_runs_workflow``)."""
+    loaded, with its schedule ids and its runs (``ix_workflow_schedules_workflow``,
+    ``ix_workflow_runs_workflow``)."""
     R = workflow_runs
-    known: dict[str, dict[str, Any]] = {}
-
-    def entry(workflow_id: str) -> dict[str, Any]:
-        return known.setdefault(workflow_id, {"schedules": [], "runs": 0, "last_run_at": None})
-
+    schedules: dict[str, list[str]] = {}
     for workflow_id, schedule_id in tx.conn.execute(
         select(S.c.workflow_id, S.c.id).order_by(S.c.workflow_id, S.c.id)
     ):
-        entry(workflow_id)["schedules"].append(schedule_id)
+        schedules.setdefault(workflow_id, []).append(schedule_id)
     runs = select(R.c.workflow_id, func.count(), func.max(R.c.created_at)).group_by(R.c.workflow_id)
-    for workflow_id, count, last in tx.conn.execute(runs):
-        entry(workflow_id).update(runs=int(count), last_run_at=last)
-    return known
+    counted = {w: (int(count), last) for w, count, last in tx.conn.execute(runs)}
+    return {
+        w: WorkflowActivity(tuple(schedules.get(w, ())), *counted.get(w, (0, None)))
+        for w in (*schedules, *(w for w in counted if w not in schedules))
+    }
 
 
 __all__ = [
