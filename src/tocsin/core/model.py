@@ -1,8 +1,8 @@
-"""Typed values the store hands the engine (SPEC §1, §5.1, §8). Pure.
+"""Typed values the store hands out (SPEC §1, §5.1, §8, §12–§15). Pure.
 
 Each is a frozen, slotted dataclass built in exactly one place in the store (its row → value
-function); ``as_dict()`` gives the dict the facade and HTTP have always answered, so nothing
-above the engine sees a typed value:
+function); the views build the dicts the facade and HTTP have always answered from them
+(``as_dict()`` where that dict is the row's), so no caller of the facade sees a typed value:
 
 - :class:`Table`: a ``tables`` row (its triggers / SCP configs as stored JSON); built by
   ``store.records.table_value`` (``get_table``, ``list_tables``, ``page_tables``,
@@ -27,27 +27,24 @@ above the engine sees a typed value:
   built by ``store.schedules.claim_due_schedules``. :class:`WorkflowSchedule`: a whole
   ``workflow_schedules`` row (a ``DueSchedule`` too); built by ``store.schedules.schedule_value``
   (``get_schedule``, ``list_schedules``, the sync's and IaC's reads, the trigger-tree passes).
-- :class:`WorkflowActivity`: what the database holds of one workflow id (its schedules and
-  runs), whether or not its code is loaded; built by ``store.schedules.known_workflows``.
-- :class:`ScheduleFire`: a ``schedule_fires`` row with its run's status; built by
-  ``store.schedules.fire_value``.
-
-- :class:`TriggerEvent`: an outbox event a compound trigger may listen to (SPEC §13); built by
-  ``store.trigger_events.event_value``.
-- :class:`StagedChange`: a ``staged_changes`` row of the approval gate (SPEC §9.6); built by
-  ``store.approvals.change_value``.
-- :class:`CommandResult`: an ``invoke_command`` idempotency key's row, and
-  :class:`CommandSlot` what reserving a key answers (SPEC §9.5); built by ``store.commands``.
-- :class:`TriggerFire`: a table trigger's fire, read from its scheduled run (SPEC §5);
-  built by ``store.run_queries.list_trigger_fires``.
-- :class:`ChatMessage`: a message of ``notify``'s chatroom feed (SPEC §10); built by
-  ``store.chat``.
-- :class:`ApiToken`: an ``api_tokens`` row (SPEC §15); built by ``store.tokens.token_value``.
+  :class:`ScheduleFire`: a ``schedule_fires`` row with its run's status
+  (``store.schedules.fire_value``); :class:`WorkflowActivity`: what the database holds of one
+  workflow id, loaded or not (``store.schedules.known_workflows``).
 - :class:`StoredLane`, :class:`LaneRun`, :class:`LaneAttempt`, :class:`LaneSummary`: a ``lanes``
   row, a ``lane_runs`` row, an attempt (its ``lane_attempts`` row with its queue row's state and
   its run's instants) and a lane's attempt counts (SPEC §14); built by ``store.lanes``
-  (``lane_value``, ``run_value``, ``attempt_value``, ``lane_summaries``). The views of
-  ``lanes.views`` read them.
+  (``lane_value``, ``lane_run_value``, ``attempt_value``, ``lane_summaries``).
+- :class:`TriggerEvent`: an outbox event a compound trigger may listen to (SPEC §13)
+  (``store.trigger_events.event_value``); :class:`TriggerFire`: a table trigger's fire, read
+  from its scheduled run (``store.run_queries.list_trigger_fires``).
+- :class:`StagedChange`: a change the approval gate holds (SPEC §9.6,
+  ``store.approvals.change_value``); :class:`CommandResult` / :class:`CommandSlot`: an
+  ``invoke_command`` key's row and what reserving it answers (SPEC §9.5, ``store.commands``);
+  :class:`ChatMessage`: ``notify``'s feed (SPEC §10, ``store.chat``); :class:`ApiToken`: a token
+  row (SPEC §15, ``store.tokens.token_value``).
+
+The store's skip ranges are the core's own ``core.schedules.skips.SkipRange``
+(``store.skips.skip_value``). Records and workflow runs stay dicts.
 
 Left untyped on purpose (bulk paths of the tick): the tick's claimed tables
 (``store.claims.claim_candidate_tables``, three columns as dicts) and run inserts

@@ -54,7 +54,7 @@ def lane_value(row: RowMapping) -> StoredLane:
     return StoredLane(**{name: row[name] for name in _LANE_FIELDS})
 
 
-def run_value(row: RowMapping) -> LaneRun:
+def lane_run_value(row: RowMapping) -> LaneRun:
     """A ``lane_runs`` row as a :class:`LaneRun`: the one place a lane run value is built."""
     return LaneRun(**{name: row[name] for name in _RUN_FIELDS})
 
@@ -128,7 +128,7 @@ def claim_due_lanes(
 
 def get_run(tx: Tx, *, run_id: str) -> LaneRun | None:
     row = tx.conn.execute(select(R).where(R.c.run_id == run_id)).mappings().first()
-    return run_value(row) if row is not None else None
+    return lane_run_value(row) if row is not None else None
 
 
 def find_run(
@@ -157,7 +157,7 @@ def find_run(
         .limit(1)
     )
     row = tx.conn.execute(stmt).mappings().first()
-    return run_value(row) if row is not None else None
+    return lane_run_value(row) if row is not None else None
 
 
 def insert_run(tx: Tx, *, values: Mapping[str, Any]) -> bool:
@@ -190,7 +190,7 @@ def overlapping_run(
         .limit(1)
     )
     row = tx.conn.execute(stmt).mappings().first()
-    return run_value(row) if row is not None else None
+    return lane_run_value(row) if row is not None else None
 
 
 def allocate_attempt(tx: Tx, *, run_id: str) -> int:
@@ -396,6 +396,7 @@ __all__ = [
     "insert_attempt",
     "insert_lane",
     "insert_run",
+    "lane_run_value",
     "lane_summaries",
     "lane_value",
     "list_attempts",
@@ -404,7 +405,6 @@ __all__ = [
     "lock_lane",
     "overlapping_run",
     "run_attempt_outcomes",
-    "run_value",
     "supersede_attempts",
     "update_lane",
     "update_run",
