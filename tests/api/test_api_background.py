@@ -4,7 +4,6 @@ its metrics observer fails, and ``Background`` starts and stops both loops."""
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
@@ -13,6 +12,7 @@ from api_support import NOW
 from fastapi.testclient import TestClient
 
 from runs.helpers import make_run, make_table, read_run, trigger
+from support.waiting import wait_for
 from tocsin.api.app import create_app
 from tocsin.api.background import Background
 from tocsin.api.metrics import Metrics
@@ -48,9 +48,7 @@ def test_background_ticks_at_start_and_stops_both_threads(tocsin: Tocsin) -> Non
         return next(s.value for s in family.samples if s.name.endswith("_count"))
 
     background.start()
-    deadline = time.monotonic() + 10
-    while ticks() < 1 and time.monotonic() < deadline:  # the first tick comes at once
-        time.sleep(0.01)
+    wait_for("the first tick", lambda: ticks() >= 1, timeout=10, every=0.01)  # comes at once
     background.stop()
     assert ticks() == 1
     assert not any(thread.is_alive() for thread in background.threads)
@@ -89,9 +87,8 @@ def test_a_background_whose_run_will_not_stop_says_so(tocsin: Tocsin) -> None:
         assert read_run(tocsin, run["id"])["status"] == "running"
     finally:
         release.set()
-    deadline = time.monotonic() + 10  # the command returns at last: its thread ends the run
-    while read_run(tocsin, run["id"])["status"] != "done" and time.monotonic() < deadline:
-        time.sleep(0.01)
+    # the command returns at last: its thread ends the run
+    wait_for("the run to end", lambda: read_run(tocsin, run["id"])["status"] == "done", every=0.01)
     assert read_run(tocsin, run["id"])["status"] == "done"
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import socket
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -20,6 +19,7 @@ import httpx
 import pytest
 from api_support import ADMIN, COLUMNS, Tenant, TestClient, bearer, table_url
 
+from support.net import free_port
 from tocsin import messages
 from tocsin.api.app import create_app
 from tocsin.errors import NotFound, StoreUnavailable, ValidationError
@@ -205,9 +205,7 @@ def test_an_unreachable_database_is_503_with_retry_after(
     client: TestClient, tocsin: Tocsin, tenant: Tenant, table: dict[str, Any]
 ) -> None:
     """A PostgreSQL server nobody listens on: the facade's store cannot connect."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        dead_port = sock.getsockname()[1]
+    dead_port = free_port()
     live = tocsin.store
     tocsin.store = Store(create_store_engine(f"postgresql://u@127.0.0.1:{dead_port}/db"))
     try:
@@ -289,9 +287,7 @@ def test_metrics_without_a_token_setting_stay_open(client: TestClient) -> None:
 
 
 def test_metrics_on_their_own_port_leave_the_api_port(tocsin: Tocsin) -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     settings = dataclasses.replace(tocsin.settings, metrics_port=port)
     with TestClient(create_app(settings, tocsin=tocsin)) as client:
         assert client.get("/metrics").status_code == 404

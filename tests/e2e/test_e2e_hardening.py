@@ -56,8 +56,13 @@ def chunked(body: bytes) -> Iterator[bytes]:
         yield body[start : start + 256 * 1024]
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str, dict[str, str]]]:
+@pytest.fixture(scope="module")
+def server(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[subprocess.Popen[bytes], str, dict[str, str]]]:
+    """One server for the module's tests (each in a chatroom of its own; the memory test compares
+    the peak before and after its own requests)."""
+    tmp_path = tmp_path_factory.mktemp("hardening")
     env = tocsin_env(
         f"sqlite:///{tmp_path}/tocsin.db",
         admin_token=ADMIN,

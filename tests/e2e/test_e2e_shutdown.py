@@ -20,9 +20,7 @@ import httpx
 import pytest
 
 from runs.slow_receivers import DripReceiver, FastReceiver
-from support.net import free_port
-from support.processes import TOCSIN, create_token
-from support.waiting import wait_for
+from support.processes import TOCSIN, create_token, serving
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
 
@@ -64,35 +62,26 @@ def assert_handed_back(env: dict[str, str], table_id: str) -> None:
 
 
 def test_sigterm_to_serve_during_a_dripping_action(env: dict[str, str], tmp_path: Path) -> None:
-    port, log = free_port(), tmp_path / "serve.log"
-    base = f"http://127.0.0.1:{port}"
-    with log.open("wb") as out, DripReceiver(every_s=0.5) as drip, FastReceiver() as fast:
-        proc = subprocess.Popen(
-            [TOCSIN, "serve", "--port", str(port)], env=env, stdout=out, stderr=subprocess.STDOUT
-        )
-        try:
-            wait_for(
-                "the server", lambda: httpx.get(f"{base}/healthz").status_code == 200, every=0.1
-            )
-            scope = str(uuid.uuid4())
-            token = create_token(env, scope)
-            prefix = f"{base}/private/module/custom_tables/chatroom/{scope}"
-            trigger = {"on": "created", "actions": actions(fast, drip, timeout_s=3)}
-            with httpx.Client(headers={"Authorization": f"Bearer {token}"}, timeout=10) as http:
-                table = http.post(f"{prefix}/tables", json={"name": "T", "columns": {"N": "text"}})
-                table_id = table.json()["id"]
-                url = f"{prefix}/tables/{table_id}"
-                saved = http.put(f"{url}/triggers", json={"triggers": [trigger]})
-                assert saved.status_code == 200, saved.text
-                created = http.post(f"{url}/records", json={"data": {"N": "x"}})
-                assert created.status_code == 201, created.text
-            assert drip.arrived.wait(WAIT_S), "the dripping receiver was never called"
-            code, took, logged = sigterm(proc, log)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    print(logged)  # shown by pytest when the test fails
+    log = tmp_path / "serve.log"  # where ``serving`` logs
+    with (
+        DripReceiver(every_s=0.5) as drip,
+        FastReceiver() as fast,
+        serving(env, tmp_path, then=signal.SIGKILL) as (proc, base),
+    ):
+        scope = str(uuid.uuid4())
+        token = create_token(env, scope)
+        prefix = f"{base}/private/module/custom_tables/chatroom/{scope}"
+        trigger = {"on": "created", "actions": actions(fast, drip, timeout_s=3)}
+        with httpx.Client(headers={"Authorization": f"Bearer {token}"}, timeout=10) as http:
+            table = http.post(f"{prefix}/tables", json={"name": "T", "columns": {"N": "text"}})
+            table_id = table.json()["id"]
+            url = f"{prefix}/tables/{table_id}"
+            saved = http.put(f"{url}/triggers", json={"triggers": [trigger]})
+            assert saved.status_code == 200, saved.text
+            created = http.post(f"{url}/records", json={"data": {"N": "x"}})
+            assert created.status_code == 201, created.text
+        assert drip.arrived.wait(WAIT_S), "the dripping receiver was never called"
+        code, took, logged = sigterm(proc, log)
     assert code == 0
     assert took < 3 + 10  # the action's deadline, then the shutdown itself
     assert not [word for word in BAD_WORDS if word in logged]

@@ -270,10 +270,13 @@ def test_sweeps_run_every_tick_and_a_raising_sweep_reports_zero(
     def boom(*args: Any, **kwargs: Any) -> int:
         raise RuntimeError("sweep down")
 
+    monkeypatch.setattr(sweeps, "requeue_staged_changes", boom)  # the others still sweep
+    counts = tocsin.tick(now=stale + minutes(10))  # re-stamped at ``stale``: lost again
+    assert counts["trigger_runs_requeued"] == 1 and counts["staged_changes_requeued"] == 0
     monkeypatch.setattr(sweeps, "requeue_lost_runs", boom)
-    monkeypatch.setattr(sweeps, "requeue_staged_changes", boom)
-    counts = tocsin.tick(now=stale + minutes(10))
+    counts = tocsin.tick(now=stale + minutes(20))
     assert counts["trigger_runs_requeued"] == 0 and counts["staged_changes_requeued"] == 0
+    assert counts["lane_attempts_requeued"] == 0
 
 
 def test_idle_triggers_of_a_due_table_are_not_evaluated(

@@ -12,13 +12,13 @@ from __future__ import annotations
 import logging
 import re
 import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from support.storage import CAP_BYTES, Filler
+from support.waiting import wait_for
 from tocsin import messages, step, workflow
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
@@ -132,9 +132,7 @@ def test_a_workflow_runs_finish_waits_for_space_and_ends_success(
     done: list[int] = []
     worker = threading.Thread(target=lambda: done.append(tocsin.work(now=LATER)))
     worker.start()
-    deadline = time.monotonic() + 10
-    while not tocsin.store.outage.ongoing and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_for("the outage", lambda: tocsin.store.outage.ongoing, timeout=10, every=0.01)
     assert tocsin.store.outage.ongoing  # the finish met the full database
     assert tocsin.get_workflow_run(run["id"])["status"] == "running"
     disk.free()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -10,10 +10,18 @@ from tocsin.engine.sweeps import requeue_lost_runs
 from tocsin.errors import ValidationError
 from tocsin.service import Tocsin
 from tocsin.store.runs import claim_run, save_receipt
+from tocsin.store.tx import Tx
 
 from .helpers import LATER, NOW, STALE, make_run, make_table, read_run, trigger
 
 STUCK = 300
+
+
+def lost_runs(tx: Tx, now: datetime) -> int:
+    """The table-trigger runs the sweep moved (it has no lane attempt to move here)."""
+    counts = requeue_lost_runs(tx, now=now, stuck_after_s=STUCK)
+    assert counts["lane_attempts_requeued"] == 0
+    return counts["trigger_runs_requeued"]
 
 
 def test_sweep_requeues_dead_workers_runs_and_a_worker_resumes_them(tocsin: Tocsin) -> None:
@@ -25,9 +33,9 @@ def test_sweep_requeues_dead_workers_runs_and_a_worker_resumes_them(tocsin: Tocs
         receipt = {"action_id": "act_1", "type": "notify", "ok": True, "detail": "x"}
         save_receipt(tx, run_id=run["id"], attempts=1, receipts=[receipt], now=NOW)
     with tocsin.store.begin() as tx:
-        assert requeue_lost_runs(tx, now=NOW + timedelta(seconds=STUCK), stuck_after_s=STUCK) == 0
+        assert lost_runs(tx, NOW + timedelta(seconds=STUCK)) == 0
     with tocsin.store.begin() as tx:
-        assert requeue_lost_runs(tx, now=STALE, stuck_after_s=STUCK) == 1
+        assert lost_runs(tx, STALE) == 1
     assert read_run(tocsin, run["id"])["status"] == "pending"
     assert tocsin.work(now=STALE) == 1
     done = read_run(tocsin, run["id"])
@@ -40,9 +48,9 @@ def test_sweep_counts_pending_runs_never_picked_up(tocsin: Tocsin) -> None:
     table = make_table(tocsin, trg)
     run = make_run(tocsin, table, trg)
     with tocsin.store.begin() as tx:
-        assert requeue_lost_runs(tx, now=LATER, stuck_after_s=STUCK) == 0
-        assert requeue_lost_runs(tx, now=STALE, stuck_after_s=STUCK) == 1
-        assert requeue_lost_runs(tx, now=STALE, stuck_after_s=STUCK) == 0  # re-stamped
+        assert lost_runs(tx, LATER) == 0
+        assert lost_runs(tx, STALE) == 1
+        assert lost_runs(tx, STALE) == 0  # re-stamped
     assert read_run(tocsin, run["id"])["enqueued_at"] == STALE
     assert tocsin.work(now=STALE) == 1
 

@@ -8,6 +8,7 @@ for each claim. The hint is ``SET LOCAL``: it must end with the claim's transact
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -17,11 +18,12 @@ from tocsin.core.model import Table
 from tocsin.engine.schedules import new_run
 from tocsin.store import Store
 from tocsin.store import workflow_runs as store_runs
+from tocsin.store.approvals import requeue_changes
 from tocsin.store.dialects import ordered_scans_only
 from tocsin.store.runs import active_clock_triggers, claim_next_runs
-from tocsin.store.schema import runs
+from tocsin.store.schema import runs, staged_changes
 
-from .helpers import NOW, PG_ONLY, claimed_runs, new_id
+from .helpers import NOW, PG_ONLY, claimed_runs, new_id, query_plan
 from .test_execution_claim import _pending_runs
 
 PENDING = 4000
@@ -129,3 +131,21 @@ def test_active_clock_runs_are_read_through_the_partial_index(store: Store, tabl
     assert found == {(table.id, "trg_hourly")}
     [plan] = plans
     assert "uq_runs_one_active_clock" in plan and "ix_runs_table_created" not in plan, plan
+
+
+def test_the_tick_sweep_of_lost_applications_seeks_its_index(store: Store) -> None:
+    """Every tick sweeps ``applying`` changes older than the stale window: it seeks
+    ``ix_staged_changes_status`` to those, never reads every change kept as history."""
+    rows = [
+        {
+            "id": new_id(), "table_id": new_id(), "operation": "create", "values": {},
+            "status": "applied", "created_at": NOW, "updated_at": NOW + timedelta(seconds=i),
+        }
+        for i in range(500)
+    ]  # fmt: skip
+    with store.begin() as tx:
+        tx.conn.execute(insert(staged_changes), rows)
+    later = NOW + timedelta(hours=1)
+    plan = query_plan(store, lambda tx: requeue_changes(tx, now=later, stale_after_s=300))
+    assert "ix_staged_changes_status" in plan, plan
+    assert re.search(r"updated_at ?<", plan), plan  # a range on updated_at, not status alone

@@ -5,11 +5,11 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
-import time
 from typing import Any
 
 import pytest
 
+from support.waiting import wait_for
 from tocsin.core.model import TriggerState
 from tocsin.store import Store, open_store
 from tocsin.store.ledger import claim_occurrences, fired_identities
@@ -55,17 +55,16 @@ def test_racing_claims_of_one_identity_give_exactly_one_winner(store: Store) -> 
 
 def _wait_until_blocked(store: Store, timeout_s: float = 10.0) -> None:
     """Until some other backend of this database waits on a lock (PostgreSQL)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
+
+    def waiting() -> int:
         with store.engine.connect() as conn:
-            waiting = conn.exec_driver_sql(
+            count: int = conn.exec_driver_sql(
                 "SELECT count(*) FROM pg_stat_activity "
                 "WHERE wait_event_type = 'Lock' AND datname = current_database()"
             ).scalar_one()
-        if waiting:
-            return
-        time.sleep(0.02)
-    raise AssertionError("the second claim never waited for the first")
+        return count
+
+    wait_for("the second claim to wait for the first", waiting, timeout=timeout_s, every=0.02)
 
 
 @PG_ONLY

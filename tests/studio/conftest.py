@@ -8,7 +8,8 @@
   database.
 - ``world``: that facade, tokens (writer, member) and a table whose cron trigger posts to a
   local webhook receiver the test can make fail or succeed.
-- ``page``: a fresh browser context (laptop width) that fails the test on any console error.
+- ``page``: a fresh browser context (laptop width) that fails the test on any console error;
+  closed before the server stops.
 
 Screenshots go to ``tests/output/studio/<backend>/`` (ignored by git).
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import http.server
 import os
+import signal
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -100,7 +102,8 @@ def env(store_url: str) -> dict[str, str]:
 
 @pytest.fixture
 def served(env: dict[str, str], tmp_path: Path) -> Iterator[str]:
-    with serving(env, tmp_path, app=APP, cwd=TESTS) as (_, base):
+    """Killed after the test (no test here checks a clean stop; the database is thrown away)."""
+    with serving(env, tmp_path, app=APP, cwd=TESTS, then=signal.SIGKILL) as (_, base):
         yield base
 
 
@@ -154,7 +157,9 @@ def world(
 
 
 @pytest.fixture
-def page(chromium: Any) -> Iterator[Any]:
+def page(chromium: Any, served: str) -> Iterator[Any]:
+    """Set up after ``served``, so torn down before it: a page left polling (a live fire panel,
+    a running run's graph) is closed before its server stops, never asking a stopped server."""
     context = chromium.new_context(viewport={"width": 1280, "height": 900})
     tab = context.new_page()
     errors: list[str] = []

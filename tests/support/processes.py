@@ -1,5 +1,5 @@
 """``tocsin`` as a real process: its executable, its environment, ``tocsin serve`` on a free port,
-stopping it, and a token made through the CLI."""
+stopping it, and a token on its database."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ import httpx
 
 from support.net import LOCALHOST, free_port
 from support.waiting import wait_for
+from tocsin.service import Tocsin
+from tocsin.settings import Settings
 
 TOCSIN = str(Path(sys.executable).parent / "tocsin")
 TESTS = Path(__file__).resolve().parents[1]  # on a served process's path for ``--app`` modules
@@ -79,7 +81,7 @@ def serving(
     proc = subprocess.Popen(args, env=env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://{LOCALHOST}:{port}"
     try:
-        wait_for("the server", lambda: httpx.get(f"{base}/healthz").status_code == 200)
+        wait_for("the server", lambda: httpx.get(f"{base}/healthz").status_code == 200, every=0.1)
         yield proc, base
     finally:
         try:
@@ -91,12 +93,11 @@ def serving(
 
 
 def create_token(env: dict[str, str], chatroom: str) -> str:
-    """A moderator token of chatroom ``chatroom``, made by ``tocsin tokens create``."""
-    out = subprocess.run(
-        [TOCSIN, "tokens", "create", "--scope", f"chatroom:{chatroom}", "--role", "moderator"],
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return out.stdout.strip().splitlines()[-1]
+    """A moderator token of chatroom ``chatroom`` on ``env``'s database, made through the facade
+    (what ``tocsin tokens create --scope chatroom:<id> --role moderator`` does, tested in
+    tests/cli, without starting a process for it)."""
+    tocsin = Tocsin.open(settings=Settings.from_environ(env))
+    try:
+        return tocsin.create_token(scope="chatroom", scope_id=chatroom, role="moderator")
+    finally:
+        tocsin.close()

@@ -121,3 +121,10 @@ def test_step_decorator_keeps_the_function_callable() -> None:
         return ReportOut(ok=True, user_id=data.user_id * 2)
 
     assert double(ReportIn(user_id="a"), None).user_id == "aa"
+
+
+def test_catch_up_and_max_catch_up_are_validated() -> None:
+    with pytest.raises(ConfigError):
+        Schedule(cron="* * * * *", timezone="UTC", catch_up="sometimes")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError):
+        Schedule(cron="* * * * *", timezone="UTC", max_catch_up=0)

@@ -4,7 +4,8 @@ would do at an instant (``due``, ``next_fires``).
 Design: each registered lane with a ``schedule`` has one row in ``lanes`` whose ``next_fire_at``
 is the next schedule instant to process (anchored at the first tick that sees the lane: nothing
 before it is backfilled; a changed cron or zone re-anchors from ``now``). The pass pages until no
-registered lane is due, one transaction per page:
+registered lane is due, one transaction per page, the first one after the sync of the rows, in
+its transaction (a pass with no lane due reads the rows and claims nothing):
 
 1. claim the due, unpaused lane rows of the registered lanes (PostgreSQL ``FOR UPDATE SKIP
    LOCKED``, SQLite ``BEGIN IMMEDIATE``), so several tickers split them;
@@ -29,7 +30,7 @@ A paused lane is not claimed; its resume (:func:`resume_lane`) is the decision w
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -95,20 +96,26 @@ def _synced(lane: LaneSpec, row: StoredLane | None, now: datetime) -> dict[str, 
     return values
 
 
-def sync_lanes(store: Store, lanes: Mapping[str, LaneSpec], *, now: datetime) -> None:
+def sync_lanes(tx: Tx, lanes: Mapping[str, LaneSpec], *, now: datetime) -> list[str]:
     """Insert the rows of new scheduled lanes; re-anchor those whose cron or zone changed (a
-    paused lane stays paused)."""
-    with store.begin() as tx:
-        rows = store_lanes.list_lane_rows(tx)
-        for lane in lanes.values():
-            row = rows.get(lane.id)
-            values = _synced(lane, row, now)
-            if values is None:
-                continue
-            if row is None:
+    paused lane stays paused). The ids of ``lanes`` whose row, as it now stands, is due at
+    ``now`` (unpaused, ``next_fire_at <= now``; a row just written is anchored after ``now``)."""
+    rows = store_lanes.list_lane_rows(tx)
+    due = []
+    for lane in lanes.values():
+        row = rows.get(lane.id)
+        values = _synced(lane, row, now)
+        if row is None:
+            if values is not None:
                 store_lanes.insert_lane(tx, values=values)
-            else:
-                store_lanes.update_lane(tx, lane_id=lane.id, values=values, now=now)
+            continue
+        if values is not None:
+            store_lanes.update_lane(tx, lane_id=lane.id, values=values, now=now)
+            row = replace(row, **values)
+        at = row.next_fire_at
+        if row.paused_at is None and at is not None and at <= now:
+            due.append(lane.id)
+    return due
 
 
 def _decide(lane: LaneSpec, next_fire_at: datetime | None, now: datetime) -> Decision:
@@ -118,33 +125,37 @@ def _decide(lane: LaneSpec, next_fire_at: datetime | None, now: datetime) -> Dec
 def fire_due_lanes(
     store: Store, lanes: Mapping[str, LaneSpec], *, now: datetime, stale_after_s: float
 ) -> int:
-    """Admit the due scheduled runs of the registered lanes, page after page until none is
-    due (module docstring)."""
-    scheduled = [lane_id for lane_id, lane in lanes.items() if lane.cron]
-    recorded = 0
-    while scheduled:
-        fired, owing = _page(store, lanes, scheduled, now, stale_after_s)
+    """When one of ``lanes`` has a schedule: sync their rows (:func:`sync_lanes`), then admit
+    their due scheduled runs, page after page until none is due (module docstring). The first
+    page shares the sync's transaction and claims only the lanes its rows show due: a pass with
+    none due is one statement."""
+    if not any(lane.cron for lane in lanes.values()):
+        return 0
+    recorded, owing, first = 0, list[str](), True
+    while first or owing:
+        with store.begin() as tx:
+            if first:
+                owing, first = sync_lanes(tx, lanes, now=now), False
+            fired, owing = _page(tx, lanes, owing, now, stale_after_s) if owing else (0, [])
         recorded += fired
-        scheduled = owing
     return recorded
 
 
 def _page(
-    store: Store, lanes: Mapping[str, LaneSpec], lane_ids: list[str], now: datetime, stale: float
+    tx: Tx, lanes: Mapping[str, LaneSpec], lane_ids: list[str], now: datetime, stale: float
 ) -> tuple[int, list[str]]:
-    """One transaction: ``(attempts recorded, the lanes still due after it)``."""
+    """One page: ``(attempts recorded, the lanes still due after it)``."""
     recorded, owing = 0, []
-    with store.begin() as tx:
-        rows = store_lanes.claim_due_lanes(tx, now=now, lane_ids=lane_ids, limit=len(lane_ids))
-        for row in rows:
-            lane = lanes[row.id]
-            decision = _decide(lane, row.next_fire_at, now)
-            recorded += _fire(tx, lane, decision, now, stale)
-            following = decision.next_due_at
-            values = {"next_fire_at": following}
-            store_lanes.update_lane(tx, lane_id=lane.id, values=values, now=now)
-            if following is not None and following <= now:
-                owing.append(lane.id)
+    rows = store_lanes.claim_due_lanes(tx, now=now, lane_ids=lane_ids, limit=len(lane_ids))
+    for row in rows:
+        lane = lanes[row.id]
+        decision = _decide(lane, row.next_fire_at, now)
+        recorded += _fire(tx, lane, decision, now, stale)
+        following = decision.next_due_at
+        values = {"next_fire_at": following}
+        store_lanes.update_lane(tx, lane_id=lane.id, values=values, now=now)
+        if following is not None and following <= now:
+            owing.append(lane.id)
     return recorded, owing
 
 

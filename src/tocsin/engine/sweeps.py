@@ -1,20 +1,21 @@
 """Recovery sweeps the tick runs on every pass (SPEC §6, §9.6, §9.7).
 
-Each takes a transaction and ``now``; :func:`recover` runs them all at the start of every tick,
-each in its own transaction (one that raises is logged and reports 0).
+Each takes a transaction and ``now``; :func:`recover` runs them all at the start of every tick
+in one transaction (four statements), and when that raises, each again in a transaction of its
+own (one that raises then is logged and reports 0).
 
-- :func:`requeue_lost_runs` → ``trigger_runs_requeued``: pending runs not picked up within the
-  stale window are re-stamped (their delivery was lost), and running runs whose ``updated_at`` is
-  older than the stale window (their worker crashed) go back to pending; a worker then resumes
-  each from its first unfinished action (receipts are kept).
+- :func:`requeue_lost_runs` → ``trigger_runs_requeued`` and ``lane_attempts_requeued`` (SPEC
+  §14), two statements over the one queue: a table trigger's pending runs not picked up within
+  the stale window are re-stamped (their delivery was lost), and running runs of every kind whose
+  ``updated_at`` is older than the stale window (their worker, or a caller, died) go back to
+  pending; a worker then resumes a table trigger's run from its first unfinished action
+  (receipts are kept) and executes a lane attempt again (the source is asked again; nothing was
+  recorded).
 - :func:`requeue_staged_changes` → ``staged_changes_requeued``: approved changes whose
   application was lost (``applying`` for longer than the stale window) go back to ``approved``.
 - :func:`requeue_stale_workflow_runs` → ``workflow_runs_requeued`` (SPEC §12): running workflow
   runs whose ``updated_at`` heartbeat is older than the stale window (their worker died) go back
   to pending; a worker resumes each after its succeeded steps (the receipts rule, per step).
-- :func:`requeue_lost_lane_attempts` → ``lane_attempts_requeued`` (SPEC §14): the same sweep of
-  the one queue for lane attempts left ``running`` by a worker (or a caller) that died: back to
-  pending, and a worker executes them again (the source is asked again; nothing was recorded).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from datetime import datetime
 from tocsin.store.approvals import requeue_changes
 from tocsin.store.outage import is_outage
 from tocsin.store.runs import requeue_runs
+from tocsin.store.schema import RUN_KINDS
 from tocsin.store.tx import Store, Tx
 from tocsin.store.workflow_runs import requeue_stale_runs
 
@@ -33,33 +35,60 @@ DEFAULT_STALE_AFTER_S = 300
 log = logging.getLogger(__name__)
 
 
+Sweep = Callable[[Tx], dict[str, int]]
+# the tick's report, in this order (SPEC §6, then the sweeps added since)
+REPORT_KEYS = (
+    "trigger_runs_requeued",
+    "staged_changes_requeued",
+    "workflow_runs_requeued",
+    "lane_attempts_requeued",
+)
+
+
 def recover(store: Store, *, now: datetime, stuck_after_s: float) -> dict[str, int]:
-    """Every sweep, each in its own transaction (one that raises is logged and reports 0; a
-    database outage is raised):
-    ``trigger_runs_requeued``, ``staged_changes_requeued``, ``workflow_runs_requeued``,
-    ``lane_attempts_requeued``."""
-    return {
-        "trigger_runs_requeued": _guarded(
-            store, lambda tx: requeue_lost_runs(tx, now=now, stuck_after_s=stuck_after_s)
+    """Every sweep in one transaction; when it raises, each sweep again in its own (one that
+    raises then is logged and reports 0; a database outage is raised): the counts of
+    :data:`REPORT_KEYS`."""
+    sweeps: list[tuple[tuple[str, ...], Sweep]] = [
+        (
+            ("trigger_runs_requeued", "lane_attempts_requeued"),
+            lambda tx: requeue_lost_runs(tx, now=now, stuck_after_s=stuck_after_s),
         ),
-        "staged_changes_requeued": _guarded(store, lambda tx: requeue_staged_changes(tx, now=now)),
-        "workflow_runs_requeued": _guarded(
-            store, lambda tx: requeue_stale_workflow_runs(tx, now=now, stuck_after_s=stuck_after_s)
+        (
+            ("staged_changes_requeued",),
+            lambda tx: {"staged_changes_requeued": requeue_staged_changes(tx, now=now)},
         ),
-        "lane_attempts_requeued": _guarded(
-            store, lambda tx: requeue_lost_lane_attempts(tx, now=now, stuck_after_s=stuck_after_s)
+        (
+            ("workflow_runs_requeued",),
+            lambda tx: {
+                "workflow_runs_requeued": requeue_stale_workflow_runs(
+                    tx, now=now, stuck_after_s=stuck_after_s
+                )
+            },
         ),
-    }
-
-
-def _guarded(store: Store, sweep: Callable[[Tx], int]) -> int:
+    ]
+    report: dict[str, int] = {}
     try:
         with store.begin() as tx:
-            return int(sweep(tx))
+            for _, sweep in sweeps:
+                report |= sweep(tx)
+    except Exception as exc:
+        raise_outage(exc)
+        log.exception("tick: the recovery sweeps failed; each again in its own transaction")
+        report = {}  # what the rolled back transaction counted did not happen
+        for keys, sweep in sweeps:
+            report |= _guarded(store, keys, sweep)
+    return {key: report[key] for key in REPORT_KEYS}
+
+
+def _guarded(store: Store, keys: tuple[str, ...], sweep: Sweep) -> dict[str, int]:
+    try:
+        with store.begin() as tx:
+            return sweep(tx)
     except Exception as exc:
         raise_outage(exc)
         log.exception("tick: a recovery sweep failed; reporting 0")
-        return 0
+        return dict.fromkeys(keys, 0)
 
 
 def raise_outage(exc: Exception) -> None:
@@ -69,16 +98,18 @@ def raise_outage(exc: Exception) -> None:
         raise exc
 
 
-def requeue_lost_runs(tx: Tx, *, now: datetime, stuck_after_s: float) -> int:
-    """Requeue pending runs never picked up and running runs whose worker died; the count."""
+def requeue_lost_runs(tx: Tx, *, now: datetime, stuck_after_s: float) -> dict[str, int]:
+    """Re-stamp the pending table-trigger runs never picked up, and hand running runs of every
+    kind whose worker died back to pending; the counts ``trigger_runs_requeued`` (both moves of
+    table-trigger runs) and ``lane_attempts_requeued``."""
     pending = requeue_runs(tx, now=now, status="pending", older_than_s=stuck_after_s)
-    running = requeue_runs(tx, now=now, status="running", older_than_s=stuck_after_s)
-    return pending + running
-
-
-def requeue_lost_lane_attempts(tx: Tx, *, now: datetime, stuck_after_s: float) -> int:
-    """Hand running lane attempts whose worker died back to pending; the count."""
-    return requeue_runs(tx, now=now, status="running", older_than_s=stuck_after_s, kind="lane")
+    running = requeue_runs(
+        tx, now=now, status="running", older_than_s=stuck_after_s, kinds=RUN_KINDS
+    )
+    return {
+        "trigger_runs_requeued": pending["actions"] + running["actions"],
+        "lane_attempts_requeued": running["lane"],
+    }
 
 
 def requeue_staged_changes(

@@ -69,6 +69,8 @@ def tick_tables(
     ``report`` once it committed."""
     with store.begin() as tx:
         tables = claims.claim_candidate_tables(tx, now=now, **claim)
+        if not tables:  # nothing due (the idle tick): no state to read, nothing to write
+            return
         taken += [t["id"] for t in tables]
         plans = read_and_plan(tx, tables, now, page)
         for plan in plans:

@@ -1,7 +1,7 @@
 """``fire_trigger_schedules``: the tick's pass over schedules with a compound trigger (SPEC §13).
 
 One call pages until no pending event and no due tree schedule is left, one transaction per
-page:
+page (the last event page and the first due page share one: an idle pass is one transaction):
 
 0. on PostgreSQL, each page first waits for any other scheduler's compound pass to commit (an
    advisory transaction lock, ``store.trigger_events.serialize_pass``): events are then applied
@@ -63,50 +63,47 @@ def fire_trigger_schedules(
     registered: Collection[str] | None = None,
 ) -> int:
     """Consume every pending event, then decide every due trigger schedule at ``now``, a page
-    at a time; returns the fires recorded."""
-    fired, more = 0, True
-    while more:
-        count, more = _event_page(store, now, registered)
-        fired += count
-    claimed = limit
-    while claimed >= limit:
-        count, claimed = _due_page(store, now, limit, registered)
-        fired += count
+    at a time (the first due page in the transaction of the last event page); returns the fires
+    recorded."""
+    fired, events_left, due_left = 0, True, True
+    while events_left or due_left:
+        with store.begin() as tx:
+            store_events.serialize_pass(tx)
+            if events_left:
+                count, events_left = _event_page(tx, now, registered)
+                fired += count
+            if not events_left:
+                count, claimed = _due_page(tx, now, limit, registered)
+                fired += count
+                due_left = claimed >= limit
     return fired
 
 
-def _event_page(
-    store: Store, now: datetime, registered: Collection[str] | None
-) -> tuple[int, bool]:
+def _event_page(tx: Tx, now: datetime, registered: Collection[str] | None) -> tuple[int, bool]:
     """One page of events: (fires recorded, whether more events may wait)."""
-    with store.begin() as tx:
-        store_events.serialize_pass(tx)
-        events = store_events.claim_events(tx, limit=EVENT_LIMIT)
-        if not events:
-            return 0, False
-        more = len(events) >= EVENT_LIMIT
-        horizon = now
-        if more:  # decide instants only up to just before the page's latest event
-            horizon = min(now, max(e.occurred_at for e in events) - _TICK)
-        pairs = [(e.kind, e.subject) for e in events]
-        rows = store_events.lock_trigger_schedules(tx, events=pairs, now=horizon)
-        seen = [(e.kind, e.subject, e.occurred_at) for e in events]
-        fired = _decide_rows(tx, rows, seen, horizon, registered)
-        store_events.delete_events(tx, ids=[e.id for e in events])
+    events = store_events.claim_events(tx, limit=EVENT_LIMIT)
+    if not events:
+        return 0, False
+    more = len(events) >= EVENT_LIMIT
+    horizon = now
+    if more:  # decide instants only up to just before the page's latest event
+        horizon = min(now, max(e.occurred_at for e in events) - _TICK)
+    pairs = [(e.kind, e.subject) for e in events]
+    rows = store_events.lock_trigger_schedules(tx, events=pairs, now=horizon)
+    seen = [(e.kind, e.subject, e.occurred_at) for e in events]
+    fired = _decide_rows(tx, rows, seen, horizon, registered)
+    store_events.delete_events(tx, ids=[e.id for e in events])
     return fired, more
 
 
 def _due_page(
-    store: Store, now: datetime, limit: int, registered: Collection[str] | None
+    tx: Tx, now: datetime, limit: int, registered: Collection[str] | None
 ) -> tuple[int, int]:
     """One page of due tree schedules: (fires recorded, schedules claimed)."""
-    with store.begin() as tx:
-        store_events.serialize_pass(tx)
-        rows = store_events.claim_due_trigger_schedules(tx, now=now, limit=limit)
-        if not rows:
-            return 0, 0
-        fired = _decide_rows(tx, rows, [], now, registered)
-    return fired, len(rows)
+    rows = store_events.claim_due_trigger_schedules(tx, now=now, limit=limit)
+    if not rows:
+        return 0, 0
+    return _decide_rows(tx, rows, [], now, registered), len(rows)
 
 
 def _decide_rows(

@@ -209,9 +209,8 @@ class RunsService(Service):
         counts = {"pending": 0, "running": 0, "staged_changes": 0}
         with self.store.begin() as tx:
             for which in [status] if status else REQUEUE_STATUSES:
-                counts[which] = requeue_runs(
-                    tx, now=at, status=which, older_than_s=age, table_id=table_id
-                )
+                moved = requeue_runs(tx, now=at, status=which, older_than_s=age, table_id=table_id)
+                counts[which] = sum(moved.values())
             if table_id is None:
                 counts["staged_changes"] = requeue_staged_changes(tx, now=at, stale_after_s=age)
         return {**counts, "requeued": counts["pending"] + counts["running"]}

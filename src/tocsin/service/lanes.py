@@ -164,7 +164,8 @@ class Lanes:
         unknown lane, Conflict for a lane without a schedule."""
         lane = self._registry.get(lane_id) if isinstance(lane_id, str) else None
         if lane is not None and lane.cron:
-            sync_lanes(self._store, {lane.id: lane}, now=now)
+            with self._store.begin() as tx:
+                sync_lanes(tx, {lane.id: lane}, now=now)
         with self._store.read() as tx:
             row = self._known(tx, lane_id)
         if row is None or row.cron is None:
@@ -322,9 +323,6 @@ class Lanes:
 
     def fire(self, now: datetime) -> int:
         """Sync the registered lanes' rows, then admit their due scheduled runs."""
-        if not any(lane.cron for lane in self._registry.values()):
-            return 0
-        sync_lanes(self._store, self._registry, now=now)
         return fire_due_lanes(self._store, self._registry, now=now, stale_after_s=self._stale)
 
     def work(self, now: datetime, limit: int | None = None) -> int:

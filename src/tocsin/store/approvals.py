@@ -165,11 +165,16 @@ def finish_change(tx: Tx, *, change_id: str, status: str, error: str | None, now
 def requeue_changes(tx: Tx, *, now: datetime, stale_after_s: float) -> int:
     """``applying → approved`` for applications whose worker vanished (updated_at too old)."""
     tx.require_writable()
-    cutoff = now - timedelta(seconds=stale_after_s)
-    stmt = (
-        update(staged_changes)
-        .where(staged_changes.c.status == "applying", staged_changes.c.updated_at < cutoff)
-        .values(status="approved", updated_at=now)
-    )
+    params = {"cutoff": now - timedelta(seconds=stale_after_s), "now": now}
     with map_db_errors():
-        return int(tx.conn.execute(stmt).rowcount)
+        return int(tx.conn.execute(_REQUEUE, params).rowcount)
+
+
+_REQUEUE = (  # built once: the tick runs it on every pass
+    update(staged_changes)
+    .where(
+        staged_changes.c.status == "applying",
+        staged_changes.c.updated_at < bindparam("cutoff", type_=staged_changes.c.updated_at.type),
+    )
+    .values(status="approved", updated_at=bindparam("now", type_=staged_changes.c.updated_at.type))
+)

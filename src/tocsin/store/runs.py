@@ -728,10 +728,11 @@ def requeue_runs(
     status: str,
     older_than_s: float,
     table_id: str | None = None,
-    kind: str = "actions",
-) -> int:
-    """Hand lost work back to the workers; returns how many runs moved (of ``kind``: a table
-    trigger's runs unless told; the tick's sweep also hands back the app's own kinds).
+    kinds: Sequence[str] = ("actions",),
+) -> dict[str, int]:
+    """Hand lost work back to the workers, in one statement; how many runs moved, per kind of
+    ``kinds`` (a table trigger's runs unless told; the tick's sweep of dead workers' runs also
+    hands back the app's own kinds).
 
     - ``status='pending'``: pending runs last (re-)enqueued longer than ``older_than_s`` ago
       (their delivery was lost): re-stamped ``enqueued_at = now``, still pending.
@@ -741,7 +742,24 @@ def requeue_runs(
     tx.require_writable()
     if status not in ("pending", "running"):
         raise ValueError(messages.requeue_runs_status_invalid(status))
-    cutoff = now - timedelta(seconds=older_than_s)
+    stmt = _requeue(status, table_id is not None, tuple(kinds))
+    params: dict[str, Any] = {"cutoff": now - timedelta(seconds=older_than_s), "now": now}
+    if table_id is not None:
+        params["of_table"] = table_id
+    moved = dict.fromkeys(kinds, 0)
+    with map_db_errors():
+        for (kind,) in tx.conn.execute(stmt, params):  # the moved runs: none on most ticks
+            moved[kind] += 1
+    tx.wake_workers(any(moved.values()))
+    return moved
+
+
+@cache
+def _requeue(status: str, by_table: bool, kinds: tuple[str, ...]) -> Any:
+    """:func:`requeue_runs`'s statement, built once per shape (the tick runs two on every pass):
+    binds ``cutoff``, ``now`` and, ``by_table``, ``of_table``."""
+    instant = runs.c.updated_at.type
+    cutoff, now = bindparam("cutoff", type_=instant), bindparam("now", type_=instant)
     # pending: ``IN (status, '')`` (no run has the status '') is what ``status = 'pending'`` is,
     # without implying the partial ``ix_runs_pending_scope``, which holds every pending run: the
     # planner took it for a table it had no statistics of, where the sweep must seek the old ones
@@ -761,14 +779,10 @@ def requeue_runs(
         # a run waiting for its automatic-retry backoff was not lost: its turn has not come
         conds.append(or_(runs.c.next_attempt_at.is_(None), runs.c.next_attempt_at < cutoff))
         values = {"enqueued_at": now}
-    if table_id is not None:
-        conds.append(runs.c.table_id == table_id)
-    conds.append(runs.c.kind == kind)
-    stmt = update(runs).where(*conds).values(**values)
-    with map_db_errors():
-        moved = int(tx.conn.execute(stmt).rowcount)
-    tx.wake_workers(moved > 0)
-    return moved
+    if by_table:
+        conds.append(runs.c.table_id == bindparam("of_table"))
+    conds.append(runs.c.kind.in_(kinds))
+    return update(runs).where(*conds).values(**values).returning(runs.c.kind)
 
 
 __all__ = ["RUN_TRANSITIONS"]  # re-exported: the store checks the core's transitions

@@ -275,6 +275,8 @@ staged_changes = Table(
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
     Index("ix_staged_changes_table", "table_id", "status"),
+    # the tick's sweep of lost applications (``applying`` and old), not every change kept (0031)
+    Index("ix_staged_changes_status", "status", "updated_at"),
 )
 
 # §9.5 invoke_command idempotency: one row per key, reserved then completed

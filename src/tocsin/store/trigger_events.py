@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
+from functools import cache
 from itertools import chain
 from typing import Any
 
@@ -139,10 +140,15 @@ def event_value(row: RowMapping) -> TriggerEvent:
 def claim_events(tx: Tx, *, limit: int) -> list[TriggerEvent]:
     """Up to ``limit`` events, oldest first, locked (PostgreSQL: skipping locked ones)."""
     tx.require_writable()
-    stmt = select(E).order_by(E.c.id).limit(limit)
-    if tx.is_postgres:
-        stmt = stmt.with_for_update(skip_locked=True)
+    stmt = _claim_events(tx.is_postgres, limit)
     return [event_value(r) for r in tx.conn.execute(stmt).mappings()]
+
+
+@cache
+def _claim_events(postgres: bool, limit: int) -> Any:
+    """:func:`claim_events`'s statement, built once per dialect and page size (every tick)."""
+    stmt = select(E).order_by(E.c.id).limit(limit)
+    return stmt.with_for_update(skip_locked=True) if postgres else stmt
 
 
 def peek_events(tx: Tx, *, limit: int | None) -> list[TriggerEvent]:
@@ -184,19 +190,29 @@ def claim_due_trigger_schedules(tx: Tx, *, now: datetime, limit: int) -> list[Wo
     """Unpaused schedules with a trigger tree and ``next_fire_at <= now``, in id order, locked
     (PostgreSQL: skipping rows another scheduler holds)."""
     tx.require_writable()
-    stmt = (
-        select(S)
-        .where(S.c.trigger_tree.is_not(None), S.c.paused.is_(False))
-        .where(S.c.next_fire_at.is_not(None), S.c.next_fire_at <= now)
-        .order_by(S.c.id)
-        .limit(limit)
-    )
     if tx.is_postgres:
-        stmt = stmt.with_for_update(skip_locked=True)
         # ix_workflow_schedules_trees, not every plain schedule (the planner, without
         # statistics, read the whole table on every tick)
         keyed_access_only(tx)
-    return [schedule_value(r) for r in tx.conn.execute(stmt).mappings()]
+    stmt = _claim_due_trees(tx.is_postgres, limit)
+    return [schedule_value(r) for r in tx.conn.execute(stmt, {"now": now}).mappings()]
+
+
+@cache
+def _claim_due_trees(postgres: bool, limit: int) -> Any:
+    """:func:`claim_due_trigger_schedules`'s statement, built once per dialect and page size
+    (every tick); binds ``now``."""
+    stmt = (
+        select(S)
+        .where(S.c.trigger_tree.is_not(None), S.c.paused.is_(False))
+        .where(
+            S.c.next_fire_at.is_not(None),
+            S.c.next_fire_at <= bindparam("now", type_=S.c.next_fire_at.type),
+        )
+        .order_by(S.c.id)
+        .limit(limit)
+    )
+    return stmt.with_for_update(skip_locked=True) if postgres else stmt
 
 
 _SAVE = (

@@ -397,15 +397,17 @@ def requeue_stale_runs(tx: Tx, *, now: datetime, older_than_s: float) -> int:
     Receipts are kept (a worker resumes after the succeeded steps); the next claim bumps
     ``attempts``, so a late write of the lost worker is fenced out. Returns how many moved."""
     tx.require_writable()
-    cutoff = now - timedelta(seconds=older_than_s)
-    stmt = (
-        update(R)
-        .where(R.c.status == "running", R.c.updated_at < cutoff)
-        .values(status="pending", updated_at=now)
-    )
-    moved = int(tx.conn.execute(stmt).rowcount)
+    params = {"cutoff": now - timedelta(seconds=older_than_s), "now": now}
+    moved = int(tx.conn.execute(_REQUEUE_STALE, params).rowcount)
     tx.wake_workers(moved > 0)
     return moved
+
+
+_REQUEUE_STALE = (  # built once: the tick runs it on every pass
+    update(R)
+    .where(R.c.status == "running", R.c.updated_at < bindparam("cutoff", type_=R.c.updated_at.type))
+    .values(status="pending", updated_at=bindparam("now", type_=R.c.updated_at.type))
+)
 
 
 def release_runs(tx: Tx, *, runs: Sequence[tuple[str, int]], now: datetime) -> None:

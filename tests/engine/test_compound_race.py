@@ -16,8 +16,7 @@ from tocsin.core.model import TriggerEvent
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
 from tocsin.store import trigger_events as store_events
-
-from .helpers import ReportIn, ReportOut, send_report
+from workflows.helpers import ReportIn, ReportOut, send_report
 
 BASE = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
 EVENTS = 120

@@ -15,8 +15,7 @@ from core.compound_reference import PERIODS, SUBJECTS, node_of, reference
 from tocsin import Schedule, workflow
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
-
-from .helpers import ReportIn, ReportOut, send_report
+from workflows.helpers import ReportIn, ReportOut, send_report
 
 BASE = datetime(2026, 3, 2, 0, 0, tzinfo=UTC)
 

@@ -19,8 +19,7 @@ from tocsin import AllOf, Cron, Schedule, TableUpdated, workflow
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
 from tocsin.workflows import Workflow
-
-from .helpers import ReportIn, ReportOut, send_report
+from workflows.helpers import ReportIn, ReportOut, send_report
 
 T0 = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)  # a Monday, 08:00 UTC
 NINE = T0.replace(hour=9)

@@ -20,8 +20,7 @@ import pytest
 
 from tocsin.service import Tocsin
 from tocsin.store import trigger_events as store_events
-
-from .compound_race_app import WORKFLOW, WORKFLOWS
+from workflows.compound_race_app import WORKFLOW, WORKFLOWS
 
 PROCESSES = 2
 MINUTES = 24

@@ -18,10 +18,9 @@ from typing import Any
 
 import pytest
 
+from lanes.lane_support import A_END, A_START, LANE_ID, OBSERVED, Probe, make_lane
 from tocsin import Tocsin
 from tocsin.settings import Settings
-
-from .lane_support import A_END, A_START, LANE_ID, OBSERVED, Probe, make_lane
 
 ROUNDS = 5
 TESTS = Path(__file__).resolve().parents[1]

@@ -8,10 +8,9 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from tocsin import Schedule, Tocsin
+from lanes.lane_support import LANE_ID, TPE, Probe, make_lane
+from tocsin import Tocsin
 from tocsin.core.contract.verify import verify
-
-from .lane_support import LANE_ID, TPE, Probe, make_lane
 
 DAY0 = datetime(2026, 9, 7, 12, 0, tzinfo=TPE)
 S1 = DAY0.replace(day=8, hour=7, minute=30)  # first instant after DAY0
@@ -85,8 +84,3 @@ def test_an_external_duplicate_of_a_ticked_run_is_ignored(t: Tocsin, probe: Prob
     again = t.lanes.trigger(LANE_ID, kind="scheduled", scheduled_for=S1, now=S1)
     assert again["decision"] == {"status": "ignored", "reason": "duplicate_trigger"}
     assert again["attempt"] == 2 and probe.source_calls == 1
-
-
-def test_a_scheduled_lane_names_its_zone() -> None:
-    with pytest.raises(Exception, match="timezone"):
-        make_lane(Probe(), schedule=Schedule(cron="30 7 * * *", timezone=None))

@@ -16,8 +16,7 @@ from tocsin import AllOf, AnyOf, Cron, Schedule, TableUpdated
 from tocsin.core.schedules.tree import Node
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
-
-from .helpers import ReportIn, ReportOut, send_report
+from workflows.helpers import ReportIn, ReportOut, send_report
 
 T0 = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)  # a Monday, 08:00 UTC
 NINE = T0.replace(hour=9)

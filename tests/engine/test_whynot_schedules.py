@@ -10,11 +10,10 @@ import pytest
 
 from support.settings import with_settings
 from tocsin import Schedule, workflow
-from tocsin.errors import ConfigError, ValidationError
+from tocsin.errors import ValidationError
 from tocsin.service import Tocsin
 from tocsin.workflows import Workflow
-
-from .helpers import NOW, NY, ReportIn, ReportOut, daily, minutes, send_report
+from workflows.helpers import NOW, NY, ReportIn, ReportOut, daily, minutes, send_report
 
 WEEK = timedelta(days=7)
 SID = "wf_minutely"
@@ -78,13 +77,6 @@ def test_catch_up_all_without_downtime_fires_once(tocsin: Tocsin) -> None:
     assert tocsin.tick(now=NOW + minutes(3))["schedules_fired"] == 2
     assert _scheduled(tocsin) == [NOW + minutes(m) for m in (1, 2, 3)]
     assert _skips(tocsin) == []
-
-
-def test_catch_up_is_validated() -> None:
-    with pytest.raises(ConfigError):
-        Schedule(cron="* * * * *", timezone="UTC", catch_up="sometimes")  # type: ignore[arg-type]
-    with pytest.raises(ConfigError):
-        Schedule(cron="* * * * *", timezone="UTC", max_catch_up=0)
 
 
 def test_overlap_skip_records_active_run_ranges_merged(tocsin: Tocsin) -> None:

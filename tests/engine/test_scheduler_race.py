@@ -16,8 +16,7 @@ from sqlalchemy import func, select
 
 from tocsin.service import Tocsin
 from tocsin.store.schema import occurrence_ledger, schedule_fires, workflow_runs
-
-from .race_app import SCHEDULES
+from workflows.race_app import SCHEDULES
 
 PROCESSES = 4
 MINUTES = 30

@@ -9,12 +9,11 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from lanes.lane_support import LANE_ID, TPE, Probe, make_lane, policy
 from tocsin import Lane, Schedule, Tocsin
 from tocsin.core.contract.lane import Window
 from tocsin.engine.lanes import PAGE_INSTANTS
-from tocsin.errors import ConfigError, Conflict, NotFound
-
-from .lane_support import LANE_ID, TPE, Probe, make_lane, policy
+from tocsin.errors import Conflict, NotFound
 
 DAY0 = datetime(2026, 9, 7, 12, 0, tzinfo=TPE)
 S1 = DAY0.replace(day=8, hour=7, minute=30)  # the daily lane's first instant after DAY0
@@ -211,12 +210,6 @@ def test_a_spring_forward_gap_is_recorded_as_dst_gap(tocsin: Tocsin) -> None:
     assert t.lanes.get(LANE_ID)["next_fire_at"] == due
     assert t.tick(now=due)["lanes_fired"] == 1
     assert skips_of(t) == [("dst_gap", 1, "2027-03-14T07:00:00", "2027-03-14T07:00:00")]
-
-
-def test_catch_up_is_validated() -> None:
-    with pytest.raises(ConfigError, match="catch_up must be 'latest', 'none' or 'all', got 'some'"):
-        lane_of(Probe(), HOURLY, catch_up="some")
-    assert lane_of(Probe(), HOURLY).catch_up == "all"
 
 
 def test_pause_needs_a_known_scheduled_lane(tocsin: Tocsin) -> None:

@@ -9,11 +9,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
+from test_compound_fires import SID, World, at
 
 from tocsin import AllOf, AnyOf, Cron, TableUpdated
 from tocsin.settings import Settings
-
-from .test_compound import SID, World, at
 
 EVERY_MINUTE = Cron("* * * * *", timezone="UTC")
 
