@@ -5,6 +5,11 @@ a write, so it works harder than the no-op it is compared with). Every procrasti
 no-op task. Each measurement starts N worker *processes* that open their connections, wait on a
 common start signal, and drain the queue; the clock runs from the signal until the last one exits.
 
+A tocsin worker process is what ``tocsin worker`` runs: ``serve_worker`` with its pool
+(``TOCSIN_WORKER_CONCURRENCY`` threads, default settings), stopped at its first pass that
+finds nothing to start (then it waits for its runs in flight, as on a stop), as procrastinate's
+``wait=False``. The ``work()`` rows are ``Tocsin.work()`` without a pool, for comparison.
+
 - tocsin on SQLite (a fresh file) and on PostgreSQL (a fresh schema), 1 and 4 workers;
 - procrastinate 3.x on the same PostgreSQL (a fresh schema, ``PsycopgConnector``), 1 and 4
   workers with ``wait=False`` and ``listen_notify=False``.
@@ -21,6 +26,7 @@ import logging
 import multiprocessing as mp
 import os
 import tempfile
+import threading
 import time
 import uuid
 from datetime import UTC, datetime
@@ -28,6 +34,7 @@ from typing import Any
 
 import psycopg
 
+from tocsin.runs.worker import serve_worker
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
 from tocsin.store.records import insert_table, set_table_triggers
@@ -98,12 +105,32 @@ def seed_runs(url: str, n: int) -> None:
 
 
 def tocsin_child(url: str, ready: Any, go: Any) -> None:
+    """``tocsin worker``'s loop (``cli.processes.worker``), until a pass starts nothing."""
+    tocsin = Tocsin.open(url, settings=Settings(database_url=url))
+    settings = tocsin.settings
+    stop = threading.Event()
+    ready.put(True)
+    go.wait()
+    clean = serve_worker(
+        tocsin,
+        stop_event=stop,
+        concurrency=settings.worker_concurrency,
+        per_scope=settings.per_scope_cap,
+        idle=lambda _s: stop.set(),  # the queue is empty (for this worker): stop
+        outage=tocsin.store.outage,
+        backoff_max_s=settings.db_backoff_max_s,
+    )
+    tocsin.close()
+    if not clean:
+        raise SystemExit("tocsin worker: runs still in flight after the stop")
+
+
+def tocsin_work_child(url: str, ready: Any, go: Any) -> None:
+    """``Tocsin.work()`` without a pool: runs of database-only actions in groups (runs.batch)."""
     tocsin = Tocsin.open(url, settings=Settings(database_url=url))
     ready.put(True)
     go.wait()
-    # the real clock, read before each claim and action; `Tocsin.work()` drains without a thread
-    # pool (runs of database-only actions in groups, runs.batch); `tocsin worker` uses the pool
-    tocsin.work()
+    tocsin.work()  # the real clock, read before each claim and action
     tocsin.close()
 
 
@@ -131,9 +158,9 @@ def timed(target: Any, args: tuple[Any, ...], workers: int) -> float:
     return time.perf_counter() - start
 
 
-def bench_tocsin(url: str, workers: int) -> float:
+def bench_tocsin(url: str, workers: int, child: Any = tocsin_child) -> float:
     seed_runs(url, RUNS)
-    seconds = timed(tocsin_child, (url,), workers)
+    seconds = timed(child, (url,), workers)
     done = count_done(url)
     if done != RUNS:
         raise SystemExit(f"tocsin: {done} of {RUNS} runs done")
@@ -149,6 +176,14 @@ def tocsin_pg(workers: int) -> float:
     schema, url = new_schema("bench_tocsin")
     try:
         return bench_tocsin(url, workers)
+    finally:
+        drop_schema(schema)
+
+
+def tocsin_pg_work(workers: int) -> float:
+    schema, url = new_schema("bench_tocsin")
+    try:
+        return bench_tocsin(url, workers, tocsin_work_child)
     finally:
         drop_schema(schema)
 
@@ -223,23 +258,27 @@ def main() -> None:
     logging.getLogger("procrastinate").setLevel(logging.ERROR)
     print(
         f"worker throughput: {RUNS} runs/jobs; a tocsin run = one notify action (a message row"
-        f" written), a procrastinate job = a no-op task; runs/s, best of {REPEAT}"
+        f" written), a procrastinate job = a no-op task; runs/s, best of {REPEAT}; tocsin rows:"
+        " `tocsin worker`'s loop and pool, `work()`: Tocsin.work() without a pool"
     )
     legs: list[tuple[str, Any]] = [("tocsin sqlite", tocsin_sqlite)]
     if pg_available():
-        legs += [("tocsin postgresql", tocsin_pg), ("procrastinate postgresql", procrastinate_pg)]
+        legs += [
+            ("tocsin postgresql", tocsin_pg),
+            ("tocsin postgresql work()", tocsin_pg_work),
+            ("procrastinate postgresql", procrastinate_pg),
+        ]
     else:
         print(f"PostgreSQL at {PG_URL} does not answer: PostgreSQL legs skipped")
     results = measure(legs)
     for (name, workers), rate in sorted(results.items()):
         print(f"  {name:<26} {workers} worker(s): {rate:8.0f} runs/s")
     for workers in (1, 4):
-        ours = results.get(("tocsin postgresql", workers))
         theirs = results.get(("procrastinate postgresql", workers))
-        if ours and theirs:
-            print(
-                f"  tocsin/procrastinate on PostgreSQL, {workers} worker(s): {ours / theirs:.2f}x"
-            )
+        for name in ("tocsin postgresql", "tocsin postgresql work()"):
+            ours = results.get((name, workers))
+            if ours and theirs:
+                print(f"  {name}/procrastinate, {workers} worker(s): {ours / theirs:.2f}x")
 
 
 if __name__ == "__main__":

@@ -122,6 +122,8 @@ class Settings:
     ``workflow_claim_batch``: workflow runs ``work`` without a pool claims in one statement (and
     finishes in one transaction), and the least a pool's claim takes in all;
     ``workflow_claim_chunk``: workflow runs a pool's claim takes per free slot;
+    ``run_claim_chunk``: table runs and lane attempts a pool's claim takes per free slot (per
+    slot a tenant may still take), into the queue its slots share (``runs.drain``);
     ``workflow_slot_look_s``: how long the claimer looks at a claim's queue not all started
     before it judges whether the slots on it lag (and adds one).
     ``sqlite_max_bytes`` (None: no cap) is the most a SQLite database file may grow to: past
@@ -164,6 +166,7 @@ class Settings:
     workflow_claim_batch: int = 500
     workflow_claim_chunk: int = 64
     workflow_slot_look_s: float = 0.01
+    run_claim_chunk: int = 64
     sqlite_max_bytes: int | None = None
     db_backoff_max_s: float = 30.0
     api_pool_size: int = 10
@@ -210,6 +213,7 @@ class Settings:
             workflow_claim_batch=_count(env, "TOCSIN_WORKFLOW_CLAIM_BATCH", 500),
             workflow_claim_chunk=_count(env, "TOCSIN_WORKFLOW_CLAIM_CHUNK", 64),
             workflow_slot_look_s=_positive(env, "TOCSIN_WORKFLOW_SLOT_LOOK_S", "0.01"),
+            run_claim_chunk=_count(env, "TOCSIN_RUN_CLAIM_CHUNK", 64),
             sqlite_max_bytes=_count(env, "TOCSIN_SQLITE_MAX_BYTES", 0) or None,
             db_backoff_max_s=_positive(env, "TOCSIN_DB_BACKOFF_MAX_S", "30"),
             api_pool_size=_count(env, "TOCSIN_API_POOL_SIZE", 10),

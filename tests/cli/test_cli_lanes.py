@@ -1,5 +1,5 @@
-"""``tocsin lanes list|contracts|fires|next|pause|resume|verify`` through Typer's runner (SPEC §14,
-§16)."""
+"""``tocsin lanes list|contracts|fires|next|pause|resume|requeue|verify`` through Typer's runner
+(SPEC §14, §16)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from lanes.lane_support import A_END, A_START, B_END, LANE_ID, Probe, inside, make_lane
+from lanes.lane_support import (
+    A_END,
+    A_START,
+    B_END,
+    LANE_ID,
+    OBSERVED,
+    Probe,
+    inside,
+    make_lane,
+)
 from support.cli import invoke
 from tocsin import Candidate
 from tocsin.service import Tocsin
@@ -101,3 +110,26 @@ def test_next_needs_a_registered_lane(env: dict[str, str], tocsin: Tocsin) -> No
     tocsin.tick(now=A_START)
     missing = invoke("lanes", "next", LANE_ID, "-n", "2")
     assert missing.exit_code == 1 and f"unknown lane '{LANE_ID}'" in missing.output
+
+
+def test_requeue_a_pending_attempt_and_refuse_a_recorded_one(
+    env: dict[str, str], tocsin: Tocsin
+) -> None:
+    tocsin.lanes.register([make_lane(Probe())])
+    tocsin.tick(now=A_START)
+    assert tocsin.tick(now=OBSERVED)["lanes_fired"] == 1
+    (pending,) = tocsin.lanes.contracts(LANE_ID)["items"]
+    attempt_id = pending["attempt_id"]
+    ok = invoke("lanes", "requeue", LANE_ID, attempt_id)
+    assert ok.exit_code == 0, ok.output
+    assert ok.output.strip() == f"requeued {attempt_id} of {LANE_ID}: pending"
+    assert tocsin.work(now=OBSERVED) == 1
+    refused = invoke("lanes", "requeue", LANE_ID, attempt_id)
+    assert refused.exit_code == 1
+    assert (
+        "error (409): lane attempt is recorded; only pending (or stale-running) attempts can be"
+        " requeued; a failed run is retried with kind 'retry'"
+    ) in refused.output
+    unknown = invoke("lanes", "requeue", LANE_ID, "attempt_x")
+    assert unknown.exit_code == 1
+    assert "error (404): lane attempt 'attempt_x' not found" in unknown.output

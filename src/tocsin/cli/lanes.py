@@ -7,6 +7,9 @@
   paused), ``--at`` to look from another instant;
 - ``pause LANE`` / ``resume LANE``: stop and restart its scheduled runs (persisted; the instants
   passed while paused are recorded ``paused`` and never run);
+- ``requeue LANE ATTEMPT``: a pending (lost) or stale running attempt back to pending, for a
+  worker with the lane (a failed run is retried with a new attempt: ``POST …/trigger`` kind
+  ``retry``);
 - ``contracts LANE``: a lane's attempts newest first (``--decision`` filters); ``--jsonl`` prints
   one contract document per line, the input ``verify`` reads;
 - ``verify FILE``: reads a JSON Lines file of contracts (a bare document, or an attempt entry with
@@ -42,7 +45,8 @@ from .render import (
 from .whynot import AtOpt, NOpt, _instant
 
 lanes_app = typer.Typer(
-    help="Lanes: list, contracts, fires, next, pause, resume, verify (run contracts, SPEC §14)."
+    help="Lanes: list, contracts, fires, next, pause, resume, requeue, verify (run contracts,"
+    " SPEC §14)."
 )
 
 LANE_COLUMNS = (
@@ -98,6 +102,16 @@ def lanes_resume(lane_id: str, app: AppOpt = None, create: CreateOpt = False) ->
     with facade(app, create=create) as t:
         lane = t.lanes.resume(lane_id)
     typer.echo(messages.resumed_line(lane["id"], lane["next_fire_at"], lane=True))
+
+
+@lanes_app.command("requeue")
+def lanes_requeue(
+    lane_id: str, attempt_id: str, app: AppOpt = None, create: CreateOpt = False
+) -> None:
+    """Send a pending (lost) or stale running attempt back to pending for a worker."""
+    with facade(app, create=create) as t:
+        attempt = t.lanes.requeue(lane_id, attempt_id)
+    typer.echo(messages.requeued_line(attempt["attempt_id"], lane_id))
 
 
 @lanes_app.command("fires")

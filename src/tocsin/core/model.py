@@ -191,6 +191,21 @@ class Run:
 _RUN_FIELDS = tuple(f.name for f in fields(Run) if f.name != "kind")  # SPEC §8's run dict
 
 
+@dataclass(frozen=True, slots=True)
+class QueueEntry:
+    """Where a run of any kind stands in the one queue: what an operator's requeue of one run
+    reads (``status`` as stored: a lane attempt's final ones are its kind's, ``recorded`` or
+    ``failed``)."""
+
+    id: str
+    kind: str  # actions | lane
+    table_id: str  # '' for the app's own runs
+    trigger_id: str  # a table run's trigger; a lane attempt's lane
+    status: str
+    updated_at: datetime
+    clock: bool
+
+
 RUN_TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
     RunStatus.PENDING: frozenset({RunStatus.RUNNING, RunStatus.PENDING}),  # claim; retry
     # finish; release / requeue / automatic retry (and retry of a stale running run)
@@ -510,6 +525,7 @@ __all__ = [
     "LaneAttempt",
     "LaneRun",
     "LaneSummary",
+    "QueueEntry",
     "Run",
     "RunStatus",
     "ScheduleFire",

@@ -49,6 +49,10 @@ def resumed_line(target_id: str, next_at: object, *, lane: bool = False) -> str:
     return f"resumed {target_id}: next {'run' if lane else 'fire'} {next_at}"
 
 
+def requeued_line(attempt_id: str, lane_id: str) -> str:
+    return f"requeued {attempt_id} of {lane_id}: pending"
+
+
 def schedule_created_line(schedule_id: str, next_at: object) -> str:
     return f"created {schedule_id}: next fire {next_at}"
 

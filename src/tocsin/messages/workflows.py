@@ -250,6 +250,17 @@ def lane_run_not_found(run_id: object) -> str:
     return f"lane run '{run_id}' not found"
 
 
+def lane_attempt_not_found(attempt_id: object) -> str:
+    return f"lane attempt '{attempt_id}' not found"
+
+
+def lane_attempt_not_requeueable(status: str) -> str:
+    return (
+        f"lane attempt is {status}; only pending (or stale-running) attempts can be requeued;"
+        " a failed run is retried with kind 'retry'"
+    )
+
+
 def lane_retry_policy_changed(run_id: str, recorded: str, current: str) -> str:
     return (
         f"run '{run_id}' was recorded under selection policy '{recorded}' but the lane now "

@@ -29,7 +29,7 @@ Whatever does not go as planned is handled by the one-run path, after the group 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
@@ -80,18 +80,28 @@ class _Lost(Exception):
         self.run_ids = run_ids
 
 
-def execute_batch(worker: Worker, batch: Sequence[Claimed], *, now: datetime) -> int:
+def execute_batch(
+    worker: Worker,
+    batch: Iterable[Claimed],
+    *,
+    now: datetime,
+    before_alone: Callable[[], object] | None = None,
+) -> int:
     """Execute claimed runs in claim order: in groups where they can, each alone otherwise
-    (module docstring). On a stop, the runs not started go back to pending. Returns how many
-    were executed (whatever their outcome). Never raises because of a run."""
+    (module docstring); ``batch`` may be shared (a pool's slots take from one queue:
+    ``runs.drain``) and is consumed as the runs start. ``before_alone`` is called before a run
+    goes alone (its actions may take a while: a pool's slot hands the rest of its queue to
+    another slot). On a stop, the runs not started go back to pending. Returns how many were
+    executed (whatever their outcome). Never raises because of a run."""
     kinds: dict[object, TransactionalAction | None] = {}
     views: dict[str, Mapping[str, Any]] = {}
     group: list[_Member] = []
     count = 0
-    for index, (run, table) in enumerate(batch):
+    runs = iter(batch)
+    for run, table in runs:
         if worker.should_stop():
             count += _write_group(worker, group, now=now)
-            for unstarted, _table in batch[index:]:
+            for unstarted in (run, *(rest for rest, _table in runs)):
                 worker.release(unstarted, now=worker.time(now))
             return count
         member = _plan(worker, run, table, kinds, views, now=worker.time(now))
@@ -100,6 +110,8 @@ def execute_batch(worker: Worker, batch: Sequence[Claimed], *, now: datetime) ->
             continue
         count += _write_group(worker, group, now=now)
         group = []
+        if before_alone is not None:
+            before_alone()
         worker.execute(run, table, now=worker.time(now))
         count += 1
     return count + _write_group(worker, group, now=now)

@@ -1,22 +1,42 @@
-"""Draining pending table runs for one ``work`` pass (SPEC §8, §9): claimed a few at a time,
-executed here one after the other, or started on a :class:`~tocsin.runs.pool.RunPool` as its
-slots free up (``tocsin worker``, ``serve``)."""
+"""Draining pending runs of the one queue for one ``work`` pass (SPEC §8, §9), with one
+strategy: claimed many at a time and executed by ``runs.batch`` (those whose actions write only
+to tocsin's database: in groups, one transaction each), here one after the other, or on a
+:class:`~tocsin.runs.pool.RunPool`'s slots (``tocsin worker``, ``serve``).
+
+With a pool, a claim takes up to ``Worker.per_slot`` runs per free slot (``per_slot`` per slot
+a tenant may still take: ``TOCSIN_MAX_RUNNING_PER_SCOPE``), and each tenant's runs of the claim
+wait, oldest first, in one :class:`~tocsin.runs.pool.SlotQueue` that one slot starts on. A slot
+runs what it takes through ``runs.batch``: a backlog of runs of database-only actions is
+executed in groups by one slot (one transaction a group, no thread per run); before a run that
+must go alone (an outbound action, a command, a lane attempt: it may take its whole deadline),
+the slot hands the rest of its queue to another slot of that scope when one is free, so slow
+runs still go side by side, one slot each, up to the scope's share. While a tenant's queue holds
+runs, the claim gives that tenant nothing more; a claimed run not started within a quarter of
+the stale window (``TOCSIN_STUCK_AFTER_S``) goes back to pending, with the rest of its queue.
+"""
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Iterator
+from datetime import datetime, timedelta
 from functools import partial
+from itertools import groupby
 
-from tocsin.runs.batch import execute_batch
-from tocsin.runs.pool import RunPool
+from tocsin.core.model import Run, Table
+from tocsin.runs.batch import Claimed, execute_batch
+from tocsin.runs.pool import RunPool, SlotQueue
 from tocsin.runs.worker import Worker
 
-CLAIM_BATCH = 10  # with a pool: runs claimed at most per claim, one slot each
 GROUP_BATCH = 500
 """Without a pool: runs claimed in one statement and executed by ``runs.batch`` (those whose
 actions write only to tocsin's database: in one transaction)."""
 SLOT_POLL_S = 0.2
 """How often a claimer waiting for a free slot of a full pool looks at the stop flag."""
+HOLD_SHARE = 4
+"""A run claimed into a queue and not started within the stale window / ``HOLD_SHARE`` goes
+back to pending (so that the sweep never finds it stale while it waits)."""
+
+Queue = SlotQueue[Claimed]
 
 
 def drain(
@@ -29,10 +49,12 @@ def drain(
     stop, claimed runs not started yet go back to pending. Returns how many runs were executed
     (whatever their outcome).
 
-    Every claim takes the scopes in turn (``store.runs.claim_next_runs``). With ``pool``, runs
-    are claimed only as free slots allow, none of a scope that has the pool's ``per_scope``
-    runs running, and each starts at once on a pool thread; this returns without waiting for
-    them, with how many runs it started.
+    Every claim takes the scopes in turn (``store.runs.claim_scoped_runs``). With ``pool``, runs
+    are claimed as slots free up into queues that slots execute (module docstring); this
+    returns without waiting for them, with how many runs it claimed. In a pass
+    (``RunPool.start_pass``), a claim that finds nothing while the pool's slots hold some
+    scope's share waits for a slot to end or a queue to empty and claims again, until the pass
+    is over.
     """
     if pool is not None:
         return _drain_into(worker, pool, now=now, limit=limit)
@@ -55,12 +77,50 @@ def _drain_into(worker: Worker, pool: RunPool, *, now: datetime, limit: int | No
             break  # the pass used its time: the workflow runs get their turn
         if not pool.wait_for_slot(SLOT_POLL_S):
             continue  # every slot busy: look at the stop flag, then wait again
-        want = min(pool.free(), CLAIM_BATCH, CLAIM_BATCH if limit is None else limit - started)
+        seen = pool.changes()
+        want = pool.free() * max(1, worker.per_slot)
+        want = want if limit is None else min(want, limit - started)
         batch = worker.claim(now=worker.time(now), limit=want, pool=pool)
         if not batch:
+            if pool.in_pass() and not pool.pass_over() and pool.active:
+                pool.wait_for_change(seen, SLOT_POLL_S)  # a slot or a queue may free a scope
+                continue
             break
-        for run, table, scope in batch:  # each counts toward its scope's share of the pool
-            job = partial(worker.execute, run, table, now=worker.time(now))
-            pool.submit(job, scope=scope)
+        for scope, runs in groupby(sorted(batch, key=lambda c: c[2]), key=lambda c: c[2]):
+            queue: Queue = SlotQueue(pool, scope, [(run, table) for run, table, _s in runs])
+            _start(worker, pool, queue, now=now, first=True)
         started += len(batch)
     return started
+
+
+def _start(worker: Worker, pool: RunPool, queue: Queue, *, now: datetime, first: bool) -> None:
+    """A slot more on ``queue`` (``first``: the claimer's; else a slot's, before a run that goes
+    alone, when its scope may take one). A first slot the pool no longer has room for (slots
+    that spread took it meanwhile) sends its queue back to pending."""
+    if not first and (not len(queue) or pool.free(queue.scope) < 1):
+        return
+    try:
+        pool.submit(partial(_slot, worker, pool, queue, now), scope=queue.scope)
+    except RuntimeError:  # full meanwhile
+        if first:
+            while (item := queue.take()) is not None:
+                worker.release(item[0], now=worker.time(now))
+
+
+def _slot(worker: Worker, pool: RunPool, queue: Queue, now: datetime) -> None:
+    spread = partial(_start, worker, pool, queue, now=now, first=False)
+    execute_batch(worker, _taken(worker, queue, now), now=now, before_alone=spread)
+
+
+def _taken(worker: Worker, queue: Queue, now: datetime) -> Iterator[tuple[Run, Table | None]]:
+    """The runs a slot takes from ``queue``; one claimed too long ago goes back to pending
+    with the rest (they would look stale before they start)."""
+    hold = timedelta(seconds=worker.env.stale_after_s / HOLD_SHARE)
+    while (item := queue.take()) is not None:
+        at = worker.time(now)
+        if at - item[0].updated_at > hold:
+            while item is not None:
+                worker.release(item[0], now=at)
+                item = queue.take()
+            return
+        yield item

@@ -13,6 +13,11 @@ process: :meth:`RunPool.held` is what the table runs' claim leaves out), so anot
 run finds a free slot. The pool also keeps the claim's turn among scopes (:attr:`RunPool.after`)
 from one pass to the next.
 
+Runs of one scope claimed together wait in a :class:`SlotQueue` that the pool's slots of that
+scope share (``runs.drain``): while it holds runs, the claim gives that scope nothing more
+(:meth:`RunPool.queued`), and the claimer waiting for work learns when it empties
+(:meth:`RunPool.wait_for_change`).
+
 Threads are daemons: a run wedged in code tocsin cannot interrupt (a registered command that
 never returns) does not keep the process alive after its stop gave up waiting
 (:meth:`RunPool.wait_idle` answers False, and the process exits non-zero).
@@ -24,9 +29,10 @@ import contextvars
 import itertools
 import logging
 import threading
-from collections import Counter
-from collections.abc import Callable
+from collections import Counter, deque
+from collections.abc import Callable, Iterable
 from functools import partial
+from typing import Generic, TypeVar
 
 from tocsin import messages
 from tocsin.store.outage import OutageLog
@@ -34,6 +40,8 @@ from tocsin.store.outage import OutageLog
 log = logging.getLogger(__name__)
 
 _NAMES = itertools.count(1)
+
+T = TypeVar("T")
 
 APP_SCOPE = "app"
 """The scope of the app's own runs (workflow runs) in a pool shared with table runs."""
@@ -57,6 +65,8 @@ class RunPool:
         self._changed = threading.Condition()
         self._beats: dict[object, Callable[[], object]] = {}
         self._over: Callable[[], bool] | None = None
+        self._queued: Counter[str] = Counter()  # queues holding runs, per scope
+        self._changes = 0  # slots ended and queues emptied so far (wait_for_change)
 
     @property
     def active(self) -> int:
@@ -67,6 +77,22 @@ class RunPool:
         """The jobs running now per scope (of those submitted with one)."""
         with self._changed:
             return dict(self._scoped)
+
+    def queued(self) -> set[str]:
+        """The scopes a :class:`SlotQueue` of this pool still holds runs of."""
+        with self._changed:
+            return set(self._queued)
+
+    def changes(self) -> int:
+        """A count of the slots ended and queues emptied so far (:meth:`wait_for_change`)."""
+        with self._changed:
+            return self._changes
+
+    def wait_for_change(self, seen: int, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for a slot to end or a queue to empty after
+        :meth:`changes` answered ``seen``; whether one did."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self._changes != seen, timeout)
 
     def free(self, scope: str | None = None) -> int:
         """Slots not taken right now (with ``scope``: that a job of that scope may take)."""
@@ -112,6 +138,7 @@ class RunPool:
                 self._scoped[scope] -= 1
                 if not self._scoped[scope]:
                     del self._scoped[scope]  # a process meets many scopes: keep the busy ones
+            self._changes += 1
             self._changed.notify_all()
 
     def on_busy(self, key: object, beat: Callable[[], object]) -> None:
@@ -142,6 +169,10 @@ class RunPool:
         :meth:`pass_over` answers ``over()`` until the next pass."""
         self._over = over
 
+    def in_pass(self) -> bool:
+        """Whether a claimer's pass was begun (:meth:`start_pass`)."""
+        return self._over is not None
+
     def pass_over(self) -> bool:
         """Whether the pass begun by :meth:`start_pass` used its time: each claimer of the pass
         (table runs, workflow runs) then claims nothing more after its first claim, and the pass
@@ -152,3 +183,34 @@ class RunPool:
         """Wait up to ``timeout`` seconds until no job runs; whether none does."""
         with self._changed:
             return self._changed.wait_for(lambda: self._active == 0, timeout)
+
+
+class SlotQueue(Generic[T]):
+    """The runs of one ``scope`` a claim took, oldest first, for the slots of ``pool`` that
+    share it: each takes the next one (:meth:`take`) until none is left. While it holds runs,
+    its scope is in :meth:`RunPool.queued`."""
+
+    def __init__(self, pool: RunPool, scope: str, items: Iterable[T]) -> None:
+        self.pool, self.scope = pool, scope
+        self._items = deque(items)
+        if self._items:
+            with pool._changed:
+                pool._queued[scope] += 1
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def take(self) -> T | None:
+        """The oldest item left, or None; taking the last one tells the pool."""
+        pool = self.pool
+        with pool._changed:
+            if not self._items:
+                return None
+            item = self._items.popleft()
+            if not self._items:
+                pool._queued[self.scope] -= 1
+                if not pool._queued[self.scope]:
+                    del pool._queued[self.scope]
+                pool._changes += 1
+                pool._changed.notify_all()
+            return item

@@ -148,6 +148,7 @@ class Worker:
     executors: Mapping[str, KindExecutor] = field(default_factory=dict)
     own: tuple[str, ...] = ()
     actions: bool = True  # False: claims runs of ``own`` only (``Tocsin.lanes.work``)
+    per_slot: int = 64  # with a pool: runs a claim takes per free slot (``runs.drain``)
 
     def time(self, fallback: datetime) -> datetime:
         """A fresh reading of ``clock`` when the worker has one, else ``fallback`` (a fixed now)."""
@@ -158,8 +159,10 @@ class Worker:
     ) -> list[tuple[Run, Table | None, str]]:
         """Claim up to ``limit`` pending runs, each with its table (read in the same transaction)
         and its tenant's scope (``store.runs.tenant_of``), the scopes in turn
-        (``store.runs.claim_scoped_runs``); with ``pool``, from the pool's turn and none of a
-        tenant that has ``pool.per_scope`` runs running here.
+        (``store.runs.claim_scoped_runs``); with ``pool``, from the pool's turn, of as many
+        scopes as it has free slots, ``per_slot`` runs for each slot a tenant may still take
+        (``pool.per_scope`` minus its slots busy here), none of a tenant whose queue here still
+        holds runs (``RunPool.queued``).
 
         A lock conflict rolls the claim back whole and is retried in place (SPEC §9.5).
         """
@@ -172,6 +175,9 @@ class Worker:
         after = self.after if pool is None else pool.after
         held, cap = (None, None) if pool is None else (pool.held(), pool.per_scope)
         own = self.own if self.executors else ()
+        pooled: dict[str, Any] = {}
+        if pool is not None:
+            pooled = {"busy": pool.queued(), "share": self.per_slot, "scopes": pool.free()}
         with self.env.store.begin() as tx:
             claimed = claim_scoped_runs(
                 tx,
@@ -182,6 +188,7 @@ class Worker:
                 cap=cap,
                 own=own,
                 actions=self.actions,
+                **pooled,
             )
             for table_id in {run.table_id for run, _scope in claimed if run.kind == "actions"}:
                 tables[table_id] = get_table(tx, table_id=table_id, include_trashed=True)

@@ -173,6 +173,7 @@ class RunsService(Service):
             executors=self.execution.executors,
             own=self.execution.own(),
             actions=actions,
+            per_slot=self.settings.run_claim_chunk,
         )
         if should_stop is not None:
             worker.should_stop = should_stop

@@ -9,6 +9,7 @@ t.lanes.verify(contract); t.lanes.list(); t.lanes.get("content-intake")
 t.lanes.pause("content-intake", now=now); t.lanes.resume("content-intake", now=now)
 t.lanes.fires("content-intake", skip=0, limit=50)     # scheduled runs with the skips between
 t.lanes.next_fires("content-intake", n=10, now=now)   # the instants the tick runs it at
+t.lanes.requeue("content-intake", "attempt_…", now=now)  # a lost / stale attempt → pending
 ```
 
 ``trigger`` admits and executes at once and returns the attempt (its contract, the handler's
@@ -51,6 +52,7 @@ from tocsin.errors import Conflict, NotFound, ValidationError
 from tocsin.lanes.definition import MAX_LANE_ID, Lane
 from tocsin.lanes.execute import execute
 from tocsin.lanes.views import public_attempt, public_fire, public_lane
+from tocsin.runs.retry import Requeue, requeue_run
 from tocsin.service.history import history
 from tocsin.service.schedules import check_page
 from tocsin.service.whynot import check_n
@@ -274,6 +276,25 @@ class Lanes:
         if window is not None and _window(window) != stored:
             raise ValidationError(messages.lane_window_invalid(window, "the run's own window"))
         return stored, run.scheduled_for, run.zone
+
+    def requeue(self, lane_id: str, attempt_id: str, now: datetime | None = None) -> dict[str, Any]:
+        """The operator's requeue of one attempt: a pending one (its delivery lost) or one
+        running for longer than the stale window (its worker died) goes back to pending for a
+        worker with the lane (the one requeue of the queue, ``runs.retry.requeue_run``).
+        NotFound for an unknown lane or an attempt of another lane; Conflict for an attempt
+        live running or finished (a failed run is retried with ``kind="retry"``, a new attempt).
+        Returns the attempt."""
+        at = self._now(now)
+        with self._store.read() as tx:
+            self._known(tx, lane_id)
+        rule = Requeue(
+            owns=lambda entry: entry.kind == "lane" and entry.trigger_id == lane_id,
+            not_found=messages.lane_attempt_not_found(attempt_id),
+            refused=messages.lane_attempt_not_requeueable,
+            from_failed=False,
+        )
+        requeue_run(self._store, run_id=attempt_id, rule=rule, now=at, stuck_after_s=self._stale)
+        return self.attempt(attempt_id)
 
     def attempt(self, attempt_id: str) -> dict[str, Any]:
         with self._store.read() as tx:

@@ -21,7 +21,7 @@ Reads answer :class:`~tocsin.core.model.Run` values, built here only (:func:`run
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import fields
 from datetime import datetime, timedelta
 from functools import cache
@@ -45,7 +45,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 
 from tocsin import messages
-from tocsin.core.model import RUN_TRANSITIONS, Run, RunStatus
+from tocsin.core.model import RUN_TRANSITIONS, QueueEntry, Run, RunStatus
 from tocsin.errors import TransientStoreError
 from tocsin.store.bulk import instant_binder, update_rows, with_rows
 from tocsin.store.dialects import ordered_scans_only, upsert_insert
@@ -197,6 +197,18 @@ def get_run(tx: Tx, *, run_id: str) -> Run | None:
 TriggerKey = tuple[str, str]  # (table_id, trigger_id): a trigger id is unique within its table
 
 
+def queue_entry(tx: Tx, *, run_id: str) -> QueueEntry | None:
+    """Where the run ``run_id`` of any kind stands in the queue (None when unknown)."""
+    cols = (runs.c.id, runs.c.kind, runs.c.table_id, runs.c.trigger_id, runs.c.status)
+    stmt = select(*cols, runs.c.updated_at, runs.c.clock).where(runs.c.id == run_id)
+    with map_db_errors():
+        row = tx.conn.execute(stmt).first()
+    if row is None:
+        return None
+    values = row._mapping
+    return QueueEntry(**{**values, "clock": bool(values["clock"])})
+
+
 def active_clock_triggers(tx: Tx, *, table_ids: Sequence[str]) -> set[TriggerKey]:
     """The ``(table_id, trigger_id)`` of ``table_ids``' clock triggers with a pending or running
     clock run (SPEC §5.3): the rows ``uq_runs_one_active_clock`` fences, read through it per
@@ -259,6 +271,9 @@ def claim_scoped_runs(
     cap: int | None = None,
     own: Sequence[str] = (),
     actions: bool = True,
+    busy: Collection[str] = (),
+    share: int = 1,
+    scopes: int | None = None,
 ) -> list[tuple[Run, str]]:
     """Claim up to ``limit`` pending runs of every kind, the scopes in turn: ``pending →
     running``, ``attempts + 1``: the one claim of the one queue. A table trigger's runs (kind
@@ -283,21 +298,29 @@ def claim_scoped_runs(
     under a transaction-scoped advisory lock of that scope and, past the limit, rolls back and
     is retried (``TransientStoreError``: ``runs.retry``).
 
+    A worker's pool counts ``held`` and ``cap`` in its threads (slots), each taking up to
+    ``share`` runs of its scope (``runs.drain``): a tenant's room is then ``share`` runs per slot
+    it has left. ``busy``: tenant scopes given nothing (a queue of this worker still holds runs
+    of theirs). ``scopes``: at most that many scopes (default ``limit``), one slot each.
+
     On PostgreSQL rows locked by another claimer are skipped (``FOR UPDATE SKIP LOCKED``), on
     SQLite the caller holds ``BEGIN IMMEDIATE``. The outer ``status = 'pending'`` predicate is
     the fence either way. Returns the claimed runs with their scopes, in creation order (empty
     when none is claimable).
     """
     tx.require_writable()
-    room = {scope: max(0, cap - n) for scope, n in (held or {}).items()} if cap else {}
+    room = {s: max(0, cap - n) * share for s, n in (held or {}).items()} if cap else {}
+    room.update(dict.fromkeys(busy, 0))
     full = sum(1 for left in room.values() if left == 0)
+    visited = limit if scopes is None else max(1, min(scopes, limit))
     params = {
         "now": now,
         "limit": limit,
+        "scopes": visited,
         "after": after,
         "room": _ENCODE(room),
-        "cap": limit if cap is None else cap,
-        "visit": limit + full,  # the scopes at their cap are visited and passed over
+        "cap": limit if cap is None else cap * share,
+        "visit": visited + full,  # the scopes at their cap are visited and passed over
         "own": _ENCODE(sorted(own)),
         "actions": 1 if actions else 0,
     }
@@ -389,8 +412,9 @@ fwd(scope, n) AS (
   FROM (SELECT s.scope, s.ord, s.tenant, coalesce({room}, :cap) AS tenant_room FROM seen AS s)
   AS t
 ), allowed AS (
-  SELECT scope, ord, tenant, tenant_room, room, count(*) OVER () AS k FROM turn WHERE room > 0
-  ORDER BY ord LIMIT :limit
+  SELECT scope, ord, tenant, tenant_room, room, {least}(count(*) OVER (), :scopes) AS k
+  FROM turn WHERE room > 0
+  ORDER BY ord LIMIT :scopes
 )"""
 
 _DUE = "(r.next_attempt_at IS NULL OR r.next_attempt_at <= :now)"
@@ -678,7 +702,9 @@ def release_run(tx: Tx, *, run_id: str, attempts: int, now: datetime) -> bool:
 def reset_for_retry(
     tx: Tx, *, run_id: str, expected_status: str, expected_updated_at: datetime, now: datetime
 ) -> Run | None:
-    """``failed | pending | stale running → pending``, clearing the top-level error.
+    """``failed | pending | stale running → pending``, clearing the top-level error: the one
+    requeue of one run, of any kind (a table run's retry, a lane attempt's requeue; which
+    statuses a kind allows is the caller's, ``runs.retry.requeue_run``).
 
     Compare-and-set on (status, updated_at) so a worker that moved the run meanwhile wins. A clock
     run is not reset while another run of its trigger (in its table) is pending or running (the

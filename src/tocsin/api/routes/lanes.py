@@ -1,8 +1,9 @@
 """Lanes over HTTP (SPEC §14, §15): ``/api/lanes…``.
 
 Bearer tokens with ``schedules:read`` (the list, one lane, its contracts, fires and next fires)
-or ``schedules:write`` (trigger, pause, resume), as for ``/api/schedules``. Instants in a trigger
-body are RFC 3339 with an offset (a naive instant is 422); unknown keys are 422.
+or ``schedules:write`` (trigger, pause, resume, requeue an attempt), as for
+``/api/schedules``. Instants in a trigger body are RFC 3339 with an offset (a naive instant is
+422); unknown keys are 422.
 """
 
 from __future__ import annotations
@@ -18,11 +19,15 @@ from ..models import AwareInstant, Body, error_responses
 router = APIRouter(prefix="/api/lanes", tags=["lanes"])
 
 LaneIdPath = Annotated[str, Path(pattern=r"^[A-Za-z0-9_.-]{1,64}$", description="a lane id")]
+AttemptIdPath = Annotated[
+    str, Path(pattern=r"^[A-Za-z0-9_.-]{1,64}$", description="an attempt id (attempt_…)")
+]
 Decision = Literal["ready", "noop", "stopped", "rejected", "ignored"]
 Json = dict[str, Any]
 READ = error_responses(401, 403, 404)
 WRITE = error_responses(400, 401, 403, 404)
 PAUSE = error_responses(400, 401, 403, 404, 409)
+REQUEUE = error_responses(401, 403, 404, 409)
 
 
 class WindowIn(Body):
@@ -120,3 +125,17 @@ def trigger_lane(
         scheduled_for=body.scheduled_for,
         now=now,
     )
+
+
+@router.post("/{lane_id}/attempts/{attempt_id}/requeue", responses=REQUEUE)
+def requeue_attempt(
+    lane_id: LaneIdPath,
+    attempt_id: AttemptIdPath,
+    _: SchedulesWrite,
+    tocsin: TocsinDep,
+    now: NowDep,
+) -> Json:
+    """Send a pending (lost) or stale running attempt back to pending for a worker; answers
+    the attempt. Another lane's attempt is 404; a live running or finished one 409 (a failed
+    run is retried with ``kind: retry``)."""
+    return tocsin.lanes.requeue(lane_id, attempt_id, now=now)
