@@ -53,8 +53,8 @@ def test_calls_the_command_with_rendered_inputs_and_stores_the_result(tocsin: To
     assert done["action_results"][0]["detail"].startswith('command cmd returned: {"echo"')
     with tocsin.store.read() as tx:
         stored = get_command_result(tx, key=key_of(run))
-    assert stored is not None and stored["status"] == "succeeded"
-    assert stored["result"] == {"echo": calls[0]}
+    assert stored is not None and stored.status == "succeeded"
+    assert stored.result == {"echo": calls[0]}
 
 
 def test_a_key_that_already_succeeded_is_not_called_again(tocsin: Tocsin) -> None:
@@ -138,4 +138,5 @@ def test_a_lock_conflict_storing_the_result_does_not_call_again_or_fail(
     assert read_run(tocsin, run["id"])["status"] == "done"
     assert len(calls) == 1 and conflicts == [1]
     with tocsin.store.read() as tx:
-        assert get_command_result(tx, key=key_of(run))["status"] == "succeeded"  # type: ignore[index]
+        stored = get_command_result(tx, key=key_of(run))
+        assert stored is not None and stored.status == "succeeded"

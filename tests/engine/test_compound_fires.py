@@ -455,7 +455,7 @@ def test_listening_is_exact_even_with_like_wildcards_in_ids(world: World) -> Non
         store_events.insert_events_at(tx, events=later)
     with t.store.begin() as tx:
         got = store_events.claim_events(tx, limit=10)
-    assert [(e["subject"], e["occurred_at"]) for e in got[2:]] == [
+    assert [(e.subject, e.occurred_at) for e in got[2:]] == [
         ("my_wf", T0 + timedelta(minutes=3)),
         ("100%", T0 + timedelta(minutes=4)),
     ]
@@ -483,7 +483,8 @@ def test_a_stored_tree_that_no_longer_reads_fails_once_and_stops(world: World) -
     (fire,) = t.schedules.fires(SID)["items"]
     assert fire["publish_status"] == "publish_failed" and "Gone/Zone" in fire["error"]
     with t.store.read() as tx:
-        assert store_schedules.get_schedule(tx, schedule_id=SID)["next_fire_at"] is None  # type: ignore[index]
+        row = store_schedules.get_schedule(tx, schedule_id=SID)
+        assert row is not None and row.next_fire_at is None
     assert world.tick(at("09:00", day=1)) == 0
     assert len(t.schedules.fires(SID)["items"]) == 1
     view = t.schedules.get(SID)  # still readable, and so is the list

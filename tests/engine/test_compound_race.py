@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tocsin import AnyOf, Schedule, TableUpdated, workflow
+from tocsin.core.model import TriggerEvent
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
 from tocsin.store import trigger_events as store_events
@@ -30,9 +31,9 @@ def test_two_schedulers_count_each_event_once(
     claimed: list[tuple[str, int]] = []  # (scheduler thread, event id) per claim
     real_claim = store_events.claim_events
 
-    def spying_claim(tx: Any, *, limit: int) -> list[dict[str, Any]]:
+    def spying_claim(tx: Any, *, limit: int) -> list[TriggerEvent]:
         got = real_claim(tx, limit=limit)
-        claimed.extend((threading.current_thread().name, e["id"]) for e in got)
+        claimed.extend((threading.current_thread().name, e.id) for e in got)
         return got
 
     monkeypatch.setattr(store_events, "claim_events", spying_claim)

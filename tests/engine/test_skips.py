@@ -170,7 +170,7 @@ def test_the_store_merges_adjacent_ranges_and_never_counts_twice(tocsin: Tocsin)
     with tocsin.store.read() as tx:
         rows, total = store_skips.list_skips(tx, target_kind="trigger", target_id="t1")
     assert total == 2
-    assert [(r["first_instant"], r["last_instant"], r["count"]) for r in rows] == [
+    assert [(r.first, r.last, r.count) for r in rows] == [
         (NOW + minutes(12), NOW + minutes(12), 1),
         (NOW + minutes(1), NOW + minutes(9), 9),
     ]
@@ -185,7 +185,7 @@ def test_the_store_merges_adjacent_ranges_and_never_counts_twice(tocsin: Tocsin)
         rows, total = store_skips.list_skips(
             tx, target_kind="trigger", table_id="tab-b", target_id="t1"
         )
-    assert total == 1 and (rows[0]["first_instant"], rows[0]["count"]) == (NOW + minutes(10), 2)
+    assert total == 1 and (rows[0].first, rows[0].count) == (NOW + minutes(10), 2)
 
 
 def test_a_paused_table_trigger_records_its_windows_at_resume(tocsin: Tocsin) -> None:

@@ -133,7 +133,8 @@ def test_lost_application_is_requeued_by_the_tick_sweep(tocsin: Tocsin) -> None:
     _, gated, change = staged_copy(tocsin)
     tocsin.approve_change(gated["id"], change["id"], now=NOW)
     with tocsin.store.begin() as tx:  # a worker claimed it and died before applying
-        assert claim_approved_change(tx, now=NOW)["id"] == change["id"]  # type: ignore[index]
+        claimed = claim_approved_change(tx, now=NOW)
+        assert claimed is not None and claimed.id == change["id"]
     assert tocsin.work(now=LATER) == 0
     assert tocsin.list_records(gated["id"])["items"] == []
     assert tocsin.tick(now=STALE)["staged_changes_requeued"] == 1

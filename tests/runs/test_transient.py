@@ -45,7 +45,7 @@ def test_two_conflicts_then_success_completes_the_run(tocsin: Tocsin) -> None:
     assert slept == [0.05, 0.1]  # jitter(0, base × 2^(n-1)) with jitter → its upper bound
     with tocsin.store.read() as tx:
         stored = get_command_result(tx, key=f"tocsin-{run['id']}-act_1")
-    assert stored is not None and stored["status"] == "succeeded"
+    assert stored is not None and stored.status == "succeeded"
 
 
 def test_unmapped_driver_lock_errors_are_retried_too(tocsin: Tocsin) -> None:
@@ -86,7 +86,7 @@ def test_in_run_retries_reuse_the_same_idempotency_key(tocsin: Tocsin) -> None:
     def spy(inputs: dict[str, Any]) -> str:
         with tocsin.store.read() as tx:
             row = get_command_result(tx, key=f"tocsin-{inputs['k']}-act_1")
-        keys.append(row["idempotency_key"] if row else "")
+        keys.append(row.idempotency_key if row else "")
         return str(len(calls))
 
     tocsin.register_command("spy", spy)

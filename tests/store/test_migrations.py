@@ -212,7 +212,7 @@ def test_trigger_ids_become_per_table_and_existing_rows_survive(store: Store, ta
         assert get_state(tx, table_id=table.id, trigger_id="nightly") == kept
         for kind, table_id in (("trigger", table.id), ("schedule", NO_TABLE)):
             rows, total = list_skips(tx, target_kind=kind, table_id=table_id, target_id="nightly")
-            assert total == 1 and rows[0]["count"] == 3
+            assert total == 1 and rows[0].count == 3
         assert list_skips(tx, target_kind="trigger", table_id=other.id, target_id="nightly")[1] == 0
 
 

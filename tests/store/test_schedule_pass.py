@@ -60,8 +60,8 @@ def test_the_claim_hands_json_over_as_values_and_the_run_reads_back_the_same(
     _schedules(store, 1, input_data=INPUT)
     with store.begin() as tx:
         (row,) = store_schedules.claim_due_schedules(tx, now=NOW, limit=10)
-        assert row["input_data"] == INPUT and row["initial_state"] == {"step": 0}
-        assert row["request_context"] is None
+        assert row.input_data == INPUT and row.initial_state == {"step": 0}
+        assert row.request_context is None
     assert fire_due_schedules(store, now=NOW + timedelta(seconds=1)) == 1
     with store.read() as tx:
         (run,) = store_runs.list_runs(tx, workflow_id="wf", status=None, skip=0, limit=5)[0]
@@ -85,7 +85,7 @@ def test_the_due_claim_walks_its_ordered_index_and_the_settings_end_with_it(
     with store.begin() as tx:
         claimed = store_schedules.claim_due_schedules(tx, now=NOW, limit=50)
     event.remove(store.engine, "before_cursor_execute", explain)
-    assert [r["id"] for r in claimed] == [f"sch_{i:06d}" for i in range(50)]
+    assert [r.id for r in claimed] == [f"sch_{i:06d}" for i in range(50)]
     assert len(plans) == 1 and "ix_workflow_schedules_due" in plans[0]
     assert "Sort" not in plans[0] and "Seq Scan" not in plans[0] and "Bitmap" not in plans[0]
     with store.read() as tx:  # the pooled connection is back to the server's defaults

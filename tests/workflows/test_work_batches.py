@@ -90,7 +90,7 @@ def test_success_events_only_for_listened_runs_the_fence_let_finish(tocsin: Tocs
     assert tocsin.get_workflow_run(canceled["id"])["status"] == "canceled"
     with tocsin.store.begin() as tx:
         events = store_events.claim_events(tx, limit=10)
-    assert [(e["kind"], e["subject"], e["occurred_at"]) for e in events] == [
+    assert [(e.kind, e.subject, e.occurred_at) for e in events] == [
         ("workflow_succeeded", "my_wf", NOW + minutes(1))
     ]
 

@@ -66,9 +66,9 @@ class InvokeCommand:
             slot = reserve_command(
                 tx, key=key, command=name, now=ctx.now, stale_after_s=ctx.env.stale_after_s
             )
-        if slot["state"] == "succeeded":
-            return describe(name, slot["result"], replayed=True)
-        if slot["state"] == "busy":
+        if slot.state == "succeeded":
+            return describe(name, slot.result, replayed=True)
+        if slot.state == "busy":
             raise ActionError(messages.command_key_busy(name, key), permanent=False)
         result = self._call(ctx, name, fn, inputs, key)
         return describe(name, result, replayed=False)

@@ -82,7 +82,7 @@ def staged(
     }
     with ctx.env.store.begin() as tx:
         row = stage_change(tx, change=change, now=ctx.now)
-    return messages.change_staged(row["id"], operation)
+    return messages.change_staged(row.id, operation)
 
 
 class CreateRecord:

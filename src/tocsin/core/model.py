@@ -1,8 +1,8 @@
-"""Typed values the store hands the engine (SPEC §1, §5.1, §8). Pure.
+"""Typed values the store hands out (SPEC §1, §5.1, §8, §12–§15). Pure.
 
 Each is a frozen, slotted dataclass built in exactly one place in the store (its row → value
-function); ``as_dict()`` gives the dict the facade and HTTP have always answered, so nothing
-above the engine sees a typed value:
+function); the views build the dicts the facade and HTTP have always answered from them
+(``as_dict()`` where that dict is the row's), so no caller of the facade sees a typed value:
 
 - :class:`Table`: a ``tables`` row (its triggers / SCP configs as stored JSON); built by
   ``store.records.table_value`` (``get_table``, ``list_tables``, ``page_tables``,
@@ -22,6 +22,29 @@ above the engine sees a typed value:
       running → pending                        (release, requeue, automatic retry)
 
   ``stuck`` is a filter, not a status: failed, or running for longer than the stale window.
+
+- :class:`DueSchedule`: a workflow schedule as its cron pass claims it (what firing reads);
+  built by ``store.schedules.claim_due_schedules``. :class:`WorkflowSchedule`: a whole
+  ``workflow_schedules`` row (a ``DueSchedule`` too); built by ``store.schedules.schedule_value``
+  (``get_schedule``, ``list_schedules``, the sync's and IaC's reads, the trigger-tree passes).
+  :class:`ScheduleFire`: a ``schedule_fires`` row with its run's status
+  (``store.schedules.fire_value``); :class:`WorkflowActivity`: what the database holds of one
+  workflow id, loaded or not (``store.schedules.known_workflows``).
+- :class:`StoredLane`, :class:`LaneRun`, :class:`LaneAttempt`, :class:`LaneSummary`: a ``lanes``
+  row, a ``lane_runs`` row, an attempt (its ``lane_attempts`` row with its queue row's state and
+  its run's instants) and a lane's attempt counts (SPEC §14); built by ``store.lanes``
+  (``lane_value``, ``lane_run_value``, ``attempt_value``, ``lane_summaries``).
+- :class:`TriggerEvent`: an outbox event a compound trigger may listen to (SPEC §13)
+  (``store.trigger_events.event_value``); :class:`TriggerFire`: a table trigger's fire, read
+  from its scheduled run (``store.run_queries.list_trigger_fires``).
+- :class:`StagedChange`: a change the approval gate holds (SPEC §9.6,
+  ``store.approvals.change_value``); :class:`CommandResult` / :class:`CommandSlot`: an
+  ``invoke_command`` key's row and what reserving it answers (SPEC §9.5, ``store.commands``);
+  :class:`ChatMessage`: ``notify``'s feed (SPEC §10, ``store.chat``); :class:`ApiToken`: a token
+  row (SPEC §15, ``store.tokens.token_value``).
+
+The store's skip ranges are the core's own ``core.schedules.skips.SkipRange``
+(``store.skips.skip_value``). Records and workflow runs stay dicts.
 
 Left untyped on purpose (bulk paths of the tick): the tick's claimed tables
 (``store.claims.claim_candidate_tables``, three columns as dicts) and run inserts
@@ -198,12 +221,321 @@ def row_payload(record: Mapping[str, Any]) -> dict[str, Any]:
     return {"id": str(record["id"]), "data": dict(data) if isinstance(data, Mapping) else {}}
 
 
+@dataclass(frozen=True, slots=True)
+class DueSchedule:
+    """A workflow schedule as its fire pass reads it (SPEC §12): its timing, policies and the
+    payload its runs start with."""
+
+    id: str
+    workflow_id: str
+    cron: str  # extended dialect (SPEC §13); unused when ``trigger_tree`` is set
+    timezone: str
+    overlap: str  # skip | allow
+    catch_up: str  # latest | none | all
+    max_catch_up: int
+    input_data: dict[str, Any] | None
+    initial_state: dict[str, Any] | None
+    request_context: dict[str, Any] | None
+    next_fire_at: datetime | None  # None: never fires again
+    paused: bool
+    trigger_tree: dict[str, Any] | None  # a compound trigger's JSON tree (SPEC §13)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkflowSchedule(DueSchedule):
+    """A workflow schedule row (SPEC §12): declared in code (``wf_…``) or imperative
+    (``sch_…``)."""
+
+    source: str  # declared | imperative
+    metadata: dict[str, Any] | None
+    last_fire_id: str | None
+    created_at: datetime
+    updated_at: datetime
+    latches: dict[str, str] | None  # a compound trigger's latches: leaf path → ISO instant
+    evaluated_at: datetime | None  # its time triggers were evaluated up to here
+
+    def as_dict(self) -> dict[str, Any]:
+        """The row as a dict, in the stored columns' order (``metadata`` last)."""
+        return {name: getattr(self, name) for name in _SCHEDULE_FIELDS}
+
+
+_SCHEDULE_FIELDS = (
+    "id",
+    "workflow_id",
+    "source",
+    "cron",
+    "timezone",
+    "overlap",
+    "catch_up",
+    "max_catch_up",
+    "input_data",
+    "initial_state",
+    "request_context",
+    "paused",
+    "next_fire_at",
+    "last_fire_id",
+    "created_at",
+    "updated_at",
+    "trigger_tree",
+    "latches",
+    "evaluated_at",
+    "metadata",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkflowActivity:
+    """A workflow id's stored schedules (ids, in order) and runs (how many, the newest's
+    creation)."""
+
+    schedules: tuple[str, ...]
+    runs: int
+    last_run_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduleFire:
+    """A workflow schedule's fire (SPEC §12) and its run's status (``pending`` while the run is
+    not visible yet; None when the fire failed to publish)."""
+
+    id: str
+    schedule_id: str
+    workflow_id: str
+    scheduled_for: datetime
+    fired_at: datetime
+    run_id: str | None
+    publish_status: str  # published | publish_failed
+    error: str | None
+    run_status: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _FIRE_FIELDS}
+
+
+_FIRE_FIELDS = tuple(f.name for f in fields(ScheduleFire))
+
+
+@dataclass(frozen=True, slots=True)
+class TriggerEvent:
+    """An event in the outbox (SPEC §13): written with its cause, consumed by the tick."""
+
+    id: int  # the outbox order
+    kind: str  # table_updated | workflow_succeeded | schedule_succeeded | definition_changed
+    subject: str  # the table, workflow or schedule id
+    occurred_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class StagedChange:
+    """A write a ``requires_approval`` table holds until a moderator decides (SPEC §9.6)."""
+
+    id: str
+    table_id: str
+    run_id: str | None  # the run whose action staged it
+    action_id: str | None
+    operation: str  # create | update | delete
+    record_id: str | None
+    values: dict[str, Any]
+    status: str  # staged → approved | rejected; approved → applying → applied | failed
+    error: str | None
+    decided_at: datetime | None
+    applied_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in CHANGE_FIELDS}
+
+
+CHANGE_FIELDS = tuple(f.name for f in fields(StagedChange))
+
+
+@dataclass(frozen=True, slots=True)
+class CommandResult:
+    """An ``invoke_command`` idempotency key (SPEC §9.5): reserved by the attempt calling the
+    command, then succeeded with its result."""
+
+    idempotency_key: str
+    command: str
+    status: str  # reserved | succeeded
+    result: Any  # the command's JSON result once succeeded
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class CommandSlot:
+    """What reserving a key answers: ``reserved`` (call the command), ``succeeded`` (its stored
+    ``result``: do not call again) or ``busy`` (another attempt holds it)."""
+
+    state: str
+    result: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class TriggerFire:
+    """A table trigger's fire: its scheduled run seen as a fire (``id`` and ``run_id`` the
+    run's, ``fired_at`` its creation, ``run_status`` its status)."""
+
+    id: str
+    table_id: str
+    trigger_id: str
+    record_id: str | None
+    identity: str | None
+    scheduled_for: datetime
+    fired_at: datetime
+    run_id: str
+    run_status: str
+    started_at: datetime | None
+    finished_at: datetime | None
+    error: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _TRIGGER_FIRE_FIELDS}
+
+
+_TRIGGER_FIRE_FIELDS = tuple(f.name for f in fields(TriggerFire))
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
+    """A message ``notify`` appended to a chatroom's feed (SPEC §10)."""
+
+    id: str
+    chatroom_id: str
+    table_id: str | None
+    run_id: str | None
+    text: str
+    created_at: datetime
+
+    def as_dict(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _MESSAGE_FIELDS}
+
+
+_MESSAGE_FIELDS = tuple(f.name for f in fields(ChatMessage))
+
+
+@dataclass(frozen=True, slots=True)
+class ApiToken:
+    """An API token (SPEC §15): its scope, role, API-wide permissions and instants; the digest
+    of its secret only where a lookup read it (a listing never does)."""
+
+    id: str
+    scope: str  # chatroom | user
+    scope_id: str
+    role: str  # member | moderator
+    permissions: list[str] | None  # API-wide (``schedules:read`` …)
+    created_at: datetime
+    expires_at: datetime | None  # None: never expires
+    revoked_at: datetime | None  # None: not revoked
+    token_hash: str | None = None  # None: not read
+
+    def as_dict(self) -> dict[str, Any]:
+        """What a listing shows: never the digest."""
+        return {name: getattr(self, name) for name in TOKEN_LISTED}
+
+
+TOKEN_LISTED = tuple(f.name for f in fields(ApiToken) if f.name != "token_hash")
+
+
+@dataclass(frozen=True, slots=True)
+class StoredLane:
+    """A lane's row (SPEC §14): its schedule's next instant and pause; the per-lane lock row."""
+
+    id: str
+    cron: str | None  # None: a lane without a schedule
+    timezone: str
+    policy_version: str
+    next_fire_at: datetime | None  # the next instant the tick fires
+    created_at: datetime
+    updated_at: datetime
+    paused_at: datetime | None  # set while paused
+
+
+@dataclass(frozen=True, slots=True)
+class LaneRun:
+    """A lane's logical run (SPEC §14): its window, and ``admitted`` once it passed the overlap
+    and duplicate checks."""
+
+    run_id: str
+    lane_id: str
+    zone: str
+    scheduled_for: datetime
+    window_start: datetime
+    window_end: datetime
+    policy_version: str
+    admitted: bool
+    attempts: int  # the attempt numbers allocated so far
+    state: str  # pending → running → recorded | failed; rejected when not admitted
+    decision: str | None  # of the last attempt that asked the source
+    handler_status: str | None  # succeeded | failed | running | None
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class LaneAttempt:
+    """A lane attempt (SPEC §14): its contract and outcome, its queue row's state and its run's
+    instants."""
+
+    attempt_id: str
+    run_id: str
+    lane_id: str
+    attempt: int
+    kind: str  # scheduled | manual | retry
+    observed_at: datetime
+    decision_status: str | None
+    decision_reason: str | None
+    contract: dict[str, Any] | None
+    handler_status: str | None
+    handler_error: str | None
+    error: str | None  # it failed before its decision
+    created_at: datetime
+    alert: dict[str, Any] | None  # the lane's on_failure outcome
+    state: str  # pending → running → recorded | failed (its queue row's status)
+    next_attempt_at: datetime | None  # an automatic retry waits until then
+    updated_at: datetime
+    scheduled_for: datetime
+    window_start: datetime
+    window_end: datetime
+    zone: str
+
+
+@dataclass(frozen=True, slots=True)
+class LaneSummary:
+    """A lane's attempts: how many, per decision status (attempts without a decision yet left
+    out), and the newest one's decision, state and time."""
+
+    attempts: int
+    decisions: dict[str, int]
+    last_at: datetime | None
+    last_decision: str | None
+    last_state: str | None
+
+
 __all__ = [
+    "CHANGE_FIELDS",
     "RUN_TRANSITIONS",
+    "TOKEN_LISTED",
+    "ApiToken",
+    "ChatMessage",
+    "CommandResult",
+    "CommandSlot",
+    "DueSchedule",
+    "LaneAttempt",
+    "LaneRun",
+    "LaneSummary",
     "QueueEntry",
     "Run",
     "RunStatus",
+    "ScheduleFire",
+    "StagedChange",
+    "StoredLane",
     "Table",
+    "TriggerEvent",
+    "TriggerFire",
     "TriggerState",
+    "WorkflowActivity",
+    "WorkflowSchedule",
     "row_payload",
 ]

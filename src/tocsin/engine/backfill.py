@@ -14,10 +14,10 @@ transaction each (a progress callback after each).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 
+from tocsin.core.model import DueSchedule
 from tocsin.core.schedules import backfill as decided
 from tocsin.core.schedules.backfill import Backfill
 from tocsin.core.schedules.skips import SkipRange
@@ -34,7 +34,7 @@ CHUNK = 500
 Progress = Callable[[int, int], None]
 
 
-def backfill_plan(row: Mapping[str, Any], start: datetime, end: datetime, cap: int) -> Backfill:
+def backfill_plan(row: DueSchedule, start: datetime, end: datetime, cap: int) -> Backfill:
     """The schedule's backfill over ``[start, end)``: its instants, oldest first (at most
     ``cap + 1``), and the skip ranges between them."""
     return decided.backfill(schedule_of(row), start, end, cap)
@@ -42,7 +42,7 @@ def backfill_plan(row: Mapping[str, Any], start: datetime, end: datetime, cap: i
 
 def run_backfill(
     store: Store,
-    row: Mapping[str, Any],
+    row: DueSchedule,
     plan: Backfill,
     *,
     now: datetime,
@@ -63,7 +63,7 @@ def run_backfill(
 
 def _backfill_chunk(
     tx: Tx,
-    row: Mapping[str, Any],
+    row: DueSchedule,
     chunk: list[datetime],
     ranges: tuple[SkipRange, ...],
     now: datetime,
@@ -71,8 +71,7 @@ def _backfill_chunk(
     """Fire ``chunk``'s instants not backfilled before, with ``ranges``; the runs created."""
     ids = uuid7s(now, len(chunk))
     firings = [
-        (LEDGER_NAMESPACE, str(row["id"]), at.isoformat(), rid)
-        for at, rid in zip(chunk, ids, strict=True)
+        (LEDGER_NAMESPACE, row.id, at.isoformat(), rid) for at, rid in zip(chunk, ids, strict=True)
     ]
 
     def write(claimed: list[int]) -> tuple[str, ...]:

@@ -25,7 +25,6 @@ callers never reuse one. Rejected and ignored attempts are recorded here, comple
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -33,6 +32,7 @@ from typing import Any, Protocol
 from tocsin import messages
 from tocsin.core.contract import lane as contract
 from tocsin.core.contract.lane import Window
+from tocsin.core.model import LaneRun, StoredLane
 from tocsin.core.schedules.lane import LaneSchedule
 from tocsin.store import lanes as store_lanes
 from tocsin.store.tx import Tx
@@ -91,7 +91,7 @@ def run_id_of(lane_id: str, zone: str, scheduled_for: datetime, window: Window, 
 
 def resolve_run(
     tx: Tx, lane_id: str, zone: str, scheduled_for: datetime, window: Window, policy: str
-) -> tuple[str, dict[str, Any] | None]:
+) -> tuple[str, LaneRun | None]:
     """``(run id, its row)``: the run recorded for ``(lane, scheduled_for, window, policy)``
     whatever formula made its id, else ``(the current formula's id, None)``."""
     existing = store_lanes.find_run(
@@ -103,20 +103,18 @@ def resolve_run(
         policy_version=policy,
     )
     if existing is not None:
-        return str(existing["run_id"]), existing
+        return str(existing.run_id), existing
     return run_id_of(lane_id, zone, scheduled_for, window, policy), None
 
 
-def legacy_ids(run: Mapping[str, Any]) -> bool:
+def legacy_ids(run: LaneRun) -> bool:
     """Was this run row recorded with the legacy id formula (its attempts keep it)?"""
-    window = Window(run["window_start"], run["window_end"])
-    current = run_id_of(
-        run["lane_id"], run["zone"], run["scheduled_for"], window, run["policy_version"]
-    )
-    return bool(run["run_id"] != current)
+    window = Window(run.window_start, run.window_end)
+    current = run_id_of(run.lane_id, run.zone, run.scheduled_for, window, run.policy_version)
+    return bool(run.run_id != current)
 
 
-def ensure_lane(tx: Tx, lane: LaneSpec, now: datetime) -> dict[str, Any]:
+def ensure_lane(tx: Tx, lane: LaneSpec, now: datetime) -> StoredLane:
     """The lane's row, inserted when missing, locked for this transaction."""
     values = {
         "id": lane.id,
@@ -145,7 +143,7 @@ def admit(
     now: datetime,
     stale_after_s: float,
     pending: bool = False,
-    resolved: tuple[str, dict[str, Any] | None] | None = None,
+    resolved: tuple[str, LaneRun | None] | None = None,
 ) -> Admission:
     """Check, allocate and record (see the module docstring); ``pending`` leaves a proceeding
     attempt ``pending`` for ``work`` (the tick), else it is ``running`` for the caller.
@@ -156,7 +154,7 @@ def admit(
         resolved = resolve_run(tx, lane.id, zone, scheduled_for, window, lane.policy_version)
     run, found = resolved
     legacy = found is not None and legacy_ids(found)
-    zone = zone if found is None else str(found["zone"])  # its instants' text made its id
+    zone = zone if found is None else str(found.zone)  # its instants' text made its id
     row = _run_values(lane, run, zone, scheduled_for, window, now)
     if store_lanes.overlapping_run(
         tx, lane_id=lane.id, start=window.start, end=window.end, other_than=run
@@ -164,12 +162,13 @@ def admit(
         store_lanes.insert_run(tx, values={**row, "admitted": False, "state": "rejected"})
         return _record(tx, lane, row, kind, now, contract.REJECTED_OVERLAP, legacy=legacy)
     if not store_lanes.insert_run(tx, values=row):
-        existing = store_lanes.get_run(tx, run_id=run) or row  # the insert conflicted on it
+        # the insert conflicted on it
+        existing = store_lanes.get_run(tx, run_id=run) or LaneRun(**row)
         retry = kind == "retry" and _retryable(existing, now, stale_after_s)
-        if existing["admitted"] and not retry:
+        if existing.admitted and not retry:
             return _record(tx, lane, row, kind, now, contract.IGNORED_DUPLICATE, legacy=legacy)
         if retry:
-            error = messages.lane_attempt_superseded(existing["attempts"] + 1)
+            error = messages.lane_attempt_superseded(existing.attempts + 1)
             store_lanes.supersede_attempts(tx, run_id=run, error=error, now=now)
     state = "pending" if pending else "running"
     values = {"admitted": True, "state": state, "decision": None, "handler_status": None}
@@ -198,13 +197,13 @@ def _run_values(
     }
 
 
-def _retryable(run: dict[str, Any], now: datetime, stale_after_s: float) -> bool:
-    stale = bool(run["updated_at"] <= now - timedelta(seconds=stale_after_s))
-    if run["state"] in ("pending", "running"):
+def _retryable(run: LaneRun, now: datetime, stale_after_s: float) -> bool:
+    stale = bool(run.updated_at <= now - timedelta(seconds=stale_after_s))
+    if run.state in ("pending", "running"):
         return stale
-    if run["state"] == "failed" or run["decision"] == "stopped":
+    if run.state == "failed" or run.decision == "stopped":
         return True
-    handler = run["handler_status"]
+    handler = run.handler_status
     return bool(handler == "failed" or (handler == "running" and stale))
 
 

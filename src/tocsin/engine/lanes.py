@@ -31,12 +31,13 @@ A paused lane is not claimed; its resume (:func:`resume_lane`) is the decision w
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from tocsin import messages
 from tocsin.core.contract.lane import Window
+from tocsin.core.model import StoredLane
 from tocsin.core.schedules.decide import Decision, State, decide
 from tocsin.core.schedules.lane import PAGE_INSTANTS, LaneSchedule
 from tocsin.core.schedules.skips import PAUSED, SkipRange
@@ -75,7 +76,7 @@ def scheduled_window(lane: LaneSpec, scheduled_for: datetime) -> Window | None:
     return _timing(lane).window(scheduled_for)
 
 
-def _synced(lane: LaneSpec, row: Mapping[str, Any] | None, now: datetime) -> dict[str, Any] | None:
+def _synced(lane: LaneSpec, row: StoredLane | None, now: datetime) -> dict[str, Any] | None:
     """The values the sync at ``now`` writes to the lane's row (None: nothing to write)."""
     anchor = next_instant(lane, now) if lane.cron else None
     if row is None:
@@ -88,9 +89,9 @@ def _synced(lane: LaneSpec, row: Mapping[str, Any] | None, now: datetime) -> dic
             "created_at": now,
             "updated_at": now,
         }
-    timing = (row["cron"], row["timezone"]) != (lane.cron, lane.zone)
-    timing = timing or (anchor is not None and row["next_fire_at"] is None)
-    if not timing and row["policy_version"] == lane.policy_version:
+    timing = (row.cron, row.timezone) != (lane.cron, lane.zone)
+    timing = timing or (anchor is not None and row.next_fire_at is None)
+    if not timing and row.policy_version == lane.policy_version:
         return None
     values: dict[str, Any] = {"policy_version": lane.policy_version}
     if timing:
@@ -113,9 +114,9 @@ def sync_lanes(tx: Tx, lanes: Mapping[str, LaneSpec], *, now: datetime) -> list[
             continue
         if values is not None:
             store_lanes.update_lane(tx, lane_id=lane.id, values=values, now=now)
-            row = {**row, **values}
-        at = row["next_fire_at"]
-        if row["paused_at"] is None and at is not None and at <= now:
+            row = replace(row, **values)
+        at = row.next_fire_at
+        if row.paused_at is None and at is not None and at <= now:
             due.append(lane.id)
     return due
 
@@ -159,8 +160,8 @@ def _page(
     recorded, owing = 0, []
     rows = store_lanes.claim_due_lanes(tx, now=now, lane_ids=lane_ids, limit=len(lane_ids))
     for row in rows:
-        lane = lanes[row["id"]]
-        decision = _decide(lane, row["next_fire_at"], now)
+        lane = lanes[row.id]
+        decision = _decide(lane, row.next_fire_at, now)
         recorded += _fire(tx, lane, decision, now, stale)
         following = decision.next_due_at
         values = {"next_fire_at": following}
@@ -206,7 +207,7 @@ def _fire(tx: Tx, lane: LaneSpec, decision: Decision, now: datetime, stale_after
 def pause_lane(tx: Tx, *, lane_id: str, now: datetime) -> None:
     """Pause (idempotent): the tick no longer claims the lane."""
     row = store_lanes.lock_lane(tx, lane_id=lane_id)
-    if row is not None and row["paused_at"] is None:
+    if row is not None and row.paused_at is None:
         store_lanes.update_lane(tx, lane_id=lane_id, values={"paused_at": now}, now=now)
 
 
@@ -215,12 +216,12 @@ def resume_lane(tx: Tx, *, lane_id: str, now: datetime) -> None:
     ``now`` are recorded ``paused`` and none of them runs; the next run is the first instant
     after ``now``."""
     row = store_lanes.lock_lane(tx, lane_id=lane_id)
-    if row is None or row["paused_at"] is None:
+    if row is None or row.paused_at is None:
         return
     values: dict[str, object] = {"paused_at": None}
-    following = row["next_fire_at"]
-    if row["cron"] is not None and following is not None and following <= now:
-        timing = LaneSchedule(lane_id, row["cron"], row["timezone"]).timing(paused=True)
+    following = row.next_fire_at
+    if row.cron is not None and following is not None and following <= now:
+        timing = LaneSchedule(lane_id, row.cron, row.timezone).timing(paused=True)
         decision = decide(timing, State(following), (), now)
         store_skips.record_skips(tx, ranges=decision.skips, now=now)
         values["next_fire_at"] = decision.next_due_at
@@ -239,13 +240,14 @@ class _Due:
     next_fire_at: datetime | None
 
 
-def _due(lane: LaneSpec, row: Mapping[str, Any] | None, at: datetime) -> _Due | None:
+def _due(lane: LaneSpec, row: StoredLane | None, at: datetime) -> _Due | None:
     """The pass at ``at`` after its sync (None: the lane is paused)."""
     synced = _synced(lane, row, at)
-    if row is not None and row["paused_at"] is not None:
+    if row is not None and row.paused_at is not None:
         return None
-    state = {**(row or {}), **(synced or {})}
-    following = state.get("next_fire_at")
+    following = row.next_fire_at if row is not None else None
+    if synced is not None:
+        following = synced.get("next_fire_at", following)
     fires: list[datetime] = []
     ranges: list[SkipRange] = []
     while following is not None and following <= at:
@@ -285,7 +287,7 @@ def lane_entries(tx: Tx, lanes: Mapping[str, LaneSpec], at: datetime) -> list[di
 
 
 def lane_next_fires(
-    lane: LaneSpec, row: Mapping[str, Any] | None, *, now: datetime, n: int
+    lane: LaneSpec, row: StoredLane | None, *, now: datetime, n: int
 ) -> list[dict[str, Any]]:
     """The next ``n`` instants the lane runs at (nothing while paused): those a tick at ``now``
     runs (``due``, the latest ``n``), then its instants after ``now`` (``scheduled``)."""

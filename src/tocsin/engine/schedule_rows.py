@@ -10,42 +10,42 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
 
+from tocsin.core.model import DueSchedule, WorkflowSchedule
 from tocsin.core.schedules import tree_eval
 from tocsin.core.schedules.decide import State, Timing, cron_trigger, next_due
 from tocsin.core.schedules.timeline import timeline
 from tocsin.core.schedules.tree import Node, from_json
 
 
-def trigger_of(row: Mapping[str, Any]) -> Node:
+def trigger_of(row: DueSchedule) -> Node:
     """The schedule's tree: its stored trigger tree, or its cron's one leaf (raises
     ``ConfigError`` / ``ValueError`` when the stored timing no longer reads)."""
-    tree = row.get("trigger_tree")
+    tree = row.trigger_tree
     if tree is not None:
         return from_json(tree)
-    return cron_trigger(row["cron"], row["timezone"])
+    return cron_trigger(row.cron, row.timezone)
 
 
-def schedule_of(row: Mapping[str, Any], trigger: Node | None = None) -> Timing:
+def schedule_of(row: DueSchedule, trigger: Node | None = None) -> Timing:
     """The decision's view of a schedule row."""
     return Timing(
-        id=str(row["id"]),
+        id=row.id,
         trigger=trigger_of(row) if trigger is None else trigger,
-        catch_up=str(row.get("catch_up") or "latest"),
-        max_catch_up=int(row.get("max_catch_up") or 100),
-        overlap=str(row["overlap"]),
-        paused=bool(row.get("paused", False)),
+        catch_up=row.catch_up or "latest",
+        max_catch_up=row.max_catch_up or 100,
+        overlap=row.overlap,
+        paused=row.paused,
     )
 
 
-def state_of(row: Mapping[str, Any], *, busy: bool) -> State:
+def state_of(row: WorkflowSchedule, *, busy: bool) -> State:
     """The decision's view of a row's state: a plain schedule owes its instants from
     ``next_fire_at``; a tree schedule those after ``evaluated_at``, with its latches."""
-    if row.get("trigger_tree") is None:
-        return State(row["next_fire_at"], None, {}, busy)
-    cursor = row.get("evaluated_at") or row["created_at"]
-    return State(row["next_fire_at"], cursor, load_latches(row.get("latches")), busy)
+    if row.trigger_tree is None:
+        return State(row.next_fire_at, None, {}, busy)
+    cursor = row.evaluated_at or row.created_at
+    return State(row.next_fire_at, cursor, load_latches(row.latches), busy)
 
 
 def load_latches(raw: object) -> dict[str, datetime]:

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from tocsin.core.model import WorkflowSchedule
 from tocsin.core.schedules import tree_eval as compound_eval
 from tocsin.core.schedules.decide import decide
 from tocsin.core.schedules.skips import ACTIVE_RUN, COMPOUND_UNSATISFIED, INVALID_CONFIG, PAUSED
@@ -29,19 +30,19 @@ Seen = Sequence[tuple[str, str, datetime]]
 
 
 def schedule_next_fires(
-    row: Mapping[str, Any], *, busy: bool, now: datetime, n: int
+    row: WorkflowSchedule, *, busy: bool, now: datetime, n: int
 ) -> list[dict[str, Any]]:
     """The next ``n`` instants a workflow schedule fires at (nothing while paused); for a
     compound trigger, its tree's next time instants (``could_fire``: it fires there only if its
     events have occurred by then)."""
-    if row["paused"] or row["next_fire_at"] is None:
+    if row.paused or row.next_fire_at is None:
         return []
-    if row.get("trigger_tree") is not None:
+    if row.trigger_tree is not None:
         return compound_next_instants(row, now=now, n=n)
-    cron, tz = row["cron"], row["timezone"]
+    cron, tz = row.cron, row.timezone
     out: list[dict[str, Any]] = []
     at: datetime | None = now
-    if row["next_fire_at"] <= now:
+    if row.next_fire_at <= now:
         decision = decide(schedule_of(row), state_of(row, busy=busy), (), now)
         out += [{**instant_view(d, tz), "status": "due"} for d in decision.fires[-n:]]
     while len(out) < n and at is not None:
@@ -53,27 +54,27 @@ def schedule_next_fires(
 
 def schedule_entries(tx: Tx, at: datetime) -> list[dict[str, Any]]:
     rows = store_whynot.all_schedules(tx)
-    skipping = [r["id"] for r in rows if r["overlap"] == "skip"]
+    skipping = [r.id for r in rows if r.overlap == "skip"]
     busy = store_wf_runs.active_schedule_ids(tx, schedule_ids=skipping)
     events: list[tuple[str, str, datetime]] = []
-    if any(r.get("trigger_tree") is not None for r in rows):
+    if any(r.trigger_tree is not None for r in rows):
         pending = store_events.peek_events(tx, limit=None)  # every one, as the tick pages
-        events = [(e["kind"], e["subject"], e["occurred_at"]) for e in pending]
+        events = [(e.kind, e.subject, e.occurred_at) for e in pending]
     return [
-        {"kind": "schedule", "schedule_id": r["id"], "workflow_id": r["workflow_id"]}
+        {"kind": "schedule", "schedule_id": r.id, "workflow_id": r.workflow_id}
         | (
-            compound_why(r, busy=r["id"] in busy, at=at, events=events)
-            if r.get("trigger_tree") is not None
-            else _schedule_why(r, r["id"] in busy, at)
+            compound_why(r, busy=r.id in busy, at=at, events=events)
+            if r.trigger_tree is not None
+            else _schedule_why(r, r.id in busy, at)
         )
         for r in rows
     ]
 
 
-def _schedule_why(row: Mapping[str, Any], busy: bool, at: datetime) -> dict[str, Any]:
-    if row["paused"]:
+def _schedule_why(row: WorkflowSchedule, busy: bool, at: datetime) -> dict[str, Any]:
+    if row.paused:
         return {"status": "skipped", "reason": PAUSED, "runs": 0}
-    nxt = row["next_fire_at"]
+    nxt = row.next_fire_at
     if nxt is None or nxt > at:
         return {"status": NOT_DUE, "reason": NOT_DUE, "next_at": _iso(nxt), "runs": 0}
     try:
@@ -99,13 +100,13 @@ def _iso(value: datetime | None) -> str | None:
 
 
 def compound_why(
-    row: Mapping[str, Any], *, busy: bool, at: datetime, events: Seen
+    row: WorkflowSchedule, *, busy: bool, at: datetime, events: Seen
 ) -> dict[str, Any]:
     """The dry-run entry of one compound schedule (``events``: ``(kind, subject, at)``)."""
-    if row["paused"]:
+    if row.paused:
         return {"status": "skipped", "reason": PAUSED, "runs": 0}
     try:
-        tree = from_json(row["trigger_tree"])
+        tree = from_json(row.trigger_tree)
     except (ConfigError, ValueError) as exc:
         return {"status": "skipped", "reason": INVALID_CONFIG, "detail": str(exc), "runs": 0}
     seen = [e for e in events if e[2] <= at]
@@ -140,20 +141,20 @@ def compound_why(
     }
 
 
-def compound_next_instants(row: Mapping[str, Any], *, now: datetime, n: int) -> list[Any]:
+def compound_next_instants(row: WorkflowSchedule, *, now: datetime, n: int) -> list[Any]:
     """The tree's next ``n`` time instants after ``now`` in UTC and in the zone of the time
     leaf each is an instant of (``Cron(…, timezone=…)``: a compound schedule's own zone is not
     its leaves'), each ``could_fire``; none when the stored tree no longer reads or has no time
     trigger."""
     try:
-        tree = from_json(row["trigger_tree"])
+        tree = from_json(row.trigger_tree)
     except (ConfigError, ValueError):
         return []
     out: list[Any] = []
     found = compound_eval.next_leaf_instant(tree, now)
     while found is not None and len(out) < n:
         at, leaf = found
-        zone = leaf.timezone or str(row.get("timezone") or "UTC")
+        zone = leaf.timezone or row.timezone or "UTC"
         out.append({**instant_view(at, zone), "status": "could_fire"})
         found = compound_eval.next_leaf_instant(tree, at)
     return out

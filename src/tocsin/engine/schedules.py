@@ -25,12 +25,13 @@ at ``now`` has fired (:func:`fire_all_due_schedules`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from tocsin import messages
+from tocsin.core.model import DueSchedule, WorkflowSchedule
 from tocsin.core.schedules.decide import Decision, State, decide
 from tocsin.core.schedules.skips import SkipRange
 from tocsin.engine import fire as fire_path
@@ -124,7 +125,7 @@ def _fire_page(
     rows = store_schedules.claim_due_schedules(tx, now=now, limit=limit)
     if not rows:
         return 0, 0
-    skipping = [r["id"] for r in rows if r["overlap"] == "skip"]
+    skipping = [r.id for r in rows if r.overlap == "skip"]
     busy = store_runs.active_schedule_ids(tx, schedule_ids=skipping)
     batch = _Batch(ids=uuid7s(now, 2 * len(rows))[::-1])
     for index, row in enumerate(rows):
@@ -134,33 +135,34 @@ def _fire_page(
     return len(rows), len(batch.fires)
 
 
-def _plan(index: int, row: Mapping[str, Any], now: datetime, busy: set[str], batch: _Batch) -> None:
+def _plan(index: int, row: DueSchedule, now: datetime, busy: set[str], batch: _Batch) -> None:
     try:
-        decision = _decision(row, now, row["id"] in busy, batch)  # fires and skips
+        decision = _decision(row, now, row.id in busy, batch)  # fires and skips
     except (ConfigError, ValueError) as exc:
+        # claimed: next_fire_at <= now, never None
         fire = schedule_fire(
-            row, row["next_fire_at"], now, run_id=None, error=str(exc), ids=batch.ids
+            row, row.next_fire_at or now, now, run_id=None, error=str(exc), ids=batch.ids
         )
         batch.fires.append(fire)
-        batch.moves.append({"id": row["id"], "next_fire_at": None, "fire_id": fire["id"]})
+        batch.moves.append({"id": row.id, "next_fire_at": None, "fire_id": fire["id"]})
         return
     move = len(batch.moves)
-    batch.moves.append({"id": row["id"], "next_fire_at": decision.next_due_at})
-    sid = str(row["id"])
+    batch.moves.append({"id": row.id, "next_fire_at": decision.next_due_at})
+    sid = row.id
     batch.skips += [r if r.target_id == sid else replace(r, target_id=sid) for r in decision.skips]
     for scheduled_for in decision.fires:
         run_id = batch.ids.pop() if batch.ids else uuid7(now)
         batch.pending.append((index, scheduled_for, run_id, move))
 
 
-def _decision(row: Mapping[str, Any], now: datetime, busy: bool, batch: _Batch) -> Decision:
+def _decision(row: DueSchedule, now: datetime, busy: bool, batch: _Batch) -> Decision:
     key = (
-        row["cron"],
-        row["timezone"],
-        row["catch_up"],
-        row["max_catch_up"],
-        row["overlap"],
-        row["next_fire_at"],
+        row.cron,
+        row.timezone,
+        row.catch_up,
+        row.max_catch_up,
+        row.overlap,
+        row.next_fire_at,
         busy,
     )
     found = batch.decisions.get(key)
@@ -174,14 +176,14 @@ def _fire(
     tx: Tx,
     now: datetime,
     registered: Collection[str] | None,
-    rows: Sequence[Mapping[str, Any]],
+    rows: Sequence[DueSchedule],
     batch: _Batch,
 ) -> None:
     """Every pending ``(schedule_id, scheduled_for)`` through the fire path at once, with the
     page's skips; a firing the ledger held already (fired by this host or another) records
     nothing."""
     firings = [
-        (LEDGER_NAMESPACE, rows[index]["id"], batch.identity(scheduled_for), run_id)
+        (LEDGER_NAMESPACE, rows[index].id, batch.identity(scheduled_for), run_id)
         for index, scheduled_for, run_id, _ in batch.pending
     ]
 
@@ -189,8 +191,8 @@ def _fire(
         for i in claimed:
             index, scheduled_for, run_id, move = batch.pending[i]
             row = rows[index]
-            if registered is not None and row["workflow_id"] not in registered:
-                error = messages.workflow_unknown(row["workflow_id"])
+            if registered is not None and row.workflow_id not in registered:
+                error = messages.workflow_unknown(row.workflow_id)
                 fire = schedule_fire(
                     row, scheduled_for, now, run_id=None, error=error, ids=batch.ids
                 )
@@ -209,7 +211,7 @@ def _fire(
 
 
 def schedule_fire(
-    row: Mapping[str, Any],
+    row: DueSchedule,
     scheduled_for: datetime,
     now: datetime,
     *,
@@ -222,8 +224,8 @@ def schedule_fire(
     Cron fires, trigger-tree fires and their failures write the same."""
     return {
         "id": ids.pop() if ids else uuid7(now),
-        "schedule_id": row["id"],
-        "workflow_id": row["workflow_id"],
+        "schedule_id": row.id,
+        "workflow_id": row.workflow_id,
         "scheduled_for": scheduled_for,
         "fired_at": now,
         "run_id": run_id,
@@ -233,7 +235,7 @@ def schedule_fire(
 
 
 def schedule_run(
-    row: Mapping[str, Any],
+    row: DueSchedule,
     run_id: str,
     scheduled_for: datetime,
     now: datetime,
@@ -244,14 +246,14 @@ def schedule_run(
     "scheduled", or "backfill" for :mod:`tocsin.engine.backfill`)."""
     return new_run(
         run_id=run_id,
-        workflow_id=row["workflow_id"],
-        input=row["input_data"],
+        workflow_id=row.workflow_id,
+        input=row.input_data,
         now=now,
         trigger=trigger,
-        schedule_id=row["id"],
+        schedule_id=row.id,
         scheduled_for=scheduled_for,
-        initial_state=row["initial_state"],
-        request_context=row["request_context"],
+        initial_state=row.initial_state,
+        request_context=row.request_context,
     )
 
 
@@ -291,7 +293,7 @@ def new_run(
     }
 
 
-def resume_schedule(tx: Tx, row: Mapping[str, Any], now: datetime) -> None:
+def resume_schedule(tx: Tx, row: WorkflowSchedule, now: datetime) -> None:
     """Unpause a paused schedule (``row``, locked by the caller): the instants the pause owed are
     recorded ``paused`` (the decision of a paused schedule) and it fires again from the next
     regular instant after ``now``, with no backlog. An unreadable schedule is due at ``now``: the
@@ -306,7 +308,7 @@ def resume_schedule(tx: Tx, row: Mapping[str, Any], now: datetime) -> None:
         values["next_fire_at"] = decision.next_due_at
         if decision.state.evaluated_at is not None:
             values["evaluated_at"] = decision.state.evaluated_at
-    store_schedules.update_schedule(tx, schedule_id=row["id"], values=values, now=now)
+    store_schedules.update_schedule(tx, schedule_id=row.id, values=values, now=now)
 
 
 __all__ = [

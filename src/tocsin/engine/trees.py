@@ -30,11 +30,12 @@ A paused schedule neither latches events nor fires; its resume records the insta
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 from tocsin import messages
+from tocsin.core.model import WorkflowSchedule
 from tocsin.core.schedules import tree_eval as compound_eval
 from tocsin.core.schedules.decide import HELD_RECHECK, decide
 from tocsin.core.schedules.skips import SkipRange
@@ -100,12 +101,12 @@ def _event_page(tx: Tx, now: datetime, registered: Collection[str] | None) -> tu
     more = len(events) >= EVENT_LIMIT
     horizon = now
     if more:  # decide instants only up to just before the page's latest event
-        horizon = min(now, max(e["occurred_at"] for e in events) - _TICK)
-    pairs = [(e["kind"], e["subject"]) for e in events]
+        horizon = min(now, max(e.occurred_at for e in events) - _TICK)
+    pairs = [(e.kind, e.subject) for e in events]
     rows = store_events.lock_trigger_schedules(tx, events=pairs, now=horizon)
-    seen = [(e["kind"], e["subject"], e["occurred_at"]) for e in events]
+    seen = [(e.kind, e.subject, e.occurred_at) for e in events]
     fired = _decide_rows(tx, rows, seen, horizon, registered)
-    store_events.delete_events(tx, ids=[e["id"] for e in events])
+    store_events.delete_events(tx, ids=[e.id for e in events])
     return fired, more
 
 
@@ -121,12 +122,12 @@ def _due_page(
 
 def _decide_rows(
     tx: Tx,
-    rows: Sequence[Mapping[str, Any]],
+    rows: Sequence[WorkflowSchedule],
     seen: Seen,
     now: datetime,
     registered: Collection[str] | None,
 ) -> int:
-    skipping = [r["id"] for r in rows if r["overlap"] == "skip"]
+    skipping = [r.id for r in rows if r.overlap == "skip"]
     busy = store_runs.active_schedule_ids(tx, schedule_ids=skipping) if skipping else set()
     fired, states, skipped = 0, [], list[SkipRange]()
     for row in rows:
@@ -141,7 +142,7 @@ def _decide_rows(
 
 def _one(
     tx: Tx,
-    row: Mapping[str, Any],
+    row: WorkflowSchedule,
     seen: Seen,
     busy: set[str],
     now: datetime,
@@ -153,27 +154,27 @@ def _one(
     tzdata…) records one ``publish_failed`` fire with the error and stops the schedule
     (``next_fire_at`` null), as a cron schedule does."""
     try:
-        tree = from_json(row["trigger_tree"])
+        tree = from_json(row.trigger_tree)
     except (ConfigError, ValueError) as exc:
         fire = schedule_fire(row, now, now, run_id=None, error=str(exc))
         store_schedules.insert_fires(tx, fires=[fire])
-        state = {"id": row["id"], "latches": row["latches"], "evaluated_at": now}
+        state = {"id": row.id, "latches": row.latches, "evaluated_at": now}
         return {**state, "next_fire_at": None, "last_fire_id": fire["id"]}, 0
-    due = row["next_fire_at"] is not None and row["next_fire_at"] <= now
+    due = row.next_fire_at is not None and row.next_fire_at <= now
     listened = compound_eval.subjects(tree) if seen else set()
     events = [e for e in seen if (e[0], e[1]) in listened]
     if not events and not due:
         return None, 0
-    decision = decide(schedule_of(row, tree), state_of(row, busy=row["id"] in busy), events, now)
+    decision = decide(schedule_of(row, tree), state_of(row, busy=row.id in busy), events, now)
     skipped += decision.skips
-    last_fire = row["last_fire_id"]
+    last_fire = row.last_fire_id
     recorded = 0
     for at in decision.fires:
         fire_id = _record(tx, row, at, now, registered)
         if fire_id is not None:
             last_fire, recorded = fire_id, recorded + 1
     state = {
-        "id": row["id"],
+        "id": row.id,
         "latches": dump_latches(decision.state.latches),
         "evaluated_at": decision.state.evaluated_at,
         "next_fire_at": decision.next_due_at,
@@ -184,7 +185,7 @@ def _one(
 
 def _record(
     tx: Tx,
-    row: Mapping[str, Any],
+    row: WorkflowSchedule,
     at: datetime,
     now: datetime,
     registered: Collection[str] | None,
@@ -198,8 +199,8 @@ def _record(
         if not claimed:
             return ()
         error = None
-        if registered is not None and row["workflow_id"] not in registered:
-            error = messages.workflow_unknown(row["workflow_id"])
+        if registered is not None and row.workflow_id not in registered:
+            error = messages.workflow_unknown(row.workflow_id)
         else:
             store_runs.insert_runs(tx, rows=[schedule_run(row, run_id, at, now)])
         fire = schedule_fire(row, at, now, run_id=run_id if error is None else None, error=error)
@@ -207,7 +208,7 @@ def _record(
         fire_ids.append(str(fire["id"]))
         return ()
 
-    fire_path.fire(tx, [(LEDGER_NAMESPACE, row["id"], at.isoformat(), run_id)], write, now=now)
+    fire_path.fire(tx, [(LEDGER_NAMESPACE, row.id, at.isoformat(), run_id)], write, now=now)
     return fire_ids[0] if fire_ids else None
 
 

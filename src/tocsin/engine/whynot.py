@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from tocsin.core.model import TriggerState
+from tocsin.core.model import Table, TriggerState
 from tocsin.core.schedules.decide import TableClock, next_due
 from tocsin.core.schedules.skips import INVALID_CONFIG, PAUSED, TABLE_TRASHED
 from tocsin.core.schedules.spec import (
@@ -99,38 +99,38 @@ def dry_run_tables(tx: Tx, *, at: datetime, record_limit: int) -> list[dict[str,
     """What a tick at ``at`` fires, and why not, for every table trigger: one entry each."""
     tables = store_whynot.tables_with_triggers(tx)
     candidates = [
-        t
+        t.as_dict()  # as the tick's claim hands its tables over
         for t in tables
-        if not t["trashed"] and (t["next_due_at"] is None or t["next_due_at"] <= at)
+        if not t.trashed and (t.next_due_at is None or t.next_due_at <= at)
     ]
     plans = {p.table_id: p for p in read_and_plan(tx, candidates, at, record_limit)}
-    states = store_state.states_of_tables(tx, table_ids=[t["id"] for t in tables])
+    states = store_state.states_of_tables(tx, table_ids=[t.id for t in tables])
     entries: list[dict[str, Any]] = []
     for table in tables:
-        entries += _table_entries(tx, table, states.get(table["id"], {}), plans, at, record_limit)
+        entries += _table_entries(tx, table, states.get(table.id, {}), plans, at, record_limit)
     return entries
 
 
 def _table_entries(
     tx: Tx,
-    table: Mapping[str, Any],
+    table: Table,
     states: Mapping[str, TriggerState],
     plans: Mapping[str, TablePlan],
     at: datetime,
     record_limit: int,
 ) -> list[dict[str, Any]]:
     live = {tid for tid, s in states.items() if not s.retired}
-    stored = inspect_stored(table["triggers"], table["columns"], live)
-    plan = plans.get(table["id"])
+    stored = inspect_stored(table.triggers, table.columns, live)
+    plan = plans.get(table.id)
     clock_ids = [str(t.trigger_id) for t in stored if t.valid and t.kind != "date_column_reached"]
     active = (
-        store_runs.active_clock_trigger_ids(tx, table_id=table["id"], trigger_ids=clock_ids)
+        store_runs.active_clock_trigger_ids(tx, table_id=table.id, trigger_ids=clock_ids)
         if plan
         else set()
     )
     out = []
     for trigger in stored:
-        entry = {"kind": "trigger", "table_id": table["id"], "trigger_id": trigger.trigger_id}
+        entry = {"kind": "trigger", "table_id": table.id, "trigger_id": trigger.trigger_id}
         entry.update(_why(tx, table, trigger, states, plan, active, at, record_limit))
         out.append(entry)
     return out
@@ -138,7 +138,7 @@ def _table_entries(
 
 def _why(
     tx: Tx,
-    table: Mapping[str, Any],
+    table: Table,
     trigger: StoredTrigger,
     states: Mapping[str, TriggerState],
     plan: TablePlan | None,
@@ -147,7 +147,7 @@ def _why(
     record_limit: int,
 ) -> dict[str, Any]:
     tid = str(trigger.trigger_id)
-    if table["trashed"]:
+    if table.trashed:
         return {"status": "skipped", "reason": TABLE_TRASHED, "runs": 0}
     if not trigger.valid or trigger.trigger_id is None:
         codes = list(trigger.error_codes)
@@ -170,7 +170,7 @@ def _why(
     if plan is None or (next_due is not None and next_due > at):
         return {"status": NOT_DUE, "reason": NOT_DUE, "next_at": _iso(next_due), "runs": 0}
     if isinstance(trigger.spec, DateColumnReached):
-        scan = scan_date_trigger(tx, table, trigger, state, at, record_limit)
+        scan = scan_date_trigger(tx, table.as_dict(), trigger, state, at, record_limit)
         counts: dict[str, int] = {}
         for v in scan.verdicts:
             counts[v.verdict] = counts.get(v.verdict, 0) + 1

@@ -206,7 +206,7 @@ def _alert(
             kind="lane",
             view=view,
             run_id=adm.run_id,
-            error=str(row.get("handler_error") or row.get("error") or ""),
+            error=str(row.handler_error or row.error or ""),
             schedule_id=lane.id,
             scheduled_for=adm.scheduled_for,
         )

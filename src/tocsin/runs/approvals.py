@@ -20,6 +20,7 @@ from typing import Any
 from tocsin import messages
 from tocsin.actions.base import ActionEnv
 from tocsin.core.config.receipts import truncate_error
+from tocsin.core.model import StagedChange
 from tocsin.errors import Conflict, NotFound
 from tocsin.runs.retry import TransientPolicy, call_with_retries, is_retryable
 from tocsin.store.approvals import claim_approved_change, decide_change, finish_change, get_change
@@ -35,23 +36,23 @@ def decide(
     with store.begin() as tx:
         decided = decide_change(tx, change_id=change_id, table_id=table_id, status=status, now=now)
         if decided is not None:
-            return decided
+            return decided.as_dict()
         current = get_change(tx, change_id=change_id)
-    if current is None or current["table_id"] != table_id:
+    if current is None or current.table_id != table_id:
         raise NotFound(messages.STAGED_CHANGE_NOT_FOUND)
-    raise Conflict(messages.staged_change_decided(current["status"]))
+    raise Conflict(messages.staged_change_decided(current.status))
 
 
-def apply_change(env: ActionEnv, change: dict[str, Any], *, now: datetime) -> None:
+def apply_change(env: ActionEnv, change: StagedChange, *, now: datetime) -> None:
     """The write a staged change stands for."""
-    operation, table_id = change["operation"], change["table_id"]
-    values = dict(change.get("values") or {})
+    operation, table_id = change.operation, change.table_id
+    values = dict(change.values or {})
     if operation == "create":
         env.records.create_record(table_id, values, now=now)
     elif operation == "update":
-        env.records.update_record(table_id, change["record_id"], values, now=now)
+        env.records.update_record(table_id, str(change.record_id), values, now=now)
     elif operation == "delete":
-        env.records.delete_record(table_id, change["record_id"], now=now)
+        env.records.delete_record(table_id, str(change.record_id), now=now)
     else:
         raise ValueError(messages.staged_operation_unknown(operation))
 
@@ -72,7 +73,7 @@ def apply_approved(
             break
         count += 1
         status, error = _apply(env, change, now=now, policy=policy)
-        finish = partial(_finish, env, change["id"], status, error, now)
+        finish = partial(_finish, env, change.id, status, error, now)
         call_with_retries(finish, policy)
         if status == "approved":
             break
@@ -80,7 +81,7 @@ def apply_approved(
 
 
 def _apply(
-    env: ActionEnv, change: dict[str, Any], *, now: datetime, policy: TransientPolicy
+    env: ActionEnv, change: StagedChange, *, now: datetime, policy: TransientPolicy
 ) -> tuple[str, str | None]:
     """Apply one claimed change: ``("applied", None)``, or the status and error to store."""
     try:
@@ -88,7 +89,7 @@ def _apply(
     except Exception as exc:
         # a conflict that outlived its retries goes back to approved; the rest fails
         error = truncate_error(str(exc) or type(exc).__name__)
-        log.warning("staged change %s: %s", change["id"], error)
+        log.warning("staged change %s: %s", change.id, error)
         return ("approved" if is_retryable(exc) else "failed"), error
     return "applied", None
 

@@ -26,6 +26,7 @@ from datetime import datetime
 from typing import Any
 
 from tocsin import messages
+from tocsin.core.model import ApiToken
 from tocsin.errors import NotFound, PermissionDenied, TocsinError, ValidationError
 from tocsin.service.base import Service
 from tocsin.store import tokens
@@ -130,7 +131,7 @@ class AuthService(Service):
         digest = token_digest(token)
         with self.store.read() as tx:
             row = tokens.find_token_by_hash(tx, token_hash=digest)
-        if row is None or not hmac.compare_digest(str(row["token_hash"]), digest):
+        if row is None or not hmac.compare_digest(str(row.token_hash), digest):
             return None
         return self._live(row, now)
 
@@ -141,23 +142,23 @@ class AuthService(Service):
             row = tokens.find_token_by_id(tx, token_id=token_id)
         return self._live(row, now) if row is not None else None
 
-    def _live(self, row: dict[str, Any], now: datetime | None) -> Principal | None:
-        if row["revoked_at"] is not None:
+    def _live(self, row: ApiToken, now: datetime | None) -> Principal | None:
+        if row.revoked_at is not None:
             return None
-        if row["expires_at"] is not None and row["expires_at"] <= self._now(now):
+        if row.expires_at is not None and row.expires_at <= self._now(now):
             return None
         return Principal(
-            scope=row["scope"],
-            scope_id=row["scope_id"],
-            role=row["role"],
-            permissions=frozenset(row.get("permissions") or ()),
-            token_id=str(row["id"]),
+            scope=row.scope,
+            scope_id=row.scope_id,
+            role=row.role,
+            permissions=frozenset(row.permissions or ()),
+            token_id=row.id,
         )
 
     def list_tokens(self) -> list[dict[str, Any]]:
         """Every token's id, scope, role and instants (never a secret or its digest)."""
         with self.store.read() as tx:
-            return tokens.list_tokens(tx)
+            return [token.as_dict() for token in tokens.list_tokens(tx)]
 
     def revoke_token(self, token_id: str, *, now: datetime | None = None) -> dict[str, Any]:
         """Revoke a token by id from ``now`` on (idempotent); 404 for an unknown id."""
@@ -165,7 +166,7 @@ class AuthService(Service):
             row = tokens.revoke_token(tx, token_id=token_id, now=self._now(now))
         if row is None:
             raise NotFound(messages.TOKEN_NOT_FOUND)
-        return row
+        return row.as_dict()
 
     def authenticate(self, token: str | None, *, scope: str, scope_id: str) -> Principal:
         """The principal of ``token`` if it speaks for ``scope``/``scope_id`` (any role).

@@ -231,7 +231,9 @@ class RunsService(Service):
         """notify's feed of one chatroom, newest first: ``{"items", "total", "skip", "limit"}``."""
         _check_page(skip, limit)
         with self.store.read() as tx:
-            return list_messages(tx, chatroom_id=chatroom_id, skip=skip, limit=limit)
+            messages, total = list_messages(tx, chatroom_id=chatroom_id, skip=skip, limit=limit)
+        items = [message.as_dict() for message in messages]
+        return {"items": items, "total": total, "skip": skip, "limit": limit}
 
     # ── approval gate ──────────────────────────────────────────────────────────────────────
     def list_staged_changes(
@@ -244,7 +246,11 @@ class RunsService(Service):
         with self.store.read() as tx:
             if get_table(tx, table_id=table_id) is None:
                 raise NotFound(texts.TABLE_NOT_FOUND)
-            return list_changes(tx, table_id=table_id, status=status, skip=skip, limit=limit)
+            changes, total = list_changes(
+                tx, table_id=table_id, status=status, skip=skip, limit=limit
+            )
+        items = [change.as_dict() for change in changes]
+        return {"items": items, "total": total, "skip": skip, "limit": limit}
 
     def approve_change(
         self, table_id: str, change_id: str, now: datetime | None = None

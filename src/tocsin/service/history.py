@@ -35,7 +35,10 @@ def schedule_history(tx: Tx, schedule_id: str, skip: int, limit: int) -> dict[st
     """A workflow schedule's page (see :func:`history`)."""
 
     def fires(offset: int, count: int) -> tuple[list[dict[str, Any]], int]:
-        return store_schedules.list_fires(tx, schedule_id=schedule_id, skip=offset, limit=count)
+        page, total = store_schedules.list_fires(
+            tx, schedule_id=schedule_id, skip=offset, limit=count
+        )
+        return [f.as_dict() for f in page], total
 
     return history(tx, fires, SCHEDULE, schedule_id, skip, limit)
 
@@ -46,9 +49,10 @@ def trigger_history(
     """A table trigger's page (see :func:`history`), its fires read from its runs."""
 
     def fires(offset: int, count: int) -> tuple[list[dict[str, Any]], int]:
-        return store_run_queries.list_trigger_fires(
+        page, total = store_run_queries.list_trigger_fires(
             tx, table_id=table_id, trigger_id=trigger_id, skip=offset, limit=count
         )
+        return [f.as_dict() for f in page], total
 
     return history(tx, fires, TRIGGER, trigger_id, skip, limit, table_id=table_id)
 
@@ -86,7 +90,7 @@ def history(
         last_before=upper,
     )
     keyed = [((f["scheduled_for"], 1), {"kind": "fire", **f}) for f in rows]
-    keyed += [((r["last_instant"], 0), {"kind": "skip", **skip_view(r)}) for r in ranges]
+    keyed += [((r.last, 0), {"kind": "skip", **skip_view(r)}) for r in ranges]
     keyed.sort(key=lambda pair: pair[0], reverse=True)  # stable: fires keep their order
     return _page([item for _, item in keyed], total, skip, limit, in_share - len(ranges))
 

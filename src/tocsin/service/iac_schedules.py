@@ -129,11 +129,11 @@ def plan_schedules(
                 raise _invalid(number, messages.iac_schedule_id_twice(sid))
             seen.add(sid)
             row = store_schedules.get_schedule(tx, schedule_id=sid)
-            if row is not None and row["source"] != "imperative":
+            if row is not None and row.source != "imperative":
                 raise _invalid(number, messages.iac_schedule_declared(sid))
-            if row is not None and row["workflow_id"] != one.decl.workflow_id:
+            if row is not None and row.workflow_id != one.decl.workflow_id:
                 text = messages.iac_schedule_other_workflow(
-                    sid, row["workflow_id"], one.decl.workflow_id
+                    sid, row.workflow_id, one.decl.workflow_id
                 )
                 raise _invalid(number, text)
         grouped.setdefault(one.decl.workflow_id, []).append(one.authored)
@@ -141,7 +141,7 @@ def plan_schedules(
         tx, workflow_ids=list(grouped), for_update=for_update
     )
     plans = [
-        plan_workflow(wf, docs, [r for r in rows if r["workflow_id"] == wf])
+        plan_workflow(wf, docs, [r.as_dict() for r in rows if r.workflow_id == wf])
         for wf, docs in grouped.items()
     ]
     _check_ids(tx, plans, parsed, registry, {})
@@ -209,8 +209,8 @@ def export_schedules(tx: Tx, workflows: Sequence[str] | None) -> list[dict[str, 
     else of every workflow that has one (by workflow id); schedules in id order."""
     rows = store_schedules.imperative_schedules(tx, workflow_ids=workflows)
     order = {w: i for i, w in enumerate(workflows)} if workflows is not None else {}
-    rows.sort(key=lambda r: (order.get(r["workflow_id"], 0), r["workflow_id"], r["id"]))
-    return [canonical(r["workflow_id"], r["id"], body(r)) for r in rows]
+    rows.sort(key=lambda r: (order.get(r.workflow_id, 0), r.workflow_id, r.id))
+    return [canonical(r.workflow_id, r.id, body(r.as_dict())) for r in rows]
 
 
 __all__ = ["SchedulePlans", "apply_schedules", "export_schedules", "plan_schedules", "split"]

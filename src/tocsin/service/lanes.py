@@ -37,7 +37,7 @@ from tocsin import messages
 from tocsin.actions.base import ActionEnv
 from tocsin.core.contract.lane import Window, check_instant
 from tocsin.core.contract.verify import verify
-from tocsin.core.model import Run
+from tocsin.core.model import Run, StoredLane
 from tocsin.core.schedules.skips import LANE
 from tocsin.engine.lane_admit import Admission, admit, legacy_ids
 from tocsin.engine.lanes import COUNTS as LANES_FIRED
@@ -136,7 +136,7 @@ class Lanes:
             summary = store_lanes.lane_summaries(tx, lane_id=lane_id).get(lane_id)
         return public_lane(lane_id, self._registry.get(lane_id), row, summary)
 
-    def _known(self, tx: Tx, lane_id: object) -> dict[str, Any] | None:
+    def _known(self, tx: Tx, lane_id: object) -> StoredLane | None:
         """The lane's row (None for a registered lane the tick has not seen yet); NotFound
         for an unknown lane."""
         row = None
@@ -172,7 +172,7 @@ class Lanes:
                 sync_lanes(tx, {lane.id: lane}, now=now)
         with self._store.read() as tx:
             row = self._known(tx, lane_id)
-        if row is None or row["cron"] is None:
+        if row is None or row.cron is None:
             raise Conflict(messages.lane_not_scheduled(lane_id))
 
     def fires(self, lane_id: str, skip: int = 0, limit: int = 50) -> dict[str, Any]:
@@ -200,7 +200,7 @@ class Lanes:
             raise Conflict(messages.lane_not_scheduled(lane_id))
         with self._store.read() as tx:
             row = store_lanes.get_lane(tx, lane_id=lane.id)
-        paused = row is not None and row["paused_at"] is not None
+        paused = row is not None and row.paused_at is not None
         items = lane_next_fires(lane, row, now=at, n=n)
         return {"lane_id": lane.id, "paused": paused, "items": items}
 
@@ -266,18 +266,18 @@ class Lanes:
         if isinstance(run_id, str) and len(run_id) <= 40:
             with self._store.read() as tx:
                 run = store_lanes.get_run(tx, run_id=run_id)
-        if run is None or run["lane_id"] != lane.id or not run["admitted"]:
+        if run is None or run.lane_id != lane.id or not run.admitted:
             raise NotFound(messages.lane_run_not_found(run_id))
-        if run["policy_version"] != lane.policy_version:
+        if run.policy_version != lane.policy_version:
             raise ValidationError(
                 messages.lane_retry_policy_changed(
-                    run["run_id"], run["policy_version"], lane.policy_version
+                    run.run_id, run.policy_version, lane.policy_version
                 )
             )
-        stored = Window(run["window_start"], run["window_end"])
+        stored = Window(run.window_start, run.window_end)
         if window is not None and _window(window) != stored:
             raise ValidationError(messages.lane_window_invalid(window, "the run's own window"))
-        return stored, run["scheduled_for"], run["zone"]
+        return stored, run.scheduled_for, run.zone
 
     def requeue(self, lane_id: str, attempt_id: str, now: datetime | None = None) -> dict[str, Any]:
         """The operator's requeue of one attempt: a pending one (its delivery lost) or one
@@ -390,31 +390,29 @@ class Lanes:
             row = store_lanes.get_attempt(tx, attempt_id=attempt_id)
             if row is None:
                 return None
-            run = store_lanes.get_run(tx, run_id=row["run_id"])
+            run = store_lanes.get_run(tx, run_id=row.run_id)
             if run is None:
                 return None
-            if run["policy_version"] != lane.policy_version:
+            if run.policy_version != lane.policy_version:
                 error = messages.lane_retry_policy_changed(
-                    run["run_id"], run["policy_version"], lane.policy_version
+                    run.run_id, run.policy_version, lane.policy_version
                 )
                 values = {"state": "failed", "error": error}
-                store_lanes.finish_attempt(tx, attempt_id=row["attempt_id"], values=values, now=now)
-                store_lanes.update_run(
-                    tx, run_id=run["run_id"], values={"state": "failed"}, now=now
-                )
+                store_lanes.finish_attempt(tx, attempt_id=row.attempt_id, values=values, now=now)
+                store_lanes.update_run(tx, run_id=run.run_id, values={"state": "failed"}, now=now)
                 return None
-            store_lanes.update_run(tx, run_id=run["run_id"], values={"state": "running"}, now=now)
+            store_lanes.update_run(tx, run_id=run.run_id, values={"state": "running"}, now=now)
         return Admission(
             lane_id=lane.id,
-            zone=run["zone"],
-            policy_version=run["policy_version"],
-            run_id=run["run_id"],
-            attempt=row["attempt"],
-            attempt_id=row["attempt_id"],
-            kind=row["kind"],
-            scheduled_for=run["scheduled_for"],
-            observed_at=row["observed_at"],
-            window=Window(run["window_start"], run["window_end"]),
+            zone=run.zone,
+            policy_version=run.policy_version,
+            run_id=run.run_id,
+            attempt=row.attempt,
+            attempt_id=row.attempt_id,
+            kind=row.kind,
+            scheduled_for=run.scheduled_for,
+            observed_at=row.observed_at,
+            window=Window(run.window_start, run.window_end),
             decision=None,
             legacy_ids=legacy_ids(run),
         )

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from tocsin import messages
+from tocsin.core.model import ScheduleFire, WorkflowSchedule
 from tocsin.core.schedules import tree_eval as compound_eval
 from tocsin.core.schedules.tree import EVENT_SUBJECTS, Cron, Event, Node, from_json, to_json
 from tocsin.core.time.cron import explain, parse
@@ -69,12 +70,12 @@ def describe(node: Node, names: Names = NO_NAMES) -> str:
     return "(" + word.join(describe(c, names) for c in node.children) + ")"
 
 
-def trigger_view(row: Mapping[str, Any], now: datetime, names: Names = NO_NAMES) -> dict[str, Any]:
+def trigger_view(row: WorkflowSchedule, now: datetime, names: Names = NO_NAMES) -> dict[str, Any]:
     """``{"tree", "description", "satisfied_now", "next_instant"}``: the JSON tree where each
     event leaf carries ``latched_since`` (None: not latched) and ``name`` (its table's name, or
     None), and each time leaf ``next``."""
-    tree = from_json(row["trigger_tree"])
-    latches = load_latches(row.get("latches"))
+    tree = from_json(row.trigger_tree)
+    latches = load_latches(row.latches)
     return {
         "tree": _annotate(tree, to_json(tree), latches, now, "", names),
         "description": describe(tree, names),
@@ -104,21 +105,20 @@ def _annotate(
 
 
 def public_schedule(
-    row: Mapping[str, Any], last_fire: Mapping[str, Any] | None, names: Names = NO_NAMES
+    row: WorkflowSchedule, last_fire: ScheduleFire | None, names: Names = NO_NAMES
 ) -> dict[str, Any]:
     """A schedule row as callers see it; ``names``: the names of the tables its tree reads."""
-    out = {name: row.get(name) for name in SCHEDULE_FIELDS}
-    out["paused"] = bool(out["paused"])
-    tree = row.get("trigger_tree")
+    out = {name: getattr(row, name) for name in SCHEDULE_FIELDS}
+    tree = row.trigger_tree
     if tree is None:
-        out["description"] = explain(parse(str(row["cron"]), dialect="extended"))
+        out["description"] = explain(parse(row.cron, dialect="extended"))
     else:
         out["cron"] = None
         try:
             out["description"] = describe(from_json(tree), names)
         except ValueError as exc:  # a stored tree that no longer reads (ConfigError too)
             out["description"] = messages.trigger_unreadable(exc)
-    out["last_fire"] = dict(last_fire) if last_fire is not None else None
+    out["last_fire"] = last_fire.as_dict() if last_fire is not None else None
     return out
 
 

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from tocsin import messages
+from tocsin.core.model import WorkflowActivity, WorkflowSchedule
 from tocsin.core.schedules.skips import SCHEDULE
 from tocsin.core.schedules.tree import Node, from_json
 from tocsin.core.time.instants import require_aware
@@ -48,6 +49,7 @@ from tocsin.workflows.sync import check_trigger_ids, schedule_row
 from tocsin.workflows.views import public_workflow
 
 MAX_PAGE = 500
+NO_ACTIVITY = WorkflowActivity(schedules=(), runs=0, last_run_at=None)
 MAX_ID = 64
 
 
@@ -57,7 +59,7 @@ def check_page(skip: object, limit: object) -> None:
         raise ValidationError(messages.page_invalid(skip, limit))
 
 
-def _require(tx: Tx, schedule_id: object) -> dict[str, Any]:
+def _require(tx: Tx, schedule_id: object) -> WorkflowSchedule:
     row = None
     if isinstance(schedule_id, str) and 0 < len(schedule_id) <= MAX_ID:
         row = store_schedules.get_schedule(tx, schedule_id=schedule_id, for_update=not tx.readonly)
@@ -66,12 +68,10 @@ def _require(tx: Tx, schedule_id: object) -> dict[str, Any]:
     return row
 
 
-def _table_names(tx: Tx, rows: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+def _table_names(tx: Tx, rows: Iterable[WorkflowSchedule]) -> dict[str, str]:
     """The names of the tables the compound trees of ``rows`` listen to (their words name a
     table by its name, not its id)."""
-    wanted = {
-        i for r in rows if r.get("trigger_tree") is not None for i in table_ids(r["trigger_tree"])
-    }
+    wanted = {i for r in rows if r.trigger_tree is not None for i in table_ids(r.trigger_tree)}
     return store_records.table_names(tx, table_ids=wanted)
 
 
@@ -100,11 +100,11 @@ class Schedules:
         self._store, self._registry, self._now = store, registry, clock
         self._max_instants = max_instants
 
-    def _view(self, tx: Tx, row: Mapping[str, Any], now: datetime | None = None) -> dict[str, Any]:
-        fire = store_schedules.fires_by_id(tx, fire_ids=[row.get("last_fire_id") or ""])
+    def _view(self, tx: Tx, row: WorkflowSchedule, now: datetime | None = None) -> dict[str, Any]:
+        fire = store_schedules.fires_by_id(tx, fire_ids=[row.last_fire_id or ""])
         names = _table_names(tx, [row])
-        out = public_schedule(row, fire.get(str(row.get("last_fire_id"))), names)
-        if row.get("trigger_tree") is not None:
+        out = public_schedule(row, fire.get(str(row.last_fire_id)), names)
+        if row.trigger_tree is not None:
             try:
                 out["trigger"] = trigger_view(row, self._now(now), names)
             except ValueError:  # unreadable: the description says why
@@ -121,15 +121,16 @@ class Schedules:
         registry = self._registry()
         out: dict[str, dict[str, Any]] = {}
         for workflow_id in sorted(set(known) | set(registry)):
-            stored = known.get(workflow_id, {"schedules": [], "runs": 0, "last_run_at": None})
+            stored = known.get(workflow_id, NO_ACTIVITY)
             wf = registry.get(workflow_id)
             declared = [s.id for s in wf.schedules] if wf is not None else []
             out[workflow_id] = {
                 **(public_workflow(wf) if wf is not None else {"description": None, "steps": None}),
-                **stored,
+                "schedules": sorted({*stored.schedules, *declared}),
+                "runs": stored.runs,
+                "last_run_at": stored.last_run_at,
                 "id": workflow_id,
                 "code_loaded": wf is not None,
-                "schedules": sorted({*stored["schedules"], *declared}),
             }
         return out
 
@@ -142,9 +143,9 @@ class Schedules:
             rows, total = store_schedules.list_schedules(
                 tx, workflow_id=workflow_id, skip=skip, limit=limit
             )
-            fires = store_schedules.fires_by_id(tx, fire_ids=[r["last_fire_id"] for r in rows])
+            fires = store_schedules.fires_by_id(tx, fire_ids=[r.last_fire_id or "" for r in rows])
             names = _table_names(tx, rows)
-        items = [public_schedule(r, fires.get(str(r["last_fire_id"])), names) for r in rows]
+        items = [public_schedule(r, fires.get(str(r.last_fire_id)), names) for r in rows]
         return {"items": items, "total": total, "skip": skip, "limit": limit}
 
     def get(self, schedule_id: str, now: datetime | None = None) -> dict[str, Any]:
@@ -157,9 +158,9 @@ class Schedules:
         at = self._now(now)
         with self._store.begin() as tx:
             row = _require(tx, schedule_id)
-            if not row["paused"]:
+            if not row.paused:
                 store_schedules.update_schedule(
-                    tx, schedule_id=row["id"], values={"paused": True}, now=at
+                    tx, schedule_id=row.id, values={"paused": True}, now=at
                 )
             return self._view(tx, _require(tx, schedule_id))
 
@@ -169,7 +170,7 @@ class Schedules:
         at = self._now(now)
         with self._store.begin() as tx:
             row = _require(tx, schedule_id)
-            if row["paused"]:
+            if row.paused:
                 resume_schedule(tx, row, at)
             return self._view(tx, _require(tx, schedule_id))
 
@@ -225,18 +226,19 @@ class Schedules:
         """Delete an imperative schedule (its fire history stays); declared ones → 409."""
         with self._store.begin() as tx:
             row = _require(tx, schedule_id)
-            if row["source"] == "declared":
-                raise Conflict(messages.schedule_declared(row["id"]))
-            store_schedules.delete_schedule(tx, schedule_id=row["id"])
+            if row.source == "declared":
+                raise Conflict(messages.schedule_declared(row.id))
+            store_schedules.delete_schedule(tx, schedule_id=row.id)
 
     def fires(self, schedule_id: str, skip: int = 0, limit: int = 50) -> dict[str, Any]:
         """The fire history, newest first: ``{"items", "total", "skip", "limit"}``."""
         check_page(skip, limit)
         with self._store.read() as tx:
             row = _require(tx, schedule_id)
-            items, total = store_schedules.list_fires(
-                tx, schedule_id=row["id"], skip=skip, limit=limit
+            fires, total = store_schedules.list_fires(
+                tx, schedule_id=row.id, skip=skip, limit=limit
             )
+        items = [f.as_dict() for f in fires]
         return {"items": items, "total": total, "skip": skip, "limit": limit}
 
     # --- why didn't it fire? ----------------------------------------------------------------
@@ -247,7 +249,7 @@ class Schedules:
         check_page(skip, limit)
         with self._store.read() as tx:
             row = _require(tx, schedule_id)
-            return schedule_history(tx, row["id"], skip, limit)
+            return schedule_history(tx, row.id, skip, limit)
 
     def skips(self, schedule_id: str, skip: int = 0, limit: int = 50) -> dict[str, Any]:
         """The schedule's skipped instants as ranges, newest first."""
@@ -255,7 +257,7 @@ class Schedules:
         with self._store.read() as tx:
             row = _require(tx, schedule_id)
             rows, total = store_skips.list_skips(
-                tx, target_kind=SCHEDULE, target_id=row["id"], skip=skip, limit=limit
+                tx, target_kind=SCHEDULE, target_id=row.id, skip=skip, limit=limit
             )
         items = [skip_view(r) for r in rows]
         return {"items": items, "total": total, "skip": skip, "limit": limit}
@@ -269,11 +271,11 @@ class Schedules:
         at, n = self._now(now), check_n(n)
         with self._store.read() as tx:
             row = _require(tx, schedule_id)
-            busy = row["overlap"] == "skip" and bool(
-                store_wf_runs.active_schedule_ids(tx, schedule_ids=[row["id"]])
+            busy = row.overlap == "skip" and bool(
+                store_wf_runs.active_schedule_ids(tx, schedule_ids=[row.id])
             )
         items = schedule_next_fires(row, busy=busy, now=at, n=n)
-        out = {"schedule_id": row["id"], "paused": row["paused"], "active_run": busy}
+        out = {"schedule_id": row.id, "paused": row.paused, "active_run": busy}
         return {**out, "items": items}
 
     def backfill(
@@ -297,7 +299,7 @@ class Schedules:
             raise ValidationError(messages.backfill_range_invalid())
         with self._store.read() as tx:
             row = _require(tx, schedule_id)
-        if row.get("trigger_tree") is not None:
+        if row.trigger_tree is not None:
             raise ValidationError(messages.backfill_compound(schedule_id))
         cap = self._max_instants if force else MAX_WITHOUT_FORCE
         plan = backfill_plan(row, first, last, cap)

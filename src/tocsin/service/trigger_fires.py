@@ -28,9 +28,10 @@ class Triggers(Service):
         _check_page(skip, limit)
         with self.store.read() as tx:
             _trigger(tx, table_id, trigger_id)
-            items, total = run_queries.list_trigger_fires(
+            fires, total = run_queries.list_trigger_fires(
                 tx, table_id=table_id, trigger_id=trigger_id, skip=skip, limit=limit
             )
+        items = [fire.as_dict() for fire in fires]
         return {"items": items, "total": total, "skip": skip, "limit": limit}
 
     def history(

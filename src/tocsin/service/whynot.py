@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from tocsin import messages
-from tocsin.core.schedules.skips import TRIGGER
+from tocsin.core.schedules.skips import TRIGGER, SkipRange
 from tocsin.core.time.instants import to_iso
 from tocsin.engine.evaluate import inspect_stored
 from tocsin.engine.lane_admit import LaneSpec
@@ -31,14 +31,14 @@ from tocsin.store.tx import Tx
 MAX_NEXT = 1000
 
 
-def skip_view(row: dict[str, Any]) -> dict[str, Any]:
+def skip_view(row: SkipRange) -> dict[str, Any]:
     """A skip range as callers see it."""
     return {
-        "reason": row["reason"],
-        "first_instant": to_iso(row["first_instant"]),
-        "last_instant": to_iso(row["last_instant"]),
-        "count": int(row["count"]),
-        "count_is_lower_bound": bool(row["at_least"]),
+        "reason": row.reason,
+        "first_instant": to_iso(row.first),
+        "last_instant": to_iso(row.last),
+        "count": row.count,
+        "count_is_lower_bound": row.at_least,
     }
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from sqlalchemy import bindparam, func, insert, select, update
 
 from tocsin import messages
+from tocsin.core.model import CHANGE_FIELDS, StagedChange
 from tocsin.store.errors import map_db_errors
 from tocsin.store.schema import staged_changes
 from tocsin.store.tx import Tx
@@ -34,11 +35,14 @@ CHANGE_TRANSITIONS: dict[str, frozenset[str]] = {
 }
 
 
-def _row(row: Any) -> dict[str, Any]:
-    return dict(row._mapping)
+def change_value(row: Any) -> StagedChange:
+    """A ``staged_changes`` row as a :class:`StagedChange`: the one place a change value is
+    built."""
+    found = row._mapping
+    return StagedChange(**{name: found[name] for name in CHANGE_FIELDS})
 
 
-def stage_change(tx: Tx, *, change: dict[str, Any], now: datetime) -> dict[str, Any]:
+def stage_change(tx: Tx, *, change: dict[str, Any], now: datetime) -> StagedChange:
     """Insert a staged change, or return the one this run's action already staged.
 
     ``change`` holds id, table_id, run_id, action_id, operation, record_id, values.
@@ -51,24 +55,24 @@ def stage_change(tx: Tx, *, change: dict[str, Any], now: datetime) -> dict[str, 
     with map_db_errors():
         existing = tx.conn.execute(same).first()
         if existing is not None:
-            return _row(existing)
+            return change_value(existing)
         row = {**change, "status": "staged", "error": None, "created_at": now, "updated_at": now}
         tx.conn.execute(insert(staged_changes).values(**row))
-    return {**row, "decided_at": None, "applied_at": None}
+    return StagedChange(**row, decided_at=None, applied_at=None)
 
 
-def get_change(tx: Tx, *, change_id: str) -> dict[str, Any] | None:
+def get_change(tx: Tx, *, change_id: str) -> StagedChange | None:
     with map_db_errors():
         row = tx.conn.execute(
             select(staged_changes).where(staged_changes.c.id == change_id)
         ).first()
-    return None if row is None else _row(row)
+    return None if row is None else change_value(row)
 
 
 def list_changes(
     tx: Tx, *, table_id: str, status: str | None, skip: int, limit: int
-) -> dict[str, Any]:
-    """A page of staged changes, oldest first: ``{"items", "total", "skip", "limit"}``."""
+) -> tuple[list[StagedChange], int]:
+    """A page of staged changes, oldest first; and how many there are."""
     conds = [staged_changes.c.table_id == table_id]
     if status is not None:
         conds.append(staged_changes.c.status == status)
@@ -80,14 +84,14 @@ def list_changes(
         .limit(limit)
     )
     with map_db_errors():
-        items = [_row(r) for r in tx.conn.execute(page)]
+        items = [change_value(r) for r in tx.conn.execute(page)]
         total = tx.conn.execute(select(func.count()).where(*conds)).scalar_one()
-    return {"items": items, "total": int(total), "skip": skip, "limit": limit}
+    return items, int(total)
 
 
 def decide_change(
     tx: Tx, *, change_id: str, table_id: str, status: str, now: datetime
-) -> dict[str, Any] | None:
+) -> StagedChange | None:
     """``staged → approved | rejected``; None when the change is not staged any more."""
     tx.require_writable()
     if status not in CHANGE_TRANSITIONS["staged"]:
@@ -104,10 +108,10 @@ def decide_change(
     )
     with map_db_errors():
         row = tx.conn.execute(stmt).first()
-    return None if row is None else _row(row)
+    return None if row is None else change_value(row)
 
 
-def claim_approved_change(tx: Tx, *, now: datetime) -> dict[str, Any] | None:
+def claim_approved_change(tx: Tx, *, now: datetime) -> StagedChange | None:
     """Claim the earliest staged approved change: ``approved → applying`` (None when none).
 
     Changes apply in the order their actions staged them (``created_at, id``).
@@ -117,7 +121,7 @@ def claim_approved_change(tx: Tx, *, now: datetime) -> dict[str, Any] | None:
     tx.require_writable()
     with map_db_errors():
         row = tx.conn.execute(_claim_approved(tx.is_postgres), {"now": now}).first()
-    return None if row is None else _row(row)
+    return None if row is None else change_value(row)
 
 
 @cache

@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
+from tocsin.core.model import CommandResult, CommandSlot
 from tocsin.store.errors import map_db_errors
 from tocsin.store.schema import command_results
 from tocsin.store.tx import Tx
@@ -25,8 +26,9 @@ def _insert(tx: Tx) -> Any:
 
 def reserve_command(
     tx: Tx, *, key: str, command: str, now: datetime, stale_after_s: float
-) -> dict[str, Any]:
-    """Reserve ``key`` for one call: ``{"state": "reserved" | "succeeded" | "busy", "result"}``.
+) -> CommandSlot:
+    """Reserve ``key`` for one call: ``reserved``, ``succeeded`` (with the stored result) or
+    ``busy``.
 
     - new key, or a reservation older than ``stale_after_s``: reserved for this caller;
     - a key that already succeeded: ``succeeded`` with its stored result (do not call again);
@@ -41,14 +43,14 @@ def reserve_command(
     )
     with map_db_errors():
         if tx.conn.execute(stmt).first() is not None:
-            return {"state": "reserved", "result": None}
+            return CommandSlot("reserved")
         row = tx.conn.execute(
             select(command_results).where(command_results.c.idempotency_key == key)
         ).first()
     if row is None:  # released between our insert and read: try again next attempt
-        return {"state": "busy", "result": None}
+        return CommandSlot("busy")
     if row.status == "succeeded":
-        return {"state": "succeeded", "result": row.result}
+        return CommandSlot("succeeded", row.result)
     return _take_over_stale(tx, key=key, now=now, stale_after_s=stale_after_s)
 
 
@@ -63,7 +65,7 @@ def key_row(key: str, command: str, now: datetime) -> dict[str, Any]:
     }
 
 
-def _take_over_stale(tx: Tx, *, key: str, now: datetime, stale_after_s: float) -> dict[str, Any]:
+def _take_over_stale(tx: Tx, *, key: str, now: datetime, stale_after_s: float) -> CommandSlot:
     cutoff = now - timedelta(seconds=stale_after_s)
     stmt = (
         update(command_results)
@@ -76,7 +78,7 @@ def _take_over_stale(tx: Tx, *, key: str, now: datetime, stale_after_s: float) -
     )
     with map_db_errors():
         taken = tx.conn.execute(stmt).rowcount == 1
-    return {"state": "reserved" if taken else "busy", "result": None}
+    return CommandSlot("reserved" if taken else "busy")
 
 
 def complete_command(tx: Tx, *, key: str, result: Any, now: datetime) -> None:
@@ -101,10 +103,10 @@ def release_command(tx: Tx, *, key: str) -> None:
         tx.conn.execute(stmt)
 
 
-def get_command_result(tx: Tx, *, key: str) -> dict[str, Any] | None:
+def get_command_result(tx: Tx, *, key: str) -> CommandResult | None:
     """The stored row of ``key`` (tests and operators read it)."""
     with map_db_errors():
         row = tx.conn.execute(
             select(command_results).where(command_results.c.idempotency_key == key)
         ).first()
-    return None if row is None else dict(row._mapping)
+    return None if row is None else CommandResult(**row._mapping)

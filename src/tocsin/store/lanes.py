@@ -18,11 +18,13 @@ mapping, with those names, and split each write between the two tables.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import fields
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, insert, or_, select, update
+from sqlalchemy import RowMapping, and_, func, insert, or_, select, update
 
+from tocsin.core.model import LaneAttempt, LaneRun, LaneSummary, StoredLane
 from tocsin.store.dialects import upsert_insert
 from tocsin.store.schema import APP_RUN_SCOPE, lane_attempts, lane_runs, lanes, runs
 from tocsin.store.tx import Tx
@@ -42,6 +44,26 @@ _ATTEMPT = (
 )
 _JOINED = A.join(Q, Q.c.id == A.c.attempt_id)
 
+_LANE_FIELDS = tuple(f.name for f in fields(StoredLane))
+_RUN_FIELDS = tuple(f.name for f in fields(LaneRun))
+_ATTEMPT_FIELDS = tuple(f.name for f in fields(LaneAttempt))
+
+
+def lane_value(row: RowMapping) -> StoredLane:
+    """A ``lanes`` row as a :class:`StoredLane`: the one place a lane value is built."""
+    return StoredLane(**{name: row[name] for name in _LANE_FIELDS})
+
+
+def lane_run_value(row: RowMapping) -> LaneRun:
+    """A ``lane_runs`` row as a :class:`LaneRun`: the one place a lane run value is built."""
+    return LaneRun(**{name: row[name] for name in _RUN_FIELDS})
+
+
+def attempt_value(row: RowMapping) -> LaneAttempt:
+    """An attempt row of :func:`_attempt_select` as a :class:`LaneAttempt`: the one place an
+    attempt value is built."""
+    return LaneAttempt(**{name: row[name] for name in _ATTEMPT_FIELDS})
+
 
 def insert_lane(tx: Tx, *, values: Mapping[str, Any]) -> bool:
     """Insert a lane row; False when it exists already (``ON CONFLICT DO NOTHING``)."""
@@ -55,18 +77,18 @@ def insert_lane(tx: Tx, *, values: Mapping[str, Any]) -> bool:
     return tx.conn.execute(stmt).scalar_one_or_none() is not None
 
 
-def lock_lane(tx: Tx, *, lane_id: str) -> dict[str, Any] | None:
+def lock_lane(tx: Tx, *, lane_id: str) -> StoredLane | None:
     """The lane row, locked for this transaction (PostgreSQL ``FOR UPDATE``)."""
     stmt = select(L).where(L.c.id == lane_id)
     if tx.is_postgres and not tx.readonly:
         stmt = stmt.with_for_update()
     row = tx.conn.execute(stmt).mappings().first()
-    return dict(row) if row is not None else None
+    return lane_value(row) if row is not None else None
 
 
-def get_lane(tx: Tx, *, lane_id: str) -> dict[str, Any] | None:
+def get_lane(tx: Tx, *, lane_id: str) -> StoredLane | None:
     row = tx.conn.execute(select(L).where(L.c.id == lane_id)).mappings().first()
-    return dict(row) if row is not None else None
+    return lane_value(row) if row is not None else None
 
 
 def update_lane(tx: Tx, *, lane_id: str, values: Mapping[str, Any], now: datetime) -> None:
@@ -74,13 +96,13 @@ def update_lane(tx: Tx, *, lane_id: str, values: Mapping[str, Any], now: datetim
     tx.conn.execute(update(L).where(L.c.id == lane_id).values(**values, updated_at=now))
 
 
-def list_lane_rows(tx: Tx) -> dict[str, dict[str, Any]]:
-    return {r["id"]: dict(r) for r in tx.conn.execute(select(L).order_by(L.c.id)).mappings()}
+def list_lane_rows(tx: Tx) -> dict[str, StoredLane]:
+    return {r["id"]: lane_value(r) for r in tx.conn.execute(select(L).order_by(L.c.id)).mappings()}
 
 
 def claim_due_lanes(
     tx: Tx, *, now: datetime, lane_ids: Sequence[str], limit: int
-) -> list[dict[str, Any]]:
+) -> list[StoredLane]:
     """Up to ``limit`` unpaused ones of ``lane_ids`` with ``next_fire_at <= now``, earliest
     first, locked.
 
@@ -101,12 +123,12 @@ def claim_due_lanes(
     )
     if tx.is_postgres:
         stmt = stmt.with_for_update(skip_locked=True)
-    return [dict(r) for r in tx.conn.execute(stmt).mappings()]
+    return [lane_value(r) for r in tx.conn.execute(stmt).mappings()]
 
 
-def get_run(tx: Tx, *, run_id: str) -> dict[str, Any] | None:
+def get_run(tx: Tx, *, run_id: str) -> LaneRun | None:
     row = tx.conn.execute(select(R).where(R.c.run_id == run_id)).mappings().first()
-    return dict(row) if row is not None else None
+    return lane_run_value(row) if row is not None else None
 
 
 def find_run(
@@ -117,7 +139,7 @@ def find_run(
     start: datetime,
     end: datetime,
     policy_version: str,
-) -> dict[str, Any] | None:
+) -> LaneRun | None:
     """The run recorded for ``(lane, scheduled_for, window, policy version)`` whatever formula
     its ``run_id`` was made with (``ix_lane_runs_window``: ``admitted`` is listed so the index's
     prefix serves both); an admitted one first, then the oldest."""
@@ -135,7 +157,7 @@ def find_run(
         .limit(1)
     )
     row = tx.conn.execute(stmt).mappings().first()
-    return dict(row) if row is not None else None
+    return lane_run_value(row) if row is not None else None
 
 
 def insert_run(tx: Tx, *, values: Mapping[str, Any]) -> bool:
@@ -152,7 +174,7 @@ def insert_run(tx: Tx, *, values: Mapping[str, Any]) -> bool:
 
 def overlapping_run(
     tx: Tx, *, lane_id: str, start: datetime, end: datetime, other_than: str
-) -> dict[str, Any] | None:
+) -> LaneRun | None:
     """An admitted run of the lane, other than ``other_than``, whose ``[start, end)`` overlaps
     (``ix_lane_runs_window``)."""
     stmt = (
@@ -168,7 +190,7 @@ def overlapping_run(
         .limit(1)
     )
     row = tx.conn.execute(stmt).mappings().first()
-    return dict(row) if row is not None else None
+    return lane_run_value(row) if row is not None else None
 
 
 def allocate_attempt(tx: Tx, *, run_id: str) -> int:
@@ -236,10 +258,10 @@ def _attempt_select() -> Any:
     return select(*_ATTEMPT, *instants).select_from(_JOINED.join(R, R.c.run_id == A.c.run_id))
 
 
-def get_attempt(tx: Tx, *, attempt_id: str) -> dict[str, Any] | None:
+def get_attempt(tx: Tx, *, attempt_id: str) -> LaneAttempt | None:
     stmt = _attempt_select().where(A.c.attempt_id == attempt_id)
     row = tx.conn.execute(stmt).mappings().first()
-    return dict(row) if row is not None else None
+    return attempt_value(row) if row is not None else None
 
 
 def finish_attempt(tx: Tx, *, attempt_id: str, values: Mapping[str, Any], now: datetime) -> None:
@@ -285,7 +307,7 @@ def run_attempt_outcomes(tx: Tx, *, run_id: str) -> list[tuple[str | None, Any]]
 
 def list_attempts(
     tx: Tx, *, lane_id: str, decision: str | None, skip: int, limit: int
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[LaneAttempt], int]:
     """A lane's attempts newest first (optionally of one decision status), and the total."""
     where = [A.c.lane_id == lane_id]
     if decision is not None:
@@ -298,10 +320,10 @@ def list_attempts(
         .offset(skip)
         .limit(limit)
     )
-    return [dict(r) for r in tx.conn.execute(stmt).mappings()], int(total)
+    return [attempt_value(r) for r in tx.conn.execute(stmt).mappings()], int(total)
 
 
-def list_fires(tx: Tx, *, lane_id: str, skip: int, limit: int) -> tuple[list[dict[str, Any]], int]:
+def list_fires(tx: Tx, *, lane_id: str, skip: int, limit: int) -> tuple[list[LaneAttempt], int]:
     """A lane's scheduled attempts (its fires) with their run's instants, newest scheduled
     instant first; and how many there are."""
     where = (A.c.lane_id == lane_id, A.c.kind == "scheduled")
@@ -313,10 +335,10 @@ def list_fires(tx: Tx, *, lane_id: str, skip: int, limit: int) -> tuple[list[dic
         .offset(skip)
         .limit(limit)
     )
-    return [dict(r) for r in tx.conn.execute(stmt).mappings()], int(total)
+    return [attempt_value(r) for r in tx.conn.execute(stmt).mappings()], int(total)
 
 
-def lane_summaries(tx: Tx, *, lane_id: str | None = None) -> dict[str, dict[str, Any]]:
+def lane_summaries(tx: Tx, *, lane_id: str | None = None) -> dict[str, LaneSummary]:
     """Per lane (or of ``lane_id`` alone): the number of attempts, per decision
     (``decisions``: status → count, attempts without a decision yet left out) and the newest
     attempt's decision and time."""
@@ -337,7 +359,7 @@ def lane_summaries(tx: Tx, *, lane_id: str | None = None) -> dict[str, dict[str,
         if row["decision_status"] is not None:
             info["decisions"][row["decision_status"]] = int(row["n"])
     if not out:
-        return out
+        return {}
     newest = select(A.c.lane_id, A.c.decision_status, Q.c.status.label("state"))
     newest = newest.select_from(_JOINED).where(
         or_(
@@ -350,11 +372,21 @@ def lane_summaries(tx: Tx, *, lane_id: str | None = None) -> dict[str, dict[str,
     for row in tx.conn.execute(newest).mappings():
         out[row["lane_id"]]["last_decision"] = row["decision_status"]
         out[row["lane_id"]]["last_state"] = row["state"]
-    return out
+    return {
+        lane: LaneSummary(
+            attempts=info["attempts"],
+            decisions=info["decisions"],
+            last_at=info["last_at"],
+            last_decision=info.get("last_decision"),
+            last_state=info.get("last_state"),
+        )
+        for lane, info in out.items()
+    }
 
 
 __all__ = [
     "allocate_attempt",
+    "attempt_value",
     "claim_due_lanes",
     "find_run",
     "finish_attempt",
@@ -364,7 +396,9 @@ __all__ = [
     "insert_attempt",
     "insert_lane",
     "insert_run",
+    "lane_run_value",
     "lane_summaries",
+    "lane_value",
     "list_attempts",
     "list_fires",
     "list_lane_rows",

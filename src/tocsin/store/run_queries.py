@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, func, null, or_, select
 
 from tocsin import messages
-from tocsin.core.model import Run
+from tocsin.core.model import Run, TriggerFire
 from tocsin.store.errors import map_db_errors
 from tocsin.store.runs import RUN_COLUMNS, RUN_FIELDS, RUN_STATUSES, run_value
 from tocsin.store.schema import ACTIVE_STATUSES, runs
@@ -116,11 +116,9 @@ _FIRES = runs.c.source == "schedule"
 
 def list_trigger_fires(
     tx: Tx, *, table_id: str, trigger_id: str, skip: int, limit: int
-) -> tuple[list[dict[str, Any]], int]:
-    """A table trigger's fires (its scheduled runs), newest scheduled instant first, as fire
-    rows: ``id`` and ``run_id`` (the run's), ``scheduled_for``, ``fired_at`` (the run's
-    creation), ``run_status``, ``identity``, ``record_id``, ``started_at``, ``finished_at``,
-    ``error`` (the run's); and the total."""
+) -> tuple[list[TriggerFire], int]:
+    """A table trigger's fires (its scheduled runs), newest scheduled instant first, as
+    :class:`TriggerFire` values; and the total."""
     where = (runs.c.table_id == table_id, runs.c.trigger_id == trigger_id, _FIRES)
     total = tx.conn.execute(select(func.count()).select_from(runs).where(*where)).scalar_one()
     stmt = (
@@ -145,18 +143,18 @@ def list_trigger_fires(
     return [_fire_of(r) for r in tx.conn.execute(stmt).mappings()], int(total)
 
 
-def _fire_of(row: Any) -> dict[str, Any]:
-    return {
-        "id": row["id"],
-        "table_id": row["table_id"],
-        "trigger_id": row["trigger_id"],
-        "record_id": row["record_id"],
-        "identity": row["identity"],
-        "scheduled_for": row["scheduled_for"],
-        "fired_at": row["created_at"],
-        "run_id": row["id"],
-        "run_status": row["status"],
-        "started_at": row["started_at"],
-        "finished_at": row["finished_at"],
-        "error": row["error"],
-    }
+def _fire_of(row: Any) -> TriggerFire:
+    return TriggerFire(
+        id=row["id"],
+        table_id=row["table_id"],
+        trigger_id=row["trigger_id"],
+        record_id=row["record_id"],
+        identity=row["identity"],
+        scheduled_for=row["scheduled_for"],
+        fired_at=row["created_at"],
+        run_id=row["id"],
+        run_status=row["status"],
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+        error=row["error"],
+    )

@@ -15,8 +15,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import RowMapping, delete, func, select, update
 
+from tocsin.core.model import DueSchedule, ScheduleFire, WorkflowActivity, WorkflowSchedule
 from tocsin.core.schedules.tree import subscription_keys
 from tocsin.store.bulk import (
     instant_binder,
@@ -35,12 +36,30 @@ F = schedule_fires
 PAYLOAD = ("input_data", "initial_state", "request_context", "metadata")
 
 
-def schedule_dict(row: Mapping[Any, Any]) -> dict[str, Any]:
-    """A stored row with ``meta`` spelled ``metadata``."""
-    out = dict(row)
-    out["metadata"] = out.pop("meta", None)
-    out.pop("trigger_keys", None)
-    return out
+def schedule_value(row: RowMapping) -> WorkflowSchedule:
+    """A stored row as a :class:`WorkflowSchedule`: the one place a schedule value is built."""
+    return WorkflowSchedule(
+        id=row["id"],
+        workflow_id=row["workflow_id"],
+        cron=row["cron"],
+        timezone=row["timezone"],
+        overlap=row["overlap"],
+        catch_up=row["catch_up"],
+        max_catch_up=row["max_catch_up"],
+        input_data=row["input_data"],
+        initial_state=row["initial_state"],
+        request_context=row["request_context"],
+        next_fire_at=row["next_fire_at"],
+        paused=bool(row["paused"]),
+        trigger_tree=row["trigger_tree"],
+        source=row["source"],
+        metadata=row["meta"],
+        last_fire_id=row["last_fire_id"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        latches=row["latches"],
+        evaluated_at=row["evaluated_at"],
+    )
 
 
 def _values(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -66,35 +85,35 @@ def insert_schedule(tx: Tx, *, values: Mapping[str, Any]) -> bool:
     return tx.conn.execute(stmt).scalar_one_or_none() is not None
 
 
-def get_schedule(tx: Tx, *, schedule_id: str, for_update: bool = False) -> dict[str, Any] | None:
+def get_schedule(tx: Tx, *, schedule_id: str, for_update: bool = False) -> WorkflowSchedule | None:
     stmt = select(S).where(S.c.id == schedule_id)
     if for_update and tx.is_postgres:
         stmt = stmt.with_for_update()
     row = tx.conn.execute(stmt).mappings().first()
-    return schedule_dict(row) if row is not None else None
+    return schedule_value(row) if row is not None else None
 
 
 def list_schedules(
     tx: Tx, *, workflow_id: str | None, skip: int, limit: int
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[WorkflowSchedule], int]:
     """Schedules ordered by id, optionally of one workflow; and the total."""
     where = [] if workflow_id is None else [S.c.workflow_id == workflow_id]
     total = tx.conn.execute(select(func.count()).select_from(S).where(*where)).scalar_one()
     stmt = select(S).where(*where).order_by(S.c.id).offset(skip).limit(limit)
-    return [schedule_dict(r) for r in tx.conn.execute(stmt).mappings()], int(total)
+    return [schedule_value(r) for r in tx.conn.execute(stmt).mappings()], int(total)
 
 
-def declared_schedules(tx: Tx) -> list[dict[str, Any]]:
+def declared_schedules(tx: Tx) -> list[WorkflowSchedule]:
     """Every schedule declared in code (``source = 'declared'``), locked for the sync."""
     stmt = select(S).where(S.c.source == "declared").order_by(S.c.id)
     if tx.is_postgres:
         stmt = stmt.with_for_update()
-    return [schedule_dict(r) for r in tx.conn.execute(stmt).mappings()]
+    return [schedule_value(r) for r in tx.conn.execute(stmt).mappings()]
 
 
 def imperative_schedules(
     tx: Tx, *, workflow_ids: Iterable[str] | None = None, for_update: bool = False
-) -> list[dict[str, Any]]:
+) -> list[WorkflowSchedule]:
     """The imperative schedules (``source = 'imperative'``), of ``workflow_ids`` only when
     given, ordered by workflow then id; locked with ``for_update`` (IaC apply, SPEC §11)."""
     where = [S.c.source == "imperative"]
@@ -103,7 +122,7 @@ def imperative_schedules(
     stmt = select(S).where(*where).order_by(S.c.workflow_id, S.c.id)
     if for_update and tx.is_postgres:
         stmt = stmt.with_for_update()
-    return [schedule_dict(r) for r in tx.conn.execute(stmt).mappings()]
+    return [schedule_value(r) for r in tx.conn.execute(stmt).mappings()]
 
 
 def update_schedule(tx: Tx, *, schedule_id: str, values: Mapping[str, Any], now: datetime) -> bool:
@@ -135,11 +154,10 @@ _DUE_COLUMNS = (
 _DUE_JSON = frozenset(("input_data", "initial_state", "request_context"))
 
 
-def claim_due_schedules(tx: Tx, *, now: datetime, limit: int) -> list[dict[str, Any]]:
-    """Up to ``limit`` unpaused schedules with ``next_fire_at <= now``, earliest first, locked:
-    each ``{id, workflow_id, cron, timezone, overlap, catch_up, max_catch_up, input_data,
-    initial_state, request_context, next_fire_at}`` (what firing reads; raw driver rows). The
-    JSON columns come as their values, decoded from the text each is read as.
+def claim_due_schedules(tx: Tx, *, now: datetime, limit: int) -> list[DueSchedule]:
+    """Up to ``limit`` unpaused plain cron schedules with ``next_fire_at <= now``, earliest
+    first, locked, as :class:`DueSchedule` values (what firing reads, from raw driver rows; the
+    JSON columns decoded from the text each is read as).
 
     PostgreSQL: ``FOR UPDATE SKIP LOCKED`` (rows another scheduler holds are skipped); SQLite:
     call inside ``store.begin()``.
@@ -157,14 +175,36 @@ def claim_due_schedules(tx: Tx, *, now: datetime, limit: int) -> list[dict[str, 
         keyed_access_only(tx)  # the page in ix_workflow_schedules_due's order, none sorted
     found = tx.conn.exec_driver_sql(sql, (instant_binder(tx)(now), limit)).fetchall()
     instant = instant_reader()
-    out = []
-    for row in found:
-        item = dict(zip(_DUE_COLUMNS, row, strict=True))
-        for name in _DUE_JSON:
-            item[name] = json_value(item[name])
-        item["next_fire_at"] = instant(item["next_fire_at"])
-        out.append(item)
-    return out
+    return [
+        DueSchedule(
+            sid,
+            workflow_id,
+            cron,
+            zone,
+            overlap,
+            catch_up,
+            max_catch_up,
+            json_value(input_data),
+            json_value(initial_state),
+            json_value(request_context),
+            instant(next_fire_at),
+            False,  # the claim reads unpaused rows only
+            None,  # and plain cron ones
+        )
+        for (
+            sid,
+            workflow_id,
+            cron,
+            zone,
+            overlap,
+            catch_up,
+            max_catch_up,
+            input_data,
+            initial_state,
+            request_context,
+            next_fire_at,
+        ) in found
+    ]
 
 
 _DUE_SELECT = ", ".join(  # JSON read as its text on PostgreSQL too, decoded by json_value
@@ -225,20 +265,30 @@ def _fire_select() -> Any:
     )
 
 
-def fire_dict(row: Mapping[Any, Any]) -> dict[str, Any]:
-    """A fire with its run's status, ``pending`` while the run row is not visible."""
-    out = {c.name: row[c.name] for c in F.c}
-    status = row.get("run_status")
-    if out["publish_status"] == "publish_failed":
-        out["run_status"] = None
-    else:
-        out["run_status"] = status if status is not None else "pending"
-    return out
+def fire_value(row: RowMapping) -> ScheduleFire:
+    """A fire with its run's status, ``pending`` while the run row is not visible: the one place
+    a fire value is built."""
+    status = row["run_status"]
+    if row["publish_status"] == "publish_failed":
+        status = None
+    elif status is None:
+        status = "pending"
+    return ScheduleFire(
+        id=row["id"],
+        schedule_id=row["schedule_id"],
+        workflow_id=row["workflow_id"],
+        scheduled_for=row["scheduled_for"],
+        fired_at=row["fired_at"],
+        run_id=row["run_id"],
+        publish_status=row["publish_status"],
+        error=row["error"],
+        run_status=status,
+    )
 
 
 def list_fires(
     tx: Tx, *, schedule_id: str, skip: int, limit: int
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[ScheduleFire], int]:
     """A schedule's fires, newest scheduled instant first; and the total."""
     where = F.c.schedule_id == schedule_id
     total = tx.conn.execute(select(func.count()).select_from(F).where(where)).scalar_one()
@@ -247,16 +297,16 @@ def list_fires(
     # page never joins the rows it skips
     page = select(F.c.id).where(where).order_by(*order).offset(skip).limit(limit)
     stmt = _fire_select().where(F.c.id.in_(page.scalar_subquery())).order_by(*order)
-    return [fire_dict(r) for r in tx.conn.execute(stmt).mappings()], int(total)
+    return [fire_value(r) for r in tx.conn.execute(stmt).mappings()], int(total)
 
 
-def fires_by_id(tx: Tx, *, fire_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+def fires_by_id(tx: Tx, *, fire_ids: Iterable[str]) -> dict[str, ScheduleFire]:
     """Fires by id (each schedule's ``last_fire``)."""
     wanted = sorted({i for i in fire_ids if i})
     if not wanted:
         return {}
     stmt = _fire_select().where(F.c.id.in_(wanted))
-    return {r["id"]: fire_dict(r) for r in tx.conn.execute(stmt).mappings()}
+    return {r["id"]: fire_value(r) for r in tx.conn.execute(stmt).mappings()}
 
 
 def count_fires(tx: Tx, *, schedule_id: str | None = None) -> int:
@@ -264,24 +314,22 @@ def count_fires(tx: Tx, *, schedule_id: str | None = None) -> int:
     return int(tx.conn.execute(select(func.count()).select_from(F).where(*where)).scalar_one())
 
 
-def known_workflows(tx: Tx) -> dict[str, dict[str, Any]]:
+def known_workflows(tx: Tx) -> dict[str, WorkflowActivity]:
     """Every workflow id the database holds a schedule or a run of, whether or not its code is
-    loaded: ``{id: {"schedules": [schedule ids], "runs": count, "last_run_at": instant}}``
-    (``ix_workflow_schedules_workflow``, ``ix_workflow_runs_workflow``)."""
+    loaded, with its schedule ids and its runs (``ix_workflow_schedules_workflow``,
+    ``ix_workflow_runs_workflow``)."""
     R = workflow_runs
-    known: dict[str, dict[str, Any]] = {}
-
-    def entry(workflow_id: str) -> dict[str, Any]:
-        return known.setdefault(workflow_id, {"schedules": [], "runs": 0, "last_run_at": None})
-
+    schedules: dict[str, list[str]] = {}
     for workflow_id, schedule_id in tx.conn.execute(
         select(S.c.workflow_id, S.c.id).order_by(S.c.workflow_id, S.c.id)
     ):
-        entry(workflow_id)["schedules"].append(schedule_id)
+        schedules.setdefault(workflow_id, []).append(schedule_id)
     runs = select(R.c.workflow_id, func.count(), func.max(R.c.created_at)).group_by(R.c.workflow_id)
-    for workflow_id, count, last in tx.conn.execute(runs):
-        entry(workflow_id).update(runs=int(count), last_run_at=last)
-    return known
+    counted = {w: (int(count), last) for w, count, last in tx.conn.execute(runs)}
+    return {
+        w: WorkflowActivity(tuple(schedules.get(w, ())), *counted.get(w, (0, None)))
+        for w in (*schedules, *(w for w in counted if w not in schedules))
+    }
 
 
 __all__ = [
@@ -291,7 +339,7 @@ __all__ = [
     "count_fires",
     "declared_schedules",
     "delete_schedule",
-    "fire_dict",
+    "fire_value",
     "fires_by_id",
     "get_schedule",
     "imperative_schedules",
@@ -300,6 +348,6 @@ __all__ = [
     "known_workflows",
     "list_fires",
     "list_schedules",
-    "schedule_dict",
+    "schedule_value",
     "update_schedule",
 ]

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import RowMapping, func, select
 
 from tocsin.core.schedules import skips as core_skips
 from tocsin.core.schedules.skips import SkipRange
@@ -100,7 +99,7 @@ def list_skips(
     limit: int = 50,
     last_from: datetime | None = None,
     last_before: datetime | None = None,
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[SkipRange], int]:
     """A target's skip ranges (a trigger: of ``table_id``), newest first; and how many there
     are. ``last_from`` (inclusive) and ``last_before`` (exclusive) narrow both to the ranges
     whose ``last_instant`` falls in that span (a history page's share of the ledger)."""
@@ -121,7 +120,22 @@ def list_skips(
         .offset(skip)
         .limit(limit)
     )
-    return [dict(r) for r in tx.conn.execute(stmt).mappings()], int(total)
+    return [skip_value(r) for r in tx.conn.execute(stmt).mappings()], int(total)
 
 
-__all__ = ["NO_TABLE", "list_skips", "record_skips"]
+def skip_value(row: RowMapping) -> SkipRange:
+    """A ``skips`` row as a :class:`SkipRange` (its ``table_id`` ``''`` for a schedule or a
+    lane): the one place a stored range is read."""
+    return SkipRange(
+        target_kind=row["target_kind"],
+        target_id=row["target_id"],
+        reason=row["reason"],
+        first=row["first_instant"],
+        last=row["last_instant"],
+        count=int(row["count"]),
+        at_least=bool(row["at_least"]),
+        table_id=row["table_id"],
+    )
+
+
+__all__ = ["NO_TABLE", "list_skips", "record_skips", "skip_value"]

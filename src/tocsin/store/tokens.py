@@ -8,24 +8,22 @@ revoked (``revoked_at``); the service refuses an expired or revoked token from t
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import RowMapping, insert, select, update
 
+from tocsin.core.model import TOKEN_LISTED, ApiToken
 from tocsin.store.schema import api_tokens
 from tocsin.store.tx import Tx
 
 #: What a listing shows: never the digest.
-LISTED = (
-    "id",
-    "scope",
-    "scope_id",
-    "role",
-    "permissions",
-    "created_at",
-    "expires_at",
-    "revoked_at",
-)
+LISTED = TOKEN_LISTED
+
+
+def token_value(row: RowMapping) -> ApiToken:
+    """A token row (its digest when read) as an :class:`ApiToken`: the one place a token value
+    is built."""
+    values = {name: row[name] for name in LISTED}
+    return ApiToken(**values, token_hash=row.get("token_hash"))
 
 
 def insert_token(
@@ -56,30 +54,30 @@ def insert_token(
     )
 
 
-def find_token_by_hash(tx: Tx, *, token_hash: str) -> dict[str, Any] | None:
+def find_token_by_hash(tx: Tx, *, token_hash: str) -> ApiToken | None:
     """The token row whose digest is ``token_hash``, or None."""
     row = (
         tx.conn.execute(select(api_tokens).where(api_tokens.c.token_hash == token_hash))
         .mappings()
         .first()
     )
-    return dict(row) if row is not None else None
+    return token_value(row) if row is not None else None
 
 
-def find_token_by_id(tx: Tx, *, token_id: str) -> dict[str, Any] | None:
+def find_token_by_id(tx: Tx, *, token_id: str) -> ApiToken | None:
     """The token row whose id is ``token_id``, or None."""
     row = tx.conn.execute(select(api_tokens).where(api_tokens.c.id == token_id)).mappings().first()
-    return dict(row) if row is not None else None
+    return token_value(row) if row is not None else None
 
 
-def list_tokens(tx: Tx) -> list[dict[str, Any]]:
+def list_tokens(tx: Tx) -> list[ApiToken]:
     """Every token without its digest, oldest first."""
     columns = [api_tokens.c[name] for name in LISTED]
     query = select(*columns).order_by(api_tokens.c.created_at, api_tokens.c.id)
-    return [dict(row) for row in tx.conn.execute(query).mappings()]
+    return [token_value(row) for row in tx.conn.execute(query).mappings()]
 
 
-def revoke_token(tx: Tx, *, token_id: str, now: datetime) -> dict[str, Any] | None:
+def revoke_token(tx: Tx, *, token_id: str, now: datetime) -> ApiToken | None:
     """Mark ``token_id`` revoked at ``now`` (an earlier revocation is kept); the token's listed
     fields, or None when no token has that id."""
     tx.require_writable()
@@ -90,4 +88,4 @@ def revoke_token(tx: Tx, *, token_id: str, now: datetime) -> dict[str, Any] | No
     )
     columns = [api_tokens.c[name] for name in LISTED]
     row = tx.conn.execute(select(*columns).where(api_tokens.c.id == token_id)).mappings().first()
-    return dict(row) if row is not None else None
+    return token_value(row) if row is not None else None

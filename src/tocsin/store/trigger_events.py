@@ -20,6 +20,7 @@ from itertools import chain
 from typing import Any
 
 from sqlalchemy import (
+    RowMapping,
     String,
     bindparam,
     delete,
@@ -32,10 +33,11 @@ from sqlalchemy import (
     update,
 )
 
+from tocsin.core.model import TriggerEvent, WorkflowSchedule
 from tocsin.store.bulk import instant_binder, with_rows
 from tocsin.store.coltypes import UTCDateTime
 from tocsin.store.dialects import keyed_access_only, upsert_insert
-from tocsin.store.schedules import schedule_dict
+from tocsin.store.schedules import schedule_value
 from tocsin.store.schema import (
     trigger_events,
     workflow_definitions,
@@ -128,10 +130,18 @@ def serialize_pass(tx: Tx) -> None:
         tx.conn.execute(_PASS_LOCK)
 
 
-def claim_events(tx: Tx, *, limit: int) -> list[dict[str, Any]]:
+def event_value(row: RowMapping) -> TriggerEvent:
+    """An outbox row as a :class:`TriggerEvent`: the one place an event value is built."""
+    return TriggerEvent(
+        id=int(row["id"]), kind=row["kind"], subject=row["subject"], occurred_at=row["occurred_at"]
+    )
+
+
+def claim_events(tx: Tx, *, limit: int) -> list[TriggerEvent]:
     """Up to ``limit`` events, oldest first, locked (PostgreSQL: skipping locked ones)."""
     tx.require_writable()
-    return [dict(r) for r in tx.conn.execute(_claim_events(tx.is_postgres, limit)).mappings()]
+    stmt = _claim_events(tx.is_postgres, limit)
+    return [event_value(r) for r in tx.conn.execute(stmt).mappings()]
 
 
 @cache
@@ -141,11 +151,11 @@ def _claim_events(postgres: bool, limit: int) -> Any:
     return stmt.with_for_update(skip_locked=True) if postgres else stmt
 
 
-def peek_events(tx: Tx, *, limit: int | None) -> list[dict[str, Any]]:
+def peek_events(tx: Tx, *, limit: int | None) -> list[TriggerEvent]:
     """Up to ``limit`` events (None: every one), oldest first, as :func:`claim_events` would
     take them, without locking (for the global dry run)."""
     stmt = select(E).order_by(E.c.id).limit(limit)
-    return [dict(r) for r in tx.conn.execute(stmt).mappings()]
+    return [event_value(r) for r in tx.conn.execute(stmt).mappings()]
 
 
 def delete_events(tx: Tx, *, ids: Sequence[int]) -> None:
@@ -160,7 +170,7 @@ def count_events(tx: Tx) -> int:
 
 def lock_trigger_schedules(
     tx: Tx, *, events: Iterable[tuple[str, str]], now: datetime
-) -> list[dict[str, Any]]:
+) -> list[WorkflowSchedule]:
     """The unpaused schedules with a trigger tree that listen to one of ``events`` (``(kind,
     subject)``) or are due at ``now``, locked in id order (waiting for locks)."""
     tx.require_writable()
@@ -173,10 +183,10 @@ def lock_trigger_schedules(
     if tx.is_postgres:
         stmt = stmt.with_for_update()
         keyed_access_only(tx)  # ix_workflow_schedules_trees: the tree schedules only
-    return [schedule_dict(r) for r in tx.conn.execute(stmt).mappings()]
+    return [schedule_value(r) for r in tx.conn.execute(stmt).mappings()]
 
 
-def claim_due_trigger_schedules(tx: Tx, *, now: datetime, limit: int) -> list[dict[str, Any]]:
+def claim_due_trigger_schedules(tx: Tx, *, now: datetime, limit: int) -> list[WorkflowSchedule]:
     """Unpaused schedules with a trigger tree and ``next_fire_at <= now``, in id order, locked
     (PostgreSQL: skipping rows another scheduler holds)."""
     tx.require_writable()
@@ -185,7 +195,7 @@ def claim_due_trigger_schedules(tx: Tx, *, now: datetime, limit: int) -> list[di
         # statistics, read the whole table on every tick)
         keyed_access_only(tx)
     stmt = _claim_due_trees(tx.is_postgres, limit)
-    return [schedule_dict(r) for r in tx.conn.execute(stmt, {"now": now}).mappings()]
+    return [schedule_value(r) for r in tx.conn.execute(stmt, {"now": now}).mappings()]
 
 
 @cache
@@ -273,6 +283,7 @@ __all__ = [
     "count_events",
     "definition_hashes",
     "delete_events",
+    "event_value",
     "insert_events",
     "insert_events_at",
     "lock_trigger_schedules",

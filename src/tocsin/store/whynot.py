@@ -2,41 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import select
 
-from tocsin.store.schedules import schedule_dict
+from tocsin.core.model import Table, WorkflowSchedule
+from tocsin.store.records import table_value
+from tocsin.store.schedules import schedule_value
 from tocsin.store.schema import tables, workflow_schedules
 from tocsin.store.tx import Tx
 
 
-def tables_with_triggers(tx: Tx) -> list[dict[str, Any]]:
-    """Every table with a triggers config, trashed ones too: ``{id, columns, triggers, trashed,
-    next_due_at}``, by id."""
-    stmt = (
-        select(
-            tables.c.id,
-            tables.c.columns,
-            tables.c.triggers,
-            tables.c.trashed,
-            tables.c.next_due_at,
-        )
-        .where(tables.c.triggers.is_not(None))
-        .order_by(tables.c.id)
-    )
-    out = []
-    for row in tx.conn.execute(stmt).mappings():
-        item = dict(row)
-        item["id"] = str(item["id"])
-        out.append(item)
-    return out
+def tables_with_triggers(tx: Tx) -> list[Table]:
+    """Every table with a triggers config, trashed ones too, by id."""
+    stmt = select(tables).where(tables.c.triggers.is_not(None)).order_by(tables.c.id)
+    return [table_value(row) for row in tx.conn.execute(stmt).mappings()]
 
 
-def all_schedules(tx: Tx) -> list[dict[str, Any]]:
+def all_schedules(tx: Tx) -> list[WorkflowSchedule]:
     """Every workflow schedule, by id."""
     stmt = select(workflow_schedules).order_by(workflow_schedules.c.id)
-    return [schedule_dict(r) for r in tx.conn.execute(stmt).mappings()]
+    return [schedule_value(r) for r in tx.conn.execute(stmt).mappings()]
 
 
 __all__ = ["all_schedules", "tables_with_triggers"]

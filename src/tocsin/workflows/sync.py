@@ -17,11 +17,12 @@ Imperative schedules (``source = 'imperative'``) are not touched.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
 from tocsin import messages
+from tocsin.core.model import WorkflowSchedule
 from tocsin.engine.schedule_rows import next_fire_of, subjects_of
 from tocsin.errors import ConfigError
 from tocsin.store import records as store_records
@@ -62,7 +63,7 @@ def sync_schedules(
         if workflows is not None:
             check_trigger_ids(tx, declared, {wf.id for wf in workflows})
             _definitions(tx, workflows, now)
-        stored = {row["id"]: row for row in store_schedules.declared_schedules(tx)}
+        stored = {row.id: row for row in store_schedules.declared_schedules(tx)}
         for sid, decl in wanted.items():
             row = stored.get(sid)
             if row is None:
@@ -142,10 +143,10 @@ def schedule_row(
 
 
 def schedule_changes(
-    decl: DeclaredSchedule, row: Mapping[str, Any], now: datetime
+    decl: DeclaredSchedule, row: WorkflowSchedule, now: datetime
 ) -> tuple[str, dict[str, Any]]:
-    payload = {k: v for k, v in _payload(decl).items() if row.get(k) != v}
-    old = (row["cron"], row["timezone"], row.get("trigger_tree"))
+    payload = {k: v for k, v in _payload(decl).items() if getattr(row, k) != v}
+    old = (row.cron, row.timezone, row.trigger_tree)
     if (decl.cron, decl.timezone, decl.trigger) != old:
         timing: dict[str, Any] = {"cron": decl.cron, "timezone": decl.timezone}
         timing["next_fire_at"] = next_fire_of(decl.cron, decl.timezone, decl.trigger, now)
