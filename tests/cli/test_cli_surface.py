@@ -62,6 +62,7 @@ OPENING: dict[tuple[str, ...], list[str]] = {
     ("lanes", "next"): ["lane"],
     ("lanes", "pause"): ["lane"],
     ("lanes", "resume"): ["lane"],
+    ("lanes", "requeue"): ["lane", "att_x"],
     ("due",): [],
     ("export",): ["--schedules"],
     ("plan",): ["-"],
