@@ -49,17 +49,22 @@ DEFAULT_LIMIT = 1000
 COUNTS = "schedules_fired"  # the tick report's key of workflow schedule fires
 
 
-# a due row whose instant is to be claimed in the ledger (one batched claim per call): (index of
-# the row in the page, scheduled_for, run id, index of its move); plain values, no object held
-_Pending = tuple[int, datetime, str, int]
-
-
 @dataclass(slots=True)
 class _Batch:
+    """A page's writes, as columns of plain values (no object per row but its run and fire)."""
+
     runs: list[dict[str, Any]] = field(default_factory=list)
     fires: list[dict[str, Any]] = field(default_factory=list)
-    moves: list[dict[str, Any]] = field(default_factory=list)
-    pending: list[_Pending] = field(default_factory=list)
+    # the schedules' moves, a row's at one index: its id, next fire, and the fire just recorded
+    move_ids: list[str] = field(default_factory=list)
+    move_next: list[datetime | None] = field(default_factory=list)
+    move_fires: list[str | None] = field(default_factory=list)
+    # the firings to claim in the ledger (one batched claim per page), one at each index: the
+    # claim itself, and the index of its row in the page, its instant and the index of its move
+    firings: list[fire_path.Firing] = field(default_factory=list)
+    firing_rows: list[int] = field(default_factory=list)
+    firing_instants: list[datetime] = field(default_factory=list)
+    firing_moves: list[int] = field(default_factory=list)
     ids: list[str] = field(default_factory=list)  # made in one uuid7s call, taken from the end
     skips: list[SkipRange] = field(default_factory=list)  # due, not fired: the skip ledger's rows
     # the decision of rows alike but for their id (timing, policies, next fire, busy): decided
@@ -73,6 +78,13 @@ class _Batch:
         if text is None:
             text = self.identities[scheduled_for] = scheduled_for.isoformat()
         return text
+
+    def move(self, sid: str, next_fire_at: datetime | None, fire_id: str | None = None) -> int:
+        """A schedule's move; its index."""
+        self.move_ids.append(sid)
+        self.move_next.append(next_fire_at)
+        self.move_fires.append(fire_id)
+        return len(self.move_ids) - 1
 
 
 def fire_due_schedules(
@@ -131,28 +143,35 @@ def _fire_page(
     for index, row in enumerate(rows):
         _plan(index, row, now, busy, batch)
     _fire(tx, now, registered, rows, batch)
-    store_schedules.advance_schedules(tx, moves=batch.moves, now=now)
+    store_schedules.advance_schedules(
+        tx, ids=batch.move_ids, next_fire_at=batch.move_next, fire_ids=batch.move_fires, now=now
+    )
     return len(rows), len(batch.fires)
 
 
 def _plan(index: int, row: DueSchedule, now: datetime, busy: set[str], batch: _Batch) -> None:
+    sid = row.id
     try:
-        decision = _decision(row, now, row.id in busy, batch)  # fires and skips
+        decision = _decision(row, now, sid in busy, batch)  # fires and skips
     except (ConfigError, ValueError) as exc:
         # claimed: next_fire_at <= now, never None
         fire = schedule_fire(
             row, row.next_fire_at or now, now, run_id=None, error=str(exc), ids=batch.ids
         )
         batch.fires.append(fire)
-        batch.moves.append({"id": row.id, "next_fire_at": None, "fire_id": fire["id"]})
+        batch.move(sid, None, fire["id"])
         return
-    move = len(batch.moves)
-    batch.moves.append({"id": row.id, "next_fire_at": decision.next_due_at})
-    sid = row.id
-    batch.skips += [r if r.target_id == sid else replace(r, target_id=sid) for r in decision.skips]
+    move = batch.move(sid, decision.next_due_at)
+    if decision.skips:
+        batch.skips += [
+            r if r.target_id == sid else replace(r, target_id=sid) for r in decision.skips
+        ]
     for scheduled_for in decision.fires:
         run_id = batch.ids.pop() if batch.ids else uuid7(now)
-        batch.pending.append((index, scheduled_for, run_id, move))
+        batch.firings.append((LEDGER_NAMESPACE, sid, batch.identity(scheduled_for), run_id))
+        batch.firing_rows.append(index)
+        batch.firing_instants.append(scheduled_for)
+        batch.firing_moves.append(move)
 
 
 def _decision(row: DueSchedule, now: datetime, busy: bool, batch: _Batch) -> Decision:
@@ -179,18 +198,14 @@ def _fire(
     rows: Sequence[DueSchedule],
     batch: _Batch,
 ) -> None:
-    """Every pending ``(schedule_id, scheduled_for)`` through the fire path at once, with the
-    page's skips; a firing the ledger held already (fired by this host or another) records
-    nothing."""
-    firings = [
-        (LEDGER_NAMESPACE, rows[index].id, batch.identity(scheduled_for), run_id)
-        for index, scheduled_for, run_id, _ in batch.pending
-    ]
+    """Every firing of the page through the fire path at once, with the page's skips; a
+    firing the ledger held already (fired by this host or another) records nothing."""
 
     def write(claimed: list[int]) -> tuple[str, ...]:
         for i in claimed:
-            index, scheduled_for, run_id, move = batch.pending[i]
-            row = rows[index]
+            row = rows[batch.firing_rows[i]]
+            scheduled_for = batch.firing_instants[i]
+            run_id = batch.firings[i][3]
             if registered is not None and row.workflow_id not in registered:
                 error = messages.workflow_unknown(row.workflow_id)
                 fire = schedule_fire(
@@ -202,12 +217,12 @@ def _fire(
                     row, scheduled_for, now, run_id=run_id, error=None, ids=batch.ids
                 )
             batch.fires.append(fire)
-            batch.moves[move]["fire_id"] = fire["id"]
+            batch.move_fires[batch.firing_moves[i]] = fire["id"]
         store_runs.insert_runs(tx, rows=batch.runs)
         store_schedules.insert_fires(tx, fires=batch.fires)
         return ()
 
-    fire_path.fire(tx, firings, write, skips=batch.skips, now=now)
+    fire_path.fire(tx, batch.firings, write, skips=batch.skips, now=now)
 
 
 def schedule_fire(

@@ -20,6 +20,7 @@ from sqlalchemy import RowMapping, delete, func, select, update
 from tocsin.core.model import DueSchedule, ScheduleFire, WorkflowActivity, WorkflowSchedule
 from tocsin.core.schedules.tree import subscription_keys
 from tocsin.store.bulk import (
+    driver_rows,
     instant_binder,
     instant_reader,
     update_rows,
@@ -156,8 +157,12 @@ _DUE_JSON = frozenset(("input_data", "initial_state", "request_context"))
 
 def claim_due_schedules(tx: Tx, *, now: datetime, limit: int) -> list[DueSchedule]:
     """Up to ``limit`` unpaused plain cron schedules with ``next_fire_at <= now``, earliest
-    first, locked, as :class:`DueSchedule` values (what firing reads, from raw driver rows; the
-    JSON columns decoded from the text each is read as).
+    first, locked, as :class:`DueSchedule` values (what firing reads, from the driver's plain
+    rows, read a part at a time).
+
+    The JSON columns are decoded once per distinct text in the page: schedules share inputs
+    (every imperative schedule of one workflow without one has ``{}``), so the rows of a page
+    holding one text hold one value, read-only as the rows are.
 
     PostgreSQL: ``FOR UPDATE SKIP LOCKED`` (rows another scheduler holds are skipped); SQLite:
     call inside ``store.begin()``.
@@ -173,8 +178,16 @@ def claim_due_schedules(tx: Tx, *, now: datetime, limit: int) -> list[DueSchedul
     if tx.is_postgres:
         sql += " FOR UPDATE SKIP LOCKED"
         keyed_access_only(tx)  # the page in ix_workflow_schedules_due's order, none sorted
-    found = tx.conn.exec_driver_sql(sql, (instant_binder(tx)(now), limit)).fetchall()
+    found = tx.conn.exec_driver_sql(sql, (instant_binder(tx)(now), limit))
     instant = instant_reader()
+    values: dict[str | None, Any] = {None: None}  # JSON text → its value, one per page
+
+    def value(text: str | None) -> Any:
+        if text in values:
+            return values[text]
+        decoded = values[text] = json_value(text)
+        return decoded
+
     return [
         DueSchedule(
             sid,
@@ -184,9 +197,9 @@ def claim_due_schedules(tx: Tx, *, now: datetime, limit: int) -> list[DueSchedul
             overlap,
             catch_up,
             max_catch_up,
-            json_value(input_data),
-            json_value(initial_state),
-            json_value(request_context),
+            value(input_data),
+            value(initial_state),
+            value(request_context),
             instant(next_fire_at),
             False,  # the claim reads unpaused rows only
             None,  # and plain cron ones
@@ -203,7 +216,7 @@ def claim_due_schedules(tx: Tx, *, now: datetime, limit: int) -> list[DueSchedul
             initial_state,
             request_context,
             next_fire_at,
-        ) in found
+        ) in driver_rows(found)
     ]
 
 
@@ -212,13 +225,21 @@ _DUE_SELECT = ", ".join(  # JSON read as its text on PostgreSQL too, decoded by 
 )
 
 
-def advance_schedules(tx: Tx, *, moves: Sequence[Mapping[str, Any]], now: datetime) -> None:
-    """Move each schedule's ``next_fire_at`` (``moves``: ``id``, ``next_fire_at``, optional
-    ``fire_id`` of the fire just recorded, kept as ``last_fire_id``), set-based."""
+def advance_schedules(
+    tx: Tx,
+    *,
+    ids: Sequence[str],
+    next_fire_at: Sequence[datetime | None],
+    fire_ids: Sequence[str | None],
+    now: datetime,
+) -> None:
+    """Move each schedule's ``next_fire_at`` (three columns, a schedule's values at one index:
+    its id, its next fire, and the id of the fire just recorded, kept as ``last_fire_id``, or
+    None), set-based."""
     tx.require_writable()
     bind = instant_binder(tx)
-    stamp = bind(now)
-    rows = [(m["id"], bind(m["next_fire_at"]), stamp, m.get("fire_id")) for m in moves]
+    stamps = [bind(now)] * len(ids)
+    rows = list(zip(ids, map(bind, next_fire_at), stamps, fire_ids, strict=True))
     update_rows(
         tx,
         (("sid", "text"), ("n", "timestamp"), ("t", "timestamp"), ("f", "text")),
