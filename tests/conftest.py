@@ -8,13 +8,13 @@
   ``t_<hex>`` in the test database, selected by ``?options=-csearch_path%3Dt_<hex>`` on the URL,
   dropped after the test.
 - Templates (built once per session, per backend, on first use): a test that also asks for
-  ``store`` or ``tocsin`` gets its fresh database already at head, copied from a template that
-  ``upgrade_to_head`` migrated once, so opening it finds the version table at head and Alembic
-  runs no DDL. SQLite: a copy of the migrated template file. PostgreSQL: the statements the
+  ``store``, ``tocsin`` or ``at_head`` gets its fresh database already at head, copied from a
+  template that ``upgrade_to_head`` migrated once, so opening it finds the version table at head and
+  Alembic runs no DDL. SQLite: a copy of the migrated template file. PostgreSQL: the statements the
   template's migration executed (captured at the driver, reads left out) replayed in the test's
   fresh schema, one transaction. A test that asks only for ``store_url`` still gets an EMPTY
-  database (it may be testing migration itself). Why not ``CREATE DATABASE … TEMPLATE``: the copy
-  is fast, but every ``DROP DATABASE`` forces a checkpoint (0.4–16 s each measured here).
+  database (it may be testing migration itself). Why not ``CREATE DATABASE … TEMPLATE``: the copy is
+  fast, but every ``DROP DATABASE`` forces a checkpoint (0.4–16 s each measured here).
 - PostgreSQL schemas at head are recycled within a worker (``_PgSchemas``): after the test, the
   tables it wrote to (a heap of more than zero bytes) are truncated, identities restarted, and the
   schema goes back to the worker's pool only if its catalog fingerprint (relations, sizes,
@@ -299,7 +299,7 @@ def store_url(
 ) -> Iterator[str]:
     """A fresh database URL for one test (SQLite file, or a PostgreSQL schema); at head when
     the test also opens it through ``store`` or ``tocsin`` (module docstring)."""
-    at_head = not {"store", "tocsin"}.isdisjoint(request.fixturenames)
+    at_head = not {"store", "tocsin", "at_head"}.isdisjoint(request.fixturenames)
     if backend == "sqlite":
         path = Path(os.fspath(tmp_path)) / "tocsin.db"
         if at_head:
@@ -323,6 +323,13 @@ def store_url(
         yield _schema_url(base, schema)
     finally:
         _drop_schema(admin, schema)
+
+
+@pytest.fixture
+def at_head() -> None:
+    """Asked for (directly or by another fixture) beside ``store_url``: the test's database is
+    at head from the template, like ``store``'s and ``tocsin``'s, without opening it (a served
+    process's database: what it would find after any earlier start)."""
 
 
 @pytest.fixture
