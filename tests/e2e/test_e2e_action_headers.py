@@ -9,7 +9,6 @@ Both on SQLite and PostgreSQL (the ``env`` fixture's database).
 
 from __future__ import annotations
 
-import subprocess
 import uuid
 from datetime import UTC, datetime
 from typing import Any
@@ -18,7 +17,7 @@ import httpx
 import pytest
 
 from api.hook_receiver import HookReceiver
-from support.processes import create_token
+from support.processes import ServedProcess, create_token
 from support.waiting import wait_for
 from tocsin import messages
 from tocsin.service import Tocsin
@@ -62,7 +61,7 @@ def scope(base: str, env: dict[str, str]) -> tuple[httpx.Client, str]:
 
 
 def test_a_reserved_header_is_refused_at_save_in_any_case(
-    env: dict[str, str], served: tuple[subprocess.Popen[bytes], str]
+    env: dict[str, str], served: tuple[ServedProcess, str]
 ) -> None:
     _, base = served
     http, prefix = scope(base, env)
@@ -104,7 +103,7 @@ def test_a_reserved_header_is_refused_at_save_in_any_case(
 
 
 def test_a_stored_reserved_header_fails_its_run_without_sending(
-    env: dict[str, str], served: tuple[subprocess.Popen[bytes], str]
+    env: dict[str, str], served: tuple[ServedProcess, str]
 ) -> None:
     _, base = served
     http, prefix = scope(base, env)

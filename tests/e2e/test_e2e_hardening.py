@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from support.net import free_port
-from support.processes import TOCSIN, create_token, serving, tocsin_env
+from support.processes import TOCSIN, ServedProcess, create_token, serving, tocsin_env
 from tocsin import messages
 
 pytestmark = pytest.mark.slow
@@ -59,7 +59,7 @@ def chunked(body: bytes) -> Iterator[bytes]:
 @pytest.fixture(scope="module")
 def server(
     tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[tuple[subprocess.Popen[bytes], str, dict[str, str]]]:
+) -> Iterator[tuple[ServedProcess, str, dict[str, str]]]:
     """One server for the module's tests (each in a chatroom of its own; the memory test compares
     the peak before and after its own requests)."""
     tmp_path = tmp_path_factory.mktemp("hardening")
@@ -74,7 +74,7 @@ def server(
 
 
 def test_a_50_mb_body_is_refused_unparsed_and_adds_next_to_no_memory(
-    server: tuple[subprocess.Popen[bytes], str, dict[str, str]],
+    server: tuple[ServedProcess, str, dict[str, str]],
 ) -> None:
     proc, base, env = server
     chatroom = str(uuid.uuid4())
@@ -113,7 +113,7 @@ def test_a_50_mb_body_is_refused_unparsed_and_adds_next_to_no_memory(
 
 
 def test_an_oversized_body_is_a_413_with_the_detail(
-    server: tuple[subprocess.Popen[bytes], str, dict[str, str]],
+    server: tuple[ServedProcess, str, dict[str, str]],
 ) -> None:
     _proc, base, env = server
     chatroom = str(uuid.uuid4())
@@ -126,7 +126,7 @@ def test_an_oversized_body_is_a_413_with_the_detail(
 
 
 def test_a_stalled_body_is_answered_408_and_its_connection_closed(
-    server: tuple[subprocess.Popen[bytes], str, dict[str, str]],
+    server: tuple[ServedProcess, str, dict[str, str]],
 ) -> None:
     """A client that promises 1,000 bytes, sends 10 and stalls gets a 408 once the body
     deadline passes, and the server closes the connection (it does not wait forever)."""

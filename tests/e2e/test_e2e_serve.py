@@ -23,7 +23,7 @@ import httpx
 import pytest
 
 from support.net import free_port
-from support.processes import TOCSIN, create_token, stop
+from support.processes import TOCSIN, ServedProcess, create_token, stop
 from support.waiting import wait_for
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
@@ -56,7 +56,7 @@ TRIGGERS = [
 
 
 def test_serve_runs_schedules_and_stops_cleanly_on_sigterm(
-    env: dict[str, str], served: tuple[subprocess.Popen[bytes], str]
+    env: dict[str, str], served: tuple[ServedProcess, str]
 ) -> None:
     proc, base = served
     chatroom = str(uuid.uuid4())
@@ -221,7 +221,7 @@ class SlowHook(http.server.BaseHTTPRequestHandler):
 
 
 def test_sigterm_mid_action_lets_the_action_finish(
-    env: dict[str, str], served: tuple[subprocess.Popen[bytes], str]
+    env: dict[str, str], served: tuple[ServedProcess, str]
 ) -> None:
     proc, base = served
     SlowHook.received.clear()

@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from runs.slow_receivers import DripReceiver, FastReceiver
-from support.processes import TOCSIN, create_token, serving
+from support.processes import TOCSIN, ServedProcess, create_token, serving
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
 
@@ -38,7 +38,7 @@ def actions(fast: FastReceiver, drip: DripReceiver, **wedged: Any) -> list[dict[
     ]
 
 
-def sigterm(proc: subprocess.Popen[bytes], log: Path) -> tuple[int, float, str]:
+def sigterm(proc: ServedProcess, log: Path) -> tuple[int, float, str]:
     """SIGTERM; the exit code, how long the process took to exit, and what it logged."""
     start = time.monotonic()
     proc.send_signal(signal.SIGTERM)

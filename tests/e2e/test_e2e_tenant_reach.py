@@ -7,13 +7,12 @@ by the server's own worker, with the tenant's input."""
 from __future__ import annotations
 
 import signal
-import subprocess
 import uuid
 
 import httpx
 import pytest
 
-from support.processes import stop, tocsin_env
+from support.processes import ServedProcess, stop, tocsin_env
 from support.waiting import wait_for
 from tocsin import Tocsin
 
@@ -28,7 +27,7 @@ PURGE_REFUSED = (
 
 
 @pytest.fixture
-def env(store_url: str) -> dict[str, str]:
+def env(store_url: str, at_head: None) -> dict[str, str]:
     return tocsin_env(store_url, tick_every_s="0.3", tests_importable=True)
 
 
@@ -57,7 +56,7 @@ def runs(http: httpx.Client, workflow_id: str, reader: dict[str, str]) -> list[d
 
 
 def test_a_moderator_cannot_start_an_admin_workflow_through_a_trigger(
-    store_url: str, served: tuple[subprocess.Popen[bytes], str]
+    store_url: str, served: tuple[ServedProcess, str]
 ) -> None:
     proc, base = served
     room = str(uuid.uuid4())

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from support.processes import TOCSIN, stop, tocsin_env
+from support.processes import TOCSIN, ServedProcess, stop, tocsin_env
 from support.waiting import wait_for
 
 pytestmark = pytest.mark.slow
@@ -23,7 +23,7 @@ WITNESS = "/api/schedules/wf_e2e__witness"
 
 
 @pytest.fixture
-def env(store_url: str) -> dict[str, str]:
+def env(store_url: str, at_head: None) -> dict[str, str]:
     return tocsin_env(store_url, tick_every_s="0.3", tests_importable=True)
 
 
@@ -55,7 +55,7 @@ def fires(http: httpx.Client, url: str) -> dict[str, Any]:
 
 
 def test_serve_app_fires_pauses_and_resumes_over_http(
-    env: dict[str, str], served: tuple[subprocess.Popen[bytes], str]
+    env: dict[str, str], served: tuple[ServedProcess, str]
 ) -> None:
     proc, base = served
     headers = {"Authorization": f"Bearer {token(env)}"}

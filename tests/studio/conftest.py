@@ -94,7 +94,7 @@ def receiver() -> Iterator[http.server.ThreadingHTTPServer]:
 
 
 @pytest.fixture
-def env(store_url: str) -> dict[str, str]:
+def env(store_url: str, at_head: None) -> dict[str, str]:
     return tocsin_env(
         store_url, tick_every_s="3600", outbound_allow=LOCALHOST, tests_importable=True
     )

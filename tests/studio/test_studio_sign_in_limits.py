@@ -22,7 +22,7 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def env(store_url: str) -> dict[str, str]:
+def env(store_url: str, at_head: None) -> dict[str, str]:
     return {**e2e_env(store_url), "TOCSIN_TICK_EVERY_S": "3600"}
 
 

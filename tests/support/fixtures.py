@@ -5,17 +5,16 @@ directory uses (``from support.fixtures import env, serve_app, served``), and a 
 from __future__ import annotations
 
 import signal
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from support.processes import TESTS, e2e_env, serving
+from support.processes import TESTS, ServedProcess, e2e_env, serving
 
 
 @pytest.fixture
-def env(store_url: str) -> dict[str, str]:
+def env(store_url: str, at_head: None) -> dict[str, str]:
     """The served process's environment (``support.processes.e2e_env``) on the test's database
     (a SQLite file, or a PostgreSQL schema)."""
     return e2e_env(store_url)
@@ -32,7 +31,7 @@ def serve_app() -> str | None:
 @pytest.fixture
 def served(
     env: dict[str, str], serve_app: str | None, tmp_path: Path
-) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+) -> Iterator[tuple[ServedProcess, str]]:
     """``tocsin serve`` with ``env``: the process and its base URL; killed after the test if it
     is still running (a test that checks the stop stops it itself)."""
     cwd = TESTS if serve_app else None

@@ -1,5 +1,12 @@
 """``tocsin`` as a real process: its executable, its environment, ``tocsin serve`` on a free port,
-stopping it, and a token on its database."""
+stopping it, and a token on its database.
+
+``serving`` starts ``tocsin serve`` as a process forked from the tests' fork server
+(``support.forkserver``): the ``tocsin`` console script's own ``main`` with the given argv,
+environment, working directory and output, in an OS process of its own that is signalled,
+killed and reaped like the executable (``ServedProcess``), without paying ~2 s of interpreter
+start and imports per test. What the executable itself does (``--help``, exit codes, the entry
+point) is tested by running it (tests/cli, tests/e2e/test_e2e_readme.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +16,12 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 import httpx
 
+from support.forkserver import FORKSERVER
 from support.net import LOCALHOST, free_port
 from support.waiting import wait_for
 from tocsin.service import Tocsin
@@ -48,7 +57,59 @@ def e2e_env(store_url: str) -> dict[str, str]:
     )
 
 
-def stop(proc: subprocess.Popen[bytes], signum: signal.Signals = signal.SIGTERM) -> int:
+def _serve_main(argv: list[str], env: dict[str, str], cwd: str | None, log_path: str) -> None:
+    """In the forked process: what ``subprocess.Popen([TOCSIN, *argv], env=env, cwd=cwd,
+    stdout=log, stderr=STDOUT)`` would set up, then the console script's ``main``."""
+    os.environ.clear()
+    os.environ.update(env)
+    path = [entry for entry in env.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    sys.path[:0] = [entry for entry in path if entry not in sys.path]
+    if cwd is not None:
+        os.chdir(cwd)
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(log)
+    sys.argv = [TOCSIN, *argv]
+    from tocsin.cli import main
+
+    main()
+
+
+class ServedProcess:
+    """A forked ``tocsin serve`` with what the tests use of a ``subprocess.Popen``."""
+
+    def __init__(self, process: BaseProcess) -> None:
+        self._process = process
+
+    @property
+    def pid(self) -> int:
+        assert self._process.pid is not None
+        return self._process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._process.exitcode
+
+    def poll(self) -> int | None:
+        return self._process.exitcode
+
+    def wait(self, timeout: float | None = None) -> int:
+        self._process.join(timeout)
+        code = self._process.exitcode
+        if code is None:
+            raise subprocess.TimeoutExpired(TOCSIN, timeout or 0.0)
+        return code
+
+    def send_signal(self, signum: int) -> None:
+        if self._process.exitcode is None:
+            os.kill(self.pid, signum)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+def stop(proc: ServedProcess, signum: signal.Signals = signal.SIGTERM) -> int:
     """Send ``signum``; the exit code. Killed (and reaped) if it has not exited in 30 s."""
     proc.send_signal(signum)
     try:
@@ -67,7 +128,7 @@ def serving(
     app: str | None = None,
     cwd: Path | None = None,
     then: signal.Signals = signal.SIGTERM,
-) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+) -> Iterator[tuple[ServedProcess, str]]:
     """``tocsin serve`` on a free port (``--app app`` when given), logging to
     ``log_dir/serve.log``; yields the process and its base URL once ``/healthz`` answers 200.
     Afterwards a process still running gets ``then`` (SIGTERM: a clean stop; SIGKILL: none), and
@@ -77,18 +138,19 @@ def serving(
     if app is not None:
         args += ["--app", app]
     log_path = log_dir / "serve.log"
-    log = log_path.open("wb")
-    proc = subprocess.Popen(args, env=env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
+    directory = None if cwd is None else str(cwd)
+    process = FORKSERVER.Process(target=_serve_main, args=(args[1:], env, directory, str(log_path)))
+    process.start()
+    proc = ServedProcess(process)
     base = f"http://{LOCALHOST}:{port}"
     try:
-        wait_for("the server", lambda: httpx.get(f"{base}/healthz").status_code == 200, every=0.1)
+        wait_for("the server", lambda: httpx.get(f"{base}/healthz").status_code == 200, every=0.05)
         yield proc, base
     finally:
         try:
             if proc.poll() is None:
                 stop(proc, then)
         finally:
-            log.close()
             print(log_path.read_text(errors="replace")[-LOG_TAIL:])
 
 
