@@ -13,8 +13,8 @@ the tick drives it as a pass of its one paging loop (:func:`tree_passes`,
    schedulers apply their events one after the other), and decided up to the page's horizon
    (``now`` for the last page; before that, just before the page's latest event, so that an
    instant is decided only once every event before it was latched);
-2. due pages: up to ``limit`` unpaused tree schedules with ``next_fire_at <= now`` (skipping
-   locked rows), decided at ``now``;
+2. due pages: up to ``limit`` unpaused tree schedules with ``next_fire_at <= now``, earliest
+   due first (skipping locked rows), decided at ``now``;
 3. each schedule decides through :func:`tocsin.core.schedules.decide.decide`, the decision
    of plain cron schedules: pause, catch-up, overlap, latches; its skips (``coalesced``,
    ``active_run``, ``dst_gap``, ``compound_unsatisfied``) go to the skip ledger;
