@@ -47,22 +47,23 @@ def test_the_loop_drives_every_pass_page_by_page_in_order(store: Store) -> None:
 
 
 def units_pass(units: list[str], *, size: int, limit: int | None = None, broken: str = "") -> Pass:
-    """Pages of up to ``size`` of ``units`` (never one twice), each unit counting 1 under
-    ``done``; a page holding ``broken`` raises, and so does ``broken``'s page of its own."""
-    left = list(units)
+    """Pages of up to ``size`` of ``units`` not done yet nor in ``take.skip``, each unit counting
+    1 under ``done``; a page holding ``broken`` raises, and so does ``broken``'s page of its
+    own."""
+    done: set[str] = set()
 
     def page(tx: Tx, now: datetime, take: Take) -> bool:
+        left = [u for u in units if u not in done and u not in take.skip]
         if take.only is not None:
-            claimed = [take.only]
-        else:
-            room = size if take.room is None else min(size, take.room)
-            claimed, left[:] = left[:room], left[room:]
+            left = [take.only]
+        claimed = left[: size if take.room is None else min(size, take.room)]
         take.units += claimed
         if broken in claimed:
             raise RuntimeError("broken unit")
+        done.update(claimed)
         take.counts["done"] += len(claimed)
         take.counts["pages"] += 1
-        return bool(left)
+        return len(left) > len(claimed)
 
     return Pass(("done", "pages"), page, limit=limit)
 

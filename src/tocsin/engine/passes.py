@@ -15,7 +15,8 @@ order, one transaction per page:
 3. once the page committed, its counts go into the tick's report (the pass's ``counts`` keys);
 4. a page that raises is rolled back whole; then each unit it named gets a page of its own, one
    transaction each (``take.only``): a unit that raises again is logged and skipped, the others
-   proceed, and the pass goes on with its next page (it never takes a unit twice in one call). A
+   proceed, and the pass goes on with its next page (which leaves out ``take.skip``, every unit
+   the call named already: none is taken twice in one call). A
    page that named no unit ends its pass for this call, logged; the other passes proceed. A
    database that takes no writes (down, or full) fails the whole call
    (:func:`tocsin.engine.sweeps.raise_outage`).
@@ -43,11 +44,12 @@ log = logging.getLogger(__name__)
 @dataclass(slots=True)
 class Take:
     """One page's terms and tally (module docstring): it claims at most ``room`` units (None: no
-    bound), or only the unit ``only`` (a failed page's, again by itself); it names in ``units``
-    each unit it claimed, as it claims it, and counts into ``counts`` (added to the report once
-    the page committed)."""
+    bound) and none of ``skip`` (the units this call took already), or only the unit ``only`` (a
+    failed page's, again by itself); it names in ``units`` each unit it claimed, as it claims
+    it, and counts into ``counts`` (added to the report once the page committed)."""
 
     room: int | None = None
+    skip: Sequence[str] = ()
     only: str | None = None
     units: list[str] = field(default_factory=list)
     counts: Counter[str] = field(default_factory=Counter)
@@ -79,11 +81,13 @@ def fire_passes(store: Store, passes: Sequence[Pass], *, now: datetime) -> dict[
     says none is left or took its ``limit``; the counts per key (0 when none)."""
     report = dict.fromkeys((key for each in passes for key in each.counts), 0)
     for each in passes:
-        taken, more = 0, each.prepare(now)
-        while more and (each.limit is None or taken < each.limit):
-            take = Take(room=None if each.limit is None else each.limit - taken)
+        taken: list[str] = []  # the units the pass named this call
+        more = each.prepare(now)
+        while more and (each.limit is None or len(taken) < each.limit):
+            room = None if each.limit is None else each.limit - len(taken)
+            take = Take(room=room, skip=tuple(taken))
             more = _page(store, each, now, take, report)
-            taken += len(take.units)
+            taken += take.units
     return report
 
 

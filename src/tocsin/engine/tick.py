@@ -61,22 +61,19 @@ def table_pass(table_limit: int, record_limit: int) -> Pass:
     """The tables' triggers as a pass of the tick's loop: pages of up to :data:`BATCH_TABLES`
     candidate tables, least recently ticked first, until ``table_limit`` tables were taken or a
     page claims none. A unit is a table: a page that raises goes again table by table (a broken
-    table is skipped, the others proceed). One pass per tick: it keeps the tables it took (a
-    later page skips them; the next tick's rotation reaches them again)."""
-    done: list[str] = []
+    table is skipped, the others proceed); a later page leaves out the tables the tick took
+    already (the next tick's rotation reaches them again)."""
 
     def page(tx: Tx, now: datetime, take: Take) -> bool:
         if take.only is not None:
             claim: dict[str, Any] = {"limit": 1, "only_ids": [take.only]}
         else:
             size = BATCH_TABLES if take.room is None else min(BATCH_TABLES, take.room)
-            claim = {"limit": size, "skip_ids": done}
+            claim = {"limit": size, "skip_ids": take.skip}
         tables = claims.claim_candidate_tables(tx, now=now, **claim)
         if not tables:  # nothing due (the idle tick): no state to read, nothing to write
             return False
         take.units += [t["id"] for t in tables]
-        if take.only is None:
-            done.extend(take.units)
         plans = read_and_plan(tx, tables, now, record_limit)
         for plan in plans:
             for trigger_id, exc in plan.skipped:
