@@ -197,6 +197,8 @@ class _PgSchemas:
         self.admin = admin
         self.template = template
         self.free: list[tuple[str, str]] = []  # (schema, its fingerprint as built)
+        # each index's planner figures (relpages, reltuples) as CREATE INDEX left them
+        self.index_figures: list[tuple[str, int, float]] | None = None
 
     def take(self) -> tuple[str, str]:
         if self.free:
@@ -207,6 +209,8 @@ class _PgSchemas:
             with conn.transaction():
                 conn.execute(f"SET LOCAL search_path TO {schema}")
                 _replay(conn, self.template)
+            if self.index_figures is None:  # alike in every schema the template built
+                self.index_figures = conn.execute(_INDEX_FIGURES, (schema,)).fetchall()
             return schema, _fingerprint(conn, schema)
 
     def give_back(self, schema: str, built: str) -> None:
@@ -214,7 +218,7 @@ class _PgSchemas:
         try:
             with psycopg.connect(self.admin, autocommit=True, connect_timeout=5) as conn:
                 conn.execute("SET lock_timeout = '10s'")
-                _truncate_written(conn, schema)
+                _truncate_written(conn, schema, self.index_figures or [])
                 clean = _fingerprint(conn, schema) == built
         except psycopg.Error:
             clean = False
@@ -237,13 +241,22 @@ def _fingerprint(conn: psycopg.Connection[Any], schema: str) -> str:
     return f"{digest} {version}"
 
 
-def _truncate_written(conn: psycopg.Connection[Any], schema: str) -> None:
+_INDEX_FIGURES = (
+    "SELECT relname, relpages, reltuples FROM pg_class"
+    " WHERE relnamespace = %s::regnamespace AND relkind = 'i'"
+)
+
+
+def _truncate_written(
+    conn: psycopg.Connection[Any], schema: str, index_figures: list[tuple[str, int, float]]
+) -> None:
     """Truncate the tables a test wrote to (their heap grew; a fresh one is 0 bytes) and restart
     the sequences it used; the version table is left alone (the fingerprint reads it).
 
-    TRUNCATE leaves an index's planner figures at "never counted" (relpages 0, reltuples -1),
-    where CREATE INDEX on an empty table records "counted, empty" (1 page, 0 tuples): put
-    those back, so a partial index is estimated as in a fresh schema."""
+    TRUNCATE leaves an index's planner figures at "never counted" (reltuples -1), where CREATE
+    INDEX on an empty table records "counted, empty" (0 tuples; 0 pages on PostgreSQL 15, 1 on
+    16): put back what the replay recorded, so a partial index is estimated as in a fresh
+    schema, whatever the server's version."""
     written = conn.execute(
         "SELECT c.relname FROM pg_class c WHERE c.relnamespace = %s::regnamespace"
         " AND c.relkind = 'r' AND c.relname <> 'alembic_version'"
@@ -258,10 +271,13 @@ def _truncate_written(conn: psycopg.Connection[Any], schema: str) -> None:
         with conn.transaction():
             tables = ", ".join(f"{schema}.{name}" for (name,) in written)
             conn.execute(f"TRUNCATE {tables} CASCADE")
+            names, pages, tuples = zip(*index_figures, strict=True) if index_figures else ((),) * 3
             conn.execute(
-                "UPDATE pg_class SET relpages = 1, reltuples = 0 WHERE relnamespace ="
-                " %s::regnamespace AND relkind = 'i' AND relpages = 0 AND reltuples = -1",
-                (schema,),
+                "UPDATE pg_class c SET relpages = f.pages, reltuples = f.tuples"
+                " FROM unnest(%s::text[], %s::int[], %s::real[]) AS f(name, pages, tuples)"
+                " WHERE c.relnamespace = %s::regnamespace AND c.relname = f.name"
+                " AND c.relkind = 'i' AND c.reltuples = -1",
+                (list(names), list(pages), list(tuples), schema),
             )
     for (name,) in used:  # even when its rows were deleted or their insert rolled back
         conn.execute(f"ALTER SEQUENCE {schema}.{name} RESTART")
