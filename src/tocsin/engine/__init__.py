@@ -1,8 +1,8 @@
 """tocsin.engine: orchestration of core decisions and store writes, always given ``now``.
 
 - :mod:`~tocsin.engine.evaluate`: THE evaluator (``classify``), shared by tick and preview
-- :mod:`~tocsin.engine.tick`: ``tick``: ``run_due_triggers`` (SPEC §6), then the passes
-- :mod:`~tocsin.engine.passes`: the tick's one paging loop over every other kind's pages
+- :mod:`~tocsin.engine.tick`: ``tick`` (SPEC §6): the sweeps, then the passes, the tables' first
+- :mod:`~tocsin.engine.passes`: the tick's one paging loop over every kind's pages
 - :mod:`~tocsin.engine.preview`: ``schedule_preview``, read-only (SPEC §7)
 - :mod:`~tocsin.engine.row_events`: what a record write fires (SPEC §3, §13)
 - :mod:`~tocsin.engine.configs`: ``triggers.set`` and trigger state upkeep (SPEC §3–§5.2)

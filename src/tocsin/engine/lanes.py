@@ -44,7 +44,7 @@ from tocsin.core.schedules.skips import PAUSED, SkipRange
 from tocsin.core.time.instants import to_iso
 from tocsin.engine import fire as fire_path
 from tocsin.engine.lane_admit import LaneSpec, admit, resolve_run
-from tocsin.engine.passes import Pass, fire_passes
+from tocsin.engine.passes import Pass, Take, fire_passes
 from tocsin.engine.whynot import NOT_DUE, instant_view
 from tocsin.store import lanes as store_lanes
 from tocsin.store import skips as store_skips
@@ -141,16 +141,17 @@ def lane_pass(lanes: Mapping[str, LaneSpec], *, stale_after_s: float) -> Pass:
     owing: list[str] = []
     synced = [False]
 
-    def page(tx: Tx, now: datetime) -> tuple[int, bool]:
+    def page(tx: Tx, now: datetime, take: Take) -> bool:
         if not synced[0]:
             owing[:], synced[0] = sync_lanes(tx, lanes, now=now), True
         fired, owing[:] = _page(tx, lanes, owing, now, stale_after_s) if owing else (0, [])
-        return fired, bool(owing)
+        take.counts[COUNTS] += fired
+        return bool(owing)
 
     def scheduled(now: datetime) -> bool:
         return any(lane.cron for lane in lanes.values())
 
-    return Pass(COUNTS, page, scheduled)
+    return Pass((COUNTS,), page, scheduled)
 
 
 def _page(

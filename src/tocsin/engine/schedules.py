@@ -36,7 +36,7 @@ from tocsin.core.schedules.decide import Decision, State, decide
 from tocsin.core.schedules.skips import SkipRange
 from tocsin.engine import fire as fire_path
 from tocsin.engine.ids import uuid7, uuid7s
-from tocsin.engine.passes import Pass, fire_passes
+from tocsin.engine.passes import Pass, Take, fire_passes
 from tocsin.engine.schedule_rows import schedule_of, state_of
 from tocsin.errors import ConfigError
 from tocsin.store import schedules as store_schedules
@@ -123,11 +123,12 @@ def schedule_pass(
     """The workflow cron schedules as a pass of the tick's loop (:mod:`tocsin.engine.passes`):
     pages of ``limit`` due rows until a page comes back short (``drain``; else one page)."""
 
-    def page(tx: Tx, now: datetime) -> tuple[int, bool]:
+    def page(tx: Tx, now: datetime, take: Take) -> bool:
         claimed, fired = _fire_page(tx, now, limit, registered)
-        return fired, drain and claimed >= limit
+        take.counts[COUNTS] += fired
+        return drain and claimed >= limit
 
-    return Pass(COUNTS, page) if prepare is None else Pass(COUNTS, page, prepare)
+    return Pass((COUNTS,), page) if prepare is None else Pass((COUNTS,), page, prepare)
 
 
 def _fire_page(

@@ -1,10 +1,10 @@
-"""The tick: ``run_due_triggers`` claims due occurrences and inserts pending runs (SPEC §6).
+"""The tick (SPEC §6): the recovery sweeps, then every kind of schedule through the one paging
+loop (:mod:`tocsin.engine.passes`), the tables' triggers first (:func:`table_pass`).
 
-One path, given ``now`` (docs/INTERNALS.md, "The tick"): the recovery sweeps, then batches of
-candidate tables, each one transaction: **claim** (``store.claims``), **read**, **plan** without
-I/O (:mod:`tocsin.engine.tick_plan`), **apply** set-based. Workers claim the pending runs.
-:func:`tick` is one whole tick: that, then every other kind of schedule through the one paging
-loop (:mod:`tocsin.engine.passes`).
+The tables' pass (docs/INTERNALS.md, "The tick"), given ``now``: pages of candidate tables up
+to the tick's ``table_limit``, each one transaction: **claim** (``store.claims``), **read**,
+**plan** without I/O (:mod:`tocsin.engine.tick_plan`), **apply** set-based. Workers claim the
+pending runs.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from tocsin.core.model import TriggerState, row_payload
 from tocsin.core.schedules.spec import DateColumnReached
 from tocsin.engine import evaluate, fire, pause, sweeps
 from tocsin.engine.ids import uuid7s
-from tocsin.engine.passes import Pass, fire_passes
+from tocsin.engine.passes import Pass, Take, fire_passes
 from tocsin.engine.tick_plan import Cursor, DateScan, Fire, TablePlan, due_candidates, plan_table
 from tocsin.store import claims, dialects, ledger
 from tocsin.store import records as store_records
@@ -33,6 +33,8 @@ log = logging.getLogger(__name__)
 
 MAX_EXTRA_PAGES = 10  # SPEC §6: a page without due rows lets the tick read up to 10 more
 BATCH_TABLES = 1000  # per transaction: per-statement costs vanish, a lock is still short
+# the tables' keys of the tick's report (SPEC §6), first in it
+TABLE_COUNTS = ("tables_scanned", "tables_with_schedules", "runs_created")
 record_key: Callable[[Mapping[str, Any]], Cursor] = itemgetter("created_at", "id")  # its order
 
 
@@ -45,67 +47,43 @@ def tick(
     stuck_after_s: float,
     passes: Sequence[Pass] = (),
 ) -> dict[str, int]:
-    """One tick at ``now``: the sweeps and the tables up to ``table_limit``
-    (:func:`run_due_triggers`), then every pass's pages until none is left (the workflow
-    schedules', the trigger trees', the lanes': :func:`tocsin.engine.passes.fire_passes`); the
-    report of both."""
-    report = run_due_triggers(
-        store,
-        now=now,
-        table_limit=table_limit,
-        record_limit=record_limit,
-        stuck_after_s=stuck_after_s,
-    )
-    return report | fire_passes(store, passes, now=now)
+    """One tick at ``now``; never raises because of one table, trigger, sweep or page: the
+    sweeps (:func:`tocsin.engine.sweeps.recover`), then the tables up to ``table_limit``
+    (:func:`table_pass`) and every other pass (the workflow schedules', the trigger trees', the
+    lanes') through the one paging loop (:func:`tocsin.engine.passes.fire_passes`). The SPEC §6
+    report, then the passes' counts."""
+    swept = sweeps.recover(store, now=now, stuck_after_s=stuck_after_s)
+    counts = fire_passes(store, [table_pass(table_limit, record_limit), *passes], now=now)
+    return {key: counts[key] for key in TABLE_COUNTS} | swept | counts
 
 
-def run_due_triggers(
-    store: Store, *, now: datetime, table_limit: int, record_limit: int, stuck_after_s: float
-) -> dict[str, int]:
-    """One scheduler pass at ``now``; never raises because of one table, trigger or sweep.
-    The SPEC §6 response."""
-    report = {"tables_scanned": 0, "tables_with_schedules": 0, "runs_created": 0}
-    report |= sweeps.recover(store, now=now, stuck_after_s=stuck_after_s)
-    done: list[str] = []  # the tables this tick took: later batches skip them
-    while len(done) < table_limit:
-        size = min(BATCH_TABLES, table_limit - len(done))
-        taken: list[str] = []
-        try:
-            tick_tables(store, now, record_limit, taken, report, limit=size, skip_ids=done)
-        except Exception as exc:  # the claim's tables again, one transaction each
-            sweeps.raise_outage(exc)  # unless the database takes no writes: the tick fails
-            log.exception("tick: a batch of %d tables failed; retrying table by table", len(taken))
-            for table_id in taken:
-                try:
-                    tick_tables(store, now, record_limit, [], report, limit=1, only_ids=[table_id])
-                except Exception as table_exc:
-                    sweeps.raise_outage(table_exc)
-                    log.exception("tick: table %s skipped", table_id)
-        if not taken:
-            break
-        done += taken
-    return report
+def table_pass(table_limit: int, record_limit: int) -> Pass:
+    """The tables' triggers as a pass of the tick's loop: pages of up to :data:`BATCH_TABLES`
+    candidate tables, least recently ticked first, until ``table_limit`` tables were taken or a
+    page claims none. A unit is a table: a page that raises goes again table by table (a broken
+    table is skipped, the others proceed); a later page leaves out the tables the tick took
+    already (the next tick's rotation reaches them again)."""
 
-
-def tick_tables(
-    store: Store, now: datetime, page: int, taken: list[str], report: dict[str, int], **claim: Any
-) -> None:
-    """Claim (``claims.claim_candidate_tables`` with ``claim``; their ids into ``taken``), read
-    (``page`` records per cursor page), plan and apply in one transaction, counted into
-    ``report`` once it committed."""
-    with store.begin() as tx:
+    def page(tx: Tx, now: datetime, take: Take) -> bool:
+        if take.only is not None:
+            claim: dict[str, Any] = {"limit": 1, "only_ids": [take.only]}
+        else:
+            size = BATCH_TABLES if take.room is None else min(BATCH_TABLES, take.room)
+            claim = {"limit": size, "skip_ids": take.skip}
         tables = claims.claim_candidate_tables(tx, now=now, **claim)
         if not tables:  # nothing due (the idle tick): no state to read, nothing to write
-            return
-        taken += [t["id"] for t in tables]
-        plans = read_and_plan(tx, tables, now, page)
+            return False
+        take.units += [t["id"] for t in tables]
+        plans = read_and_plan(tx, tables, now, record_limit)
         for plan in plans:
             for trigger_id, exc in plan.skipped:
                 log.error("tick: trigger %s of %s skipped", trigger_id, plan.table_id, exc_info=exc)
-        created = apply_plans(tx, plans, now)
-    report["tables_scanned"] += len(plans)
-    report["tables_with_schedules"] += sum(p.has_schedules for p in plans)
-    report["runs_created"] += created
+        take.counts["runs_created"] += apply_plans(tx, plans, now)
+        take.counts["tables_scanned"] += len(plans)
+        take.counts["tables_with_schedules"] += sum(p.has_schedules for p in plans)
+        return True
+
+    return Pass(TABLE_COUNTS, page, limit=table_limit)
 
 
 def read_and_plan(

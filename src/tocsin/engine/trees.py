@@ -13,8 +13,8 @@ the tick drives it as a pass of its one paging loop (:func:`tree_passes`,
    schedulers apply their events one after the other), and decided up to the page's horizon
    (``now`` for the last page; before that, just before the page's latest event, so that an
    instant is decided only once every event before it was latched);
-2. due pages: up to ``limit`` unpaused tree schedules with ``next_fire_at <= now`` (skipping
-   locked rows), decided at ``now``;
+2. due pages: up to ``limit`` unpaused tree schedules with ``next_fire_at <= now``, earliest
+   due first (skipping locked rows), decided at ``now``;
 3. each schedule decides through :func:`tocsin.core.schedules.decide.decide`, the decision
    of plain cron schedules: pause, catch-up, overlap, latches; its skips (``coalesced``,
    ``active_run``, ``dst_gap``, ``compound_unsatisfied``) go to the skip ledger;
@@ -42,7 +42,7 @@ from tocsin.core.schedules.skips import SkipRange
 from tocsin.core.schedules.tree import from_json
 from tocsin.engine import fire as fire_path
 from tocsin.engine.ids import uuid7
-from tocsin.engine.passes import Pass, fire_passes
+from tocsin.engine.passes import Pass, Take, fire_passes
 from tocsin.engine.schedule_rows import dump_latches, load_latches, schedule_of, state_of
 from tocsin.engine.schedules import COUNTS, LEDGER_NAMESPACE, schedule_fire, schedule_run
 from tocsin.errors import ConfigError
@@ -80,17 +80,18 @@ def tree_passes(
     whether events are left."""
     events_left = [True]
 
-    def page(tx: Tx, now: datetime) -> tuple[int, bool]:
+    def page(tx: Tx, now: datetime, take: Take) -> bool:
         store_events.serialize_pass(tx)
-        fired = 0
         if events_left[0]:
             fired, events_left[0] = _event_page(tx, now, registered)
+            take.counts[COUNTS] += fired
             if events_left[0]:
-                return fired, True
+                return True
         count, claimed = _due_page(tx, now, limit, registered)
-        return fired + count, claimed >= limit
+        take.counts[COUNTS] += count
+        return claimed >= limit
 
-    return [Pass(COUNTS, page)]
+    return [Pass((COUNTS,), page)]
 
 
 def _event_page(tx: Tx, now: datetime, registered: Collection[str] | None) -> tuple[int, bool]:

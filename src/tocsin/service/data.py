@@ -365,7 +365,7 @@ class TablesService(Service):
         passes: Sequence[Pass] = (),
     ) -> dict[str, int]:
         """One tick (``engine.tick.tick``, SPEC §6): the recovery sweeps, stale workflow runs'
-        included, the due tables, then ``passes`` (``Tocsin.tick``'s: the due workflow
+        included, then the due tables and ``passes`` (``Tocsin.tick``'s: the due workflow
         schedules and lanes) through the one paging loop."""
         at = self._now(now)
         return tick(

@@ -187,8 +187,10 @@ def lock_trigger_schedules(
 
 
 def claim_due_trigger_schedules(tx: Tx, *, now: datetime, limit: int) -> list[WorkflowSchedule]:
-    """Unpaused schedules with a trigger tree and ``next_fire_at <= now``, in id order, locked
-    (PostgreSQL: skipping rows another scheduler holds)."""
+    """Unpaused schedules with a trigger tree and ``next_fire_at <= now``, the earliest due
+    first (``next_fire_at, id``: the order of the cron schedules' claim, and of an index
+    ``(paused, next_fire_at, id)`` over the tree schedules, so a page stops at ``limit``),
+    locked (PostgreSQL: skipping rows another scheduler holds)."""
     tx.require_writable()
     if tx.is_postgres:
         # ix_workflow_schedules_trees, not every plain schedule (the planner, without
@@ -209,7 +211,7 @@ def _claim_due_trees(postgres: bool, limit: int) -> Any:
             S.c.next_fire_at.is_not(None),
             S.c.next_fire_at <= bindparam("now", type_=S.c.next_fire_at.type),
         )
-        .order_by(S.c.id)
+        .order_by(S.c.next_fire_at, S.c.id)
         .limit(limit)
     )
     return stmt.with_for_update(skip_locked=True) if postgres else stmt
