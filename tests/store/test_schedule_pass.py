@@ -6,7 +6,8 @@
   ``ix_workflow_schedules_due`` in its order (no sequential scan, no sort of every due row) and
   the settings doing it (``keyed_access_only``) end with the transaction.
 - The overlap fence reads ``ix_workflow_runs_schedule``, which holds active runs only.
-- The compound pass reads the tree schedules only (``ix_workflow_schedules_trees``).
+- The compound pass reads the tree schedules only: its due claim ``ix_workflow_schedules_tree_due``
+  in its order, its lock of the listening trees ``ix_workflow_schedules_trees``.
 """
 
 from __future__ import annotations
@@ -145,8 +146,9 @@ def test_sqlite_plans_the_fence_on_its_index_beside_many_active_runs(store: Stor
 
 
 def test_the_compound_pass_reads_the_tree_schedules_only(store: Store) -> None:
-    """Its due claim walks ``ix_workflow_schedules_trees`` (id order), beside many due plain
-    schedules the due index holds (PostgreSQL: without statistics, under keyed_access_only)."""
+    """Its due claim seeks ``ix_workflow_schedules_tree_due`` (in ``next_fire_at, id`` order) and
+    its other read ``ix_workflow_schedules_trees``, beside many due plain schedules the due index
+    holds (PostgreSQL: without statistics, under keyed_access_only)."""
     _schedules(store, BURST)
     plans: list[str] = []
     prefix = "EXPLAIN" if store.is_postgres else "EXPLAIN QUERY PLAN"
@@ -162,9 +164,13 @@ def test_the_compound_pass_reads_the_tree_schedules_only(store: Store) -> None:
         assert lock_trigger_schedules(tx, events=[("workflow_succeeded", "wf")], now=NOW) == []
     event.remove(store.engine, "before_cursor_execute", explain)
     assert len(plans) == 2
+    due = [plan for plan in plans if "next_fire_at" in plan and "TEMP B-TREE" not in plan]
+    assert any("ix_workflow_schedules_tree_due" in plan and "Sort" not in plan for plan in due), (
+        plans
+    )
     for plan in plans:
-        assert "ix_workflow_schedules_trees" in plan, plan
-        assert "Seq Scan" not in plan and "ix_workflow_schedules_due" not in plan, plan
+        assert "ix_workflow_schedules_tree" in plan, plan  # _tree_due or _trees
+        assert "Seq Scan" not in plan and "ix_workflow_schedules_due " not in plan, plan
 
 
 def test_runs_inserted_together_keep_each_value_and_each_null(store: Store) -> None:

@@ -368,6 +368,16 @@ workflow_schedules = Table(
         sqlite_where=text("trigger_tree IS NOT NULL"),
         postgresql_where=text("trigger_tree IS NOT NULL"),
     ),
+    # the tree pass's due claim in its order ``next_fire_at, id``: a page of due rows read, none
+    # sorted (0032)
+    Index(
+        "ix_workflow_schedules_tree_due",
+        "paused",
+        "next_fire_at",
+        "id",
+        sqlite_where=text("trigger_tree IS NOT NULL"),
+        postgresql_where=text("trigger_tree IS NOT NULL"),
+    ),
 )
 
 # the skip ledger: due occurrences that did not fire, one row per range of one reason
