@@ -193,8 +193,8 @@ def claim_due_trigger_schedules(tx: Tx, *, now: datetime, limit: int) -> list[Wo
     locked (PostgreSQL: skipping rows another scheduler holds)."""
     tx.require_writable()
     if tx.is_postgres:
-        # ix_workflow_schedules_trees, not every plain schedule (the planner, without
-        # statistics, read the whole table on every tick)
+        # ix_workflow_schedules_tree_due in its order, not every plain schedule (the planner,
+        # without statistics, read the whole table on every tick; EXPLAIN in 0032_treedue)
         keyed_access_only(tx)
     stmt = _claim_due_trees(tx.is_postgres, limit)
     return [schedule_value(r) for r in tx.conn.execute(stmt, {"now": now}).mappings()]
