@@ -103,8 +103,13 @@ def sync_lanes(tx: Tx, lanes: Mapping[str, LaneSpec], *, now: datetime) -> list[
     """Insert the rows of new scheduled lanes; re-anchor those whose cron or zone changed (a
     paused lane stays paused). The ids of ``lanes`` whose row, as it now stands, is due at
     ``now`` (unpaused, ``next_fire_at <= now``; a row just written is anchored after ``now``)."""
+    return list(_sync(tx, lanes, now))
+
+
+def _sync(tx: Tx, lanes: Mapping[str, LaneSpec], now: datetime) -> dict[str, datetime]:
+    """:func:`sync_lanes`: the due lanes' ids, each with its ``next_fire_at``."""
     rows = store_lanes.list_lane_rows(tx)
-    due = []
+    due: dict[str, datetime] = {}
     for lane in lanes.values():
         row = rows.get(lane.id)
         values = _synced(lane, row, now)
@@ -117,7 +122,7 @@ def sync_lanes(tx: Tx, lanes: Mapping[str, LaneSpec], *, now: datetime) -> list[
             row = replace(row, **values)
         at = row.next_fire_at
         if row.paused_at is None and at is not None and at <= now:
-            due.append(lane.id)
+            due[lane.id] = at
     return due
 
 
@@ -137,16 +142,37 @@ def fire_due_lanes(
 
 def lane_pass(lanes: Mapping[str, LaneSpec], *, stale_after_s: float) -> Pass:
     """:func:`fire_due_lanes` as a pass of the tick's loop (:mod:`tocsin.engine.passes`): no
-    page at all without a scheduled lane. One pass per tick: it keeps the lanes still owing."""
-    owing: list[str] = []
+    page at all without a scheduled lane. One pass per tick: it keeps the lanes still owing,
+    each with the instant it is due from.
+
+    Its units are a lane at an instant, ``<lane id>@<next_fire_at>`` (a lane is claimed again
+    in one call when its backlog spans pages; a page moves it past the instant): a page names
+    each lane its claim returns, the claim leaves out the lanes whose unit is in ``take.skip``
+    (those due still at an instant this call took: a page of theirs failed) and, on a failed
+    page's retry, claims the lane of ``take.only`` alone. The rows are synced in the first page
+    that completes, and in each retry before it (the sync writes only what differs)."""
+    owing: dict[str, datetime] = {}
     synced = [False]
 
     def page(tx: Tx, now: datetime, take: Take) -> bool:
+        due = owing
         if not synced[0]:
-            owing[:], synced[0] = sync_lanes(tx, lanes, now=now), True
-        fired, owing[:] = _page(tx, lanes, owing, now, stale_after_s) if owing else (0, [])
+            due = _sync(tx, lanes, now)
+        if take.only is not None:
+            lane_id = take.only.rpartition("@")[0]
+            ids = [lane_id] if lane_id in due else []
+        else:
+            skip = set(take.skip)
+            ids = [i for i, at in due.items() if _unit(i, at) not in skip]
+        fired, left = _page(tx, lanes, ids, now, stale_after_s, take.units) if ids else (0, {})
         take.counts[COUNTS] += fired
-        return bool(owing)
+        if take.only is None:
+            owing.clear()
+        elif due is not owing:
+            owing.update(due)
+        owing.update(left)
+        synced[0] = True
+        return take.only is None and bool(owing)
 
     def scheduled(now: datetime) -> bool:
         return any(lane.cron for lane in lanes.values())
@@ -154,12 +180,24 @@ def lane_pass(lanes: Mapping[str, LaneSpec], *, stale_after_s: float) -> Pass:
     return Pass((COUNTS,), page, scheduled)
 
 
+def _unit(lane_id: str, at: datetime) -> str:
+    """A lane pass's unit: the lane at the instant it is due from."""
+    return f"{lane_id}@{at.isoformat()}"
+
+
 def _page(
-    tx: Tx, lanes: Mapping[str, LaneSpec], lane_ids: list[str], now: datetime, stale: float
-) -> tuple[int, list[str]]:
-    """One page: ``(attempts recorded, the lanes still due after it)``."""
-    recorded, owing = 0, []
+    tx: Tx,
+    lanes: Mapping[str, LaneSpec],
+    lane_ids: list[str],
+    now: datetime,
+    stale: float,
+    units: list[str],
+) -> tuple[int, dict[str, datetime]]:
+    """One page: ``(attempts recorded, the lanes still due after it)``; each lane claimed is
+    named in ``units`` before it is decided."""
+    recorded, owing = 0, {}
     rows = store_lanes.claim_due_lanes(tx, now=now, lane_ids=lane_ids, limit=len(lane_ids))
+    units += [_unit(row.id, row.next_fire_at) for row in rows if row.next_fire_at is not None]
     for row in rows:
         lane = lanes[row.id]
         decision = _decide(lane, row.next_fire_at, now)
@@ -168,7 +206,7 @@ def _page(
         values = {"next_fire_at": following}
         store_lanes.update_lane(tx, lane_id=lane.id, values=values, now=now)
         if following is not None and following <= now:
-            owing.append(lane.id)
+            owing[lane.id] = following
     return recorded, owing
 
 

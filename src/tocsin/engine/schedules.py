@@ -121,10 +121,12 @@ def schedule_pass(
     prepare: Callable[[datetime], bool] | None = None,
 ) -> Pass:
     """The workflow cron schedules as a pass of the tick's loop (:mod:`tocsin.engine.passes`):
-    pages of ``limit`` due rows until a page comes back short (``drain``; else one page)."""
+    pages of ``limit`` due rows until a page comes back short (``drain``; else one page). Its
+    units are the schedules' ids: a page names each row its claim returns, the claim leaves out
+    ``take.skip`` and, on a failed page's retry, claims ``take.only`` alone."""
 
     def page(tx: Tx, now: datetime, take: Take) -> bool:
-        claimed, fired = _fire_page(tx, now, limit, registered)
+        claimed, fired = _fire_page(tx, now, limit, registered, take)
         take.counts[COUNTS] += fired
         return drain and claimed >= limit
 
@@ -132,10 +134,12 @@ def schedule_pass(
 
 
 def _fire_page(
-    tx: Tx, now: datetime, limit: int, registered: Collection[str] | None
+    tx: Tx, now: datetime, limit: int, registered: Collection[str] | None, take: Take
 ) -> tuple[int, int]:
-    """One page in ``tx``: (due rows claimed, fires recorded)."""
-    rows = store_schedules.claim_due_schedules(tx, now=now, limit=limit)
+    """One page in ``tx`` on ``take``'s terms: (due rows claimed, fires recorded)."""
+    rows = store_schedules.claim_due_schedules(
+        tx, now=now, limit=limit, only=take.only, skip=take.skip, claimed=take.units
+    )
     if not rows:
         return 0, 0
     skipping = [r.id for r in rows if r.overlap == "skip"]

@@ -77,28 +77,52 @@ def tree_passes(
     """The trigger-tree schedules as a pass of the tick's loop (:mod:`tocsin.engine.passes`):
     the event pages until no event is pending, the first due page in the last event page's
     transaction, then the due pages until one comes back short. One pass per call: it keeps
-    whether events are left."""
+    whether events are left.
+
+    Its units: a due page names each schedule its claim returns, by its id (the claim leaves
+    out ``take.skip`` and, on a failed page's retry, claims ``take.only`` alone); an event page
+    names its batch, ``events:<id of its first event>`` (no schedule id holds a colon). A batch
+    is not split by schedule: its events are latched in outbox order by every tree listening
+    to them and deleted once for all of them, so a tree that took them alone would take them
+    again with the next page, or lose them. A batch that fails again by itself stays pending
+    (and the events behind it) for the next call; the call goes on to its due pages, which then
+    decide without those events."""
     events_left = [True]
 
     def page(tx: Tx, now: datetime, take: Take) -> bool:
         store_events.serialize_pass(tx)
-        if events_left[0]:
-            fired, events_left[0] = _event_page(tx, now, registered)
+        only = take.only
+        if only is not None and only.startswith(_EVENTS):  # a failed page's batch, alone
+            take.counts[COUNTS] += _event_page(tx, now, registered, take)[0]
+            return False
+        if events_left[0] and only is None:
+            fired, events_left[0] = _event_page(tx, now, registered, take)
             take.counts[COUNTS] += fired
             if events_left[0]:
                 return True
-        count, claimed = _due_page(tx, now, limit, registered)
+        count, claimed = _due_page(tx, now, limit, registered, take)
         take.counts[COUNTS] += count
         return claimed >= limit
 
     return [Pass((COUNTS,), page)]
 
 
-def _event_page(tx: Tx, now: datetime, registered: Collection[str] | None) -> tuple[int, bool]:
-    """One page of events: (fires recorded, whether more events may wait)."""
+_EVENTS = "events:"  # an event page's unit: the prefix of its batch's name
+
+
+def _event_page(
+    tx: Tx, now: datetime, registered: Collection[str] | None, take: Take
+) -> tuple[int, bool]:
+    """One page of events: (fires recorded, whether more events may wait). The batch is named
+    in ``take.units``; a batch in ``take.skip`` (it failed this call), or not ``take.only``, is
+    left pending, and no more events wait for this call."""
     events = store_events.claim_events(tx, limit=EVENT_LIMIT)
     if not events:
         return 0, False
+    unit = f"{_EVENTS}{events[0].id}"
+    if unit in take.skip or take.only not in (None, unit):
+        return 0, False
+    take.units.append(unit)
     more = len(events) >= EVENT_LIMIT
     horizon = now
     if more:  # decide instants only up to just before the page's latest event
@@ -112,10 +136,13 @@ def _event_page(tx: Tx, now: datetime, registered: Collection[str] | None) -> tu
 
 
 def _due_page(
-    tx: Tx, now: datetime, limit: int, registered: Collection[str] | None
+    tx: Tx, now: datetime, limit: int, registered: Collection[str] | None, take: Take
 ) -> tuple[int, int]:
-    """One page of due tree schedules: (fires recorded, schedules claimed)."""
-    rows = store_events.claim_due_trigger_schedules(tx, now=now, limit=limit)
+    """One page of due tree schedules on ``take``'s terms: (fires recorded, schedules
+    claimed)."""
+    rows = store_events.claim_due_trigger_schedules(
+        tx, now=now, limit=limit, only=take.only, skip=take.skip, claimed=take.units
+    )
     if not rows:
         return 0, 0
     return _decide_rows(tx, rows, [], now, registered), len(rows)

@@ -11,6 +11,7 @@ Either way the occurrence ledger stays the fence: an instant claimed once is nev
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -155,7 +156,15 @@ _DUE_COLUMNS = (
 _DUE_JSON = frozenset(("input_data", "initial_state", "request_context"))
 
 
-def claim_due_schedules(tx: Tx, *, now: datetime, limit: int) -> list[DueSchedule]:
+def claim_due_schedules(
+    tx: Tx,
+    *,
+    now: datetime,
+    limit: int,
+    only: str | None = None,
+    skip: Sequence[str] = (),
+    claimed: list[str] | None = None,
+) -> list[DueSchedule]:
     """Up to ``limit`` unpaused plain cron schedules with ``next_fire_at <= now``, earliest
     first, locked, as :class:`DueSchedule` values (what firing reads, from the driver's plain
     rows, read a part at a time).
@@ -164,21 +173,39 @@ def claim_due_schedules(tx: Tx, *, now: datetime, limit: int) -> list[DueSchedul
     (every imperative schedule of one workflow without one has ``{}``), so the rows of a page
     holding one text hold one value, read-only as the rows are.
 
+    Only the schedule ``only`` when given, none of ``skip``: filters of the claim statement,
+    which still reads ``ix_workflow_schedules_due`` in its order. The id of each row claimed is
+    appended to ``claimed`` (when given) as the rows are read, before any column is decoded.
+
     PostgreSQL: ``FOR UPDATE SKIP LOCKED`` (rows another scheduler holds are skipped); SQLite:
     call inside ``store.begin()``.
     """
     tx.require_writable()
     mark = "%s" if tx.is_postgres else "?"
+    params: list[Any] = [instant_binder(tx)(now)]
+    extra = ""
+    if only is not None:
+        extra += f" AND id = {mark}"
+        params.append(only)
+    if skip:  # one parameter however many: an array; SQLite, a JSON list read as a set
+        if tx.is_postgres:
+            extra += " AND id <> ALL(%s)"
+            params.append(list(skip))
+        else:
+            extra += " AND id NOT IN (SELECT value FROM json_each(?))"
+            params.append(json.dumps(list(skip)))
     sql = (
         f"SELECT {_DUE_SELECT} FROM workflow_schedules"
         f" WHERE paused = false AND next_fire_at IS NOT NULL AND next_fire_at <= {mark}"
-        " AND trigger_tree IS NULL"  # compound triggers: tocsin.engine.trees
+        f" AND trigger_tree IS NULL{extra}"  # compound triggers: tocsin.engine.trees
         f" ORDER BY next_fire_at, id LIMIT {mark}"
     )
     if tx.is_postgres:
         sql += " FOR UPDATE SKIP LOCKED"
         keyed_access_only(tx)  # the page in ix_workflow_schedules_due's order, none sorted
-    found = tx.conn.exec_driver_sql(sql, (instant_binder(tx)(now), limit))
+    found = list(driver_rows(tx.conn.exec_driver_sql(sql, (*params, limit))))
+    if claimed is not None:
+        claimed += [row[0] for row in found]
     instant = instant_reader()
     values: dict[str | None, Any] = {None: None}  # JSON text → its value, one per page
 
@@ -216,7 +243,7 @@ def claim_due_schedules(tx: Tx, *, now: datetime, limit: int) -> list[DueSchedul
             initial_state,
             request_context,
             next_fire_at,
-        ) in driver_rows(found)
+        ) in found
     ]
 
 

@@ -13,6 +13,7 @@ Named statements only; the rules live in ``tocsin.engine.trees``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import cache
@@ -22,6 +23,7 @@ from typing import Any
 from sqlalchemy import (
     RowMapping,
     String,
+    all_,
     bindparam,
     delete,
     exists,
@@ -32,6 +34,7 @@ from sqlalchemy import (
     text,
     update,
 )
+from sqlalchemy.dialects.postgresql import ARRAY
 
 from tocsin.core.model import TriggerEvent, WorkflowSchedule
 from tocsin.store.bulk import instant_binder, with_rows
@@ -186,24 +189,43 @@ def lock_trigger_schedules(
     return [schedule_value(r) for r in tx.conn.execute(stmt).mappings()]
 
 
-def claim_due_trigger_schedules(tx: Tx, *, now: datetime, limit: int) -> list[WorkflowSchedule]:
+def claim_due_trigger_schedules(
+    tx: Tx,
+    *,
+    now: datetime,
+    limit: int,
+    only: str | None = None,
+    skip: Sequence[str] = (),
+    claimed: list[str] | None = None,
+) -> list[WorkflowSchedule]:
     """Unpaused schedules with a trigger tree and ``next_fire_at <= now``, the earliest due
     first (``next_fire_at, id``: the order of the cron schedules' claim, and of an index
     ``(paused, next_fire_at, id)`` over the tree schedules, so a page stops at ``limit``),
-    locked (PostgreSQL: skipping rows another scheduler holds)."""
+    locked (PostgreSQL: skipping rows another scheduler holds). Only the schedule ``only`` when
+    given, none of ``skip``: filters of the claim statement, which still reads that index in
+    its order. The id of each row claimed is appended to ``claimed`` (when given) before any
+    row is decoded."""
     tx.require_writable()
     if tx.is_postgres:
         # ix_workflow_schedules_tree_due in its order, not every plain schedule (the planner,
         # without statistics, read the whole table on every tick; EXPLAIN in 0032_treedue)
         keyed_access_only(tx)
-    stmt = _claim_due_trees(tx.is_postgres, limit)
-    return [schedule_value(r) for r in tx.conn.execute(stmt, {"now": now}).mappings()]
+    stmt = _claim_due_trees(tx.is_postgres, limit, only is not None, bool(skip))
+    params: dict[str, Any] = {"now": now}
+    if only is not None:
+        params["only"] = only
+    if skip:  # one parameter however many: an array; SQLite, a JSON list read as a set
+        params["skip"] = list(skip) if tx.is_postgres else json.dumps(list(skip))
+    rows = tx.conn.execute(stmt, params).mappings().all()
+    if claimed is not None:
+        claimed += [r["id"] for r in rows]
+    return [schedule_value(r) for r in rows]
 
 
 @cache
-def _claim_due_trees(postgres: bool, limit: int) -> Any:
-    """:func:`claim_due_trigger_schedules`'s statement, built once per dialect and page size
-    (every tick); binds ``now``."""
+def _claim_due_trees(postgres: bool, limit: int, only: bool, skip: bool) -> Any:
+    """:func:`claim_due_trigger_schedules`'s statement, built once per dialect, page size and
+    filters (every tick); binds ``now`` (and ``only``, ``skip``)."""
     stmt = (
         select(S)
         .where(S.c.trigger_tree.is_not(None), S.c.paused.is_(False))
@@ -214,6 +236,13 @@ def _claim_due_trees(postgres: bool, limit: int) -> Any:
         .order_by(S.c.next_fire_at, S.c.id)
         .limit(limit)
     )
+    if only:
+        stmt = stmt.where(S.c.id == bindparam("only", type_=String))
+    if skip and postgres:
+        stmt = stmt.where(S.c.id != all_(bindparam("skip", type_=ARRAY(String))))
+    elif skip:
+        listed = func.json_each(bindparam("skip", type_=String)).table_valued("value")
+        stmt = stmt.where(S.c.id.not_in(select(listed.c.value)))
     return stmt.with_for_update(skip_locked=True) if postgres else stmt
 
 
