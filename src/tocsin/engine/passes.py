@@ -17,9 +17,18 @@ order, one transaction per page:
    transaction each (``take.only``): a unit that raises again is logged and skipped, the others
    proceed, and the pass goes on with its next page (which leaves out ``take.skip``, every unit
    the call named already: none is taken twice in one call). A
-   page that named no unit ends its pass for this call, logged; the other passes proceed. A
-   database that takes no writes (down, or full) fails the whole call
-   (:func:`tocsin.engine.sweeps.raise_outage`).
+   page that named no unit (it failed before its claim) ends its pass for this call, logged;
+   the other passes proceed. A database that takes no writes (down, or full) fails the whole
+   call (:func:`tocsin.engine.sweeps.raise_outage`).
+
+Every pass names its units, so one broken schedule holds back no other of its kind: the tables
+(table ids, :func:`tocsin.engine.tick.table_pass`), the workflow cron schedules and the due
+trigger trees (schedule ids, :func:`tocsin.engine.schedules.schedule_pass`,
+:func:`tocsin.engine.trees.tree_passes`), the trees' event pages (their batch of events, not split
+by tree: :func:`tocsin.engine.trees.tree_passes` says why) and the lanes (a lane at the instant
+it is due from, :func:`tocsin.engine.lanes.lane_pass`). Each claim takes ``only`` and ``skip`` as
+filters of its statement, which still reads its due index, and names each row it returns before
+anything that may raise.
 
 The loop ends a pass when its page says none is left, or once it took ``limit`` units. A page
 moves every row it claimed past ``now`` (or holds it for a later decision, or, for the tables,
