@@ -175,7 +175,7 @@ def lock_trigger_schedules(
     subject)``) or are due at ``now``, locked in id order (waiting for locks)."""
     tx.require_writable()
     pairs = sorted(set(events))
-    stmt = select(S).where(S.c.trigger_tree.is_not(None), S.c.paused.is_(False)).order_by(S.c.id)
+    stmt = select(S).where(S.c.trigger_tree.is_not(None), S.c.paused_at.is_(None)).order_by(S.c.id)
     if len(pairs) <= MAX_PATTERNS:
         wanted = [S.c.next_fire_at <= now]
         wanted += [S.c.trigger_keys.like(_pattern(k, s), escape="\\") for k, s in pairs]
@@ -206,7 +206,7 @@ def _claim_due_trees(postgres: bool, limit: int) -> Any:
     (every tick); binds ``now``."""
     stmt = (
         select(S)
-        .where(S.c.trigger_tree.is_not(None), S.c.paused.is_(False))
+        .where(S.c.trigger_tree.is_not(None), S.c.paused_at.is_(None))
         .where(
             S.c.next_fire_at.is_not(None),
             S.c.next_fire_at <= bindparam("now", type_=S.c.next_fire_at.type),
