@@ -14,7 +14,23 @@ indexes become partial over the running rows, ``(next_fire_at, id)``:
 - ``ix_workflow_schedules_tree_due`` ``WHERE trigger_tree IS NOT NULL AND paused_at IS NULL``
   (the tree pass's claim; it was ``(paused, next_fire_at, id) WHERE trigger_tree IS NOT NULL``).
 
-A paused schedule is in neither. EXPLAIN_PLACEHOLDER
+A paused schedule is in neither. Measured 2026-12-04 on this machine (20,000 plain cron and
+20,000 tree schedules, of each 5 due and 100 paused with a due ``next_fire_at``; the claims'
+``… WHERE <running> AND next_fire_at IS NOT NULL AND next_fire_at <= now [AND trigger_tree IS
+NULL] ORDER BY next_fire_at, id LIMIT 1000``, PostgreSQL under ``keyed_access_only``; SQLite:
+the statement's median of 50, client side; PostgreSQL: EXPLAIN ANALYZE's execution time):
+
+- SQLite 3.40, before: ``SEARCH workflow_schedules USING INDEX ix_workflow_schedules_due
+  (paused=? AND next_fire_at>? AND next_fire_at<?)`` (``ix_workflow_schedules_tree_due`` the
+  same), 0.04 ms each; after: ``SEARCH … USING INDEX ix_workflow_schedules_due (next_fire_at>?
+  AND next_fire_at<?)`` (``_tree_due`` the same), 0.04 ms each; no temporary B-tree either way;
+- PostgreSQL 15, before: ``Index Only Scan using ix_workflow_schedules_due … Index Cond:
+  ((paused = false) AND (next_fire_at IS NOT NULL) AND (next_fire_at <= …))``, Heap Fetches 5,
+  0.05 ms (``_tree_due``: the same, 0.03 ms); after: ``Index Only Scan using
+  ix_workflow_schedules_due … Index Cond: ((next_fire_at IS NOT NULL) AND (next_fire_at <=
+  …))``, no Sort (``_tree_due`` the same), 0.03-0.04 ms, 0.02 ms once vacuumed (right after the
+  upgrade the index still holds the paused rows' versions the ``UPDATE`` replaced: 105 heap
+  fetches, each found dead, until the next vacuum).
 
 Revision ID: 0033_pauseat
 Revises: 0032_treedue
