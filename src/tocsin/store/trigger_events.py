@@ -189,7 +189,7 @@ def lock_trigger_schedules(
 def claim_due_trigger_schedules(tx: Tx, *, now: datetime, limit: int) -> list[WorkflowSchedule]:
     """Unpaused schedules with a trigger tree and ``next_fire_at <= now``, the earliest due
     first (``next_fire_at, id``: the order of the cron schedules' claim, and of an index
-    ``(paused, next_fire_at, id)`` over the tree schedules, so a page stops at ``limit``),
+    ``(next_fire_at, id)`` over the running tree schedules, so a page stops at ``limit``),
     locked (PostgreSQL: skipping rows another scheduler holds)."""
     tx.require_writable()
     if tx.is_postgres:
