@@ -31,7 +31,7 @@ KEYED = (
     " set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true)"
 )
 CLAIM = (
-    "SELECT id FROM workflow_schedules WHERE paused = false AND next_fire_at IS NOT NULL"
+    "SELECT id FROM workflow_schedules WHERE paused_at IS NULL AND next_fire_at IS NOT NULL"
     " AND next_fire_at <= %s AND trigger_tree IS NULL ORDER BY next_fire_at, id LIMIT 1000"
     " FOR UPDATE SKIP LOCKED"
 )

@@ -91,7 +91,7 @@ def schedule_row(i: int) -> dict[str, Any]:
         "initial_state": None,
         "request_context": None,
         "metadata": None,
-        "paused": i % 7 == 0,
+        "paused_at": T0 if i % 7 == 0 else None,
         "next_fire_at": T0 + timedelta(days=400),
         "last_fire_id": None,
         "created_at": T0,

@@ -116,7 +116,7 @@ def seed(t: Tocsin) -> None:
                     "initial_state": None,
                     "request_context": None,
                     "metadata": None,
-                    "paused": False,
+                    "paused_at": None,
                     "next_fire_at": DUE,
                     "last_fire_id": None,
                     "created_at": DUE - timedelta(days=1),
@@ -303,7 +303,7 @@ def bench_plain(url: str) -> tuple[float, float]:
 
 
 _PLAIN_DUE = (
-    "SELECT id FROM workflow_schedules WHERE paused = false AND next_fire_at <= {m}"
+    "SELECT id FROM workflow_schedules WHERE paused_at IS NULL AND next_fire_at <= {m}"
     " AND trigger_tree IS NULL ORDER BY next_fire_at, id LIMIT {m}"
 )
 _PLAIN_CLAIM = (

@@ -56,12 +56,14 @@ def test_list_filter_get_pause_resume_and_fires(
     assert [s["id"] for s in only["items"]] == ["wf_tick-tock"]
     one = client.get("/api/schedules/wf_tick-tock", headers=tokens["read"]).json()
     assert one["cron"] == "* * * * *" and one["paused"] is False and one["description"]
+    assert one["paused_at"] is None
     paused = client.post("/api/schedules/wf_tick-tock/pause", headers=tokens["write"])
     assert paused.status_code == 200 and paused.json()["paused"] is True
+    assert paused.json()["paused_at"] == iso(clock.now)  # since when: the pause's instant
     assert tocsin.tick(now=clock.now + timedelta(minutes=5))["schedules_fired"] == 0
     clock.now += timedelta(minutes=10)
     resumed = client.post("/api/schedules/wf_tick-tock/resume", headers=tokens["write"]).json()
-    assert resumed["paused"] is False
+    assert resumed["paused"] is False and resumed["paused_at"] is None
     next_fire = clock.now.replace(second=0) + timedelta(minutes=1)
     assert resumed["next_fire_at"] == iso(next_fire)
     tocsin.tick(now=next_fire)

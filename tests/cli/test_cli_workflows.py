@@ -59,8 +59,12 @@ def test_schedules_commands(env: dict[str, str], tocsin: Tocsin) -> None:
     )
     shown = json.loads(invoke("schedules", "show", "wf_tick-tock", "--json").output)
     assert shown["cron"] == "* * * * *" and shown["last_fire"]["run_status"] == "pending"
+    assert shown["paused"] is False and shown["paused_at"] is None
     assert "paused wf_tick-tock" in invoke("schedules", "pause", "wf_tick-tock").output
     assert tocsin.schedules.get("wf_tick-tock")["paused"] is True
+    paused = json.loads(invoke("schedules", "show", "wf_tick-tock", "--json").output)
+    assert paused["paused"] is True and paused["paused_at"] is not None
+    assert "paused_at" in invoke("schedules", "show", "wf_tick-tock").output
     assert "resumed wf_tick-tock" in invoke("schedules", "resume", "wf_tick-tock").output
     fires = invoke("schedules", "fires", "wf_tick-tock")
     assert "1 fire(s) of wf_tick-tock" in fires.output and "published" in fires.output

@@ -440,7 +440,7 @@ def test_listening_is_exact_even_with_like_wildcards_in_ids(world: World) -> Non
             values={
                 "id": SID, "workflow_id": "watch", "source": "imperative", "cron": "",
                 "timezone": "UTC", "overlap": "allow", "input_data": None, "initial_state": None,
-                "request_context": None, "metadata": None, "paused": False, "next_fire_at": None,
+                "request_context": None, "metadata": None, "paused_at": None, "next_fire_at": None,
                 "last_fire_id": None, "trigger_tree": to_json(tree), "latches": None,
                 "evaluated_at": T0, "created_at": T0, "updated_at": T0,
             },
@@ -474,7 +474,7 @@ def test_a_stored_tree_that_no_longer_reads_fails_once_and_stops(world: World) -
             values={
                 "id": SID, "workflow_id": "watch", "source": "imperative", "cron": "",
                 "timezone": "UTC", "overlap": "allow", "input_data": None, "initial_state": None,
-                "request_context": None, "metadata": None, "paused": False, "next_fire_at": T0,
+                "request_context": None, "metadata": None, "paused_at": None, "next_fire_at": T0,
                 "last_fire_id": None, "trigger_tree": broken, "latches": None,
                 "evaluated_at": T0, "created_at": T0, "updated_at": T0,
             },

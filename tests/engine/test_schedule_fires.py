@@ -72,13 +72,15 @@ def test_pause_fires_nothing_and_resume_starts_from_now_without_backlog(tocsin: 
     tocsin.register_workflows([daily()])
     tocsin.sync_schedules(now=NOW)
     paused = tocsin.schedules.pause("wf_daily-report", now=NOW)
-    assert paused["paused"] is True
+    assert paused["paused"] is True and paused["paused_at"] == NOW
     assert tocsin.schedules.pause("wf_daily-report", now=NOW)["paused"] is True  # idempotent
+    again = tocsin.schedules.pause("wf_daily-report", now=NOW + minutes(1))
+    assert again["paused_at"] == NOW  # the first pause's instant stays
     week = NINE_NY + timedelta(days=7, hours=1)
     for day in range(8):
         assert tocsin.tick(now=NINE_NY + timedelta(days=day, seconds=5))["schedules_fired"] == 0
     resumed = tocsin.schedules.resume("wf_daily-report", now=week)
-    assert resumed["paused"] is False
+    assert resumed["paused"] is False and resumed["paused_at"] is None
     next_nine = datetime.fromisoformat("2026-03-10T13:00:00+00:00")  # 09:00 EDT (DST since 8th)
     assert resumed["next_fire_at"] == next_nine
     assert tocsin.schedules.resume("wf_daily-report", now=week + minutes(1)) == resumed

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from alembic import command
@@ -14,7 +15,11 @@ from sqlalchemy import inspect, select, text
 
 from tocsin.core.model import Table
 from tocsin.core.schedules.identity import definition_digest
+from tocsin.core.schedules.skips import SCHEDULE
+from tocsin.core.schedules.tree import subscription_keys
+from tocsin.engine.schedules import resume_schedule
 from tocsin.store import Store, open_store
+from tocsin.store import schedules as store_schedules
 from tocsin.store.ledger import claim_occurrences, fired_identities
 from tocsin.store.migrate import (
     HEAD_REVISION,
@@ -40,6 +45,7 @@ from tocsin.store.schema import (
 )
 from tocsin.store.skips import NO_TABLE, list_skips
 from tocsin.store.state import get_state, upsert_state
+from tocsin.store.trigger_events import claim_due_trigger_schedules
 
 from .helpers import NOW, PG_ONLY, make_table, new_id
 
@@ -78,10 +84,10 @@ def test_one_active_run_index_is_partial_with_its_predicate(store: Store) -> Non
 
 
 def test_database_is_at_head_and_reopening_is_a_noop(store: Store, store_url: str) -> None:
-    assert current_revision(store) == head_revision() == HEAD_REVISION == "0032_treedue"
+    assert current_revision(store) == head_revision() == HEAD_REVISION == "0033_pauseat"
     again = open_store(store_url)
     try:
-        assert current_revision(again) == "0032_treedue"
+        assert current_revision(again) == "0033_pauseat"
     finally:
         again.dispose()
 
@@ -431,3 +437,97 @@ def test_lane_attempts_move_into_the_one_queue_both_ways(store: Store, table: Ta
     ]
     assert left == ["table-run"]
     upgrade_to_head(store)
+
+
+HOURLY_TREE = {
+    "any": [
+        {"cron": "0 * * * *", "timezone": "UTC"},
+        {"event": "workflow_succeeded", "workflow_id": "wf"},
+    ]
+}
+
+
+def _schedules_at_0032(store: Store) -> dict[str, datetime]:
+    """Four workflow schedules as 0032_treedue held them (``paused`` a boolean), all owing the
+    hourly instants from 01:00: a cron and a tree one paused, a cron and a tree one running.
+    Returns each one's ``updated_at``."""
+    day = NOW.replace(hour=0, minute=0, second=0, tzinfo=None)
+    updated = {
+        "sch_cron_paused": day + timedelta(minutes=30),
+        "sch_cron_running": day + timedelta(minutes=10),
+        "sch_tree_paused": day + timedelta(minutes=40),
+        "sch_tree_running": day + timedelta(minutes=20),
+    }
+    tree = "CAST(:tree AS JSON)" if store.is_postgres else ":tree"
+    with store.begin() as tx:
+        for sid, at in updated.items():
+            is_tree = "tree" in sid
+            tx.conn.execute(
+                text(
+                    "INSERT INTO workflow_schedules (id, workflow_id, source, cron, timezone,"
+                    " overlap, catch_up, max_catch_up, paused, next_fire_at, created_at,"
+                    " updated_at, trigger_tree, evaluated_at, trigger_keys) VALUES (:id, 'wf',"
+                    " 'imperative', '0 * * * *', 'UTC', 'skip', 'latest', 100, :paused, :next,"
+                    f" :made, :at, {tree if is_tree else 'NULL'}, :made, :keys)"
+                ),
+                {
+                    "id": sid,
+                    "paused": "paused" in sid,
+                    "next": day + timedelta(hours=1),
+                    "made": day,
+                    "at": at,
+                    "tree": json.dumps(HOURLY_TREE),
+                    "keys": subscription_keys(HOURLY_TREE) if is_tree else None,
+                },
+            )
+    return {sid: at.replace(tzinfo=UTC) for sid, at in updated.items()}
+
+
+def test_paused_schedules_keep_their_pause_as_an_instant_both_ways(store: Store) -> None:
+    """Migration 0033_pauseat: a schedule paused at 0032_treedue is paused since its
+    ``updated_at``, a running one has no ``paused_at``; neither due claim takes a paused one; the
+    downgrade gives ``paused`` back; a resume still records the instants the pause owed as
+    ``paused`` skips and fires from the next instant after it."""
+    with store.begin() as tx:
+        command.downgrade(alembic_config(tx.conn), "0032_treedue")
+    updated = _schedules_at_0032(store)
+    first = NOW.replace(hour=1, minute=0, second=0)
+    for _ in range(2):  # upgrade, then down and up again: the same
+        upgrade_to_head(store)
+        with store.read() as tx:
+            rows = {sid: store_schedules.get_schedule(tx, schedule_id=sid) for sid in updated}
+        for sid, row in rows.items():
+            assert row is not None
+            want = updated[sid] if "paused" in sid else None
+            assert (row.paused_at, row.paused, row.next_fire_at) == (want, want is not None, first)
+        with store.begin() as tx:
+            due = store_schedules.claim_due_schedules(tx, now=NOW, limit=10)
+            trees = claim_due_trigger_schedules(tx, now=NOW, limit=10)
+        assert [r.id for r in due] == ["sch_cron_running"]
+        assert [r.id for r in trees] == ["sch_tree_running"]
+        with store.begin() as tx:
+            command.downgrade(alembic_config(tx.conn), "0032_treedue")
+        with store.read() as tx:
+            flags = tx.conn.execute(text("SELECT id, paused FROM workflow_schedules ORDER BY id"))
+            assert {sid: bool(p) for sid, p in flags} == {s: "paused" in s for s in updated}
+    upgrade_to_head(store)
+    with store.begin() as tx:
+        for sid in ("sch_cron_paused", "sch_tree_paused"):
+            row = store_schedules.get_schedule(tx, schedule_id=sid, for_update=True)
+            assert row is not None
+            resume_schedule(tx, row, NOW)
+    with store.read() as tx:
+        for sid in ("sch_cron_paused", "sch_tree_paused"):
+            row = store_schedules.get_schedule(tx, schedule_id=sid)
+            assert row is not None and row.paused_at is None
+            assert row.next_fire_at == NOW.replace(hour=6, minute=0, second=0)
+            ranges, _ = list_skips(tx, target_kind=SCHEDULE, target_id=sid)
+            assert [(r.reason, r.first, r.last, r.count) for r in ranges] == [
+                ("paused", first, NOW.replace(hour=5, minute=0, second=0), 5)
+            ], sid
+    with store.begin() as tx:
+        later = NOW.replace(hour=6, minute=0, second=0)
+        due = store_schedules.claim_due_schedules(tx, now=later, limit=10)
+        trees = claim_due_trigger_schedules(tx, now=later, limit=10)
+    assert [r.id for r in due] == ["sch_cron_running", "sch_cron_paused"]  # next_fire_at, id
+    assert [r.id for r in trees] == ["sch_tree_running", "sch_tree_paused"]

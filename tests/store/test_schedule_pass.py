@@ -46,7 +46,7 @@ def _schedules(store: Store, count: int, *, input_data: Any = None) -> None:
                     "initial_state": {"step": 0} if i == 0 else None,
                     "request_context": None,
                     "metadata": None,
-                    "paused": False,
+                    "paused_at": None,
                     "next_fire_at": NOW,
                     "last_fire_id": None,
                     "created_at": NOW - timedelta(days=1),
@@ -79,7 +79,7 @@ def test_the_due_claim_walks_its_ordered_index_and_the_settings_end_with_it(
 
     @event.listens_for(store.engine, "before_cursor_execute")
     def explain(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
-        if "FROM workflow_schedules WHERE paused = false" in statement:
+        if "FROM workflow_schedules WHERE paused_at IS NULL" in statement:
             cursor.execute(f"EXPLAIN {statement}", params)
             plans.append("\n".join(str(row[0]) for row in cursor.fetchall()))
 

@@ -265,3 +265,62 @@ def test_a_lane_without_a_schedule_has_no_pause_and_no_fire_history(tocsin: Tocs
         assert "/pause" not in page and 'id="fires"' not in page
         refused = client.post("/lanes/by-hand/pause", data={"csrf": csrf_of(page)})
         assert refused.status_code == 409 and "has no schedule" in refused.text
+
+
+def test_a_writer_retries_an_attempt_whose_data_did_not_get_through(
+    client: TestClient, t: Tocsin
+) -> None:
+    """Retry on the stopped and the handler-failed attempts (a new attempt of the same run,
+    ``kind: retry``); none on the others, none for a reader; CSRF, the verb and the attempt's
+    lane are checked."""
+    got = drive_lane(t)
+    stopped, failed_handler = got[0], got[-1]
+    client.get("/login", params={"token": writer(t)})
+    page = client.get(LANE).text
+    retry = f"/lanes/{LANE_ID}/attempts/{{}}/retry"
+    buttons = re.findall(
+        rf'action="/lanes/{LANE_ID}/attempts/(attempt_[0-9a-f]{{32}})/retry"', page
+    )
+    assert buttons == [failed_handler["attempt_id"], stopped["attempt_id"]]  # newest first
+    assert "/requeue" not in page  # nothing pending or running
+    url = retry.format(stopped["attempt_id"])
+    assert client.post(url, data={}).status_code == 403  # no CSRF token
+    assert (
+        client.post(url.replace("/retry", "/redo"), data={"csrf": csrf_of(page)}).status_code == 422
+    )
+    other = client.post(
+        f"/lanes/nope/attempts/{stopped['attempt_id']}/retry", data={"csrf": csrf_of(page)}
+    )
+    assert other.status_code == 404
+    assert t.lanes.contracts(LANE_ID)["total"] == 7  # nothing written
+    FEED.update({"candidates": [], "down": None, "handler_fails": False})
+    done = client.post(url, data={"csrf": csrf_of(page)})
+    assert done.status_code == 303 and done.headers["location"] == LANE
+    newest = t.lanes.contracts(LANE_ID)["items"][0]
+    assert newest["kind"] == "retry" and newest["run_id"] == stopped["run_id"]
+    assert newest["attempt"] == 2 and newest["decision"]["status"] == "noop"
+    client.get("/login", params={"token": member(t)})
+    assert "/retry" not in client.get(LANE).text  # a reader gets no button
+
+
+def test_a_writer_requeues_a_pending_attempt(client: TestClient, t: Tocsin) -> None:
+    """A scheduled attempt the tick admitted waits for a worker: Requeue sends it back to
+    pending (its delivery lost); a live running one is refused (409) by the service's rule."""
+    FEED.update({"candidates": [], "down": None, "handler_fails": False})
+    start = datetime(2026, 12, 1, tzinfo=UTC)
+    t.tick(now=start)
+    due = datetime(2027, 1, 1, tzinfo=UTC)
+    assert t.tick(now=due)["lanes_fired"] == 1
+    client.app.state.studio_clock = lambda: due  # type: ignore[attr-defined]
+    client.get("/login", params={"token": writer(t)})
+    page = client.get(LANE).text
+    (attempt,) = t.lanes.contracts(LANE_ID)["items"]
+    assert attempt["state"] == "pending"
+    url = f"/lanes/{LANE_ID}/attempts/{attempt['attempt_id']}/requeue"
+    assert f'action="{url}"' in page and "/retry" not in page
+    done = client.post(url, data={"csrf": csrf_of(page)})
+    assert done.status_code == 303 and done.headers["location"] == LANE
+    assert t.lanes.attempt(attempt["attempt_id"])["state"] == "pending"
+    t.work(now=due)
+    page = client.get(LANE).text
+    assert "/requeue" not in page and rows(page) == ["noop"]

@@ -162,6 +162,8 @@ def test_every_post_needs_the_sessions_csrf_token(client: TestClient, t: Tocsin)
     csrf = csrf_of(client.get("/workflows/schedules/wf_nightly").text)
     done = client.post("/workflows/schedules/wf_nightly/pause", data={"csrf": csrf})
     assert done.status_code == 303 and t.schedules.get("wf_nightly")["paused"] is True
+    page = client.get("/workflows/schedules/wf_nightly").text
+    assert 'id="paused-since"' in page and "Paused since" in page
 
 
 def test_a_member_sees_pages_without_buttons(client: TestClient, t: Tocsin) -> None:

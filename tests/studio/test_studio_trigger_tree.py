@@ -189,7 +189,7 @@ def test_a_stored_tree_that_no_longer_reads_shows_why_never_500(
             values={
                 "id": SID, "workflow_id": "watch", "source": "imperative", "cron": "",
                 "timezone": "UTC", "overlap": "allow", "input_data": None, "initial_state": None,
-                "request_context": None, "metadata": None, "paused": False, "next_fire_at": T0,
+                "request_context": None, "metadata": None, "paused_at": None, "next_fire_at": T0,
                 "last_fire_id": None, "trigger_tree": broken, "latches": None,
                 "evaluated_at": T0, "created_at": T0, "updated_at": T0,
             },

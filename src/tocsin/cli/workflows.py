@@ -17,6 +17,8 @@ schedules_app = typer.Typer(help="Workflow schedules: list, show, create, pause,
 workflows_app = typer.Typer(help="Workflows: list, start, runs.")
 
 SCHEDULE_COLUMNS = ("id", "workflow_id", "cron", "timezone", "next_fire_at", "paused", "last")
+# one schedule: since when it is paused too (empty while it runs)
+SHOW_COLUMNS = (*SCHEDULE_COLUMNS[:-1], "paused_at", SCHEDULE_COLUMNS[-1])
 FIRE_COLUMNS = ("scheduled_for", "fired_at", "run_id", "publish_status", "run_status", "error")
 RUN_COLUMNS = ("id", "workflow_id", "trigger", "status", "started_at", "duration_ms", "error")
 
@@ -49,7 +51,7 @@ def schedules_show(schedule_id: str, as_json: JsonOpt = False, create: CreateOpt
         sched = t.schedules.get(schedule_id)
 
     def render() -> None:
-        print_rows(sched["id"], SCHEDULE_COLUMNS, [_schedule_row(sched)])
+        print_rows(sched["id"], SHOW_COLUMNS, [_schedule_row(sched)])
         trigger = sched.get("trigger")
         if trigger is not None:
             typer.echo(messages.trigger_line(trigger["description"]))

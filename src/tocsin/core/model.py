@@ -237,8 +237,12 @@ class DueSchedule:
     initial_state: dict[str, Any] | None
     request_context: dict[str, Any] | None
     next_fire_at: datetime | None  # None: never fires again
-    paused: bool
+    paused_at: datetime | None  # set while paused: neither the fire pass nor an event fires it
     trigger_tree: dict[str, Any] | None  # a compound trigger's JSON tree (SPEC §13)
+
+    @property
+    def paused(self) -> bool:
+        return self.paused_at is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,7 +275,7 @@ _SCHEDULE_FIELDS = (
     "input_data",
     "initial_state",
     "request_context",
-    "paused",
+    "paused_at",
     "next_fire_at",
     "last_fire_id",
     "created_at",

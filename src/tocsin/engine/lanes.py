@@ -45,9 +45,9 @@ from tocsin.core.time.instants import to_iso
 from tocsin.engine import fire as fire_path
 from tocsin.engine.lane_admit import LaneSpec, admit, resolve_run
 from tocsin.engine.passes import Pass, Take, fire_passes
+from tocsin.engine.resume import resume_decision
 from tocsin.engine.whynot import NOT_DUE, instant_view
 from tocsin.store import lanes as store_lanes
-from tocsin.store import skips as store_skips
 from tocsin.store.tx import Store, Tx
 
 LEDGER_NAMESPACE = "lane"
@@ -261,9 +261,7 @@ def resume_lane(tx: Tx, *, lane_id: str, now: datetime) -> None:
     following = row.next_fire_at
     if row.cron is not None and following is not None and following <= now:
         timing = LaneSchedule(lane_id, row.cron, row.timezone).timing(paused=True)
-        decision = decide(timing, State(following), (), now)
-        store_skips.record_skips(tx, ranges=decision.skips, now=now)
-        values["next_fire_at"] = decision.next_due_at
+        values["next_fire_at"] = resume_decision(tx, timing, State(following), now).next_due_at
     store_lanes.update_lane(tx, lane_id=lane_id, values=values, now=now)
 
 

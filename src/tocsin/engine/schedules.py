@@ -37,10 +37,10 @@ from tocsin.core.schedules.skips import SkipRange
 from tocsin.engine import fire as fire_path
 from tocsin.engine.ids import uuid7, uuid7s
 from tocsin.engine.passes import Pass, Take, fire_passes
+from tocsin.engine.resume import resume_decision
 from tocsin.engine.schedule_rows import schedule_of, state_of
 from tocsin.errors import ConfigError
 from tocsin.store import schedules as store_schedules
-from tocsin.store import skips as store_skips
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.tx import Store, Tx
 
@@ -318,13 +318,12 @@ def resume_schedule(tx: Tx, row: WorkflowSchedule, now: datetime) -> None:
     recorded ``paused`` (the decision of a paused schedule) and it fires again from the next
     regular instant after ``now``, with no backlog. An unreadable schedule is due at ``now``: the
     pass records why."""
-    values: dict[str, Any] = {"paused": False}
+    values: dict[str, Any] = {"paused_at": None}
     try:
-        decision = decide(schedule_of(row), state_of(row, busy=False), (), now)
+        decision = resume_decision(tx, schedule_of(row), state_of(row, busy=False), now)
     except (ConfigError, ValueError):
         values["next_fire_at"] = now
     else:
-        store_skips.record_skips(tx, ranges=list(decision.skips), now=now)
         values["next_fire_at"] = decision.next_due_at
         if decision.state.evaluated_at is not None:
             values["evaluated_at"] = decision.state.evaluated_at

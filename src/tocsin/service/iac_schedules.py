@@ -7,7 +7,7 @@ would be stored. A refused document fails with its number and the API's text; no
 written. ``apply`` re-plans and writes every workflow in one transaction: creates (an id the
 document gives, else a new ``sch_…``), updates (timing changed: rescheduled from ``now`` with
 its latches reset, as a redeploy does; payload or options only: patched in place) and deletes.
-``paused`` is state, not configuration: documents neither show nor change it.
+A pause (``paused_at``) is state, not configuration: documents neither show nor change it.
 
 Deletion scope: only workflows the documents name are looked at (a line holding only
 ``"workflow"`` names one with no schedules); their imperative schedules no document names or

@@ -32,6 +32,7 @@ SCHEDULE_FIELDS = (
     "timezone",
     "next_fire_at",
     "paused",
+    "paused_at",
     "source",
     "overlap",
     "catch_up",

@@ -160,7 +160,7 @@ class Schedules:
             row = _require(tx, schedule_id)
             if not row.paused:
                 store_schedules.update_schedule(
-                    tx, schedule_id=row.id, values={"paused": True}, now=at
+                    tx, schedule_id=row.id, values={"paused_at": at}, now=at
                 )
             return self._view(tx, _require(tx, schedule_id))
 

@@ -52,7 +52,7 @@ def schedule_value(row: RowMapping) -> WorkflowSchedule:
         initial_state=row["initial_state"],
         request_context=row["request_context"],
         next_fire_at=row["next_fire_at"],
-        paused=bool(row["paused"]),
+        paused_at=row["paused_at"],
         trigger_tree=row["trigger_tree"],
         source=row["source"],
         metadata=row["meta"],
@@ -196,7 +196,7 @@ def claim_due_schedules(
             params.append(json.dumps(list(skip)))
     sql = (
         f"SELECT {_DUE_SELECT} FROM workflow_schedules"
-        f" WHERE paused = false AND next_fire_at IS NOT NULL AND next_fire_at <= {mark}"
+        f" WHERE paused_at IS NULL AND next_fire_at IS NOT NULL AND next_fire_at <= {mark}"
         f" AND trigger_tree IS NULL{extra}"  # compound triggers: tocsin.engine.trees
         f" ORDER BY next_fire_at, id LIMIT {mark}"
     )
@@ -228,7 +228,7 @@ def claim_due_schedules(
             value(initial_state),
             value(request_context),
             instant(next_fire_at),
-            False,  # the claim reads unpaused rows only
+            None,  # the claim reads unpaused rows only
             None,  # and plain cron ones
         )
         for (

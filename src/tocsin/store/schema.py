@@ -330,7 +330,6 @@ workflow_schedules = Table(
     Column("initial_state", JSON(none_as_null=True), nullable=True),
     Column("request_context", JSON(none_as_null=True), nullable=True),
     Column("meta", JSON(none_as_null=True), nullable=True),  # the schedule's ``metadata``
-    Column("paused", Boolean, nullable=False, server_default=text("false")),
     Column("next_fire_at", UTCDateTime, nullable=True),  # null: never fires again
     Column("last_fire_id", String(36), nullable=True),
     Column("created_at", UTCDateTime, nullable=False),
@@ -341,15 +340,15 @@ workflow_schedules = Table(
     Column("latches", JSON(none_as_null=True), nullable=True),
     Column("evaluated_at", UTCDateTime, nullable=True),
     Column("trigger_keys", Text, nullable=True),  # " kind:subject … ": what the tree listens to
+    Column("paused_at", UTCDateTime, nullable=True),  # set while paused (migration 0033)
     # the cron schedules' claim, in its order ``next_fire_at, id``: a page of due rows read, none
-    # sorted; the tree schedules are not in it (their pass reads ix_workflow_schedules_trees) (0022)
+    # sorted; neither the tree schedules nor the paused ones are in it (0022, 0033)
     Index(
         "ix_workflow_schedules_due",
-        "paused",
         "next_fire_at",
         "id",
-        sqlite_where=text("trigger_tree IS NULL"),
-        postgresql_where=text("trigger_tree IS NULL"),
+        sqlite_where=text("trigger_tree IS NULL AND paused_at IS NULL"),
+        postgresql_where=text("trigger_tree IS NULL AND paused_at IS NULL"),
     ),
     Index("ix_workflow_schedules_workflow", "workflow_id"),
     # the schedules with a trigger tree: what an event writer tests (``trigger_events``), without
@@ -369,14 +368,13 @@ workflow_schedules = Table(
         postgresql_where=text("trigger_tree IS NOT NULL"),
     ),
     # the tree pass's due claim in its order ``next_fire_at, id``: a page of due rows read, none
-    # sorted (0032)
+    # sorted; the paused ones are not in it (0032, 0033)
     Index(
         "ix_workflow_schedules_tree_due",
-        "paused",
         "next_fire_at",
         "id",
-        sqlite_where=text("trigger_tree IS NOT NULL"),
-        postgresql_where=text("trigger_tree IS NOT NULL"),
+        sqlite_where=text("trigger_tree IS NOT NULL AND paused_at IS NULL"),
+        postgresql_where=text("trigger_tree IS NOT NULL AND paused_at IS NULL"),
     ),
 )
 

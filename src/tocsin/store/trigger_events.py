@@ -178,7 +178,7 @@ def lock_trigger_schedules(
     subject)``) or are due at ``now``, locked in id order (waiting for locks)."""
     tx.require_writable()
     pairs = sorted(set(events))
-    stmt = select(S).where(S.c.trigger_tree.is_not(None), S.c.paused.is_(False)).order_by(S.c.id)
+    stmt = select(S).where(S.c.trigger_tree.is_not(None), S.c.paused_at.is_(None)).order_by(S.c.id)
     if len(pairs) <= MAX_PATTERNS:
         wanted = [S.c.next_fire_at <= now]
         wanted += [S.c.trigger_keys.like(_pattern(k, s), escape="\\") for k, s in pairs]
@@ -200,7 +200,7 @@ def claim_due_trigger_schedules(
 ) -> list[WorkflowSchedule]:
     """Unpaused schedules with a trigger tree and ``next_fire_at <= now``, the earliest due
     first (``next_fire_at, id``: the order of the cron schedules' claim, and of an index
-    ``(paused, next_fire_at, id)`` over the tree schedules, so a page stops at ``limit``),
+    ``(next_fire_at, id)`` over the running tree schedules, so a page stops at ``limit``),
     locked (PostgreSQL: skipping rows another scheduler holds). Only the schedule ``only`` when
     given, none of ``skip``: filters of the claim statement, which still reads that index in
     its order. The id of each row claimed is appended to ``claimed`` (when given) before any
@@ -228,7 +228,7 @@ def _claim_due_trees(postgres: bool, limit: int, only: bool, skip: bool) -> Any:
     filters (every tick); binds ``now`` (and ``only``, ``skip``)."""
     stmt = (
         select(S)
-        .where(S.c.trigger_tree.is_not(None), S.c.paused.is_(False))
+        .where(S.c.trigger_tree.is_not(None), S.c.paused_at.is_(None))
         .where(
             S.c.next_fire_at.is_not(None),
             S.c.next_fire_at <= bindparam("now", type_=S.c.next_fire_at.type),

@@ -7,9 +7,16 @@ A scheduled lane's page also shows its state (active or paused) with a Pause / R
 and its fire history: the scheduled runs (scheduled vs actual time, window, status) with the
 skipped instants between them (``paused``, ``coalesced``, ``dst_gap``), paged by ``?fires=``.
 
+Each attempt row carries what an operator can do with it: **Retry** on an attempt that did not
+get its data through (failed, its source stopped, or its handler failed) runs the run again as
+a new attempt (``kind: retry``, as ``POST /api/lanes/{id}/trigger`` does); **Requeue** on a
+pending or running attempt sends it back to pending for a worker when it is lost or stale
+(``POST /api/lanes/{id}/attempts/{attempt_id}/requeue``: a live running one is refused, 409).
+
 Rights are the API's: ``schedules:read`` to look (as ``GET /api/lanes``); ``schedules:write``
-(and the session's CSRF token) for Pause / Resume and the "Trigger a manual run" form, whose
-window is read in the lane's zone and runs at once as ``POST /api/lanes/{id}/trigger`` does.
+(and the session's CSRF token) for Pause / Resume, Retry / Requeue and the "Trigger a manual
+run" form, whose window is read in the lane's zone and runs at once as
+``POST /api/lanes/{id}/trigger`` does.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ router = APIRouter(include_in_schema=False)
 RUNS_PAGE = 25
 DECISIONS = ("ready", "noop", "rejected", "ignored", "stopped")
 LaneId = Annotated[str, Path(pattern=ID)]
+AttemptId = Annotated[str, Path(pattern="^attempt_[0-9a-f]{32}$")]
 DecisionQ = Annotated[str | None, Query(pattern="^(ready|noop|rejected|ignored|stopped)$")]
 FiresQ = Annotated[int, Query(ge=1, le=1_000_000)]
 
@@ -57,7 +65,9 @@ def lanes_list(request: Request, viewer: ViewerDep) -> Response:
 
 
 def _attempt_view(item: dict[str, Any]) -> dict[str, Any]:
-    """An attempt with its layers read out of the contract (empty before a decision)."""
+    """An attempt with its layers read out of the contract (empty before a decision), and the
+    operator's verb for it: ``retry`` (its data did not get through), ``requeue`` (pending or
+    running: lost or stale), else None."""
     contract = item.get("contract") or {}
     decision = item.get("decision")
     return {
@@ -65,7 +75,17 @@ def _attempt_view(item: dict[str, Any]) -> dict[str, Any]:
         "source": contract.get("source_observation"),
         "selection": contract.get("selection"),
         "reason_words": lane_reason_words(decision.get("reason")) if decision else None,
+        "verb": _verb(item),
     }
+
+
+def _verb(item: dict[str, Any]) -> str | None:
+    if item["state"] in ("pending", "running"):
+        return "requeue"
+    decision, handler = item.get("decision") or {}, item.get("handler") or {}
+    if item["state"] == "failed" or decision.get("status") == "stopped":
+        return "retry"
+    return "retry" if handler.get("status") == "failed" else None
 
 
 @router.get("/lanes/{lane_id}")
@@ -132,6 +152,30 @@ def trigger_manual(request: Request, viewer: ViewerDep, form: FormDep, lane_id: 
         raise NotFound(messages.lane_unknown(lane_id))
     window = (_form_instant(form, "start", lane.zone), _form_instant(form, "end", lane.zone))
     service.trigger(lane_id, window, kind="manual", now=utc_now(request))
+    return redirect(f"/lanes/{lane_id}")
+
+
+@router.post("/lanes/{lane_id}/attempts/{attempt_id}/{verb}")
+@html_page
+def attempt_verb(
+    request: Request,
+    viewer: ViewerDep,
+    form: FormDep,
+    lane_id: LaneId,
+    attempt_id: AttemptId,
+    verb: Annotated[str, Path(pattern="^(retry|requeue)$")],
+) -> Response:
+    """Retry an attempt's run as a new attempt, or requeue a lost or stale attempt (CSRF and
+    ``schedules:write``; the service's rules and errors), then the lane page."""
+    check_post(viewer, form, allowed=viewer.writes_schedules)
+    service, now = facade(request).lanes, utc_now(request)
+    if verb == "requeue":
+        service.requeue(lane_id, attempt_id, now=now)
+    else:
+        attempt = service.attempt(attempt_id)
+        if attempt["lane_id"] != lane_id:
+            raise NotFound(messages.lane_run_not_found(attempt_id))
+        service.trigger(lane_id, kind="retry", run_id=attempt["run_id"], now=now)
     return redirect(f"/lanes/{lane_id}")
 
 

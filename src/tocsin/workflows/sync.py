@@ -11,7 +11,7 @@ Run on every start (``tocsin serve|scheduler|worker --app``), in one transaction
 - nothing changed → ``unchanged``;
 - a declared row whose declaration left the code → deleted (``deleted``; its fires stay).
 
-``paused`` and the fire history are never written here, so a redeploy never unpauses.
+``paused_at`` and the fire history are never written here, so a redeploy never unpauses.
 Imperative schedules (``source = 'imperative'``) are not touched.
 """
 
@@ -131,7 +131,7 @@ def schedule_row(
         "cron": decl.cron,
         "timezone": decl.timezone,
         **_payload(decl),
-        "paused": False,
+        "paused_at": None,
         "next_fire_at": next_fire_of(decl.cron, decl.timezone, decl.trigger, now),
         "last_fire_id": None,
         "trigger_tree": decl.trigger,
