@@ -12,10 +12,10 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from api_support import Clock, TestClient, bearer
+from api_support import Clock, TestClient, bearer, make_tenant
 
 from lanes.lane_support import A_END, A_START, LANE_ID, OBSERVED, Probe, inside, make_lane
-from tocsin import Candidate
+from tocsin import Candidate, messages
 from tocsin.errors import NotFound
 from tocsin.service import Tocsin
 
@@ -151,3 +151,26 @@ def test_a_failed_attempt_is_not_requeued_its_run_is_retried(
     assert refused.json() == {"detail": not_requeueable("failed")}
     retried = tocsin.lanes.trigger(OTHER, kind="retry", run_id=failed["run_id"], now=A_END)
     assert retried["attempt"] == 2 and retried["attempt_id"] != failed["attempt_id"]
+
+
+def test_a_tenants_run_routes_answer_404_for_a_lane_attempts_id(
+    client: TestClient, tokens: dict[str, dict[str, str]], tocsin: Tocsin
+) -> None:
+    """A lane attempt is a row of the one queue with its kind's status words (``recorded``): a
+    tenant's ``GET``/``retry`` of a trigger run by that id is 404, never a 500."""
+    tocsin.tick(now=A_START)
+    assert tocsin.tick(now=OBSERVED)["lanes_fired"] == 1
+    tocsin.work(now=OBSERVED)
+    (ours,) = tocsin.lanes.contracts(LANE_ID)["items"]
+    assert ours["state"] == "recorded"
+    tenant = make_tenant(tocsin)
+    table = tocsin.create_table("chatroom", tenant.scope_id, "T", {"N": "text"}, now=OBSERVED)
+    url = f"{tenant.prefix}/tables/{table['id']}/trigger-runs/{ours['attempt_id']}"
+    for answer in (
+        client.get(url, headers=tenant.moderator),
+        client.post(f"{url}/retry", headers=tenant.moderator),
+    ):
+        assert answer.status_code == 404 and answer.json() == {"detail": messages.RUN_NOT_FOUND}
+    with pytest.raises(NotFound):
+        tocsin.get_run(table["id"], ours["attempt_id"])
+    assert tocsin.lanes.attempt(ours["attempt_id"])["state"] == "recorded"  # untouched

@@ -188,8 +188,9 @@ def insert_run(tx: Tx, **fields: Any) -> Run | None:
 
 
 def get_run(tx: Tx, *, run_id: str) -> Run | None:
-    """One run by id, or None."""
-    stmt = select(*RUN_COLUMNS).where(runs.c.id == run_id)
+    """One table trigger's run by id, or None: None too for the id of a run of another kind
+    (a lane attempt), whose status words are its kind's (``queue_entry`` reads any kind)."""
+    stmt = select(*RUN_COLUMNS).where(runs.c.id == run_id, runs.c.kind == "actions")
     row = tx.conn.execute(stmt).mappings().one_or_none()
     return None if row is None else run_value(row)
 
