@@ -15,8 +15,10 @@ order, one transaction per page:
 3. once the page committed, its counts go into the tick's report (the pass's ``counts`` keys);
 4. a page that raises is rolled back whole; then each unit it named gets a page of its own, one
    transaction each (``take.only``): a unit that raises again is logged and skipped, the others
-   proceed, and the pass goes on with its next page (which leaves out ``take.skip``, every unit
-   the call named already: none is taken twice in one call). A
+   proceed, and the pass goes on with its next page, which leaves out ``take.skip``: every unit
+   the call named already (none is taken twice in one call), or, for a pass whose pages move
+   each unit they claim past ``now`` (``Pass.moves``: a schedule's next fire), only the units of
+   its pages that failed (one may still be due; the others are due no more). A
    page that named no unit (it failed before its claim) ends its pass for this call, logged;
    the other passes proceed. A database that takes no writes (down, or full) fails the whole
    call (:func:`tocsin.engine.sweeps.raise_outage`).
@@ -53,7 +55,8 @@ log = logging.getLogger(__name__)
 @dataclass(slots=True)
 class Take:
     """One page's terms and tally (module docstring): it claims at most ``room`` units (None: no
-    bound) and none of ``skip`` (the units this call took already), or only the unit ``only`` (a
+    bound) and none of ``skip`` (the units a later page must not take again), or only the unit
+    ``only`` (a
     failed page's, again by itself); it names in ``units`` each unit it claimed, as it claims
     it, and counts into ``counts`` (added to the report once the page committed)."""
 
@@ -76,13 +79,16 @@ def _always(now: datetime) -> bool:
 @dataclass(frozen=True, slots=True)
 class Pass:
     """One kind's pages: the report keys its pages count into, its page, what it owes before its
-    first page, and the most units one call takes (None: until none is left) (module
-    docstring)."""
+    first page, the most units one call takes (None: until none is left), and whether its pages
+    move each unit they claim past ``now`` (then a later page leaves out only the units of a
+    failed page, not every unit the call took: a drain of 10,000 schedules would send 9,000
+    ids with its last page) (module docstring)."""
 
     counts: tuple[str, ...]
     page: Page
     prepare: Callable[[datetime], bool] = _always
     limit: int | None = None
+    moves: bool = False
 
 
 def fire_passes(store: Store, passes: Sequence[Pass], *, now: datetime) -> dict[str, int]:
@@ -91,18 +97,24 @@ def fire_passes(store: Store, passes: Sequence[Pass], *, now: datetime) -> dict[
     report = dict.fromkeys((key for each in passes for key in each.counts), 0)
     for each in passes:
         taken: list[str] = []  # the units the pass named this call
+        failed: list[str] = []  # those of its pages that failed
         more = each.prepare(now)
         while more and (each.limit is None or len(taken) < each.limit):
             room = None if each.limit is None else each.limit - len(taken)
-            take = Take(room=room, skip=tuple(taken))
-            more = _page(store, each, now, take, report)
+            take = Take(room=room, skip=tuple(failed if each.moves else taken))
+            more, committed = _page(store, each, now, take, report)
             taken += take.units
+            if not committed:
+                failed += take.units
     return report
 
 
-def _page(store: Store, each: Pass, now: datetime, take: Take, report: dict[str, int]) -> bool:
+def _page(
+    store: Store, each: Pass, now: datetime, take: Take, report: dict[str, int]
+) -> tuple[bool, bool]:
     """One page of ``each``, counted into ``report`` once committed; when it raises, each unit
-    it named again in a page of its own (module docstring). Whether more may be due."""
+    it named again in a page of its own (module docstring). Whether more may be due, and
+    whether the page committed."""
     try:
         with store.begin() as tx:
             more = each.page(tx, now, take)
@@ -120,9 +132,9 @@ def _page(store: Store, each: Pass, now: datetime, take: Take, report: dict[str,
                 log.exception("tick: %s skipped", unit)
             else:
                 _count(report, alone.counts)
-        return bool(take.units)
+        return bool(take.units), False
     _count(report, take.counts)
-    return more
+    return more, True
 
 
 def _count(report: dict[str, int], counts: Counter[str]) -> None:

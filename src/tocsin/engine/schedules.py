@@ -123,43 +123,17 @@ def schedule_pass(
     """The workflow cron schedules as a pass of the tick's loop (:mod:`tocsin.engine.passes`):
     pages of ``limit`` due rows until a page comes back short (``drain``; else one page). Its
     units are the schedules' ids: a page names each row its claim returns, the claim leaves out
-    ``take.skip`` and, on a failed page's retry, claims ``take.only`` alone."""
-    moved = Moved()
+    ``take.skip`` (a page moves its rows past ``now``, ``Pass.moves``: the units of this call's
+    failed pages) and, on a failed page's retry, claims ``take.only`` alone."""
 
     def page(tx: Tx, now: datetime, take: Take) -> bool:
-        claimed, fired = _fire_page(tx, now, limit, registered, take, moved.due(take))
+        claimed, fired = _fire_page(tx, now, limit, registered, take)
         take.counts[COUNTS] += fired
-        moved.done(take)
         return drain and claimed >= limit
 
-    return Pass((COUNTS,), page) if prepare is None else Pass((COUNTS,), page, prepare)
-
-
-class Moved:
-    """The schedules a pass moved past ``now`` this call: those its pages named and returned
-    without raising, but for a page retried unit by unit (its commit failed). The claim need not
-    leave them out, as it would every unit of ``take.skip``: they are no longer due, and the
-    skip it sends is then only the units still due (a failed schedule's), not every one the
-    call took (a drain of 10,000 rows named 9,000 by its last page)."""
-
-    __slots__ = ("ids",)
-
-    def __init__(self) -> None:
-        self.ids: set[str] = set()
-
-    def due(self, take: Take) -> list[str]:
-        """The units of ``take.skip`` that may still be due: what the claim leaves out. A
-        retried unit may be, whatever its first page did."""
-        if take.only is not None:
-            self.ids.discard(take.only)
-        ids = self.ids
-        return [u for u in take.skip if u not in ids]
-
-    def done(self, take: Take) -> None:
-        """``take``'s page returned: its units are moved (a retry's never count, so that a
-        commit that keeps failing cannot have a unit claimed again and again)."""
-        if take.only is None:
-            self.ids.update(take.units)
+    if prepare is None:
+        return Pass((COUNTS,), page, moves=True)
+    return Pass((COUNTS,), page, prepare, moves=True)
 
 
 def _fire_page(
@@ -168,12 +142,10 @@ def _fire_page(
     limit: int,
     registered: Collection[str] | None,
     take: Take,
-    skip: Sequence[str],
 ) -> tuple[int, int]:
-    """One page in ``tx`` on ``take``'s terms, leaving out ``skip``: (due rows claimed, fires
-    recorded)."""
+    """One page in ``tx`` on ``take``'s terms: (due rows claimed, fires recorded)."""
     rows = store_schedules.claim_due_schedules(
-        tx, now=now, limit=limit, only=take.only, skip=skip, claimed=take.units
+        tx, now=now, limit=limit, only=take.only, skip=take.skip, claimed=take.units
     )
     if not rows:
         return 0, 0
@@ -369,7 +341,6 @@ __all__ = [
     "COUNTS",
     "DEFAULT_LIMIT",
     "LEDGER_NAMESPACE",
-    "Moved",
     "fire_all_due_schedules",
     "fire_due_schedules",
     "new_run",

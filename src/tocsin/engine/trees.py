@@ -44,7 +44,7 @@ from tocsin.engine import fire as fire_path
 from tocsin.engine.ids import uuid7
 from tocsin.engine.passes import Pass, Take, fire_passes
 from tocsin.engine.schedule_rows import dump_latches, load_latches, schedule_of, state_of
-from tocsin.engine.schedules import COUNTS, LEDGER_NAMESPACE, Moved, schedule_fire, schedule_run
+from tocsin.engine.schedules import COUNTS, LEDGER_NAMESPACE, schedule_fire, schedule_run
 from tocsin.errors import ConfigError
 from tocsin.store import schedules as store_schedules
 from tocsin.store import skips as store_skips
@@ -88,7 +88,6 @@ def tree_passes(
     (and the events behind it) for the next call; the call goes on to its due pages, which then
     decide without those events."""
     events_left = [True]
-    moved = Moved()  # the due pages' schedules moved past now this call
 
     def page(tx: Tx, now: datetime, take: Take) -> bool:
         store_events.serialize_pass(tx)
@@ -101,13 +100,12 @@ def tree_passes(
             take.counts[COUNTS] += fired
             if events_left[0]:
                 return True
-        skip = [u for u in moved.due(take) if not u.startswith(_EVENTS)]
+        skip = [u for u in take.skip if not u.startswith(_EVENTS)]
         count, claimed = _due_page(tx, now, limit, registered, take, skip)
         take.counts[COUNTS] += count
-        moved.done(take)
         return claimed >= limit
 
-    return [Pass((COUNTS,), page)]
+    return [Pass((COUNTS,), page, moves=True)]
 
 
 _EVENTS = "events:"  # an event page's unit: the prefix of its batch's name
