@@ -167,7 +167,7 @@ def claim_due_schedules(
 ) -> list[DueSchedule]:
     """Up to ``limit`` unpaused plain cron schedules with ``next_fire_at <= now``, earliest
     first, locked, as :class:`DueSchedule` values (what firing reads, from the driver's plain
-    rows, read a part at a time).
+    rows).
 
     The JSON columns are decoded once per distinct text in the page: schedules share inputs
     (every imperative schedule of one workflow without one has ``{}``), so the rows of a page
