@@ -103,13 +103,8 @@ def sync_lanes(tx: Tx, lanes: Mapping[str, LaneSpec], *, now: datetime) -> list[
     """Insert the rows of new scheduled lanes; re-anchor those whose cron or zone changed (a
     paused lane stays paused). The ids of ``lanes`` whose row, as it now stands, is due at
     ``now`` (unpaused, ``next_fire_at <= now``; a row just written is anchored after ``now``)."""
-    return list(_sync(tx, lanes, now))
-
-
-def _sync(tx: Tx, lanes: Mapping[str, LaneSpec], now: datetime) -> dict[str, datetime]:
-    """:func:`sync_lanes`: the due lanes' ids, each with its ``next_fire_at``."""
     rows = store_lanes.list_lane_rows(tx)
-    due: dict[str, datetime] = {}
+    due = []
     for lane in lanes.values():
         row = rows.get(lane.id)
         values = _synced(lane, row, now)
@@ -122,7 +117,7 @@ def _sync(tx: Tx, lanes: Mapping[str, LaneSpec], now: datetime) -> dict[str, dat
             row = replace(row, **values)
         at = row.next_fire_at
         if row.paused_at is None and at is not None and at <= now:
-            due[lane.id] = at
+            due.append(lane.id)
     return due
 
 
@@ -142,42 +137,33 @@ def fire_due_lanes(
 
 def lane_pass(lanes: Mapping[str, LaneSpec], *, stale_after_s: float) -> Pass:
     """:func:`fire_due_lanes` as a pass of the tick's loop (:mod:`tocsin.engine.passes`): no
-    page at all without a scheduled lane. One pass per tick: it keeps the lanes still owing,
-    each with the instant it is due from.
+    page at all without a scheduled lane.
 
     Its units are a lane at an instant, ``<lane id>@<next_fire_at>`` (a lane is claimed again
-    in one call when its backlog spans pages; a page moves it past the instant): a page names
-    each lane its claim returns, the claim leaves out the lanes whose unit is in ``take.skip``
-    (those due still at an instant this call took: a page of theirs failed) and, on a failed
-    page's retry, claims the lane of ``take.only`` alone. The rows are synced in the first page
-    that completes, and in each retry before it (the sync writes only what differs)."""
-    owing: dict[str, datetime] = {}
-    synced = [False]
+    in one call when its backlog spans pages; a page moves it past the instant, ``Pass.moves``).
+    The first page syncs the rows and claims the lanes they show due (a pass with none due is
+    one statement); a later page claims the due ones of the scheduled lanes, but a lane still
+    due at the instant of a failed page's unit (``take.skip``); a failed page's retry syncs
+    again (the failed page's sync was rolled back with it) and claims the lane of
+    ``take.only`` alone. What a page claims is read from the rows, never kept from an earlier
+    page, so a page rolled back leaves nothing behind."""
+    scheduled = [lane.id for lane in lanes.values() if lane.cron]
+    first = [True]
 
     def page(tx: Tx, now: datetime, take: Take) -> bool:
-        due = owing
-        if not synced[0]:
-            due = _sync(tx, lanes, now)
+        ids = sync_lanes(tx, lanes, now=now) if first[0] or take.only else scheduled
         if take.only is not None:
             lane_id = take.only.rpartition("@")[0]
-            ids = [lane_id] if lane_id in due else []
-        else:
-            skip = set(take.skip)
-            ids = [i for i, at in due.items() if _unit(i, at) not in skip]
-        fired, left = _page(tx, lanes, ids, now, stale_after_s, take.units) if ids else (0, {})
+            ids = [lane_id] if lane_id in ids else []
+        first[0] = False
+        fired, more = _page(tx, lanes, ids, now, stale_after_s, take) if ids else (0, False)
         take.counts[COUNTS] += fired
-        if take.only is None:
-            owing.clear()
-        elif due is not owing:
-            owing.update(due)
-        owing.update(left)
-        synced[0] = True
-        return take.only is None and bool(owing)
+        return take.only is None and more
 
-    def scheduled(now: datetime) -> bool:
-        return any(lane.cron for lane in lanes.values())
+    def has_schedules(now: datetime) -> bool:
+        return bool(scheduled)
 
-    return Pass((COUNTS,), page, scheduled)
+    return Pass((COUNTS,), page, has_schedules, moves=True)
 
 
 def _unit(lane_id: str, at: datetime) -> str:
@@ -191,13 +177,17 @@ def _page(
     lane_ids: list[str],
     now: datetime,
     stale: float,
-    units: list[str],
-) -> tuple[int, dict[str, datetime]]:
-    """One page: ``(attempts recorded, the lanes still due after it)``; each lane claimed is
-    named in ``units`` before it is decided."""
-    recorded, owing = 0, {}
-    rows = store_lanes.claim_due_lanes(tx, now=now, lane_ids=lane_ids, limit=len(lane_ids))
-    units += [_unit(row.id, row.next_fire_at) for row in rows if row.next_fire_at is not None]
+    take: Take,
+) -> tuple[int, bool]:
+    """One page: ``(attempts recorded, whether a lane is still due after it)``; a lane due at
+    the instant of a unit in ``take.skip`` is left alone, each other lane claimed is named in
+    ``take.units`` before it is decided."""
+    recorded, owing = 0, False
+    claimed = store_lanes.claim_due_lanes(tx, now=now, lane_ids=lane_ids, limit=len(lane_ids))
+    skip = set(take.skip)
+    units = [(r, _unit(r.id, r.next_fire_at)) for r in claimed if r.next_fire_at is not None]
+    rows = [row for row, unit in units if unit not in skip]
+    take.units.extend(unit for _, unit in units if unit not in skip)
     for row in rows:
         lane = lanes[row.id]
         decision = _decide(lane, row.next_fire_at, now)
@@ -205,8 +195,7 @@ def _page(
         following = decision.next_due_at
         values = {"next_fire_at": following}
         store_lanes.update_lane(tx, lane_id=lane.id, values=values, now=now)
-        if following is not None and following <= now:
-            owing[lane.id] = following
+        owing = owing or (following is not None and following <= now)
     return recorded, owing
 
 
