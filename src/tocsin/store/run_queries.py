@@ -10,7 +10,7 @@ from sqlalchemy import ColumnElement, and_, func, null, or_, select
 from tocsin import messages
 from tocsin.core.model import Run, TriggerFire
 from tocsin.store.errors import map_db_errors
-from tocsin.store.runs import RUN_COLUMNS, RUN_FIELDS, RUN_STATUSES, run_value
+from tocsin.store.runs import QUEUE_RUN, RUN_COLUMNS, RUN_FIELDS, RUN_STATUSES, run_value
 from tocsin.store.schema import ACTIVE_STATUSES, runs
 from tocsin.store.tx import Tx
 
@@ -61,7 +61,8 @@ def list_runs(
     128 MB; ``runs.get_run`` has it."""
     if status is not None and status not in RUN_FILTERS:
         raise ValueError(messages.run_filter_unknown(status, RUN_FILTERS))
-    where: list[ColumnElement[bool]] = [runs.c.table_id == table_id]
+    # QUEUE_RUN: the predicate of ix_runs_table_created (no workflow run has a table)
+    where: list[ColumnElement[bool]] = [runs.c.table_id == table_id, QUEUE_RUN]
     if trigger_id is not None:
         where.append(runs.c.trigger_id == trigger_id)
     if record_id is not None:
@@ -90,6 +91,7 @@ def has_other_active_run(tx: Tx, *, table_id: str, trigger_id: str, run_id: str)
     """True when another clock run of ``trigger_id`` of ``table_id`` is pending or running."""
     stmt = select(runs.c.id).where(
         runs.c.table_id == table_id,
+        QUEUE_RUN,
         runs.c.trigger_id == trigger_id,
         runs.c.id != run_id,
         runs.c.clock.is_(True),
@@ -119,7 +121,7 @@ def list_trigger_fires(
 ) -> tuple[list[TriggerFire], int]:
     """A table trigger's fires (its scheduled runs), newest scheduled instant first, as
     :class:`TriggerFire` values; and the total."""
-    where = (runs.c.table_id == table_id, runs.c.trigger_id == trigger_id, _FIRES)
+    where = (runs.c.table_id == table_id, runs.c.trigger_id == trigger_id, _FIRES, QUEUE_RUN)
     total = tx.conn.execute(select(func.count()).select_from(runs).where(*where)).scalar_one()
     stmt = (
         select(
