@@ -19,8 +19,7 @@ from sqlalchemy import Index, event, select, text
 
 from tocsin.core.model import Table
 from tocsin.engine.schedules import new_run
-from tocsin.store import Store
-from tocsin.store import run_queries
+from tocsin.store import Store, run_queries
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.migrate import alembic_config, upgrade_to_head
 from tocsin.store.runs import claim_scoped_runs, requeue_runs
@@ -174,9 +173,7 @@ def test_stored_workflow_runs_move_into_runs_and_back(store: Store, table: Table
         with store.read() as tx:
             got = {rid: store_runs.get_run(tx, run_id=rid) for rid in want}
             assert got == want
-            page, total = store_runs.list_runs(
-                tx, workflow_id=None, status=None, skip=0, limit=10
-            )
+            page, total = store_runs.list_runs(tx, workflow_id=None, status=None, skip=0, limit=10)
             assert total == 5 and [r["id"] for r in page] == sorted(want, reverse=True)
             of_b, total_b = store_runs.list_runs(
                 tx, workflow_id="wf_b", status="pending", skip=0, limit=10
@@ -184,9 +181,7 @@ def test_stored_workflow_runs_move_into_runs_and_back(store: Store, table: Table
             assert total_b == 1 and [r["id"] for r in of_b] == ["wf-run-5-retrying"]
             assert store_runs.count_runs(tx) == 5 and run_queries.count_runs(tx) == 1
             # the backfill run never fences; the pending scheduled one does
-            assert store_runs.active_schedule_ids(tx, schedule_ids=["sch_1", "sch_2"]) == {
-                "sch_1"
-            }
+            assert store_runs.active_schedule_ids(tx, schedule_ids=["sch_1", "sch_2"]) == {"sch_1"}
             kinds = dict(tx.conn.execute(select(runs.c.id, runs.c.kind)).all())
             assert kinds == {"table-run": "actions"} | dict.fromkeys(want, "workflow")
         with store.begin() as tx:  # the table claim takes its run only; the workflow claim its

@@ -36,7 +36,11 @@ def count_stuck_runs(tx: Tx, *, now: datetime, stuck_after_s: float) -> int:
     stmt = (
         select(func.count())
         .select_from(runs)
-        .where(stuck_condition(now=now, stuck_after_s=stuck_after_s), runs.c.kind == "actions")
+        .where(
+            stuck_condition(now=now, stuck_after_s=stuck_after_s),
+            runs.c.kind == "actions",
+            QUEUE_RUN,  # ix_runs_status_updated's predicate: the index holds no workflow run
+        )
     )
     return int(tx.conn.execute(stmt).scalar_one())
 
@@ -104,7 +108,7 @@ def has_other_active_run(tx: Tx, *, table_id: str, trigger_id: str, run_id: str)
 def count_runs(tx: Tx, *, status: str | None = None) -> int:
     """How many table trigger runs exist (with ``status``, when given): benches and drain
     tests read this."""
-    stmt = select(func.count()).select_from(runs).where(runs.c.kind == "actions")
+    stmt = select(func.count()).select_from(runs).where(runs.c.kind == "actions", QUEUE_RUN)
     if status is not None:
         stmt = stmt.where(runs.c.status == status)
     with map_db_errors():

@@ -16,8 +16,8 @@ from typing import Any
 from tocsin.store.bulk import driver_rows, instant_binder, instant_reader
 from tocsin.store.dialects import ordered_scans_only
 from tocsin.store.jsontext import json_value
-from tocsin.store.tx import Tx
 from tocsin.store.schema import WORKFLOW_WHERE
+from tocsin.store.tx import Tx
 from tocsin.store.workflow_runs import COLUMN_OF, JSON_COLUMNS
 
 # a pending workflow run (the pick's first tests, as the claim order index has them)

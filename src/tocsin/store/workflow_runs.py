@@ -162,8 +162,10 @@ def insert_runs(tx: Tx, *, rows: Sequence[Mapping[str, Any]]) -> None:
         if name not in _NULL_BY_DEFAULT or values[i].count(None) != count
     ]
     names = ", ".join(
-        (*(f'"{COLUMN_OF.get(_INSERT_COLUMNS[i], _INSERT_COLUMNS[i])}"' for i in kept),)
-        + _CONSTANT_NAMES
+        (
+            *(f'"{COLUMN_OF.get(_INSERT_COLUMNS[i], _INSERT_COLUMNS[i])}"' for i in kept),
+            *_CONSTANT_NAMES,
+        )
     )
     columns = [values[i] for i in kept]
     if tx.is_postgres:  # one statement over unnest: no per-row round trip
@@ -407,9 +409,7 @@ def finish_rows(tx: Tx, *, rows: Sequence[FinishRow]) -> set[str]:
         for status, steps, output, error, suspend, at, ends, rid, att, nxt, n in rows
     ]
     if tx.is_postgres:
-        rows = with_rows(
-            tx, _FINISH_COLUMNS, _FINISH_FROM_V + " RETURNING runs.id", params
-        )
+        rows = with_rows(tx, _FINISH_COLUMNS, _FINISH_FROM_V + " RETURNING runs.id", params)
         return {str(r[0]) for r in rows}
     changed = update_rows(tx, _FINISH_COLUMNS, _FINISH_FROM_V, params, _FINISH_MANY)
     if changed == len(rows):  # each id is one row: every fence let its run through

@@ -89,8 +89,13 @@ _BACK = (
 
 
 def _index(name: str, columns: list[str], where: str | None = None) -> None:
-    kw = {} if where is None else {"postgresql_where": sa.text(where), "sqlite_where": sa.text(where)}
-    op.create_index(name, "runs", columns, unique=False, **kw)
+    if where is None:
+        op.create_index(name, "runs", columns, unique=False)
+        return
+    partial = sa.text(where)
+    op.create_index(
+        name, "runs", columns, unique=False, postgresql_where=partial, sqlite_where=partial
+    )
 
 
 def upgrade() -> None:
