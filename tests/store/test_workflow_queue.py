@@ -314,6 +314,14 @@ def test_each_side_reads_its_own_partial_indexes(store: Store, table: Table) -> 
         "SELECT",
     )
     assert len(listing) == 2 and all("ix_runs_workflow_created" in p for p in listing), listing
+    claim = _plans(
+        store,
+        lambda tx: claimed_runs(tx, now=NOW, limit=5, workflow_ids=["wf", "other"]),
+        "UPDATE runs SET status = 'running'",
+    )
+    # the pick walks the claim order index; the UPDATE goes by the primary key
+    assert len(claim) == 1 and "ix_runs_workflow_status" in claim[0], claim
+    assert "ix_runs_status_updated" not in claim[0] and "ix_runs_pending_scope" not in claim[0]
     stale = query_plan(
         store, lambda tx: store_runs.requeue_stale_runs(tx, now=NOW, older_than_s=300)
     )
