@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, func, null, or_, select
+from sqlalchemy import ColumnElement, and_, func, literal, null, or_, select
 
 from tocsin import messages
 from tocsin.core.model import Run, TriggerFire
@@ -26,9 +26,16 @@ def stuck_condition(*, now: datetime, stuck_after_s: float) -> ColumnElement[boo
     """failed, or running with ``updated_at`` older than ``now - stuck_after_s`` (SPEC §8)."""
     stale_before = now - timedelta(seconds=stuck_after_s)
     return or_(
-        runs.c.status == "failed",
-        and_(runs.c.status == "running", runs.c.updated_at < stale_before),
+        runs.c.status == _literal("failed"),
+        and_(runs.c.status == _literal("running"), runs.c.updated_at < stale_before),
     )
+
+
+def _literal(status: str) -> ColumnElement[str]:
+    """A status word written into the statement, not bound: a planner sees which partial index
+    holds the runs it names (``ix_runs_stuck``, ``ix_runs_pending_scope``); SQLite matches a
+    partial index's predicate only against literal terms."""
+    return literal(status, literal_execute=True)
 
 
 def count_stuck_runs(tx: Tx, *, now: datetime, stuck_after_s: float) -> int:
@@ -104,7 +111,7 @@ def count_runs(tx: Tx, *, status: str | None = None) -> int:
     tests read this."""
     stmt = select(func.count()).select_from(runs).where(runs.c.kind == "actions")
     if status is not None:
-        stmt = stmt.where(runs.c.status == status)
+        stmt = stmt.where(runs.c.status == _literal(status))
     with map_db_errors():
         return int(tx.conn.execute(stmt).scalar_one())
 

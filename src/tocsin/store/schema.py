@@ -43,6 +43,9 @@ PENDING_WHERE = "status = 'pending'"
 SCOPE_KEY = String(200).with_variant(String(200, collation="C"), "postgresql")
 RUNNING_LIMITED_WHERE = "status = 'running' AND max_concurrent IS NOT NULL"
 SCHEDULED_RUN_WHERE = "source = 'schedule'"
+# the runs the stuck filter and the stale-run sweep read (SPEC §8): running or failed, never a
+# pending run (a created run enters no status index but the claim's) nor a done one
+STUCK_CANDIDATE_WHERE = "status = 'running' OR status = 'failed'"
 
 # §1 tables: scope + typed columns + triggers config + SCP rules, trashable.
 tables = Table(
@@ -196,7 +199,15 @@ runs = Table(
     Column("scope", SCOPE_KEY, nullable=False, server_default=text("''")),
     Column("max_concurrent", Integer, nullable=True),
     Index("ix_runs_table_created", "table_id", "created_at"),
-    Index("ix_runs_status_updated", "status", "updated_at", "id"),  # the claim order (0019)
+    # the stuck filter, its gauge and the stale-run sweep: running and failed runs (0034)
+    Index(
+        "ix_runs_stuck",
+        "status",
+        "updated_at",
+        "id",
+        postgresql_where=text(STUCK_CANDIDATE_WHERE),
+        sqlite_where=text(STUCK_CANDIDATE_WHERE),
+    ),
     # the fair claim: the scopes with pending runs, and each one's oldest, from the index alone
     Index(
         "ix_runs_pending_scope",
