@@ -11,7 +11,7 @@ from sqlalchemy import select, update
 
 from tocsin.core.model import Run, Table
 from tocsin.store import Store
-from tocsin.store.run_queries import list_runs
+from tocsin.store.run_queries import count_runs, count_stuck_runs, list_runs
 from tocsin.store.runs import (
     NewRun,
     active_clock_trigger_ids,
@@ -241,16 +241,57 @@ def test_active_run_probes_use_the_partial_index(store: Store, table: Table) -> 
 
 
 def test_the_lost_pending_sweep_reads_only_old_pending_runs(store: Store, table: Table) -> None:
-    """The sweep runs at every tick: it must seek the (status, updated_at) index to the pending
-    runs older than the stale window, not read every pending run (a backlog made the idle tick
-    grow with it)."""
+    """The sweep runs at every tick: on a backlog it must seek each scope's range of pending
+    runs older than the stale window in ``ix_runs_pending_scope`` (the one index a pending run
+    is in), not read every pending run (a backlog made the idle tick grow with it). A backlog of
+    20,000: on a few thousand PostgreSQL rightly reads the pending entries whole, as cheap."""
+    backlog = [
+        {
+            "id": f"run_{n:05d}",
+            "kind": "actions",
+            "table_id": table.id,
+            "trigger_id": "trg_0",
+            "source": "created",
+            "status": "pending",
+            "action_results": [],
+            "payload": {},
+            "created_at": NOW - timedelta(hours=2 if n < 5 else 0),
+            "updated_at": NOW - timedelta(hours=2 if n < 5 else 0),
+            "scope": f"org:{n % 20:02d}",
+        }
+        for n in range(20_000)
+    ]
     with store.begin() as tx:
-        _insert(tx, table.id, trigger_id="trg_0", clock=False)
+        tx.conn.execute(runs.insert(), backlog)
+        tx.conn.exec_driver_sql("ANALYZE runs" if tx.is_postgres else "ANALYZE")
+    with store.begin() as tx:
+        assert requeue_runs(tx, now=NOW, status="pending", older_than_s=300) == {"actions": 5}
     plan = query_plan(
         store, lambda tx: requeue_runs(tx, now=NOW, status="pending", older_than_s=300)
     )
-    assert "ix_runs_status_updated" in plan
-    assert re.search(r"updated_at ?<", plan), plan  # a range on updated_at, not status alone
+    assert "ix_runs_pending_scope" in plan, plan
+    # each scope's old runs: a seek on (scope, updated_at) per scope (SQLite may skip-scan the
+    # scopes, ``ANY(scope)``, when it has statistics), not a scan of the pending runs
+    seeks = [line for line in plan.splitlines() if re.search(r"scope.*updated_at ?<", line)]
+    assert seeks and all("pending_scope" in line or "Index Cond" in line for line in seeks), plan
+
+
+def test_the_stale_run_sweep_and_stuck_count_read_only_running_and_failed_runs(
+    store: Store, table: Table
+) -> None:
+    """A pending or done run is in no index the stale-run sweep or the stuck gauge reads:
+    both seek ``ix_runs_stuck`` (running and failed runs) to their status."""
+    with store.begin() as tx:
+        _insert(tx, table.id, trigger_id="trg_0", clock=False)
+    sweep = query_plan(
+        store, lambda tx: requeue_runs(tx, now=NOW, status="running", older_than_s=300)
+    )
+    assert "ix_runs_stuck" in sweep and re.search(r"updated_at ?<", sweep), sweep
+    stuck = query_plan(store, lambda tx: count_stuck_runs(tx, now=NOW, stuck_after_s=300))
+    assert "ix_runs_stuck" in stuck, stuck
+    running = query_plan(store, lambda tx: count_runs(tx, status="running"))
+    pending = query_plan(store, lambda tx: count_runs(tx, status="pending"))
+    assert "ix_runs_stuck" in running and "ix_runs_pending_scope" in pending, (running, pending)
 
 
 def _snapshot_rows(tx: Any) -> list[str]:

@@ -28,7 +28,7 @@ from tocsin.store.tx import Tx
 
 from .helpers import NOW, claimed_runs, new_id, query_plan
 
-BEFORE = "0033_pauseat"  # the revision before 0035_wfqueue
+BEFORE = "0034_runsidx"  # the revision before 0035_wfqueue
 NAIVE = NOW.replace(tzinfo=None)
 WORKFLOW_INDEXES = {"ix_runs_workflow_status", "ix_runs_workflow_created"}
 FENCE = "ix_runs_workflow_schedule"
@@ -321,7 +321,7 @@ def test_each_side_reads_its_own_partial_indexes(store: Store, table: Table) -> 
     )
     # the pick walks the claim order index; the UPDATE goes by the primary key
     assert len(claim) == 1 and "ix_runs_workflow_status" in claim[0], claim
-    assert "ix_runs_status_updated" not in claim[0] and "ix_runs_pending_scope" not in claim[0]
+    assert "ix_runs_stuck" not in claim[0] and "ix_runs_pending_scope" not in claim[0]
     stale = query_plan(
         store, lambda tx: store_runs.requeue_stale_runs(tx, now=NOW, older_than_s=300)
     )
@@ -344,4 +344,5 @@ def test_each_side_reads_its_own_partial_indexes(store: Store, table: Table) -> 
                 tx, now=NOW, status=s, older_than_s=300, kinds=("actions", "lane")
             ),
         )
-        assert "ix_runs_status_updated" in sweep, sweep
+        want = "ix_runs_stuck" if status == "running" else "ix_runs_pending_scope"
+        assert want in sweep and "ix_runs_workflow" not in sweep, sweep

@@ -66,6 +66,9 @@ RUN_STATUSES = tuple(RunStatus)
 # ``kind <> 'workflow'`` as SQL text: what a statement that must read one of the table runs'
 # partial indexes says (``schema.QUEUE_RUN_WHERE``)
 QUEUE_RUN = runs.c.kind != literal_column(repr(WORKFLOW_KIND))
+# ``table_id <> ''`` as SQL text: a table's run, what ``ix_runs_table_created`` holds
+# (``schema.TABLE_RUN_WHERE``)
+TABLE_RUN = runs.c.table_id != literal_column("''")
 
 RUN_FIELDS = tuple(f.name for f in fields(Run))  # its columns: the value's fields
 
@@ -724,7 +727,7 @@ def reset_for_retry(
     other = runs.alias("other")
     another_active = exists().where(
         other.c.table_id == runs.c.table_id,
-        other.c.kind != literal_column(repr(WORKFLOW_KIND)),
+        other.c.table_id != literal_column("''"),  # ix_runs_table_created's predicate
         other.c.trigger_id == runs.c.trigger_id,
         other.c.id != runs.c.id,
         other.c.clock.is_(True),
@@ -778,7 +781,10 @@ def requeue_runs(
     tx.require_writable()
     if status not in ("pending", "running"):
         raise ValueError(messages.requeue_runs_status_invalid(status))
-    stmt = _requeue(status, table_id is not None, tuple(kinds))
+    if status == "running":
+        stmt = _requeue_running(table_id is not None, tuple(kinds))
+    else:
+        stmt = _requeue_pending(tx.is_postgres, table_id is not None, tuple(kinds))
     params: dict[str, Any] = {"cutoff": now - timedelta(seconds=older_than_s), "now": now}
     if table_id is not None:
         params["of_table"] = table_id
@@ -790,38 +796,84 @@ def requeue_runs(
     return moved
 
 
+def _kinds_in(kinds: tuple[str, ...], alias: str) -> str:
+    """``kind IN (…)`` of ``alias`` for an internal tuple of kind words (bound ``:kind_<n>``)."""
+    return f"{alias}.kind IN ({', '.join(f':kind_{n}' for n in range(len(kinds)))})"
+
+
 @cache
-def _requeue(status: str, by_table: bool, kinds: tuple[str, ...]) -> Any:
-    """:func:`requeue_runs`'s statement, built once per shape (the tick runs two on every pass):
-    binds ``cutoff``, ``now`` and, ``by_table``, ``of_table``."""
+def _requeue_running(by_table: bool, kinds: tuple[str, ...]) -> Any:
+    """The stale-run sweep's statement (``running → pending``), built once per shape: it seeks
+    ``ix_runs_stuck`` to the running runs older than ``cutoff`` (the status is written out, so
+    both planners see the partial index's predicate)."""
     instant = runs.c.updated_at.type
-    cutoff, now = bindparam("cutoff", type_=instant), bindparam("now", type_=instant)
-    # pending: ``IN (status, '')`` (no run has the status '') is what ``status = 'pending'`` is,
-    # without implying the partial ``ix_runs_pending_scope``, which holds every pending run (of
-    # the queue's kinds): the planner took it for a table it had no statistics of, where the
-    # sweep must seek the old ones
-    conds: list[ColumnElement[bool]] = [
-        runs.c.status == status if status == "running" else runs.c.status.in_((status, ""))
-    ]
-    if status == "running":
-        conds.append(runs.c.updated_at < cutoff)
-        values: dict[str, Any] = {"status": "pending", "updated_at": now, "enqueued_at": now}
-    else:  # keep updated_at: a re-stamped pending run keeps its place in the claim order
-        # every way into pending stamps enqueued_at with updated_at (or leaves it NULL at insert)
-        # and a re-stamp only moves enqueued_at later, so a pending run's enqueued_at is NULL or
-        # >= its updated_at: the coalesce test implies updated_at < cutoff, said explicitly so
-        # the (status, updated_at) index reads only the old pending runs, not all of them
-        conds.append(runs.c.updated_at < cutoff)
-        conds.append(func.coalesce(runs.c.enqueued_at, runs.c.updated_at) < cutoff)
-        # a run waiting for its automatic-retry backoff was not lost: its turn has not come
-        conds.append(or_(runs.c.next_attempt_at.is_(None), runs.c.next_attempt_at < cutoff))
-        values = {"enqueued_at": now}
+    # ``kind <> 'workflow'``: the rest of ix_runs_stuck's predicate (no workflow run is in it)
+    where = "runs.status = 'running' AND runs.kind <> 'workflow' AND runs.updated_at < :cutoff"
+    where += " AND " + _kinds_in(kinds, "runs")
     if by_table:
-        conds.append(runs.c.table_id == bindparam("of_table"))
-    # the kinds as parameters, and in SQL text the queue's kinds: the predicate of the (status,
-    # updated_at) index, which holds no workflow run (those have a sweep of their own)
-    conds.extend((runs.c.kind.in_(kinds), QUEUE_RUN))
-    return update(runs).where(*conds).values(**values).returning(runs.c.kind)
+        where += " AND runs.table_id = :of_table"
+    cond = text(where).bindparams(
+        bindparam("cutoff", type_=instant),
+        *(bindparam(f"kind_{n}", kind) for n, kind in enumerate(kinds)),
+    )
+    now = bindparam("now", type_=instant)
+    return (
+        update(runs)
+        .where(cond)
+        .values(status="pending", updated_at=now, enqueued_at=now)
+        .returning(runs.c.kind)
+    )
+
+
+# The lost-pending sweep's pick (:func:`requeue_runs`): ``pend`` visits the scopes with pending runs
+# (one probe of ``ix_runs_pending_scope`` each), and each scope gives its pending runs older than
+# ``cutoff``, a range of that index: no other index holds a pending run, and no pending run but
+# the old ones is read.
+_LOST_PENDING = """
+WITH RECURSIVE pend(scope) AS (
+  SELECT (SELECT scope FROM runs{by} WHERE status = 'pending' AND kind <> 'workflow'
+          ORDER BY scope LIMIT 1)
+  UNION ALL
+  SELECT (SELECT r.scope FROM runs AS r{by} WHERE r.status = 'pending'
+          AND r.kind <> 'workflow' AND r.scope > pend.scope ORDER BY r.scope LIMIT 1)
+  FROM pend WHERE pend.scope IS NOT NULL
+)
+SELECT r.id FROM pend {join} runs AS r{by}
+  WHERE r.status = 'pending' AND r.kind <> 'workflow' AND r.scope = pend.scope
+    AND r.updated_at < :cutoff
+    AND coalesce(r.enqueued_at, r.updated_at) < :cutoff
+    AND (r.next_attempt_at IS NULL OR r.next_attempt_at < :cutoff) AND {kinds}{table}{end}"""
+
+
+@cache
+def _requeue_pending(postgres: bool, by_table: bool, kinds: tuple[str, ...]) -> Any:
+    """The lost-pending sweep's statement (re-stamps ``enqueued_at``; ``updated_at`` is kept, so
+    a re-stamped run keeps its place in the claim order), built once per dialect and shape.
+
+    Every way into pending stamps ``enqueued_at`` with ``updated_at`` (or leaves it NULL at
+    insert) and a re-stamp only moves ``enqueued_at`` later, so a pending run's ``enqueued_at``
+    is NULL or >= its ``updated_at``: the coalesce test implies ``updated_at < cutoff``, said
+    explicitly so each scope's probe reads only its old pending runs. A run waiting for its
+    automatic-retry backoff was not lost: its turn has not come."""
+    pick = _LOST_PENDING.format(
+        by="" if postgres else " INDEXED BY ix_runs_pending_scope",
+        # PostgreSQL: one probe per scope (LATERAL), not a hash join over every pending run
+        join="CROSS JOIN LATERAL (SELECT r.id FROM" if postgres else "JOIN",
+        end=") AS r" if postgres else "",
+        kinds=_kinds_in(kinds, "r"),
+        table=" AND r.table_id = :of_table" if by_table else "",
+    )
+    if postgres:  # as the claim: the ids as one array, found by the primary key
+        where = f"runs.id = ANY(ARRAY({pick})) AND (runs.status || '') = 'pending'"
+    else:
+        where = f"runs.id IN ({pick}) AND +runs.status = 'pending'"
+    instant = runs.c.updated_at.type
+    cond = text(where).bindparams(
+        bindparam("cutoff", type_=instant),
+        *(bindparam(f"kind_{n}", kind) for n, kind in enumerate(kinds)),
+    )
+    now = bindparam("now", type_=instant)
+    return update(runs).where(cond).values(enqueued_at=now).returning(runs.c.kind)
 
 
 __all__ = ["RUN_TRANSITIONS"]  # re-exported: the store checks the core's transitions

@@ -44,9 +44,16 @@ ONE_ACTIVE_CLOCK_WHERE = "clock AND status IN ('pending', 'running')"
 # words, as SQL text (a bound parameter would match no partial index on SQLite)
 QUEUE_RUN_WHERE = "kind <> 'workflow'"
 PENDING_WHERE = f"status = 'pending' AND {QUEUE_RUN_WHERE}"
+# a table's run (not a lane attempt's nor a workflow run's row, whose table_id is ''): the
+# predicate of ``ix_runs_table_created`` (0035), said in these words by the statements reading it
+TABLE_RUN_WHERE = "table_id <> ''"
 SCOPE_KEY = String(200).with_variant(String(200, collation="C"), "postgresql")
 RUNNING_LIMITED_WHERE = "status = 'running' AND max_concurrent IS NOT NULL"
 SCHEDULED_RUN_WHERE = "source = 'schedule'"
+# the runs the stuck filter and the stale-run sweep read (SPEC §8): running or failed, never a
+# pending run (a created run enters no status index but the claim's) nor a done one
+STUCK_CANDIDATE_WHERE = "status = 'running' OR status = 'failed'"
+STUCK_WHERE = f"({STUCK_CANDIDATE_WHERE}) AND {QUEUE_RUN_WHERE}"  # ix_runs_stuck's (0035)
 
 # §1 tables: scope + typed columns + triggers config + SCP rules, trashable.
 tables = Table(
@@ -222,23 +229,25 @@ runs = Table(
     Column("resume_data", JSON(none_as_null=True), nullable=True),
     Column("alert", JSON(none_as_null=True), nullable=True),
     Column("attempt", Integer, nullable=True),
-    # the indexes below up to the workflow ones hold no workflow run (QUEUE_RUN_WHERE, or a
-    # predicate no workflow run meets: clock, source 'schedule', max_concurrent): a workflow run
-    # writes only its own three and the primary key (0035)
+    # the indexes below up to the workflow ones hold no workflow run (TABLE_RUN_WHERE,
+    # QUEUE_RUN_WHERE, or a predicate no workflow run meets: clock, source 'schedule',
+    # max_concurrent): a workflow run writes only its own three and the primary key (0035)
     Index(
         "ix_runs_table_created",
         "table_id",
         "created_at",
-        postgresql_where=text(QUEUE_RUN_WHERE),
-        sqlite_where=text(QUEUE_RUN_WHERE),
+        postgresql_where=text(TABLE_RUN_WHERE),
+        sqlite_where=text(TABLE_RUN_WHERE),
     ),
-    Index(  # the claim order (0019)
-        "ix_runs_status_updated",
+    # the stuck filter, its gauge and the stale-run sweep: running and failed runs of the
+    # queue's kinds (0034, 0035)
+    Index(
+        "ix_runs_stuck",
         "status",
         "updated_at",
         "id",
-        postgresql_where=text(QUEUE_RUN_WHERE),
-        sqlite_where=text(QUEUE_RUN_WHERE),
+        postgresql_where=text(STUCK_WHERE),
+        sqlite_where=text(STUCK_WHERE),
     ),
     # the fair claim: the scopes with pending runs, and each one's oldest, from the index alone
     Index(

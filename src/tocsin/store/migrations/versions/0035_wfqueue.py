@@ -9,9 +9,10 @@
   ``ended_at`` as ``finished_at``, the app's scope, ``payload`` ``{}``; ``workflow_runs`` is
   dropped;
 - a workflow run writes no more index entries than it did in ``workflow_runs``: the table runs'
-  indexes that a workflow run would enter become partial over the queue's other kinds (``kind
-  <> 'workflow'``): ``ix_runs_table_created``, ``ix_runs_status_updated`` and
-  ``ix_runs_pending_scope`` (``status = 'pending' AND kind <> 'workflow'``); the others hold no
+  indexes that a workflow run would enter become partial: ``ix_runs_table_created`` over a
+  table's runs (``table_id <> ''``: no lane attempt either), ``ix_runs_stuck`` (``(status =
+  'running' OR status = 'failed') AND kind <> 'workflow'``) and ``ix_runs_pending_scope``
+  (``status = 'pending' AND kind <> 'workflow'``); the others hold no
   workflow run already (``uq_runs_one_active_clock``: clock runs; ``ix_runs_trigger_fires``:
   source ``schedule``; ``ix_runs_running_limited``: a ``max_concurrent``). The workflow runs'
   three indexes become partial indexes of ``runs`` ``WHERE kind = 'workflow'``, same columns:
@@ -21,10 +22,10 @@
   (the overlap fence).
 
 The downgrade moves the workflow rows back into a new ``workflow_runs`` (its indexes as before)
-and deletes them from ``runs``; the table runs' indexes are whole again.
+and deletes them from ``runs``; the table runs' indexes are as at 0034 again.
 
 Revision ID: 0035_wfqueue
-Revises: 0033_pauseat
+Revises: 0034_runsidx
 Create Date: 2026-12-04
 """
 
@@ -34,13 +35,15 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0035_wfqueue"
-down_revision: str | None = "0033_pauseat"
+down_revision: str | None = "0034_runsidx"
 branch_labels: str | None = None
 depends_on: str | None = None
 
 QUEUE = "kind <> 'workflow'"
+TABLE_RUN = "table_id <> ''"
 WORKFLOW = "kind = 'workflow'"
 PENDING = "status = 'pending'"
+STUCK = "status = 'running' OR status = 'failed'"  # ix_runs_stuck's at 0034
 ACTIVE = "status IN ('pending', 'running')"
 
 _JSON_COLUMNS = (
@@ -104,12 +107,12 @@ def upgrade() -> None:
     for name in _JSON_COLUMNS:
         op.add_column("runs", sa.Column(name, sa.JSON(), nullable=True))
     op.add_column("runs", sa.Column("attempt", sa.Integer(), nullable=True))
-    for name in ("ix_runs_table_created", "ix_runs_status_updated", "ix_runs_pending_scope"):
+    for name in ("ix_runs_table_created", "ix_runs_stuck", "ix_runs_pending_scope"):
         op.drop_index(name, table_name="runs")
     op.execute(_MOVE.format(false="false" if postgres else "0"))
     op.drop_table("workflow_runs")  # its indexes with it
-    _index("ix_runs_table_created", ["table_id", "created_at"], QUEUE)
-    _index("ix_runs_status_updated", ["status", "updated_at", "id"], QUEUE)
+    _index("ix_runs_table_created", ["table_id", "created_at"], TABLE_RUN)
+    _index("ix_runs_stuck", ["status", "updated_at", "id"], f"({STUCK}) AND {QUEUE}")
     _index("ix_runs_pending_scope", ["scope", "updated_at", "id"], f"{PENDING} AND {QUEUE}")
     _index("ix_runs_workflow_status", ["status", "updated_at", "id"], WORKFLOW)
     _index("ix_runs_workflow_created", ["trigger_id", "created_at"], WORKFLOW)
@@ -164,12 +167,12 @@ def downgrade() -> None:
         "ix_runs_workflow_created",
         "ix_runs_workflow_status",
         "ix_runs_pending_scope",
-        "ix_runs_status_updated",
+        "ix_runs_stuck",
         "ix_runs_table_created",
     ):
         op.drop_index(name, table_name="runs")
     _index("ix_runs_table_created", ["table_id", "created_at"])
-    _index("ix_runs_status_updated", ["status", "updated_at", "id"])
+    _index("ix_runs_stuck", ["status", "updated_at", "id"], STUCK)
     _index("ix_runs_pending_scope", ["scope", "updated_at", "id"], PENDING)
     for name in ("attempt", *reversed(_JSON_COLUMNS), "schedule_id"):
         op.execute(f'ALTER TABLE runs DROP COLUMN "{name}"')  # SQLite 3.35+ too: no rebuild
