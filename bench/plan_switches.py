@@ -36,15 +36,15 @@ CLAIM = (
     " FOR UPDATE SKIP LOCKED"
 )
 FENCE = (
-    "SELECT schedule_id FROM workflow_runs WHERE schedule_id = ANY(CAST(%b AS text[]))"
-    " AND status IN ('pending', 'running') AND trigger <> 'backfill'"
+    "SELECT schedule_id FROM runs WHERE schedule_id = ANY(CAST(%b AS text[]))"
+    " AND kind = 'workflow' AND status IN ('pending', 'running') AND source <> 'backfill'"
 )
 ADVANCE = (
     "WITH v(sid, n) AS (SELECT * FROM unnest(CAST(%b AS text[]), CAST(%b AS timestamp[])))"
     " UPDATE workflow_schedules SET next_fire_at = v.n FROM v WHERE workflow_schedules.id = v.sid"
 )
 PICK = (
-    "SELECT id FROM workflow_runs WHERE status = 'pending' AND workflow_id IN (%s)"
+    "SELECT id FROM runs WHERE kind = 'workflow' AND status = 'pending' AND trigger_id IN (%s)"
     " ORDER BY updated_at, id LIMIT 500 FOR UPDATE SKIP LOCKED"
 )
 
@@ -103,7 +103,8 @@ def main() -> None:
                     ("noop",),
                 )
                 index = (
-                    "CREATE INDEX ix_try ON workflow_runs (updated_at, id) WHERE status = 'pending'"
+                    "CREATE INDEX ix_try ON runs (updated_at, id)"
+                    " WHERE kind = 'workflow' AND status = 'pending'"
                 )
                 explain(conn, "a partial index instead", [index], PICK, ("noop",))
         t.close()

@@ -139,7 +139,7 @@ def probe(t: Tocsin) -> Iterator[Callable[[], bool]]:
     legs it watched), in one round trip on a driver connection of the bench's own (through
     ``t.store.read()`` a probe was five: the pool's ping, BEGIN, the snapshot, the probe,
     COMMIT). Asked only once every run exists (after every fire was recorded)."""
-    sql = "SELECT 1 FROM workflow_runs WHERE status IN ('pending', 'running') LIMIT 1"
+    sql = "SELECT 1 FROM runs WHERE kind = 'workflow' AND status IN ('pending', 'running') LIMIT 1"
     url = t.store.engine.url
     if t.store.is_postgres:
         plain = url.set(drivername="postgresql").render_as_string(hide_password=False)
@@ -307,12 +307,15 @@ _PLAIN_DUE = (
     " AND trigger_tree IS NULL ORDER BY next_fire_at, id LIMIT {m}"
 )
 _PLAIN_CLAIM = (
-    "UPDATE workflow_runs SET status = 'running', attempts = attempts + 1, started_at = {m},"
-    " updated_at = {m} WHERE id IN (SELECT id FROM workflow_runs WHERE status = 'pending'"
-    " ORDER BY updated_at, id LIMIT {m}{lock}) RETURNING id, input, steps, attempts"
+    "UPDATE runs SET status = 'running', attempts = attempts + 1, started_at = {m},"
+    " updated_at = {m} WHERE id IN (SELECT id FROM runs WHERE kind = 'workflow'"
+    " AND status = 'pending' ORDER BY updated_at, id LIMIT {m}{lock})"
+    " RETURNING id, input, action_results, attempts"
 )
 _T = "%b::text[]"  # a text column as one typed array, as tocsin's store.bulk sends it
 _PLAIN_STEPS = '[{"id": "noop", "status": "success", "output": {}}]'
+# what every workflow run's row of ``runs`` holds in the other kinds' columns (as tocsin writes)
+_PLAIN_CONSTANTS = ", 'workflow', '', '{}', 'app', 1"
 
 
 def _plain_pg(url: str, due: datetime, now: datetime, later: datetime) -> tuple[float, float]:
@@ -336,9 +339,10 @@ def _plain_pg(url: str, due: datetime, now: datetime, later: datetime) -> tuple[
             ).fetchall()
             assert len(got) == len(rows)
             c.execute(
-                "INSERT INTO workflow_runs (id, workflow_id, schedule_id, trigger, status,"
-                " attempts, input, steps, scheduled_for, created_at, updated_at) SELECT u.r,"
-                " 'noop', u.s, 'scheduled', 'pending', 0, '{}', '[]', %s, %s, %s"
+                "INSERT INTO runs (id, kind, table_id, trigger_id, schedule_id, source, status,"
+                " attempts, input, action_results, payload, scope, attempt, scheduled_for,"
+                " created_at, updated_at) SELECT u.r, 'workflow', '', 'noop', u.s, 'scheduled',"
+                " 'pending', 0, '{}', '[]', '{}', 'app', 1, %s, %s, %s"
                 f" FROM unnest({_T}, {_T}) AS u(s, r)",
                 (due, now, now, sids, rids),
             )
@@ -362,11 +366,11 @@ def _plain_pg(url: str, due: datetime, now: datetime, later: datetime) -> tuple[
             if claimed:
                 ids, atts = [r[0] for r in claimed], [r[3] for r in claimed]
                 c.execute(
-                    "UPDATE workflow_runs SET status = 'success', steps = CAST(%s AS json),"
-                    " output = '{}', updated_at = %s, ended_at = %s"
+                    "UPDATE runs SET status = 'success', action_results = CAST(%s AS json),"
+                    " output = '{}', updated_at = %s, finished_at = %s"
                     f" FROM unnest({_T}, %b::int[]) AS v(id, att)"
-                    " WHERE workflow_runs.id = v.id AND workflow_runs.status = 'running'"
-                    " AND workflow_runs.attempts = v.att",
+                    " WHERE runs.id = v.id AND runs.status = 'running'"
+                    " AND runs.attempts = v.att",
                     (_PLAIN_STEPS, now, now, ids, atts),
                 )
             c.execute("SET LOCAL enable_bitmapscan = off")  # as tocsin's claim (an ordered scan)
@@ -376,8 +380,8 @@ def _plain_pg(url: str, due: datetime, now: datetime, later: datetime) -> tuple[
                 return fired, time.perf_counter() - start
 
 
-def _marks(rows: int, columns: int) -> str:
-    return ", ".join(["(" + ", ".join("?" * columns) + ")"] * rows)
+def _marks(rows: int, columns: int, constants: str = "") -> str:
+    return ", ".join(["(" + ", ".join("?" * columns) + constants + ")"] * rows)
 
 
 def _plain_sqlite(path: str, due: datetime, now: datetime, later: datetime) -> tuple[float, float]:
@@ -401,9 +405,10 @@ def _plain_sqlite(path: str, due: datetime, now: datetime, later: datetime) -> t
             ).fetchall()
             assert len(got) == len(rows)
             c.execute(
-                "INSERT INTO workflow_runs (id, workflow_id, schedule_id, trigger, status,"
-                " attempts, input, steps, scheduled_for, created_at, updated_at)"
-                f" VALUES {_marks(len(new), 11)}",
+                "INSERT INTO runs (id, trigger_id, schedule_id, source, status, attempts, input,"
+                " action_results, scheduled_for, created_at, updated_at, kind, table_id,"
+                " payload, scope, attempt)"
+                f" VALUES {_marks(len(new), 11, _PLAIN_CONSTANTS)}",
                 [
                     v
                     for s, r, _ in new
@@ -427,8 +432,8 @@ def _plain_sqlite(path: str, due: datetime, now: datetime, later: datetime) -> t
         while True:
             c.execute("BEGIN IMMEDIATE")
             c.executemany(
-                "UPDATE workflow_runs SET status = 'success', steps = ?, output = '{}',"
-                " updated_at = ?, ended_at = ? WHERE id = ? AND status = 'running'"
+                "UPDATE runs SET status = 'success', action_results = ?, output = '{}',"
+                " updated_at = ?, finished_at = ? WHERE id = ? AND status = 'running'"
                 " AND attempts = ?",
                 [(_PLAIN_STEPS, at, at, r[0], r[3]) for r in claimed],
             )

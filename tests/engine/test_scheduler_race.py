@@ -15,7 +15,8 @@ import pytest
 from sqlalchemy import func, select
 
 from tocsin.service import Tocsin
-from tocsin.store.schema import occurrence_ledger, schedule_fires, workflow_runs
+from tocsin.store.schema import occurrence_ledger, schedule_fires
+from tocsin.store.workflow_runs import count_runs
 from workflows.race_app import SCHEDULES
 
 PROCESSES = 4
@@ -88,7 +89,7 @@ def test_four_schedulers_fire_every_schedule_minute_exactly_once(
         pairs = select(schedule_fires.c.schedule_id, schedule_fires.c.scheduled_for).distinct()
         distinct = tx.conn.execute(select(func.count()).select_from(pairs.subquery())).scalar()
         total = tx.conn.execute(select(func.count()).select_from(schedule_fires)).scalar()
-        runs = tx.conn.execute(select(func.count()).select_from(workflow_runs)).scalar()
+        runs = count_runs(tx)
         claims = tx.conn.execute(
             select(func.count()).where(occurrence_ledger.c.table_id == "workflow")
         ).scalar()

@@ -45,7 +45,8 @@ def hold_after_child_insert(t: Tocsin, committed: Any) -> None:
 def _hold(engine: Any, committed: Any) -> None:
     @event.listens_for(engine, "after_cursor_execute")
     def _seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        if "INSERT INTO WORKFLOW_RUNS" in statement.upper():
+        sql = statement.upper()
+        if "INSERT INTO RUNS" in sql and "'WORKFLOW'" in sql:  # a workflow run's insert
             conn.info["child_inserted"] = True
 
     @event.listens_for(engine.pool, "checkin")

@@ -5,7 +5,7 @@
 - PostgreSQL: over a burst of due schedules the statistics have not seen, the claim walks
   ``ix_workflow_schedules_due`` in its order (no sequential scan, no sort of every due row) and
   the settings doing it (``keyed_access_only``) end with the transaction.
-- The overlap fence reads ``ix_workflow_runs_schedule``, which holds active runs only.
+- The overlap fence reads ``ix_runs_workflow_schedule``, which holds active runs only.
 - The compound pass reads the tree schedules only: its due claim ``ix_workflow_schedules_tree_due``
   in its order, its lock of the listening trees ``ix_workflow_schedules_trees``.
 """
@@ -95,11 +95,12 @@ def test_the_due_claim_walks_its_ordered_index_and_the_settings_end_with_it(
 
 
 def test_the_fence_index_holds_active_runs_only(store: Store) -> None:
-    indexes = {ix["name"]: ix for ix in inspect(store.engine).get_indexes("workflow_runs")}
-    index = indexes["ix_workflow_runs_schedule"]
+    indexes = {ix["name"]: ix for ix in inspect(store.engine).get_indexes("runs")}
+    index = indexes["ix_runs_workflow_schedule"]
     assert index["column_names"] == ["schedule_id", "status"]
     where = str(index["dialect_options"][f"{store.engine.dialect.name}_where"])
     assert "pending" in where and "running" in where and "success" not in where
+    assert "workflow" in where
     runs = [
         {
             **new_run(run_id=new_id(), workflow_id="wf", input={}, now=NOW, trigger="scheduled"),
@@ -131,7 +132,7 @@ def test_sqlite_plans_the_fence_on_its_index_beside_many_active_runs(store: Stor
 
     @event.listens_for(store.engine, "before_cursor_execute")
     def explain(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
-        if statement.startswith("SELECT schedule_id FROM workflow_runs"):
+        if statement.startswith("SELECT schedule_id FROM runs"):
             rows = cursor.execute(f"EXPLAIN QUERY PLAN {statement}", params).fetchall()
             plans.append(" ".join(str(r[-1]) for r in rows))
 
@@ -141,7 +142,7 @@ def test_sqlite_plans_the_fence_on_its_index_beside_many_active_runs(store: Stor
         assert store_runs.active_schedule_ids(tx, schedule_ids=wanted) == {"busy_7"}
     event.remove(store.engine, "before_cursor_execute", explain)
     assert plans and all(
-        "ix_workflow_runs_schedule (schedule_id=? AND status=?)" in plan for plan in plans
+        "ix_runs_workflow_schedule (schedule_id=? AND status=?)" in plan for plan in plans
     )
 
 

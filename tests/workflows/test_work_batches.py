@@ -22,7 +22,8 @@ from tocsin.runs.worker import serve_worker
 from tocsin.service import Tocsin
 from tocsin.store import trigger_events as store_events
 from tocsin.store import workflow_claims as store_claims
-from tocsin.store.schema import workflow_runs
+from tocsin.store.schema import runs
+from tocsin.store.workflow_runs import IS_WORKFLOW
 from tocsin.workflows import runner
 
 from .helpers import NOW, ReportIn, ReportOut, claimed_runs, every_minute, minutes
@@ -137,7 +138,7 @@ def test_a_failed_claim_never_undoes_the_finish_it_shares_a_transaction_with(
     def failing_second(tx, **kwargs):  # type: ignore[no-untyped-def]
         calls[0] += 1
         if calls[0] == 2:
-            tx.conn.exec_driver_sql("SELECT no_such_column FROM workflow_runs")
+            tx.conn.exec_driver_sql("SELECT no_such_column FROM runs")
         return claim(tx, **kwargs)
 
     monkeypatch.setattr(store_claims, "claim_next_rows", failing_second)
@@ -161,7 +162,7 @@ def _drain_into(tocsin: Tocsin, pool: RunPool, **kwargs: Any) -> int:
 
 def _attempts(tocsin: Tocsin) -> list[int]:
     with tocsin.store.read() as tx:
-        rows = tx.conn.execute(select(workflow_runs.c.attempts)).scalars().all()
+        rows = tx.conn.execute(select(runs.c.attempts).where(IS_WORKFLOW)).scalars().all()
     return sorted(rows)
 
 

@@ -198,7 +198,7 @@ class QueueEntry:
     ``failed``)."""
 
     id: str
-    kind: str  # actions | lane
+    kind: str  # actions | lane | workflow (never owned by a table or lane requeue)
     table_id: str  # '' for the app's own runs
     trigger_id: str  # a table run's trigger; a lane attempt's lane
     status: str

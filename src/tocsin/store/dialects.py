@@ -40,6 +40,8 @@ def ordered_scans_only(tx: Tx) -> None:
     #     (0.39 ms with 9,000 left)
     #   a partial index (updated_at, id) WHERE status = 'pending' instead: still BitmapAnd → Sort,
     #     14.2 ms (17.3 ms): an index does not make the switch needless
+    # (since 0035 the workflow runs are rows of ``runs`` and those two indexes its partial
+    # ``ix_runs_workflow_status`` and ``ix_runs_workflow_created``, ``WHERE kind = 'workflow'``)
     tx.conn.exec_driver_sql("SET LOCAL enable_bitmapscan = off")
 
 

@@ -36,6 +36,7 @@ from sqlalchemy import (
     exists,
     func,
     literal,
+    literal_column,
     or_,
     select,
     text,
@@ -54,6 +55,7 @@ from tocsin.store.schema import (
     ACTIVE_STATUSES,
     ONE_ACTIVE_CLOCK_WHERE,
     RUNNING_LIMITED_WHERE,
+    WORKFLOW_KIND,
     runs,
     trigger_definitions,
 )
@@ -61,6 +63,12 @@ from tocsin.store.snapshots import PAYLOAD, SnapshotBatch
 from tocsin.store.tx import Tx
 
 RUN_STATUSES = tuple(RunStatus)
+# ``kind <> 'workflow'`` as SQL text: what a statement that must read one of the table runs'
+# partial indexes says (``schema.QUEUE_RUN_WHERE``)
+QUEUE_RUN = runs.c.kind != literal_column(repr(WORKFLOW_KIND))
+# ``table_id <> ''`` as SQL text: a table's run, what ``ix_runs_table_created`` holds
+# (``schema.TABLE_RUN_WHERE``)
+TABLE_RUN = runs.c.table_id != literal_column("''")
 
 RUN_FIELDS = tuple(f.name for f in fields(Run))  # its columns: the value's fields
 
@@ -384,18 +392,20 @@ def next_turn(after: str, scopes: Iterable[str]) -> str:
 # takes by rank, then visiting order.
 _VISIT = """
 fwd(scope, n) AS (
-  SELECT (SELECT scope FROM runs AS r{by} WHERE status = 'pending' AND scope > :after
-          AND {own} ORDER BY scope LIMIT 1), 1
+  SELECT (SELECT scope FROM runs AS r{by} WHERE status = 'pending' AND kind <> 'workflow'
+          AND scope > :after AND {own} ORDER BY scope LIMIT 1), 1
   UNION ALL
-  SELECT (SELECT r.scope FROM runs AS r{by} WHERE r.status = 'pending' AND r.scope > fwd.scope
-          AND {own} ORDER BY r.scope LIMIT 1), fwd.n + 1
+  SELECT (SELECT r.scope FROM runs AS r{by} WHERE r.status = 'pending'
+          AND r.kind <> 'workflow' AND r.scope > fwd.scope AND {own}
+          ORDER BY r.scope LIMIT 1), fwd.n + 1
   FROM fwd WHERE fwd.scope IS NOT NULL AND fwd.n < :visit
 ), wrap(scope, n) AS (
-  SELECT (SELECT scope FROM runs AS r{by} WHERE status = 'pending' AND {own}
-          ORDER BY scope LIMIT 1), 1
+  SELECT (SELECT scope FROM runs AS r{by} WHERE status = 'pending' AND kind <> 'workflow'
+          AND {own} ORDER BY scope LIMIT 1), 1
   UNION ALL
-  SELECT (SELECT r.scope FROM runs AS r{by} WHERE r.status = 'pending' AND r.scope > wrap.scope
-          AND {own} ORDER BY r.scope LIMIT 1), wrap.n + 1
+  SELECT (SELECT r.scope FROM runs AS r{by} WHERE r.status = 'pending'
+          AND r.kind <> 'workflow' AND r.scope > wrap.scope AND {own}
+          ORDER BY r.scope LIMIT 1), wrap.n + 1
   FROM wrap WHERE wrap.scope IS NOT NULL AND wrap.scope <= :after AND wrap.n < :visit
 ), seen AS (
   SELECT u.scope, u.ord, {tenant} AS tenant FROM (
@@ -407,7 +417,7 @@ fwd(scope, n) AS (
   SELECT t.scope, t.ord, t.tenant, t.tenant_room, CASE WHEN t.tenant = t.scope
     THEN t.tenant_room ELSE coalesce({least}(t.tenant_room,
       (SELECT y.max_concurrent FROM runs AS y{by} WHERE y.status = 'pending'
-       AND y.scope = t.scope ORDER BY y.updated_at, y.id LIMIT 1)
+       AND y.kind <> 'workflow' AND y.scope = t.scope ORDER BY y.updated_at, y.id LIMIT 1)
       - (SELECT count(*) FROM runs AS x{running} WHERE {running_where} AND x.scope = t.scope)),
       t.tenant_room) END AS room
   FROM (SELECT s.scope, s.ord, s.tenant, coalesce({room}, :cap) AS tenant_room FROM seen AS s)
@@ -419,13 +429,14 @@ fwd(scope, n) AS (
 )"""
 
 _DUE = "(r.next_attempt_at IS NULL OR r.next_attempt_at <= :now)"
-# the kinds a claimer executes: every table run, the app's own runs of ``:own`` (JSON list)
+# the kinds a claimer executes: every table run, the app's own runs (lane attempts) of ``:own``
+# (JSON list); never a workflow run (the workflow workers', ``store.workflow_claims``)
 _PG_OWN = (
-    "((r.kind = 'actions' AND :actions = 1) OR (r.kind <> 'actions' AND r.trigger_id IN"
+    "((r.kind = 'actions' AND :actions = 1) OR (r.kind = 'lane' AND r.trigger_id IN"
     " (SELECT jsonb_array_elements_text(CAST(:own AS jsonb)))))"
 )
 _SQLITE_OWN = (
-    "((r.kind = 'actions' AND :actions = 1) OR (r.kind <> 'actions' AND r.trigger_id IN"
+    "((r.kind = 'actions' AND :actions = 1) OR (r.kind = 'lane' AND r.trigger_id IN"
     " (SELECT value FROM json_each(:own))))"
 )
 _PER_SCOPE = "{least}(a.room, (:limit + a.k - 1) / a.k)"  # limit / scopes, rounded up
@@ -454,7 +465,7 @@ _PG_PICK = (
   SELECT c.id, c.updated_at, a.scope, a.ord, a.tenant, a.tenant_room FROM allowed AS a
   CROSS JOIN LATERAL (
     SELECT r.id, r.updated_at FROM runs AS r
-    WHERE r.status = 'pending' AND r.scope = a.scope AND """
+    WHERE r.status = 'pending' AND r.kind <> 'workflow' AND r.scope = a.scope AND """
     + _DUE
     + " AND "
     + _PG_OWN
@@ -482,7 +493,7 @@ _SQLITE_PICK = (  # SQLite: no LATERAL, and a LIMIT cannot name the outer row: c
   SELECT c.id, c.updated_at, c.scope, a.ord, a.tenant, a.tenant_room, a.room, a.k
   FROM allowed AS a JOIN runs AS c ON c.id IN (
     SELECT r.id FROM runs AS r INDEXED BY ix_runs_pending_scope
-    WHERE r.status = 'pending' AND r.scope = a.scope AND """
+    WHERE r.status = 'pending' AND r.kind <> 'workflow' AND r.scope = a.scope AND """
     + _DUE
     + " AND "
     + _SQLITE_OWN
@@ -716,6 +727,7 @@ def reset_for_retry(
     other = runs.alias("other")
     another_active = exists().where(
         other.c.table_id == runs.c.table_id,
+        other.c.table_id != literal_column("''"),  # ix_runs_table_created's predicate
         other.c.trigger_id == runs.c.trigger_id,
         other.c.id != runs.c.id,
         other.c.clock.is_(True),
@@ -795,7 +807,9 @@ def _requeue_running(by_table: bool, kinds: tuple[str, ...]) -> Any:
     ``ix_runs_stuck`` to the running runs older than ``cutoff`` (the status is written out, so
     both planners see the partial index's predicate)."""
     instant = runs.c.updated_at.type
-    where = "runs.status = 'running' AND runs.updated_at < :cutoff AND " + _kinds_in(kinds, "runs")
+    # ``kind <> 'workflow'``: the rest of ix_runs_stuck's predicate (no workflow run is in it)
+    where = "runs.status = 'running' AND runs.kind <> 'workflow' AND runs.updated_at < :cutoff"
+    where += " AND " + _kinds_in(kinds, "runs")
     if by_table:
         where += " AND runs.table_id = :of_table"
     cond = text(where).bindparams(
@@ -817,14 +831,16 @@ def _requeue_running(by_table: bool, kinds: tuple[str, ...]) -> Any:
 # the old ones is read.
 _LOST_PENDING = """
 WITH RECURSIVE pend(scope) AS (
-  SELECT (SELECT scope FROM runs{by} WHERE status = 'pending' ORDER BY scope LIMIT 1)
+  SELECT (SELECT scope FROM runs{by} WHERE status = 'pending' AND kind <> 'workflow'
+          ORDER BY scope LIMIT 1)
   UNION ALL
-  SELECT (SELECT r.scope FROM runs AS r{by} WHERE r.status = 'pending' AND r.scope > pend.scope
-          ORDER BY r.scope LIMIT 1)
+  SELECT (SELECT r.scope FROM runs AS r{by} WHERE r.status = 'pending'
+          AND r.kind <> 'workflow' AND r.scope > pend.scope ORDER BY r.scope LIMIT 1)
   FROM pend WHERE pend.scope IS NOT NULL
 )
 SELECT r.id FROM pend {join} runs AS r{by}
-  WHERE r.status = 'pending' AND r.scope = pend.scope AND r.updated_at < :cutoff
+  WHERE r.status = 'pending' AND r.kind <> 'workflow' AND r.scope = pend.scope
+    AND r.updated_at < :cutoff
     AND coalesce(r.enqueued_at, r.updated_at) < :cutoff
     AND (r.next_attempt_at IS NULL OR r.next_attempt_at < :cutoff) AND {kinds}{table}{end}"""
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import RowMapping, delete, func, select, update
+from sqlalchemy import RowMapping, and_, delete, func, select, update
 
 from tocsin.core.model import DueSchedule, ScheduleFire, WorkflowActivity, WorkflowSchedule
 from tocsin.core.schedules.tree import subscription_keys
@@ -29,9 +29,9 @@ from tocsin.store.bulk import (
 )
 from tocsin.store.dialects import keyed_access_only, upsert_insert
 from tocsin.store.jsontext import json_value
-from tocsin.store.schema import schedule_fires, workflow_runs, workflow_schedules
+from tocsin.store.schema import runs, schedule_fires, workflow_schedules
 from tocsin.store.tx import Tx
-from tocsin.store.workflow_runs import column_values
+from tocsin.store.workflow_runs import IS_WORKFLOW, column_values
 
 S = workflow_schedules
 F = schedule_fires
@@ -308,8 +308,8 @@ _FIRE_KINDS = tuple(
 
 
 def _fire_select() -> Any:
-    return select(F, workflow_runs.c.status.label("run_status")).outerjoin(
-        workflow_runs, workflow_runs.c.id == F.c.run_id
+    return select(F, runs.c.status.label("run_status")).select_from(
+        F.outerjoin(runs, and_(runs.c.id == F.c.run_id, IS_WORKFLOW))
     )
 
 
@@ -365,15 +365,19 @@ def count_fires(tx: Tx, *, schedule_id: str | None = None) -> int:
 def known_workflows(tx: Tx) -> dict[str, WorkflowActivity]:
     """Every workflow id the database holds a schedule or a run of, whether or not its code is
     loaded, with its schedule ids and its runs (``ix_workflow_schedules_workflow``,
-    ``ix_workflow_runs_workflow``)."""
-    R = workflow_runs
+    ``ix_runs_workflow_created``: a workflow run's ``trigger_id`` is its workflow)."""
+    R = runs
     schedules: dict[str, list[str]] = {}
     for workflow_id, schedule_id in tx.conn.execute(
         select(S.c.workflow_id, S.c.id).order_by(S.c.workflow_id, S.c.id)
     ):
         schedules.setdefault(workflow_id, []).append(schedule_id)
-    runs = select(R.c.workflow_id, func.count(), func.max(R.c.created_at)).group_by(R.c.workflow_id)
-    counted = {w: (int(count), last) for w, count, last in tx.conn.execute(runs)}
+    by_workflow = (
+        select(R.c.trigger_id, func.count(), func.max(R.c.created_at))
+        .where(IS_WORKFLOW)
+        .group_by(R.c.trigger_id)
+    )
+    counted = {w: (int(count), last) for w, count, last in tx.conn.execute(by_workflow)}
     return {
         w: WorkflowActivity(tuple(schedules.get(w, ())), *counted.get(w, (0, None)))
         for w in (*schedules, *(w for w in counted if w not in schedules))

@@ -39,13 +39,21 @@ ACTIVE_STATUSES = ("pending", "running")
 # the predicate of uq_runs_one_active_clock; runs.insert_run repeats it verbatim in ON CONFLICT so
 # both dialects infer the partial index (SQLite requires the WHERE to imply the index's own)
 ONE_ACTIVE_CLOCK_WHERE = "clock AND status IN ('pending', 'running')"
-PENDING_WHERE = "status = 'pending'"
+# a run of the queue's table and lane kinds, not a workflow run (``runs.kind``): the predicate of
+# the indexes only those read (0035). A statement that must read one of them says it in these
+# words, as SQL text (a bound parameter would match no partial index on SQLite)
+QUEUE_RUN_WHERE = "kind <> 'workflow'"
+PENDING_WHERE = f"status = 'pending' AND {QUEUE_RUN_WHERE}"
+# a table's run (not a lane attempt's nor a workflow run's row, whose table_id is ''): the
+# predicate of ``ix_runs_table_created`` (0035), said in these words by the statements reading it
+TABLE_RUN_WHERE = "table_id <> ''"
 SCOPE_KEY = String(200).with_variant(String(200, collation="C"), "postgresql")
 RUNNING_LIMITED_WHERE = "status = 'running' AND max_concurrent IS NOT NULL"
 SCHEDULED_RUN_WHERE = "source = 'schedule'"
 # the runs the stuck filter and the stale-run sweep read (SPEC §8): running or failed, never a
 # pending run (a created run enters no status index but the claim's) nor a done one
 STUCK_CANDIDATE_WHERE = "status = 'running' OR status = 'failed'"
+STUCK_WHERE = f"({STUCK_CANDIDATE_WHERE}) AND {QUEUE_RUN_WHERE}"  # ix_runs_stuck's (0035)
 
 # §1 tables: scope + typed columns + triggers config + SCP rules, trashable.
 tables = Table(
@@ -148,16 +156,25 @@ occurrence_ledger = Table(
     PrimaryKeyConstraint("table_id", "trigger_id", "identity"),
 )
 
-# the kinds of run in the one queue (``runs.kind``): a table trigger's actions, a lane attempt
+# the kinds of run in the one queue (``runs.kind``): a table trigger's actions, a lane attempt;
+# a workflow run (kind ``workflow``) is a row of ``runs`` too, claimed by the workflow workers only
 RUN_KINDS = ("actions", "lane")
+WORKFLOW_KIND = "workflow"
+WORKFLOW_WHERE = f"kind = '{WORKFLOW_KIND}'"  # the predicate of the workflow runs' indexes
 APP_RUN_SCOPE = "app"  # the scope of the app's own runs (lane attempts): one of the claim's turns
+WORKFLOW_ACTIVE = ("pending", "running")
+# the overlap fence's test (``workflow_runs.active_schedule_ids``), the predicate of the partial
+# ``ix_runs_workflow_schedule``: written in the same words, so SQLite matches the two
+WORKFLOW_ACTIVE_WHERE = f"status IN ({', '.join(repr(s) for s in WORKFLOW_ACTIVE)})"
 
 # §8 runs: the one run queue. Every run, whatever its kind, is a row here with its queue columns
 # (kind, status, scope, attempts, next_attempt_at, updated_at: the lease, started/finished_at);
 # what only one kind has stays in that kind's table, keyed by the run's id (a lane attempt:
 # ``lane_attempts.attempt_id``). Status words are per kind: pending and running are shared, the
-# final ones are the kind's (actions: done | failed; lane: recorded | failed). A table trigger's
-# run has its columns here; a lane attempt's row has table_id '' and its lane as trigger_id.
+# final ones are the kind's (actions: done | failed; lane: recorded | failed; workflow: success |
+# failed | suspended | canceled). A table trigger's run has its columns here; a lane attempt's row
+# has table_id '' and its lane as trigger_id; a workflow run's row too has table_id '', its
+# workflow as trigger_id and its own columns (``store.workflow_runs``).
 runs = Table(
     "runs",
     metadata,
@@ -198,15 +215,39 @@ runs = Table(
     # (PostgreSQL: byte order, ``COLLATE "C"``, as SQLite and Python compare; see next_turn)
     Column("scope", SCOPE_KEY, nullable=False, server_default=text("''")),
     Column("max_concurrent", Integer, nullable=True),
-    Index("ix_runs_table_created", "table_id", "created_at"),
-    # the stuck filter, its gauge and the stale-run sweep: running and failed runs (0034)
+    # a workflow run's own columns (migration 0035; NULL in every other kind's row): its
+    # schedule, input, output, state, context, suspension, resume data, failure alert and the
+    # number of its current attempt. Its other columns are shared: ``trigger_id`` is its workflow,
+    # ``source`` its trigger word (scheduled | manual | backfill), ``action_results`` its step
+    # receipts, ``finished_at`` its end; ``table_id`` is '' and ``scope`` the app's
+    Column("schedule_id", String(64), nullable=True),
+    Column("input", JSON(none_as_null=True), nullable=True),
+    Column("output", JSON(none_as_null=True), nullable=True),
+    Column("initial_state", JSON(none_as_null=True), nullable=True),
+    Column("request_context", JSON(none_as_null=True), nullable=True),
+    Column("suspend_payload", JSON(none_as_null=True), nullable=True),
+    Column("resume_data", JSON(none_as_null=True), nullable=True),
+    Column("alert", JSON(none_as_null=True), nullable=True),
+    Column("attempt", Integer, nullable=True),
+    # the indexes below up to the workflow ones hold no workflow run (TABLE_RUN_WHERE,
+    # QUEUE_RUN_WHERE, or a predicate no workflow run meets: clock, source 'schedule',
+    # max_concurrent): a workflow run writes only its own three and the primary key (0035)
+    Index(
+        "ix_runs_table_created",
+        "table_id",
+        "created_at",
+        postgresql_where=text(TABLE_RUN_WHERE),
+        sqlite_where=text(TABLE_RUN_WHERE),
+    ),
+    # the stuck filter, its gauge and the stale-run sweep: running and failed runs of the
+    # queue's kinds (0034, 0035)
     Index(
         "ix_runs_stuck",
         "status",
         "updated_at",
         "id",
-        postgresql_where=text(STUCK_CANDIDATE_WHERE),
-        sqlite_where=text(STUCK_CANDIDATE_WHERE),
+        postgresql_where=text(STUCK_WHERE),
+        sqlite_where=text(STUCK_WHERE),
     ),
     # the fair claim: the scopes with pending runs, and each one's oldest, from the index alone
     Index(
@@ -242,6 +283,32 @@ runs = Table(
         unique=True,
         postgresql_where=text(ONE_ACTIVE_CLOCK_WHERE),
         sqlite_where=text(ONE_ACTIVE_CLOCK_WHERE),
+    ),
+    # the workflow runs (0035, were ``workflow_runs``'s): the claim order of a workflow's runs
+    Index(
+        "ix_runs_workflow_status",
+        "status",
+        "updated_at",
+        "id",
+        postgresql_where=text(WORKFLOW_WHERE),
+        sqlite_where=text(WORKFLOW_WHERE),
+    ),
+    # a workflow's runs, newest first (``trigger_id``: the workflow)
+    Index(
+        "ix_runs_workflow_created",
+        "trigger_id",
+        "created_at",
+        postgresql_where=text(WORKFLOW_WHERE),
+        sqlite_where=text(WORKFLOW_WHERE),
+    ),
+    # the overlap fence: active runs only, so a finished run leaves it (0022); ``status`` kept, so
+    # SQLite's planner still sees the fence's two tests in it (not only the status index's one)
+    Index(
+        "ix_runs_workflow_schedule",
+        "schedule_id",
+        "status",
+        postgresql_where=text(f"{WORKFLOW_WHERE} AND {WORKFLOW_ACTIVE_WHERE}"),
+        sqlite_where=text(f"{WORKFLOW_WHERE} AND {WORKFLOW_ACTIVE_WHERE}"),
     ),
 )
 
@@ -318,11 +385,6 @@ api_tokens = Table(
     # §15 API-wide permissions (``schedules:read`` / ``schedules:write``), migration 0006
     Column("permissions", JSON(none_as_null=True), nullable=True),
 )
-
-WORKFLOW_ACTIVE = ("pending", "running")
-# the overlap fence's test (``workflow_runs.active_schedule_ids``), the predicate of the partial
-# ``ix_workflow_runs_schedule``: written in the same words, so SQLite matches the two
-WORKFLOW_ACTIVE_WHERE = f"status IN ({', '.join(repr(s) for s in WORKFLOW_ACTIVE)})"
 
 # §12 one row per workflow schedule: declared in code (``wf_…``) or imperative (``sch_…``)
 workflow_schedules = Table(
@@ -421,48 +483,6 @@ schedule_fires = Table(
     Column("publish_status", String(16), nullable=False),  # published | publish_failed
     Column("error", Text, nullable=True),
     Index("ix_schedule_fires_page", "schedule_id", "scheduled_for"),
-)
-
-# §12 workflow runs, per-step receipts as JSON
-workflow_runs = Table(
-    "workflow_runs",
-    metadata,
-    Column("id", String(36), primary_key=True),
-    Column("workflow_id", String(64), nullable=False),
-    Column("schedule_id", String(64), nullable=True),
-    Column("trigger", String(16), nullable=False),  # scheduled | manual
-    # pending → running → success | failed | suspended | canceled
-    Column("status", String(16), nullable=False),
-    Column("attempts", Integer, nullable=False, server_default=text("0")),
-    Column("input", JSON(none_as_null=True), nullable=True),
-    Column("output", JSON(none_as_null=True), nullable=True),
-    Column("error", Text, nullable=True),
-    Column("steps", JSON, nullable=False),
-    Column("initial_state", JSON(none_as_null=True), nullable=True),
-    Column("request_context", JSON(none_as_null=True), nullable=True),
-    Column("suspend_payload", JSON(none_as_null=True), nullable=True),
-    Column("resume_data", JSON(none_as_null=True), nullable=True),
-    Column("scheduled_for", UTCDateTime, nullable=True),
-    Column("created_at", UTCDateTime, nullable=False),
-    Column("updated_at", UTCDateTime, nullable=False),
-    Column("started_at", UTCDateTime, nullable=True),
-    Column("ended_at", UTCDateTime, nullable=True),
-    # automatic retries (0029): the number of the current attempt (1 until a failure is
-    # retried), when a retried run may be claimed again, the failure alert's outcome
-    Column("attempt", Integer, nullable=False, server_default=text("1")),
-    Column("next_attempt_at", UTCDateTime, nullable=True),
-    Column("alert", JSON(none_as_null=True), nullable=True),
-    Index("ix_workflow_runs_status", "status", "updated_at", "id"),  # the claim order (0016)
-    Index("ix_workflow_runs_workflow", "workflow_id", "created_at"),
-    # the overlap fence: active runs only, so a finished run leaves it (0022); ``status`` kept, so
-    # SQLite's planner still sees the fence's two tests in it (not only the status index's one)
-    Index(
-        "ix_workflow_runs_schedule",
-        "schedule_id",
-        "status",
-        postgresql_where=text(WORKFLOW_ACTIVE_WHERE),
-        sqlite_where=text(WORKFLOW_ACTIVE_WHERE),
-    ),
 )
 
 # per-scope webhook signing secrets (migration 0011): one live secret per scope, kept in

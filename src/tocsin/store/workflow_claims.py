@@ -2,7 +2,9 @@
 oldest first, in one conditional UPDATE that returns what executing each run reads
 (PostgreSQL: the pick is ``FOR UPDATE SKIP LOCKED``; SQLite: the caller holds ``store.begin()``,
 which is ``BEGIN IMMEDIATE``). Every later write of the run is fenced by ``(status = 'running',
-attempts)`` (``store.workflow_runs``)."""
+attempts)`` (``store.workflow_runs``). A workflow run is a row of ``runs``, kind ``workflow``:
+every pick says so in SQL text (``kind = 'workflow'``), so it walks the workflow runs' own
+partial indexes (``ix_runs_workflow_status``, ``ix_runs_workflow_schedule``)."""
 
 from __future__ import annotations
 
@@ -14,8 +16,12 @@ from typing import Any
 from tocsin.store.bulk import driver_rows, instant_binder, instant_reader
 from tocsin.store.dialects import ordered_scans_only
 from tocsin.store.jsontext import json_value
+from tocsin.store.schema import WORKFLOW_WHERE
 from tocsin.store.tx import Tx
-from tocsin.store.workflow_runs import JSON_COLUMNS
+from tocsin.store.workflow_runs import COLUMN_OF, JSON_COLUMNS
+
+# a pending workflow run (the pick's first tests, as the claim order index has them)
+_PENDING = f"{WORKFLOW_WHERE} AND status = 'pending'"
 
 ClaimedRow = tuple[Any, ...]
 """A claimed run as the driver's row (:data:`CLAIMED_COLUMNS`, JSON as its text): a tuple of
@@ -96,7 +102,7 @@ def _limited_ids(
             (sorted(keys),),
         )
     due = f"(next_attempt_at IS NULL OR next_attempt_at <= {mark})"  # an automatic retry's wait
-    room_w = _room(tx, "workflow_id", workflows, limits.workflows)
+    room_w = _room(tx, "trigger_id", workflows, limits.workflows)
     room_s = _room(tx, "schedule_id", list(limits.schedules), limits.schedules)
     full = [sid for sid, left in room_s.items() if left <= 0]
     ids: list[str] = []
@@ -104,8 +110,8 @@ def _limited_ids(
         want = min(room_w[wid], limit - len(ids))
         if want <= 0:
             continue
-        sql = "SELECT id, schedule_id FROM workflow_runs WHERE status = 'pending'"
-        sql += f" AND workflow_id = {mark} AND {due}"
+        sql = f"SELECT id, schedule_id FROM runs WHERE {_PENDING}"
+        sql += f" AND trigger_id = {mark} AND {due}"
         if full:
             sql += _not_of(mark, len(full))
         sql += f" ORDER BY updated_at, id LIMIT {mark}"
@@ -118,7 +124,7 @@ def _limited_ids(
     for sid in schedules:
         want = min(room_s[sid], limit - len(ids))
         if want > 0:
-            sql = "SELECT id FROM workflow_runs WHERE status = 'pending'"
+            sql = f"SELECT id FROM runs WHERE {_PENDING}"
             sql += f" AND schedule_id = {mark} AND {due} ORDER BY updated_at, id LIMIT {mark}"
             got = driver_rows(tx.conn.exec_driver_sql(sql, (sid, at, want)))
             ids += [str(r[0]) for r in got]
@@ -131,12 +137,13 @@ def _not_of(mark: str, count: int) -> str:
 
 
 def _room(tx: Tx, column: str, keys: list[str], most: Mapping[str, int]) -> dict[str, int]:
-    """For each of ``keys`` (of ``column``): its limit less its runs running now."""
+    """For each of ``keys`` (of ``column``: the workflow, ``trigger_id``, or ``schedule_id``):
+    its limit less its runs running now."""
     if not keys:
         return {}
     mark = "%s" if tx.is_postgres else "?"
     sql = (
-        f"SELECT {column}, count(*) FROM workflow_runs WHERE status = 'running'"
+        f"SELECT {column}, count(*) FROM runs WHERE {WORKFLOW_WHERE} AND status = 'running'"
         f" AND {column} IN ({', '.join([mark] * len(keys))}) GROUP BY {column}"
     )
     running = dict(driver_rows(tx.conn.exec_driver_sql(sql, tuple(keys))))
@@ -149,8 +156,8 @@ def _free_pick(
     """The pick of the oldest pending runs of ``wanted`` (none of the ``apart`` schedules)."""
     mark = "%s" if tx.is_postgres else "?"
     pick = (
-        "SELECT id FROM workflow_runs WHERE status = 'pending'"
-        f" AND workflow_id IN ({', '.join([mark] * len(wanted))})"
+        f"SELECT id FROM runs WHERE {_PENDING}"
+        f" AND trigger_id IN ({', '.join([mark] * len(wanted))})"
         f" AND (next_attempt_at IS NULL OR next_attempt_at <= {mark})"
     )
     if apart:
@@ -175,7 +182,7 @@ def _claimed(tx: Tx, pick: tuple[str, tuple[Any, ...]], now: datetime) -> list[C
     mark = "%s" if tx.is_postgres else "?"
     at = instant_binder(tx)(now)
     sql = (
-        f"UPDATE workflow_runs SET status = 'running', attempts = attempts + 1,"
+        f"UPDATE runs SET status = 'running', attempts = attempts + 1,"
         f" started_at = COALESCE(started_at, {mark}), updated_at = {mark},"
         " next_attempt_at = NULL"
         f" WHERE {where} RETURNING {_RETURNING}"
@@ -217,7 +224,8 @@ CLAIMED_COLUMNS = (
 )
 _MADE = CLAIMED_COLUMNS.index("created_at")
 _RETURNING = ", ".join(  # JSON as its text (PostgreSQL too: decoded once, by json_value)
-    f'CAST("{n}" AS text)' if n in JSON_COLUMNS else f'"{n}"' for n in CLAIMED_COLUMNS
+    f'CAST("{COLUMN_OF.get(n, n)}" AS text)' if n in JSON_COLUMNS else f'"{COLUMN_OF.get(n, n)}"'
+    for n in CLAIMED_COLUMNS
 )
 
 

@@ -1,5 +1,14 @@
 """Workflow runs: insert, read, claim, persist step receipts, finish (SPEC §12).
 
+A workflow run is a row of the one run table ``runs``, kind ``workflow`` (migration 0035): its
+own columns there, and the shared ones under a workflow run's names (:data:`COLUMN_OF`): its
+workflow is ``trigger_id``, its trigger word ``source``, its step receipts ``action_results``,
+its end ``finished_at``. Every statement here says ``kind = 'workflow'`` in SQL text, so both
+planners match the workflow runs' partial indexes (``ix_runs_workflow_status``, ``_created``,
+``_schedule``); no other kind's index holds one. The fenced writes of many claimed runs by id
+say it too: without it, PostgreSQL found no index on their ``status = 'running'`` and joined
+them with a scan of every run (a pool's finishes of 64 runs: 10x slower than by the index).
+
 Claims are ``pending → running`` with ``attempts + 1`` in one conditional UPDATE (PostgreSQL:
 the pick is ``FOR UPDATE SKIP LOCKED``; SQLite: the caller holds ``store.begin()``, which is
 ``BEGIN IMMEDIATE``). Every write after a claim is fenced by ``(status = 'running',
@@ -14,7 +23,7 @@ from datetime import datetime, timedelta
 from operator import itemgetter
 from typing import Any
 
-from sqlalchemy import bindparam, func, literal, or_, select, update
+from sqlalchemy import ColumnElement, bindparam, func, literal, literal_column, or_, select, update
 
 from tocsin.store.bulk import (
     instant_binder,
@@ -23,11 +32,64 @@ from tocsin.store.bulk import (
     with_rows,
 )
 from tocsin.store.jsontext import json_text
-from tocsin.store.schema import WORKFLOW_ACTIVE_WHERE, workflow_runs
+from tocsin.store.schema import (
+    APP_RUN_SCOPE,
+    WORKFLOW_ACTIVE_WHERE,
+    WORKFLOW_KIND,
+    WORKFLOW_WHERE,
+    runs,
+)
 from tocsin.store.tx import Tx
 
-R = workflow_runs
+R = runs
 RUN_STATUSES = ("pending", "running", "success", "failed", "suspended", "canceled")
+
+# a workflow run's fields, in the order its dict has them, and the column of ``runs`` of each
+# one named otherwise there
+FIELDS = (
+    "id",
+    "workflow_id",
+    "schedule_id",
+    "trigger",
+    "status",
+    "attempts",
+    "input",
+    "output",
+    "error",
+    "steps",
+    "initial_state",
+    "request_context",
+    "suspend_payload",
+    "resume_data",
+    "scheduled_for",
+    "created_at",
+    "updated_at",
+    "started_at",
+    "ended_at",
+    "attempt",
+    "next_attempt_at",
+    "alert",
+)
+COLUMN_OF = {
+    "workflow_id": "trigger_id",
+    "trigger": "source",
+    "steps": "action_results",
+    "ended_at": "finished_at",
+}
+IS_WORKFLOW: ColumnElement[bool] = R.c.kind == literal_column(repr(WORKFLOW_KIND))
+"""``runs.kind = 'workflow'`` as SQL text: the predicate of the workflow runs' indexes."""
+SELECTED = tuple(R.c[COLUMN_OF.get(n, n)].label(n) for n in FIELDS)
+"""What a read of a workflow run selects: every field, under its workflow name."""
+
+
+def column(name: str) -> Any:
+    """The column of ``runs`` that holds a workflow run's field ``name``."""
+    return R.c[COLUMN_OF.get(name, name)]
+
+
+def columns_of(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` by a workflow run's field names, keyed by their columns of ``runs``."""
+    return {COLUMN_OF.get(name, name): value for name, value in values.items()}
 
 
 def run_dict(row: Mapping[Any, Any]) -> dict[str, Any]:
@@ -53,7 +115,11 @@ _INSTANT_COLUMNS = frozenset(
 )
 # columns a new run's row may leave out (the rows of ``new_run`` predate them)
 _FRESH: dict[str, Any] = {"attempt": 1, "next_attempt_at": None, "alert": None}
-_INSERT_COLUMNS = tuple(c.name for c in R.c)
+_INSERT_COLUMNS = FIELDS
+# what every workflow run's row holds in the columns of the other kinds: SQL literals, no
+# parameter (``clock`` false and ``attempts`` 0 are the columns' defaults)
+_CONSTANT_NAMES = ("kind", "table_id", "payload", "scope")
+_CONSTANTS = (repr(WORKFLOW_KIND), "''", "'{}'", repr(APP_RUN_SCOPE))
 
 
 def column_values(
@@ -97,14 +163,20 @@ def insert_runs(tx: Tx, *, rows: Sequence[Mapping[str, Any]]) -> None:
         for i, name in enumerate(_INSERT_COLUMNS)
         if name not in _NULL_BY_DEFAULT or values[i].count(None) != count
     ]
-    names = ", ".join(f'"{_INSERT_COLUMNS[i]}"' for i in kept)
+    names = ", ".join(
+        (
+            *(f'"{COLUMN_OF.get(_INSERT_COLUMNS[i], _INSERT_COLUMNS[i])}"' for i in kept),
+            *_CONSTANT_NAMES,
+        )
+    )
     columns = [values[i] for i in kept]
     if tx.is_postgres:  # one statement over unnest: no per-row round trip
-        select_ = ", ".join(_PG_SELECT[i] for i in kept)
-        body = f"INSERT INTO workflow_runs ({names}) SELECT {select_} FROM v"
+        select_ = ", ".join((*(_PG_SELECT[i] for i in kept), *_PG_CONSTANTS))
+        body = f"INSERT INTO runs ({names}) SELECT {select_} FROM v"
         with_columns(tx, [_PG_COLUMNS[i] for i in kept], body, columns)
         return
-    sql = f"INSERT INTO workflow_runs ({names}) VALUES ({', '.join(['?'] * len(columns))})"
+    marks = ", ".join((*(["?"] * len(columns)), *_CONSTANTS))
+    sql = f"INSERT INTO runs ({names}) VALUES ({marks})"
     tx.conn.exec_driver_sql(sql, list(zip(*columns, strict=True)))
 
 
@@ -119,11 +191,18 @@ _PG_COLUMNS = tuple((f"c_{n}", _pg_kind(n)) for n in _INSERT_COLUMNS)
 _PG_SELECT = tuple(
     f"CAST(c_{n} AS json)" if n in JSON_COLUMNS else f"c_{n}" for n in _INSERT_COLUMNS
 )
-_NULL_BY_DEFAULT = frozenset(c.name for c in R.c if c.nullable and c.server_default is None)
+_PG_CONSTANTS = tuple(
+    "CAST('{}' AS json)" if name == "payload" else value
+    for name, value in zip(_CONSTANT_NAMES, _CONSTANTS, strict=True)
+)
+_NULL_BY_DEFAULT = frozenset(
+    n for n in FIELDS if column(n).nullable and column(n).server_default is None
+)
 
 
 def get_run(tx: Tx, *, run_id: str) -> dict[str, Any] | None:
-    row = tx.conn.execute(select(R).where(R.c.id == run_id)).mappings().first()
+    stmt = select(*SELECTED).where(R.c.id == run_id, IS_WORKFLOW)
+    row = tx.conn.execute(stmt).mappings().first()
     return run_dict(row) if row is not None else None
 
 
@@ -132,7 +211,7 @@ def runs_by_id(tx: Tx, *, run_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
     wanted = sorted({i for i in run_ids if i})
     found: dict[str, dict[str, Any]] = {}
     for start in range(0, len(wanted), 500):
-        stmt = select(R).where(R.c.id.in_(wanted[start : start + 500]))
+        stmt = select(*SELECTED).where(R.c.id.in_(wanted[start : start + 500]), IS_WORKFLOW)
         found.update((r["id"], run_dict(r)) for r in tx.conn.execute(stmt).mappings())
     return found
 
@@ -146,14 +225,14 @@ def list_runs(
     limit: int,
 ) -> tuple[list[dict[str, Any]], int]:
     """Runs newest first, optionally of one workflow and/or status; and the total."""
-    where = []
+    where = [IS_WORKFLOW]
     if workflow_id is not None:
-        where.append(R.c.workflow_id == workflow_id)
+        where.append(R.c.trigger_id == workflow_id)
     if status is not None:
         where.append(R.c.status == status)
     total = tx.conn.execute(select(func.count()).select_from(R).where(*where)).scalar_one()
     stmt = (
-        select(R)
+        select(*SELECTED)
         .where(*where)
         .order_by(R.c.created_at.desc(), R.c.id.desc())
         .offset(skip)
@@ -166,16 +245,17 @@ def active_schedule_ids(tx: Tx, *, schedule_ids: Iterable[str]) -> set[str]:
     """Which of ``schedule_ids`` have a pending or running run (the overlap fence); backfill
     runs (their own ledger namespace) never fence scheduled fires."""
     wanted = sorted(set(schedule_ids))
-    fence = f"{WORKFLOW_ACTIVE_WHERE} AND trigger <> 'backfill'"  # ix_workflow_runs_schedule
+    # ix_runs_workflow_schedule
+    fence = f"{WORKFLOW_WHERE} AND {WORKFLOW_ACTIVE_WHERE} AND source <> 'backfill'"
     found: set[str] = set()
     if tx.is_postgres:  # one statement, the ids as one text array
         ids = "CAST(%b AS text[])"
-        sql = f"SELECT schedule_id FROM workflow_runs WHERE schedule_id = ANY({ids}) AND {fence}"
+        sql = f"SELECT schedule_id FROM runs WHERE schedule_id = ANY({ids}) AND {fence}"
         return {str(r[0]) for r in tx.conn.exec_driver_sql(sql, (wanted,)).fetchall()}
     for start in range(0, len(wanted), 500):
         chunk = wanted[start : start + 500]
         marks = ", ".join("?" * len(chunk))
-        sql = f"SELECT schedule_id FROM workflow_runs WHERE schedule_id IN ({marks}) AND {fence}"
+        sql = f"SELECT schedule_id FROM runs WHERE schedule_id IN ({marks}) AND {fence}"
         found.update(str(r[0]) for r in tx.conn.exec_driver_sql(sql, tuple(chunk)).fetchall())
     return found
 
@@ -195,10 +275,10 @@ def claim_run(tx: Tx, *, run_id: str, now: datetime) -> dict[str, Any] | None:
     tx.require_writable()
     stmt = (
         update(R)
-        .where(R.c.id == run_id, R.c.status == "pending")
+        .where(R.c.id == run_id, IS_WORKFLOW, R.c.status == "pending")
         .where(or_(R.c.next_attempt_at.is_(None), R.c.next_attempt_at <= now))
         .values(**_claim_values(now))
-        .returning(*R.c)
+        .returning(*SELECTED)
     )
     row = tx.conn.execute(stmt).first()
     return run_dict(row._mapping) if row is not None else None
@@ -211,25 +291,25 @@ def save_steps(
     tx.require_writable()
     stmt = (
         update(R)
-        .where(R.c.id == run_id, R.c.status == "running", R.c.attempts == attempts)
-        .values(steps=steps, updated_at=now)
+        .where(R.c.id == run_id, IS_WORKFLOW, R.c.status == "running", R.c.attempts == attempts)
+        .values(action_results=steps, updated_at=now)
     )
     return tx.conn.execute(stmt).rowcount == 1
 
 
 _FINISH = (
     update(R)
-    .where(R.c.id == bindparam("p_id"), R.c.status == "running")
+    .where(R.c.id == bindparam("p_id"), IS_WORKFLOW, R.c.status == "running")
     .where(R.c.attempts == bindparam("p_attempts"))
     .values(
         status=bindparam("p_status"),
-        steps=bindparam("p_steps"),
-        output=bindparam("p_output"),
+        action_results=bindparam("p_steps", type_=R.c.action_results.type),
+        output=bindparam("p_output", type_=R.c.output.type),
         error=bindparam("p_error"),
-        suspend_payload=bindparam("p_suspend"),
-        updated_at=bindparam("p_now"),
-        ended_at=bindparam("p_ended"),
-        next_attempt_at=bindparam("p_next"),
+        suspend_payload=bindparam("p_suspend", type_=R.c.suspend_payload.type),
+        updated_at=bindparam("p_now", type_=R.c.updated_at.type),
+        finished_at=bindparam("p_ended", type_=R.c.finished_at.type),
+        next_attempt_at=bindparam("p_next", type_=R.c.next_attempt_at.type),
         attempt=bindparam("p_attempt"),
     )
 )
@@ -261,9 +341,10 @@ def finish_run(
 
 
 _FINISH_MANY = (  # SQLite: prepared once, executed per row (bulk.update_rows)
-    "UPDATE workflow_runs SET status = ?1, steps = ?2, output = ?3, error = ?4,"
-    " suspend_payload = ?5, updated_at = ?6, ended_at = ?7, next_attempt_at = ?10, attempt = ?11"
-    " WHERE id = ?8 AND status = 'running' AND attempts = ?9"
+    "UPDATE runs SET status = ?1, action_results = ?2, output = ?3, error = ?4,"
+    " suspend_payload = ?5, updated_at = ?6, finished_at = ?7, next_attempt_at = ?10,"
+    " attempt = ?11"
+    " WHERE id = ?8 AND kind = 'workflow' AND status = 'running' AND attempts = ?9"
 )
 
 
@@ -330,9 +411,7 @@ def finish_rows(tx: Tx, *, rows: Sequence[FinishRow]) -> set[str]:
         for status, steps, output, error, suspend, at, ends, rid, att, nxt, n in rows
     ]
     if tx.is_postgres:
-        rows = with_rows(
-            tx, _FINISH_COLUMNS, _FINISH_FROM_V + " RETURNING workflow_runs.id", params
-        )
+        rows = with_rows(tx, _FINISH_COLUMNS, _FINISH_FROM_V + " RETURNING runs.id", params)
         return {str(r[0]) for r in rows}
     changed = update_rows(tx, _FINISH_COLUMNS, _FINISH_FROM_V, params, _FINISH_MANY)
     if changed == len(rows):  # each id is one row: every fence let its run through
@@ -343,18 +422,18 @@ def finish_rows(tx: Tx, *, rows: Sequence[FinishRow]) -> set[str]:
     for start in range(0, len(ids), 500):  # plain driver rows: a batch's worth per finish
         chunk = ids[start : start + 500]
         marks = ", ".join("?" * len(chunk))
-        sql = f"SELECT id, status, attempts FROM workflow_runs WHERE id IN ({marks})"
+        sql = f"SELECT id, status, attempts FROM runs WHERE id IN ({marks})"
         found = tx.conn.exec_driver_sql(sql, tuple(chunk)).fetchall()
         won.update(i for i, st, att in found if wanted[i] == (st, att))
     return won
 
 
 _FINISH_FROM_V = (
-    "UPDATE workflow_runs SET status = v.st, steps = CAST(v.sp AS json),"
+    "UPDATE runs SET status = v.st, action_results = CAST(v.sp AS json),"
     " output = CAST(v.o AS json), error = v.e, suspend_payload = CAST(v.su AS json),"
-    " updated_at = v.u, ended_at = v.en, next_attempt_at = v.nx, attempt = v.n"
-    " FROM v WHERE workflow_runs.id = v.rid"
-    " AND workflow_runs.status = 'running' AND workflow_runs.attempts = v.att"
+    " updated_at = v.u, finished_at = v.en, next_attempt_at = v.nx, attempt = v.n"
+    " FROM v WHERE runs.id = v.rid AND runs.kind = 'workflow' AND runs.status = 'running'"
+    " AND runs.attempts = v.att"
 )
 _FINISH_COLUMNS = (
     ("st", "text"),
@@ -383,8 +462,8 @@ def transition(
     tx.require_writable()
     stmt = (
         update(R)
-        .where(R.c.id == run_id, R.c.status.in_(list(from_statuses)))
-        .values(**values, updated_at=now)
+        .where(R.c.id == run_id, IS_WORKFLOW, R.c.status.in_(list(from_statuses)))
+        .values(**columns_of(values), updated_at=now)
     )
     moved = tx.conn.execute(stmt).rowcount == 1
     tx.wake_workers(moved and values.get("status") == "pending")
@@ -405,7 +484,11 @@ def requeue_stale_runs(tx: Tx, *, now: datetime, older_than_s: float) -> int:
 
 _REQUEUE_STALE = (  # built once: the tick runs it on every pass
     update(R)
-    .where(R.c.status == "running", R.c.updated_at < bindparam("cutoff", type_=R.c.updated_at.type))
+    .where(
+        IS_WORKFLOW,
+        R.c.status == "running",
+        R.c.updated_at < bindparam("cutoff", type_=R.c.updated_at.type),
+    )
     .values(status="pending", updated_at=bindparam("now", type_=R.c.updated_at.type))
 )
 
@@ -429,44 +512,50 @@ def renew_runs(tx: Tx, *, runs: Sequence[tuple[str, int]], now: datetime) -> Non
         runs,
         now,
         "",
-        " AND workflow_runs.id IN (SELECT w.id FROM workflow_runs w"
-        " JOIN v ON w.id = v.rid FOR UPDATE OF w SKIP LOCKED)",
+        " AND runs.id IN (SELECT w.id FROM runs w JOIN v ON w.id = v.rid"
+        " FOR UPDATE OF w SKIP LOCKED)",
     )
 
 
 def _fenced_set(
-    tx: Tx, runs: Sequence[tuple[str, int]], now: datetime, status: str, unlocked: str = ""
+    tx: Tx, held: Sequence[tuple[str, int]], now: datetime, status: str, unlocked: str = ""
 ) -> None:
     tx.require_writable()
     at = instant_binder(tx)(now)
     update_rows(
         tx,
         (("rid", "text"), ("att", "int"), ("u", "timestamp")),
-        f"UPDATE workflow_runs SET {status}updated_at = v.u FROM v"
-        " WHERE workflow_runs.id = v.rid AND workflow_runs.status = 'running'"
-        f" AND workflow_runs.attempts = v.att{unlocked}",
-        [(rid, att, at) for rid, att in runs],
-        f"UPDATE workflow_runs SET {status}updated_at = ?3"
-        " WHERE id = ?1 AND status = 'running' AND attempts = ?2",
+        f"UPDATE runs SET {status}updated_at = v.u FROM v WHERE runs.id = v.rid"
+        " AND runs.kind = 'workflow' AND runs.status = 'running'"
+        f" AND runs.attempts = v.att{unlocked}",
+        [(rid, att, at) for rid, att in held],
+        f"UPDATE runs SET {status}updated_at = ?3"
+        " WHERE id = ?1 AND kind = 'workflow' AND status = 'running' AND attempts = ?2",
     )
 
 
 def record_alert(tx: Tx, *, run_id: str, alert: Mapping[str, Any]) -> None:
     """Store the outcome of a run's failure alert (``on_failure``)."""
     tx.require_writable()
-    tx.conn.execute(update(R).where(R.c.id == run_id).values(alert=dict(alert)))
+    tx.conn.execute(update(R).where(R.c.id == run_id, IS_WORKFLOW).values(alert=dict(alert)))
 
 
 def count_runs(tx: Tx, *, status: str | None = None) -> int:
-    where = [] if status is None else [R.c.status == status]
+    where = [IS_WORKFLOW] if status is None else [IS_WORKFLOW, R.c.status == status]
     return int(tx.conn.execute(select(func.count()).select_from(R).where(*where)).scalar_one())
 
 
 __all__ = [
+    "COLUMN_OF",
+    "FIELDS",
+    "IS_WORKFLOW",
     "RUN_STATUSES",
+    "SELECTED",
     "FinishRow",
     "active_schedule_ids",
     "claim_run",
+    "column",
+    "columns_of",
     "count_runs",
     "finish_row",
     "finish_rows",
