@@ -801,25 +801,28 @@ def _kinds_in(kinds: tuple[str, ...], alias: str) -> str:
     return f"{alias}.kind IN ({', '.join(f':kind_{n}' for n in range(len(kinds)))})"
 
 
+def _sweep_where(where: str, kinds: tuple[str, ...]) -> Any:
+    """A sweep's WHERE text with its binds: ``cutoff`` (an instant), ``kind_<n>`` (``kinds``)."""
+    return text(where).bindparams(
+        bindparam("cutoff", type_=runs.c.updated_at.type),
+        *(bindparam(f"kind_{n}", kind) for n, kind in enumerate(kinds)),
+    )
+
+
 @cache
 def _requeue_running(by_table: bool, kinds: tuple[str, ...]) -> Any:
     """The stale-run sweep's statement (``running → pending``), built once per shape: it seeks
     ``ix_runs_stuck`` to the running runs older than ``cutoff`` (the status is written out, so
     both planners see the partial index's predicate)."""
-    instant = runs.c.updated_at.type
     # ``kind <> 'workflow'``: the rest of ix_runs_stuck's predicate (no workflow run is in it)
     where = "runs.status = 'running' AND runs.kind <> 'workflow' AND runs.updated_at < :cutoff"
     where += " AND " + _kinds_in(kinds, "runs")
     if by_table:
         where += " AND runs.table_id = :of_table"
-    cond = text(where).bindparams(
-        bindparam("cutoff", type_=instant),
-        *(bindparam(f"kind_{n}", kind) for n, kind in enumerate(kinds)),
-    )
-    now = bindparam("now", type_=instant)
+    now = bindparam("now", type_=runs.c.updated_at.type)
     return (
         update(runs)
-        .where(cond)
+        .where(_sweep_where(where, kinds))
         .values(status="pending", updated_at=now, enqueued_at=now)
         .returning(runs.c.kind)
     )
@@ -827,8 +830,9 @@ def _requeue_running(by_table: bool, kinds: tuple[str, ...]) -> Any:
 
 # The lost-pending sweep's pick (:func:`requeue_runs`): ``pend`` visits the scopes with pending runs
 # (one probe of ``ix_runs_pending_scope`` each), and each scope gives its pending runs older than
-# ``cutoff``, a range of that index: no other index holds a pending run, and no pending run but
-# the old ones is read.
+# ``cutoff``, a range of that index (no other index holds a pending run). On a backlog both
+# planners seek each scope's range (SQLite, with statistics, may skip-scan the scopes instead);
+# PostgreSQL reads a few thousand pending entries whole (a hash join), which costs as little.
 _LOST_PENDING = """
 WITH RECURSIVE pend(scope) AS (
   SELECT (SELECT scope FROM runs{by} WHERE status = 'pending' AND kind <> 'workflow'
@@ -838,11 +842,10 @@ WITH RECURSIVE pend(scope) AS (
           AND r.kind <> 'workflow' AND r.scope > pend.scope ORDER BY r.scope LIMIT 1)
   FROM pend WHERE pend.scope IS NOT NULL
 )
-SELECT r.id FROM pend {join} runs AS r{by}
-  WHERE r.status = 'pending' AND r.kind <> 'workflow' AND r.scope = pend.scope
-    AND r.updated_at < :cutoff
+SELECT r.id FROM pend JOIN runs AS r{by} ON r.scope = pend.scope
+  WHERE r.status = 'pending' AND r.kind <> 'workflow' AND r.updated_at < :cutoff
     AND coalesce(r.enqueued_at, r.updated_at) < :cutoff
-    AND (r.next_attempt_at IS NULL OR r.next_attempt_at < :cutoff) AND {kinds}{table}{end}"""
+    AND (r.next_attempt_at IS NULL OR r.next_attempt_at < :cutoff) AND {kinds}{table}"""
 
 
 @cache
@@ -857,9 +860,6 @@ def _requeue_pending(postgres: bool, by_table: bool, kinds: tuple[str, ...]) -> 
     automatic-retry backoff was not lost: its turn has not come."""
     pick = _LOST_PENDING.format(
         by="" if postgres else " INDEXED BY ix_runs_pending_scope",
-        # PostgreSQL: one probe per scope (LATERAL), not a hash join over every pending run
-        join="CROSS JOIN LATERAL (SELECT r.id FROM" if postgres else "JOIN",
-        end=") AS r" if postgres else "",
         kinds=_kinds_in(kinds, "r"),
         table=" AND r.table_id = :of_table" if by_table else "",
     )
@@ -867,13 +867,13 @@ def _requeue_pending(postgres: bool, by_table: bool, kinds: tuple[str, ...]) -> 
         where = f"runs.id = ANY(ARRAY({pick})) AND (runs.status || '') = 'pending'"
     else:
         where = f"runs.id IN ({pick}) AND +runs.status = 'pending'"
-    instant = runs.c.updated_at.type
-    cond = text(where).bindparams(
-        bindparam("cutoff", type_=instant),
-        *(bindparam(f"kind_{n}", kind) for n, kind in enumerate(kinds)),
+    now = bindparam("now", type_=runs.c.updated_at.type)
+    return (
+        update(runs)
+        .where(_sweep_where(where, kinds))
+        .values(enqueued_at=now)
+        .returning(runs.c.kind)
     )
-    now = bindparam("now", type_=instant)
-    return update(runs).where(cond).values(enqueued_at=now).returning(runs.c.kind)
 
 
 __all__ = ["RUN_TRANSITIONS"]  # re-exported: the store checks the core's transitions
