@@ -167,6 +167,14 @@ class Run:
     # which executor runs it: ``actions`` (a table trigger's run, all of SPEC §8), else the
     # app's own kind in the one queue (``lane``: a lane attempt, its id the attempt's)
     kind: str = "actions"
+    # a workflow run's own columns (kind ``workflow``: ``trigger_id`` is the workflow,
+    # ``source`` the trigger word, ``action_results`` the step receipts); None on other kinds
+    schedule_id: str | None = None
+    input: Any = None
+    initial_state: Any = None
+    request_context: Any = None
+    resume_data: Any = None
+    attempt: int | None = None  # the automatic retry's attempt number (SPEC §12)
 
     @property
     def dedup_key(self) -> str | None:
@@ -188,7 +196,10 @@ class Run:
         return out
 
 
-_RUN_FIELDS = tuple(f.name for f in fields(Run) if f.name != "kind")  # SPEC §8's run dict
+_NOT_IN_RUN_DICT = frozenset(
+    ("kind", "schedule_id", "input", "initial_state", "request_context", "resume_data", "attempt")
+)
+_RUN_FIELDS = tuple(f.name for f in fields(Run) if f.name not in _NOT_IN_RUN_DICT)  # SPEC §8
 
 
 @dataclass(frozen=True, slots=True)
