@@ -314,8 +314,9 @@ _PLAIN_CLAIM = (
 )
 _T = "%b::text[]"  # a text column as one typed array, as tocsin's store.bulk sends it
 _PLAIN_STEPS = '[{"id": "noop", "status": "success", "output": {}}]'
-# what every workflow run's row of ``runs`` holds in the other kinds' columns (as tocsin writes)
-_PLAIN_CONSTANTS = ", 'workflow', '', '{}', 'app', 1"
+# what every workflow run's row of ``runs`` holds in the other kinds' columns (as tocsin writes;
+# its scope, ``app/wf:<workflow>/<schedule>``, is a value)
+_PLAIN_CONSTANTS = ", 'workflow', '', '{}', 1"
 
 
 def _plain_pg(url: str, due: datetime, now: datetime, later: datetime) -> tuple[float, float]:
@@ -342,7 +343,7 @@ def _plain_pg(url: str, due: datetime, now: datetime, later: datetime) -> tuple[
                 "INSERT INTO runs (id, kind, table_id, trigger_id, schedule_id, source, status,"
                 " attempts, input, action_results, payload, scope, attempt, scheduled_for,"
                 " created_at, updated_at) SELECT u.r, 'workflow', '', 'noop', u.s, 'scheduled',"
-                " 'pending', 0, '{}', '[]', '{}', 'app', 1, %s, %s, %s"
+                " 'pending', 0, '{}', '[]', '{}', 'app/wf:noop/' || u.s, 1, %s, %s, %s"
                 f" FROM unnest({_T}, {_T}) AS u(s, r)",
                 (due, now, now, sids, rids),
             )
@@ -406,13 +407,16 @@ def _plain_sqlite(path: str, due: datetime, now: datetime, later: datetime) -> t
             assert len(got) == len(rows)
             c.execute(
                 "INSERT INTO runs (id, trigger_id, schedule_id, source, status, attempts, input,"
-                " action_results, scheduled_for, created_at, updated_at, kind, table_id,"
-                " payload, scope, attempt)"
-                f" VALUES {_marks(len(new), 11, _PLAIN_CONSTANTS)}",
+                " action_results, scheduled_for, created_at, updated_at, scope, kind, table_id,"
+                " payload, attempt)"
+                f" VALUES {_marks(len(new), 12, _PLAIN_CONSTANTS)}",
                 [
                     v
                     for s, r, _ in new
-                    for v in (r, "noop", s, "scheduled", "pending", 0, "{}", "[]", due_at, at, at)
+                    for v in (
+                        *(r, "noop", s, "scheduled", "pending", 0, "{}", "[]", due_at, at, at),
+                        f"app/wf:noop/{s}",
+                    )
                 ],
             )
             c.execute(

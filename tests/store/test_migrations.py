@@ -84,10 +84,10 @@ def test_one_active_run_index_is_partial_with_its_predicate(store: Store) -> Non
 
 
 def test_database_is_at_head_and_reopening_is_a_noop(store: Store, store_url: str) -> None:
-    assert current_revision(store) == head_revision() == HEAD_REVISION == "0035_wfqueue"
+    assert current_revision(store) == head_revision() == HEAD_REVISION == "0036_oneclaim"
     again = open_store(store_url)
     try:
-        assert current_revision(again) == "0035_wfqueue"
+        assert current_revision(again) == "0036_oneclaim"
     finally:
         again.dispose()
 

@@ -1,9 +1,11 @@
-"""Workflow runs are rows of ``runs``, kind ``workflow`` (migration 0035_wfqueue), both backends:
+"""Workflow runs are rows of ``runs``, kind ``workflow`` (migration 0035_wfqueue), claimed by the
+one claim (0036_oneclaim), both backends:
 
-- the migration moves every stored workflow run into ``runs`` with nothing lost (the store reads
-  the same runs), and its downgrade moves them back;
-- a workflow run enters no index of the table runs: only the primary key and its own three
-  partial indexes, as in ``workflow_runs`` (the speed of the workflow path);
+- the migrations move every stored workflow run into ``runs`` with nothing lost (the store reads
+  the same runs, each with its workflow's or schedule's scope), and their downgrades move them
+  back;
+- a workflow run enters as many indexes at each status as in ``workflow_runs`` (the speed of the
+  workflow path): the primary key and three partial indexes, the claim's while pending;
 - the statements on each side read their own partial indexes.
 """
 
@@ -22,15 +24,18 @@ from tocsin.engine.schedules import new_run
 from tocsin.store import Store, run_queries
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.migrate import alembic_config, upgrade_to_head
-from tocsin.store.runs import claim_scoped_runs, requeue_runs
+from tocsin.store.runs import RunLimits, claim_scoped_runs, requeue_runs
 from tocsin.store.schema import runs
 from tocsin.store.tx import Tx
 
-from .helpers import NOW, claimed_runs, new_id, query_plan
+from .helpers import NOW, new_id, query_plan
 
 BEFORE = "0034_runsidx"  # the revision before 0035_wfqueue
 NAIVE = NOW.replace(tzinfo=None)
+# a workflow run's indexes past pending (the primary key aside); pending, the claim's instead of
+# the status one (0036): as many entries at each status as ``workflow_runs`` had
 WORKFLOW_INDEXES = {"ix_runs_workflow_status", "ix_runs_workflow_created"}
+PENDING_INDEXES = {"ix_runs_pending_scope", "ix_runs_workflow_created"}
 FENCE = "ix_runs_workflow_schedule"
 
 # workflow runs as ``workflow_runs`` held them at 0033: one per status, and every column used
@@ -184,11 +189,24 @@ def test_stored_workflow_runs_move_into_runs_and_back(store: Store, table: Table
             assert store_runs.active_schedule_ids(tx, schedule_ids=["sch_1", "sch_2"]) == {"sch_1"}
             kinds = dict(tx.conn.execute(select(runs.c.id, runs.c.kind)).all())
             assert kinds == {"table-run": "actions"} | dict.fromkeys(want, "workflow")
-        with store.begin() as tx:  # the table claim takes its run only; the workflow claim its
-            table_claim = claim_scoped_runs(tx, now=NOW, limit=10)
-            workflow_claim = claimed_runs(tx, now=NOW, limit=10, workflow_ids=["wf_a", "wf_b"])
+            scopes = dict(tx.conn.execute(select(runs.c.id, runs.c.scope)).all())
+            assert scopes == {  # 0036: each its workflow's scope, a schedule's run its schedule's
+                "table-run": "s:1",
+                "wf-run-1-pending": "app/wf:wf_a/sch_1",
+                "wf-run-2-running": "app/wf:wf_a",
+                "wf-run-3-success": "app/wf:wf_b/sch_2",
+                "wf-run-4-suspended": "app/wf:wf_b",
+                "wf-run-5-retrying": "app/wf:wf_b",
+            }
+        with store.begin() as tx:  # the table claim takes its run only; the one claim with the
+            table_claim = claim_scoped_runs(tx, now=NOW, limit=10)  # workflows, theirs too
+            workflow_claim = claim_scoped_runs(
+                tx, now=NOW, limit=10, actions=False, workflows=["wf_a", "wf_b"]
+            )
         assert [run.id for run, _scope in table_claim] == ["table-run"]
-        assert [r["id"] for r in workflow_claim] == ["wf-run-1-pending"]  # 5 waits its retry
+        assert [(r.id, r.kind, r.input, r.initial_state) for r, _ in workflow_claim] == [
+            ("wf-run-1-pending", "workflow", {"n": 1}, {"s": 1})  # 5 waits its retry
+        ]
         with store.begin() as tx:
             command.downgrade(alembic_config(tx.conn), BEFORE)
         with store.read() as tx:
@@ -229,9 +247,10 @@ def _indexes_holding(store: Store, run_id: str) -> set[str]:
 
 def test_a_workflow_run_enters_its_own_indexes_only_over_its_life(store: Store) -> None:
     """Pending, running, retried, finished each way, of a schedule or not, each trigger word: a
-    workflow run is in ``ix_runs_workflow_status`` and ``_created`` and, while active, the fence
-    (as in ``workflow_runs``: a run of no schedule too, its key NULL); in no index of the table
-    runs (the primary key aside)."""
+    workflow run is in ``ix_runs_workflow_created``, in the claim's ``ix_runs_pending_scope``
+    while pending and in ``ix_runs_workflow_status`` after, and while active in the fence (as in
+    ``workflow_runs``: a run of no schedule too, its key NULL): two or three entries besides the
+    primary key, as many as before; in no other index of the table runs."""
     assert all(_partial(i) for i in runs.indexes)  # every secondary index of runs is partial
     rows = [
         {
@@ -243,11 +262,11 @@ def test_a_workflow_run_enters_its_own_indexes_only_over_its_life(store: Store) 
     with store.begin() as tx:
         store_runs.insert_runs(tx, rows=rows)
     scheduled, manual, backfill = (r["id"] for r in rows)
-    assert _indexes_holding(store, scheduled) == WORKFLOW_INDEXES | {FENCE}
-    assert _indexes_holding(store, manual) == WORKFLOW_INDEXES | {FENCE}
-    assert _indexes_holding(store, backfill) == WORKFLOW_INDEXES | {FENCE}
+    assert _indexes_holding(store, scheduled) == PENDING_INDEXES | {FENCE}
+    assert _indexes_holding(store, manual) == PENDING_INDEXES | {FENCE}
+    assert _indexes_holding(store, backfill) == PENDING_INDEXES | {FENCE}
     with store.begin() as tx:
-        claimed = claimed_runs(tx, now=NOW, limit=3, workflow_ids=["wf"])
+        claimed = claim_scoped_runs(tx, now=NOW, limit=3, actions=False, workflows=["wf"])
     assert len(claimed) == 3 and _indexes_holding(store, scheduled) == WORKFLOW_INDEXES | {FENCE}
     finishes = [
         (scheduled, "success", None),
@@ -270,7 +289,7 @@ def test_a_workflow_run_enters_its_own_indexes_only_over_its_life(store: Store) 
         )
     for rid in (scheduled, backfill):
         assert _indexes_holding(store, rid) == WORKFLOW_INDEXES, rid
-    assert _indexes_holding(store, manual) == WORKFLOW_INDEXES | {FENCE}  # pending: its retry
+    assert _indexes_holding(store, manual) == PENDING_INDEXES | {FENCE}  # pending: its retry
     for status in ("failed", "canceled"):
         with store.begin() as tx:
             store_runs.transition(
@@ -316,18 +335,30 @@ def test_each_side_reads_its_own_partial_indexes(store: Store, table: Table) -> 
     assert len(listing) == 2 and all("ix_runs_workflow_created" in p for p in listing), listing
     claim = _plans(
         store,
-        lambda tx: claimed_runs(tx, now=NOW, limit=5, workflow_ids=["wf", "other"]),
-        "UPDATE runs SET status = 'running'",
-    )
-    # the pick walks the claim order index; the UPDATE goes by the primary key
-    assert len(claim) == 1 and "ix_runs_workflow_status" in claim[0], claim
-    assert "ix_runs_stuck" not in claim[0] and "ix_runs_pending_scope" not in claim[0]
+        lambda tx: claim_scoped_runs(
+            tx, now=NOW, limit=5, workflows=["wf", "other"],
+            limits=RunLimits(workflows={"wf": 2}, schedules={"s": 1}, schedule_of={"s": "wf"}),
+        ),
+        "UPDATE runs SET status",
+    )  # fmt: skip
+    # the one claim: its pick visits the scopes of ix_runs_pending_scope (a workflow's with the
+    # rest) and counts a limited workflow's running runs in ix_runs_workflow_status; the UPDATE
+    # goes by the primary key
+    assert len(claim) == 1 and "ix_runs_pending_scope" in claim[0], claim
+    assert "ix_runs_workflow_status" in claim[0] and "ix_runs_stuck" not in claim[0], claim
+    assert "SCAN runs" not in claim[0] and "Seq Scan" not in claim[0], claim
     stale = query_plan(
         store, lambda tx: store_runs.requeue_stale_runs(tx, now=NOW, older_than_s=300)
     )
-    # one statement, through a workflow run index: the claim order's (status, updated_at) or,
+    # one statement, through a workflow run index: the status one's (status, …, updated_at) or,
     # PostgreSQL on a table this small, the fence's (active runs only, status its second column)
     assert "ix_runs_workflow_status" in stale or (store.is_postgres and FENCE in stale), stale
+    by_status = _plans(
+        store,
+        lambda tx: store_runs.list_runs(tx, workflow_id=None, status="failed", skip=0, limit=5),
+        "SELECT count",
+    )
+    assert len(by_status) == 1 and "ix_runs_workflow_status" in by_status[0], by_status
     table_page = _plans(
         store,
         lambda tx: run_queries.list_runs(

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 # The newest revision shipped (a test checks it is Alembic's head): a database already there is
 # opened without importing Alembic (about 4 MB a serving process keeps otherwise)
-HEAD_REVISION = "0035_wfqueue"
+HEAD_REVISION = "0036_oneclaim"
 
 MIGRATIONS_DIR = Path(__file__).resolve().with_name("migrations")
 MIGRATE_ATTEMPTS = 3

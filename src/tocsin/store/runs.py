@@ -22,17 +22,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import fields
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 from functools import cache
 from typing import Any, NamedTuple
 
 from sqlalchemy import (
+    JSON,
     BindParameter,
     ColumnElement,
-    RowMapping,
+    Text,
     and_,
     bindparam,
+    cast,
     exists,
     func,
     literal,
@@ -51,11 +53,13 @@ from tocsin.errors import TransientStoreError
 from tocsin.store.bulk import instant_binder, update_rows, with_rows
 from tocsin.store.dialects import ordered_scans_only, upsert_insert
 from tocsin.store.errors import map_db_errors
+from tocsin.store.jsontext import json_value
 from tocsin.store.schema import (
     ACTIVE_STATUSES,
     ONE_ACTIVE_CLOCK_WHERE,
     RUNNING_LIMITED_WHERE,
     WORKFLOW_KIND,
+    WORKFLOW_SCOPE_PREFIX,
     runs,
     trigger_definitions,
 )
@@ -73,7 +77,7 @@ TABLE_RUN = runs.c.table_id != literal_column("''")
 RUN_FIELDS = tuple(f.name for f in fields(Run))  # its columns: the value's fields
 
 
-def run_value(row: RowMapping) -> Run:
+def run_value(row: Mapping[Any, Any]) -> Run:
     """A ``runs`` row as a :class:`Run` (``action_results`` always a list): the one place a
     run value is built."""
     values = {name: row[name] for name in RUN_FIELDS}
@@ -187,6 +191,26 @@ _READ: dict[str, ColumnElement[Any]] = {"definition": _DEFINITION, "payload": PA
 RUN_COLUMNS = tuple(_READ[name] if name in _READ else runs.c[name] for name in RUN_FIELDS)
 
 
+# what a claim returns: :data:`RUN_COLUMNS` with the JSON ones as their text, decoded by
+# :func:`_claimed_value` (``jsontext.json_value``: ``{}`` and ``[]`` made without the parser; the
+# driver's JSON loader per value was a third of a 500-run claim's time)
+_JSON_FIELDS = frozenset(
+    name for name, col in zip(RUN_FIELDS, RUN_COLUMNS, strict=True) if isinstance(col.type, JSON)
+)
+CLAIM_COLUMNS = tuple(
+    cast(col, Text).label(name) if name in _JSON_FIELDS else col
+    for name, col in zip(RUN_FIELDS, RUN_COLUMNS, strict=True)
+)
+
+
+def _claimed_value(row: Any) -> Run:
+    """A claimed row (:data:`CLAIM_COLUMNS`) as a :class:`Run`: its JSON texts decoded."""
+    values = dict(zip(RUN_FIELDS, row, strict=False))  # the row's first columns, in this order
+    for name in _JSON_FIELDS:
+        values[name] = json_value(values[name])
+    return run_value(values)
+
+
 def insert_run(tx: Tx, **fields: Any) -> Run | None:
     """:func:`insert_runs` for one run (``now`` and the :class:`NewRun` fields as keywords);
     the run inserted, or None when the one-active-run index refused it."""
@@ -265,6 +289,34 @@ def _claim_values(now: datetime | BindParameter[Any]) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True, slots=True)
+class RunLimits:
+    """``max_concurrent`` of the app's workflows and schedules: at most that many of their runs
+    ``running`` at once, counted in the database across workers (``schedule_of``: each limited
+    schedule's workflow). A schedule's runs count for its workflow too."""
+
+    workflows: Mapping[str, int] = field(default_factory=dict)
+    schedules: Mapping[str, int] = field(default_factory=dict)
+    schedule_of: Mapping[str, str] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.workflows or self.schedules)
+
+    def by_scope(self) -> dict[str, int]:
+        """The limits by scope (``workflow_runs.workflow_scope``): a workflow's limits its scope
+        and its schedules' together, a schedule's its own scope."""
+        out = {WORKFLOW_SCOPE_PREFIX + wid: n for wid, n in self.workflows.items()}
+        for sid, n in self.schedules.items():
+            out[f"{WORKFLOW_SCOPE_PREFIX}{self.schedule_of[sid]}/{sid}"] = n
+        return out
+
+
+def workflow_of(scope: str) -> str:
+    """The scope of the workflow of a workflow run's ``scope`` (``app/wf:<workflow>``): the
+    first two steps of its path."""
+    return "/".join(scope.split("/", 2)[:2])
+
+
 def claim_next_runs(tx: Tx, *, now: datetime, limit: int = 1, after: str = "") -> list[Run]:
     """:func:`claim_scoped_runs` without a cap: the runs only."""
     return [run for run, _scope in claim_scoped_runs(tx, now=now, limit=limit, after=after)]
@@ -283,12 +335,16 @@ def claim_scoped_runs(
     busy: Collection[str] = (),
     share: int = 1,
     scopes: int | None = None,
+    workflows: Sequence[str] = (),
+    limits: RunLimits | None = None,
 ) -> list[tuple[Run, str]]:
     """Claim up to ``limit`` pending runs of every kind, the scopes in turn: ``pending →
     running``, ``attempts + 1``: the one claim of the one queue. A table trigger's runs (kind
     ``actions``) are always claimable; the app's own runs (a lane attempt) only when their
     ``trigger_id`` (the lane) is one of ``own``, those this process can execute; with
-    ``actions`` false, only those. ``Run.kind`` says which executor a claimed run goes to.
+    ``actions`` false, only those; the workflow runs (kind ``workflow``) of ``workflows`` (their
+    ``trigger_id``), those this process has registered. ``Run.kind`` says which executor a
+    claimed run goes to.
 
     Eligible: ``status = 'pending'`` and ``next_attempt_at`` NULL or ``<= now`` (a run waiting
     for its automatic-retry backoff is left alone). Fair: a run's scope is its table's
@@ -307,6 +363,13 @@ def claim_scoped_runs(
     under a transaction-scoped advisory lock of that scope and, past the limit, rolls back and
     is retried (``TransientStoreError``: ``runs.retry``).
 
+    The app's own runs are of its tenant scope ``app``: a lane attempt's scope is ``app``, a
+    workflow run's ``app/wf:<workflow>`` or ``app/wf:<workflow>/<schedule>``
+    (``workflow_runs.workflow_scope``), each a scope of the visit, the app's cap theirs together.
+    ``limits`` (the claimer's registry's, :class:`RunLimits`): a limited workflow's runs get no
+    more than its limit less its running runs (its schedules' counted in), a limited schedule's
+    no more than its own less its; on PostgreSQL recounted under the same advisory locks.
+
     A worker's pool counts ``held`` and ``cap`` in its threads (slots), each taking up to
     ``share`` runs of its scope (``runs.drain``): a tenant's room is then ``share`` runs per slot
     it has left. ``busy``: tenant scopes given nothing (a queue of this worker still holds runs
@@ -322,6 +385,7 @@ def claim_scoped_runs(
     room.update(dict.fromkeys(busy, 0))
     full = sum(1 for left in room.values() if left == 0)
     visited = limit if scopes is None else max(1, min(scopes, limit))
+    limited_scopes = limits.by_scope() if limits else {}
     params = {
         "now": now,
         "limit": limit,
@@ -329,18 +393,23 @@ def claim_scoped_runs(
         "after": after,
         "room": _ENCODE(room),
         "cap": limit if cap is None else cap * share,
-        "visit": visited + full,  # the scopes at their cap are visited and passed over
+        # the scopes at their cap (a tenant's, a limited workflow's) are visited and passed over
+        "visit": visited + full + len(limited_scopes),
         "own": _ENCODE(sorted(own)),
         "actions": 1 if actions else 0,
+        "workflows": _ENCODE(sorted(workflows)),
+        "wf": 1 if workflows else 0,
+        "limits": _ENCODE(limited_scopes),
     }
     with map_db_errors():
         if tx.is_postgres:
             ordered_scans_only(tx)  # index probes, never a bitmap scan of the pending runs
         rows = tx.conn.execute(_claim_next(tx.is_postgres), params).all()
         limited = {str(row.scope): int(row.max_concurrent) for row in rows if row.max_concurrent}
-        if limited and tx.is_postgres:
-            _recount(tx, limited)
-        claimed = [(_run_value(row), str(row.scope)) for row in rows]
+        held = _workflow_keys(rows, limited_scopes)
+        if (limited or held) and tx.is_postgres:
+            _recount(tx, limited, held)
+        claimed = [(_claimed_value(row), str(row.scope)) for row in rows]
     return sorted(claimed, key=_claim_order)
 
 
@@ -351,22 +420,54 @@ def _claim_order(claim: tuple[Run, str]) -> tuple[datetime, datetime, str]:
     return run.created_at, due, run.id
 
 
-def _recount(tx: Tx, limited: Mapping[str, int]) -> None:
-    """PostgreSQL, after a claim that took runs of limited triggers (scope → limit): under each
-    scope's advisory lock, taken in key order, their running runs (this claim's and every
-    committed one's); past a limit, ``TransientStoreError`` rolls the claim back (retried)."""
-    keys = sorted(limited)
+def _workflow_keys(rows: Sequence[Any], limits: Mapping[str, int]) -> dict[str, int]:
+    """The limited workflow and schedule scopes (scope → limit) of claimed workflow runs."""
+    if not limits:
+        return {}
+    keys = {}
+    for row in rows:
+        if row.kind == WORKFLOW_KIND:
+            for key in {workflow_of(str(row.scope)), str(row.scope)}:
+                if key in limits:
+                    keys[key] = limits[key]
+    return keys
+
+
+# a workflow's running runs (its scope and its schedules'), read through ix_runs_workflow_status
+_WORKFLOW_RUNNING = (
+    "SELECT count(*) FROM runs WHERE kind = 'workflow' AND status <> 'pending'"
+    " AND status = 'running' AND (scope = %s OR (scope >= %s AND scope < %s))"
+)
+
+
+def _recount(tx: Tx, limited: Mapping[str, int], held: Mapping[str, int]) -> None:
+    """PostgreSQL, after a claim that took runs of limited triggers (``limited``: scope →
+    limit) or of limited workflows or schedules (``held``: scope → limit): under each scope's
+    advisory lock, taken in key order, their running runs (this claim's and every committed
+    one's; a workflow's: its schedules' too); past a limit, ``TransientStoreError`` rolls the
+    claim back (retried: the next claim sees the room the winner left, none, and takes none)."""
+    keys = sorted({*limited, *held})
     tx.conn.exec_driver_sql(
         "SELECT pg_advisory_xact_lock(hashtext(k)) FROM (SELECT k FROM"
         " unnest(CAST(%s AS text[])) AS k ORDER BY k) AS s",
         (keys,),
     )
-    counted = tx.conn.exec_driver_sql(
-        f"SELECT scope, count(*) FROM runs WHERE {RUNNING_LIMITED_WHERE}"
-        " AND scope = ANY(CAST(%s AS text[])) GROUP BY scope",
-        (keys,),
-    )
-    if any(int(n) > limited[str(scope)] for scope, n in counted):
+    over = False
+    if limited:
+        counted = tx.conn.exec_driver_sql(
+            f"SELECT scope, count(*) FROM runs WHERE {RUNNING_LIMITED_WHERE}"
+            " AND scope = ANY(CAST(%s AS text[])) GROUP BY scope",
+            (sorted(limited),),
+        )
+        over = any(int(n) > limited[str(scope)] for scope, n in counted)
+    for key, most in sorted(held.items()):
+        if over:
+            break
+        # a workflow's scope counts its schedules' (``key/…``); a schedule's scope has none
+        within = (f"{key}/", f"{key}0") if workflow_of(key) == key else (key, key)
+        running = tx.conn.exec_driver_sql(_WORKFLOW_RUNNING, (key, *within)).scalar_one()
+        over = int(running) > most
+    if over:
         raise TransientStoreError(messages.CLAIM_PAST_LIMIT)
 
 
@@ -384,88 +485,191 @@ def next_turn(after: str, scopes: Iterable[str]) -> str:
 
 
 # The claim's pick (:func:`claim_scoped_runs`): ``fwd`` and ``wrap`` visit the scopes with pending
-# runs, one probe of ``ix_runs_pending_scope`` each, from ``after`` on and then from the start;
-# ``turn`` gives each its room (its tenant's, from ``:room`` or ``:cap``; a limited trigger's
-# scope: also its limit less its running runs); ``allowed`` keeps the first ``limit`` with room
-# left; ``cand`` takes each one's oldest ready runs (PostgreSQL: locked, skipping rows another
-# claimer holds); the pick ranks them within their scope, keeps each tenant within its room, and
-# takes by rank, then visiting order.
+# runs, one probe of ``ix_runs_pending_scope`` each, from ``after`` on and then from the start
+# (past the workflow scopes this claimer cannot run: all of them without ``:workflows``, else a
+# workflow's schedules once one is seen; ``seen`` drops the rest); ``keyed`` and ``nested`` give
+# a workflow's scopes their workflow's room (its limit less the running runs of its scope and its
+# schedules'); ``turn`` gives each scope its room (its tenant's, from ``:room`` or ``:cap``; a
+# limited trigger's scope: also its limit less its running runs; a workflow's scope: its
+# workflow's room, a limited schedule's also its limit less its running runs); ``allowed`` keeps
+# the first ``limit`` with room left; ``cand`` takes each one's oldest ready runs (PostgreSQL:
+# locked, skipping rows another claimer holds); the pick ranks them within their scope, keeps
+# each workflow, then each tenant, within its room, and takes by rank, then visiting order.
 _VISIT = """
 fwd(scope, n) AS (
-  SELECT (SELECT scope FROM runs AS r{by} WHERE status = 'pending' AND kind <> 'workflow'
-          AND scope > :after AND {own} ORDER BY scope LIMIT 1), 1
+  SELECT (SELECT scope FROM runs AS r{by} WHERE status = 'pending'
+          AND scope > :after AND {probe} ORDER BY scope LIMIT 1), 1
   UNION ALL
   SELECT (SELECT r.scope FROM runs AS r{by} WHERE r.status = 'pending'
-          AND r.kind <> 'workflow' AND r.scope > fwd.scope AND {own}
-          ORDER BY r.scope LIMIT 1), fwd.n + 1
-  FROM fwd WHERE fwd.scope IS NOT NULL AND fwd.n < :visit
+          AND r.scope > {past_fwd} AND {probe} ORDER BY r.scope LIMIT 1), fwd.n + {counts_fwd}
+  FROM fwd WHERE fwd.scope IS NOT NULL AND fwd.n + {counts_fwd} <= :visit
 ), wrap(scope, n) AS (
-  SELECT (SELECT scope FROM runs AS r{by} WHERE status = 'pending' AND kind <> 'workflow'
-          AND {own} ORDER BY scope LIMIT 1), 1
+  SELECT (SELECT scope FROM runs AS r{by} WHERE status = 'pending'
+          AND {probe} ORDER BY scope LIMIT 1), 1
   UNION ALL
   SELECT (SELECT r.scope FROM runs AS r{by} WHERE r.status = 'pending'
-          AND r.kind <> 'workflow' AND r.scope > wrap.scope AND {own}
-          ORDER BY r.scope LIMIT 1), wrap.n + 1
-  FROM wrap WHERE wrap.scope IS NOT NULL AND wrap.scope <= :after AND wrap.n < :visit
+          AND r.scope > {past_wrap} AND {probe} ORDER BY r.scope LIMIT 1), wrap.n + {counts_wrap}
+  FROM wrap WHERE wrap.scope IS NOT NULL AND wrap.scope <= :after
+    AND wrap.n + {counts_wrap} <= :visit
 ), seen AS (
-  SELECT u.scope, u.ord, {tenant} AS tenant FROM (
+  SELECT u.scope, u.ord, {tenant} AS tenant,
+    CASE WHEN {is_wf_u} THEN {wf_key_u} ELSE u.scope END AS grp FROM (
     SELECT scope, n AS ord FROM fwd WHERE scope IS NOT NULL
     UNION ALL
     SELECT scope, :visit + n FROM wrap WHERE scope IS NOT NULL AND scope <= :after
-  ) AS u
+  ) AS u WHERE NOT ({is_wf_u}) OR {wf_id_u} IN ({workflows})
+), keyed AS (
+  SELECT s.scope, s.ord, s.tenant, s.grp, coalesce({room}, :cap) AS tenant_room,
+    {limit_grp} AS glim, CASE WHEN s.grp <> s.scope THEN {limit_scope} END AS slim
+  FROM seen AS s
+), nested AS (
+  SELECT k.scope, k.ord, k.tenant, k.grp, k.tenant_room, k.slim, CASE WHEN k.glim IS NULL
+    THEN k.tenant_room ELSE {least}(k.tenant_room, k.glim
+      - (SELECT count(*) FROM runs AS x{held} WHERE {held_where} AND x.scope = k.grp)
+      - (SELECT count(*) FROM runs AS x{held} WHERE {held_where}
+         AND x.scope >= k.grp || '/' AND x.scope < k.grp || '0')) END AS grp_room
+  FROM keyed AS k
 ), turn AS (
-  SELECT t.scope, t.ord, t.tenant, t.tenant_room, CASE WHEN t.tenant = t.scope
-    THEN t.tenant_room ELSE coalesce({least}(t.tenant_room,
+  SELECT t.scope, t.ord, t.tenant, t.tenant_room, t.grp, t.grp_room, CASE
+    WHEN t.tenant = t.scope THEN t.tenant_room
+    WHEN {is_wf_t} THEN CASE WHEN t.slim IS NULL THEN t.grp_room ELSE {least}(t.grp_room,
+      t.slim - (SELECT count(*) FROM runs AS x{held} WHERE {held_where} AND x.scope = t.scope))
+      END
+    ELSE coalesce({least}(t.tenant_room,
       (SELECT y.max_concurrent FROM runs AS y{by} WHERE y.status = 'pending'
-       AND y.kind <> 'workflow' AND y.scope = t.scope ORDER BY y.updated_at, y.id LIMIT 1)
+       AND y.scope = t.scope ORDER BY y.updated_at, y.id LIMIT 1)
       - (SELECT count(*) FROM runs AS x{running} WHERE {running_where} AND x.scope = t.scope)),
       t.tenant_room) END AS room
-  FROM (SELECT s.scope, s.ord, s.tenant, coalesce({room}, :cap) AS tenant_room FROM seen AS s)
-  AS t
+  FROM nested AS t
 ), allowed AS (
-  SELECT scope, ord, tenant, tenant_room, room, {least}(count(*) OVER (), :scopes) AS k
+  SELECT scope, ord, tenant, tenant_room, grp, grp_room, room,
+    {least}(count(*) OVER (), :scopes) AS k
   FROM turn WHERE room > 0
   ORDER BY ord LIMIT :scopes
 )"""
 
 _DUE = "(r.next_attempt_at IS NULL OR r.next_attempt_at <= :now)"
-# the kinds a claimer executes: every table run, the app's own runs (lane attempts) of ``:own``
-# (JSON list); never a workflow run (the workflow workers', ``store.workflow_claims``)
-_PG_OWN = (
-    "((r.kind = 'actions' AND :actions = 1) OR (r.kind = 'lane' AND r.trigger_id IN"
-    " (SELECT jsonb_array_elements_text(CAST(:own AS jsonb)))))"
+# a workflow scope (``schema.WORKFLOW_SCOPE_PREFIX``) in SQL: ``app/wf:``, both dialects
+_WF = WORKFLOW_SCOPE_PREFIX
+_IS_WF = f"substr({{s}}, 1, {len(_WF)}) = '{_WF}'"
+_APP = _WF.split("/", 1)[0] + "/"  # the app's tenant scope and the path's separator: ``app/``
+# its workflow's scope (the first two steps of its path: ``app/wf:<workflow>``) and workflow id
+_PG_WF_KEY = "(split_part({s}, '/', 1) || '/' || split_part({s}, '/', 2))"
+_SQLITE_WF_KEY = (
+    f"('{_APP}' || substr(substr({{s}}, {len(_APP) + 1}), 1,"
+    f" instr(substr({{s}}, {len(_APP) + 1}) || '/', '/') - 1))"
 )
-_SQLITE_OWN = (
-    "((r.kind = 'actions' AND :actions = 1) OR (r.kind = 'lane' AND r.trigger_id IN"
-    " (SELECT value FROM json_each(:own))))"
+# the kinds a claimer executes: every table run (``:actions``), the app's own runs of ``:own``
+# (lane attempts, their lane in ``trigger_id``) and of ``:workflows`` (workflow runs, their
+# workflow in ``trigger_id``; JSON lists)
+_PG_LIST = "SELECT jsonb_array_elements_text(CAST({} AS jsonb))"
+_SQLITE_LIST = "SELECT value FROM json_each({})"
+_OWN = (
+    "((r.kind = 'actions' AND :actions = 1) OR (r.kind = 'lane' AND r.trigger_id IN ({own}))"
+    " OR (r.kind = 'workflow' AND r.trigger_id IN ({workflows})))"
 )
+_PG_OWN = _OWN.format(own=_PG_LIST.format(":own"), workflows=_PG_LIST.format(":workflows"))
+_SQLITE_OWN = _OWN.format(
+    own=_SQLITE_LIST.format(":own"), workflows=_SQLITE_LIST.format(":workflows")
+)
+# a visit's probe: the first pending run of a scope in a workflow scope (whose runs are of its
+# workflow: ``seen`` decides, by the scope), else one of the kinds the claimer executes
+_PROBE = "(" + _IS_WF.format(s="r.scope") + " OR {own})"
+# the next visit's lower bound past ``{s}``: past every workflow scope when the claimer runs no
+# workflow, past a workflow's schedules when it does not run that workflow
+_PAST = (
+    "CASE WHEN NOT ({is_wf}) THEN {s} WHEN :wf = 0 THEN '" + _WF[:-1] + ";'"
+    " WHEN {wf_id} IN ({workflows}) OR {s} = {wf_key} THEN {s}"
+    " ELSE {wf_key} || '/' || {top} END"
+)
+# whether a visited scope ``{s}`` counts as one of the visit's (1) or not (0: a workflow scope the
+# claimer cannot run, dropped by ``seen``; the visit goes on past it): a visited row's ``n`` is
+# one more than the scopes counted before it (its ``ord`` when it counts), and the visit goes on
+# while fewer than ``:visit`` counted
+_COUNTS = "CASE WHEN ({is_wf}) AND (:wf = 0 OR {wf_id} NOT IN ({workflows})) THEN 0 ELSE 1 END"
+# a workflow's or schedule's running runs: ``ix_runs_workflow_status``'s predicate, said so
+_HELD_WHERE = "x.kind = 'workflow' AND x.status <> 'pending' AND x.status = 'running'"
 _PER_SCOPE = "{least}(a.room, (:limit + a.k - 1) / a.k)"  # limit / scopes, rounded up
 _RANKED = """
 SELECT id FROM (
   SELECT id, rk, ord, tenant_room,
     row_number() OVER (PARTITION BY tenant ORDER BY rk, ord) AS tk FROM (
-      SELECT id, ord, tenant, tenant_room{keep},
-        row_number() OVER (PARTITION BY scope ORDER BY updated_at, id) AS rk FROM cand
-    ) AS ranked{cut}
+      SELECT id, rk, ord, tenant, tenant_room, grp_room,
+        row_number() OVER (PARTITION BY grp ORDER BY rk, ord) AS gk FROM (
+          SELECT id, ord, tenant, tenant_room, grp, grp_room{keep},
+            row_number() OVER (PARTITION BY scope ORDER BY updated_at, id) AS rk FROM cand
+        ) AS ranked{cut}
+    ) AS grouped WHERE gk <= grp_room
 ) AS kept WHERE tk <= tenant_room ORDER BY rk, ord LIMIT :limit"""
 _RUNNING_WHERE = "x.status = 'running' AND x.max_concurrent IS NOT NULL"
 
+
+def _visit(postgres: bool) -> str:
+    """:data:`_VISIT` in ``postgres``' dialect or SQLite's."""
+    wf_key = _PG_WF_KEY if postgres else _SQLITE_WF_KEY
+    workflows = (_PG_LIST if postgres else _SQLITE_LIST).format(":workflows")
+
+    def wf_id(s: str) -> str:
+        return f"substr({wf_key.format(s=s)}, {len(_WF) + 1})"
+
+    def past(s: str) -> str:
+        return _PAST.format(
+            s=s,
+            is_wf=_IS_WF.format(s=s),
+            wf_id=wf_id(s),
+            wf_key=wf_key.format(s=s),
+            workflows=workflows,
+            top="chr(1114111)" if postgres else "char(1114111)",  # past every schedule id
+        )
+
+    def counts(s: str) -> str:
+        return _COUNTS.format(is_wf=_IS_WF.format(s=s), wf_id=wf_id(s), workflows=workflows)
+
+    def limit_of(key: str) -> str:
+        if postgres:
+            return f"CAST(CAST(:limits AS jsonb) ->> {key} AS integer)"
+        return f"(SELECT j.value FROM json_each(:limits) AS j WHERE j.key = {key})"
+
+    return _VISIT.format(
+        by="" if postgres else " INDEXED BY ix_runs_pending_scope",
+        running="" if postgres else " INDEXED BY ix_runs_running_limited",
+        held="" if postgres else " INDEXED BY ix_runs_workflow_status",
+        running_where=_RUNNING_WHERE,
+        held_where=_HELD_WHERE,
+        least="least" if postgres else "min",
+        tenant=(
+            "split_part(u.scope, '/', 1)"
+            if postgres
+            else "substr(u.scope, 1, instr(u.scope || '/', '/') - 1)"
+        ),
+        room=(
+            "CAST(CAST(:room AS jsonb) ->> s.tenant AS integer)"
+            if postgres
+            else "(SELECT j.value FROM json_each(:room) AS j WHERE j.key = s.tenant)"
+        ),
+        probe=_PROBE.format(own=_PG_OWN if postgres else _SQLITE_OWN),
+        past_fwd=past("fwd.scope"),
+        past_wrap=past("wrap.scope"),
+        counts_fwd=counts("fwd.scope"),
+        counts_wrap=counts("wrap.scope"),
+        is_wf_u=_IS_WF.format(s="u.scope"),
+        wf_key_u=wf_key.format(s="u.scope"),
+        wf_id_u=wf_id("u.scope"),
+        workflows=workflows,
+        limit_grp=limit_of("s.grp"),
+        limit_scope=limit_of("s.scope"),
+        is_wf_t=_IS_WF.format(s="t.scope"),
+    )
+
+
 _PG_PICK = (
     "WITH RECURSIVE"
-    + _VISIT.format(
-        by="",
-        running="",
-        running_where=_RUNNING_WHERE,
-        least="least",
-        tenant="split_part(u.scope, '/', 1)",
-        room="CAST(CAST(:room AS jsonb) ->> s.tenant AS integer)",
-        own=_PG_OWN,
-    )
+    + _visit(True)
     + """, cand AS (
-  SELECT c.id, c.updated_at, a.scope, a.ord, a.tenant, a.tenant_room FROM allowed AS a
-  CROSS JOIN LATERAL (
+  SELECT c.id, c.updated_at, a.scope, a.ord, a.tenant, a.tenant_room, a.grp, a.grp_room
+  FROM allowed AS a CROSS JOIN LATERAL (
     SELECT r.id, r.updated_at FROM runs AS r
-    WHERE r.status = 'pending' AND r.kind <> 'workflow' AND r.scope = a.scope AND """
+    WHERE r.status = 'pending' AND r.scope = a.scope AND """
     + _DUE
     + " AND "
     + _PG_OWN
@@ -480,20 +684,13 @@ _PG_PICK = (
 
 _SQLITE_PICK = (  # SQLite: no LATERAL, and a LIMIT cannot name the outer row: cut after ranking
     "WITH RECURSIVE"
-    + _VISIT.format(
-        by=" INDEXED BY ix_runs_pending_scope",  # not the status index, then a sort by scope
-        running=" INDEXED BY ix_runs_running_limited",
-        running_where=_RUNNING_WHERE,
-        least="min",
-        tenant="substr(u.scope, 1, instr(u.scope || '/', '/') - 1)",
-        room="(SELECT j.value FROM json_each(:room) AS j WHERE j.key = s.tenant)",
-        own=_SQLITE_OWN,
-    )
+    + _visit(False)
     + """, cand AS (
-  SELECT c.id, c.updated_at, c.scope, a.ord, a.tenant, a.tenant_room, a.room, a.k
+  SELECT c.id, c.updated_at, c.scope, a.ord, a.tenant, a.tenant_room, a.grp, a.grp_room,
+    a.room, a.k
   FROM allowed AS a JOIN runs AS c ON c.id IN (
     SELECT r.id FROM runs AS r INDEXED BY ix_runs_pending_scope
-    WHERE r.status = 'pending' AND r.kind <> 'workflow' AND r.scope = a.scope AND """
+    WHERE r.status = 'pending' AND r.scope = a.scope AND """
     + _DUE
     + " AND "
     + _SQLITE_OWN
@@ -522,7 +719,7 @@ def _claim_next(postgres: bool) -> Any:
     else:
         where = f"runs.id IN ({_SQLITE_PICK}) AND +runs.status = 'pending'"
     claim = update(runs).where(text(where).bindparams(at)).values(**_claim_values(at))
-    return claim.returning(*RUN_COLUMNS, runs.c.scope, runs.c.max_concurrent)
+    return claim.returning(*CLAIM_COLUMNS, runs.c.scope, runs.c.max_concurrent)
 
 
 def _attempt_due(now: datetime | BindParameter[Any]) -> ColumnElement[bool]:
@@ -829,22 +1026,24 @@ def _requeue_running(by_table: bool, kinds: tuple[str, ...]) -> Any:
 
 
 # The lost-pending sweep's pick (:func:`requeue_runs`): ``pend`` visits the scopes with pending runs
-# (one probe of ``ix_runs_pending_scope`` each), and each scope gives its pending runs older than
-# ``cutoff``, a range of that index (no other index holds a pending run). On a backlog both
-# planners seek each scope's range (SQLite, with statistics, may skip-scan the scopes instead);
-# PostgreSQL reads a few thousand pending entries whole (a hash join), which costs as little.
+# (one probe of ``ix_runs_pending_scope`` each, past the workflow scopes' range at once: a
+# workflow run is never swept here, and the probes read the index alone), and each scope gives its
+# pending runs older than ``cutoff``, a range of that index (no other index holds a pending run).
+# On a backlog both planners seek each scope's range (SQLite, with statistics, may skip-scan the
+# scopes instead); PostgreSQL reads a few thousand pending entries whole (a hash join), which
+# costs as little.
 _LOST_PENDING = """
 WITH RECURSIVE pend(scope) AS (
-  SELECT (SELECT scope FROM runs{by} WHERE status = 'pending' AND kind <> 'workflow'
-          ORDER BY scope LIMIT 1)
+  SELECT (SELECT scope FROM runs{by} WHERE status = 'pending' ORDER BY scope LIMIT 1)
   UNION ALL
   SELECT (SELECT r.scope FROM runs AS r{by} WHERE r.status = 'pending'
-          AND r.kind <> 'workflow' AND r.scope > pend.scope ORDER BY r.scope LIMIT 1)
+          AND r.scope > CASE WHEN {is_wf} THEN '{past_wf}' ELSE pend.scope END
+          ORDER BY r.scope LIMIT 1)
   FROM pend WHERE pend.scope IS NOT NULL
 )
 SELECT r.id FROM pend JOIN runs AS r{by} ON r.scope = pend.scope
-  WHERE r.status = 'pending' AND r.kind <> 'workflow' AND r.updated_at < :cutoff
-    AND coalesce(r.enqueued_at, r.updated_at) < :cutoff
+  WHERE NOT ({is_wf}) AND r.status = 'pending' AND r.kind <> 'workflow'
+    AND r.updated_at < :cutoff AND coalesce(r.enqueued_at, r.updated_at) < :cutoff
     AND (r.next_attempt_at IS NULL OR r.next_attempt_at < :cutoff) AND {kinds}{table}"""
 
 
@@ -860,6 +1059,8 @@ def _requeue_pending(postgres: bool, by_table: bool, kinds: tuple[str, ...]) -> 
     automatic-retry backoff was not lost: its turn has not come."""
     pick = _LOST_PENDING.format(
         by="" if postgres else " INDEXED BY ix_runs_pending_scope",
+        is_wf=_IS_WF.format(s="pend.scope"),
+        past_wf=_WF[:-1] + ";",
         kinds=_kinds_in(kinds, "r"),
         table=" AND r.table_id = :of_table" if by_table else "",
     )

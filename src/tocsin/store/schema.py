@@ -43,7 +43,8 @@ ONE_ACTIVE_CLOCK_WHERE = "clock AND status IN ('pending', 'running')"
 # the indexes only those read (0035). A statement that must read one of them says it in these
 # words, as SQL text (a bound parameter would match no partial index on SQLite)
 QUEUE_RUN_WHERE = "kind <> 'workflow'"
-PENDING_WHERE = f"status = 'pending' AND {QUEUE_RUN_WHERE}"
+# a pending run of any kind: the predicate of ``ix_runs_pending_scope``, the one claim's (0036)
+PENDING_WHERE = "status = 'pending'"
 # a table's run (not a lane attempt's nor a workflow run's row, whose table_id is ''): the
 # predicate of ``ix_runs_table_created`` (0035), said in these words by the statements reading it
 TABLE_RUN_WHERE = "table_id <> ''"
@@ -162,6 +163,15 @@ RUN_KINDS = ("actions", "lane")
 WORKFLOW_KIND = "workflow"
 WORKFLOW_WHERE = f"kind = '{WORKFLOW_KIND}'"  # the predicate of the workflow runs' indexes
 APP_RUN_SCOPE = "app"  # the scope of the app's own runs (lane attempts): one of the claim's turns
+# a workflow run's scope (0036): a path under the app's tenant scope, ``app/wf:<workflow>`` and,
+# for a schedule's run, ``app/wf:<workflow>/<schedule>`` (``store.runs.workflow_scope``): the one
+# claim visits each as a turn, and a workflow's or schedule's ``max_concurrent`` is a limit of
+# its scope (the workflow's: of its own scope and its schedules' together). A workflow id has no
+# ``/`` (``workflows.definition``); every workflow scope is in [``app/wf:``, ``app/wf;``)
+WORKFLOW_SCOPE_PREFIX = f"{APP_RUN_SCOPE}/wf:"
+# a workflow run that is not pending (the predicate of ``ix_runs_workflow_status``, 0036): a
+# pending one is in ``ix_runs_pending_scope`` instead, so a run enters as many indexes as before
+WORKFLOW_HELD_WHERE = f"{WORKFLOW_WHERE} AND status <> 'pending'"
 WORKFLOW_ACTIVE = ("pending", "running")
 # the overlap fence's test (``workflow_runs.active_schedule_ids``), the predicate of the partial
 # ``ix_runs_workflow_schedule``: written in the same words, so SQLite matches the two
@@ -231,7 +241,8 @@ runs = Table(
     Column("attempt", Integer, nullable=True),
     # the indexes below up to the workflow ones hold no workflow run (TABLE_RUN_WHERE,
     # QUEUE_RUN_WHERE, or a predicate no workflow run meets: clock, source 'schedule',
-    # max_concurrent): a workflow run writes only its own three and the primary key (0035)
+    # max_concurrent) but the claim's ix_runs_pending_scope, while it is pending, where it is in
+    # no ix_runs_workflow_status: a workflow run writes three and the primary key (0035, 0036)
     Index(
         "ix_runs_table_created",
         "table_id",
@@ -249,7 +260,8 @@ runs = Table(
         postgresql_where=text(STUCK_WHERE),
         sqlite_where=text(STUCK_WHERE),
     ),
-    # the fair claim: the scopes with pending runs, and each one's oldest, from the index alone
+    # the one claim: the scopes with pending runs (every kind, 0036), and each one's oldest,
+    # from the index alone
     Index(
         "ix_runs_pending_scope",
         "scope",
@@ -284,14 +296,16 @@ runs = Table(
         postgresql_where=text(ONE_ACTIVE_CLOCK_WHERE),
         sqlite_where=text(ONE_ACTIVE_CLOCK_WHERE),
     ),
-    # the workflow runs (0035, were ``workflow_runs``'s): the claim order of a workflow's runs
+    # the workflow runs past pending (0036; pending ones are in ix_runs_pending_scope): the
+    # running runs of a workflow's or schedule's scope, counted by the claim (its room), the
+    # stale sweep's (status, updated_at), the counts and listings by status
     Index(
         "ix_runs_workflow_status",
         "status",
+        "scope",
         "updated_at",
-        "id",
-        postgresql_where=text(WORKFLOW_WHERE),
-        sqlite_where=text(WORKFLOW_WHERE),
+        postgresql_where=text(WORKFLOW_HELD_WHERE),
+        sqlite_where=text(WORKFLOW_HELD_WHERE),
     ),
     # a workflow's runs, newest first (``trigger_id``: the workflow)
     Index(

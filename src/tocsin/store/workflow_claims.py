@@ -3,19 +3,20 @@ oldest first, in one conditional UPDATE that returns what executing each run rea
 (PostgreSQL: the pick is ``FOR UPDATE SKIP LOCKED``; SQLite: the caller holds ``store.begin()``,
 which is ``BEGIN IMMEDIATE``). Every later write of the run is fenced by ``(status = 'running',
 attempts)`` (``store.workflow_runs``). A workflow run is a row of ``runs``, kind ``workflow``:
-every pick says so in SQL text (``kind = 'workflow'``), so it walks the workflow runs' own
-partial indexes (``ix_runs_workflow_status``, ``ix_runs_workflow_schedule``)."""
+every pick says so in SQL text (``kind = 'workflow'``). The one claim
+(``store.runs.claim_scoped_runs``) claims workflow runs too; this one stays until the workers
+use it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from tocsin.store.bulk import driver_rows, instant_binder, instant_reader
 from tocsin.store.dialects import ordered_scans_only
 from tocsin.store.jsontext import json_value
+from tocsin.store.runs import RunLimits  # the one claim's (``claim_scoped_runs``)
 from tocsin.store.schema import WORKFLOW_WHERE
 from tocsin.store.tx import Tx
 from tocsin.store.workflow_runs import COLUMN_OF, JSON_COLUMNS
@@ -27,20 +28,6 @@ ClaimedRow = tuple[Any, ...]
 """A claimed run as the driver's row (:data:`CLAIMED_COLUMNS`, JSON as its text): a tuple of
 plain values, which the collector stops tracking, where a dict of the run would be walked by
 every pass while it waits in a claim's queue."""
-
-
-@dataclass(frozen=True, slots=True)
-class RunLimits:
-    """``max_concurrent`` of the app's workflows and schedules: at most that many of their runs
-    ``running`` at once, counted in the database across workers (``schedule_of``: each limited
-    schedule's workflow)."""
-
-    workflows: Mapping[str, int] = field(default_factory=dict)
-    schedules: Mapping[str, int] = field(default_factory=dict)
-    schedule_of: Mapping[str, str] = field(default_factory=dict)
-
-    def __bool__(self) -> bool:
-        return bool(self.workflows or self.schedules)
 
 
 def claim_next_rows(
@@ -253,6 +240,7 @@ def _decoded(row: Sequence[Any], instant: Callable[[Any], datetime | None]) -> d
 __all__ = [
     "CLAIMED_COLUMNS",
     "ClaimedRow",
+    "RunLimits",
     "claim_next_rows",
     "fence",
     "run_reader",

@@ -3,11 +3,14 @@
 A workflow run is a row of the one run table ``runs``, kind ``workflow`` (migration 0035): its
 own columns there, and the shared ones under a workflow run's names (:data:`COLUMN_OF`): its
 workflow is ``trigger_id``, its trigger word ``source``, its step receipts ``action_results``,
-its end ``finished_at``. Every statement here says ``kind = 'workflow'`` in SQL text, so both
-planners match the workflow runs' partial indexes (``ix_runs_workflow_status``, ``_created``,
-``_schedule``); no other kind's index holds one. The fenced writes of many claimed runs by id
-say it too: without it, PostgreSQL found no index on their ``status = 'running'`` and joined
-them with a scan of every run (a pool's finishes of 64 runs: 10x slower than by the index).
+its end ``finished_at``; its ``scope`` is ``app/wf:<workflow>[/<schedule>]`` (the one claim's turn
+and limit key, :func:`workflow_scope`). Every statement here says ``kind = 'workflow'`` in SQL
+text, so both planners match the workflow runs' partial indexes (``ix_runs_workflow_status``:
+past pending, ``_created``, ``_schedule``); of the other kinds' indexes only the claim's
+``ix_runs_pending_scope`` holds one, while pending (0036). The fenced writes of many claimed runs
+by id say it too: without it, PostgreSQL found no index on their ``status = 'running'`` and
+joined them with a scan of every run (a pool's finishes of 64 runs: 10x slower than by the
+index).
 
 Claims are ``pending → running`` with ``attempts + 1`` in one conditional UPDATE (PostgreSQL:
 the pick is ``FOR UPDATE SKIP LOCKED``; SQLite: the caller holds ``store.begin()``, which is
@@ -33,9 +36,9 @@ from tocsin.store.bulk import (
 )
 from tocsin.store.jsontext import json_text
 from tocsin.store.schema import (
-    APP_RUN_SCOPE,
     WORKFLOW_ACTIVE_WHERE,
     WORKFLOW_KIND,
+    WORKFLOW_SCOPE_PREFIX,
     WORKFLOW_WHERE,
     runs,
 )
@@ -78,6 +81,17 @@ COLUMN_OF = {
 }
 IS_WORKFLOW: ColumnElement[bool] = R.c.kind == literal_column(repr(WORKFLOW_KIND))
 """``runs.kind = 'workflow'`` as SQL text: the predicate of the workflow runs' indexes."""
+HELD: ColumnElement[bool] = R.c.status != literal_column("'pending'")
+"""``runs.status <> 'pending'`` as SQL text: with :data:`IS_WORKFLOW`, the predicate of
+``ix_runs_workflow_status`` (``schema.WORKFLOW_HELD_WHERE``), said by a statement that reads it
+for a status past pending (SQLite matches a partial index by its WHERE's own terms)."""
+
+
+def _of_status(status: str) -> list[ColumnElement[bool]]:
+    """A workflow run of ``status``: past pending, through ``ix_runs_workflow_status``."""
+    return [IS_WORKFLOW, R.c.status == status] + ([] if status == "pending" else [HELD])
+
+
 SELECTED = tuple(R.c[COLUMN_OF.get(n, n)].label(n) for n in FIELDS)
 """What a read of a workflow run selects: every field, under its workflow name."""
 
@@ -118,8 +132,15 @@ _FRESH: dict[str, Any] = {"attempt": 1, "next_attempt_at": None, "alert": None}
 _INSERT_COLUMNS = FIELDS
 # what every workflow run's row holds in the columns of the other kinds: SQL literals, no
 # parameter (``clock`` false and ``attempts`` 0 are the columns' defaults)
-_CONSTANT_NAMES = ("kind", "table_id", "payload", "scope")
-_CONSTANTS = (repr(WORKFLOW_KIND), "''", "'{}'", repr(APP_RUN_SCOPE))
+_CONSTANT_NAMES = ("kind", "table_id", "payload")
+_CONSTANTS = (repr(WORKFLOW_KIND), "''", "'{}'")
+
+
+def workflow_scope(workflow_id: str, schedule_id: str | None) -> str:
+    """A workflow run's ``scope`` (``schema.WORKFLOW_SCOPE_PREFIX``): ``app/wf:<workflow>``, a
+    schedule's run ``app/wf:<workflow>/<schedule>``; the one claim's turn and limit key."""
+    scope = WORKFLOW_SCOPE_PREFIX + workflow_id
+    return scope if schedule_id is None else f"{scope}/{schedule_id}"
 
 
 def column_values(
@@ -169,15 +190,21 @@ def insert_runs(tx: Tx, *, rows: Sequence[Mapping[str, Any]]) -> None:
             *_CONSTANT_NAMES,
         )
     )
-    columns = [values[i] for i in kept]
+    names += ", scope"
+    scopes = list(map(workflow_scope, *_SCOPE_OF(values)))
+    columns = [values[i] for i in kept] + [scopes]
     if tx.is_postgres:  # one statement over unnest: no per-row round trip
-        select_ = ", ".join((*(_PG_SELECT[i] for i in kept), *_PG_CONSTANTS))
+        select_ = ", ".join((*(_PG_SELECT[i] for i in kept), *_PG_CONSTANTS, "c_scope"))
         body = f"INSERT INTO runs ({names}) SELECT {select_} FROM v"
-        with_columns(tx, [_PG_COLUMNS[i] for i in kept], body, columns)
+        with_columns(tx, [*(_PG_COLUMNS[i] for i in kept), ("c_scope", "text")], body, columns)
         return
-    marks = ", ".join((*(["?"] * len(columns)), *_CONSTANTS))
+    marks = ", ".join((*(["?"] * (len(columns) - 1)), *_CONSTANTS, "?"))
     sql = f"INSERT INTO runs ({names}) VALUES ({marks})"
     tx.conn.exec_driver_sql(sql, list(zip(*columns, strict=True)))
+
+
+# the workflow and schedule columns of :func:`column_values`' lists: a run's scope's parts
+_SCOPE_OF = itemgetter(_INSERT_COLUMNS.index("workflow_id"), _INSERT_COLUMNS.index("schedule_id"))
 
 
 def _pg_kind(name: str) -> str:
@@ -225,11 +252,9 @@ def list_runs(
     limit: int,
 ) -> tuple[list[dict[str, Any]], int]:
     """Runs newest first, optionally of one workflow and/or status; and the total."""
-    where = [IS_WORKFLOW]
+    where = [IS_WORKFLOW] if status is None else _of_status(status)
     if workflow_id is not None:
         where.append(R.c.trigger_id == workflow_id)
-    if status is not None:
-        where.append(R.c.status == status)
     total = tx.conn.execute(select(func.count()).select_from(R).where(*where)).scalar_one()
     stmt = (
         select(*SELECTED)
@@ -486,6 +511,7 @@ _REQUEUE_STALE = (  # built once: the tick runs it on every pass
     update(R)
     .where(
         IS_WORKFLOW,
+        HELD,  # ix_runs_workflow_status: the running runs, by updated_at within the status
         R.c.status == "running",
         R.c.updated_at < bindparam("cutoff", type_=R.c.updated_at.type),
     )
@@ -541,13 +567,14 @@ def record_alert(tx: Tx, *, run_id: str, alert: Mapping[str, Any]) -> None:
 
 
 def count_runs(tx: Tx, *, status: str | None = None) -> int:
-    where = [IS_WORKFLOW] if status is None else [IS_WORKFLOW, R.c.status == status]
+    where = [IS_WORKFLOW] if status is None else _of_status(status)
     return int(tx.conn.execute(select(func.count()).select_from(R).where(*where)).scalar_one())
 
 
 __all__ = [
     "COLUMN_OF",
     "FIELDS",
+    "HELD",
     "IS_WORKFLOW",
     "RUN_STATUSES",
     "SELECTED",
@@ -572,4 +599,5 @@ __all__ = [
     "runs_by_id",
     "save_steps",
     "transition",
+    "workflow_scope",
 ]

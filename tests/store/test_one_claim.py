@@ -1,0 +1,342 @@
+"""The one claim (``store.runs.claim_scoped_runs``) takes workflow runs too, both backends: of the
+claimer's ``workflows`` only, oldest first, a workflow's and each schedule's runs a scope of the
+app's tenant (``app/wf:<workflow>[/<schedule>]``) visited in turn with every other; a workflow's
+and a schedule's ``max_concurrent`` (``RunLimits``, nested) never passed, two PostgreSQL claimers
+at once included; the pick reads the pending index, never a scan."""
+
+from __future__ import annotations
+
+import re
+import threading
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import event
+
+from tocsin.core.model import Table
+from tocsin.engine.schedules import new_run
+from tocsin.errors import TransientStoreError
+from tocsin.store import Store
+from tocsin.store import workflow_runs as store_runs
+from tocsin.store.runs import (
+    NewRun,
+    RunLimits,
+    claim_scoped_runs,
+    insert_runs,
+    next_turn,
+    tenant_of,
+)
+
+from .helpers import NOW, PG_ONLY, make_table, new_id
+
+LATER = NOW + timedelta(minutes=5)
+
+
+def _workflow_runs(
+    store: Store, workflow: str, count: int, *, schedule: str | None = None, at: Any = NOW
+) -> list[str]:
+    """``count`` pending runs of ``workflow`` (of ``schedule`` when given), one a millisecond."""
+    rows = [
+        new_run(
+            run_id=new_id(), workflow_id=workflow, input={"n": i}, trigger="manual",
+            now=at + timedelta(milliseconds=i), schedule_id=schedule,
+            initial_state={"s": i}, request_context={"user": "u"},
+        )
+        for i in range(count)
+    ]  # fmt: skip
+    with store.begin() as tx:
+        store_runs.insert_runs(tx, rows=rows)
+    return [r["id"] for r in rows]
+
+
+def _table_runs(store: Store, table: Table, count: int, *, at: Any = NOW) -> list[str]:
+    ids = []
+    for i in range(count):
+        run = NewRun(
+            id=new_id(), table_id=table.id, trigger_id="trg", record_id=None, source="created",
+            clock=False, payload={}, definition={"id": "trg", "on": "created", "actions": []},
+            identity=None, scheduled_for=None,
+        )  # fmt: skip
+        with store.begin() as tx:
+            insert_runs(tx, runs_=[run], now=at + timedelta(milliseconds=i))
+        ids.append(run.id)
+    return ids
+
+
+def _claim(store: Store, limit: int, **kw: Any) -> list[tuple[str, str]]:
+    with store.begin() as tx:
+        claimed = claim_scoped_runs(tx, now=kw.pop("now", LATER), limit=limit, **kw)
+    return [(run.id, scope) for run, scope in claimed]
+
+
+def _ids(claimed: list[tuple[str, str]]) -> list[str]:
+    return [run_id for run_id, _ in claimed]
+
+
+def _finish(store: Store, run_ids: list[str]) -> None:
+    values = {"status": "success", "steps": [], "output": None, "error": None}
+    with store.begin() as tx:
+        for run_id in run_ids:
+            done = store_runs.finish_run(
+                tx, run_id=run_id, attempts=1, values={**values, "suspend_payload": None},
+                now=LATER,
+            )  # fmt: skip
+            assert done
+
+
+def test_the_claim_takes_the_runs_of_its_workflows_only_oldest_first(
+    store: Store, table: Table
+) -> None:
+    """Runs of a registered workflow come back as workflow runs (kind, fields decoded), oldest
+    first; an unregistered workflow's and a run waiting for its retry stay pending."""
+    mine = _workflow_runs(store, "wf_a", 3)
+    theirs = _workflow_runs(store, "wf_b", 2, at=NOW - timedelta(minutes=1))
+    tables = _table_runs(store, table, 2, at=NOW + timedelta(seconds=1))
+    with store.begin() as tx:  # a retried run waits for its backoff
+        moved = store_runs.transition(
+            tx, run_id=mine[2], from_statuses=("pending",),
+            values={"next_attempt_at": LATER + timedelta(minutes=1)}, now=NOW,
+        )  # fmt: skip
+        assert moved
+        claimed = claim_scoped_runs(tx, now=LATER, limit=10, workflows=["wf_a"])
+    assert [run.id for run, _ in claimed] == [*mine[:2], *tables]  # by creation
+    runs = {run.id: (run, scope) for run, scope in claimed}
+    first, scope = runs[mine[0]]
+    assert scope == "app/wf:wf_a" and tenant_of(scope) == "app"
+    assert (first.kind, first.trigger_id, first.table_id, first.source) == (
+        "workflow", "wf_a", "", "manual"
+    )  # fmt: skip
+    assert (first.input, first.initial_state, first.request_context) == (
+        {"n": 0}, {"s": 0}, {"user": "u"}
+    )  # fmt: skip
+    assert (first.attempts, first.attempt, first.action_results) == (1, 1, [])
+    assert {runs[t][0].kind for t in tables} == {"actions"}
+    with store.read() as tx:
+        assert {store_runs.get_run(tx, run_id=i)["status"] for i in theirs} == {"pending"}  # type: ignore[index]
+    assert _claim(store, 10, workflows=["wf_a"], now=LATER + timedelta(minutes=2)) == [
+        (mine[2], "app/wf:wf_a")  # its backoff passed
+    ]
+
+
+def test_workflow_scopes_take_turns_with_the_tenants(store: Store, table: Table) -> None:
+    """A workflow's 50 runs and its schedule's 50, all older than two tenants' runs: a claim of 8
+    takes two of each of the four scopes, the oldest of each; the next goes on after them."""
+    other = make_table(store)
+    manual = _workflow_runs(store, "wf", 50)
+    scheduled = _workflow_runs(store, "wf", 50, schedule="wf__s")
+    later = NOW + timedelta(minutes=1)
+    a_ids, b_ids = (_table_runs(store, t, 3, at=later) for t in (table, other))
+    claimed = _claim(store, 8, workflows=["wf"])
+    assert set(_ids(claimed)) == {*manual[:2], *scheduled[:2], *a_ids[:2], *b_ids[:2]}
+    scopes = {scope for _, scope in claimed}
+    assert {s for s in scopes if tenant_of(s) == "app"} == {"app/wf:wf", "app/wf:wf/wf__s"}
+    after = next_turn("", scopes)
+    assert len(_claim(store, 4, workflows=["wf"], after=after)) == 4
+
+
+def test_a_worker_of_workflows_only_claims_workflow_runs_only(store: Store, table: Table) -> None:
+    table_ids = _table_runs(store, table, 3)
+    wf_ids = _workflow_runs(store, "wf", 3, at=NOW + timedelta(seconds=1))
+    assert _ids(_claim(store, 10, actions=False, workflows=["wf"])) == wf_ids
+    assert _claim(store, 10, actions=False, workflows=["wf"]) == []
+    assert _ids(_claim(store, 10)) == table_ids  # a table worker: the table runs
+
+
+def test_a_table_worker_passes_over_a_workflow_backlog(store: Store, table: Table) -> None:
+    """No ``workflows``: every workflow scope is passed over (one probe in all), so a claim still
+    visits its ``limit`` tenant scopes past a backlog of many workflows' schedules."""
+    for n in range(6):
+        _workflow_runs(store, f"wf{n}", 2, schedule=f"s{n}")
+        _workflow_runs(store, f"wf{n}", 2)
+    tables = [table, *(make_table(store) for _ in range(2))]
+    for t in tables:
+        _table_runs(store, t, 2)
+    claimed = _claim(store, 3, after="app")  # the visit starts in the workflow scopes' range
+    assert {tenant_of(s) for _, s in claimed} == {f"{t.scope}:{t.scope_id}" for t in tables}
+    # a worker of one of them passes over the others' schedules, takes its own
+    mine = _claim(store, 30, actions=False, workflows=["wf3"])
+    assert {s for _, s in mine} == {"app/wf:wf3", "app/wf:wf3/s3"} and len(mine) == 4
+
+
+def test_the_apps_cap_counts_its_workflow_runs_together(store: Store, table: Table) -> None:
+    _workflow_runs(store, "wf", 4)
+    _workflow_runs(store, "wf", 4, schedule="sch")
+    _table_runs(store, table, 2)
+    claimed = _claim(store, 10, workflows=["wf"], held={"app": 5}, cap=8)
+    assert len([s for _, s in claimed if tenant_of(s) == "app"]) == 3  # the app's room: 8 - 5
+    assert len(claimed) == 5
+
+
+def test_a_workflows_limit_holds_across_claims(store: Store) -> None:
+    runs = _workflow_runs(store, "wf", 5)
+    limits = RunLimits(workflows={"wf": 2})
+    first = _claim(store, 10, workflows=["wf"], limits=limits)
+    assert _ids(first) == runs[:2]
+    assert _claim(store, 10, workflows=["wf"], limits=limits) == []  # its 2 run
+    _finish(store, runs[:1])
+    assert _ids(_claim(store, 10, workflows=["wf"], limits=limits)) == runs[2:3]
+    assert len(_claim(store, 10, workflows=["wf"])) == 2  # a claimer without the limit
+
+
+def test_a_schedules_runs_count_for_its_workflow(store: Store) -> None:
+    """Nested: a workflow of 3 with a schedule of 1: of the schedule's 4 runs one, of its manual
+    runs two (the workflow's room); a schedule's running runs use its workflow's room."""
+    scheduled = _workflow_runs(store, "wf", 4, schedule="sch")
+    manual = _workflow_runs(store, "wf", 4, at=NOW + timedelta(seconds=1))
+    limits = RunLimits(workflows={"wf": 3}, schedules={"sch": 1}, schedule_of={"sch": "wf"})
+    claimed = _claim(store, 10, workflows=["wf"], limits=limits)
+    assert sorted(_ids(claimed)) == sorted([scheduled[0], *manual[:2]])
+    assert _claim(store, 10, workflows=["wf"], limits=limits) == []
+    _finish(store, [scheduled[0]])  # the schedule's slot and one of the workflow's free
+    # the workflow's one slot: its scopes in turn, its own first (key order)
+    assert _ids(_claim(store, 10, workflows=["wf"], limits=limits)) == [manual[2]]
+    # the workflow alone limited (2 of 3 running already): its schedule's runs fill its room
+    _finish(store, manual[:2])
+    only = RunLimits(workflows={"wf": 2})  # running: manual[2]
+    assert _ids(_claim(store, 10, workflows=["wf"], limits=only, after="app/wf:wf")) == [
+        scheduled[1]
+    ]
+
+
+def test_a_limited_schedule_of_a_free_workflow(store: Store) -> None:
+    scheduled = _workflow_runs(store, "wf", 3, schedule="sch")
+    manual = _workflow_runs(store, "wf", 3, at=NOW + timedelta(seconds=1))
+    limits = RunLimits(schedules={"sch": 1}, schedule_of={"sch": "wf"})
+    claimed = _claim(store, 10, workflows=["wf"], limits=limits)
+    assert sorted(_ids(claimed)) == sorted([scheduled[0], *manual])
+    assert _claim(store, 10, workflows=["wf"], limits=limits) == []
+
+
+@PG_ONLY
+def test_two_claimers_at_once_never_pass_a_workflows_limit(store: Store) -> None:
+    """A claims the workflow's 2 and holds its transaction open; B skips A's locked rows, takes 2
+    more and waits for A's advisory lock: once A commits, B counts 4 > 2 and rolls back
+    (``TransientStoreError``); B's retry takes none."""
+    _workflow_runs(store, "wf", 6)
+    limits = RunLimits(workflows={"wf": 2})
+    a_claimed, a_commit = threading.Event(), threading.Event()
+    outcome: dict[str, Any] = {}
+
+    def claimer_a() -> None:
+        with store.begin() as tx:
+            outcome["a"] = len(
+                claim_scoped_runs(tx, now=LATER, limit=2, workflows=["wf"], limits=limits)
+            )
+            a_claimed.set()
+            assert a_commit.wait(10)
+
+    def claimer_b() -> None:
+        try:
+            with store.begin() as tx:
+                claim_scoped_runs(tx, now=LATER, limit=2, workflows=["wf"], limits=limits)
+        except TransientStoreError as exc:
+            outcome["b"] = exc
+
+    a = threading.Thread(target=claimer_a)
+    a.start()
+    assert a_claimed.wait(10)
+    b = threading.Thread(target=claimer_b)
+    b.start()
+    b.join(0.5)  # B waits for A's advisory lock
+    assert b.is_alive()
+    a_commit.set()
+    a.join(10)
+    b.join(10)
+    assert outcome["a"] == 2 and isinstance(outcome["b"], TransientStoreError)
+    assert _claim(store, 10, workflows=["wf"], limits=limits) == []
+    with store.read() as tx:
+        assert store_runs.count_runs(tx, status="running") == 2
+
+
+@PG_ONLY
+@pytest.mark.parametrize("nested", [False, True])
+def test_racing_claimers_never_pass_the_limits(store: Store, nested: bool) -> None:
+    """Four threads claim and finish in a loop, retrying a claim rolled back past a limit: at no
+    commit are more runs running than the workflow's limit (nested: the schedule's too)."""
+    _workflow_runs(store, "wf", 20, schedule="sch")
+    _workflow_runs(store, "wf", 20 if nested else 0)
+    limits = (
+        RunLimits(workflows={"wf": 3}, schedules={"sch": 1}, schedule_of={"sch": "wf"})
+        if nested
+        else RunLimits(workflows={"wf": 3})
+    )
+    peaks: list[tuple[int, int]] = []
+    lock = threading.Lock()
+
+    def running() -> tuple[int, int]:
+        with store.read() as tx:
+            rows = tx.conn.exec_driver_sql(
+                "SELECT count(*), count(schedule_id) FROM runs WHERE kind = 'workflow'"
+                " AND status = 'running'"
+            ).one()
+        return int(rows[0]), int(rows[1])
+
+    def worker() -> None:
+        for _ in range(60):
+            try:
+                with store.begin() as tx:
+                    got = claim_scoped_runs(tx, now=LATER, limit=2, workflows=["wf"], limits=limits)
+            except TransientStoreError:
+                continue
+            with lock:
+                peaks.append(running())
+            _finish(store, [run.id for run, _ in got])
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert peaks and max(total for total, _ in peaks) <= 3
+    if nested:
+        assert max(of_schedule for _, of_schedule in peaks) <= 1
+    with store.read() as tx:  # every run ran (no endless retry left one behind)
+        assert store_runs.count_runs(tx, status="success") == (40 if nested else 20)
+
+
+def _claim_plan(store: Store, **kw: Any) -> tuple[str, list[str]]:
+    """The plan of the one claim's statement (PostgreSQL ``EXPLAIN``, SQLite ``EXPLAIN QUERY
+    PLAN``), planned in the claim's own transaction (its settings), and the scopes it took."""
+    plans: list[str] = []
+    explain = "EXPLAIN" if store.is_postgres else "EXPLAIN QUERY PLAN"
+
+    @event.listens_for(store.engine, "before_cursor_execute")
+    def capture(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
+        if "fwd(scope" in statement:
+            cursor.execute(f"{explain} {statement}", params)
+            plans.append("\n".join(str(row[-1]) for row in cursor.fetchall()))
+
+    with store.begin() as tx:
+        claimed = claim_scoped_runs(tx, now=LATER, **kw)
+    event.remove(store.engine, "before_cursor_execute", capture)
+    assert len(plans) == 1
+    return plans[0], [scope for _, scope in claimed]
+
+
+def test_the_claim_reads_the_pending_index_on_a_backlog(store: Store, table: Table) -> None:
+    """A backlog of 3,000 workflow runs (three workflows, a schedule) and table runs: the claim
+    visits the scopes and takes each one's oldest through ``ix_runs_pending_scope``, counts the
+    limited workflow's running runs in ``ix_runs_workflow_status``; no scan of ``runs``, no
+    bitmap, no hash join of the pending runs."""
+    for n in range(3):
+        _workflow_runs(store, f"wf{n}", 800)
+    _workflow_runs(store, "wf0", 600, schedule="sch")
+    _table_runs(store, table, 5)
+    limits = RunLimits(workflows={"wf0": 50}, schedules={"sch": 5}, schedule_of={"sch": "wf0"})
+    if store.is_postgres:  # statistics, as a populated database has (the UPDATE by its key)
+        with store.begin() as tx:
+            tx.conn.exec_driver_sql("ANALYZE runs")
+    plan, scopes = _claim_plan(store, limit=500, workflows=["wf0", "wf1"], limits=limits)
+    assert "ix_runs_pending_scope" in plan and "ix_runs_workflow_status" in plan, plan
+    if store.is_postgres:
+        assert "Seq Scan" not in plan and "Bitmap" not in plan and "Hash" not in plan, plan
+    else:  # every read of runs a search; the one walk: the first pending scope (LIMIT 1)
+        scans = [line for line in plan.splitlines() if re.match(r"\s*SCAN (runs|[rxyc])\b", line)]
+        assert all(
+            "USING COVERING INDEX ix_runs_pending_scope" in line
+            or "USING INDEX ix_runs_pending_scope" in line
+            for line in scans
+        ), plan
+    assert scopes.count("app/wf:wf0/sch") == 5 and scopes.count("app/wf:wf0") == 45
+    assert scopes.count("app/wf:wf1") > 0 and "app/wf:wf2" not in scopes
