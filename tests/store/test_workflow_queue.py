@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from alembic import command
-from sqlalchemy import Index, event, select, text
+from sqlalchemy import Index, event, inspect, select, text
 
 from tocsin.core.model import Table
 from tocsin.engine.schedules import new_run
@@ -377,3 +377,42 @@ def test_each_side_reads_its_own_partial_indexes(store: Store, table: Table) -> 
         )
         want = "ix_runs_stuck" if status == "running" else "ix_runs_pending_scope"
         assert want in sweep and "ix_runs_workflow" not in sweep, sweep
+
+
+def test_0036_gives_workflow_runs_their_scopes_and_its_downgrade_the_apps(store: Store) -> None:
+    """Migration 0036_oneclaim both ways on stored runs: down, every workflow run's scope is the
+    app's (``app``) and the claim's index holds none; up, each has its workflow's or schedule's
+    scope again and the one claim finds it."""
+    rows = [
+        {
+            **new_run(run_id=new_id(), workflow_id="wf", input={}, now=NOW, trigger="manual"),
+            "schedule_id": sid,
+        }
+        for sid in ("s1", None)
+    ]
+    with store.begin() as tx:
+        store_runs.insert_runs(tx, rows=rows)
+    want = {rows[0]["id"]: "app/wf:wf/s1", rows[1]["id"]: "app/wf:wf"}
+
+    def scopes() -> dict[str, str]:
+        with store.read() as tx:
+            return dict(tx.conn.execute(select(runs.c.id, runs.c.scope)).all())
+
+    assert scopes() == want
+    with store.begin() as tx:
+        command.downgrade(alembic_config(tx.conn), "0035_wfqueue")
+    assert scopes() == dict.fromkeys(want, "app")
+    assert "kind" in _claim_index_where(store)  # 0035's: ``… AND kind <> 'workflow'``
+    upgrade_to_head(store)
+    assert scopes() == want and "kind" not in _claim_index_where(store)
+    with store.begin() as tx:
+        claimed = claim_scoped_runs(tx, now=NOW, limit=5, actions=False, workflows=["wf"])
+    assert {scope for _, scope in claimed} == set(want.values())
+
+
+def _claim_index_where(store: Store) -> str:
+    """The predicate of ``ix_runs_pending_scope`` as the database holds it."""
+    with store.read() as tx:
+        found = {i["name"]: i for i in inspect(tx.conn).get_indexes("runs")}
+    options = found["ix_runs_pending_scope"]["dialect_options"]
+    return str(options[f"{store.engine.dialect.name}_where"])

@@ -338,6 +338,36 @@ def claim_scoped_runs(
     workflows: Sequence[str] = (),
     limits: RunLimits | None = None,
 ) -> list[tuple[Run, str]]:
+    """The one claim (:func:`claimed_rows`): the claimed runs as :class:`Run` values (a workflow
+    run's JSON fields decoded) with their scopes, in creation order (empty when none is
+    claimable)."""
+    rows = claimed_rows(
+        tx, CLAIM_COLUMNS, now=now, limit=limit, after=after, held=held, cap=cap, own=own,
+        actions=actions, busy=busy, share=share, scopes=scopes, workflows=workflows,
+        limits=limits,
+    )  # fmt: skip
+    with map_db_errors():
+        claimed = [(_claimed_value(row), str(row.scope)) for row in rows]
+    return sorted(claimed, key=_claim_order)
+
+
+def claimed_rows(
+    tx: Tx,
+    columns: tuple[ColumnElement[Any], ...],
+    *,
+    now: datetime,
+    limit: int = 1,
+    after: str = "",
+    held: Mapping[str, int] | None = None,
+    cap: int | None = None,
+    own: Sequence[str] = (),
+    actions: bool = True,
+    busy: Collection[str] = (),
+    share: int = 1,
+    scopes: int | None = None,
+    workflows: Sequence[str] = (),
+    limits: RunLimits | None = None,
+) -> Sequence[Any]:
     """Claim up to ``limit`` pending runs of every kind, the scopes in turn: ``pending →
     running``, ``attempts + 1``: the one claim of the one queue. A table trigger's runs (kind
     ``actions``) are always claimable; the app's own runs (a lane attempt) only when their
@@ -377,8 +407,8 @@ def claim_scoped_runs(
 
     On PostgreSQL rows locked by another claimer are skipped (``FOR UPDATE SKIP LOCKED``), on
     SQLite the caller holds ``BEGIN IMMEDIATE``. The outer ``status = 'pending'`` predicate is
-    the fence either way. Returns the claimed runs with their scopes, in creation order (empty
-    when none is claimable).
+    the fence either way. Returns the claimed rows: ``columns`` (a module's constant tuple: the
+    statement is built once per tuple), then ``scope``, ``max_concurrent`` and ``claimed_kind``.
     """
     tx.require_writable()
     room = {s: max(0, cap - n) * share for s, n in (held or {}).items()} if cap else {}
@@ -404,13 +434,12 @@ def claim_scoped_runs(
     with map_db_errors():
         if tx.is_postgres:
             ordered_scans_only(tx)  # index probes, never a bitmap scan of the pending runs
-        rows = tx.conn.execute(_claim_next(tx.is_postgres), params).all()
+        rows = tx.conn.execute(_claim_next(tx.is_postgres, columns), params).all()
         limited = {str(row.scope): int(row.max_concurrent) for row in rows if row.max_concurrent}
         held = _workflow_keys(rows, limited_scopes)
         if (limited or held) and tx.is_postgres:
             _recount(tx, limited, held)
-        claimed = [(_claimed_value(row), str(row.scope)) for row in rows]
-    return sorted(claimed, key=_claim_order)
+    return rows
 
 
 def _claim_order(claim: tuple[Run, str]) -> tuple[datetime, datetime, str]:
@@ -426,7 +455,7 @@ def _workflow_keys(rows: Sequence[Any], limits: Mapping[str, int]) -> dict[str, 
         return {}
     keys = {}
     for row in rows:
-        if row.kind == WORKFLOW_KIND:
+        if row.claimed_kind == WORKFLOW_KIND:
             for key in {workflow_of(str(row.scope)), str(row.scope)}:
                 if key in limits:
                     keys[key] = limits[key]
@@ -706,7 +735,7 @@ _SQLITE_PICK = (  # SQLite: no LATERAL, and a LIMIT cannot name the outer row: c
 
 
 @cache
-def _claim_next(postgres: bool) -> Any:
+def _claim_next(postgres: bool, columns: tuple[ColumnElement[Any], ...]) -> Any:
     """:func:`claim_scoped_runs`' statement, built once per dialect (a worker claims each
     pass)."""
     at = bindparam("now", type_=runs.c.updated_at.type)
@@ -719,7 +748,9 @@ def _claim_next(postgres: bool) -> Any:
     else:
         where = f"runs.id IN ({_SQLITE_PICK}) AND +runs.status = 'pending'"
     claim = update(runs).where(text(where).bindparams(at)).values(**_claim_values(at))
-    return claim.returning(*CLAIM_COLUMNS, runs.c.scope, runs.c.max_concurrent)
+    return claim.returning(
+        *columns, runs.c.scope, runs.c.max_concurrent, runs.c.kind.label("claimed_kind")
+    )
 
 
 def _attempt_due(now: datetime | BindParameter[Any]) -> ColumnElement[bool]:

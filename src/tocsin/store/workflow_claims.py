@@ -1,28 +1,25 @@
-"""Claiming workflow runs for a worker (SPEC §12): ``pending → running`` with ``attempts + 1``, the
-oldest first, in one conditional UPDATE that returns what executing each run reads
-(PostgreSQL: the pick is ``FOR UPDATE SKIP LOCKED``; SQLite: the caller holds ``store.begin()``,
-which is ``BEGIN IMMEDIATE``). Every later write of the run is fenced by ``(status = 'running',
-attempts)`` (``store.workflow_runs``). A workflow run is a row of ``runs``, kind ``workflow``:
-every pick says so in SQL text (``kind = 'workflow'``). The one claim
-(``store.runs.claim_scoped_runs``) claims workflow runs too; this one stays until the workers
-use it."""
+"""Claiming workflow runs for a worker (SPEC §12) as driver rows: the one claim of the run queue
+(``store.runs.claimed_rows``, which ``claim_scoped_runs`` returns as ``Run`` values), for the
+workflow runner until it takes those: ``pending → running`` with ``attempts + 1``, in one
+conditional UPDATE that returns what executing each run reads (PostgreSQL: the pick is ``FOR
+UPDATE SKIP LOCKED``; SQLite: the caller holds ``store.begin()``, which is ``BEGIN
+IMMEDIATE``). Every later write of the run is fenced by ``(status = 'running', attempts)``
+(``store.workflow_runs``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from tocsin.store.bulk import driver_rows, instant_binder, instant_reader
-from tocsin.store.dialects import ordered_scans_only
+from sqlalchemy import Text, cast
+
+from tocsin.store.bulk import instant_reader
 from tocsin.store.jsontext import json_value
-from tocsin.store.runs import RunLimits  # the one claim's (``claim_scoped_runs``)
-from tocsin.store.schema import WORKFLOW_WHERE
+from tocsin.store.runs import RunLimits, claimed_rows
+from tocsin.store.schema import runs
 from tocsin.store.tx import Tx
 from tocsin.store.workflow_runs import COLUMN_OF, JSON_COLUMNS
-
-# a pending workflow run (the pick's first tests, as the claim order index has them)
-_PENDING = f"{WORKFLOW_WHERE} AND status = 'pending'"
 
 ClaimedRow = tuple[Any, ...]
 """A claimed run as the driver's row (:data:`CLAIMED_COLUMNS`, JSON as its text): a tuple of
@@ -38,146 +35,23 @@ def claim_next_rows(
     workflow_ids: Sequence[str],
     limits: RunLimits | None = None,
 ) -> list[ClaimedRow]:
-    """Claim up to ``limit`` of the oldest pending runs of ``workflow_ids`` whose
-    ``next_attempt_at`` (an automatic retry's) is not after ``now`` (``pending →
-    running``, attempts + 1) in one driver statement: the driver's rows of
-    :data:`CLAIMED_COLUMNS` (what executing a run reads), oldest first (``created_at``, ``id``),
-    each decoded by a :func:`run_reader` when its run starts (``workflows.runner.Claim``);
-    ``fence(row)`` is its ``(id, attempts)``.
-
-    With ``limits``, a limited workflow's or schedule's runs are claimed apart: up to its
-    ``max_concurrent`` less its runs running now; the rest stay pending until one ends. Claimers
-    of one limited workflow or schedule take turns (PostgreSQL: a transaction-scoped advisory
-    lock, taken before counting; SQLite: ``BEGIN IMMEDIATE`` already does)."""
-    tx.require_writable()
-    wanted = list(workflow_ids)
-    if not wanted:
+    """Claim up to ``limit`` pending runs of ``workflow_ids`` whose ``next_attempt_at`` (an
+    automatic retry's) is not after ``now`` (``pending → running``, attempts + 1) by the one claim
+    (``store.runs.claimed_rows``: a workflow's and each schedule's runs are scopes taken in turn,
+    the oldest of each first; ``limits``, a limited workflow's or schedule's runs up to its
+    ``max_concurrent`` less its runs running, the rest pending until one ends): the driver's
+    rows of :data:`CLAIMED_COLUMNS` (what executing a run reads), oldest first (``created_at``,
+    ``id``), each decoded by a :func:`run_reader` when its run starts
+    (``workflows.runner.Claim``); ``fence(row)`` is its ``(id, attempts)``."""
+    if not workflow_ids:
         return []
-    if tx.is_postgres:
-        ordered_scans_only(tx)
-    if not limits:
-        rows = _claimed(tx, _free_pick(tx, wanted, (), limit, instant_binder(tx)(now)), now)
-    else:
-        free = [w for w in wanted if w not in limits.workflows]
-        apart = sorted(  # the limited schedules of free workflows are claimed apart too
-            sid
-            for sid, wid in limits.schedule_of.items()
-            if sid in limits.schedules and wid in free
-        )
-        limited = [w for w in wanted if w in limits.workflows]
-        ids = _limited_ids(tx, limited, apart, limits, limit, instant_binder(tx)(now))
-        rows = _claimed(tx, _ids_pick(tx, ids), now) if ids else []
-        if free and len(rows) < limit:
-            at = instant_binder(tx)(now)
-            rows += _claimed(tx, _free_pick(tx, free, apart, limit - len(rows), at), now)
+    rows = claimed_rows(
+        tx, _CLAIMED, now=now, limit=limit, actions=False, workflows=workflow_ids, limits=limits
+    )
+    out: list[ClaimedRow] = [tuple(row[:_WIDTH]) for row in rows]
     instant = instant_reader()
-    rows.sort(key=lambda row: (instant(row[_MADE]), row[0]))
-    return rows
-
-
-def _limited_ids(
-    tx: Tx, workflows: list[str], schedules: list[str], limits: RunLimits, limit: int, at: Any
-) -> list[str]:
-    """The pending runs to claim of limited ``workflows`` (each within its own and its limited
-    schedules' room) and of limited ``schedules`` (of free workflows), ``limit`` at most."""
-    mark = "%s" if tx.is_postgres else "?"
-    keys = [f"workflow:{w}" for w in workflows] + [f"schedule:{s}" for s in limits.schedules]
-    if tx.is_postgres and keys and (workflows or schedules):  # claimers of one take turns
-        tx.conn.exec_driver_sql(
-            "SELECT pg_advisory_xact_lock(hashtext(k)) FROM (SELECT k FROM"
-            " unnest(CAST(%s AS text[])) AS k ORDER BY k) AS s",
-            (sorted(keys),),
-        )
-    due = f"(next_attempt_at IS NULL OR next_attempt_at <= {mark})"  # an automatic retry's wait
-    room_w = _room(tx, "trigger_id", workflows, limits.workflows)
-    room_s = _room(tx, "schedule_id", list(limits.schedules), limits.schedules)
-    full = [sid for sid, left in room_s.items() if left <= 0]
-    ids: list[str] = []
-    for wid in workflows:
-        want = min(room_w[wid], limit - len(ids))
-        if want <= 0:
-            continue
-        sql = f"SELECT id, schedule_id FROM runs WHERE {_PENDING}"
-        sql += f" AND trigger_id = {mark} AND {due}"
-        if full:
-            sql += _not_of(mark, len(full))
-        sql += f" ORDER BY updated_at, id LIMIT {mark}"
-        for run_id, sid in driver_rows(tx.conn.exec_driver_sql(sql, (wid, at, *full, want))):
-            if sid in room_s:
-                if room_s[sid] <= 0:
-                    continue
-                room_s[sid] -= 1
-            ids.append(str(run_id))
-    for sid in schedules:
-        want = min(room_s[sid], limit - len(ids))
-        if want > 0:
-            sql = f"SELECT id FROM runs WHERE {_PENDING}"
-            sql += f" AND schedule_id = {mark} AND {due} ORDER BY updated_at, id LIMIT {mark}"
-            got = driver_rows(tx.conn.exec_driver_sql(sql, (sid, at, want)))
-            ids += [str(r[0]) for r in got]
-    return ids
-
-
-def _not_of(mark: str, count: int) -> str:
-    """`` AND`` the run is of none of ``count`` schedules (parameters)."""
-    return f" AND (schedule_id IS NULL OR schedule_id NOT IN ({', '.join([mark] * count)}))"
-
-
-def _room(tx: Tx, column: str, keys: list[str], most: Mapping[str, int]) -> dict[str, int]:
-    """For each of ``keys`` (of ``column``: the workflow, ``trigger_id``, or ``schedule_id``):
-    its limit less its runs running now."""
-    if not keys:
-        return {}
-    mark = "%s" if tx.is_postgres else "?"
-    sql = (
-        f"SELECT {column}, count(*) FROM runs WHERE {WORKFLOW_WHERE} AND status = 'running'"
-        f" AND {column} IN ({', '.join([mark] * len(keys))}) GROUP BY {column}"
-    )
-    running = dict(driver_rows(tx.conn.exec_driver_sql(sql, tuple(keys))))
-    return {key: most[key] - int(running.get(key, 0)) for key in keys}
-
-
-def _free_pick(
-    tx: Tx, wanted: Sequence[str], apart: Sequence[str], limit: int, at: Any
-) -> tuple[str, tuple[Any, ...]]:
-    """The pick of the oldest pending runs of ``wanted`` (none of the ``apart`` schedules)."""
-    mark = "%s" if tx.is_postgres else "?"
-    pick = (
-        f"SELECT id FROM runs WHERE {_PENDING}"
-        f" AND trigger_id IN ({', '.join([mark] * len(wanted))})"
-        f" AND (next_attempt_at IS NULL OR next_attempt_at <= {mark})"
-    )
-    if apart:
-        pick += _not_of(mark, len(apart))
-    pick += f" ORDER BY updated_at, id LIMIT {mark}"
-    if tx.is_postgres:
-        pick += " FOR UPDATE SKIP LOCKED"
-        where = f"id = ANY(ARRAY({pick})) AND (status || '') = 'pending'"
-    else:
-        where = f"id IN ({pick}) AND +status = 'pending'"
-    return where, (*wanted, at, *apart, limit)
-
-
-def _ids_pick(tx: Tx, ids: Sequence[str]) -> tuple[str, tuple[Any, ...]]:
-    mark = "%s" if tx.is_postgres else "?"
-    return f"id IN ({', '.join([mark] * len(ids))}) AND status = 'pending'", tuple(ids)
-
-
-def _claimed(tx: Tx, pick: tuple[str, tuple[Any, ...]], now: datetime) -> list[ClaimedRow]:
-    """``pending → running`` of the runs ``pick`` (a WHERE and its parameters) names."""
-    where, params = pick
-    mark = "%s" if tx.is_postgres else "?"
-    at = instant_binder(tx)(now)
-    sql = (
-        f"UPDATE runs SET status = 'running', attempts = attempts + 1,"
-        f" started_at = COALESCE(started_at, {mark}), updated_at = {mark},"
-        " next_attempt_at = NULL"
-        f" WHERE {where} RETURNING {_RETURNING}"
-    )
-    # the outer UPDATE goes by the primary key (the status test kept as the fence, but off the
-    # status index, through which it walked every pending run per claim): PostgreSQL takes the
-    # picked ids as one array (an init plan) instead of hash-joining every pending run
-    return list(driver_rows(tx.conn.exec_driver_sql(sql, (at, at, *params))))
+    out.sort(key=lambda row: (instant(row[_MADE]), row[0]))
+    return out
 
 
 def fence(row: ClaimedRow) -> tuple[str, int]:
@@ -210,8 +84,13 @@ CLAIMED_COLUMNS = (
     "attempt",
 )
 _MADE = CLAIMED_COLUMNS.index("created_at")
-_RETURNING = ", ".join(  # JSON as its text (PostgreSQL too: decoded once, by json_value)
-    f'CAST("{COLUMN_OF.get(n, n)}" AS text)' if n in JSON_COLUMNS else f'"{COLUMN_OF.get(n, n)}"'
+_WIDTH = len(CLAIMED_COLUMNS)
+# what the claim returns of each run: JSON as its text (PostgreSQL too: decoded once, by
+# json_value, as its run starts)
+_CLAIMED = tuple(
+    cast(runs.c[COLUMN_OF.get(n, n)], Text).label(n)
+    if n in JSON_COLUMNS
+    else runs.c[COLUMN_OF.get(n, n)].label(n)
     for n in CLAIMED_COLUMNS
 )
 
