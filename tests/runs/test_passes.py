@@ -42,7 +42,7 @@ def noop(data: Empty, ctx: StepContext) -> Empty:
     return data
 
 
-@with_settings(workflow_claim_chunk=2, workflow_claim_batch=4)  # 2 slots x 2 per claim
+@with_settings(run_claim_chunk=2)  # 2 slots x 2 per claim
 def test_workflow_runs_of_a_pass_over_its_time_are_claimed_once(tocsin: Tocsin) -> None:
     tocsin.register_workflows([workflow(id="noop", input=Empty, output=Empty).then(noop).commit()])
     for _ in range(9):

@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from tocsin.core.model import Run, RunStatus
 from tocsin.store.bulk import driver_rows, instant_binder, instant_reader
 from tocsin.store.dialects import ordered_scans_only
 from tocsin.store.jsontext import json_value
-from tocsin.store.schema import WORKFLOW_WHERE
+from tocsin.store.schema import WORKFLOW_KIND, WORKFLOW_WHERE
 from tocsin.store.tx import Tx
 from tocsin.store.workflow_runs import COLUMN_OF, JSON_COLUMNS
 
@@ -250,10 +251,57 @@ def _decoded(row: Sequence[Any], instant: Callable[[Any], datetime | None]) -> d
     }
 
 
+def claim_workflow_runs(
+    tx: Tx,
+    *,
+    now: datetime,
+    limit: int,
+    workflow_ids: Sequence[str],
+    limits: RunLimits | None = None,
+) -> list[Run]:
+    """:func:`claim_next_rows` as run values of the one queue (kind ``workflow``: the workflow
+    in ``trigger_id``, the step receipts in ``action_results``)."""
+    rows = claim_next_rows(tx, now=now, limit=limit, workflow_ids=workflow_ids, limits=limits)
+    return [_run_value(run) for run in map(run_reader(), rows)]
+
+
+def _run_value(run: dict[str, Any]) -> Run:
+    return Run(
+        id=str(run["id"]),
+        table_id="",
+        trigger_id=str(run["workflow_id"]),
+        record_id=None,
+        source="",
+        clock=False,
+        status=RunStatus.RUNNING,
+        attempts=int(run["attempts"]),
+        error=None,
+        action_results=run["steps"],
+        payload=None,
+        definition=None,
+        identity=None,
+        scheduled_for=run["scheduled_for"],
+        enqueued_at=None,
+        created_at=run["created_at"],
+        updated_at=run["updated_at"],
+        started_at=None,
+        finished_at=None,
+        next_attempt_at=None,
+        kind=WORKFLOW_KIND,
+        schedule_id=run["schedule_id"],
+        input=run["input"],
+        initial_state=run["initial_state"],
+        request_context=run["request_context"],
+        resume_data=run["resume_data"],
+        attempt=run["attempt"],
+    )
+
+
 __all__ = [
     "CLAIMED_COLUMNS",
     "ClaimedRow",
     "claim_next_rows",
+    "claim_workflow_runs",
     "fence",
     "run_reader",
 ]
