@@ -202,11 +202,14 @@ class Worker:
         pooled: dict[str, Any] = {}
         if pool is not None:
             pooled = {"busy": pool.queued(), "share": self.per_slot, "scopes": pool.free()}
+        # with workflows to claim too, the table runs and lane attempts take half a claim at
+        # most, the workflow runs the rest: a backlog of either kind never starves the other
+        first = limit - limit // 2 if self.workflows and self.actions else limit
         with self.env.store.begin() as tx:
             claimed = claim_scoped_runs(
                 tx,
                 now=now,
-                limit=limit,
+                limit=first,
                 after=after,
                 held=held,
                 cap=cap,
