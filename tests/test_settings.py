@@ -150,8 +150,6 @@ LIMITS = {
     "TOCSIN_MAX_ACTIONS_PER_TRIGGER": ("max_actions_per_trigger", 20),
     "TOCSIN_STUDIO_FIRES_PER_PAGE": ("studio_fires_per_page", 20),
     "TOCSIN_BACKFILL_MAX_INSTANTS": ("backfill_max_instants", 1_000_000),
-    "TOCSIN_WORKFLOW_CLAIM_BATCH": ("workflow_claim_batch", 500),
-    "TOCSIN_WORKFLOW_CLAIM_CHUNK": ("workflow_claim_chunk", 64),
 }
 
 
@@ -229,11 +227,3 @@ def test_malformed_timeouts_name_the_variable(value: str) -> None:
         f"TOCSIN_WORKER_LOCK_TIMEOUT_S must be a number of seconds >= 0 (0: no limit), "
         f"got {value!r}"
     )
-
-
-def test_the_slot_look_of_the_workflow_claimer() -> None:
-    assert Settings().workflow_slot_look_s == Settings.from_environ({}).workflow_slot_look_s == 0.01
-    read = Settings.from_environ({"TOCSIN_WORKFLOW_SLOT_LOOK_S": "0.5"})
-    assert read.workflow_slot_look_s == 0.5
-    with pytest.raises(SettingsError, match="TOCSIN_WORKFLOW_SLOT_LOOK_S"):
-        Settings.from_environ({"TOCSIN_WORKFLOW_SLOT_LOOK_S": "0"})

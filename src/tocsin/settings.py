@@ -119,13 +119,8 @@ class Settings:
     (then 429 with ``Retry-After``); ``studio_fires_per_page``: fires one page of a schedule's
     Studio history shows (with the skips of its share of time).
     ``backfill_max_instants``: the most instants a forced backfill takes.
-    ``workflow_claim_batch``: workflow runs ``work`` without a pool claims in one statement (and
-    finishes in one transaction), and the least a pool's claim takes in all;
-    ``workflow_claim_chunk``: workflow runs a pool's claim takes per free slot;
-    ``run_claim_chunk``: table runs and lane attempts a pool's claim takes per free slot (per
-    slot a tenant may still take), into the queue its slots share (``runs.drain``);
-    ``workflow_slot_look_s``: how long the claimer looks at a claim's queue not all started
-    before it judges whether the slots on it lag (and adds one).
+    ``run_claim_chunk``: runs of every kind a pool's claim takes per free slot (per slot a
+    tenant may still take), into the queue its slots share (``runs.drain``).
     ``sqlite_max_bytes`` (None: no cap) is the most a SQLite database file may grow to: past
     it a write fails as on a full disk (507, ``/readyz`` 503), so tocsin cannot fill a disk it
     shares (SQLite's ``PRAGMA max_page_count``, set on every connection; PostgreSQL ignores it).
@@ -163,9 +158,6 @@ class Settings:
     studio_signins_per_minute: int = 10
     studio_fires_per_page: int = 20
     backfill_max_instants: int = 1_000_000
-    workflow_claim_batch: int = 500
-    workflow_claim_chunk: int = 64
-    workflow_slot_look_s: float = 0.01
     run_claim_chunk: int = 64
     sqlite_max_bytes: int | None = None
     db_backoff_max_s: float = 30.0
@@ -210,9 +202,6 @@ class Settings:
             studio_signins_per_minute=_count(env, "TOCSIN_STUDIO_SIGNINS_PER_MINUTE", 10),
             studio_fires_per_page=_count(env, "TOCSIN_STUDIO_FIRES_PER_PAGE", 20),
             backfill_max_instants=_count(env, "TOCSIN_BACKFILL_MAX_INSTANTS", 1_000_000),
-            workflow_claim_batch=_count(env, "TOCSIN_WORKFLOW_CLAIM_BATCH", 500),
-            workflow_claim_chunk=_count(env, "TOCSIN_WORKFLOW_CLAIM_CHUNK", 64),
-            workflow_slot_look_s=_positive(env, "TOCSIN_WORKFLOW_SLOT_LOOK_S", "0.01"),
             run_claim_chunk=_count(env, "TOCSIN_RUN_CLAIM_CHUNK", 64),
             sqlite_max_bytes=_count(env, "TOCSIN_SQLITE_MAX_BYTES", 0) or None,
             db_backoff_max_s=_positive(env, "TOCSIN_DB_BACKOFF_MAX_S", "30"),

@@ -1,8 +1,8 @@
 """A pass of ``tocsin worker`` (``serve_worker``: one ``work`` call on its pool) starts up to
-``batch`` runs and claims nothing more once ``pass_s`` has passed, each claimer (table runs,
-workflow runs) still making its first claim: a backlog of fast runs goes in few big passes,
-while a pass of slow runs ends by its time, and the next pass looks at approved changes and
-table runs again (SQLite and PostgreSQL)."""
+``batch`` runs and claims nothing more once ``pass_s`` has passed, its first claim still made:
+a backlog of fast runs goes in few big passes, while a pass of slow runs ends by its time, and
+the next pass looks at approved changes again. One claim takes table runs and workflow runs
+both: a backlog of one kind never starves the other (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def noop(data: Empty, ctx: StepContext) -> Empty:
     return data
 
 
-@with_settings(workflow_claim_chunk=2, workflow_claim_batch=4)  # 2 slots x 2 per claim
+@with_settings(run_claim_chunk=2)  # 2 slots x 2 per claim
 def test_workflow_runs_of_a_pass_over_its_time_are_claimed_once(tocsin: Tocsin) -> None:
     tocsin.register_workflows([workflow(id="noop", input=Empty, output=Empty).then(noop).commit()])
     for _ in range(9):
@@ -56,6 +56,23 @@ def test_workflow_runs_of_a_pass_over_its_time_are_claimed_once(tocsin: Tocsin) 
     assert tocsin.work(now=NOW, pool=pool) == 5
     assert pool.wait_idle(WAIT_S)
     assert tocsin.workflow_runs(status="success")["total"] == 9
+
+
+def test_one_claim_takes_table_runs_and_workflow_runs_both(tocsin: Tocsin) -> None:
+    """With backlogs of both kinds, each claim takes some of each (half of it at most for the
+    table runs): neither kind waits for the other's backlog to drain."""
+    tocsin.register_workflows([workflow(id="noop", input=Empty, output=Empty).then(noop).commit()])
+    trg = trigger({"type": "notify", "message": "x"})
+    table = make_table(tocsin, trg)
+    runs = [make_run(tocsin, table, trg) for _ in range(8)]
+    for _ in range(8):
+        tocsin.start_workflow("noop", {}, now=NOW, wait=False)
+    assert tocsin.work(now=NOW, limit=6) == 6
+    done = [read_run(tocsin, r["id"])["status"] for r in runs].count("done")
+    assert (done, tocsin.workflow_runs(status="success")["total"]) == (3, 3)
+    assert tocsin.work(now=NOW) == 10
+    assert all(read_run(tocsin, r["id"])["status"] == "done" for r in runs)
+    assert tocsin.workflow_runs(status="success")["total"] == 8
 
 
 @with_settings(run_claim_chunk=2)  # 2 slots x 2 per claim

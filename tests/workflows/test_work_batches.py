@@ -1,13 +1,13 @@
-"""``work`` without a pool: batches claimed, run and finished (SQLite and PostgreSQL):
-``limit`` and ``should_stop`` looked at before each claim, a claim fence per run, and success
-events written with the finish, for the runs the fence let through, only when some schedule
-listens.
+"""Workflow runs through the one worker (``Tocsin.work``, SQLite and PostgreSQL): ``limit`` and
+``should_stop``, a claim fence per run, success events written with the finish (for the runs
+the fence let through, only when some schedule listens); with a pool, the queue its slots share,
+a slot more before each run while one is free, the leases its claimer renews, and a run held
+past its budget sent back unstarted.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -16,23 +16,24 @@ from pydantic import BaseModel
 from sqlalchemy import select
 
 from support.settings import with_settings
+from support.waiting import wait_for
 from tocsin import StepContext, WorkflowSucceeded, step, workflow
 from tocsin.runs.pool import RunPool
 from tocsin.runs.worker import serve_worker
 from tocsin.service import Tocsin
 from tocsin.store import trigger_events as store_events
-from tocsin.store import workflow_claims as store_claims
+from tocsin.store import workflow_runs as store_runs
+from tocsin.store.runs import renew_runs
 from tocsin.store.schema import runs
 from tocsin.store.workflow_runs import IS_WORKFLOW
-from tocsin.workflows import runner
 
 from .helpers import NOW, ReportIn, ReportOut, claimed_runs, every_minute, minutes
 
 
-def claims(batch: int | None = None, chunk: int | None = None) -> pytest.MarkDecorator:
-    """The test's ``tocsin`` with ``TOCSIN_WORKFLOW_CLAIM_BATCH`` / ``_CHUNK`` made small."""
-    sizes = {"workflow_claim_batch": batch, "workflow_claim_chunk": chunk}
-    return with_settings(**{name: n for name, n in sizes.items() if n is not None})
+def claims(chunk: int) -> pytest.MarkDecorator:
+    """The test's ``tocsin`` with ``TOCSIN_RUN_CLAIM_CHUNK`` (runs a pool's claim takes per free
+    slot) made small."""
+    return with_settings(run_claim_chunk=chunk)
 
 
 def _pending(tocsin: Tocsin, count: int) -> None:
@@ -47,27 +48,37 @@ def _statuses(tocsin: Tocsin) -> dict[str, int]:
     }
 
 
-@claims(batch=2)
-def test_work_runs_batch_after_batch_up_to_the_limit(tocsin: Tocsin) -> None:
+def test_work_runs_up_to_the_limit(tocsin: Tocsin) -> None:
     _pending(tocsin, 7)
-    assert tocsin.work(now=NOW, limit=5) == 5  # batches of 2, 2 and 1
+    assert tocsin.work(now=NOW, limit=5) == 5
     assert _statuses(tocsin) == {"pending": 2, "success": 5}
     assert tocsin.work(now=NOW) == 2
     assert _statuses(tocsin) == {"pending": 0, "success": 7}
     assert tocsin.work(now=NOW) == 0
 
 
-@claims(batch=2)
-def test_a_stop_request_is_seen_before_the_next_claim(tocsin: Tocsin) -> None:
-    _pending(tocsin, 6)
-    # asked by the table runs' pass, then before the first workflow claim; set from then on
-    answers: Iterator[bool] = iter([False, False])
-    assert tocsin.work(now=NOW, should_stop=lambda: next(answers, True)) == 2
-    assert _statuses(tocsin) == {"pending": 4, "success": 2}
-
-
 class Ask(BaseModel):
     cancel: bool = False
+
+
+def test_a_stop_sends_the_claimed_runs_not_started_back_to_pending(tocsin: Tocsin) -> None:
+    """The first run asks the worker to stop: it finishes, and the runs claimed with it go
+    back to pending unstarted (their receipts none), to run from a later claim."""
+    stop = threading.Event()
+
+    def body(data: Ask, ctx: StepContext) -> Ask:
+        stop.set()
+        return data
+
+    flow = workflow(id="stops", input=Ask, output=Ask)
+    tocsin.register_workflows([flow.then(step(id="s", input=Ask, output=Ask)(body)).commit()])
+    for _ in range(4):
+        tocsin.start_workflow("stops", {}, now=NOW, wait=False)
+    assert tocsin.work(now=NOW, should_stop=stop.is_set) == 1
+    assert _statuses(tocsin) == {"pending": 3, "success": 1}
+    assert tocsin.work(now=NOW) == 3
+    assert _statuses(tocsin) == {"pending": 0, "success": 4}
+    assert _attempts(tocsin) == [1, 2, 2, 2]  # the released ones were claimed once more
 
 
 def test_success_events_only_for_listened_runs_the_fence_let_finish(tocsin: Tocsin) -> None:
@@ -123,33 +134,7 @@ def test_receipts_keep_the_offset_of_the_instant_they_were_given() -> None:
         assert at <= started < at + timedelta(seconds=1)
 
 
-@claims(batch=2)
-def test_a_failed_claim_never_undoes_the_finish_it_shares_a_transaction_with(
-    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The next batch is claimed in the last batch's finish transaction; a claim that fails
-    there (a failed statement aborts a PostgreSQL transaction) rolls back alone: the finished
-    runs stay finished, the error reaches the caller, and the next call goes on."""
-
-    _pending(tocsin, 3)
-    claim = store_claims.claim_next_rows
-    calls = [0]
-
-    def failing_second(tx, **kwargs):  # type: ignore[no-untyped-def]
-        calls[0] += 1
-        if calls[0] == 2:
-            tx.conn.exec_driver_sql("SELECT no_such_column FROM runs")
-        return claim(tx, **kwargs)
-
-    monkeypatch.setattr(store_claims, "claim_next_rows", failing_second)
-    with pytest.raises(Exception, match="no_such_column"):
-        tocsin.work(now=NOW)
-    assert _statuses(tocsin) == {"pending": 1, "success": 2}
-    assert tocsin.work(now=NOW) == 1
-    assert _statuses(tocsin) == {"pending": 0, "success": 3}
-
-
-# --- with a pool (``tocsin worker``, ``serve``): shares of a claim dealt over the free slots ---
+# --- with a pool (``tocsin worker``, ``serve``): a claim's queue shared by the slots ---
 
 
 def _drain_into(tocsin: Tocsin, pool: RunPool, **kwargs: Any) -> int:
@@ -166,75 +151,24 @@ def _attempts(tocsin: Tocsin) -> list[int]:
     return sorted(rows)
 
 
-@claims(batch=4, chunk=2)  # under 3 slots x chunk: chunk per slot
-def test_a_pool_claims_a_share_per_free_slot_in_one_statement(
-    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
-) -> None:
-
+@claims(chunk=2)
+def test_a_pool_claims_a_share_per_free_slot_and_runs_each_once(tocsin: Tocsin) -> None:
     _pending(tocsin, 9)
-    claims: list[tuple[int, int]] = []
-    claim = store_claims.claim_next_rows
-
-    def counted(tx, **kwargs):  # type: ignore[no-untyped-def]
-        got = claim(tx, **kwargs)
-        claims.append((kwargs["limit"], len(got)))
-        return got
-
-    monkeypatch.setattr(store_claims, "claim_next_rows", counted)
-    assert _drain_into(tocsin, RunPool(3), now=NOW) == 9
-    assert claims[0] == (6, 6)  # 3 free slots x 2: one statement, into the slots' queue
+    pool = RunPool(3)
+    pool.start_pass(lambda: True)  # over at once: one claim, 3 free slots x 2
+    assert tocsin.work(now=NOW, pool=pool) == 6
+    assert pool.wait_idle(30)
+    assert _statuses(tocsin) == {"pending": 3, "success": 6}
+    assert _drain_into(tocsin, RunPool(3), now=NOW) == 3
     assert _statuses(tocsin) == {"pending": 0, "success": 9}
     assert _attempts(tocsin) == [1] * 9  # each run claimed once
 
 
-@claims(batch=6, chunk=2)
-def test_a_small_pool_claims_a_batch_worth_per_claim(
-    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A pool whose free slots would claim less than ``BATCH`` in all takes more per slot: a
-    pool of one claimed ``CHUNK`` at a time, each claim after the last share's finish."""
-
-    _pending(tocsin, 9)
-    claims: list[int] = []
-    claim = store_claims.claim_next_rows
-
-    def counted(tx, **kwargs):  # type: ignore[no-untyped-def]
-        got = claim(tx, **kwargs)
-        claims.append(len(got))
-        return got
-
-    monkeypatch.setattr(store_claims, "claim_next_rows", counted)
-    assert _drain_into(tocsin, RunPool(1), now=NOW) == 9
-    assert claims[:2] == [6, 3]  # a batch's worth for the one slot, then the rest
-    assert _statuses(tocsin) == {"pending": 0, "success": 9}
-    assert _attempts(tocsin) == [1] * 9
-
-
-@with_settings(workflow_claim_chunk=8, workflow_slot_look_s=5.0)
-def test_fast_runs_of_a_claim_take_one_slot_and_one_finish(
-    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A claim's runs go to one slot first; the claimer adds one only when the slots on the
-    queue lag (here never: the look is made 5 s long, and these runs are done well within it).
-    Every free slot on every claim cost a finish each and, on CPU-bound runs, only contention."""
-    _pending(tocsin, 20)
-    slots: list[int] = []
-    run_batch = runner.execute_batch
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        slots.append(len(args[2]))  # the runs waiting in the queue when the slot started
-        return run_batch(*args, **kwargs)
-
-    monkeypatch.setattr(runner, "execute_batch", counted)
-    assert _drain_into(tocsin, RunPool(4), now=NOW) == 20  # one claim: 4 free slots x 8
-    assert slots == [20]
-    assert _statuses(tocsin) == {"pending": 0, "success": 20}
-
-
 @claims(chunk=8)
 def test_slow_runs_of_a_claim_get_a_slot_each_up_to_the_pool(tocsin: Tocsin) -> None:
-    """Runs that stay in their step: each look at the queue that sees none taken adds a slot,
-    until the pool is full; the fifth run waits for a slot to come free."""
+    """Runs that stay in their step: before each workflow run (the app's code may take a while)
+    its slot hands the rest of the queue to another free slot, until the pool is full; the
+    fifth run waits for a slot to come free."""
     entered, release = threading.Semaphore(0), threading.Event()
 
     def body(data: Ask, ctx: StepContext) -> Ask:
@@ -269,8 +203,7 @@ class Slow(BaseModel):
 @claims(chunk=3)
 def test_a_slow_run_holds_none_of_its_claims_other_runs(tocsin: Tocsin) -> None:
     """One claim's runs go into a queue its slots share: while one slot is in a slow step, the
-    other slot takes every other run of the claim and finishes them (dealt out in fixed shares,
-    runs 3 and 5 would wait behind the slow run 1)."""
+    other slot takes every other run of the claim and finishes them."""
     release = threading.Event()
 
     def body(data: Slow, ctx: StepContext) -> Slow:
@@ -297,42 +230,29 @@ def test_a_slow_run_holds_none_of_its_claims_other_runs(tocsin: Tocsin) -> None:
     assert _attempts(tocsin) == [1] * 6
 
 
+def _stamp(tocsin: Tocsin, run_id: str) -> datetime:
+    with tocsin.store.read() as tx:
+        run = store_runs.get_run(tx, run_id=run_id)
+    assert run is not None
+    stamp: datetime = run["updated_at"]
+    return stamp
+
+
 @claims(chunk=2)
-def test_a_pool_renews_the_runs_it_holds_so_a_slow_step_never_looks_stale(
-    tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_pool_renews_the_runs_it_holds_so_a_slow_step_never_looks_stale(tocsin: Tocsin) -> None:
     """A step outlasting ``TOCSIN_STUCK_AFTER_S`` (300 s) of the worker's clock: the claiming
     thread stamps the runs the pool holds (the slow one, and the one that ran before it and waits
     for their finish), so the stale sweep of a tick at that moment requeues neither, and no step
     runs twice."""
     elapsed, executed, seen = [0.0], [], {}
     clock = lambda: NOW + timedelta(seconds=elapsed[0])  # noqa: E731
-    renewed = threading.Event()
-    renew = runner.Leases.renew
-
-    def spied(self: runner.Leases, store: Any, at: Any, every_s: float) -> None:
-        renew(self, store, at, every_s)  # committed when it returns
-        if at - NOW >= timedelta(seconds=400):
-            renewed.set()
-
-    monkeypatch.setattr(runner.Leases, "renew", spied)
-    finished = threading.Event()
-    run_batch = runner.execute_batch
-
-    def watched(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return run_batch(*args, **kwargs)
-        finally:  # a slot's finish committed
-            if _statuses(tocsin)["success"] == 2:
-                finished.set()
-
-    monkeypatch.setattr(runner, "execute_batch", watched)
 
     def body(data: Slow, ctx: StepContext) -> Slow:
         executed.append(ctx.run_id)
         if data.slow and ctx.attempt == 1:  # (a run requeued and run again is quick)
             elapsed[0] += 400.0
-            assert renewed.wait(30), "the claiming thread never renewed the held runs"
+            later = NOW + timedelta(seconds=400)
+            wait_for("the claimer's renewal", lambda: _stamp(tocsin, ctx.run_id) >= later)
             seen["requeued"] = tocsin.tick(now=clock())["workflow_runs_requeued"]
         return data
 
@@ -340,24 +260,17 @@ def test_a_pool_renews_the_runs_it_holds_so_a_slow_step_never_looks_stale(
     tocsin.register_workflows([flow.then(step(id="s", input=Slow, output=Slow)(body)).commit()])
     tocsin.start_workflow("long", {}, now=NOW, wait=False)  # runs first, then waits for its finish
     tocsin.start_workflow("long", {"slow": True}, now=NOW, wait=False)
-    # ``tocsin worker``'s own loop, one slot, passes of 2: its first pass claims both runs and
-    # returns; while the slow step holds the slot, the next pass's claimer waits for a slot in
-    # the table runs' drain, and renews from there (RunPool.on_busy)
+    # ``tocsin worker``'s own loop, one slot: its first pass claims both runs into one queue;
+    # while the slow step holds the slot, the next passes' claimer renews the held runs
     stop = threading.Event()
     loop = threading.Thread(
         target=serve_worker,
         args=(tocsin,),
-        kwargs={
-            "stop_event": stop,
-            "poll_interval": 0.01,
-            "clock": clock,
-            "concurrency": 1,
-            "batch": 2,
-        },
+        kwargs={"stop_event": stop, "poll_interval": 0.01, "clock": clock, "concurrency": 1},
     )
     loop.start()
     try:
-        assert finished.wait(30), "the runs never finished"
+        wait_for("both runs' finish", lambda: _statuses(tocsin)["success"] == 2)
     finally:
         stop.set()
         loop.join(30)
@@ -368,20 +281,16 @@ def test_a_pool_renews_the_runs_it_holds_so_a_slow_step_never_looks_stale(
 
 
 def test_a_renewal_never_touches_a_run_whose_claim_was_lost(tocsin: Tocsin) -> None:
-    from tocsin.store import workflow_runs as store_runs
-
     _pending(tocsin, 1)
     later = NOW + timedelta(seconds=60)
     with tocsin.store.begin() as tx:
         (run,) = claimed_runs(tx, now=NOW, limit=1, workflow_ids=["tick-tock"])
-        store_runs.renew_runs(tx, runs=[(run["id"], 2)], now=later)  # another claim's fence
+        renew_runs(tx, runs_=[(run["id"], 2)], now=later)  # another claim's fence
     assert tocsin.get_workflow_run(run["id"])["status"] == "running"
-    with tocsin.store.read() as tx:
-        assert store_runs.get_run(tx, run_id=run["id"])["updated_at"] == NOW
+    assert _stamp(tocsin, run["id"]) == NOW
     with tocsin.store.begin() as tx:
-        store_runs.renew_runs(tx, runs=[(run["id"], 1)], now=later)
-    with tocsin.store.read() as tx:
-        assert store_runs.get_run(tx, run_id=run["id"])["updated_at"] == later
+        renew_runs(tx, runs_=[(run["id"], 1)], now=later)
+    assert _stamp(tocsin, run["id"]) == later
 
 
 @claims(chunk=4)
@@ -403,7 +312,7 @@ def test_a_stop_sends_a_shares_unstarted_runs_back_to_pending(tocsin: Tocsin) ->
     assert _statuses(tocsin) == {"pending": 0, "success": 4}
 
 
-@claims(batch=3, chunk=3)
+@claims(chunk=3)
 @pytest.mark.parametrize("pooled", [False, True])
 def test_a_run_held_past_its_budget_goes_back_to_pending_unstarted(
     tocsin: Tocsin, pooled: bool
@@ -431,11 +340,11 @@ def test_a_run_held_past_its_budget_goes_back_to_pending_unstarted(
     assert all(len(tocsin.get_workflow_run(r)["steps"]) == 1 for r in runs)
 
 
-def test_runs_no_thread_took_are_not_leased(
+def test_runs_no_thread_took_go_back_to_pending(
     tocsin: Tocsin, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A pool that cannot start a thread: the claimed runs are not renewed (the stale sweep
-    hands them back to pending) and the error reaches the worker's loop."""
+    """A pool that cannot start a thread: the claimed runs go back to pending at once (not
+    leased: nothing renews them) and the error reaches the worker's loop."""
     _pending(tocsin, 2)
     pool = RunPool(2)
 
@@ -443,27 +352,9 @@ def test_runs_no_thread_took_are_not_leased(
         raise RuntimeError("can't start new thread")
 
     monkeypatch.setattr(pool, "submit", no_thread)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="can't start new thread"):
         tocsin.work(now=NOW, pool=pool)
-    # a later pass renews what the process still holds: nothing
-    assert tocsin.work(now=NOW + timedelta(seconds=100), pool=RunPool(2)) == 0
-    assert tocsin.tick(now=NOW + timedelta(seconds=301))["workflow_runs_requeued"] == 2
-
-
-def test_a_claims_queue_holds_plain_driver_rows_decoded_as_each_run_is_taken(
-    tocsin: Tocsin,
-) -> None:
-    """Claimed runs wait in a queue as the driver's rows (plain values, JSON as its text, no
-    dict per run for the collector to walk); a slot taking one gets it decoded, oldest first."""
-    _pending(tocsin, 3)
-    with tocsin.store.begin() as tx:
-        rows = store_claims.claim_next_rows(tx, now=NOW, limit=3, workflow_ids=["tick-tock"])
-    plain = (str, int, datetime, type(None))
-    assert [type(row) for row in rows] == [tuple] * 3
-    assert all(type(cell) in plain for row in rows for cell in row)
-    assert {store_claims.fence(row)[1] for row in rows} == {1}
-    queue = runner.Claim(rows)
-    taken = [runner._next(queue) for _ in range(3)]
-    assert runner._next(queue) is None and queue.emptied.is_set()
-    assert [run["input"] for run in taken if run] == [{"user_id": f"u{i}"} for i in range(3)]
-    assert all(run and run["steps"] == [] and run["created_at"].tzinfo for run in taken)
+    assert len(pool.leases) == 0
+    assert _statuses(tocsin) == {"pending": 2, "success": 0}
+    assert _drain_into(tocsin, RunPool(2), now=NOW) == 2
+    assert _statuses(tocsin) == {"pending": 0, "success": 2}

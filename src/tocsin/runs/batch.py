@@ -40,10 +40,10 @@ from tocsin.actions.registry import get_action
 from tocsin.core.config.receipts import pending_actions, upsert_receipt
 from tocsin.core.model import Run, Table
 from tocsin.errors import TransientStoreError
-from tocsin.runs.clock import timed_receipt
+from tocsin.runs.clock import PassClock, pass_clock, timed_receipt
 from tocsin.runs.definition import action_list, frozen_problem, resolve_definition
 from tocsin.runs.retry import call_with_retries
-from tocsin.runs.worker import Worker
+from tocsin.runs.worker import GroupedExecutor, RunGroup, Worker
 from tocsin.store.errors import is_transient
 from tocsin.store.outage import is_outage
 from tocsin.store.runs import DoneRow, finish_runs_done
@@ -96,25 +96,62 @@ def execute_batch(
     kinds: dict[object, TransactionalAction | None] = {}
     views: dict[str, Mapping[str, Any]] = {}
     group: list[_Member] = []
+    others = _KindGroups(worker, now)
     count = 0
     runs = iter(batch)
     for run, table in runs:
         if worker.should_stop():
-            count += _write_group(worker, group, now=now)
+            count += _write_group(worker, group, now=now) + others.write()
             for unstarted in (run, *(rest for rest, _table in runs)):
                 worker.release(unstarted, now=worker.time(now))
             return count
+        if (kind_group := others.of(run)) is not None:
+            if before_alone is not None:  # the app's code may take a while: the rest of the
+                before_alone()  # queue may go on beside it
+            kind_group.add(run, now=worker.time(now))
+            continue
         member = _plan(worker, run, table, kinds, views, now=worker.time(now))
         if member is not None:
             group.append(member)
             continue
-        count += _write_group(worker, group, now=now)
+        count += _write_group(worker, group, now=now) + others.write()
         group = []
         if before_alone is not None:
             before_alone()
         worker.execute(run, table, now=worker.time(now))
         count += 1
-    return count + _write_group(worker, group, now=now)
+    return count + _write_group(worker, group, now=now) + others.write()
+
+
+class _KindGroups:
+    """The groups of a slot's runs of the app's kinds whose executor groups them
+    (``GroupedExecutor``: workflow runs), one per kind, made as the first run of a kind comes;
+    every run of the batch reads its receipts' instants from one clock."""
+
+    def __init__(self, worker: Worker, now: datetime) -> None:
+        self._worker, self._now = worker, now
+        self._groups: dict[str, RunGroup] = {}
+        self._stamps: PassClock | None = None
+
+    def of(self, run: Run) -> RunGroup | None:
+        """The group ``run`` joins, or None when its kind's runs go one by one."""
+        if run.kind in self._groups:
+            return self._groups[run.kind]
+        executor = self._worker.executors.get(run.kind)
+        if not isinstance(executor, GroupedExecutor):
+            return None
+        if self._stamps is None:
+            self._stamps = self._worker.stamps or pass_clock(self._worker.time(self._now))
+        group = self._groups[run.kind] = executor.group(self._worker, self._stamps)
+        return group
+
+    def write(self) -> int:
+        """Write every group's finishes: how many runs they held."""
+        count = 0
+        for group in self._groups.values():
+            count += len(group)
+            group.write()
+        return count
 
 
 def _plan(

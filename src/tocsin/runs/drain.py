@@ -7,22 +7,24 @@ With a pool, a claim takes up to ``Worker.per_slot`` runs per free slot (``per_s
 a tenant may still take: ``TOCSIN_MAX_RUNNING_PER_SCOPE``), and each tenant's runs of the claim
 wait, oldest first, in one :class:`~tocsin.runs.pool.SlotQueue` that one slot starts on. A slot
 runs what it takes through ``runs.batch``: a backlog of runs of database-only actions is
-executed in groups by one slot (one transaction a group, no thread per run); before a run that
-must go alone (an outbound action, a command, a lane attempt: it may take its whole deadline),
-the slot hands the rest of its queue to another slot of that scope when one is free, so slow
-runs still go side by side, one slot each, up to the scope's share. While a tenant's queue holds
-runs, the claim gives that tenant nothing more; a claimed run not started within a quarter of
-the stale window (``TOCSIN_STUCK_AFTER_S``) goes back to pending, with the rest of its queue.
+executed in groups by one slot (one transaction a group, no thread per run), and a slot's
+workflow runs are finished together; before a run that may take a while (an outbound action, a
+command, a lane attempt, a workflow run: the app's code), the slot hands the rest of its queue
+to another slot of that scope when one is free, so slow runs still go side by side, one slot
+each, up to the scope's share. While a tenant's queue holds runs, the claim gives that tenant
+nothing more. With a pool or without, a claimed run not started within a quarter of the stale
+window (``TOCSIN_STUCK_AFTER_S``) goes back to pending, with the rest of its queue; with a pool,
+what its slots hold is leased and renewed meanwhile (``runs.leases``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from functools import partial
 from itertools import groupby
 
-from tocsin.core.model import Run, Table
+from tocsin import messages
 from tocsin.runs.batch import Claimed, execute_batch
 from tocsin.runs.pool import RunPool, SlotQueue
 from tocsin.runs.worker import Worker
@@ -64,28 +66,38 @@ def drain(
         batch = [] if worker.should_stop() else worker.claim(now=worker.time(now), limit=want)
         if not batch:
             break
-        count += execute_batch(worker, [(run, table) for run, table, _scope in batch], now=now)
+        items = iter([(run, table) for run, table, _scope in batch])
+        count += execute_batch(worker, _taken(worker, partial(next, items, None), now), now=now)
         if worker.should_stop():
             break
     return count
 
 
 def _drain_into(worker: Worker, pool: RunPool, *, now: datetime, limit: int | None) -> int:
+    every_s = worker.env.stale_after_s / HOLD_SHARE
+
+    def renew() -> None:  # the runs the pool's slots hold (``runs.leases``)
+        pool.leases.renew(worker.env.store, worker.time(now), every_s)
+
+    pool.on_busy(pool.leases, renew)
     started = 0
     while (limit is None or started < limit) and not worker.should_stop():
+        renew()
         if started and pool.pass_over():
-            break  # the pass used its time: the workflow runs get their turn
+            break  # the pass used its time
         if not pool.wait_for_slot(SLOT_POLL_S):
             continue  # every slot busy: look at the stop flag, then wait again
         seen = pool.changes()
         want = pool.free() * max(1, worker.per_slot)
         want = want if limit is None else min(want, limit - started)
-        batch = worker.claim(now=worker.time(now), limit=want, pool=pool)
+        at = worker.time(now)
+        batch = worker.claim(now=at, limit=want, pool=pool)
         if not batch:
             if pool.in_pass() and not pool.pass_over() and pool.active:
                 pool.wait_for_change(seen, SLOT_POLL_S)  # a slot or a queue may free a scope
                 continue
             break
+        pool.leases.add((run for run, _table, _scope in batch), at)
         for scope, runs in groupby(sorted(batch, key=lambda c: c[2]), key=lambda c: c[2]):
             queue: Queue = SlotQueue(pool, scope, [(run, table) for run, table, _s in runs])
             _start(worker, pool, queue, now=now, first=True)
@@ -101,26 +113,45 @@ def _start(worker: Worker, pool: RunPool, queue: Queue, *, now: datetime, first:
         return
     try:
         pool.submit(partial(_slot, worker, pool, queue, now), scope=queue.scope)
-    except RuntimeError:  # full meanwhile
-        if first:
-            while (item := queue.take()) is not None:
-                worker.release(item[0], now=worker.time(now))
+    except RuntimeError as exc:  # full meanwhile (slots that spread took it), or no thread
+        if not first:
+            return
+        for run, _table in iter(queue.take, None):  # no slot for the queue: back to pending
+            pool.leases.drop([run.id])
+            worker.release(run, now=worker.time(now))
+        if str(exc) != messages.RUN_POOL_FULL:
+            raise  # (no thread: the worker's loop says so)
 
 
 def _slot(worker: Worker, pool: RunPool, queue: Queue, now: datetime) -> None:
     spread = partial(_start, worker, pool, queue, now=now, first=False)
-    execute_batch(worker, _taken(worker, queue, now), now=now, before_alone=spread)
+    taken: list[str] = []
+    try:
+        taking = _taken(worker, queue.take, now, taken)
+        execute_batch(worker, taking, now=now, before_alone=spread)
+    finally:  # finished, sent back, or left for the stale sweep: no longer held
+        pool.leases.drop(taken)
 
 
-def _taken(worker: Worker, queue: Queue, now: datetime) -> Iterator[tuple[Run, Table | None]]:
-    """The runs a slot takes from ``queue``; one claimed too long ago goes back to pending
-    with the rest (they would look stale before they start)."""
+def _taken(
+    worker: Worker,
+    take: Callable[[], Claimed | None],
+    now: datetime,
+    taken: list[str] | None = None,
+) -> Iterator[Claimed]:
+    """The claimed runs ``take`` gives (a slot's queue, or a claim without a pool), their ids
+    into ``taken``; one claimed too long ago goes back to pending with the rest (behind slow
+    runs they would look stale before they start, and be claimed again while they wait)."""
     hold = timedelta(seconds=worker.env.stale_after_s / HOLD_SHARE)
-    while (item := queue.take()) is not None:
+    while (item := take()) is not None:
+        if taken is not None:
+            taken.append(item[0].id)
         at = worker.time(now)
         if at - item[0].updated_at > hold:
             while item is not None:
                 worker.release(item[0], now=at)
-                item = queue.take()
+                item = take()
+                if item is not None and taken is not None:
+                    taken.append(item[0].id)
             return
         yield item

@@ -35,6 +35,7 @@ from functools import partial
 from typing import Generic, TypeVar
 
 from tocsin import messages
+from tocsin.runs.leases import Leases
 from tocsin.store.outage import OutageLog
 
 log = logging.getLogger(__name__)
@@ -67,6 +68,7 @@ class RunPool:
         self._over: Callable[[], bool] | None = None
         self._queued: Counter[str] = Counter()  # queues holding runs, per scope
         self._changes = 0  # slots ended and queues emptied so far (wait_for_change)
+        self.leases = Leases()  # the claimed runs its slots hold (renewed by the claimer)
 
     @property
     def active(self) -> int:
@@ -144,7 +146,7 @@ class RunPool:
     def on_busy(self, key: object, beat: Callable[[], object]) -> None:
         """Call ``beat`` (one per ``key``, the latest kept) in the claimer's thread each time
         :meth:`wait_for_slot` finds every slot still busy: whatever the running jobs hold can
-        be kept alive (``workflows.runner.Leases``) while no claimer gets past its wait."""
+        be kept alive (``runs.leases.Leases``) while no claimer gets past its wait."""
         with self._changed:
             self._beats[key] = beat
 

@@ -69,7 +69,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from tocsin import messages
 from tocsin.actions.base import (
@@ -86,7 +86,7 @@ from tocsin.core.schedules.retry import retry_policy
 from tocsin.runs.alerts import send_action
 from tocsin.runs.clock import PassClock, TimedReceipt, timed_receipt
 from tocsin.runs.definition import action_list, frozen_problem, resolve_definition, row_snapshot
-from tocsin.runs.pool import RunPool
+from tocsin.runs.pool import APP_SCOPE, RunPool
 from tocsin.runs.retry import TransientPolicy, call_with_retries
 from tocsin.store.outage import (
     DEFAULT_CAP_S,
@@ -107,6 +107,7 @@ from tocsin.store.runs import (
     touch_run,
 )
 from tocsin.store.tx import Tx
+from tocsin.store.workflow_claims import RunLimits, claim_workflow_runs
 
 log = logging.getLogger(__name__)
 
@@ -123,10 +124,31 @@ def _never() -> bool:
 
 
 class KindExecutor(Protocol):
-    """Runs a claimed run of the app's own kind (``Run.kind``: a lane attempt) to its outcome
-    (``done|failed|released|lost``, in the kind's words where it has its own); never raises."""
+    """Runs a claimed run of the app's own kind (``Run.kind``: a lane attempt, a workflow run) to
+    its outcome (``done|failed|released|lost``, in the kind's words where it has its own); never
+    raises."""
 
     def __call__(self, run: Run, *, now: datetime) -> str: ...
+
+
+class RunGroup(Protocol):
+    """Runs of one kind a slot executes one after the other, their finishes written together."""
+
+    def __len__(self) -> int: ...
+
+    def add(self, run: Run, *, now: datetime) -> None:
+        """Execute a claimed run; its finish waits for :meth:`write`. Never raises."""
+
+    def write(self) -> str | None:
+        """Finish the runs added since the last write, in one transaction."""
+
+
+@runtime_checkable
+class GroupedExecutor(KindExecutor, Protocol):
+    """A kind's executor whose runs a slot executes in a group (``runs.batch``): a workflow
+    run's finish is written with those of the runs its slot executed before it."""
+
+    def group(self, worker: Worker, stamps: PassClock) -> RunGroup: ...
 
 
 @dataclass(slots=True, kw_only=True)
@@ -147,6 +169,8 @@ class Worker:
     after: str = ""  # the claim's turn among scopes without a pool (with one: the pool's)
     executors: Mapping[str, KindExecutor] = field(default_factory=dict)
     own: tuple[str, ...] = ()
+    workflows: tuple[str, ...] = ()  # the registered workflows: their runs are claimed too
+    limits: RunLimits | None = None  # their ``max_concurrent`` (``store.workflow_claims``)
     actions: bool = True  # False: claims runs of ``own`` only (``Tocsin.lanes.work``)
     per_slot: int = 64  # with a pool: runs a claim takes per free slot (``runs.drain``)
 
@@ -178,11 +202,14 @@ class Worker:
         pooled: dict[str, Any] = {}
         if pool is not None:
             pooled = {"busy": pool.queued(), "share": self.per_slot, "scopes": pool.free()}
+        # with workflows to claim too, the table runs and lane attempts take half a claim at
+        # most, the workflow runs the rest: a backlog of either kind never starves the other
+        first = limit - limit // 2 if self.workflows and self.actions else limit
         with self.env.store.begin() as tx:
             claimed = claim_scoped_runs(
                 tx,
                 now=now,
-                limit=limit,
+                limit=first,
                 after=after,
                 held=held,
                 cap=cap,
@@ -190,6 +217,7 @@ class Worker:
                 actions=self.actions,
                 **pooled,
             )
+            claimed += self._claim_workflows(tx, now, limit - len(claimed), pool)
             for table_id in {run.table_id for run, _scope in claimed if run.kind == "actions"}:
                 tables[table_id] = get_table(tx, table_id=table_id, include_trashed=True)
         after = next_turn(after, {scope for _run, scope in claimed})
@@ -198,6 +226,23 @@ class Worker:
         else:
             pool.after = after
         return [(run, tables.get(run.table_id), tenant_of(scope)) for run, scope in claimed]
+
+    def _claim_workflows(
+        self, tx: Tx, now: datetime, want: int, pool: RunPool | None
+    ) -> list[tuple[Run, str]]:
+        """The registered workflows' pending runs, as many as the app's scope may take (with a
+        pool: ``per_slot`` for each slot it may still take, none while a queue of its holds
+        runs)."""
+        if not self.workflows or want <= 0 or not self.actions:
+            return []
+        if pool is not None:
+            if APP_SCOPE in pool.queued():
+                return []
+            want = min(want, pool.free(APP_SCOPE) * max(1, self.per_slot))
+        claimed = claim_workflow_runs(
+            tx, now=now, limit=want, workflow_ids=self.workflows, limits=self.limits
+        )
+        return [(run, APP_SCOPE) for run in claimed]
 
     def execute(self, run: Run, table: Table | None, *, now: datetime) -> str:
         """Run a claimed run to its outcome: ``done|failed|retrying|released|lost``. Never

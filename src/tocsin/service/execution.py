@@ -27,6 +27,7 @@ from tocsin.store.chat import list_messages
 from tocsin.store.records import get_table
 from tocsin.store.run_queries import count_runs, count_stuck_runs
 from tocsin.store.runs import requeue_runs
+from tocsin.store.workflow_claims import RunLimits
 
 REQUEUE_STATUSES = ("pending", "running")
 
@@ -79,6 +80,8 @@ class ExecutionState:
     # ``trigger_id`` of those this process executes (its registered lanes)
     executors: dict[str, KindExecutor] = field(default_factory=dict)
     own: Callable[[], tuple[str, ...]] = tuple
+    # the registered workflows whose runs this process's worker claims, and their limits
+    flows: Callable[[], tuple[tuple[str, ...], RunLimits | None]] = lambda: ((), None)
 
 
 class RunsService(Service):
@@ -149,8 +152,9 @@ class RunsService(Service):
         pool: RunPool | None = None,
         actions: bool = True,
     ) -> int:
-        """Apply approved staged changes, then execute pending runs; returns runs executed.
-        ``actions`` false: the app's own runs only (lane attempts), no staged change.
+        """Apply approved staged changes, then execute pending runs of every kind (table runs,
+        lane attempts, workflow runs); returns runs executed. ``actions`` false: lane attempts
+        only, no staged change.
 
         A given ``now`` stamps the whole pass. Otherwise ``clock`` (default: the real clock) is
         read again before each claim and each action, so runs of a long pass stay fresh.
@@ -164,6 +168,7 @@ class RunsService(Service):
         env = self.action_env()
         if actions:
             apply_approved(env, now=at, policy=self.execution.policy, limit=limit)
+        flows, limits = self.execution.flows() if actions else ((), None)
         worker = Worker(
             env=env,
             policy=self.execution.policy,
@@ -172,6 +177,8 @@ class RunsService(Service):
             stamps=pass_clock(at) if read is None else None,  # the pass's now, plus elapsed
             executors=self.execution.executors,
             own=self.execution.own(),
+            workflows=flows,
+            limits=limits,
             actions=actions,
             per_slot=self.settings.run_claim_chunk,
         )

@@ -56,6 +56,8 @@ class Tocsin:
         self._lanes.alert_env = self._runs.action_env
         self._runs.execution.executors["lane"] = self._lanes.execute_claimed  # the one queue's
         self._runs.execution.own = self._lanes.ids
+        self._runs.execution.executors["workflow"] = workflows.executor
+        self._runs.execution.flows = workflows.claimed
         self._lanes.drain = partial(self._runs.work, actions=False)
 
     @classmethod
@@ -153,17 +155,11 @@ class Tocsin:
         clock: Callable[[], datetime] | None = None,
         pool: RunPool | None = None,
     ) -> int:
-        """Approved staged changes and the one queue's runs (table runs and lane attempts, the
-        scopes in turn), then workflow runs: at most ``limit`` in all; returns how many ran
-        (with ``pool``: started). A given ``now`` stamps the pass; else ``clock`` (default: the
-        real one) is read before each claim."""
-        done = 0
-        for stage in (self._runs.work, self._workflows.work):
-            left = None if limit is None else limit - done
-            done += stage(now, left, should_stop=should_stop, clock=clock, pool=pool)
-            if limit is not None and done >= limit:
-                return done
-        return done
+        """Approved staged changes and the one queue's runs (table runs, lane attempts and
+        workflow runs, the scopes in turn) through the one worker: at most ``limit``; returns
+        how many ran (with ``pool``: started). A given ``now`` stamps the pass; else ``clock``
+        (default: the real one) is read before each claim."""
+        return self._runs.work(now, limit, should_stop=should_stop, clock=clock, pool=pool)
 
     # --- tables, records, triggers config, preview, runs listing (TablesService) -----------------
     def create_table(

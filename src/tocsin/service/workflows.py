@@ -27,11 +27,11 @@ from tocsin.engine.passes import Pass, fire_passes
 from tocsin.engine.schedules import COUNTS, new_run, schedule_pass
 from tocsin.engine.trees import tree_passes
 from tocsin.errors import Conflict, NotFound, TocsinError, ValidationError
-from tocsin.runs.pool import RunPool
 from tocsin.service.base import Core, Service
 from tocsin.service.schedules import Schedules, check_page
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.tx import Tx
+from tocsin.store.workflow_claims import RunLimits
 from tocsin.workflows import runner
 from tocsin.workflows.definition import Workflow
 from tocsin.workflows.sync import sync_schedules
@@ -58,7 +58,10 @@ class WorkflowService(Service):
             self._now,
             max_instants=self.settings.backfill_max_instants,
         )
-        self._leases = runner.Leases()  # the runs this process's pool holds (renewed by work)
+        # the workflow runs' executor in the one worker (``Tocsin.work``: ``RunsService.work``)
+        self.executor = runner.WorkflowExecutor(
+            lambda: self.store, lambda: self.workflows, lambda: self.alert_env
+        )
         self._sync_owed = False  # what was registered has not been synced yet
         self._sync_lock = threading.Lock()  # one sync at a time: the owed one happens once
         # what failed runs' on_failure actions run with (the facade wires the runs service's)
@@ -163,9 +166,7 @@ class WorkflowService(Service):
         with self.store.begin() as tx:
             store_runs.insert_runs(tx, rows=[row])
         if wait:
-            runner.claim_and_execute(
-                self.store, self.workflows, row["id"], now=at, alert_env=self.alert_env
-            )
+            self.executor.claim_and_execute(row["id"], now=at)
         return self.get_workflow_run(row["id"])
 
     def _check_input(self, workflow_id: str, input: Any) -> None:
@@ -256,9 +257,7 @@ class WorkflowService(Service):
         values = {"status": "pending", "resume_data": _plain(data), "suspend_payload": None}
         self._transition(run_id, ("suspended",), values, at, messages.workflow_run_not_suspended)
         if wait:
-            runner.claim_and_execute(
-                self.store, self.workflows, run_id, now=at, alert_env=self.alert_env
-            )
+            self.executor.claim_and_execute(run_id, now=at)
         return self.get_workflow_run(run_id)
 
     def retry_workflow_run(
@@ -277,9 +276,7 @@ class WorkflowService(Service):
         }
         self._transition(run_id, RETRYABLE, values, at, messages.workflow_run_not_retryable)
         if wait:
-            runner.claim_and_execute(
-                self.store, self.workflows, run_id, now=at, alert_env=self.alert_env
-            )
+            self.executor.claim_and_execute(run_id, now=at)
         return self.get_workflow_run(run_id)
 
     def _transition(
@@ -300,35 +297,10 @@ class WorkflowService(Service):
 
     # --- execution -----------------------------------------------------------------------------
 
-    def work(
-        self,
-        now: datetime | None = None,
-        limit: int | None = None,
-        *,
-        should_stop: Callable[[], bool] | None = None,
-        clock: Callable[[], datetime] | None = None,
-        pool: RunPool | None = None,
-    ) -> int:
-        """Execute pending runs of the registered workflows, at most ``limit`` (with ``pool``:
-        start them on its threads, as the table runs; see ``RunsService.work``)."""
-        read = None if now is not None else (clock or self.wall_clock)
-        at = self._now(now) if read is None else read()
-        return runner.execute_pending(
-            self.store,
-            self.workflows,
-            now=at,
-            limit=limit,
-            should_stop=should_stop,
-            clock=read,
-            pool=pool,
-            hold_s=self.settings.stuck_after_s / 4,
-            leases=self._leases,
-            backoff_max_s=self.settings.db_backoff_max_s,
-            claim_batch=self.settings.workflow_claim_batch,
-            claim_chunk=self.settings.workflow_claim_chunk,
-            slot_look_s=self.settings.workflow_slot_look_s,
-            alert_env=self.alert_env,
-        )
+    def claimed(self) -> tuple[tuple[str, ...], RunLimits]:
+        """The workflows whose runs this process's worker claims (the registered ones: a
+        process never claims a run it could not execute) and their ``max_concurrent``."""
+        return tuple(sorted(self.workflows)), runner.run_limits(self.workflows)
 
     def start_from_action(self, tx: Tx, workflow_id: str, input: Any, *, now: datetime) -> str:
         """The ``start_workflow`` port of actions (SPEC §10, ``ActionEnv.workflows``): the run

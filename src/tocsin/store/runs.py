@@ -939,6 +939,26 @@ def release_run(tx: Tx, *, run_id: str, attempts: int, now: datetime) -> bool:
     return moved
 
 
+def renew_runs(tx: Tx, *, runs_: Sequence[tuple[str, int]], now: datetime) -> None:
+    """Stamp ``updated_at`` (the stale sweep's heartbeat) of claimed runs of any kind a live
+    worker still holds (``(run_id, attempts)`` each, under its claim fence): in a slow step or
+    action, or run and waiting for their group's finish. A run whose claim was lost meanwhile is
+    left alone, and so is one a finish is writing (PostgreSQL: ``SKIP LOCKED``; waiting for it,
+    the renewal could deadlock with a finish that waits for a row the renewal holds)."""
+    tx.require_writable()
+    at = instant_binder(tx)(now)
+    update_rows(
+        tx,
+        (("rid", "text"), ("att", "int"), ("u", "timestamp")),
+        "UPDATE runs SET updated_at = v.u FROM v WHERE runs.id = v.rid"
+        " AND runs.status = 'running' AND runs.attempts = v.att"
+        " AND runs.id IN (SELECT w.id FROM runs w JOIN v ON w.id = v.rid"
+        " FOR UPDATE OF w SKIP LOCKED)",
+        [(rid, att, at) for rid, att in runs_],
+        "UPDATE runs SET updated_at = ?3 WHERE id = ?1 AND status = 'running' AND attempts = ?2",
+    )
+
+
 def reset_for_retry(
     tx: Tx, *, run_id: str, expected_status: str, expected_updated_at: datetime, now: datetime
 ) -> Run | None:

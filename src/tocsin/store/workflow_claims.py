@@ -14,9 +14,10 @@ from typing import Any
 
 from sqlalchemy import Text, cast
 
+from tocsin.core.model import Run
 from tocsin.store.bulk import instant_reader
 from tocsin.store.jsontext import json_value
-from tocsin.store.runs import RunLimits, claimed_rows
+from tocsin.store.runs import RunLimits, claim_scoped_runs, claimed_rows
 from tocsin.store.schema import runs
 from tocsin.store.tx import Tx
 from tocsin.store.workflow_runs import COLUMN_OF, JSON_COLUMNS
@@ -116,11 +117,31 @@ def _decoded(row: Sequence[Any], instant: Callable[[Any], datetime | None]) -> d
     }
 
 
+def claim_workflow_runs(
+    tx: Tx,
+    *,
+    now: datetime,
+    limit: int,
+    workflow_ids: Sequence[str],
+    limits: RunLimits | None = None,
+) -> list[Run]:
+    """The one claim (``store.runs.claim_scoped_runs``) of workflow runs only: run values of the
+    one queue (kind ``workflow``: the workflow in ``trigger_id``, the step receipts in
+    ``action_results``), in creation order."""
+    if not workflow_ids:
+        return []
+    claimed = claim_scoped_runs(
+        tx, now=now, limit=limit, actions=False, workflows=workflow_ids, limits=limits
+    )
+    return [run for run, _scope in claimed]
+
+
 __all__ = [
     "CLAIMED_COLUMNS",
     "ClaimedRow",
     "RunLimits",
     "claim_next_rows",
+    "claim_workflow_runs",
     "fence",
     "run_reader",
 ]

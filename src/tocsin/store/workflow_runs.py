@@ -519,47 +519,6 @@ _REQUEUE_STALE = (  # built once: the tick runs it on every pass
 )
 
 
-def release_runs(tx: Tx, *, runs: Sequence[tuple[str, int]], now: datetime) -> None:
-    """``running → pending`` for claimed runs a worker did not start (``(run_id, attempts)``
-    each, under its claim fence): asked to stop, or held past its batch's budget. Receipts are
-    kept; the next claim bumps ``attempts``."""
-    tx.wake_workers(bool(runs))
-    _fenced_set(tx, runs, now, "status = 'pending', ")
-
-
-def renew_runs(tx: Tx, *, runs: Sequence[tuple[str, int]], now: datetime) -> None:
-    """Stamp ``updated_at`` (the stale sweep's heartbeat) of claimed runs a live worker still
-    holds (``(run_id, attempts)`` each, under its claim fence): in a slow step, or run and
-    waiting for their batch's finish. A run whose claim was lost meanwhile is left alone, and so
-    is one a finish is writing (PostgreSQL: ``SKIP LOCKED``; waiting for it, the renewal could
-    deadlock with a finish that waits for a row the renewal holds)."""
-    _fenced_set(
-        tx,
-        runs,
-        now,
-        "",
-        " AND runs.id IN (SELECT w.id FROM runs w JOIN v ON w.id = v.rid"
-        " FOR UPDATE OF w SKIP LOCKED)",
-    )
-
-
-def _fenced_set(
-    tx: Tx, held: Sequence[tuple[str, int]], now: datetime, status: str, unlocked: str = ""
-) -> None:
-    tx.require_writable()
-    at = instant_binder(tx)(now)
-    update_rows(
-        tx,
-        (("rid", "text"), ("att", "int"), ("u", "timestamp")),
-        f"UPDATE runs SET {status}updated_at = v.u FROM v WHERE runs.id = v.rid"
-        " AND runs.kind = 'workflow' AND runs.status = 'running'"
-        f" AND runs.attempts = v.att{unlocked}",
-        [(rid, att, at) for rid, att in held],
-        f"UPDATE runs SET {status}updated_at = ?3"
-        " WHERE id = ?1 AND kind = 'workflow' AND status = 'running' AND attempts = ?2",
-    )
-
-
 def record_alert(tx: Tx, *, run_id: str, alert: Mapping[str, Any]) -> None:
     """Store the outcome of a run's failure alert (``on_failure``)."""
     tx.require_writable()
@@ -592,8 +551,6 @@ __all__ = [
     "insert_runs",
     "list_runs",
     "record_alert",
-    "release_runs",
-    "renew_runs",
     "requeue_stale_runs",
     "run_dict",
     "runs_by_id",
