@@ -1,8 +1,9 @@
 """The one claim (``store.runs.claim_scoped_runs``) takes workflow runs too, both backends: of the
-claimer's ``workflows`` only, oldest first, a workflow's and each schedule's runs a scope of the
-app's tenant (``app/wf:<workflow>[/<schedule>]``) visited in turn with every other; a workflow's
-and a schedule's ``max_concurrent`` (``RunLimits``, nested) never passed, two PostgreSQL claimers
-at once included; the pick reads the pending index, never a scan."""
+claimer's ``workflows`` only, oldest first, a workflow's runs a scope of the app's tenant
+(``app/wf:<workflow>``), a limited schedule's (``max_concurrent``, inserted so:
+``app/wf:<workflow>/<schedule>``) one within it, each visited in turn with every other; a
+workflow's and a schedule's ``max_concurrent`` (``RunLimits``, nested) never passed, two
+PostgreSQL claimers at once included; the pick reads the pending index, never a scan."""
 
 from __future__ import annotations
 
@@ -34,9 +35,16 @@ LATER = NOW + timedelta(minutes=5)
 
 
 def _workflow_runs(
-    store: Store, workflow: str, count: int, *, schedule: str | None = None, at: Any = NOW
+    store: Store,
+    workflow: str,
+    count: int,
+    *,
+    schedule: str | None = None,
+    at: Any = NOW,
+    limited: bool = False,
 ) -> list[str]:
-    """``count`` pending runs of ``workflow`` (of ``schedule`` when given), one a millisecond."""
+    """``count`` pending runs of ``workflow`` (of ``schedule`` when given), one a millisecond;
+    ``limited``: the schedule declares ``max_concurrent`` (its runs' own scope)."""
     rows = [
         new_run(
             run_id=new_id(), workflow_id=workflow, input={"n": i}, trigger="manual",
@@ -46,7 +54,7 @@ def _workflow_runs(
         for i in range(count)
     ]  # fmt: skip
     with store.begin() as tx:
-        store_runs.insert_runs(tx, rows=rows)
+        store_runs.insert_runs(tx, rows=rows, limited={schedule} if limited and schedule else ())
     return [r["id"] for r in rows]
 
 
@@ -120,11 +128,12 @@ def test_the_claim_takes_the_runs_of_its_workflows_only_oldest_first(
 
 
 def test_workflow_scopes_take_turns_with_the_tenants(store: Store, table: Table) -> None:
-    """A workflow's 50 runs and its schedule's 50, all older than two tenants' runs: a claim of 8
-    takes two of each of the four scopes, the oldest of each; the next goes on after them."""
+    """A workflow's 50 runs and its limited schedule's 50, all older than two tenants' runs: a
+    claim of 8 takes two of each of the four scopes, the oldest of each; the next goes on after
+    them."""
     other = make_table(store)
     manual = _workflow_runs(store, "wf", 50)
-    scheduled = _workflow_runs(store, "wf", 50, schedule="wf__s")
+    scheduled = _workflow_runs(store, "wf", 50, schedule="wf__s", limited=True)
     later = NOW + timedelta(minutes=1)
     a_ids, b_ids = (_table_runs(store, t, 3, at=later) for t in (table, other))
     claimed = _claim(store, 8, workflows=["wf"])
@@ -133,6 +142,23 @@ def test_workflow_scopes_take_turns_with_the_tenants(store: Store, table: Table)
     assert {s for s in scopes if tenant_of(s) == "app"} == {"app/wf:wf", "app/wf:wf/wf__s"}
     after = next_turn("", scopes)
     assert len(_claim(store, 4, workflows=["wf"], after=after)) == 4
+
+
+def test_the_schedules_of_a_workflow_share_its_scope(store: Store) -> None:
+    """10 schedules without a limit, 5 runs each: one scope, the workflow's, so a claim visits it
+    once and takes its oldest runs whatever their schedule. A schedule whose limit the inserting
+    process did not have (declared later) is of the workflow's scope too: the limit holds for its
+    runs inserted after, only those are of its own scope."""
+    ids = []
+    for n in range(10):
+        ids += _workflow_runs(store, "wf", 5, schedule=f"s{n}", at=NOW + timedelta(seconds=n))
+    claimed = _claim(store, 12, workflows=["wf"])
+    assert _ids(claimed) == ids[:12] and {s for _, s in claimed} == {"app/wf:wf"}
+    later = _workflow_runs(store, "wf", 2, schedule="s0", at=LATER, limited=True)
+    limits = RunLimits(schedules={"s0": 1}, schedule_of={"s0": "wf"})
+    claimed = _claim(store, 100, workflows=["wf"], limits=limits, now=LATER + timedelta(1))
+    assert {run_id for run_id, _ in claimed} == {*ids[12:], later[0]}
+    assert [s for r, s in claimed if r == later[0]] == ["app/wf:wf/s0"]
 
 
 def test_a_worker_of_workflows_only_claims_workflow_runs_only(store: Store, table: Table) -> None:
@@ -147,7 +173,7 @@ def test_a_table_worker_passes_over_a_workflow_backlog(store: Store, table: Tabl
     """No ``workflows``: every workflow scope is passed over (one probe in all), so a claim still
     visits its ``limit`` tenant scopes past a backlog of many workflows' schedules."""
     for n in range(6):
-        _workflow_runs(store, f"wf{n}", 2, schedule=f"s{n}")
+        _workflow_runs(store, f"wf{n}", 2, schedule=f"s{n}", limited=True)
         _workflow_runs(store, f"wf{n}", 2)
     tables = [table, *(make_table(store) for _ in range(2))]
     for t in tables:
@@ -182,7 +208,7 @@ def test_a_workflows_limit_holds_across_claims(store: Store) -> None:
 def test_a_schedules_runs_count_for_its_workflow(store: Store) -> None:
     """Nested: a workflow of 3 with a schedule of 1: of the schedule's 4 runs one, of its manual
     runs two (the workflow's room); a schedule's running runs use its workflow's room."""
-    scheduled = _workflow_runs(store, "wf", 4, schedule="sch")
+    scheduled = _workflow_runs(store, "wf", 4, schedule="sch", limited=True)
     manual = _workflow_runs(store, "wf", 4, at=NOW + timedelta(seconds=1))
     limits = RunLimits(workflows={"wf": 3}, schedules={"sch": 1}, schedule_of={"sch": "wf"})
     claimed = _claim(store, 10, workflows=["wf"], limits=limits)
@@ -200,7 +226,7 @@ def test_a_schedules_runs_count_for_its_workflow(store: Store) -> None:
 
 
 def test_a_limited_schedule_of_a_free_workflow(store: Store) -> None:
-    scheduled = _workflow_runs(store, "wf", 3, schedule="sch")
+    scheduled = _workflow_runs(store, "wf", 3, schedule="sch", limited=True)
     manual = _workflow_runs(store, "wf", 3, at=NOW + timedelta(seconds=1))
     limits = RunLimits(schedules={"sch": 1}, schedule_of={"sch": "wf"})
     claimed = _claim(store, 10, workflows=["wf"], limits=limits)
@@ -254,7 +280,7 @@ def test_two_claimers_at_once_never_pass_a_workflows_limit(store: Store) -> None
 def test_racing_claimers_never_pass_the_limits(store: Store, nested: bool) -> None:
     """Four threads claim and finish in a loop, retrying a claim rolled back past a limit: at no
     commit are more runs running than the workflow's limit (nested: the schedule's too)."""
-    _workflow_runs(store, "wf", 20, schedule="sch")
+    _workflow_runs(store, "wf", 20, schedule="sch", limited=True)
     _workflow_runs(store, "wf", 20 if nested else 0)
     limits = (
         RunLimits(workflows={"wf": 3}, schedules={"sch": 1}, schedule_of={"sch": "wf"})
@@ -321,7 +347,7 @@ def test_the_claim_reads_the_pending_index_on_a_backlog(store: Store, table: Tab
     bitmap, no hash join of the pending runs."""
     for n in range(3):
         _workflow_runs(store, f"wf{n}", 800)
-    _workflow_runs(store, "wf0", 600, schedule="sch")
+    _workflow_runs(store, "wf0", 600, schedule="sch", limited=True)
     _table_runs(store, table, 5)
     limits = RunLimits(workflows={"wf0": 50}, schedules={"sch": 5}, schedule_of={"sch": "wf0"})
     if store.is_postgres:  # statistics, as a populated database has (the UPDATE by its key)

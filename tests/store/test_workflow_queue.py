@@ -190,11 +190,11 @@ def test_stored_workflow_runs_move_into_runs_and_back(store: Store, table: Table
             kinds = dict(tx.conn.execute(select(runs.c.id, runs.c.kind)).all())
             assert kinds == {"table-run": "actions"} | dict.fromkeys(want, "workflow")
             scopes = dict(tx.conn.execute(select(runs.c.id, runs.c.scope)).all())
-            assert scopes == {  # 0036: each its workflow's scope, a schedule's run its schedule's
+            assert scopes == {  # 0036: each its workflow's scope, a schedule's run too
                 "table-run": "s:1",
-                "wf-run-1-pending": "app/wf:wf_a/sch_1",
+                "wf-run-1-pending": "app/wf:wf_a",
                 "wf-run-2-running": "app/wf:wf_a",
-                "wf-run-3-success": "app/wf:wf_b/sch_2",
+                "wf-run-3-success": "app/wf:wf_b",
                 "wf-run-4-suspended": "app/wf:wf_b",
                 "wf-run-5-retrying": "app/wf:wf_b",
             }
@@ -381,8 +381,9 @@ def test_each_side_reads_its_own_partial_indexes(store: Store, table: Table) -> 
 
 def test_0036_gives_workflow_runs_their_scopes_and_its_downgrade_the_apps(store: Store) -> None:
     """Migration 0036_oneclaim both ways on stored runs: down, every workflow run's scope is the
-    app's (``app``) and the claim's index holds none; up, each has its workflow's or schedule's
-    scope again and the one claim finds it."""
+    app's (``app``) and the claim's index holds none; up, each has its workflow's scope (a
+    limited schedule's run too: the database holds no schedule's limit) and the one claim finds
+    it."""
     rows = [
         {
             **new_run(run_id=new_id(), workflow_id="wf", input={}, now=NOW, trigger="manual"),
@@ -391,14 +392,15 @@ def test_0036_gives_workflow_runs_their_scopes_and_its_downgrade_the_apps(store:
         for sid in ("s1", None)
     ]
     with store.begin() as tx:
-        store_runs.insert_runs(tx, rows=rows)
-    want = {rows[0]["id"]: "app/wf:wf/s1", rows[1]["id"]: "app/wf:wf"}
+        store_runs.insert_runs(tx, rows=rows, limited={"s1"})
+    inserted = {rows[0]["id"]: "app/wf:wf/s1", rows[1]["id"]: "app/wf:wf"}
+    want = dict.fromkeys(inserted, "app/wf:wf")
 
     def scopes() -> dict[str, str]:
         with store.read() as tx:
             return dict(tx.conn.execute(select(runs.c.id, runs.c.scope)).all())
 
-    assert scopes() == want
+    assert scopes() == inserted
     with store.begin() as tx:
         command.downgrade(alembic_config(tx.conn), "0035_wfqueue")
     assert scopes() == dict.fromkeys(want, "app")

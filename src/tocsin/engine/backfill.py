@@ -14,7 +14,7 @@ transaction each (a progress callback after each).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import datetime
 
 from tocsin.core.model import DueSchedule
@@ -47,6 +47,7 @@ def run_backfill(
     *,
     now: datetime,
     progress: Progress | None = None,
+    limited: Collection[str] = (),
 ) -> dict[str, int]:
     """Claim and start a run for each instant of ``plan`` not backfilled before, and record
     its skips: ``{"instants", "created", "existing"}``."""
@@ -55,7 +56,7 @@ def run_backfill(
         chunk = instants[begin : begin + CHUNK]
         ranges = plan.skips if begin == 0 else ()
         with store.begin() as tx:
-            created += _backfill_chunk(tx, row, chunk, ranges, now)
+            created += _backfill_chunk(tx, row, chunk, ranges, now, limited)
         if progress is not None:
             progress(begin + len(chunk), len(instants))
     return {"instants": len(instants), "created": created, "existing": len(instants) - created}
@@ -67,6 +68,7 @@ def _backfill_chunk(
     chunk: list[datetime],
     ranges: tuple[SkipRange, ...],
     now: datetime,
+    limited: Collection[str] = (),
 ) -> int:
     """Fire ``chunk``'s instants not backfilled before, with ``ranges``; the runs created."""
     ids = uuid7s(now, len(chunk))
@@ -76,7 +78,7 @@ def _backfill_chunk(
 
     def write(claimed: list[int]) -> tuple[str, ...]:
         runs = [schedule_run(row, ids[i], chunk[i], now, trigger="backfill") for i in claimed]
-        store_runs.insert_runs(tx, rows=runs)
+        store_runs.insert_runs(tx, rows=runs, limited=limited)
         return ()
 
     return sum(map(bool, fire.fire(tx, firings, write, skips=ranges, now=now)))

@@ -93,9 +93,12 @@ def fire_due_schedules(
     now: datetime,
     limit: int = DEFAULT_LIMIT,
     registered: Collection[str] | None = None,
+    limited: Collection[str] = (),
 ) -> int:
-    """Fire every due schedule (up to ``limit``) at ``now``; returns the fires recorded."""
-    return fire_passes(store, [schedule_pass(limit, registered, drain=False)], now=now)[COUNTS]
+    """Fire every due schedule (up to ``limit``) at ``now``; returns the fires recorded
+    (``limited``: the schedules declaring ``max_concurrent``, ``store.workflow_runs.insert_runs``)."""
+    passes = [schedule_pass(limit, registered, drain=False, limited=limited)]
+    return fire_passes(store, passes, now=now)[COUNTS]
 
 
 def fire_all_due_schedules(
@@ -104,13 +107,14 @@ def fire_all_due_schedules(
     now: datetime,
     page: int = DEFAULT_LIMIT,
     registered: Collection[str] | None = None,
+    limited: Collection[str] = (),
 ) -> int:
     """:func:`fire_due_schedules` a page of ``page`` rows at a time (each page its own
     transaction) until a page comes back short: every schedule due at ``now`` fires in one
     call (the tick's pass). It ends: a claimed row's ``next_fire_at`` moves past ``now`` (or to
     NULL) in its page's transaction, so no row is claimed twice at one ``now``. Returns the
     fires recorded."""
-    return fire_passes(store, [schedule_pass(page, registered)], now=now)[COUNTS]
+    return fire_passes(store, [schedule_pass(page, registered, limited=limited)], now=now)[COUNTS]
 
 
 def schedule_pass(
@@ -119,15 +123,17 @@ def schedule_pass(
     *,
     drain: bool = True,
     prepare: Callable[[datetime], bool] | None = None,
+    limited: Collection[str] = (),
 ) -> Pass:
     """The workflow cron schedules as a pass of the tick's loop (:mod:`tocsin.engine.passes`):
     pages of ``limit`` due rows until a page comes back short (``drain``; else one page). Its
     units are the schedules' ids: a page names each row its claim returns, the claim leaves out
     ``take.skip`` (a page moves its rows past ``now``, ``Pass.moves``: the units of this call's
-    failed pages) and, on a failed page's retry, claims ``take.only`` alone."""
+    failed pages) and, on a failed page's retry, claims ``take.only`` alone. ``limited``: the
+    schedules declaring ``max_concurrent`` (their runs' own scope, ``store.workflow_runs``)."""
 
     def page(tx: Tx, now: datetime, take: Take) -> bool:
-        claimed, fired = _fire_page(tx, now, limit, registered, take)
+        claimed, fired = _fire_page(tx, now, limit, registered, take, limited)
         take.counts[COUNTS] += fired
         return drain and claimed >= limit
 
@@ -142,6 +148,7 @@ def _fire_page(
     limit: int,
     registered: Collection[str] | None,
     take: Take,
+    limited: Collection[str] = (),
 ) -> tuple[int, int]:
     """One page in ``tx`` on ``take``'s terms: (due rows claimed, fires recorded)."""
     rows = store_schedules.claim_due_schedules(
@@ -154,7 +161,7 @@ def _fire_page(
     batch = _Batch(ids=uuid7s(now, 2 * len(rows))[::-1])
     for index, row in enumerate(rows):
         _plan(index, row, now, busy, batch)
-    _fire(tx, now, registered, rows, batch)
+    _fire(tx, now, registered, rows, batch, limited)
     store_schedules.advance_schedules(
         tx, ids=batch.move_ids, next_fire_at=batch.move_next, fire_ids=batch.move_fires, now=now
     )
@@ -209,6 +216,7 @@ def _fire(
     registered: Collection[str] | None,
     rows: Sequence[DueSchedule],
     batch: _Batch,
+    limited: Collection[str] = (),
 ) -> None:
     """Every firing of the page through the fire path at once, with the page's skips; a
     firing the ledger held already (fired by this host or another) records nothing."""
@@ -230,7 +238,7 @@ def _fire(
                 )
             batch.fires.append(fire)
             batch.move_fires[batch.firing_moves[i]] = fire["id"]
-        store_runs.insert_runs(tx, rows=batch.runs)
+        store_runs.insert_runs(tx, rows=batch.runs, limited=limited)
         store_schedules.insert_fires(tx, fires=batch.fires)
         return ()
 

@@ -64,15 +64,18 @@ def fire_trigger_schedules(
     now: datetime,
     limit: int = DEFAULT_LIMIT,
     registered: Collection[str] | None = None,
+    limited: Collection[str] = (),
 ) -> int:
     """Consume every pending event, then decide every due trigger schedule at ``now``, a page
     at a time (the first due page in the transaction of the last event page); returns the fires
     recorded."""
-    return fire_passes(store, tree_passes(limit, registered), now=now)[COUNTS]
+    return fire_passes(store, tree_passes(limit, registered, limited), now=now)[COUNTS]
 
 
 def tree_passes(
-    limit: int = DEFAULT_LIMIT, registered: Collection[str] | None = None
+    limit: int = DEFAULT_LIMIT,
+    registered: Collection[str] | None = None,
+    limited: Collection[str] = (),
 ) -> list[Pass]:
     """The trigger-tree schedules as a pass of the tick's loop (:mod:`tocsin.engine.passes`):
     the event pages until no event is pending, the first due page in the last event page's
@@ -93,15 +96,15 @@ def tree_passes(
         store_events.serialize_pass(tx)
         only = take.only
         if only is not None and only.startswith(_EVENTS):  # a failed page's batch, alone
-            take.counts[COUNTS] += _event_page(tx, now, registered, take)[0]
+            take.counts[COUNTS] += _event_page(tx, now, registered, take, limited)[0]
             return False
         if events_left[0] and only is None:
-            fired, events_left[0] = _event_page(tx, now, registered, take)
+            fired, events_left[0] = _event_page(tx, now, registered, take, limited)
             take.counts[COUNTS] += fired
             if events_left[0]:
                 return True
         skip = [u for u in take.skip if not u.startswith(_EVENTS)]
-        count, claimed = _due_page(tx, now, limit, registered, take, skip)
+        count, claimed = _due_page(tx, now, limit, registered, take, skip, limited)
         take.counts[COUNTS] += count
         return claimed >= limit
 
@@ -112,7 +115,7 @@ _EVENTS = "events:"  # an event page's unit: the prefix of its batch's name
 
 
 def _event_page(
-    tx: Tx, now: datetime, registered: Collection[str] | None, take: Take
+    tx: Tx, now: datetime, registered: Collection[str] | None, take: Take, limited: Collection[str]
 ) -> tuple[int, bool]:
     """One page of events: (fires recorded, whether more events may wait). The batch is named
     in ``take.units``; a batch in ``take.skip`` (it failed this call), or not ``take.only``, is
@@ -131,7 +134,7 @@ def _event_page(
     pairs = [(e.kind, e.subject) for e in events]
     rows = store_events.lock_trigger_schedules(tx, events=pairs, now=horizon)
     seen = [(e.kind, e.subject, e.occurred_at) for e in events]
-    fired = _decide_rows(tx, rows, seen, horizon, registered)
+    fired = _decide_rows(tx, rows, seen, horizon, registered, limited)
     store_events.delete_events(tx, ids=[e.id for e in events])
     return fired, more
 
@@ -143,6 +146,7 @@ def _due_page(
     registered: Collection[str] | None,
     take: Take,
     skip: Sequence[str],
+    limited: Collection[str],
 ) -> tuple[int, int]:
     """One page of due tree schedules on ``take``'s terms, leaving out ``skip``: (fires
     recorded, schedules claimed)."""
@@ -151,7 +155,7 @@ def _due_page(
     )
     if not rows:
         return 0, 0
-    return _decide_rows(tx, rows, [], now, registered), len(rows)
+    return _decide_rows(tx, rows, [], now, registered, limited), len(rows)
 
 
 def _decide_rows(
@@ -160,12 +164,13 @@ def _decide_rows(
     seen: Seen,
     now: datetime,
     registered: Collection[str] | None,
+    limited: Collection[str],
 ) -> int:
     skipping = [r.id for r in rows if r.overlap == "skip"]
     busy = store_runs.active_schedule_ids(tx, schedule_ids=skipping) if skipping else set()
     fired, states, skipped = 0, [], list[SkipRange]()
     for row in rows:
-        state, count = _one(tx, row, seen, busy, now, registered, skipped)
+        state, count = _one(tx, row, seen, busy, now, registered, limited, skipped)
         fired += count
         if state is not None:
             states.append(state)
@@ -181,6 +186,7 @@ def _one(
     busy: set[str],
     now: datetime,
     registered: Collection[str] | None,
+    limited: Collection[str],
     skipped: list[SkipRange],
 ) -> tuple[dict[str, Any] | None, int]:
     """Decide one schedule; its new state (None: untouched) and the fires recorded (its skips
@@ -204,7 +210,7 @@ def _one(
     last_fire = row.last_fire_id
     recorded = 0
     for at in decision.fires:
-        fire_id = _record(tx, row, at, now, registered)
+        fire_id = _record(tx, row, at, now, registered, limited)
         if fire_id is not None:
             last_fire, recorded = fire_id, recorded + 1
     state = {
@@ -223,6 +229,7 @@ def _record(
     at: datetime,
     now: datetime,
     registered: Collection[str] | None,
+    limited: Collection[str] = (),
 ) -> str | None:
     """``(schedule, at)`` through the fire path: its fire (and its run) written when claimed;
     the fire id, or None when the instant was fired already."""
@@ -236,7 +243,8 @@ def _record(
         if registered is not None and row.workflow_id not in registered:
             error = messages.workflow_unknown(row.workflow_id)
         else:
-            store_runs.insert_runs(tx, rows=[schedule_run(row, run_id, at, now)])
+            run = schedule_run(row, run_id, at, now)
+            store_runs.insert_runs(tx, rows=[run], limited=limited)
         fire = schedule_fire(row, at, now, run_id=run_id if error is None else None, error=error)
         store_schedules.insert_fires(tx, fires=[fire])
         fire_ids.append(str(fire["id"]))

@@ -44,6 +44,7 @@ from tocsin.workflows.definition import (
     Schedule,
     Workflow,
     declared_schedules,
+    limited_schedules,
 )
 from tocsin.workflows.sync import check_trigger_ids, schedule_row
 from tocsin.workflows.views import public_workflow
@@ -305,7 +306,8 @@ class Schedules:
         plan = backfill_plan(row, first, last, cap)
         if len(plan.fires) > cap:
             raise ValidationError(messages.backfill_too_many(cap, forced=force))
-        return run_backfill(self._store, row, plan, now=at, progress=progress)
+        limited = limited_schedules(self._registry().values())  # their runs' own claim scope
+        return run_backfill(self._store, row, plan, now=at, progress=progress, limited=limited)
 
 
 __all__ = ["Schedules", "check_page", "imperative_row"]

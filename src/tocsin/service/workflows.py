@@ -33,7 +33,7 @@ from tocsin.store import workflow_runs as store_runs
 from tocsin.store.tx import Tx
 from tocsin.store.workflow_claims import RunLimits
 from tocsin.workflows import runner
-from tocsin.workflows.definition import Workflow
+from tocsin.workflows.definition import Workflow, limited_schedules
 from tocsin.workflows.sync import sync_schedules
 from tocsin.workflows.views import public_run, public_workflow
 
@@ -135,7 +135,11 @@ class WorkflowService(Service):
         """The workflow schedules' passes of the tick's one paging loop: the cron schedules
         (the declared ones synced first when that is owed), then the trigger trees' events and
         due trees."""
-        return [schedule_pass(limit, drain=drain, prepare=self._prepared), *tree_passes(limit)]
+        limited = limited_schedules(self.workflows.values())  # their runs' own claim scope
+        return [
+            schedule_pass(limit, drain=drain, prepare=self._prepared, limited=limited),
+            *tree_passes(limit, limited=limited),
+        ]
 
     def _prepared(self, at: datetime) -> bool:
         self._sync_if_owed(at)

@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import (
     JSON,
     BindParameter,
+    Boolean,
     ColumnElement,
     Text,
     and_,
@@ -46,11 +47,13 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.types import NullType
 
 from tocsin import messages
 from tocsin.core.model import RUN_TRANSITIONS, QueueEntry, Run, RunStatus
 from tocsin.errors import TransientStoreError
-from tocsin.store.bulk import instant_binder, update_rows, with_rows
+from tocsin.store.bulk import instant_binder, instant_reader, update_rows, with_rows
+from tocsin.store.coltypes import UTCDateTime
 from tocsin.store.dialects import ordered_scans_only, upsert_insert
 from tocsin.store.errors import map_db_errors
 from tocsin.store.jsontext import json_value
@@ -191,24 +194,53 @@ _READ: dict[str, ColumnElement[Any]] = {"definition": _DEFINITION, "payload": PA
 RUN_COLUMNS = tuple(_READ[name] if name in _READ else runs.c[name] for name in RUN_FIELDS)
 
 
-# what a claim returns: :data:`RUN_COLUMNS` with the JSON ones as their text, decoded by
-# :func:`_claimed_value` (``jsontext.json_value``: ``{}`` and ``[]`` made without the parser; the
-# driver's JSON loader per value was a third of a 500-run claim's time)
+# what a claim returns: :data:`RUN_COLUMNS` as the driver gives them, decoded by
+# :func:`_claimed_runs` without SQLAlchemy's result processing: the JSON ones as their text
+# (``jsontext.json_value``: ``{}`` and ``[]`` made without the parser; the driver's JSON loader
+# per value was a third of a 500-run claim's time), the instants raw (``bulk.instant_reader``,
+# memoized: a claim's rows share their stamps), ``clock`` as stored (SQLite: 0 or 1)
 _JSON_FIELDS = frozenset(
     name for name, col in zip(RUN_FIELDS, RUN_COLUMNS, strict=True) if isinstance(col.type, JSON)
 )
+_RAW_FIELDS = frozenset(
+    name
+    for name, col in zip(RUN_FIELDS, RUN_COLUMNS, strict=True)
+    if isinstance(col.type, (UTCDateTime, Boolean))
+)
 CLAIM_COLUMNS = tuple(
-    cast(col, Text).label(name) if name in _JSON_FIELDS else col
+    cast(col, Text).label(name)
+    if name in _JSON_FIELDS
+    else type_coerce(col, NullType()).label(name)
+    if name in _RAW_FIELDS
+    else col
     for name, col in zip(RUN_FIELDS, RUN_COLUMNS, strict=True)
 )
+_JSON_AT = tuple(i for i, name in enumerate(RUN_FIELDS) if name in _JSON_FIELDS)
+_INSTANT_AT = tuple(
+    i for i, col in enumerate(RUN_COLUMNS) if isinstance(col.type, UTCDateTime)
+)
+_CLOCK_AT, _STATUS_AT, _RESULTS_AT = (
+    RUN_FIELDS.index(name) for name in ("clock", "status", "action_results")
+)
+_WIDTH = len(RUN_FIELDS)
 
 
-def _claimed_value(row: Any) -> Run:
-    """A claimed row (:data:`CLAIM_COLUMNS`) as a :class:`Run`: its JSON texts decoded."""
-    values = dict(zip(RUN_FIELDS, row, strict=False))  # the row's first columns, in this order
-    for name in _JSON_FIELDS:
-        values[name] = json_value(values[name])
-    return run_value(values)
+def _claimed_runs(rows: Sequence[Any]) -> list[Run]:
+    """Claimed rows (:data:`CLAIM_COLUMNS` first) as :class:`Run` values, built by position:
+    JSON decoded, instants aware, ``status`` running (the claim's), ``action_results`` a list."""
+    instant = instant_reader()
+    out = []
+    for row in rows:
+        values = list(row[:_WIDTH])
+        for i in _JSON_AT:
+            values[i] = json_value(values[i])
+        for i in _INSTANT_AT:
+            values[i] = instant(values[i])
+        values[_CLOCK_AT] = bool(values[_CLOCK_AT])
+        values[_STATUS_AT] = RunStatus.RUNNING
+        values[_RESULTS_AT] = values[_RESULTS_AT] or []
+        out.append(Run(*values))
+    return out
 
 
 def insert_run(tx: Tx, **fields: Any) -> Run | None:
@@ -347,7 +379,7 @@ def claim_scoped_runs(
         limits=limits,
     )  # fmt: skip
     with map_db_errors():
-        claimed = [(_claimed_value(row), str(row.scope)) for row in rows]
+        claimed = list(zip(_claimed_runs(rows), [str(row.scope) for row in rows], strict=True))
     return sorted(claimed, key=_claim_order)
 
 
@@ -434,7 +466,8 @@ def claimed_rows(
     with map_db_errors():
         if tx.is_postgres:
             ordered_scans_only(tx)  # index probes, never a bitmap scan of the pending runs
-        rows = tx.conn.execute(_claim_next(tx.is_postgres, columns), params).all()
+        statement = _claim_next(tx.is_postgres, columns, bool(limited_scopes))
+        rows = tx.conn.execute(statement, params).all()
         limited = {str(row.scope): int(row.max_concurrent) for row in rows if row.max_concurrent}
         held = _workflow_keys(rows, limited_scopes)
         if (limited or held) and tx.is_postgres:
@@ -552,18 +585,12 @@ fwd(scope, n) AS (
     {limit_grp} AS glim, CASE WHEN s.grp <> s.scope THEN {limit_scope} END AS slim
   FROM seen AS s
 ), nested AS (
-  SELECT k.scope, k.ord, k.tenant, k.grp, k.tenant_room, k.slim, CASE WHEN k.glim IS NULL
-    THEN k.tenant_room ELSE {least}(k.tenant_room, k.glim
-      - (SELECT count(*) FROM runs AS x{held} WHERE {held_where} AND x.scope = k.grp)
-      - (SELECT count(*) FROM runs AS x{held} WHERE {held_where}
-         AND x.scope >= k.grp || '/' AND x.scope < k.grp || '0')) END AS grp_room
+  SELECT k.scope, k.ord, k.tenant, k.grp, k.tenant_room, k.slim, {grp_room} AS grp_room
   FROM keyed AS k
 ), turn AS (
   SELECT t.scope, t.ord, t.tenant, t.tenant_room, t.grp, t.grp_room, CASE
     WHEN t.tenant = t.scope THEN t.tenant_room
-    WHEN {is_wf_t} THEN CASE WHEN t.slim IS NULL THEN t.grp_room ELSE {least}(t.grp_room,
-      t.slim - (SELECT count(*) FROM runs AS x{held} WHERE {held_where} AND x.scope = t.scope))
-      END
+    WHEN {is_wf_t} THEN {wf_room}
     ELSE coalesce({least}(t.tenant_room,
       (SELECT y.max_concurrent FROM runs AS y{by} WHERE y.status = 'pending'
        AND y.scope = t.scope ORDER BY y.updated_at, y.id LIMIT 1)
@@ -577,6 +604,18 @@ fwd(scope, n) AS (
   ORDER BY ord LIMIT :scopes
 )"""
 
+# a workflow scope's room (``nested``, ``turn``): its workflow's limit less the running runs of
+# its scope and its schedules', a limited schedule's scope also its own limit less its running
+# runs; without ``:limits`` (a claimer of no limited workflow nor schedule) the tenant's room:
+# the statement is built without these counts (fewer subqueries to plan per claim)
+_GRP_ROOM = """CASE WHEN k.glim IS NULL
+    THEN k.tenant_room ELSE {least}(k.tenant_room, k.glim
+      - (SELECT count(*) FROM runs AS x{held} WHERE {held_where} AND x.scope = k.grp)
+      - (SELECT count(*) FROM runs AS x{held} WHERE {held_where}
+         AND x.scope >= k.grp || '/' AND x.scope < k.grp || '0')) END"""
+_WF_ROOM = """CASE WHEN t.slim IS NULL THEN t.grp_room ELSE {least}(t.grp_room,
+      t.slim - (SELECT count(*) FROM runs AS x{held} WHERE {held_where} AND x.scope = t.scope))
+      END"""
 _DUE = "(r.next_attempt_at IS NULL OR r.next_attempt_at <= :now)"
 # a workflow scope (``schema.WORKFLOW_SCOPE_PREFIX``) in SQL: ``app/wf:``, both dialects
 _WF = WORKFLOW_SCOPE_PREFIX
@@ -633,8 +672,9 @@ SELECT id FROM (
 _RUNNING_WHERE = "x.status = 'running' AND x.max_concurrent IS NOT NULL"
 
 
-def _visit(postgres: bool) -> str:
-    """:data:`_VISIT` in ``postgres``' dialect or SQLite's."""
+def _visit(postgres: bool, limited: bool) -> str:
+    """:data:`_VISIT` in ``postgres``' dialect or SQLite's; ``limited``: with the workflow
+    scopes' limits (``:limits`` not empty)."""
     wf_key = _PG_WF_KEY if postgres else _SQLITE_WF_KEY
     workflows = (_PG_LIST if postgres else _SQLITE_LIST).format(":workflows")
 
@@ -659,13 +699,20 @@ def _visit(postgres: bool) -> str:
             return f"CAST(CAST(:limits AS jsonb) ->> {key} AS integer)"
         return f"(SELECT j.value FROM json_each(:limits) AS j WHERE j.key = {key})"
 
+    held = "" if postgres else " INDEXED BY ix_runs_workflow_status"
+    least = "least" if postgres else "min"
+    rooms = {"grp_room": "k.tenant_room", "wf_room": "t.grp_room"}
+    if limited:
+        rooms = {
+            "grp_room": _GRP_ROOM.format(least=least, held=held, held_where=_HELD_WHERE),
+            "wf_room": _WF_ROOM.format(least=least, held=held, held_where=_HELD_WHERE),
+        }
     return _VISIT.format(
+        **rooms,
         by="" if postgres else " INDEXED BY ix_runs_pending_scope",
         running="" if postgres else " INDEXED BY ix_runs_running_limited",
-        held="" if postgres else " INDEXED BY ix_runs_workflow_status",
         running_where=_RUNNING_WHERE,
-        held_where=_HELD_WHERE,
-        least="least" if postgres else "min",
+        least=least,
         tenant=(
             "split_part(u.scope, '/', 1)"
             if postgres
@@ -691,62 +738,68 @@ def _visit(postgres: bool) -> str:
     )
 
 
-_PG_PICK = (
-    "WITH RECURSIVE"
-    + _visit(True)
-    + """, cand AS (
+def _pg_pick(limited: bool) -> str:
+    """The claim's pick on PostgreSQL (``limited``: :func:`_visit`'s)."""
+    return (
+        "WITH RECURSIVE"
+        + _visit(True, limited)
+        + """, cand AS (
   SELECT c.id, c.updated_at, a.scope, a.ord, a.tenant, a.tenant_room, a.grp, a.grp_room
   FROM allowed AS a CROSS JOIN LATERAL (
     SELECT r.id, r.updated_at FROM runs AS r
     WHERE r.status = 'pending' AND r.scope = a.scope AND """
-    + _DUE
-    + " AND "
-    + _PG_OWN
-    + """
+        + _DUE
+        + " AND "
+        + _PG_OWN
+        + """
     ORDER BY r.updated_at, r.id LIMIT """
-    + _PER_SCOPE.format(least="least")
-    + """ FOR UPDATE OF r SKIP LOCKED
+        + _PER_SCOPE.format(least="least")
+        + """ FOR UPDATE OF r SKIP LOCKED
   ) AS c
 )"""
-    + _RANKED.format(keep="", cut="")
-)
+        + _RANKED.format(keep="", cut="")
+    )
 
-_SQLITE_PICK = (  # SQLite: no LATERAL, and a LIMIT cannot name the outer row: cut after ranking
-    "WITH RECURSIVE"
-    + _visit(False)
-    + """, cand AS (
+
+def _sqlite_pick(limited: bool) -> str:
+    """The claim's pick on SQLite: no LATERAL, and a LIMIT cannot name the outer row: cut after
+    ranking (``limited``: :func:`_visit`'s)."""
+    return (
+        "WITH RECURSIVE"
+        + _visit(False, limited)
+        + """, cand AS (
   SELECT c.id, c.updated_at, c.scope, a.ord, a.tenant, a.tenant_room, a.grp, a.grp_room,
     a.room, a.k
   FROM allowed AS a JOIN runs AS c ON c.id IN (
     SELECT r.id FROM runs AS r INDEXED BY ix_runs_pending_scope
     WHERE r.status = 'pending' AND r.scope = a.scope AND """
-    + _DUE
-    + " AND "
-    + _SQLITE_OWN
-    + """
+        + _DUE
+        + " AND "
+        + _SQLITE_OWN
+        + """
     ORDER BY r.updated_at, r.id LIMIT :limit
   )
 )"""
-    + _RANKED.format(
-        keep=", room, k",
-        cut=" WHERE rk <= " + _PER_SCOPE.format(least="min").replace("a.", ""),
+        + _RANKED.format(
+            keep=", room, k",
+            cut=" WHERE rk <= " + _PER_SCOPE.format(least="min").replace("a.", ""),
+        )
     )
-)
 
 
 @cache
-def _claim_next(postgres: bool, columns: tuple[ColumnElement[Any], ...]) -> Any:
-    """:func:`claim_scoped_runs`' statement, built once per dialect (a worker claims each
-    pass)."""
+def _claim_next(postgres: bool, columns: tuple[ColumnElement[Any], ...], limited: bool) -> Any:
+    """:func:`claim_scoped_runs`' statement, built once per dialect, columns and whether with
+    the workflow scopes' limits (a worker claims each pass)."""
     at = bindparam("now", type_=runs.c.updated_at.type)
     if postgres:
         # the picked ids go to the UPDATE as one array (an init plan, evaluated once: a semi-join
         # could re-run the pick and claim past ``limit``), found by the primary key: the fence
         # is kept off the pending index (an unanalyzed table had the UPDATE scan every pending
         # run per claim)
-        where = f"runs.id = ANY(ARRAY({_PG_PICK})) AND (runs.status || '') = 'pending'"
+        where = f"runs.id = ANY(ARRAY({_pg_pick(limited)})) AND (runs.status || '') = 'pending'"
     else:
-        where = f"runs.id IN ({_SQLITE_PICK}) AND +runs.status = 'pending'"
+        where = f"runs.id IN ({_sqlite_pick(limited)}) AND +runs.status = 'pending'"
     claim = update(runs).where(text(where).bindparams(at)).values(**_claim_values(at))
     return claim.returning(
         *columns, runs.c.scope, runs.c.max_concurrent, runs.c.kind.label("claimed_kind")

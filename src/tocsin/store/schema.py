@@ -164,9 +164,10 @@ WORKFLOW_KIND = "workflow"
 WORKFLOW_WHERE = f"kind = '{WORKFLOW_KIND}'"  # the predicate of the workflow runs' indexes
 APP_RUN_SCOPE = "app"  # the scope of the app's own runs (lane attempts): one of the claim's turns
 # a workflow run's scope (0036): a path under the app's tenant scope, ``app/wf:<workflow>`` and,
-# for a schedule's run, ``app/wf:<workflow>/<schedule>`` (``store.runs.workflow_scope``): the one
-# claim visits each as a turn, and a workflow's or schedule's ``max_concurrent`` is a limit of
-# its scope (the workflow's: of its own scope and its schedules' together). A workflow id has no
+# for a run of a schedule declaring ``max_concurrent``, ``app/wf:<workflow>/<schedule>``
+# (``store.workflow_runs.insert_runs``): the one claim visits each as a turn, and a workflow's or
+# schedule's ``max_concurrent`` is a limit of its scope (the workflow's: of its own scope and its
+# schedules' together). A workflow id has no
 # ``/`` (``workflows.definition``); every workflow scope is in [``app/wf:``, ``app/wf;``)
 WORKFLOW_SCOPE_PREFIX = f"{APP_RUN_SCOPE}/wf:"
 # a workflow run that is not pending (the predicate of ``ix_runs_workflow_status``, 0036): a

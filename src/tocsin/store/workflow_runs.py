@@ -21,7 +21,7 @@ attempts)``: a run canceled meanwhile is never written back to another status.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from operator import itemgetter
 from typing import Any
@@ -136,11 +136,23 @@ _CONSTANT_NAMES = ("kind", "table_id", "payload")
 _CONSTANTS = (repr(WORKFLOW_KIND), "''", "'{}'")
 
 
-def workflow_scope(workflow_id: str, schedule_id: str | None) -> str:
-    """A workflow run's ``scope`` (``schema.WORKFLOW_SCOPE_PREFIX``): ``app/wf:<workflow>``, a
-    schedule's run ``app/wf:<workflow>/<schedule>``; the one claim's turn and limit key."""
+def workflow_scope(workflow_id: str, schedule_id: str | None = None) -> str:
+    """A workflow run's ``scope`` (``schema.WORKFLOW_SCOPE_PREFIX``): ``app/wf:<workflow>``; with
+    ``schedule_id`` (a run of a schedule that declares its own ``max_concurrent``)
+    ``app/wf:<workflow>/<schedule>``; the one claim's turn and limit key."""
     scope = WORKFLOW_SCOPE_PREFIX + workflow_id
     return scope if schedule_id is None else f"{scope}/{schedule_id}"
+
+
+def _scopes(workflows: list[Any], schedules: list[Any], limited: Collection[str]) -> list[str]:
+    """The scopes of new runs (their workflows and schedules, column lists): the workflow's, a
+    run of a ``limited`` schedule its own within it."""
+    if not limited:
+        return [WORKFLOW_SCOPE_PREFIX + wid for wid in workflows]
+    return [
+        workflow_scope(wid, sid if sid in limited else None)
+        for wid, sid in zip(workflows, schedules, strict=True)
+    ]
 
 
 def column_values(
@@ -165,12 +177,22 @@ def _getter(name: str, items: Sequence[Mapping[str, Any]]) -> Callable[[Any], An
     return itemgetter(name)
 
 
-def insert_runs(tx: Tx, *, rows: Sequence[Mapping[str, Any]]) -> None:
+def insert_runs(
+    tx: Tx, *, rows: Sequence[Mapping[str, Any]], limited: Collection[str] = ()
+) -> None:
     """Insert pending runs (``rows`` name every column): one driver statement (PostgreSQL: one
     array per column; SQLite: an executemany prepared once), values converted a column at a time
     (STYLE F3: SQLAlchemy's per-parameter processing was most of a 10,000-fire tick). A column
     NULL in every row and NULL by default is left out (a pending run's output, error, ended_at…):
-    it is NULL all the same, for fewer arrays to send and unnest."""
+    it is NULL all the same, for fewer arrays to send and unnest.
+
+    A run's ``scope`` is its workflow's, ``app/wf:<workflow>`` (one turn of the one claim for all
+    its runs, however many schedules fire it); a run of one of the ``limited`` schedules (the
+    ids of those declaring ``max_concurrent`` in the inserting process's registry,
+    ``workflows.definition.limited_schedules``) has its own, ``app/wf:<workflow>/<schedule>``: the
+    claim keeps a schedule's limit on its own scope. Decided here, at insert: a limit declared
+    later applies to the schedule's runs inserted after; its runs inserted before stay in the
+    workflow's scope (counted by the workflow's limit only)."""
     tx.require_writable()
     if not rows:
         return
@@ -191,7 +213,7 @@ def insert_runs(tx: Tx, *, rows: Sequence[Mapping[str, Any]]) -> None:
         )
     )
     names += ", scope"
-    scopes = list(map(workflow_scope, *_SCOPE_OF(values)))
+    scopes = _scopes(*_SCOPE_OF(values), limited)
     columns = [values[i] for i in kept] + [scopes]
     if tx.is_postgres:  # one statement over unnest: no per-row round trip
         select_ = ", ".join((*(_PG_SELECT[i] for i in kept), *_PG_CONSTANTS, "c_scope"))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -352,6 +352,13 @@ def check_max_concurrent(owner: str, value: object) -> None:
         raise ConfigError(messages.max_concurrent_invalid(owner, value), code="workflow_invalid")
 
 
+def limited_schedules(workflows: Iterable[Workflow]) -> frozenset[str]:
+    """The ids of the declared schedules of ``workflows`` (a registry's) with ``max_concurrent``:
+    their runs are inserted with a claim scope of their own (``store.workflow_runs.insert_runs``),
+    where the claim keeps that limit; every other run of a workflow shares its workflow's."""
+    return frozenset(s.id for w in workflows for s in w.schedules if s.max_concurrent)
+
+
 def declared_schedules(
     workflow_id: str,
     schedule: Schedule | Sequence[Schedule] | None,
@@ -430,6 +437,7 @@ __all__ = [
     "Workflow",
     "WorkflowBuilder",
     "declared_schedules",
+    "limited_schedules",
     "step",
     "workflow",
 ]

@@ -1,8 +1,13 @@
 """Workflow runs join the one claim (``store.runs.claim_scoped_runs``).
 
-- a workflow run's ``scope`` becomes a path under the app's tenant scope: ``app/wf:<workflow>``,
-  a schedule's run ``app/wf:<workflow>/<schedule>`` (was ``app``): the claim visits each as a
-  turn, and a workflow's or a schedule's ``max_concurrent`` limits its scope;
+- a workflow run's ``scope`` becomes a path under the app's tenant scope: ``app/wf:<workflow>``
+  (was ``app``), one turn of the claim for all its runs, where a workflow's ``max_concurrent``
+  limits them. A run of a schedule declaring ``max_concurrent`` is inserted with a scope of its
+  own within, ``app/wf:<workflow>/<schedule>`` (``store.workflow_runs.insert_runs``, from the
+  inserting process's registry); the database does not hold a schedule's limit
+  (``workflow_schedules`` has no such column), so this migration gives every existing run its
+  workflow's scope: a schedule's limit holds for its runs inserted after the upgrade, its runs
+  already pending then count toward their workflow's limit only;
 - ``ix_runs_pending_scope`` holds every pending run, of every kind (``status = 'pending'``; was
   ``AND kind <> 'workflow'``): the one claim finds the pending workflow runs there;
 - ``ix_runs_workflow_status`` holds the workflow runs past pending only (``kind = 'workflow'
@@ -30,11 +35,7 @@ depends_on: str | None = None
 
 WORKFLOW = "kind = 'workflow'"
 PENDING = "status = 'pending'"
-_SCOPED = (
-    "UPDATE runs SET scope = 'app/wf:' || trigger_id"
-    " || CASE WHEN schedule_id IS NULL THEN '' ELSE '/' || schedule_id END"
-    f" WHERE {WORKFLOW}"
-)
+_SCOPED = f"UPDATE runs SET scope = 'app/wf:' || trigger_id WHERE {WORKFLOW}"
 
 
 def _index(name: str, columns: list[str], where: str) -> None:
