@@ -59,8 +59,9 @@ def test_workflow_runs_of_a_pass_over_its_time_are_claimed_once(tocsin: Tocsin) 
 
 
 def test_one_claim_takes_table_runs_and_workflow_runs_both(tocsin: Tocsin) -> None:
-    """With backlogs of both kinds, each claim takes some of each (half of it at most for the
-    table runs): neither kind waits for the other's backlog to drain."""
+    """With backlogs of both kinds, each claim takes some of each: the one claim visits the
+    table's tenant scope and the workflow's (``app/wf:noop``) in turn, each up to its share of
+    the claim (6 over two scopes: 3 each); neither kind waits for the other's backlog to drain."""
     tocsin.register_workflows([workflow(id="noop", input=Empty, output=Empty).then(noop).commit()])
     trg = trigger({"type": "notify", "message": "x"})
     table = make_table(tocsin, trg)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -12,8 +12,8 @@ from sqlalchemy import event
 
 from tocsin.core.model import Table
 from tocsin.store import Store
-from tocsin.store import workflow_claims as store_claims
 from tocsin.store.records import insert_table
+from tocsin.store.runs import claim_scoped_runs
 from tocsin.store.tx import Tx
 
 NOW = datetime(2026, 8, 27, 5, 2, 13, tzinfo=UTC)
@@ -69,7 +69,17 @@ def query_plan(store: Store, probe: Callable[[Tx], object]) -> str:
     return "\n".join(str(row[-1]) for row in rows)
 
 
-def claimed_runs(tx: Tx, **kwargs: Any) -> list[dict[str, Any]]:
-    """The workflow runs a claim takes (``claim_next_rows``), decoded as a worker's slot decodes
-    each (``run_reader``)."""
-    return list(map(store_claims.run_reader(), store_claims.claim_next_rows(tx, **kwargs)))
+def claimed_runs(tx: Tx, *, workflow_ids: Sequence[str], **kwargs: Any) -> list[dict[str, Any]]:
+    """The workflow runs the one claim takes (``store.runs.claim_scoped_runs``, workflow runs
+    only), oldest first, each as a dict of its workflow run's names."""
+    claimed = claim_scoped_runs(tx, actions=False, workflows=workflow_ids, **kwargs)
+    return [
+        {
+            "id": run.id, "workflow_id": run.trigger_id, "schedule_id": run.schedule_id,
+            "attempts": run.attempts, "input": run.input, "steps": run.action_results,
+            "initial_state": run.initial_state, "request_context": run.request_context,
+            "resume_data": run.resume_data, "scheduled_for": run.scheduled_for,
+            "created_at": run.created_at, "updated_at": run.updated_at, "attempt": run.attempt,
+        }
+        for run, _scope in claimed
+    ]  # fmt: skip

@@ -1,6 +1,6 @@
 """``max_concurrent`` on a workflow and on a schedule: never more of their runs running at once
-than that, across claims (``store.workflow_claims.claim_next_rows``); a run past it stays pending
-until one ends, then the next claim takes it."""
+than that, across claims (the one claim, ``store.runs.claim_scoped_runs``); a run past it stays
+pending until one ends, then the next claim takes it."""
 
 from __future__ import annotations
 

@@ -22,7 +22,10 @@ TICK_KEYS = [
 ]
 
 
-def test_one_limit_covers_table_runs_first_then_workflow_runs(tocsin: Tocsin) -> None:
+def test_one_limit_covers_table_runs_and_workflow_runs_a_scope_a_turn(tocsin: Tocsin) -> None:
+    """``work(limit=1)`` claims once for every kind: the scopes in turn, from the start, so the
+    workflow's scope (``app/wf:daily-report``, before the table's tenant ``chatroom:…`` in key
+    order) first, then the table run; no kind goes first by rule."""
     tocsin.register_workflows([daily()])
     table = tocsin.create_table("chatroom", str(uuid.uuid4()), "T", {"Title": "text"}, now=NOW)
     notify = {"type": "notify", "message": "new $row.Title"}
@@ -31,10 +34,10 @@ def test_one_limit_covers_table_runs_first_then_workflow_runs(tocsin: Tocsin) ->
     run = tocsin.start_workflow("daily-report", {"user_id": "u1"}, now=NOW, wait=False)
     later = NOW + minutes(1)
     assert tocsin.work(now=later, limit=1) == 1
-    assert tocsin.run_counts(now=later)["done"] == 1
-    assert tocsin.get_workflow_run(run["id"])["status"] == "pending"
-    assert tocsin.work(now=later, limit=1) == 1
     assert tocsin.get_workflow_run(run["id"])["status"] == "success"
+    assert tocsin.run_counts(now=later)["done"] == 0
+    assert tocsin.work(now=later, limit=1) == 1
+    assert tocsin.run_counts(now=later)["done"] == 1
     assert tocsin.work(now=later, limit=1) == 0
 
 

@@ -96,7 +96,7 @@ def fire_due_schedules(
     limited: Collection[str] = (),
 ) -> int:
     """Fire every due schedule (up to ``limit``) at ``now``; returns the fires recorded
-    (``limited``: the schedules declaring ``max_concurrent``, ``store.workflow_runs.insert_runs``)."""
+    (``limited``: the schedules declaring ``max_concurrent``, ``workflow_runs.insert_runs``)."""
     passes = [schedule_pass(limit, registered, drain=False, limited=limited)]
     return fire_passes(store, passes, now=now)[COUNTS]
 

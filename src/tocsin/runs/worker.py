@@ -86,7 +86,7 @@ from tocsin.core.schedules.retry import retry_policy
 from tocsin.runs.alerts import send_action
 from tocsin.runs.clock import PassClock, TimedReceipt, timed_receipt
 from tocsin.runs.definition import action_list, frozen_problem, resolve_definition, row_snapshot
-from tocsin.runs.pool import APP_SCOPE, RunPool
+from tocsin.runs.pool import RunPool
 from tocsin.runs.retry import TransientPolicy, call_with_retries
 from tocsin.store.outage import (
     DEFAULT_CAP_S,
@@ -97,6 +97,7 @@ from tocsin.store.outage import (
 )
 from tocsin.store.records import get_table
 from tocsin.store.runs import (
+    RunLimits,
     claim_scoped_runs,
     finish_run,
     next_turn,
@@ -107,7 +108,6 @@ from tocsin.store.runs import (
     touch_run,
 )
 from tocsin.store.tx import Tx
-from tocsin.store.workflow_claims import RunLimits, claim_workflow_runs
 
 log = logging.getLogger(__name__)
 
@@ -170,7 +170,7 @@ class Worker:
     executors: Mapping[str, KindExecutor] = field(default_factory=dict)
     own: tuple[str, ...] = ()
     workflows: tuple[str, ...] = ()  # the registered workflows: their runs are claimed too
-    limits: RunLimits | None = None  # their ``max_concurrent`` (``store.workflow_claims``)
+    limits: RunLimits | None = None  # their ``max_concurrent`` (``store.runs.RunLimits``)
     actions: bool = True  # False: claims runs of ``own`` only (``Tocsin.lanes.work``)
     per_slot: int = 64  # with a pool: runs a claim takes per free slot (``runs.drain``)
 
@@ -202,22 +202,22 @@ class Worker:
         pooled: dict[str, Any] = {}
         if pool is not None:
             pooled = {"busy": pool.queued(), "share": self.per_slot, "scopes": pool.free()}
-        # with workflows to claim too, the table runs and lane attempts take half a claim at
-        # most, the workflow runs the rest: a backlog of either kind never starves the other
-        first = limit - limit // 2 if self.workflows and self.actions else limit
+        # one claim for every kind: the workflows' scopes (``app/wf:…``) take their turns with
+        # the tenants' and the lanes', so a backlog of one kind never starves another
         with self.env.store.begin() as tx:
             claimed = claim_scoped_runs(
                 tx,
                 now=now,
-                limit=first,
+                limit=limit,
                 after=after,
                 held=held,
                 cap=cap,
                 own=own,
                 actions=self.actions,
+                workflows=self.workflows if self.actions else (),  # lanes.work: lanes only
+                limits=self.limits,
                 **pooled,
             )
-            claimed += self._claim_workflows(tx, now, limit - len(claimed), pool)
             for table_id in {run.table_id for run, _scope in claimed if run.kind == "actions"}:
                 tables[table_id] = get_table(tx, table_id=table_id, include_trashed=True)
         after = next_turn(after, {scope for _run, scope in claimed})
@@ -226,23 +226,6 @@ class Worker:
         else:
             pool.after = after
         return [(run, tables.get(run.table_id), tenant_of(scope)) for run, scope in claimed]
-
-    def _claim_workflows(
-        self, tx: Tx, now: datetime, want: int, pool: RunPool | None
-    ) -> list[tuple[Run, str]]:
-        """The registered workflows' pending runs, as many as the app's scope may take (with a
-        pool: ``per_slot`` for each slot it may still take, none while a queue of its holds
-        runs)."""
-        if not self.workflows or want <= 0 or not self.actions:
-            return []
-        if pool is not None:
-            if APP_SCOPE in pool.queued():
-                return []
-            want = min(want, pool.free(APP_SCOPE) * max(1, self.per_slot))
-        claimed = claim_workflow_runs(
-            tx, now=now, limit=want, workflow_ids=self.workflows, limits=self.limits
-        )
-        return [(run, APP_SCOPE) for run in claimed]
 
     def execute(self, run: Run, table: Table | None, *, now: datetime) -> str:
         """Run a claimed run to its outcome: ``done|failed|retrying|released|lost``. Never

@@ -26,8 +26,7 @@ from tocsin.store.approvals import CHANGE_TRANSITIONS, list_changes
 from tocsin.store.chat import list_messages
 from tocsin.store.records import get_table
 from tocsin.store.run_queries import count_runs, count_stuck_runs
-from tocsin.store.runs import requeue_runs
-from tocsin.store.workflow_claims import RunLimits
+from tocsin.store.runs import RunLimits, requeue_runs
 
 REQUEUE_STATUSES = ("pending", "running")
 

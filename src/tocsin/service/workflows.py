@@ -30,8 +30,8 @@ from tocsin.errors import Conflict, NotFound, TocsinError, ValidationError
 from tocsin.service.base import Core, Service
 from tocsin.service.schedules import Schedules, check_page
 from tocsin.store import workflow_runs as store_runs
+from tocsin.store.runs import RunLimits
 from tocsin.store.tx import Tx
-from tocsin.store.workflow_claims import RunLimits
 from tocsin.workflows import runner
 from tocsin.workflows.definition import Workflow, limited_schedules
 from tocsin.workflows.sync import sync_schedules

@@ -216,9 +216,7 @@ CLAIM_COLUMNS = tuple(
     for name, col in zip(RUN_FIELDS, RUN_COLUMNS, strict=True)
 )
 _JSON_AT = tuple(i for i, name in enumerate(RUN_FIELDS) if name in _JSON_FIELDS)
-_INSTANT_AT = tuple(
-    i for i, col in enumerate(RUN_COLUMNS) if isinstance(col.type, UTCDateTime)
-)
+_INSTANT_AT = tuple(i for i, col in enumerate(RUN_COLUMNS) if isinstance(col.type, UTCDateTime))
 _CLOCK_AT, _STATUS_AT, _RESULTS_AT = (
     RUN_FIELDS.index(name) for name in ("clock", "status", "action_results")
 )

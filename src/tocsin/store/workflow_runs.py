@@ -112,7 +112,7 @@ def run_dict(row: Mapping[Any, Any]) -> dict[str, Any]:
     return out
 
 
-JSON_COLUMNS = frozenset(  # the JSON columns (``store.workflow_claims`` reads them as text)
+JSON_COLUMNS = frozenset(  # the JSON columns
     (
         "input",
         "output",
@@ -213,7 +213,7 @@ def insert_runs(
         )
     )
     names += ", scope"
-    scopes = _scopes(*_SCOPE_OF(values), limited)
+    scopes = _scopes(values[_WORKFLOW_AT], values[_SCHEDULE_AT], limited)
     columns = [values[i] for i in kept] + [scopes]
     if tx.is_postgres:  # one statement over unnest: no per-row round trip
         select_ = ", ".join((*(_PG_SELECT[i] for i in kept), *_PG_CONSTANTS, "c_scope"))
@@ -226,7 +226,8 @@ def insert_runs(
 
 
 # the workflow and schedule columns of :func:`column_values`' lists: a run's scope's parts
-_SCOPE_OF = itemgetter(_INSERT_COLUMNS.index("workflow_id"), _INSERT_COLUMNS.index("schedule_id"))
+_WORKFLOW_AT = _INSERT_COLUMNS.index("workflow_id")
+_SCHEDULE_AT = _INSERT_COLUMNS.index("schedule_id")
 
 
 def _pg_kind(name: str) -> str:

@@ -28,8 +28,8 @@ from tocsin.runs.worker import Worker
 from tocsin.store import runs as queue
 from tocsin.store import trigger_events as store_events
 from tocsin.store import workflow_runs as store_runs
+from tocsin.store.runs import RunLimits
 from tocsin.store.tx import Store
-from tocsin.store.workflow_claims import RunLimits
 from tocsin.workflows.definition import Workflow
 from tocsin.workflows.execute import Outcome, run_stages
 from tocsin.workflows.views import public_run
