@@ -315,7 +315,7 @@ _PLAIN_CLAIM = (
 _T = "%b::text[]"  # a text column as one typed array, as tocsin's store.bulk sends it
 _PLAIN_STEPS = '[{"id": "noop", "status": "success", "output": {}}]'
 # what every workflow run's row of ``runs`` holds in the other kinds' columns (as tocsin writes;
-# its scope, ``app/wf:<workflow>/<schedule>``, is a value)
+# its scope, its workflow's ``app/wf:<workflow>``, a value: no schedule here declares a limit)
 _PLAIN_CONSTANTS = ", 'workflow', '', '{}', 1"
 
 
@@ -343,7 +343,7 @@ def _plain_pg(url: str, due: datetime, now: datetime, later: datetime) -> tuple[
                 "INSERT INTO runs (id, kind, table_id, trigger_id, schedule_id, source, status,"
                 " attempts, input, action_results, payload, scope, attempt, scheduled_for,"
                 " created_at, updated_at) SELECT u.r, 'workflow', '', 'noop', u.s, 'scheduled',"
-                " 'pending', 0, '{}', '[]', '{}', 'app/wf:noop/' || u.s, 1, %s, %s, %s"
+                " 'pending', 0, '{}', '[]', '{}', 'app/wf:noop', 1, %s, %s, %s"
                 f" FROM unnest({_T}, {_T}) AS u(s, r)",
                 (due, now, now, sids, rids),
             )
@@ -415,7 +415,7 @@ def _plain_sqlite(path: str, due: datetime, now: datetime, later: datetime) -> t
                     for s, r, _ in new
                     for v in (
                         *(r, "noop", s, "scheduled", "pending", 0, "{}", "[]", due_at, at, at),
-                        f"app/wf:noop/{s}",
+                        "app/wf:noop",
                     )
                 ],
             )

@@ -424,11 +424,13 @@ def claimed_rows(
     is retried (``TransientStoreError``: ``runs.retry``).
 
     The app's own runs are of its tenant scope ``app``: a lane attempt's scope is ``app``, a
-    workflow run's ``app/wf:<workflow>`` or ``app/wf:<workflow>/<schedule>``
-    (``workflow_runs.workflow_scope``), each a scope of the visit, the app's cap theirs together.
-    ``limits`` (the claimer's registry's, :class:`RunLimits`): a limited workflow's runs get no
-    more than its limit less its running runs (its schedules' counted in), a limited schedule's
-    no more than its own less its; on PostgreSQL recounted under the same advisory locks.
+    workflow run's its workflow's ``app/wf:<workflow>`` (however many schedules fire it: one
+    turn), a run of a schedule declaring ``max_concurrent`` ``app/wf:<workflow>/<schedule>``
+    (decided at insert, ``workflow_runs.insert_runs``), each a scope of the visit, the app's cap
+    theirs together. ``limits`` (the claimer's registry's, :class:`RunLimits`): a limited
+    workflow's runs get no more than its limit less its running runs (its schedules' scopes
+    counted in), a limited schedule's no more than its own less its; on PostgreSQL recounted
+    under the same advisory locks. Without ``limits`` the statement leaves those counts out.
 
     A worker's pool counts ``held`` and ``cap`` in its threads (slots), each taking up to
     ``share`` runs of its scope (``runs.drain``): a tenant's room is then ``share`` runs per slot
