@@ -227,3 +227,11 @@ def test_malformed_timeouts_name_the_variable(value: str) -> None:
         f"TOCSIN_WORKER_LOCK_TIMEOUT_S must be a number of seconds >= 0 (0: no limit), "
         f"got {value!r}"
     )
+
+
+def test_the_slot_look_of_the_worker() -> None:
+    assert Settings().slot_look_s == Settings.from_environ({}).slot_look_s == 0.01
+    read = Settings.from_environ({"TOCSIN_SLOT_LOOK_S": "0.5"})
+    assert read.slot_look_s == 0.5
+    with pytest.raises(SettingsError, match="TOCSIN_SLOT_LOOK_S"):
+        Settings.from_environ({"TOCSIN_SLOT_LOOK_S": "0"})

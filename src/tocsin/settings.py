@@ -120,7 +120,9 @@ class Settings:
     Studio history shows (with the skips of its share of time).
     ``backfill_max_instants``: the most instants a forced backfill takes.
     ``run_claim_chunk``: runs of every kind a pool's claim takes per free slot (per slot a
-    tenant may still take), into the queue its slots share (``runs.drain``).
+    tenant may still take), into the queue its slots share (``runs.drain``);
+    ``slot_look_s``: a queue none of whose runs a slot took for this long gets another slot of
+    its scope, when one is free (``runs.drain``).
     ``sqlite_max_bytes`` (None: no cap) is the most a SQLite database file may grow to: past
     it a write fails as on a full disk (507, ``/readyz`` 503), so tocsin cannot fill a disk it
     shares (SQLite's ``PRAGMA max_page_count``, set on every connection; PostgreSQL ignores it).
@@ -159,6 +161,7 @@ class Settings:
     studio_fires_per_page: int = 20
     backfill_max_instants: int = 1_000_000
     run_claim_chunk: int = 64
+    slot_look_s: float = 0.01
     sqlite_max_bytes: int | None = None
     db_backoff_max_s: float = 30.0
     api_pool_size: int = 10
@@ -203,6 +206,7 @@ class Settings:
             studio_fires_per_page=_count(env, "TOCSIN_STUDIO_FIRES_PER_PAGE", 20),
             backfill_max_instants=_count(env, "TOCSIN_BACKFILL_MAX_INSTANTS", 1_000_000),
             run_claim_chunk=_count(env, "TOCSIN_RUN_CLAIM_CHUNK", 64),
+            slot_look_s=_positive(env, "TOCSIN_SLOT_LOOK_S", "0.01"),
             sqlite_max_bytes=_count(env, "TOCSIN_SQLITE_MAX_BYTES", 0) or None,
             db_backoff_max_s=_positive(env, "TOCSIN_DB_BACKOFF_MAX_S", "30"),
             api_pool_size=_count(env, "TOCSIN_API_POOL_SIZE", 10),

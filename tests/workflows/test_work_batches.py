@@ -1,8 +1,8 @@
 """Workflow runs through the one worker (``Tocsin.work``, SQLite and PostgreSQL): ``limit`` and
 ``should_stop``, a claim fence per run, success events written with the finish (for the runs
 the fence let through, only when some schedule listens); with a pool, the queue its slots share,
-a slot more before each run while one is free, the leases its claimer renews, and a run held
-past its budget sent back unstarted.
+a slot more for a queue none of whose runs was taken for a look (``TOCSIN_SLOT_LOOK_S``), the
+leases its claimer renews, and a run held past its budget sent back unstarted.
 """
 
 from __future__ import annotations
@@ -151,6 +151,27 @@ def _attempts(tocsin: Tocsin) -> list[int]:
     return sorted(rows)
 
 
+@with_settings(run_claim_chunk=8, slot_look_s=5.0)
+def test_fast_runs_of_a_claim_take_one_slot(tocsin: Tocsin) -> None:
+    """A claim's runs go to one slot; the claimer adds one only when no run of the queue was
+    taken for a look (here never: the look is made 5 s long, and these runs end well within
+    it), so fast runs take one slot and one finish (more slots would cost a finish each and
+    contend for the interpreter)."""
+    threads: set[str] = set()
+
+    def body(data: Ask, ctx: StepContext) -> Ask:
+        threads.add(threading.current_thread().name)
+        return data
+
+    flow = workflow(id="quick", input=Ask, output=Ask)
+    tocsin.register_workflows([flow.then(step(id="s", input=Ask, output=Ask)(body)).commit()])
+    for _ in range(20):
+        tocsin.start_workflow("quick", {}, now=NOW, wait=False)
+    assert _drain_into(tocsin, RunPool(4), now=NOW) == 20  # one claim: 4 free slots x 8
+    assert len(threads) == 1
+    assert _statuses(tocsin) == {"pending": 0, "success": 20}
+
+
 @claims(chunk=2)
 def test_a_pool_claims_a_share_per_free_slot_and_runs_each_once(tocsin: Tocsin) -> None:
     _pending(tocsin, 9)
@@ -166,9 +187,8 @@ def test_a_pool_claims_a_share_per_free_slot_and_runs_each_once(tocsin: Tocsin) 
 
 @claims(chunk=8)
 def test_slow_runs_of_a_claim_get_a_slot_each_up_to_the_pool(tocsin: Tocsin) -> None:
-    """Runs that stay in their step: before each workflow run (the app's code may take a while)
-    its slot hands the rest of the queue to another free slot, until the pool is full; the
-    fifth run waits for a slot to come free."""
+    """Runs that stay in their step: each look at the queue that sees none taken adds a slot,
+    until the pool is full; the fifth run waits for a slot to come free."""
     entered, release = threading.Semaphore(0), threading.Event()
 
     def body(data: Ask, ctx: StepContext) -> Ask:

@@ -1,4 +1,9 @@
-"""A claimed batch of table runs, executed with as few writes as it takes (SPEC §8, §9).
+"""A claimed batch of runs of every kind, executed with as few writes as it takes (SPEC §8, §9).
+
+A run of a kind whose executor groups its runs (``runs.worker.GroupedExecutor``: a workflow
+run) joins its kind's group: executed at once, its finish written with the group's, when the
+batch ends, before a run that goes alone, or on a stop. A lane attempt goes to its executor
+alone. What follows is the table runs' own group.
 
 A run whose actions left to do all write only to tocsin's own database (each a
 :class:`~tocsin.actions.base.TransactionalAction`, e.g. ``notify``) joins the batch's *group*;
@@ -106,8 +111,6 @@ def execute_batch(
                 worker.release(unstarted, now=worker.time(now))
             return count
         if (kind_group := others.of(run)) is not None:
-            if before_alone is not None:  # the app's code may take a while: the rest of the
-                before_alone()  # queue may go on beside it
             kind_group.add(run, now=worker.time(now))
             continue
         member = _plan(worker, run, table, kinds, views, now=worker.time(now))

@@ -19,6 +19,7 @@ what its slots hold is leased and renewed meanwhile (``runs.leases``).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from functools import partial
@@ -34,6 +35,7 @@ GROUP_BATCH = 500
 actions write only to tocsin's database: in one transaction)."""
 SLOT_POLL_S = 0.2
 """How often a claimer waiting for a free slot of a full pool looks at the stop flag."""
+
 HOLD_SHARE = 4
 """A run claimed into a queue and not started within the stale window / ``HOLD_SHARE`` goes
 back to pending (so that the sweep never finds it stale while it waits)."""
@@ -83,6 +85,8 @@ def _drain_into(worker: Worker, pool: RunPool, *, now: datetime, limit: int | No
     started = 0
     while (limit is None or started < limit) and not worker.should_stop():
         renew()
+        for stalled in pool.stalled(worker.look_s):  # its slots are in runs that take a while
+            _start(worker, pool, stalled, now=now, first=False)
         if started and pool.pass_over():
             break  # the pass used its time
         if not pool.wait_for_slot(SLOT_POLL_S):
@@ -93,6 +97,9 @@ def _drain_into(worker: Worker, pool: RunPool, *, now: datetime, limit: int | No
         at = worker.time(now)
         batch = worker.claim(now=at, limit=want, pool=pool)
         if not batch:
+            if pool.spreadable():  # runs wait in queues that may take a slot more: until a
+                _watch(worker, pool, seen, now=now, renew=renew)  # slot ends or a queue
+                continue  # empties, a slot more for those whose slots took none for a look
             if pool.in_pass() and not pool.pass_over() and pool.active:
                 pool.wait_for_change(seen, SLOT_POLL_S)  # a slot or a queue may free a scope
                 continue
@@ -105,12 +112,30 @@ def _drain_into(worker: Worker, pool: RunPool, *, now: datetime, limit: int | No
     return started
 
 
+def _watch(
+    worker: Worker, pool: RunPool, seen: int, *, now: datetime, renew: Callable[[], None]
+) -> None:
+    """While queues hold runs and may take a slot more (their scope has a free one; else
+    the slots on them go on with them, and the pass goes on) and no slot ended nor queue
+    emptied since ``seen``: every
+    ``worker.look_s`` (``TOCSIN_SLOT_LOOK_S``), a slot more on each queue whose slots took no
+    run for that long. A claimed run so waits no longer than that behind runs that take a while
+    (any kind's: a workflow step, a command) while its scope has a free slot, and fast runs
+    stay on one slot (one finish, no contention for the interpreter)."""
+    look = worker.look_s
+    while pool.spreadable() and not worker.should_stop() and not pool.wait_for_change(seen, look):
+        renew()
+        for stalled in pool.stalled(look):
+            _start(worker, pool, stalled, now=now, first=False)
+
+
 def _start(worker: Worker, pool: RunPool, queue: Queue, *, now: datetime, first: bool) -> None:
     """A slot more on ``queue`` (``first``: the claimer's; else a slot's, before a run that goes
     alone, when its scope may take one). A first slot the pool no longer has room for (slots
     that spread took it meanwhile) sends its queue back to pending."""
     if not first and (not len(queue) or pool.free(queue.scope) < 1):
         return
+    queue.taken_at = time.monotonic()  # the next look at it is from now
     try:
         pool.submit(partial(_slot, worker, pool, queue, now), scope=queue.scope)
     except RuntimeError as exc:  # full meanwhile (slots that spread took it), or no thread

@@ -29,10 +29,11 @@ import contextvars
 import itertools
 import logging
 import threading
+import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from functools import partial
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from tocsin import messages
 from tocsin.runs.leases import Leases
@@ -67,6 +68,7 @@ class RunPool:
         self._beats: dict[object, Callable[[], object]] = {}
         self._over: Callable[[], bool] | None = None
         self._queued: Counter[str] = Counter()  # queues holding runs, per scope
+        self._open: set[SlotQueue[Any]] = set()  # those queues
         self._changes = 0  # slots ended and queues emptied so far (wait_for_change)
         self.leases = Leases()  # the claimed runs its slots hold (renewed by the claimer)
 
@@ -89,6 +91,22 @@ class RunPool:
         """A count of the slots ended and queues emptied so far (:meth:`wait_for_change`)."""
         with self._changed:
             return self._changes
+
+    def spreadable(self) -> bool:
+        """Whether a queue holding runs could take another slot (its scope may take one)."""
+        with self._changed:
+            return any(self._free(queue.scope) > 0 for queue in self._open)
+
+    def stalled(self, look_s: float) -> list[SlotQueue[Any]]:
+        """The queues holding runs that no slot took one from for ``look_s`` seconds (their
+        slots are in runs that take a while) and whose scope may take another slot."""
+        at = time.monotonic()
+        with self._changed:
+            return [
+                queue
+                for queue in self._open
+                if at - queue.taken_at >= look_s and self._free(queue.scope) > 0
+            ]
 
     def wait_for_change(self, seen: int, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for a slot to end or a queue to empty after
@@ -195,9 +213,11 @@ class SlotQueue(Generic[T]):
     def __init__(self, pool: RunPool, scope: str, items: Iterable[T]) -> None:
         self.pool, self.scope = pool, scope
         self._items = deque(items)
+        self.taken_at = time.monotonic()  # when a slot last took a run (or a slot was added)
         if self._items:
             with pool._changed:
                 pool._queued[scope] += 1
+                pool._open.add(self)
 
     def __len__(self) -> int:
         return len(self._items)
@@ -209,7 +229,9 @@ class SlotQueue(Generic[T]):
             if not self._items:
                 return None
             item = self._items.popleft()
+            self.taken_at = time.monotonic()
             if not self._items:
+                pool._open.discard(self)
                 pool._queued[self.scope] -= 1
                 if not pool._queued[self.scope]:
                     del pool._queued[self.scope]

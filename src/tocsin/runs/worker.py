@@ -173,6 +173,7 @@ class Worker:
     limits: RunLimits | None = None  # their ``max_concurrent`` (``store.runs.RunLimits``)
     actions: bool = True  # False: claims runs of ``own`` only (``Tocsin.lanes.work``)
     per_slot: int = 64  # with a pool: runs a claim takes per free slot (``runs.drain``)
+    look_s: float = 0.01  # with a pool: a queue no run was taken from this long gets a slot more
 
     def time(self, fallback: datetime) -> datetime:
         """A fresh reading of ``clock`` when the worker has one, else ``fallback`` (a fixed now)."""

@@ -180,6 +180,7 @@ class RunsService(Service):
             limits=limits,
             actions=actions,
             per_slot=self.settings.run_claim_chunk,
+            look_s=self.settings.slot_look_s,
         )
         if should_stop is not None:
             worker.should_stop = should_stop

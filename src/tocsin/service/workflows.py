@@ -5,10 +5,11 @@ schedules are synced once, at the first ``tick`` (``fire_schedules``) or ``start
 (registering is enough, SPEC §12), unless ``sync_schedules`` was called first (explicitly, with
 its report). A facade nothing was registered with never syncs: its empty registry would delete
 every declared schedule it does not know. Scheduled fires (``tick``) and ``start_workflow``
-insert the same pending run row and execute it through the same runner
-(``tocsin.workflows.runner``): ``start_workflow(wait=True)`` executes it at once and returns the
-finished run, ``wait=False`` leaves it to ``work``. ``Tocsin.work`` executes pending table runs,
-then pending workflow runs (:meth:`WorkflowService.work`).
+insert the same pending run row and execute it through the same executor
+(``tocsin.workflows.runner.WorkflowExecutor``): ``start_workflow(wait=True)`` executes it at
+once and returns the finished run, ``wait=False`` leaves it to ``work``, whose one worker
+executes every kind of run (``RunsService.work``; this service names the workflows it claims:
+:meth:`WorkflowService.claimed`).
 """
 
 from __future__ import annotations
