@@ -36,6 +36,9 @@ CLOCK_ALLOWED = frozenset(
         "store/notify.py",
         # the time a step or run really took, added to the pass's explicit ``now``
         "runs/clock.py",
+        # how long no slot took a run of a queue (a slot more after a look): execution time of
+        # the worker's threads, not scheduling time
+        "runs/pool.py",
     }
 )
 CLOCK_ALLOWED_DIRS = ("cli/",)

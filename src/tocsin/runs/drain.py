@@ -19,7 +19,6 @@ what its slots hold is leased and renewed meanwhile (``runs.leases``).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from functools import partial
@@ -135,7 +134,7 @@ def _start(worker: Worker, pool: RunPool, queue: Queue, *, now: datetime, first:
     that spread took it meanwhile) sends its queue back to pending."""
     if not first and (not len(queue) or pool.free(queue.scope) < 1):
         return
-    queue.taken_at = time.monotonic()  # the next look at it is from now
+    queue.looked()
     try:
         pool.submit(partial(_slot, worker, pool, queue, now), scope=queue.scope)
     except RuntimeError as exc:  # full meanwhile (slots that spread took it), or no thread

@@ -222,6 +222,10 @@ class SlotQueue(Generic[T]):
     def __len__(self) -> int:
         return len(self._items)
 
+    def looked(self) -> None:
+        """A slot was added to it: the next look at it counts from now."""
+        self.taken_at = time.monotonic()
+
     def take(self) -> T | None:
         """The oldest item left, or None; taking the last one tells the pool."""
         pool = self.pool
