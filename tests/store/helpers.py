@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -13,7 +13,6 @@ from sqlalchemy import event
 from tocsin.core.model import Table
 from tocsin.store import Store
 from tocsin.store.records import insert_table
-from tocsin.store.runs import claim_scoped_runs
 from tocsin.store.tx import Tx
 
 NOW = datetime(2026, 8, 27, 5, 2, 13, tzinfo=UTC)
@@ -67,19 +66,3 @@ def query_plan(store: Store, probe: Callable[[Tx], object]) -> str:
         else:
             rows = tx.conn.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, params).all()
     return "\n".join(str(row[-1]) for row in rows)
-
-
-def claimed_runs(tx: Tx, *, workflow_ids: Sequence[str], **kwargs: Any) -> list[dict[str, Any]]:
-    """The workflow runs the one claim takes (``store.runs.claim_scoped_runs``, workflow runs
-    only), oldest first, each as a dict of its workflow run's names."""
-    claimed = claim_scoped_runs(tx, actions=False, workflows=workflow_ids, **kwargs)
-    return [
-        {
-            "id": run.id, "workflow_id": run.trigger_id, "schedule_id": run.schedule_id,
-            "attempts": run.attempts, "input": run.input, "steps": run.action_results,
-            "initial_state": run.initial_state, "request_context": run.request_context,
-            "resume_data": run.resume_data, "scheduled_for": run.scheduled_for,
-            "created_at": run.created_at, "updated_at": run.updated_at, "attempt": run.attempt,
-        }
-        for run, _scope in claimed
-    ]  # fmt: skip

@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlalchemy import event, inspect
 
+from support.claims import claimed_runs
 from tocsin.engine.schedules import fire_due_schedules, new_run
 from tocsin.store import Store
 from tocsin.store import schedules as store_schedules
@@ -24,7 +25,7 @@ from tocsin.store import workflow_runs as store_runs
 from tocsin.store.bulk import instant_binder, with_columns
 from tocsin.store.trigger_events import claim_due_trigger_schedules, lock_trigger_schedules
 
-from .helpers import NOW, PG_ONLY, SQLITE_ONLY, claimed_runs, new_id
+from .helpers import NOW, PG_ONLY, SQLITE_ONLY, new_id
 
 BURST = 2000
 INPUT = {"user_id": "u7", "tags": ["a", "é"], "n": 1.5, "nested": {"ok": True, "none": None}}

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel
 
 from tocsin import Schedule, StepContext, step, workflow
-from tocsin.store.runs import claim_scoped_runs
-from tocsin.store.tx import Tx
 from tocsin.workflows import Workflow
 
 # 2026-03-02 is a Monday; 14:00 UTC = 09:00 in New York (EST, UTC-5)
@@ -54,19 +51,3 @@ def every_minute(wid: str = "tick-tock", overlap: str = "skip") -> Workflow:
         .then(send_report)
         .commit()
     )
-
-
-def claimed_runs(tx: Tx, *, workflow_ids: Sequence[str], **kwargs: Any) -> list[dict[str, Any]]:
-    """The workflow runs the one claim takes (``store.runs.claim_scoped_runs``, workflow runs
-    only), oldest first, each as a dict of its workflow run's names."""
-    claimed = claim_scoped_runs(tx, actions=False, workflows=workflow_ids, **kwargs)
-    return [
-        {
-            "id": run.id, "workflow_id": run.trigger_id, "schedule_id": run.schedule_id,
-            "attempts": run.attempts, "input": run.input, "steps": run.action_results,
-            "initial_state": run.initial_state, "request_context": run.request_context,
-            "resume_data": run.resume_data, "scheduled_for": run.scheduled_for,
-            "created_at": run.created_at, "updated_at": run.updated_at, "attempt": run.attempt,
-        }
-        for run, _scope in claimed
-    ]  # fmt: skip

@@ -15,6 +15,7 @@ import pytest
 from pydantic import BaseModel
 from sqlalchemy import select
 
+from support.claims import claimed_runs
 from support.settings import with_settings
 from support.waiting import wait_for
 from tocsin import StepContext, WorkflowSucceeded, step, workflow
@@ -27,7 +28,7 @@ from tocsin.store.runs import renew_runs
 from tocsin.store.schema import runs
 from tocsin.store.workflow_runs import IS_WORKFLOW
 
-from .helpers import NOW, ReportIn, ReportOut, claimed_runs, every_minute, minutes
+from .helpers import NOW, ReportIn, ReportOut, every_minute, minutes
 
 
 def claims(chunk: int) -> pytest.MarkDecorator:

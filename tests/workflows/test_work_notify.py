@@ -17,12 +17,13 @@ import pytest
 
 from runs.helpers import NOW as RUN_NOW
 from runs.helpers import make_run, make_table, trigger
+from support.claims import claimed_runs
 from tocsin.runs.worker import serve_worker
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
 from tocsin.store.notify import CHANNEL, WorkListener
 
-from .helpers import NOW, claimed_runs, daily
+from .helpers import NOW, daily
 
 PG_ONLY = pytest.mark.parametrize(
     "backend", [pytest.param("postgresql", marks=pytest.mark.pg)], indirect=True

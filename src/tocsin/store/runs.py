@@ -368,36 +368,6 @@ def claim_scoped_runs(
     workflows: Sequence[str] = (),
     limits: RunLimits | None = None,
 ) -> list[tuple[Run, str]]:
-    """The one claim (:func:`claimed_rows`): the claimed runs as :class:`Run` values (a workflow
-    run's JSON fields decoded) with their scopes, in creation order (empty when none is
-    claimable)."""
-    rows = claimed_rows(
-        tx, CLAIM_COLUMNS, now=now, limit=limit, after=after, held=held, cap=cap, own=own,
-        actions=actions, busy=busy, share=share, scopes=scopes, workflows=workflows,
-        limits=limits,
-    )  # fmt: skip
-    with map_db_errors():
-        claimed = list(zip(_claimed_runs(rows), [str(row.scope) for row in rows], strict=True))
-    return sorted(claimed, key=_claim_order)
-
-
-def claimed_rows(
-    tx: Tx,
-    columns: tuple[ColumnElement[Any], ...],
-    *,
-    now: datetime,
-    limit: int = 1,
-    after: str = "",
-    held: Mapping[str, int] | None = None,
-    cap: int | None = None,
-    own: Sequence[str] = (),
-    actions: bool = True,
-    busy: Collection[str] = (),
-    share: int = 1,
-    scopes: int | None = None,
-    workflows: Sequence[str] = (),
-    limits: RunLimits | None = None,
-) -> Sequence[Any]:
     """Claim up to ``limit`` pending runs of every kind, the scopes in turn: ``pending →
     running``, ``attempts + 1``: the one claim of the one queue. A table trigger's runs (kind
     ``actions``) are always claimable; the app's own runs (a lane attempt) only when their
@@ -439,8 +409,8 @@ def claimed_rows(
 
     On PostgreSQL rows locked by another claimer are skipped (``FOR UPDATE SKIP LOCKED``), on
     SQLite the caller holds ``BEGIN IMMEDIATE``. The outer ``status = 'pending'`` predicate is
-    the fence either way. Returns the claimed rows: ``columns`` (a module's constant tuple: the
-    statement is built once per tuple), then ``scope``, ``max_concurrent`` and ``claimed_kind``.
+    the fence either way. Returns the claimed runs as :class:`Run` values (a workflow run's JSON
+    fields decoded) with their scopes, in creation order (empty when none is claimable).
     """
     tx.require_writable()
     room = {s: max(0, cap - n) * share for s, n in (held or {}).items()} if cap else {}
@@ -466,13 +436,14 @@ def claimed_rows(
     with map_db_errors():
         if tx.is_postgres:
             ordered_scans_only(tx)  # index probes, never a bitmap scan of the pending runs
-        statement = _claim_next(tx.is_postgres, columns, bool(limited_scopes))
+        statement = _claim_next(tx.is_postgres, CLAIM_COLUMNS, bool(limited_scopes))
         rows = tx.conn.execute(statement, params).all()
         limited = {str(row.scope): int(row.max_concurrent) for row in rows if row.max_concurrent}
         held = _workflow_keys(rows, limited_scopes)
         if (limited or held) and tx.is_postgres:
             _recount(tx, limited, held)
-    return rows
+        claimed = list(zip(_claimed_runs(rows), [str(row.scope) for row in rows], strict=True))
+    return sorted(claimed, key=_claim_order)
 
 
 def _claim_order(claim: tuple[Run, str]) -> tuple[datetime, datetime, str]:
