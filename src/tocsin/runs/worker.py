@@ -1,5 +1,12 @@
 """The worker: claim a pending run, run its actions in order, store each receipt (SPEC §8, §9).
 
+The one worker of the one queue: every kind of run is claimed here, by the one claim
+(``store.runs.claim_scoped_runs``: a table trigger's runs, and the app's own of the lanes and
+workflows this process registered), and a run of the app's own kinds goes to its kind's
+executor (``executors``: a lane attempt to its lane's, a workflow run to
+``workflows.runner.WorkflowExecutor``, whose runs a slot executes as a group, ``runs.batch``).
+What follows is a table trigger's run (kind ``actions``).
+
 One run, step by step:
 
 1. **Claim** atomically, ``pending → running`` (``store.runs.claim_scoped_runs``, under
