@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -13,6 +13,7 @@ from sqlalchemy import event
 from tocsin.core.model import Table
 from tocsin.store import Store
 from tocsin.store.records import insert_table
+from tocsin.store.runs import NewRun, claim_scoped_runs, insert_runs
 from tocsin.store.tx import Tx
 
 NOW = datetime(2026, 8, 27, 5, 2, 13, tzinfo=UTC)
@@ -66,3 +67,32 @@ def query_plan(store: Store, probe: Callable[[Tx], object]) -> str:
         else:
             rows = tx.conn.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, params).all()
     return "\n".join(str(row[-1]) for row in rows)
+
+
+CLAIM_AT = NOW + timedelta(minutes=5)  # when the claim tests claim: past every run they make
+
+
+def pending_table_runs(
+    store: Store, table: Table, count: int, *, trigger: dict[str, Any] | None = None, at: Any = NOW
+) -> list[str]:
+    """``count`` pending row-event runs of ``table``, created at ``at`` (one by one: in order)."""
+    definition = trigger or {"id": "trg", "on": "created", "actions": []}
+    ids = []
+    for i in range(count):
+        run = NewRun(
+            id=new_id(), table_id=table.id, trigger_id=str(definition["id"]), record_id=None,
+            source="created", clock=False, payload={}, definition=definition, identity=None,
+            scheduled_for=None,
+        )  # fmt: skip
+        with store.begin() as tx:
+            insert_runs(tx, runs_=[run], now=at + timedelta(milliseconds=i))
+        ids.append(run.id)
+    return ids
+
+
+def claim_ids(store: Store, limit: int, **kw: Any) -> list[tuple[str, str]]:
+    """One claim (``claim_scoped_runs`` at ``kw['now']``, else :data:`CLAIM_AT`): its runs' ids
+    and scopes."""
+    with store.begin() as tx:
+        claimed = claim_scoped_runs(tx, now=kw.pop("now", CLAIM_AT), limit=limit, **kw)
+    return [(run.id, scope) for run, scope in claimed]

@@ -12,36 +12,11 @@ import pytest
 from tocsin.core.model import Table
 from tocsin.errors import TransientStoreError
 from tocsin.store import Store
-from tocsin.store.runs import NewRun, claim_scoped_runs, insert_runs, next_turn, tenant_of
+from tocsin.store.runs import claim_scoped_runs, next_turn, tenant_of
 
-from .helpers import NOW, PG_ONLY, make_table, new_id
+from .helpers import CLAIM_AT, NOW, PG_ONLY, claim_ids, make_table, pending_table_runs
 
-LATER = NOW + timedelta(minutes=5)
-
-
-def _pending(
-    store: Store, table: Table, count: int, *, trigger: dict[str, Any] | None = None, at: Any = NOW
-) -> list[str]:
-    """``count`` pending row-event runs of ``table``, created at ``at`` (one by one: in order)."""
-    definition = trigger or {"id": "trg", "on": "created", "actions": []}
-    ids = []
-    for i in range(count):
-        run = NewRun(
-            id=new_id(), table_id=table.id, trigger_id=str(definition["id"]), record_id=None,
-            source="created", clock=False, payload={}, definition=definition, identity=None,
-            scheduled_for=None,
-        )  # fmt: skip
-        with store.begin() as tx:
-            insert_runs(tx, runs_=[run], now=at + timedelta(milliseconds=i))
-        ids.append(run.id)
-    return ids
-
-
-def _claim(store: Store, limit: int, **kw: Any) -> list[tuple[str, str]]:
-    with store.begin() as tx:
-        return [
-            (run.id, scope) for run, scope in claim_scoped_runs(tx, now=LATER, limit=limit, **kw)
-        ]
+LATER = CLAIM_AT
 
 
 def _scope(table: Table) -> str:
@@ -52,17 +27,17 @@ def test_ready_runs_of_different_scopes_interleave(store: Store, table: Table) -
     """A's 50 runs are all older than B's and C's: a claim of 6 takes two of each scope, the
     oldest of each, not A's six oldest; the next claim goes on after the last scope it took."""
     other_b, other_c = make_table(store), make_table(store)
-    a_ids = _pending(store, table, 50)
+    a_ids = pending_table_runs(store, table, 50)
     later = NOW + timedelta(minutes=1)
-    b_ids, c_ids = (_pending(store, t, 3, at=later) for t in (other_b, other_c))
-    claimed = _claim(store, 6)
+    b_ids, c_ids = (pending_table_runs(store, t, 3, at=later) for t in (other_b, other_c))
+    claimed = claim_ids(store, 6)
     assert {run_id for run_id, _ in claimed} == {*a_ids[:2], *b_ids[:2], *c_ids[:2]}
     scopes = {scope for _, scope in claimed}
     assert scopes == {_scope(t) for t in (table, other_b, other_c)}
     after = next_turn("", scopes)
     assert after == max(scopes)
     # visiting from past ``after``: the first scope in key order comes first again, one run each
-    assert len(_claim(store, 3, after=after)) == 3
+    assert len(claim_ids(store, 3, after=after)) == 3
 
 
 def test_a_claim_visits_the_scopes_in_turn_from_where_the_last_stopped(
@@ -71,10 +46,10 @@ def test_a_claim_visits_the_scopes_in_turn_from_where_the_last_stopped(
     """Four scopes with many runs each, claims of 2: each claim takes the next two scopes."""
     tables = sorted([table, *(make_table(store) for _ in range(3))], key=_scope)
     for t in tables:
-        _pending(store, t, 5)
+        pending_table_runs(store, t, 5)
     after, seen = "", []
     for _ in range(4):
-        claimed = _claim(store, 2, after=after)
+        claimed = claim_ids(store, 2, after=after)
         scopes = sorted({scope for _, scope in claimed})
         seen.append(scopes)
         after = next_turn(after, scopes)
@@ -84,25 +59,25 @@ def test_a_claim_visits_the_scopes_in_turn_from_where_the_last_stopped(
 
 def test_a_tenant_at_its_cap_gets_nothing_and_another_its_room(store: Store, table: Table) -> None:
     other = make_table(store)
-    _pending(store, table, 16)
-    _pending(store, other, 4)
+    pending_table_runs(store, table, 16)
+    pending_table_runs(store, other, 4)
     held = {_scope(table): 7}
-    claimed = _claim(store, 8, held=held, cap=7)
+    claimed = claim_ids(store, 8, held=held, cap=7)
     assert {scope for _, scope in claimed} == {_scope(other)}  # A's 7 running: none more
-    assert len(_claim(store, 8, held={_scope(table): 5}, cap=7)) == 2  # A's room: 2
+    assert len(claim_ids(store, 8, held={_scope(table): 5}, cap=7)) == 2  # A's room: 2
 
 
 def test_a_limited_triggers_runs_have_a_scope_within_their_tenants(
     store: Store, table: Table
 ) -> None:
     trigger = {"id": "two", "on": "created", "max_concurrent": 2, "actions": []}
-    _pending(store, table, 5, trigger=trigger)
-    _pending(store, table, 3)
-    claimed = _claim(store, 10)
+    pending_table_runs(store, table, 5, trigger=trigger)
+    pending_table_runs(store, table, 3)
+    claimed = claim_ids(store, 10)
     limited = [scope for _, scope in claimed if scope != _scope(table)]
     assert limited == [f"{_scope(table)}/{table.id}/two"] * 2  # its limit: 2 of its 5
     assert {tenant_of(scope) for _, scope in claimed} == {_scope(table)}
-    assert len(claimed) == 5 and len(_claim(store, 10)) == 0  # the other 3 wait for a slot
+    assert len(claimed) == 5 and len(claim_ids(store, 10)) == 0  # the other 3 wait for a slot
 
 
 @PG_ONLY
@@ -111,7 +86,7 @@ def test_two_claimers_at_once_never_pass_a_triggers_limit(store: Store, table: T
     rows and takes 2 more, then waits for A's advisory lock: once A commits, B counts 4 > 2 and
     rolls back (``TransientStoreError``), and a claim after that takes none."""
     trigger = {"id": "two", "on": "created", "max_concurrent": 2, "actions": []}
-    _pending(store, table, 6, trigger=trigger)
+    pending_table_runs(store, table, 6, trigger=trigger)
     a_claimed, a_commit = threading.Event(), threading.Event()
     outcome: dict[str, Any] = {}
 
@@ -139,7 +114,7 @@ def test_two_claimers_at_once_never_pass_a_triggers_limit(store: Store, table: T
     second.join(30)
     assert outcome["a"] == 2
     assert isinstance(outcome["b"], TransientStoreError)
-    assert _claim(store, 10) == []  # the trigger's 2 are running: none more
+    assert claim_ids(store, 10) == []  # the trigger's 2 are running: none more
 
 
 def _until_waiting_for_advisory_lock(store: Store) -> None:

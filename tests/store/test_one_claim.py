@@ -21,17 +21,23 @@ from tocsin.errors import TransientStoreError
 from tocsin.store import Store
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.runs import (
-    NewRun,
     RunLimits,
     claim_scoped_runs,
-    insert_runs,
     next_turn,
     tenant_of,
 )
 
-from .helpers import NOW, PG_ONLY, make_table, new_id
+from .helpers import (
+    CLAIM_AT,
+    NOW,
+    PG_ONLY,
+    claim_ids,
+    make_table,
+    new_id,
+    pending_table_runs,
+)
 
-LATER = NOW + timedelta(minutes=5)
+LATER = CLAIM_AT
 
 
 def _workflow_runs(
@@ -58,26 +64,6 @@ def _workflow_runs(
     return [r["id"] for r in rows]
 
 
-def _table_runs(store: Store, table: Table, count: int, *, at: Any = NOW) -> list[str]:
-    ids = []
-    for i in range(count):
-        run = NewRun(
-            id=new_id(), table_id=table.id, trigger_id="trg", record_id=None, source="created",
-            clock=False, payload={}, definition={"id": "trg", "on": "created", "actions": []},
-            identity=None, scheduled_for=None,
-        )  # fmt: skip
-        with store.begin() as tx:
-            insert_runs(tx, runs_=[run], now=at + timedelta(milliseconds=i))
-        ids.append(run.id)
-    return ids
-
-
-def _claim(store: Store, limit: int, **kw: Any) -> list[tuple[str, str]]:
-    with store.begin() as tx:
-        claimed = claim_scoped_runs(tx, now=kw.pop("now", LATER), limit=limit, **kw)
-    return [(run.id, scope) for run, scope in claimed]
-
-
 def _ids(claimed: list[tuple[str, str]]) -> list[str]:
     return [run_id for run_id, _ in claimed]
 
@@ -100,7 +86,7 @@ def test_the_claim_takes_the_runs_of_its_workflows_only_oldest_first(
     first; an unregistered workflow's and a run waiting for its retry stay pending."""
     mine = _workflow_runs(store, "wf_a", 3)
     theirs = _workflow_runs(store, "wf_b", 2, at=NOW - timedelta(minutes=1))
-    tables = _table_runs(store, table, 2, at=NOW + timedelta(seconds=1))
+    tables = pending_table_runs(store, table, 2, at=NOW + timedelta(seconds=1))
     with store.begin() as tx:  # a retried run waits for its backoff
         moved = store_runs.transition(
             tx, run_id=mine[2], from_statuses=("pending",),
@@ -122,7 +108,7 @@ def test_the_claim_takes_the_runs_of_its_workflows_only_oldest_first(
     assert {runs[t][0].kind for t in tables} == {"actions"}
     with store.read() as tx:
         assert {store_runs.get_run(tx, run_id=i)["status"] for i in theirs} == {"pending"}  # type: ignore[index]
-    assert _claim(store, 10, workflows=["wf_a"], now=LATER + timedelta(minutes=2)) == [
+    assert claim_ids(store, 10, workflows=["wf_a"], now=LATER + timedelta(minutes=2)) == [
         (mine[2], "app/wf:wf_a")  # its backoff passed
     ]
 
@@ -135,13 +121,13 @@ def test_workflow_scopes_take_turns_with_the_tenants(store: Store, table: Table)
     manual = _workflow_runs(store, "wf", 50)
     scheduled = _workflow_runs(store, "wf", 50, schedule="wf__s", limited=True)
     later = NOW + timedelta(minutes=1)
-    a_ids, b_ids = (_table_runs(store, t, 3, at=later) for t in (table, other))
-    claimed = _claim(store, 8, workflows=["wf"])
+    a_ids, b_ids = (pending_table_runs(store, t, 3, at=later) for t in (table, other))
+    claimed = claim_ids(store, 8, workflows=["wf"])
     assert set(_ids(claimed)) == {*manual[:2], *scheduled[:2], *a_ids[:2], *b_ids[:2]}
     scopes = {scope for _, scope in claimed}
     assert {s for s in scopes if tenant_of(s) == "app"} == {"app/wf:wf", "app/wf:wf/wf__s"}
     after = next_turn("", scopes)
-    assert len(_claim(store, 4, workflows=["wf"], after=after)) == 4
+    assert len(claim_ids(store, 4, workflows=["wf"], after=after)) == 4
 
 
 def test_the_schedules_of_a_workflow_share_its_scope(store: Store) -> None:
@@ -152,21 +138,21 @@ def test_the_schedules_of_a_workflow_share_its_scope(store: Store) -> None:
     ids = []
     for n in range(10):
         ids += _workflow_runs(store, "wf", 5, schedule=f"s{n}", at=NOW + timedelta(seconds=n))
-    claimed = _claim(store, 12, workflows=["wf"])
+    claimed = claim_ids(store, 12, workflows=["wf"])
     assert _ids(claimed) == ids[:12] and {s for _, s in claimed} == {"app/wf:wf"}
     later = _workflow_runs(store, "wf", 2, schedule="s0", at=LATER, limited=True)
     limits = RunLimits(schedules={"s0": 1}, schedule_of={"s0": "wf"})
-    claimed = _claim(store, 100, workflows=["wf"], limits=limits, now=LATER + timedelta(1))
+    claimed = claim_ids(store, 100, workflows=["wf"], limits=limits, now=LATER + timedelta(1))
     assert {run_id for run_id, _ in claimed} == {*ids[12:], later[0]}
     assert [s for r, s in claimed if r == later[0]] == ["app/wf:wf/s0"]
 
 
 def test_a_worker_of_workflows_only_claims_workflow_runs_only(store: Store, table: Table) -> None:
-    table_ids = _table_runs(store, table, 3)
+    table_ids = pending_table_runs(store, table, 3)
     wf_ids = _workflow_runs(store, "wf", 3, at=NOW + timedelta(seconds=1))
-    assert _ids(_claim(store, 10, actions=False, workflows=["wf"])) == wf_ids
-    assert _claim(store, 10, actions=False, workflows=["wf"]) == []
-    assert _ids(_claim(store, 10)) == table_ids  # a table worker: the table runs
+    assert _ids(claim_ids(store, 10, actions=False, workflows=["wf"])) == wf_ids
+    assert claim_ids(store, 10, actions=False, workflows=["wf"]) == []
+    assert _ids(claim_ids(store, 10)) == table_ids  # a table worker: the table runs
 
 
 def test_a_table_worker_passes_over_a_workflow_backlog(store: Store, table: Table) -> None:
@@ -177,19 +163,19 @@ def test_a_table_worker_passes_over_a_workflow_backlog(store: Store, table: Tabl
         _workflow_runs(store, f"wf{n}", 2)
     tables = [table, *(make_table(store) for _ in range(2))]
     for t in tables:
-        _table_runs(store, t, 2)
-    claimed = _claim(store, 3, after="app")  # the visit starts in the workflow scopes' range
+        pending_table_runs(store, t, 2)
+    claimed = claim_ids(store, 3, after="app")  # the visit starts in the workflow scopes' range
     assert {tenant_of(s) for _, s in claimed} == {f"{t.scope}:{t.scope_id}" for t in tables}
     # a worker of one of them passes over the others' schedules, takes its own
-    mine = _claim(store, 30, actions=False, workflows=["wf3"])
+    mine = claim_ids(store, 30, actions=False, workflows=["wf3"])
     assert {s for _, s in mine} == {"app/wf:wf3", "app/wf:wf3/s3"} and len(mine) == 4
 
 
 def test_the_apps_cap_counts_its_workflow_runs_together(store: Store, table: Table) -> None:
     _workflow_runs(store, "wf", 4)
     _workflow_runs(store, "wf", 4, schedule="sch")
-    _table_runs(store, table, 2)
-    claimed = _claim(store, 10, workflows=["wf"], held={"app": 5}, cap=8)
+    pending_table_runs(store, table, 2)
+    claimed = claim_ids(store, 10, workflows=["wf"], held={"app": 5}, cap=8)
     assert len([s for _, s in claimed if tenant_of(s) == "app"]) == 3  # the app's room: 8 - 5
     assert len(claimed) == 5
 
@@ -197,12 +183,12 @@ def test_the_apps_cap_counts_its_workflow_runs_together(store: Store, table: Tab
 def test_a_workflows_limit_holds_across_claims(store: Store) -> None:
     runs = _workflow_runs(store, "wf", 5)
     limits = RunLimits(workflows={"wf": 2})
-    first = _claim(store, 10, workflows=["wf"], limits=limits)
+    first = claim_ids(store, 10, workflows=["wf"], limits=limits)
     assert _ids(first) == runs[:2]
-    assert _claim(store, 10, workflows=["wf"], limits=limits) == []  # its 2 run
+    assert claim_ids(store, 10, workflows=["wf"], limits=limits) == []  # its 2 run
     _finish(store, runs[:1])
-    assert _ids(_claim(store, 10, workflows=["wf"], limits=limits)) == runs[2:3]
-    assert len(_claim(store, 10, workflows=["wf"])) == 2  # a claimer without the limit
+    assert _ids(claim_ids(store, 10, workflows=["wf"], limits=limits)) == runs[2:3]
+    assert len(claim_ids(store, 10, workflows=["wf"])) == 2  # a claimer without the limit
 
 
 def test_a_schedules_runs_count_for_its_workflow(store: Store) -> None:
@@ -211,16 +197,16 @@ def test_a_schedules_runs_count_for_its_workflow(store: Store) -> None:
     scheduled = _workflow_runs(store, "wf", 4, schedule="sch", limited=True)
     manual = _workflow_runs(store, "wf", 4, at=NOW + timedelta(seconds=1))
     limits = RunLimits(workflows={"wf": 3}, schedules={"sch": 1}, schedule_of={"sch": "wf"})
-    claimed = _claim(store, 10, workflows=["wf"], limits=limits)
+    claimed = claim_ids(store, 10, workflows=["wf"], limits=limits)
     assert sorted(_ids(claimed)) == sorted([scheduled[0], *manual[:2]])
-    assert _claim(store, 10, workflows=["wf"], limits=limits) == []
+    assert claim_ids(store, 10, workflows=["wf"], limits=limits) == []
     _finish(store, [scheduled[0]])  # the schedule's slot and one of the workflow's free
     # the workflow's one slot: its scopes in turn, its own first (key order)
-    assert _ids(_claim(store, 10, workflows=["wf"], limits=limits)) == [manual[2]]
+    assert _ids(claim_ids(store, 10, workflows=["wf"], limits=limits)) == [manual[2]]
     # the workflow alone limited (2 of 3 running already): its schedule's runs fill its room
     _finish(store, manual[:2])
     only = RunLimits(workflows={"wf": 2})  # running: manual[2]
-    assert _ids(_claim(store, 10, workflows=["wf"], limits=only, after="app/wf:wf")) == [
+    assert _ids(claim_ids(store, 10, workflows=["wf"], limits=only, after="app/wf:wf")) == [
         scheduled[1]
     ]
 
@@ -229,9 +215,9 @@ def test_a_limited_schedule_of_a_free_workflow(store: Store) -> None:
     scheduled = _workflow_runs(store, "wf", 3, schedule="sch", limited=True)
     manual = _workflow_runs(store, "wf", 3, at=NOW + timedelta(seconds=1))
     limits = RunLimits(schedules={"sch": 1}, schedule_of={"sch": "wf"})
-    claimed = _claim(store, 10, workflows=["wf"], limits=limits)
+    claimed = claim_ids(store, 10, workflows=["wf"], limits=limits)
     assert sorted(_ids(claimed)) == sorted([scheduled[0], *manual])
-    assert _claim(store, 10, workflows=["wf"], limits=limits) == []
+    assert claim_ids(store, 10, workflows=["wf"], limits=limits) == []
 
 
 @PG_ONLY
@@ -270,7 +256,7 @@ def test_two_claimers_at_once_never_pass_a_workflows_limit(store: Store) -> None
     a.join(10)
     b.join(10)
     assert outcome["a"] == 2 and isinstance(outcome["b"], TransientStoreError)
-    assert _claim(store, 10, workflows=["wf"], limits=limits) == []
+    assert claim_ids(store, 10, workflows=["wf"], limits=limits) == []
     with store.read() as tx:
         assert store_runs.count_runs(tx, status="running") == 2
 
@@ -348,7 +334,7 @@ def test_the_claim_reads_the_pending_index_on_a_backlog(store: Store, table: Tab
     for n in range(3):
         _workflow_runs(store, f"wf{n}", 800)
     _workflow_runs(store, "wf0", 600, schedule="sch", limited=True)
-    _table_runs(store, table, 5)
+    pending_table_runs(store, table, 5)
     limits = RunLimits(workflows={"wf0": 50}, schedules={"sch": 5}, schedule_of={"sch": "wf0"})
     if store.is_postgres:  # statistics, as a populated database has (the UPDATE by its key)
         with store.begin() as tx:
