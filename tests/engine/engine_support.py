@@ -76,15 +76,8 @@ def finish(t: Tocsin, run_id: str, status: str, *, now: datetime) -> None:
         claimed = store_runs.claim_run(tx, run_id=run_id, now=now)
         assert claimed is not None
         error = "boom" if status == "failed" else None
-        ok = store_runs.finish_run(
-            tx,
-            run_id=run_id,
-            attempts=claimed.attempts,
-            status=status,
-            error=error,
-            now=now,
-        )
-        assert ok
+        row = store_runs.FinishRow(run_id, claimed.attempts, status, now, error=error)
+        assert store_runs.finish_runs(tx, rows=[row]) == {run_id}
 
 
 def finish_all(t: Tocsin, table_id: str, status: str = "done", *, now: datetime) -> None:

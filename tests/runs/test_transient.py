@@ -105,16 +105,16 @@ def test_a_lock_conflict_while_storing_the_receipt_is_retried(
 ) -> None:
     no_wait(tocsin)
     calls = failing(tocsin, RuntimeError("never"), 0)
-    real = worker_module.finish_run
+    real = worker_module.finish_runs
     conflicts: list[int] = []
 
-    def flaky_finish(tx: Any, **kw: Any) -> bool:
+    def flaky_finish(tx: Any, **kw: Any) -> set[str]:
         if not conflicts:
             conflicts.append(1)
             raise TransientStoreError("database is locked")
         return real(tx, **kw)
 
-    monkeypatch.setattr(worker_module, "finish_run", flaky_finish)
+    monkeypatch.setattr(worker_module, "finish_runs", flaky_finish)
     run = one_run(tocsin)
     tocsin.work(now=LATER)
     done = read_run(tocsin, run["id"])

@@ -23,6 +23,7 @@ from tocsin.store import workflow_runs as store_runs
 from tocsin.store.runs import (
     RunLimits,
     claim_scoped_runs,
+    finish_runs,
     next_turn,
     tenant_of,
 )
@@ -70,13 +71,12 @@ def _ids(claimed: list[tuple[str, str]]) -> list[str]:
 
 def _finish(store: Store, run_ids: list[str]) -> None:
     values = {"status": "success", "steps": [], "output": None, "error": None}
+    rows = [
+        store_runs.finish_row(run_id, 1, {**values, "suspend_payload": None}, LATER)
+        for run_id in run_ids
+    ]
     with store.begin() as tx:
-        for run_id in run_ids:
-            done = store_runs.finish_run(
-                tx, run_id=run_id, attempts=1, values={**values, "suspend_payload": None},
-                now=LATER,
-            )  # fmt: skip
-            assert done
+        assert finish_runs(tx, rows=rows) == set(run_ids)
 
 
 def test_the_claim_takes_the_runs_of_its_workflows_only_oldest_first(

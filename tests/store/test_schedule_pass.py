@@ -23,6 +23,7 @@ from tocsin.store import Store
 from tocsin.store import schedules as store_schedules
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.bulk import instant_binder, with_columns
+from tocsin.store.runs import finish_runs
 from tocsin.store.trigger_events import claim_due_trigger_schedules, lock_trigger_schedules
 
 from .helpers import NOW, PG_ONLY, SQLITE_ONLY, new_id
@@ -114,8 +115,8 @@ def test_the_fence_index_holds_active_runs_only(store: Store) -> None:
         assert store_runs.active_schedule_ids(tx, schedule_ids=["s1", "s2", "s3"]) == {"s1", "s2"}
         (claimed,) = claimed_runs(tx, now=NOW, limit=1, workflow_ids=["wf"])
         values = {"status": "success", "steps": [], "output": None, "error": None}
-        finish = (claimed["id"], 1, {**values, "suspend_payload": None}, NOW)
-        assert store_runs.finish_runs(tx, finishes=[finish]) == {claimed["id"]}
+        finish = store_runs.finish_row(claimed["id"], 1, {**values, "suspend_payload": None}, NOW)
+        assert finish_runs(tx, rows=[finish]) == {claimed["id"]}
         left = {"s1", "s2"} - {claimed["schedule_id"]}
         assert store_runs.active_schedule_ids(tx, schedule_ids=["s1", "s2"]) == left
 
@@ -299,7 +300,7 @@ def test_finish_rows_write_plain_values_under_each_claim_fence(store: Store) -> 
     ]
     assert all(type(v) in (str, int, bool, type(None), type(later)) for row in rows for v in row)
     with store.begin() as tx:
-        assert store_runs.finish_rows(tx, rows=rows) == {done, paused}
+        assert finish_runs(tx, rows=rows) == {done, paused}
     with store.read() as tx:
         got = store_runs.runs_by_id(tx, run_ids=[done, paused, stale])
     assert (got[done]["status"], got[done]["steps"], got[done]["output"]) == (

@@ -24,7 +24,7 @@ from tocsin.engine.schedules import new_run
 from tocsin.store import Store, run_queries
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.migrate import alembic_config, upgrade_to_head
-from tocsin.store.runs import RunLimits, claim_scoped_runs, requeue_runs
+from tocsin.store.runs import RunLimits, claim_scoped_runs, finish_runs, requeue_runs
 from tocsin.store.schema import runs
 from tocsin.store.tx import Tx
 
@@ -274,10 +274,10 @@ def test_a_workflow_run_enters_its_own_indexes_only_over_its_life(store: Store) 
         (backfill, "suspended", None),
     ]
     with store.begin() as tx:
-        store_runs.finish_runs(
+        finish_runs(
             tx,
-            finishes=[
-                (
+            rows=[
+                store_runs.finish_row(
                     rid,
                     1,
                     {"status": st, "steps": [], "output": None, "error": None}

@@ -15,8 +15,8 @@ function); the views build the dicts the facade and HTTP have always answered fr
 - :class:`TriggerState`: one durable row per schedule trigger id — the scheduler's memory
   (anchor and last consumed window of clock kinds, the date cursor, ``next_due_at``); built by
   ``store.state.state_value``, for typed rows and the tick's raw driver rows alike.
-- :class:`RunStatus`: a run's status; :data:`RUN_TRANSITIONS` its allowed moves (the store's
-  ``finish_run`` and the retry refusal check them through :meth:`RunStatus.may_become`)::
+- :class:`RunStatus`: a run's status; :data:`RUN_TRANSITIONS` its allowed moves (the retry
+  refusal checks them through :meth:`RunStatus.may_become`)::
 
       pending → running → done | failed        (retry: failed | pending | stale running → pending)
       running → pending                        (release, requeue, automatic retry)

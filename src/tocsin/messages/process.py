@@ -139,7 +139,7 @@ def run_filter_unknown(status: object, known: object) -> str:
 
 
 def finish_status_invalid(status: object) -> str:
-    return f"finish_run: not a terminal status: {status!r}"
+    return f"finish_runs: not a status a run finishes in: {status!r}"
 
 
 def requeue_runs_status_invalid(status: object) -> str:

@@ -15,7 +15,7 @@ on, or runs ahead of, the commit of the runs claimed before it).
 A group is one transaction: each run's actions run in order in it (their effects: rows appended
 in one statement per table, ``Tx.append``), each with its receipt timed as it really started and
 ended (``runs.clock``), then every run is finished ``done`` with its receipts in one statement
-(``store.runs.finish_runs_done``), each under its own claim fence. Effect, receipts and finish
+(``store.runs.finish_runs``), each under its own claim fence. Effect, receipts and finish
 commit together, as one run's did: a crash loses the group's effects with its receipts, and
 the stale sweep hands its runs back (never a message twice).
 
@@ -50,8 +50,9 @@ from tocsin.runs.definition import action_list, frozen_problem, resolve_definiti
 from tocsin.runs.retry import call_with_retries
 from tocsin.runs.worker import GroupedExecutor, RunGroup, Worker
 from tocsin.store.errors import is_transient
+from tocsin.store.jsontext import json_text
 from tocsin.store.outage import is_outage
-from tocsin.store.runs import DoneRow, finish_runs_done
+from tocsin.store.runs import FinishRow, finish_runs
 
 log = logging.getLogger("tocsin.runs.worker")
 
@@ -230,7 +231,7 @@ def _write_group(worker: Worker, group: list[_Member], *, now: datetime) -> int:
 
 def _commit(worker: Worker, group: list[_Member], now: datetime) -> None:
     stamps: Callable[[], datetime] | None = worker.stamps or worker.clock
-    done: list[DoneRow] = []
+    done: list[FinishRow] = []
     with worker.env.store.begin(appends=True) as tx:
         for member in group:
             run, receipts = member.run, list(member.run.action_results)
@@ -256,11 +257,11 @@ def _commit(worker: Worker, group: list[_Member], now: datetime) -> None:
                 receipts = upsert_receipt(
                     receipts, timed(action.get("id"), handler.type, True, detail)
                 )
-            done.append((run.id, run.attempts, receipts, at))
+            done.append(FinishRow(run.id, run.attempts, "done", at, json_text(receipts)))
         tx.flush()
-        won = finish_runs_done(tx, rows=done)
+        won = finish_runs(tx, rows=done)
         if len(won) < len(done):
-            raise _Lost({run_id for run_id, *_rest in done} - won)
+            raise _Lost({row.run_id for row in done} - won)
 
 
 def _for_the_group(exc: BaseException) -> bool:

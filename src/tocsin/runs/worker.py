@@ -95,6 +95,7 @@ from tocsin.runs.clock import PassClock, TimedReceipt, timed_receipt
 from tocsin.runs.definition import action_list, frozen_problem, resolve_definition, row_snapshot
 from tocsin.runs.pool import RunPool
 from tocsin.runs.retry import TransientPolicy, call_with_retries
+from tocsin.store.jsontext import json_text
 from tocsin.store.outage import (
     DEFAULT_CAP_S,
     FIRST_PAUSE_S,
@@ -104,9 +105,10 @@ from tocsin.store.outage import (
 )
 from tocsin.store.records import get_table
 from tocsin.store.runs import (
+    FinishRow,
     RunLimits,
     claim_scoped_runs,
-    finish_run,
+    finish_runs,
     next_turn,
     release_run,
     save_receipt,
@@ -453,10 +455,9 @@ class Worker:
     @staticmethod
     def _record(tx: Tx, *, run: Run, receipts: Receipts, last: bool, now: datetime) -> bool:
         """Store the receipts; after the last action also finish the run ``done``."""
-        fenced: dict[str, Any] = {"run_id": run.id, "attempts": run.attempts, "now": now}
         if last:
-            return finish_run(tx, status="done", error=None, receipts=receipts, **fenced)
-        return save_receipt(tx, receipts=receipts, **fenced)
+            return _finish_one(tx, run=run, status="done", error=None, receipts=receipts, now=now)
+        return save_receipt(tx, run_id=run.id, attempts=run.attempts, receipts=receipts, now=now)
 
     def _finish(
         self,
@@ -468,8 +469,7 @@ class Worker:
         now: datetime,
     ) -> str:
         text = None if error is None else truncate_error(error)
-        fenced: dict[str, Any] = {"run_id": run.id, "attempts": run.attempts, "now": now}
-        write = partial(finish_run, status=status, error=text, receipts=receipts, **fenced)
+        write = partial(_finish_one, run=run, status=status, error=text, receipts=receipts, now=now)
         if not self._committed(run, write):
             return "lost"
         if status == "failed":
@@ -490,6 +490,17 @@ class Worker:
     def release(self, run: Run, *, now: datetime) -> str:
         write = partial(release_run, run_id=run.id, attempts=run.attempts, now=now)
         return "released" if self._committed(run, write) else "lost"
+
+
+def _finish_one(
+    tx: Tx, *, run: Run, status: str, error: str | None, receipts: Receipts | None, now: datetime
+) -> bool:
+    """``running → done | failed`` of one run (``store.runs.finish_runs``), with its final
+    receipts (None: those stored are kept); False if fenced out."""
+    steps = None if receipts is None else json_text(receipts)
+    return run.id in finish_runs(
+        tx, rows=[FinishRow(run.id, run.attempts, status, now, steps, error)]
+    )
 
 
 def _error_text(exc: BaseException) -> str:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 _FRESH: dict[str, Callable[[], Any]] = {"[]": list, "{}": dict}  # as common as they are cheap
+_ENCODE = json.JSONEncoder(check_circular=False).encode  # json.dumps' text, without its cycle check
 
 
 def json_text(value: object) -> str | None:
@@ -16,7 +17,7 @@ def json_text(value: object) -> str | None:
         return None
     if not value and type(value) in (list, tuple, dict):  # a new run's receipts, an empty input
         return "{}" if type(value) is dict else "[]"
-    return json.dumps(value)
+    return _ENCODE(value)
 
 
 def json_value(text: str | None) -> Any:

@@ -54,7 +54,7 @@ from tocsin.core.model import RUN_TRANSITIONS, QueueEntry, Run, RunStatus
 from tocsin.errors import TransientStoreError
 from tocsin.store.bulk import instant_binder, instant_reader, update_rows, with_rows
 from tocsin.store.coltypes import UTCDateTime
-from tocsin.store.dialects import ordered_scans_only, upsert_insert
+from tocsin.store.dialects import keyed_access_only, ordered_scans_only, upsert_insert
 from tocsin.store.errors import map_db_errors
 from tocsin.store.jsontext import json_value
 from tocsin.store.schema import (
@@ -296,9 +296,6 @@ def active_clock_trigger_ids(tx: Tx, *, table_id: str, trigger_ids: Sequence[str
     or running clock run."""
     found = active_clock_triggers(tx, table_ids=[table_id])
     return {tid for _, tid in found} & set(trigger_ids)
-
-
-_FINISHED = frozenset({RunStatus.DONE, RunStatus.FAILED})
 
 
 def _run_value(row: Any) -> Run:
@@ -817,21 +814,6 @@ _SAVE_RECEIPTS = (
     )
 )
 
-_FINISH = (
-    update(runs)
-    .where(_FENCE)
-    .values(
-        status=bindparam("p_status", type_=runs.c.status.type),
-        error=bindparam("p_error", type_=runs.c.error.type),
-        updated_at=bindparam("p_now", type_=runs.c.updated_at.type),
-        finished_at=bindparam("p_now", type_=runs.c.finished_at.type),
-    )
-)
-
-_FINISH_WITH_RECEIPTS = _FINISH.values(
-    action_results=bindparam("p_receipts", type_=runs.c.action_results.type)
-)
-
 
 def save_receipt(
     tx: Tx, *, run_id: str, attempts: int, receipts: list[dict[str, Any]], now: datetime
@@ -843,71 +825,128 @@ def save_receipt(
         return tx.conn.execute(_SAVE_RECEIPTS, params).rowcount == 1
 
 
-def finish_run(
-    tx: Tx,
-    *,
-    run_id: str,
-    attempts: int,
-    status: str,
-    error: str | None,
-    now: datetime,
-    receipts: list[dict[str, Any]] | None = None,
-) -> bool:
-    """``running → done | failed`` (optionally with the final receipts); False if fenced out."""
-    tx.require_writable()
-    if status not in _FINISHED or not RunStatus.RUNNING.may_become(RunStatus(status)):
-        raise ValueError(messages.finish_status_invalid(status))
-    params: dict[str, Any] = {"p_run_id": run_id, "p_attempts": attempts, "p_status": status}
-    params.update(p_error=error, p_now=now)
-    stmt = _FINISH
-    if receipts is not None:
-        stmt, params["p_receipts"] = _FINISH_WITH_RECEIPTS, receipts
-    with map_db_errors():
-        return tx.conn.execute(stmt, params).rowcount == 1
+class FinishRow(NamedTuple):
+    """The finish of one claimed run, of any kind, as plain values (:func:`finish_runs`): made as
+    the run ends, it holds no object of the run (a group's runs are not kept alive until their
+    one finish statement); its JSON columns are their text (``jsontext.json_text``)."""
+
+    run_id: str
+    attempts: int  # the claim's: the fence
+    # the kind's word: done | failed (a table trigger's run); success | failed | suspended, or
+    # pending for a workflow run's automatic retry (with ``next_attempt_at`` and ``attempt``)
+    status: str
+    at: datetime  # updated_at, and finished_at when the status ends the run (done|success|failed)
+    steps: str | None = None  # action_results (receipts, a workflow run's steps); None: kept
+    error: str | None = None
+    # a workflow run's own columns, written as given when ``attempt`` is set (a table trigger's
+    # run has no attempt number: they stay NULL, a finish of such runs only leaves them out)
+    output: str | None = None
+    suspend_payload: str | None = None  # a suspended run's
+    next_attempt_at: datetime | None = None  # when a retried run's next attempt may start
+    attempt: int | None = None  # the run's current attempt (when retried, its next one)
 
 
-DoneRow = tuple[str, int, list[dict[str, Any]], datetime]
-"""A run to finish ``done`` (:func:`finish_runs_done`): ``(run_id, attempts, receipts, now)``."""
+_ENDS = frozenset({"done", "success", "failed"})  # the final statuses a finish writes
+FINISH_STATUSES = _ENDS | {"suspended", "pending"}
 
-_DONE_FROM_V = (
-    "UPDATE runs SET status = 'done', error = NULL, action_results = CAST(v.ar AS json),"
-    " updated_at = v.u, finished_at = v.u FROM v WHERE runs.id = v.rid"
-    " AND runs.status = 'running' AND runs.attempts = v.att"
+# one run by its key, in the parameters' order; SQLite: every run of a finish (an executemany),
+# without the workflow runs' columns when no row names an attempt (SQLite binds each parameter
+# of each row: a table run's finish then sends 7 of them, not 11)
+_FINISH_ONE = (
+    "UPDATE runs SET status = ?, action_results = COALESCE(?, action_results), error = ?,"
+    " updated_at = ?, finished_at = ?{} WHERE id = ? AND status = 'running' AND attempts = ?"
 )
-_DONE_ONE = (
-    "UPDATE runs SET status = 'done', error = NULL, action_results = ?1, updated_at = ?2,"
-    " finished_at = ?2 WHERE id = ?3 AND status = 'running' AND attempts = ?4"
+_WORKFLOW_SET = ", output = ?, suspend_payload = ?, next_attempt_at = ?, attempt = ?"
+_SQLITE_FINISH = _FINISH_ONE.format("")
+_SQLITE_FINISH_WORKFLOW = _FINISH_ONE.format(_WORKFLOW_SET)
+_PG_FINISH_ONE = _SQLITE_FINISH_WORKFLOW.replace("?", "%s")
+_FINISH_FROM_V = (
+    "UPDATE runs SET status = v.st,"
+    " action_results = COALESCE(CAST(v.sp AS json), runs.action_results), error = v.e,"
+    " updated_at = v.u, finished_at = v.en, output = CAST(v.o AS json),"
+    " suspend_payload = CAST(v.su AS json), next_attempt_at = v.nx, attempt = v.n"
+    " FROM v WHERE runs.id = v.rid AND runs.status = 'running' AND runs.attempts = v.att"
+    " RETURNING runs.id"
 )
-_DONE_COLUMNS = (("ar", "text"), ("u", "timestamp"), ("rid", "text"), ("att", "int"))
+_FINISH_COLUMNS = (  # in the order of _PG_FINISH_ONE's parameters
+    ("st", "text"),
+    ("sp", "text"),
+    ("e", "text"),
+    ("u", "timestamp"),
+    ("en", "timestamp"),
+    ("o", "text"),
+    ("su", "text"),
+    ("nx", "timestamp"),
+    ("n", "int"),
+    ("rid", "text"),
+    ("att", "int"),
+)
 
 
-def finish_runs_done(tx: Tx, *, rows: Sequence[DoneRow]) -> set[str]:
-    """:func:`finish_run` ``done`` with its receipts for many runs in one statement
-    (PostgreSQL: ``UPDATE … FROM`` the rows; SQLite: one executemany), each under its own claim
-    fence. Returns the ids the fence let through (SQLite, whose executemany returns no rows: all
-    of them when it changed as many rows as it was given, else those now ``done`` at that
-    attempt, read in the same transaction)."""
+def finish_runs(tx: Tx, *, rows: Sequence[FinishRow]) -> set[str]:
+    """Finish claimed runs of any kind (a table trigger's, a workflow run) in one statement, each
+    under its own claim fence ``(id, status = 'running', attempts)``; the fence names the row, so
+    the statement names no kind. Each row's values are written as :class:`FinishRow` says:
+    ``updated_at`` its instant, ``finished_at`` too for a final status (else NULL).
+
+    PostgreSQL: one run by its key; more, ``UPDATE … FROM`` the rows (``bulk.with_rows``) under
+    ``keyed_access_only`` (for the rest of the transaction), so each is found by its key even
+    while the statistics have not seen the burst of runs (planned from them, the join scanned
+    every run once per row of the finish). SQLite: one executemany. Returns the ids the fence let
+    through (PostgreSQL: RETURNING; SQLite, whose executemany returns no rows: all of them when
+    it changed as many rows as it was given, else those now at their finish's status and
+    attempts, read in the same transaction)."""
     tx.require_writable()
     if not rows:
         return set()
+    wrong = {row.status for row in rows} - FINISH_STATUSES
+    if wrong:
+        raise ValueError(messages.finish_status_invalid(sorted(wrong)[0]))
     bind = instant_binder(tx)
-    params = [(_ENCODE(receipts), bind(now), rid, att) for rid, att, receipts, now in rows]
+    workflow = tx.is_postgres or any(row.attempt is not None for row in rows)
+    params: list[tuple[Any, ...]]
+    if workflow:
+        params = [
+            (
+                st,
+                sp,
+                e,
+                bind(at),
+                bind(at) if st in _ENDS else None,
+                o,
+                su,
+                None if nx is None else bind(nx),
+                n,
+                rid,
+                att,
+            )
+            for rid, att, st, at, sp, e, o, su, nx, n in rows
+        ]
+    else:
+        params = [
+            (st, sp, e, bind(at), bind(at) if st in _ENDS else None, rid, att)
+            for rid, att, st, at, sp, e, _o, _su, _nx, _n in rows
+        ]
     with map_db_errors():
+        if tx.is_postgres and len(params) == 1:
+            moved = tx.conn.exec_driver_sql(_PG_FINISH_ONE, params[0]).rowcount == 1
+            return {rows[0].run_id} if moved else set()
         if tx.is_postgres:
-            through = with_rows(tx, _DONE_COLUMNS, _DONE_FROM_V + " RETURNING runs.id", params)
-            return {str(r[0]) for r in through}
-        changed = update_rows(tx, _DONE_COLUMNS, _DONE_FROM_V, params, _DONE_ONE)
+            keyed_access_only(tx)
+            return {str(r[0]) for r in with_rows(tx, _FINISH_COLUMNS, _FINISH_FROM_V, params)}
+        sql = _SQLITE_FINISH_WORKFLOW if workflow else _SQLITE_FINISH
+        changed = tx.conn.exec_driver_sql(sql, params).rowcount
         if changed == len(params):  # each id is one row: every fence let its run through
-            return {row[0] for row in rows}
-        wanted = {rid: att for rid, att, _receipts, _now in rows}
+            return {row.run_id for row in rows}
+        wanted = {row.run_id: (row.status, row.attempts) for row in rows}
         ids = sorted(wanted)
         won: set[str] = set()
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             marks = ", ".join("?" * len(chunk))
-            sql = f"SELECT id, attempts FROM runs WHERE id IN ({marks}) AND status = 'done'"
+            sql = f"SELECT id, status, attempts FROM runs WHERE id IN ({marks})"
             found = tx.conn.exec_driver_sql(sql, tuple(chunk)).fetchall()
-            won.update(str(i) for i, att in found if wanted[str(i)] == att)
+            won.update(str(i) for i, st, att in found if wanted[str(i)] == (st, att))
         return won
 
 

@@ -7,10 +7,8 @@ its end ``finished_at``; its ``scope`` is ``app/wf:<workflow>[/<schedule>]`` (th
 and limit key, :func:`workflow_scope`). Every statement here says ``kind = 'workflow'`` in SQL
 text, so both planners match the workflow runs' partial indexes (``ix_runs_workflow_status``:
 past pending, ``_created``, ``_schedule``); of the other kinds' indexes only the claim's
-``ix_runs_pending_scope`` holds one, while pending (0036). The fenced writes of many claimed runs
-by id say it too: without it, PostgreSQL found no index on their ``status = 'running'`` and
-joined them with a scan of every run (a pool's finishes of 64 runs: 10x slower than by the
-index).
+``ix_runs_pending_scope`` holds one, while pending (0036). A run's finish is every kind's
+(``store.runs.finish_runs``, from :func:`finish_row`): by key, it needs no kind.
 
 Claims are ``pending → running`` with ``attempts + 1`` in one conditional UPDATE (PostgreSQL:
 the pick is ``FOR UPDATE SKIP LOCKED``; SQLite: the caller holds ``store.begin()``, which is
@@ -20,7 +18,6 @@ attempts)``: a run canceled meanwhile is never written back to another status.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from operator import itemgetter
@@ -28,13 +25,9 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, bindparam, func, literal, literal_column, or_, select, update
 
-from tocsin.store.bulk import (
-    instant_binder,
-    update_rows,
-    with_columns,
-    with_rows,
-)
+from tocsin.store.bulk import instant_binder, with_columns
 from tocsin.store.jsontext import json_text
+from tocsin.store.runs import FinishRow
 from tocsin.store.schema import (
     WORKFLOW_ACTIVE_WHERE,
     WORKFLOW_KIND,
@@ -345,157 +338,27 @@ def save_steps(
     return tx.conn.execute(stmt).rowcount == 1
 
 
-_FINISH = (
-    update(R)
-    .where(R.c.id == bindparam("p_id"), IS_WORKFLOW, R.c.status == "running")
-    .where(R.c.attempts == bindparam("p_attempts"))
-    .values(
-        status=bindparam("p_status"),
-        action_results=bindparam("p_steps", type_=R.c.action_results.type),
-        output=bindparam("p_output", type_=R.c.output.type),
-        error=bindparam("p_error"),
-        suspend_payload=bindparam("p_suspend", type_=R.c.suspend_payload.type),
-        updated_at=bindparam("p_now", type_=R.c.updated_at.type),
-        finished_at=bindparam("p_ended", type_=R.c.finished_at.type),
-        next_attempt_at=bindparam("p_next", type_=R.c.next_attempt_at.type),
-        attempt=bindparam("p_attempt"),
-    )
-)
 FINISH_KEYS = ("status", "steps", "output", "error", "suspend_payload")
 """What every finish names; a retried run's also ``next_attempt_at`` and ``attempt`` (the
 number of its next attempt), its status then ``pending``."""
 
 
-def finish_run(
-    tx: Tx, *, run_id: str, attempts: int, values: Mapping[str, Any], now: datetime
-) -> bool:
-    """``running → values['status']`` (success, failed or suspended) under the claim fence;
-    ``values`` names every key of ``FINISH_KEYS`` (one prebuilt statement: the per-run cost)."""
-    tx.require_writable()
-    params = {
-        "p_id": run_id,
-        "p_attempts": attempts,
-        "p_status": values["status"],
-        "p_steps": values["steps"],
-        "p_output": values["output"],
-        "p_error": values["error"],
-        "p_suspend": values["suspend_payload"],
-        "p_now": now,
-        "p_ended": now if values["status"] in ("success", "failed") else None,
-        "p_next": values.get("next_attempt_at"),
-        "p_attempt": values.get("attempt") or 1,
-    }
-    return tx.conn.execute(_FINISH, params).rowcount == 1
-
-
-_FINISH_MANY = (  # SQLite: prepared once, executed per row (bulk.update_rows)
-    "UPDATE runs SET status = ?1, action_results = ?2, output = ?3, error = ?4,"
-    " suspend_payload = ?5, updated_at = ?6, finished_at = ?7, next_attempt_at = ?10,"
-    " attempt = ?11"
-    " WHERE id = ?8 AND kind = 'workflow' AND status = 'running' AND attempts = ?9"
-)
-
-
-FinishRow = tuple[
-    str, str, str | None, str | None, str | None, datetime, bool, str, int, datetime | None, int
-]
-"""A run's finish as plain values (:func:`finish_row`): status, steps, output and suspend
-payload as their JSON text, error, the instant, whether it ends the run, run id, attempts,
-when a retried run's next attempt may start, the number of its current (or next) attempt."""
-
-
 def finish_row(run_id: str, attempts: int, values: Mapping[str, Any], now: datetime) -> FinishRow:
-    """The finish of one run (``values`` names every key of ``FINISH_KEYS``) as plain values:
-    made as each run ends, it holds no object of the run (a batch's runs are not kept alive
-    until their one finish statement)."""
-    status = values["status"]
-    return (
-        status,
-        json.dumps(values["steps"]),
-        json_text(values["output"]),
-        values["error"],
-        json_text(values["suspend_payload"]),
-        now,
-        status in ("success", "failed"),
+    """The finish of one run (``values`` names every key of ``FINISH_KEYS``) as the one finish
+    row of every kind (written by ``store.runs.finish_runs``): made as each run ends, it holds
+    no object of the run (a batch's runs are not kept alive until their one finish statement)."""
+    return FinishRow(
         run_id,
         attempts,
+        values["status"],
+        now,
+        json_text(values["steps"]),
+        values["error"],
+        json_text(values["output"]),
+        json_text(values["suspend_payload"]),
         values.get("next_attempt_at"),
         values.get("attempt") or 1,
     )
-
-
-def finish_runs(
-    tx: Tx, *, finishes: Sequence[tuple[str, int, Mapping[str, Any], datetime]]
-) -> set[str]:
-    """:func:`finish_run` for many runs: ``(run_id, attempts, values, now)`` each
-    (:func:`finish_rows`)."""
-    return finish_rows(tx, rows=[finish_row(*f) for f in finishes])
-
-
-def finish_rows(tx: Tx, *, rows: Sequence[FinishRow]) -> set[str]:
-    """Finish many runs (:func:`finish_row` each) in one executemany of a prepared driver
-    statement, every one under its own claim fence. Returns the ids the fence let through
-    (PostgreSQL: the UPDATE's RETURNING; SQLite, whose executemany returns no rows: all of them
-    when it changed as many rows as it was given, else the runs now at that status and attempt,
-    read in the same transaction)."""
-    tx.require_writable()
-    if not rows:
-        return set()
-    bind = instant_binder(tx)
-    params = [
-        (
-            status,
-            steps,
-            output,
-            error,
-            suspend,
-            bind(at),
-            bind(at) if ends else None,
-            rid,
-            att,
-            None if nxt is None else bind(nxt),
-            n,
-        )
-        for status, steps, output, error, suspend, at, ends, rid, att, nxt, n in rows
-    ]
-    if tx.is_postgres:
-        rows = with_rows(tx, _FINISH_COLUMNS, _FINISH_FROM_V + " RETURNING runs.id", params)
-        return {str(r[0]) for r in rows}
-    changed = update_rows(tx, _FINISH_COLUMNS, _FINISH_FROM_V, params, _FINISH_MANY)
-    if changed == len(rows):  # each id is one row: every fence let its run through
-        return {row[7] for row in rows}
-    wanted = {row[7]: (row[0], row[8]) for row in rows}
-    ids = sorted(wanted)
-    won: set[str] = set()
-    for start in range(0, len(ids), 500):  # plain driver rows: a batch's worth per finish
-        chunk = ids[start : start + 500]
-        marks = ", ".join("?" * len(chunk))
-        sql = f"SELECT id, status, attempts FROM runs WHERE id IN ({marks})"
-        found = tx.conn.exec_driver_sql(sql, tuple(chunk)).fetchall()
-        won.update(i for i, st, att in found if wanted[i] == (st, att))
-    return won
-
-
-_FINISH_FROM_V = (
-    "UPDATE runs SET status = v.st, action_results = CAST(v.sp AS json),"
-    " output = CAST(v.o AS json), error = v.e, suspend_payload = CAST(v.su AS json),"
-    " updated_at = v.u, finished_at = v.en, next_attempt_at = v.nx, attempt = v.n"
-    " FROM v WHERE runs.id = v.rid AND runs.kind = 'workflow' AND runs.status = 'running'"
-    " AND runs.attempts = v.att"
-)
-_FINISH_COLUMNS = (
-    ("st", "text"),
-    ("sp", "text"),
-    ("o", "text"),
-    ("e", "text"),
-    ("su", "text"),
-    ("u", "timestamp"),
-    ("en", "timestamp"),
-    ("rid", "text"),
-    ("att", "int"),
-    ("nx", "timestamp"),
-    ("n", "int"),
-)
 
 
 def transition(
@@ -560,16 +423,12 @@ __all__ = [
     "IS_WORKFLOW",
     "RUN_STATUSES",
     "SELECTED",
-    "FinishRow",
     "active_schedule_ids",
     "claim_run",
     "column",
     "columns_of",
     "count_runs",
     "finish_row",
-    "finish_rows",
-    "finish_run",
-    "finish_runs",
     "get_run",
     "insert_runs",
     "list_runs",

@@ -106,7 +106,7 @@ class WorkflowGroup:
     ) -> None:
         self._executor, self._stamps, self._write = executor, stamps, write
         self._added = 0  # runs added since the last write (lost ones too)
-        self._finishes: list[store_runs.FinishRow] = []
+        self._finishes: list[queue.FinishRow] = []
         self._succeeded: list[tuple[str, str, str | None, datetime]] = []
         self._failed: list[str] = []  # failed for good, with an on_failure to run once finished
 
@@ -140,7 +140,7 @@ class WorkflowGroup:
 
         def finish() -> set[str]:
             with store.begin() as tx:
-                won = store_runs.finish_rows(tx, rows=finishes)
+                won = queue.finish_runs(tx, rows=finishes)
                 # the events of the runs the fence let finish ``success`` (not one canceled
                 # meanwhile), in one statement; made only when some schedule listens (lazy)
                 events = (
@@ -158,7 +158,7 @@ class WorkflowGroup:
             if run_id in won:  # (not one canceled meanwhile)
                 alert_failed(store, registry, run_id, now=self._stamps(), env=env)
         last = finishes[-1]
-        return str(last[0]) if last[7] in won else None
+        return last.status if last.run_id in won else None
 
 
 def _alerts_of(registry: Registry, workflow_id: str, schedule_id: str | None) -> Any:
