@@ -248,7 +248,7 @@ def test_bulk_text_columns_keep_every_text_whatever_it_holds(store: Store) -> No
             assert [tuple(r) for r in got] == list(zip(numbers, texts, strict=True))
 
 
-def test_finish_rows_write_plain_values_under_each_claim_fence(store: Store) -> None:
+def test_workflow_finish_rows_are_plain_values_written_under_each_claim_fence(store: Store) -> None:
     runs = [
         new_run(run_id=new_id(), workflow_id="wf", input={}, now=NOW, trigger="manual")
         for _ in range(3)

@@ -838,8 +838,8 @@ class FinishRow(NamedTuple):
     at: datetime  # updated_at, and finished_at when the status ends the run (done|success|failed)
     steps: str | None = None  # action_results (receipts, a workflow run's steps); None: kept
     error: str | None = None
-    # a workflow run's own columns, written as given when ``attempt`` is set (a table trigger's
-    # run has no attempt number: they stay NULL, a finish of such runs only leaves them out)
+    # a workflow run's own columns, written as given; a table trigger's run holds NULL there and
+    # has no attempt number (SQLite: a finish none of whose rows names an attempt leaves them out)
     output: str | None = None
     suspend_payload: str | None = None  # a suspended run's
     next_attempt_at: datetime | None = None  # when a retried run's next attempt may start
@@ -847,7 +847,7 @@ class FinishRow(NamedTuple):
 
 
 _ENDS = frozenset({"done", "success", "failed"})  # the final statuses a finish writes
-FINISH_STATUSES = _ENDS | {"suspended", "pending"}
+_FINISH_STATUSES = _ENDS | {"suspended", "pending"}
 
 # one run by its key, in the parameters' order; SQLite: every run of a finish (an executemany),
 # without the workflow runs' columns when no row names an attempt (SQLite binds each parameter
@@ -899,7 +899,7 @@ def finish_runs(tx: Tx, *, rows: Sequence[FinishRow]) -> set[str]:
     tx.require_writable()
     if not rows:
         return set()
-    wrong = {row.status for row in rows} - FINISH_STATUSES
+    wrong = {row.status for row in rows} - _FINISH_STATUSES
     if wrong:
         raise ValueError(messages.finish_status_invalid(sorted(wrong)[0]))
     bind = instant_binder(tx)
