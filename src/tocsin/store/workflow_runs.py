@@ -8,7 +8,8 @@ and limit key, :func:`workflow_scope`). Every statement here says ``kind = 'work
 text, so both planners match the workflow runs' partial indexes (``ix_runs_workflow_status``:
 past pending, ``_created``, ``_schedule``); of the other kinds' indexes only the claim's
 ``ix_runs_pending_scope`` holds one, while pending (0036). A run's finish is every kind's
-(``store.runs.finish_runs``, from :func:`finish_row`): by key, it needs no kind.
+(``store.runs.finish_runs``, from :func:`finish_row`), which says the kind too when all its runs
+are workflow runs.
 
 Claims are ``pending → running`` with ``attempts + 1`` in one conditional UPDATE (PostgreSQL:
 the pick is ``FOR UPDATE SKIP LOCKED``; SQLite: the caller holds ``store.begin()``, which is
