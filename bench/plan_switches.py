@@ -49,7 +49,6 @@ ADVANCE = (
 )
 
 
-
 def claim_statement(now: Any) -> tuple[str, dict[str, Any]]:
     """The one claim's UPDATE (``store.runs._claim_next``, returning the ids) as driver text, with
     the parameters ``claim_scoped_runs`` sends for a claim of 500 runs of ``noop``."""
