@@ -177,13 +177,13 @@ def test_stored_workflow_runs_move_into_runs_and_back(store: Store, table: Table
         upgrade_to_head(store)
         with store.read() as tx:
             got = {rid: store_runs.get_run(tx, run_id=rid) for rid in want}
-            assert got == want
+            assert {rid: run.as_dict() if run else None for rid, run in got.items()} == want
             page, total = store_runs.list_runs(tx, workflow_id=None, status=None, skip=0, limit=10)
-            assert total == 5 and [r["id"] for r in page] == sorted(want, reverse=True)
+            assert total == 5 and [r.id for r in page] == sorted(want, reverse=True)
             of_b, total_b = store_runs.list_runs(
                 tx, workflow_id="wf_b", status="pending", skip=0, limit=10
             )
-            assert total_b == 1 and [r["id"] for r in of_b] == ["wf-run-5-retrying"]
+            assert total_b == 1 and [r.id for r in of_b] == ["wf-run-5-retrying"]
             assert store_runs.count_runs(tx) == 5 and run_queries.count_runs(tx) == 1
             # the backfill run never fences; the pending scheduled one does
             assert store_runs.active_schedule_ids(tx, schedule_ids=["sch_1", "sch_2"]) == {"sch_1"}

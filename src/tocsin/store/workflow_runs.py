@@ -1,4 +1,4 @@
-"""Workflow runs: insert, read, claim, persist step receipts, finish (SPEC §12).
+"""Workflow runs: insert, read, persist step receipts, finish (SPEC §12).
 
 A workflow run is a row of the one run table ``runs``, kind ``workflow`` (migration 0035): its
 own columns there, and the shared ones under a workflow run's names (:data:`COLUMN_OF`): its
@@ -12,9 +12,9 @@ by id say it too: without it, PostgreSQL found no index on their ``status = 'run
 joined them with a scan of every run (a pool's finishes of 64 runs: 10x slower than by the
 index).
 
-Claims are ``pending → running`` with ``attempts + 1`` in one conditional UPDATE (PostgreSQL:
-the pick is ``FOR UPDATE SKIP LOCKED``; SQLite: the caller holds ``store.begin()``, which is
-``BEGIN IMMEDIATE``). Every write after a claim is fenced by ``(status = 'running',
+A read answers :class:`~tocsin.core.model.WorkflowRun` values (:func:`workflow_run_value`).
+Workflow runs are claimed with every other kind by the one claim (``store.runs``: ``pending →
+running`` with ``attempts + 1``); every write after a claim is fenced by ``(status = 'running',
 attempts)``: a run canceled meanwhile is never written back to another status.
 """
 
@@ -26,8 +26,9 @@ from datetime import datetime, timedelta
 from operator import itemgetter
 from typing import Any
 
-from sqlalchemy import ColumnElement, bindparam, func, literal, literal_column, or_, select, update
+from sqlalchemy import ColumnElement, bindparam, func, literal_column, select, update
 
+from tocsin.core.model import WORKFLOW_RUN_FIELDS, WorkflowRun
 from tocsin.store.bulk import (
     instant_binder,
     update_rows,
@@ -47,32 +48,9 @@ from tocsin.store.tx import Tx
 R = runs
 RUN_STATUSES = ("pending", "running", "success", "failed", "suspended", "canceled")
 
-# a workflow run's fields, in the order its dict has them, and the column of ``runs`` of each
+# a workflow run's fields (:class:`WorkflowRun`'s, in order), and the column of ``runs`` of each
 # one named otherwise there
-FIELDS = (
-    "id",
-    "workflow_id",
-    "schedule_id",
-    "trigger",
-    "status",
-    "attempts",
-    "input",
-    "output",
-    "error",
-    "steps",
-    "initial_state",
-    "request_context",
-    "suspend_payload",
-    "resume_data",
-    "scheduled_for",
-    "created_at",
-    "updated_at",
-    "started_at",
-    "ended_at",
-    "attempt",
-    "next_attempt_at",
-    "alert",
-)
+FIELDS = WORKFLOW_RUN_FIELDS
 COLUMN_OF = {
     "workflow_id": "trigger_id",
     "trigger": "source",
@@ -106,10 +84,13 @@ def columns_of(values: Mapping[str, Any]) -> dict[str, Any]:
     return {COLUMN_OF.get(name, name): value for name, value in values.items()}
 
 
-def run_dict(row: Mapping[Any, Any]) -> dict[str, Any]:
-    out = dict(row)
-    out["steps"] = list(out.get("steps") or [])
-    return out
+def workflow_run_value(row: Mapping[Any, Any]) -> WorkflowRun:
+    """A workflow run's row as :data:`SELECTED` reads it (JSON decoded, instants aware) as a
+    :class:`WorkflowRun`, ``steps`` always a list: the one place a workflow run value is
+    built."""
+    values = dict(row)
+    values["steps"] = list(values["steps"] or [])
+    return WorkflowRun(**values)
 
 
 JSON_COLUMNS = frozenset(  # the JSON columns
@@ -250,19 +231,20 @@ _NULL_BY_DEFAULT = frozenset(
 )
 
 
-def get_run(tx: Tx, *, run_id: str) -> dict[str, Any] | None:
+def get_run(tx: Tx, *, run_id: str) -> WorkflowRun | None:
+    """The workflow run ``run_id``; None when there is none."""
     stmt = select(*SELECTED).where(R.c.id == run_id, IS_WORKFLOW)
     row = tx.conn.execute(stmt).mappings().first()
-    return run_dict(row) if row is not None else None
+    return workflow_run_value(row) if row is not None else None
 
 
-def runs_by_id(tx: Tx, *, run_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+def runs_by_id(tx: Tx, *, run_ids: Iterable[str]) -> dict[str, WorkflowRun]:
     """Runs by primary key (one page of fires' runs), in one statement per 500 ids."""
     wanted = sorted({i for i in run_ids if i})
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, WorkflowRun] = {}
     for start in range(0, len(wanted), 500):
         stmt = select(*SELECTED).where(R.c.id.in_(wanted[start : start + 500]), IS_WORKFLOW)
-        found.update((r["id"], run_dict(r)) for r in tx.conn.execute(stmt).mappings())
+        found.update((r["id"], workflow_run_value(r)) for r in tx.conn.execute(stmt).mappings())
     return found
 
 
@@ -273,7 +255,7 @@ def list_runs(
     status: str | None,
     skip: int,
     limit: int,
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[WorkflowRun], int]:
     """Runs newest first, optionally of one workflow and/or status; and the total."""
     where = [IS_WORKFLOW] if status is None else _of_status(status)
     if workflow_id is not None:
@@ -286,7 +268,7 @@ def list_runs(
         .offset(skip)
         .limit(limit)
     )
-    return [run_dict(r) for r in tx.conn.execute(stmt).mappings()], int(total)
+    return [workflow_run_value(r) for r in tx.conn.execute(stmt).mappings()], int(total)
 
 
 def active_schedule_ids(tx: Tx, *, schedule_ids: Iterable[str]) -> set[str]:
@@ -306,30 +288,6 @@ def active_schedule_ids(tx: Tx, *, schedule_ids: Iterable[str]) -> set[str]:
         sql = f"SELECT schedule_id FROM runs WHERE schedule_id IN ({marks}) AND {fence}"
         found.update(str(r[0]) for r in tx.conn.exec_driver_sql(sql, tuple(chunk)).fetchall())
     return found
-
-
-def _claim_values(now: datetime) -> dict[str, Any]:
-    return {
-        "status": "running",
-        "attempts": R.c.attempts + 1,
-        "started_at": func.coalesce(R.c.started_at, literal(now, type_=R.c.started_at.type)),
-        "updated_at": now,
-        "next_attempt_at": None,
-    }
-
-
-def claim_run(tx: Tx, *, run_id: str, now: datetime) -> dict[str, Any] | None:
-    """Claim one run by id if it is still pending and not waiting for its next attempt."""
-    tx.require_writable()
-    stmt = (
-        update(R)
-        .where(R.c.id == run_id, IS_WORKFLOW, R.c.status == "pending")
-        .where(or_(R.c.next_attempt_at.is_(None), R.c.next_attempt_at <= now))
-        .values(**_claim_values(now))
-        .returning(*SELECTED)
-    )
-    row = tx.conn.execute(stmt).first()
-    return run_dict(row._mapping) if row is not None else None
 
 
 def save_steps(
@@ -562,7 +520,6 @@ __all__ = [
     "SELECTED",
     "FinishRow",
     "active_schedule_ids",
-    "claim_run",
     "column",
     "columns_of",
     "count_runs",
@@ -575,9 +532,9 @@ __all__ = [
     "list_runs",
     "record_alert",
     "requeue_stale_runs",
-    "run_dict",
     "runs_by_id",
     "save_steps",
     "transition",
+    "workflow_run_value",
     "workflow_scope",
 ]
