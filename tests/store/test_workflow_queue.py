@@ -25,7 +25,7 @@ from tocsin.store import Store, run_queries
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.migrate import alembic_config, upgrade_to_head
 from tocsin.store.runs import RunLimits, claim_scoped_runs, requeue_runs
-from tocsin.store.schema import runs
+from tocsin.store.schema import RUN_KINDS, runs
 from tocsin.store.tx import Tx
 
 from .helpers import NOW, new_id, query_plan
@@ -322,7 +322,8 @@ def _plans(store: Store, probe: Callable[[Tx], object], prefix: str) -> list[str
 
 def test_each_side_reads_its_own_partial_indexes(store: Store, table: Table) -> None:
     """The workflow statements seek ``ix_runs_workflow_*``; the table runs' listing and sweeps
-    theirs (``kind <> 'workflow'`` said in their SQL)."""
+    theirs (``kind <> 'workflow'`` said in their SQL); the stale-run sweep of every kind, one
+    statement, reads both sides' indexes of running runs."""
     rows = [new_run(run_id=new_id(), workflow_id="wf", input={}, now=NOW, trigger="manual")]
     with store.begin() as tx:
         store_runs.insert_runs(tx, rows=rows)
@@ -348,10 +349,14 @@ def test_each_side_reads_its_own_partial_indexes(store: Store, table: Table) -> 
     assert "ix_runs_workflow_status" in claim[0] and "ix_runs_stuck" not in claim[0], claim
     assert "SCAN runs" not in claim[0] and "Seq Scan" not in claim[0], claim
     stale = query_plan(
-        store, lambda tx: store_runs.requeue_stale_runs(tx, now=NOW, older_than_s=300)
+        store,
+        lambda tx: requeue_runs(tx, now=NOW, status="running", older_than_s=300, kinds=RUN_KINDS),
     )
-    # one statement, through a workflow run index: the status one's (status, …, updated_at) or,
-    # PostgreSQL on a table this small, the fence's (active runs only, status its second column)
+    # the stale-run sweep of every kind, one statement: the table runs and lane attempts through
+    # ix_runs_stuck, the workflow runs through a workflow run index: the status one's (status, …,
+    # updated_at) or, PostgreSQL on a table this small, the fence's (active runs only, status its
+    # second column)
+    assert "ix_runs_stuck" in stale, stale
     assert "ix_runs_workflow_status" in stale or (store.is_postgres and FENCE in stale), stale
     by_status = _plans(
         store,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from operator import itemgetter
 from typing import Any
 
@@ -476,30 +476,6 @@ def transition(
     return moved
 
 
-def requeue_stale_runs(tx: Tx, *, now: datetime, older_than_s: float) -> int:
-    """``running → pending`` for runs whose ``updated_at`` (stamped at the claim and at every
-    stored stage: the heartbeat) is older than ``older_than_s`` at ``now``: their worker died.
-    Receipts are kept (a worker resumes after the succeeded steps); the next claim bumps
-    ``attempts``, so a late write of the lost worker is fenced out. Returns how many moved."""
-    tx.require_writable()
-    params = {"cutoff": now - timedelta(seconds=older_than_s), "now": now}
-    moved = int(tx.conn.execute(_REQUEUE_STALE, params).rowcount)
-    tx.wake_workers(moved > 0)
-    return moved
-
-
-_REQUEUE_STALE = (  # built once: the tick runs it on every pass
-    update(R)
-    .where(
-        IS_WORKFLOW,
-        HELD,  # ix_runs_workflow_status: the running runs, by updated_at within the status
-        R.c.status == "running",
-        R.c.updated_at < bindparam("cutoff", type_=R.c.updated_at.type),
-    )
-    .values(status="pending", updated_at=bindparam("now", type_=R.c.updated_at.type))
-)
-
-
 def record_alert(tx: Tx, *, run_id: str, alert: Mapping[str, Any]) -> None:
     """Store the outcome of a run's failure alert (``on_failure``)."""
     tx.require_writable()
@@ -531,7 +507,6 @@ __all__ = [
     "insert_runs",
     "list_runs",
     "record_alert",
-    "requeue_stale_runs",
     "runs_by_id",
     "save_steps",
     "transition",
