@@ -3,8 +3,9 @@
 A fresh PostgreSQL schema (never analyzed, as after a burst), bench/workflow_bench.py's 10,000
 due schedules: the schedule pass's statements (the due claim, the overlap fence, the advance by
 id) before and after 5 pages fired, with and without ``keyed_access_only``'s switches; then every
-schedule fired into 10,000 pending runs: the workflow run claim's pick, with and without
-``ordered_scans_only``'s, and with a partial index in their place.
+schedule fired into 10,000 pending runs: the one claim of the run queue (the statement of
+``store.runs.claim_scoped_runs`` as a worker without a pool sends it: up to 500 runs of the
+workflow ``noop``), with and without ``ordered_scans_only``'s switch.
 
 Run: ``PYTHONPATH=src .venv/bin/python bench/plan_switches.py`` (``BENCH_PG_URL``, default
 ``postgresql://postgres@127.0.0.1:5432/test``). Prints each plan, one line per node.
@@ -19,10 +20,13 @@ from datetime import timedelta
 from typing import Any
 
 import psycopg
+from sqlalchemy.dialects import postgresql
 
 import workflow_bench as wb
 from tocsin import Tocsin
 from tocsin.settings import Settings
+from tocsin.store.runs import _claim_next
+from tocsin.store.schema import runs
 
 PG = os.environ.get("BENCH_PG_URL", "postgresql://postgres@127.0.0.1:5432/test")
 KEYED = (
@@ -43,10 +47,17 @@ ADVANCE = (
     "WITH v(sid, n) AS (SELECT * FROM unnest(CAST(%b AS text[]), CAST(%b AS timestamp[])))"
     " UPDATE workflow_schedules SET next_fire_at = v.n FROM v WHERE workflow_schedules.id = v.sid"
 )
-PICK = (
-    "SELECT id FROM runs WHERE kind = 'workflow' AND status = 'pending' AND trigger_id IN (%s)"
-    " ORDER BY updated_at, id LIMIT 500 FOR UPDATE SKIP LOCKED"
-)
+
+
+def claim_statement(now: Any) -> tuple[str, dict[str, Any]]:
+    """The one claim's UPDATE (``store.runs._claim_next``, returning the ids) as driver text, with
+    the parameters ``claim_scoped_runs`` sends for a claim of 500 runs of ``noop``."""
+    statement = _claim_next(True, (runs.c.id,), False)
+    compiled = statement.compile(dialect=postgresql.dialect(paramstyle="pyformat"))
+    params = {"now": now, "limit": 500, "scopes": 500, "after": "", "room": "{}", "cap": 500}
+    params |= {"visit": 500, "own": "[]", "actions": 1, "workflows": '["noop"]', "wf": 1}
+    params |= {"limits": "{}"}
+    return str(compiled), compiled.construct_params(params)
 
 
 def explain(
@@ -54,7 +65,7 @@ def explain(
     label: str,
     setup: Sequence[str],
     sql: str,
-    params: tuple[Any, ...],
+    params: tuple[Any, ...] | dict[str, Any],
 ) -> None:
     with conn.transaction(force_rollback=True):
         for statement in setup:
@@ -90,23 +101,14 @@ def main() -> None:
                     explain(conn, f"advance, {name}", setup, ADVANCE, (ids, nexts))
             while t.tick(now=now)["schedules_fired"]:
                 pass
+            claim, params = claim_statement(naive)
             for stage in ("10,000 pending", "after 2 claims of 500"):
                 if stage != "10,000 pending":
                     t.work(now=now, limit=1000)
-                print(f"===== workflow run claim, {stage}")
-                explain(conn, "no switch", [], PICK, ("noop",))
-                explain(
-                    conn,
-                    "ordered_scans_only",
-                    ["SET LOCAL enable_bitmapscan = off"],
-                    PICK,
-                    ("noop",),
-                )
-                index = (
-                    "CREATE INDEX ix_try ON runs (updated_at, id)"
-                    " WHERE kind = 'workflow' AND status = 'pending'"
-                )
-                explain(conn, "a partial index instead", [index], PICK, ("noop",))
+                print(f"===== the one claim, {stage}")
+                explain(conn, "no switch", [], claim, params)
+                switch = ["SET LOCAL enable_bitmapscan = off"]
+                explain(conn, "ordered_scans_only", switch, claim, params)
         t.close()
     finally:
         with psycopg.connect(PG, autocommit=True) as c:

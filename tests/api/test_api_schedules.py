@@ -146,6 +146,78 @@ def test_workflows_start_runs_cancel(
     )
 
 
+RUN_KEYS = [  # a workflow run's JSON (SPEC §12), in order
+    "id",
+    "workflow_id",
+    "schedule_id",
+    "trigger",
+    "status",
+    "attempts",
+    "input",
+    "output",
+    "error",
+    "scheduled_for",
+    "suspend_payload",
+    "created_at",
+    "started_at",
+    "ended_at",
+    "attempt",
+    "next_attempt_at",
+    "alert",
+    "steps",
+    "retry",
+    "duration_ms",
+]
+STEP_KEYS = ["id", "status", "output", "error", "started_at", "ended_at"]
+
+
+def test_a_workflow_run_answers_the_same_json_from_its_start_its_read_and_its_listing(
+    client: TestClient, tokens: dict[str, dict[str, str]], clock: Clock
+) -> None:
+    started = client.post(
+        "/api/workflows/daily-report/start",
+        json={"input": {"user_id": "u1"}, "wait": True},
+        headers=tokens["write"],
+    ).json()
+    got = client.get(f"/api/workflows/runs/{started['id']}", headers=tokens["read"]).json()
+    (listed,) = client.get("/api/workflows/daily-report/runs", headers=tokens["read"]).json()[
+        "items"
+    ]
+    assert started == got == listed
+    assert list(got) == RUN_KEYS and [list(step) for step in got["steps"]] == [STEP_KEYS]
+    ended = datetime.fromisoformat(got["ended_at"])
+    assert clock.now <= ended < clock.now + timedelta(seconds=1)
+    assert got["duration_ms"] == round((ended - clock.now).total_seconds() * 1000)
+    assert {k: v for k, v in got.items() if k not in ("id", "ended_at", "duration_ms")} == {
+        "workflow_id": "daily-report",
+        "schedule_id": None,
+        "trigger": "manual",
+        "status": "success",
+        "attempts": 1,
+        "input": {"user_id": "u1"},
+        "output": {"ok": True, "user_id": "u1"},
+        "error": None,
+        "scheduled_for": None,
+        "suspend_payload": None,
+        "created_at": iso(clock.now),
+        "started_at": iso(clock.now),
+        "attempt": 1,
+        "next_attempt_at": None,
+        "alert": None,
+        "steps": [
+            {
+                "id": "send-report",
+                "status": "success",
+                "output": {"ok": True, "user_id": "u1"},
+                "error": None,
+                "started_at": got["steps"][0]["started_at"],
+                "ended_at": got["steps"][0]["ended_at"],
+            }
+        ],
+        "retry": None,
+    }
+
+
 def test_permission_tokens_expire_and_are_revoked_like_any_token(
     client: TestClient, tocsin: Tocsin, tenant: Tenant
 ) -> None:

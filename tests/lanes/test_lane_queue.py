@@ -1,7 +1,7 @@
 """Lane attempts are runs of the one queue (SQLite and PostgreSQL): one ``work`` pass claims
 table runs and lane attempts with one claim, the scopes in turn (the app's own scope among the
 tenants'); a lane attempt left ``running`` by a worker that died is swept back to pending by the
-tick and executed again."""
+tick and executed again; one sweep hands back the stale running runs of every kind."""
 
 from __future__ import annotations
 
@@ -10,8 +10,12 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
+from sqlalchemy import select
 
-from tocsin import Tocsin
+from tocsin import StepContext, Tocsin, step, workflow
+from tocsin.store.runs import claim_run
+from tocsin.store.schema import RUN_KINDS, runs
 
 from .lane_support import A_START, LANE_ID, OBSERVED, Probe, make_lane
 
@@ -99,6 +103,60 @@ def test_a_worker_without_the_lane_runs_the_table_runs_and_leaves_the_attempt(
     assert _statuses(t, table) == ["done"]
     assert t.lanes.contracts(LANE_ID)["items"][0]["state"] == "pending"
     assert t.lanes.work(OBSERVED) == 1
+
+
+class _Echo(BaseModel):
+    n: int
+
+
+@step(id="echo", input=_Echo, output=_Echo)
+def _echo(data: _Echo, ctx: StepContext) -> _Echo:
+    return data
+
+
+def _pending(t: Tocsin) -> dict[str, list[str]]:
+    """The pending runs' ids, per kind, oldest first."""
+    with t.store.read() as tx:
+        rows = tx.conn.execute(
+            select(runs.c.kind, runs.c.id)
+            .where(runs.c.status == "pending")
+            .order_by(runs.c.created_at, runs.c.id)
+        ).all()
+    found: dict[str, list[str]] = {}
+    for kind, run_id in rows:
+        found.setdefault(kind, []).append(run_id)
+    return found
+
+
+def test_one_sweep_hands_back_the_stale_running_runs_of_every_kind(t: Tocsin) -> None:
+    """One tick's stale-run sweep (one statement) moves a table trigger's run, a lane attempt
+    and a workflow run whose workers died back to pending, each counted under its own key, and
+    leaves the running runs of each kind claimed within the stale window alone."""
+    t.register_workflows([workflow(id="echo", input=_Echo, output=_Echo).then(_echo).commit()])
+    _tenant(t, 2)
+    t.tick(now=A_START)
+    next_day = OBSERVED + timedelta(days=1)
+    assert [t.tick(now=at)["lanes_fired"] for at in (OBSERVED, next_day)] == [1, 1]
+    for n in range(2):
+        t.start_workflow("echo", {"n": n}, now=next_day, wait=False)
+    pending = _pending(t)
+    assert {kind: len(ids) for kind, ids in pending.items()} == dict.fromkeys(RUN_KINDS, 2)
+    stale_after = timedelta(seconds=t.settings.stuck_after_s)
+    died, live = next_day, next_day + stale_after / 2  # when each run's worker claimed it
+    with t.store.begin() as tx:
+        for dead, alive in pending.values():
+            assert claim_run(tx, run_id=dead, now=died) is not None
+            assert claim_run(tx, run_id=alive, now=live) is not None
+    swept = t.tick(now=died + stale_after + timedelta(seconds=1))
+    assert (
+        swept["trigger_runs_requeued"],
+        swept["lane_attempts_requeued"],
+        swept["workflow_runs_requeued"],
+    ) == (1, 1, 1)
+    assert _pending(t) == {kind: ids[:1] for kind, ids in pending.items()}
+    again = t.tick(now=died + stale_after + timedelta(seconds=2))  # once
+    assert again["trigger_runs_requeued"] == again["workflow_runs_requeued"] == 0
+    assert again["lane_attempts_requeued"] == 0
 
 
 @pytest.fixture

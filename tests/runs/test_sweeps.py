@@ -5,7 +5,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 import pytest
+from pydantic import BaseModel
 
+from tocsin import StepContext, step, workflow
 from tocsin.engine.sweeps import requeue_lost_runs
 from tocsin.errors import ValidationError
 from tocsin.service import Tocsin
@@ -86,6 +88,32 @@ def test_operator_requeue_counts_and_filters(tocsin: Tocsin) -> None:
     later = STALE + timedelta(seconds=10)
     assert tocsin.requeue(now=later, status="pending", older_than_s=5)["pending"] == 3
     assert tocsin.requeue(now=later, status="running")["requeued"] == 0
+
+
+class _N(BaseModel):
+    n: int
+
+
+@step(id="same", input=_N, output=_N)
+def _same(data: _N, ctx: StepContext) -> _N:
+    return data
+
+
+def test_operator_requeue_moves_table_runs_only(tocsin: Tocsin) -> None:
+    """The operator's requeue (SPEC §9.7) is of table trigger runs: a stale running workflow
+    run stays running (the tick's sweep hands it back, ``workflow_runs_requeued``)."""
+    tocsin.register_workflows([workflow(id="same", input=_N, output=_N).then(_same).commit()])
+    trg = trigger({"type": "notify", "message": "a"})
+    table = make_table(tocsin, trg)
+    run = make_run(tocsin, table, trg)
+    flow = tocsin.start_workflow("same", {"n": 1}, now=NOW, wait=False)
+    with tocsin.store.begin() as tx:
+        for run_id in (run["id"], flow["id"]):
+            assert claim_run(tx, run_id=run_id, now=NOW) is not None
+    assert tocsin.requeue(now=STALE, table_id=table["id"], status="running")["running"] == 1
+    assert tocsin.requeue(now=STALE, status="running")["running"] == 0
+    assert tocsin.get_workflow_run(flow["id"])["status"] == "running"
+    assert tocsin.tick(now=STALE)["workflow_runs_requeued"] == 1
 
 
 def test_operator_requeue_rejects_bad_filters(tocsin: Tocsin) -> None:

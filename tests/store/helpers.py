@@ -44,11 +44,12 @@ def make_table(store: Store, **overrides: Any) -> Table:
         return insert_table(tx, **fields)
 
 
-def query_plan(store: Store, probe: Callable[[Tx], object]) -> str:
+def query_plan(store: Store, probe: Callable[[Tx], object], *, scans_off: bool = True) -> str:
     """The query plan of the one statement ``probe(tx)`` executes, as text.
 
-    PostgreSQL: with sequential and bitmap scans off, so that on tiny test tables any usable
-    index wins and the plan shows which one (and whether its condition is a seek).
+    PostgreSQL: with sequential and bitmap scans off (``scans_off``), so that on tiny test
+    tables any usable index wins and the plan shows which one (and whether its condition is a
+    seek); on a populated table the planner's own choice (``scans_off=False``).
     """
     seen: list[tuple[str, Any]] = []
 
@@ -61,8 +62,9 @@ def query_plan(store: Store, probe: Callable[[Tx], object]) -> str:
         event.remove(tx.conn, "before_cursor_execute", capture)
         [(statement, params)] = seen
         if tx.is_postgres:
-            tx.conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
-            tx.conn.exec_driver_sql("SET LOCAL enable_bitmapscan = off")
+            if scans_off:
+                tx.conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
+                tx.conn.exec_driver_sql("SET LOCAL enable_bitmapscan = off")
             rows = tx.conn.exec_driver_sql("EXPLAIN " + statement, params).all()
         else:
             rows = tx.conn.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, params).all()

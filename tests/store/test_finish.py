@@ -83,17 +83,11 @@ def test_one_finish_writes_table_and_workflow_runs_and_skips_a_lost_fence(
     )
     assert table_lost.error is None and table_lost.finished_at is None
     assert table_lost.updated_at == CLAIM_AT
-    won = wf[succeeded]
-    assert (won["status"], won["steps"], won["output"], won["error"]) == (
-        "success",
-        steps,
-        output,
-        None,
-    )
-    assert won["ended_at"] == won["updated_at"] == ENDED and won["attempt"] == 1
-    again = wf[retried]
-    assert (again["status"], again["next_attempt_at"], again["attempt"]) == ("pending", RETRY_AT, 2)
-    assert again["error"] == "step s1 failed" and again["ended_at"] is None
+    won, again = wf[succeeded], wf[retried]
+    assert (won.status, won.steps, won.output, won.error) == ("success", steps, output, None)
+    assert won.ended_at == won.updated_at == ENDED and won.attempt == 1
+    assert (again.status, again.next_attempt_at, again.attempt) == ("pending", RETRY_AT, 2)
+    assert again.error == "step s1 failed" and again.ended_at is None
 
 
 def test_a_finish_without_receipts_keeps_the_stored_ones(store: Store, table: Table) -> None:

@@ -107,7 +107,8 @@ def test_the_claim_takes_the_runs_of_its_workflows_only_oldest_first(
     assert (first.attempts, first.attempt, first.action_results) == (1, 1, [])
     assert {runs[t][0].kind for t in tables} == {"actions"}
     with store.read() as tx:
-        assert {store_runs.get_run(tx, run_id=i)["status"] for i in theirs} == {"pending"}  # type: ignore[index]
+        found = [store_runs.get_run(tx, run_id=i) for i in theirs]
+    assert [run.status if run else None for run in found] == ["pending"] * len(theirs)
     assert claim_ids(store, 10, workflows=["wf_a"], now=LATER + timedelta(minutes=2)) == [
         (mine[2], "app/wf:wf_a")  # its backoff passed
     ]

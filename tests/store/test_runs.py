@@ -21,7 +21,7 @@ from tocsin.store.runs import (
     insert_runs,
     requeue_runs,
 )
-from tocsin.store.schema import row_snapshots, runs
+from tocsin.store.schema import RUN_KINDS, row_snapshots, runs
 
 from .helpers import NOW, new_id, query_plan
 
@@ -292,6 +292,70 @@ def test_the_stale_run_sweep_and_stuck_count_read_only_running_and_failed_runs(
     running = query_plan(store, lambda tx: count_runs(tx, status="running"))
     pending = query_plan(store, lambda tx: count_runs(tx, status="pending"))
     assert "ix_runs_stuck" in running and "ix_runs_pending_scope" in pending, (running, pending)
+
+
+def _run_row(kind: str, table_id: str, status: str, n: int, age: timedelta) -> dict[str, Any]:
+    """A ``runs`` row of ``kind`` (``actions``: a table trigger's, of ``table_id``; ``lane``: an
+    attempt in the app's scope; ``workflow``: a run of workflow ``wf``), last stamped ``age``
+    before ``NOW``."""
+    at = NOW - age
+    scope = {"actions": "org:1", "lane": "app", "workflow": "app/wf:wf"}[kind]
+    return {
+        "id": f"{kind}_{status}_{n:05d}_{int(age.total_seconds())}",
+        "kind": kind,
+        "table_id": table_id if kind == "actions" else "",
+        "trigger_id": "wf" if kind == "workflow" else "trg_0",
+        "source": "manual" if kind == "workflow" else "created",
+        "status": status,
+        "action_results": [],
+        "payload": {},
+        "created_at": at,
+        "updated_at": at,
+        "scope": scope,
+    }
+
+
+def test_the_stale_run_sweep_reads_each_kinds_index_on_a_populated_table(
+    store: Store, table: Table
+) -> None:
+    """The tick's stale-run sweep is one statement over every kind: on a populated table (after
+    ``ANALYZE``) it seeks the running table runs and lane attempts in ``ix_runs_stuck`` and the
+    running workflow runs in ``ix_runs_workflow_status``, then each picked run by its key: no
+    scan of ``runs``. It moves the stale running runs of each kind and nothing else."""
+    old, fresh = timedelta(hours=2), timedelta(seconds=10)
+    rows = [
+        _run_row(kind, table.id, status, n, old)
+        for kind, status in (("actions", "done"), ("workflow", "success"))
+        for n in range(10_000)
+    ]
+    rows += [_run_row(kind, table.id, "failed", n, old) for kind in RUN_KINDS for n in range(500)]
+    rows += [_run_row("workflow", table.id, "pending", n, old) for n in range(500)]
+    stale = {
+        kind: [_run_row(kind, table.id, "running", n, old) for n in range(count)]
+        for kind, count in zip(RUN_KINDS, (3, 2, 4), strict=True)
+    }
+    live = [_run_row(kind, table.id, "running", 0, fresh) for kind in RUN_KINDS]
+    with store.begin() as tx:
+        tx.conn.execute(runs.insert(), [*rows, *live, *(r for rs in stale.values() for r in rs)])
+        tx.conn.exec_driver_sql("ANALYZE runs" if tx.is_postgres else "ANALYZE")
+    moved: dict[str, int] = {}
+    plan = query_plan(
+        store,
+        lambda tx: moved.update(
+            requeue_runs(tx, now=NOW, status="running", older_than_s=300, kinds=RUN_KINDS)
+        ),
+        scans_off=False,
+    )
+    assert moved == {kind: len(rs) for kind, rs in stale.items()}
+    with store.read() as tx:
+        statuses = dict(tx.conn.execute(select(runs.c.id, runs.c.status)).all())
+    assert all(statuses[r["id"]] == "pending" for rs in stale.values() for r in rs)
+    assert all(statuses[r["id"]] == "running" for r in live)
+    assert "ix_runs_stuck" in plan and "ix_runs_workflow_status" in plan, plan
+    if store.is_postgres:
+        assert "Seq Scan" not in plan, plan
+    else:
+        assert not re.search(r"^\s*SCAN ", plan, re.MULTILINE), plan
 
 
 def _snapshot_rows(tx: Any) -> list[str]:

@@ -68,8 +68,8 @@ def test_the_claim_hands_json_over_as_values_and_the_run_reads_back_the_same(
     assert fire_due_schedules(store, now=NOW + timedelta(seconds=1)) == 1
     with store.read() as tx:
         (run,) = store_runs.list_runs(tx, workflow_id="wf", status=None, skip=0, limit=5)[0]
-    assert run["input"] == INPUT and run["initial_state"] == {"step": 0}
-    assert run["request_context"] is None and run["steps"] == []
+    assert run.input == INPUT and run.initial_state == {"step": 0}
+    assert run.request_context is None and run.steps == []
 
 
 @PG_ONLY
@@ -201,12 +201,13 @@ def test_runs_inserted_together_keep_each_value_and_each_null(store: Store) -> N
     with store.read() as tx:
         got = store_runs.runs_by_id(tx, run_ids=[first["id"], second["id"]])
         assert store_runs.count_runs(tx, status="pending") == 3
-    assert got[first["id"]]["input"] is None and got[first["id"]]["schedule_id"] is None
-    assert got[first["id"]]["initial_state"] is None and got[first["id"]]["error"] is None
-    assert got[second["id"]]["input"] == {"a": [1, None]}
-    assert got[second["id"]]["initial_state"] == {"k": "v"} and got[second["id"]]["error"] == "kept"
-    assert got[second["id"]]["scheduled_for"] == NOW and got[second["id"]]["attempts"] == 0
-    assert got[first["id"]]["steps"] == [] == got[second["id"]]["steps"]
+    one, two = got[first["id"]], got[second["id"]]
+    assert one.input is None and one.schedule_id is None
+    assert one.initial_state is None and one.error is None
+    assert two.input == {"a": [1, None]}
+    assert two.initial_state == {"k": "v"} and two.error == "kept"
+    assert two.scheduled_for == NOW and two.attempts == 0
+    assert one.steps == [] == two.steps
 
 
 def test_bulk_columns_holding_one_value_read_back_per_row(store: Store) -> None:
@@ -303,11 +304,7 @@ def test_workflow_finish_rows_are_plain_values_written_under_each_claim_fence(st
         assert finish_runs(tx, rows=rows) == {done, paused}
     with store.read() as tx:
         got = store_runs.runs_by_id(tx, run_ids=[done, paused, stale])
-    assert (got[done]["status"], got[done]["steps"], got[done]["output"]) == (
-        "success",
-        receipts,
-        {"n": 1},
-    )
-    assert got[done]["ended_at"] == later and got[paused]["ended_at"] is None
-    assert got[paused]["suspend_payload"] == {"ask": "ok?"} and got[paused]["status"] == "suspended"
-    assert got[stale]["status"] == "running" and got[stale]["error"] is None
+    assert (got[done].status, got[done].steps, got[done].output) == ("success", receipts, {"n": 1})
+    assert got[done].ended_at == later and got[paused].ended_at is None
+    assert got[paused].suspend_payload == {"ask": "ok?"} and got[paused].status == "suspended"
+    assert got[stale].status == "running" and got[stale].error is None

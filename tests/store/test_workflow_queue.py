@@ -25,7 +25,7 @@ from tocsin.store import Store, run_queries
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.migrate import alembic_config, upgrade_to_head
 from tocsin.store.runs import RunLimits, claim_scoped_runs, finish_runs, requeue_runs
-from tocsin.store.schema import runs
+from tocsin.store.schema import RUN_KINDS, runs
 from tocsin.store.tx import Tx
 
 from .helpers import NOW, new_id, query_plan
@@ -177,13 +177,13 @@ def test_stored_workflow_runs_move_into_runs_and_back(store: Store, table: Table
         upgrade_to_head(store)
         with store.read() as tx:
             got = {rid: store_runs.get_run(tx, run_id=rid) for rid in want}
-            assert got == want
+            assert {rid: run.as_dict() if run else None for rid, run in got.items()} == want
             page, total = store_runs.list_runs(tx, workflow_id=None, status=None, skip=0, limit=10)
-            assert total == 5 and [r["id"] for r in page] == sorted(want, reverse=True)
+            assert total == 5 and [r.id for r in page] == sorted(want, reverse=True)
             of_b, total_b = store_runs.list_runs(
                 tx, workflow_id="wf_b", status="pending", skip=0, limit=10
             )
-            assert total_b == 1 and [r["id"] for r in of_b] == ["wf-run-5-retrying"]
+            assert total_b == 1 and [r.id for r in of_b] == ["wf-run-5-retrying"]
             assert store_runs.count_runs(tx) == 5 and run_queries.count_runs(tx) == 1
             # the backfill run never fences; the pending scheduled one does
             assert store_runs.active_schedule_ids(tx, schedule_ids=["sch_1", "sch_2"]) == {"sch_1"}
@@ -322,7 +322,8 @@ def _plans(store: Store, probe: Callable[[Tx], object], prefix: str) -> list[str
 
 def test_each_side_reads_its_own_partial_indexes(store: Store, table: Table) -> None:
     """The workflow statements seek ``ix_runs_workflow_*``; the table runs' listing and sweeps
-    theirs (``kind <> 'workflow'`` said in their SQL)."""
+    theirs (``kind <> 'workflow'`` said in their SQL); the stale-run sweep of every kind, one
+    statement, reads both sides' indexes of running runs."""
     rows = [new_run(run_id=new_id(), workflow_id="wf", input={}, now=NOW, trigger="manual")]
     with store.begin() as tx:
         store_runs.insert_runs(tx, rows=rows)
@@ -348,10 +349,14 @@ def test_each_side_reads_its_own_partial_indexes(store: Store, table: Table) -> 
     assert "ix_runs_workflow_status" in claim[0] and "ix_runs_stuck" not in claim[0], claim
     assert "SCAN runs" not in claim[0] and "Seq Scan" not in claim[0], claim
     stale = query_plan(
-        store, lambda tx: store_runs.requeue_stale_runs(tx, now=NOW, older_than_s=300)
+        store,
+        lambda tx: requeue_runs(tx, now=NOW, status="running", older_than_s=300, kinds=RUN_KINDS),
     )
-    # one statement, through a workflow run index: the status one's (status, …, updated_at) or,
-    # PostgreSQL on a table this small, the fence's (active runs only, status its second column)
+    # the stale-run sweep of every kind, one statement: the table runs and lane attempts through
+    # ix_runs_stuck, the workflow runs through a workflow run index: the status one's (status, …,
+    # updated_at) or, PostgreSQL on a table this small, the fence's (active runs only, status its
+    # second column)
+    assert "ix_runs_stuck" in stale, stale
     assert "ix_runs_workflow_status" in stale or (store.is_postgres and FENCE in stale), stale
     by_status = _plans(
         store,

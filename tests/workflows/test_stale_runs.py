@@ -1,6 +1,7 @@
-"""A running workflow run whose worker died is swept back to pending by the tick's recovery
-sweep (``sweeps.requeue_stale_workflow_runs``; SQLite and PostgreSQL), then resumed after its
-succeeded steps. Time is explicit: the sweep compares ``updated_at`` with ``now``."""
+"""A running workflow run whose worker died is swept back to pending by the tick's stale-run
+sweep of every kind (``sweeps.requeue_lost_runs``, counted as ``workflow_runs_requeued``; SQLite
+and PostgreSQL), then resumed after its succeeded steps. Time is explicit: the sweep compares
+``updated_at`` with ``now``."""
 
 from __future__ import annotations
 

@@ -255,8 +255,7 @@ def _stamp(tocsin: Tocsin, run_id: str) -> datetime:
     with tocsin.store.read() as tx:
         run = store_runs.get_run(tx, run_id=run_id)
     assert run is not None
-    stamp: datetime = run["updated_at"]
-    return stamp
+    return run.updated_at
 
 
 @claims(chunk=2)

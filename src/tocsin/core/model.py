@@ -30,6 +30,10 @@ function); the views build the dicts the facade and HTTP have always answered fr
   :class:`ScheduleFire`: a ``schedule_fires`` row with its run's status
   (``store.schedules.fire_value``); :class:`WorkflowActivity`: what the database holds of one
   workflow id, loaded or not (``store.schedules.known_workflows``).
+- :class:`WorkflowRun`: a workflow run (a ``runs`` row of kind ``workflow``) under its own
+  field names (:data:`WORKFLOW_RUN_FIELDS`); built by ``store.workflow_runs.workflow_run_value``
+  (``get_run``, ``runs_by_id``, ``list_runs``). The facade answers
+  ``workflows.views.public_run(run)``; the one claim hands its executor a :class:`Run`.
 - :class:`StoredLane`, :class:`LaneRun`, :class:`LaneAttempt`, :class:`LaneSummary`: a ``lanes``
   row, a ``lane_runs`` row, an attempt (its ``lane_attempts`` row with its queue row's state and
   its run's instants) and a lane's attempt counts (SPEC §14); built by ``store.lanes``
@@ -44,7 +48,7 @@ function); the views build the dicts the facade and HTTP have always answered fr
   row (SPEC §15, ``store.tokens.token_value``).
 
 The store's skip ranges are the core's own ``core.schedules.skips.SkipRange``
-(``store.skips.skip_value``). Records and workflow runs stay dicts.
+(``store.skips.skip_value``). Records stay dicts.
 
 Left untyped on purpose (bulk paths of the tick): the tick's claimed tables
 (``store.claims.claim_candidate_tables``, three columns as dicts) and run inserts
@@ -200,6 +204,46 @@ _NOT_IN_RUN_DICT = frozenset(
     ("kind", "schedule_id", "input", "initial_state", "request_context", "resume_data", "attempt")
 )
 _RUN_FIELDS = tuple(f.name for f in fields(Run) if f.name not in _NOT_IN_RUN_DICT)  # SPEC §8
+
+
+@dataclass(frozen=True, slots=True)
+class WorkflowRun:
+    """A workflow run (SPEC §12) as the store reads it: a ``runs`` row of kind ``workflow``
+    under a workflow run's field names (``store.workflow_runs.COLUMN_OF``). What executing it
+    reads is the one claim's :class:`Run` instead (``workflows.runner.executed_view``)."""
+
+    id: str
+    workflow_id: str
+    schedule_id: str | None  # the schedule that fired it; None: started by hand
+    trigger: str  # scheduled | manual | backfill
+    status: str  # pending | running | success | failed | suspended | canceled
+    attempts: int  # claims so far (the claim fence)
+    input: Any  # the JSON values, decoded
+    output: Any
+    error: str | None
+    steps: list[dict[str, Any]]  # the step receipts, in execution order
+    initial_state: Any
+    request_context: Any
+    suspend_payload: Any  # what a suspended step asked with
+    resume_data: Any  # what resuming it gave the suspended step
+    scheduled_for: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    started_at: datetime | None
+    ended_at: datetime | None
+    attempt: int | None  # the automatic retry's attempt number (None: stored before it)
+    next_attempt_at: datetime | None  # a pending automatic retry is not claimed before it
+    alert: dict[str, Any] | None  # the outcome of its ``on_failure``
+
+    def as_dict(self) -> dict[str, Any]:
+        """The run as a dict of its fields, in their order (``steps`` a list of its own)."""
+        out = {name: getattr(self, name) for name in WORKFLOW_RUN_FIELDS}
+        out["steps"] = list(self.steps)
+        return out
+
+
+WORKFLOW_RUN_FIELDS = tuple(f.name for f in fields(WorkflowRun))
+"""A workflow run's field names, in order: the columns a workflow run's insert names."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -532,6 +576,7 @@ __all__ = [
     "CHANGE_FIELDS",
     "RUN_TRANSITIONS",
     "TOKEN_LISTED",
+    "WORKFLOW_RUN_FIELDS",
     "ApiToken",
     "ChatMessage",
     "CommandResult",
@@ -551,6 +596,7 @@ __all__ = [
     "TriggerFire",
     "TriggerState",
     "WorkflowActivity",
+    "WorkflowRun",
     "WorkflowSchedule",
     "row_payload",
 ]

@@ -1,21 +1,20 @@
-"""Recovery sweeps the tick runs on every pass (SPEC §6, §9.6, §9.7).
+"""Recovery sweeps the tick runs on every pass (SPEC §6, §9.6, §9.7, §12, §14).
 
 Each takes a transaction and ``now``; :func:`recover` runs them all at the start of every tick
-in one transaction (four statements), and when that raises, each again in a transaction of its
+in one transaction (three statements), and when that raises, each again in a transaction of its
 own (one that raises then is logged and reports 0).
 
-- :func:`requeue_lost_runs` → ``trigger_runs_requeued`` and ``lane_attempts_requeued`` (SPEC
-  §14), two statements over the one queue: a table trigger's pending runs not picked up within
-  the stale window are re-stamped (their delivery was lost), and running runs of every kind whose
-  ``updated_at`` is older than the stale window (their worker, or a caller, died) go back to
-  pending; a worker then resumes a table trigger's run from its first unfinished action
-  (receipts are kept) and executes a lane attempt again (the source is asked again; nothing was
-  recorded).
+- :func:`requeue_lost_runs` → ``trigger_runs_requeued``, ``lane_attempts_requeued`` and
+  ``workflow_runs_requeued``, two statements over the one queue: a table trigger's pending runs
+  not picked up within the stale window are re-stamped (their delivery was lost), and running
+  runs of every kind whose ``updated_at`` (the claim, the lease's renewals and every stored
+  stage stamp it) is older than the stale window (their worker, or a caller, died) go back to
+  pending, in one statement; a worker then resumes a table trigger's run from its first
+  unfinished action and a workflow run after its succeeded steps (receipts are kept), and
+  executes a lane attempt again (the source is asked again; nothing was recorded). The next
+  claim bumps ``attempts``: a late write of the lost worker is fenced out.
 - :func:`requeue_staged_changes` → ``staged_changes_requeued``: approved changes whose
   application was lost (``applying`` for longer than the stale window) go back to ``approved``.
-- :func:`requeue_stale_workflow_runs` → ``workflow_runs_requeued`` (SPEC §12): running workflow
-  runs whose ``updated_at`` heartbeat is older than the stale window (their worker died) go back
-  to pending; a worker resumes each after its succeeded steps (the receipts rule, per step).
 """
 
 from __future__ import annotations
@@ -27,9 +26,8 @@ from datetime import datetime
 from tocsin.store.approvals import requeue_changes
 from tocsin.store.outage import is_outage
 from tocsin.store.runs import requeue_runs
-from tocsin.store.schema import RUN_KINDS
+from tocsin.store.schema import RUN_KINDS, WORKFLOW_KIND
 from tocsin.store.tx import Store, Tx
-from tocsin.store.workflow_runs import requeue_stale_runs
 
 DEFAULT_STALE_AFTER_S = 300
 log = logging.getLogger(__name__)
@@ -51,20 +49,12 @@ def recover(store: Store, *, now: datetime, stuck_after_s: float) -> dict[str, i
     :data:`REPORT_KEYS`."""
     sweeps: list[tuple[tuple[str, ...], Sweep]] = [
         (
-            ("trigger_runs_requeued", "lane_attempts_requeued"),
+            ("trigger_runs_requeued", "lane_attempts_requeued", "workflow_runs_requeued"),
             lambda tx: requeue_lost_runs(tx, now=now, stuck_after_s=stuck_after_s),
         ),
         (
             ("staged_changes_requeued",),
             lambda tx: {"staged_changes_requeued": requeue_staged_changes(tx, now=now)},
-        ),
-        (
-            ("workflow_runs_requeued",),
-            lambda tx: {
-                "workflow_runs_requeued": requeue_stale_workflow_runs(
-                    tx, now=now, stuck_after_s=stuck_after_s
-                )
-            },
         ),
     ]
     report: dict[str, int] = {}
@@ -100,8 +90,9 @@ def raise_outage(exc: Exception) -> None:
 
 def requeue_lost_runs(tx: Tx, *, now: datetime, stuck_after_s: float) -> dict[str, int]:
     """Re-stamp the pending table-trigger runs never picked up, and hand running runs of every
-    kind whose worker died back to pending; the counts ``trigger_runs_requeued`` (both moves of
-    table-trigger runs) and ``lane_attempts_requeued``."""
+    kind whose worker died back to pending (one statement); the counts
+    ``trigger_runs_requeued`` (both moves of table-trigger runs), ``lane_attempts_requeued``
+    and ``workflow_runs_requeued``."""
     pending = requeue_runs(tx, now=now, status="pending", older_than_s=stuck_after_s)
     running = requeue_runs(
         tx, now=now, status="running", older_than_s=stuck_after_s, kinds=RUN_KINDS
@@ -109,6 +100,7 @@ def requeue_lost_runs(tx: Tx, *, now: datetime, stuck_after_s: float) -> dict[st
     return {
         "trigger_runs_requeued": pending["actions"] + running["actions"],
         "lane_attempts_requeued": running["lane"],
+        "workflow_runs_requeued": running[WORKFLOW_KIND],
     }
 
 
@@ -117,8 +109,3 @@ def requeue_staged_changes(
 ) -> int:
     """Hand approved changes whose application was lost back to ``approved``; the count."""
     return requeue_changes(tx, now=now, stale_after_s=stale_after_s)
-
-
-def requeue_stale_workflow_runs(tx: Tx, *, now: datetime, stuck_after_s: float) -> int:
-    """Hand running workflow runs whose worker died back to pending; the count."""
-    return requeue_stale_runs(tx, now=now, older_than_s=stuck_after_s)

@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import ValidationError as ModelError
 
 from tocsin import messages
+from tocsin.core.model import WorkflowRun
 from tocsin.engine.ids import uuid7
 from tocsin.engine.passes import Pass, fire_passes
 from tocsin.engine.schedules import COUNTS, new_run, schedule_pass
@@ -244,8 +245,8 @@ class WorkflowService(Service):
             found = store_runs.runs_by_id(tx, run_ids=wanted)
         return {k: self._view(v) for k, v in found.items()}
 
-    def _view(self, run: Mapping[str, Any]) -> dict[str, Any]:
-        return public_run(run, self.workflows.get(str(run.get("workflow_id"))))
+    def _view(self, run: WorkflowRun) -> dict[str, Any]:
+        return public_run(run, self.workflows.get(run.workflow_id))
 
     def cancel_workflow_run(self, run_id: str, now: datetime | None = None) -> dict[str, Any]:
         """pending / running / suspended → canceled (a running step finishes; nothing after)."""
@@ -295,10 +296,10 @@ class WorkflowService(Service):
         with self.store.begin() as tx:
             run = _require_run(tx, run_id)
             ok = store_runs.transition(
-                tx, run_id=run["id"], from_statuses=allowed, values=values, now=at
+                tx, run_id=run.id, from_statuses=allowed, values=values, now=at
             )
             if not ok:
-                raise Conflict(refusal(str(run["status"])))
+                raise Conflict(refusal(run.status))
 
     # --- execution -----------------------------------------------------------------------------
 
@@ -322,7 +323,7 @@ class WorkflowService(Service):
         return str(row["id"])
 
 
-def _require_run(tx: Tx, run_id: object) -> dict[str, Any]:
+def _require_run(tx: Tx, run_id: object) -> WorkflowRun:
     run = None
     if isinstance(run_id, str) and 0 < len(run_id) <= 64:
         run = store_runs.get_run(tx, run_id=run_id)

@@ -31,17 +31,13 @@ def ordered_scans_only(tx: Tx) -> None:
     A burst of runs the statistics have not seen yet is estimated at a few rows, and the planner
     bitmap-scans every pending run and sorts them all for each claim. ``SET LOCAL`` ends with
     the transaction: nothing outside it, nor any other connection, is affected."""
-    # EXPLAIN ANALYZE, 2026-12-03, PostgreSQL 16, a fresh schema (never analyzed), 10,000 pending
-    # workflow runs (bench/plan_switches.py), the claim's pick
-    # ``… WHERE status = 'pending' AND workflow_id IN (…) ORDER BY updated_at, id LIMIT 500``:
-    #   no switch: BitmapAnd(ix_workflow_runs_status, ix_workflow_runs_workflow) → Sort of all
-    #     10,000 → Limit: 36.9 ms (24.9 ms with 9,000 left)
-    #   enable_bitmapscan = off: Index Scan using ix_workflow_runs_status, stops at 500: 0.58 ms
-    #     (0.39 ms with 9,000 left)
-    #   a partial index (updated_at, id) WHERE status = 'pending' instead: still BitmapAnd → Sort,
-    #     14.2 ms (17.3 ms): an index does not make the switch needless
-    # (since 0035 the workflow runs are rows of ``runs`` and those two indexes its partial
-    # ``ix_runs_workflow_status`` and ``ix_runs_workflow_created``, ``WHERE kind = 'workflow'``)
+    # EXPLAIN ANALYZE, 2026-12-04, PostgreSQL 15, a fresh schema (never analyzed), 10,000 pending
+    # workflow runs, the one claim's statement for 500 runs (bench/plan_switches.py):
+    #   no switch: the visit's first probe (``wrap``) is a Bitmap Heap Scan of all 10,000 pending
+    #     runs and a sort for one row, the UPDATE a bitmap scan of pk_runs: 19.3 ms (16.2 ms with
+    #     9,000 left)
+    #   enable_bitmapscan = off: every probe an Index Scan of ix_runs_pending_scope that stops at
+    #     its LIMIT: 8.0 ms (9.3 ms)
     tx.conn.exec_driver_sql("SET LOCAL enable_bitmapscan = off")
 
 

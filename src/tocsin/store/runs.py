@@ -1090,8 +1090,8 @@ def requeue_runs(
     kinds: Sequence[str] = ("actions",),
 ) -> dict[str, int]:
     """Hand lost work back to the workers, in one statement; how many runs moved, per kind of
-    ``kinds`` (a table trigger's runs unless told; the tick's sweep of dead workers' runs also
-    hands back the app's own kinds).
+    ``kinds`` (a table trigger's runs unless told: the operator's requeue; the tick's sweep of
+    dead workers' runs hands back every kind, ``schema.RUN_KINDS``).
 
     - ``status='pending'``: pending runs last (re-)enqueued longer than ``older_than_s`` ago
       (their delivery was lost): re-stamped ``enqueued_at = now``, still pending.
@@ -1102,7 +1102,7 @@ def requeue_runs(
     if status not in ("pending", "running"):
         raise ValueError(messages.requeue_runs_status_invalid(status))
     if status == "running":
-        stmt = _requeue_running(table_id is not None, tuple(kinds))
+        stmt = _requeue_running(tx.is_postgres, table_id is not None, tuple(kinds))
     else:
         stmt = _requeue_pending(tx.is_postgres, table_id is not None, tuple(kinds))
     params: dict[str, Any] = {"cutoff": now - timedelta(seconds=older_than_s), "now": now}
@@ -1129,20 +1129,45 @@ def _sweep_where(where: str, kinds: tuple[str, ...]) -> Any:
     )
 
 
+# The stale-run sweep's pick (:func:`requeue_runs`): the running runs older than ``cutoff``, one
+# arm per index that holds them, each said in its index's own words (a partial index is matched
+# by the WHERE's terms on SQLite): the table runs and lane attempts in ``ix_runs_stuck``
+# ``(status, updated_at, id)``, the workflow runs in ``ix_runs_workflow_status``
+# ``(status, scope, updated_at)``. Both planners read each arm as a seek to the running runs of
+# its index, their age tested on the index entries (none is stale on most ticks).
+_STALE_QUEUE_RUNS = (
+    "SELECT q.id FROM runs AS q WHERE q.status = 'running' AND q.kind <> 'workflow'"
+    " AND q.updated_at < :cutoff AND {kinds}{table}"
+)
+_STALE_WORKFLOW_RUNS = (
+    "SELECT w.id FROM runs AS w WHERE w.kind = 'workflow' AND w.status <> 'pending'"
+    " AND w.status = 'running' AND w.updated_at < :cutoff{table}"
+)
+
+
 @cache
-def _requeue_running(by_table: bool, kinds: tuple[str, ...]) -> Any:
-    """The stale-run sweep's statement (``running → pending``), built once per shape: it seeks
-    ``ix_runs_stuck`` to the running runs older than ``cutoff`` (the status is written out, so
-    both planners see the partial index's predicate)."""
-    # ``kind <> 'workflow'``: the rest of ix_runs_stuck's predicate (no workflow run is in it)
-    where = "runs.status = 'running' AND runs.kind <> 'workflow' AND runs.updated_at < :cutoff"
-    where += " AND " + _kinds_in(kinds, "runs")
-    if by_table:
-        where += " AND runs.table_id = :of_table"
+def _requeue_running(postgres: bool, by_table: bool, kinds: tuple[str, ...]) -> Any:
+    """The stale-run sweep's statement (``running → pending``), built once per dialect and
+    shape: the ids of the running runs of ``kinds`` older than ``cutoff``, picked through the
+    index of their kind (``UNION ALL`` of the two arms when ``kinds`` names a workflow run and
+    another kind), then each run by its primary key. The status and the age are tested again
+    on the row written: a run finished or renewed while the statement waited for its lock
+    (PostgreSQL) is not moved."""
+    queue_kinds = tuple(kind for kind in kinds if kind != WORKFLOW_KIND)
+    of_table = " AND {}.table_id = :of_table" if by_table else ""
+    arms = []
+    if queue_kinds:
+        kinds_in = _kinds_in(queue_kinds, "q")
+        arms.append(_STALE_QUEUE_RUNS.format(kinds=kinds_in, table=of_table.format("q")))
+    if WORKFLOW_KIND in kinds:
+        arms.append(_STALE_WORKFLOW_RUNS.format(table=of_table.format("w")))
+    pick = " UNION ALL ".join(arms)
+    where = f"runs.id = ANY(ARRAY({pick}))" if postgres else f"runs.id IN ({pick})"
+    where += " AND runs.status = 'running' AND runs.updated_at < :cutoff"
     now = bindparam("now", type_=runs.c.updated_at.type)
     return (
         update(runs)
-        .where(_sweep_where(where, kinds))
+        .where(_sweep_where(where, queue_kinds))
         .values(status="pending", updated_at=now, enqueued_at=now)
         .returning(runs.c.kind)
     )

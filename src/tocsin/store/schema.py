@@ -157,10 +157,11 @@ occurrence_ledger = Table(
     PrimaryKeyConstraint("table_id", "trigger_id", "identity"),
 )
 
-# the kinds of run in the one queue (``runs.kind``): a table trigger's actions, a lane attempt;
-# a workflow run (kind ``workflow``) is a row of ``runs`` too, claimed by the workflow workers only
-RUN_KINDS = ("actions", "lane")
 WORKFLOW_KIND = "workflow"
+# the kinds of run in the one queue (``runs.kind``), each claimed by the one claim and executed by
+# the one worker through its kind's executor: a table trigger's actions, a lane attempt, a
+# workflow run
+RUN_KINDS = ("actions", "lane", WORKFLOW_KIND)
 WORKFLOW_WHERE = f"kind = '{WORKFLOW_KIND}'"  # the predicate of the workflow runs' indexes
 APP_RUN_SCOPE = "app"  # the scope of the app's own runs (lane attempts): one of the claim's turns
 # a workflow run's scope (0036): a path under the app's tenant scope, ``app/wf:<workflow>`` and,

@@ -1,4 +1,4 @@
-"""Workflow runs: insert, read, claim, persist step receipts, finish (SPEC §12).
+"""Workflow runs: insert, read, persist step receipts, finish (SPEC §12).
 
 A workflow run is a row of the one run table ``runs``, kind ``workflow`` (migration 0035): its
 own columns there, and the shared ones under a workflow run's names (:data:`COLUMN_OF`): its
@@ -11,22 +11,26 @@ past pending, ``_created``, ``_schedule``); of the other kinds' indexes only the
 (``store.runs.finish_runs``, from :func:`finish_row`), which says the kind too when all its runs
 are workflow runs.
 
-Claims are ``pending → running`` with ``attempts + 1`` in one conditional UPDATE (PostgreSQL:
-the pick is ``FOR UPDATE SKIP LOCKED``; SQLite: the caller holds ``store.begin()``, which is
-``BEGIN IMMEDIATE``). Every write after a claim is fenced by ``(status = 'running',
+A read answers :class:`~tocsin.core.model.WorkflowRun` values (:func:`workflow_run_value`).
+Workflow runs are claimed with every other kind by the one claim (``store.runs``: ``pending →
+running`` with ``attempts + 1``); every write after a claim is fenced by ``(status = 'running',
 attempts)``: a run canceled meanwhile is never written back to another status.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from operator import itemgetter
 from typing import Any
 
-from sqlalchemy import ColumnElement, bindparam, func, literal, literal_column, or_, select, update
+from sqlalchemy import ColumnElement, func, literal_column, select, update
 
-from tocsin.store.bulk import instant_binder, with_columns
+from tocsin.core.model import WORKFLOW_RUN_FIELDS, WorkflowRun
+from tocsin.store.bulk import (
+    instant_binder,
+    with_columns,
+)
 from tocsin.store.jsontext import json_text
 from tocsin.store.runs import FinishRow
 from tocsin.store.schema import (
@@ -41,32 +45,9 @@ from tocsin.store.tx import Tx
 R = runs
 RUN_STATUSES = ("pending", "running", "success", "failed", "suspended", "canceled")
 
-# a workflow run's fields, in the order its dict has them, and the column of ``runs`` of each
+# a workflow run's fields (:class:`WorkflowRun`'s, in order), and the column of ``runs`` of each
 # one named otherwise there
-FIELDS = (
-    "id",
-    "workflow_id",
-    "schedule_id",
-    "trigger",
-    "status",
-    "attempts",
-    "input",
-    "output",
-    "error",
-    "steps",
-    "initial_state",
-    "request_context",
-    "suspend_payload",
-    "resume_data",
-    "scheduled_for",
-    "created_at",
-    "updated_at",
-    "started_at",
-    "ended_at",
-    "attempt",
-    "next_attempt_at",
-    "alert",
-)
+FIELDS = WORKFLOW_RUN_FIELDS
 COLUMN_OF = {
     "workflow_id": "trigger_id",
     "trigger": "source",
@@ -100,10 +81,13 @@ def columns_of(values: Mapping[str, Any]) -> dict[str, Any]:
     return {COLUMN_OF.get(name, name): value for name, value in values.items()}
 
 
-def run_dict(row: Mapping[Any, Any]) -> dict[str, Any]:
-    out = dict(row)
-    out["steps"] = list(out.get("steps") or [])
-    return out
+def workflow_run_value(row: Mapping[Any, Any]) -> WorkflowRun:
+    """A workflow run's row as :data:`SELECTED` reads it (JSON decoded, instants aware) as a
+    :class:`WorkflowRun`, ``steps`` always a list: the one place a workflow run value is
+    built."""
+    values = dict(row)
+    values["steps"] = list(values["steps"] or [])
+    return WorkflowRun(**values)
 
 
 JSON_COLUMNS = frozenset(  # the JSON columns
@@ -244,19 +228,20 @@ _NULL_BY_DEFAULT = frozenset(
 )
 
 
-def get_run(tx: Tx, *, run_id: str) -> dict[str, Any] | None:
+def get_run(tx: Tx, *, run_id: str) -> WorkflowRun | None:
+    """The workflow run ``run_id``; None when there is none."""
     stmt = select(*SELECTED).where(R.c.id == run_id, IS_WORKFLOW)
     row = tx.conn.execute(stmt).mappings().first()
-    return run_dict(row) if row is not None else None
+    return workflow_run_value(row) if row is not None else None
 
 
-def runs_by_id(tx: Tx, *, run_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+def runs_by_id(tx: Tx, *, run_ids: Iterable[str]) -> dict[str, WorkflowRun]:
     """Runs by primary key (one page of fires' runs), in one statement per 500 ids."""
     wanted = sorted({i for i in run_ids if i})
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, WorkflowRun] = {}
     for start in range(0, len(wanted), 500):
         stmt = select(*SELECTED).where(R.c.id.in_(wanted[start : start + 500]), IS_WORKFLOW)
-        found.update((r["id"], run_dict(r)) for r in tx.conn.execute(stmt).mappings())
+        found.update((r["id"], workflow_run_value(r)) for r in tx.conn.execute(stmt).mappings())
     return found
 
 
@@ -267,7 +252,7 @@ def list_runs(
     status: str | None,
     skip: int,
     limit: int,
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[WorkflowRun], int]:
     """Runs newest first, optionally of one workflow and/or status; and the total."""
     where = [IS_WORKFLOW] if status is None else _of_status(status)
     if workflow_id is not None:
@@ -280,7 +265,7 @@ def list_runs(
         .offset(skip)
         .limit(limit)
     )
-    return [run_dict(r) for r in tx.conn.execute(stmt).mappings()], int(total)
+    return [workflow_run_value(r) for r in tx.conn.execute(stmt).mappings()], int(total)
 
 
 def active_schedule_ids(tx: Tx, *, schedule_ids: Iterable[str]) -> set[str]:
@@ -300,30 +285,6 @@ def active_schedule_ids(tx: Tx, *, schedule_ids: Iterable[str]) -> set[str]:
         sql = f"SELECT schedule_id FROM runs WHERE schedule_id IN ({marks}) AND {fence}"
         found.update(str(r[0]) for r in tx.conn.exec_driver_sql(sql, tuple(chunk)).fetchall())
     return found
-
-
-def _claim_values(now: datetime) -> dict[str, Any]:
-    return {
-        "status": "running",
-        "attempts": R.c.attempts + 1,
-        "started_at": func.coalesce(R.c.started_at, literal(now, type_=R.c.started_at.type)),
-        "updated_at": now,
-        "next_attempt_at": None,
-    }
-
-
-def claim_run(tx: Tx, *, run_id: str, now: datetime) -> dict[str, Any] | None:
-    """Claim one run by id if it is still pending and not waiting for its next attempt."""
-    tx.require_writable()
-    stmt = (
-        update(R)
-        .where(R.c.id == run_id, IS_WORKFLOW, R.c.status == "pending")
-        .where(or_(R.c.next_attempt_at.is_(None), R.c.next_attempt_at <= now))
-        .values(**_claim_values(now))
-        .returning(*SELECTED)
-    )
-    row = tx.conn.execute(stmt).first()
-    return run_dict(row._mapping) if row is not None else None
 
 
 def save_steps(
@@ -382,30 +343,6 @@ def transition(
     return moved
 
 
-def requeue_stale_runs(tx: Tx, *, now: datetime, older_than_s: float) -> int:
-    """``running → pending`` for runs whose ``updated_at`` (stamped at the claim and at every
-    stored stage: the heartbeat) is older than ``older_than_s`` at ``now``: their worker died.
-    Receipts are kept (a worker resumes after the succeeded steps); the next claim bumps
-    ``attempts``, so a late write of the lost worker is fenced out. Returns how many moved."""
-    tx.require_writable()
-    params = {"cutoff": now - timedelta(seconds=older_than_s), "now": now}
-    moved = int(tx.conn.execute(_REQUEUE_STALE, params).rowcount)
-    tx.wake_workers(moved > 0)
-    return moved
-
-
-_REQUEUE_STALE = (  # built once: the tick runs it on every pass
-    update(R)
-    .where(
-        IS_WORKFLOW,
-        HELD,  # ix_runs_workflow_status: the running runs, by updated_at within the status
-        R.c.status == "running",
-        R.c.updated_at < bindparam("cutoff", type_=R.c.updated_at.type),
-    )
-    .values(status="pending", updated_at=bindparam("now", type_=R.c.updated_at.type))
-)
-
-
 def record_alert(tx: Tx, *, run_id: str, alert: Mapping[str, Any]) -> None:
     """Store the outcome of a run's failure alert (``on_failure``)."""
     tx.require_writable()
@@ -425,7 +362,6 @@ __all__ = [
     "RUN_STATUSES",
     "SELECTED",
     "active_schedule_ids",
-    "claim_run",
     "column",
     "columns_of",
     "count_runs",
@@ -434,10 +370,9 @@ __all__ = [
     "insert_runs",
     "list_runs",
     "record_alert",
-    "requeue_stale_runs",
-    "run_dict",
     "runs_by_id",
     "save_steps",
     "transition",
+    "workflow_run_value",
     "workflow_scope",
 ]

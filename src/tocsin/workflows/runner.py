@@ -175,19 +175,19 @@ def alert_failed(
     try:
         with store.read() as tx:
             run = store_runs.get_run(tx, run_id=run_id)
-        if run is None or run["status"] != "failed":
+        if run is None or run.status != "failed":
             return
-        if isinstance(run.get("alert"), Mapping) and run["alert"].get("status") == "sent":
+        if run.alert is not None and run.alert.get("status") == "sent":
             return
-        alerts = _alerts_of(registry, str(run["workflow_id"]), run.get("schedule_id"))
+        alerts = _alerts_of(registry, run.workflow_id, run.schedule_id)
         failed = FailedRun(
             kind="workflow",
             view=public_run(run),
             run_id=run_id,
-            error=str(run.get("error") or ""),
-            workflow_id=str(run["workflow_id"]),
-            schedule_id=run.get("schedule_id"),
-            scheduled_for=run.get("scheduled_for"),
+            error=run.error or "",
+            workflow_id=run.workflow_id,
+            schedule_id=run.schedule_id,
+            scheduled_for=run.scheduled_for,
         )
         outcome = alert_failed_run(
             alerts, failed, env=env() if env is not None and not callable(alerts) else None, now=now

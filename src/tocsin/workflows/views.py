@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
+from tocsin.core.model import WorkflowRun
 from tocsin.core.schedules.retry import as_written, policy_of
 from tocsin.runs.alerts import alerts_view
 from tocsin.workflows.definition import Workflow
@@ -31,18 +31,18 @@ RUN_FIELDS = (
 STEP_FIELDS = ("id", "status", "output", "error", "started_at", "ended_at")
 
 
-def public_run(run: Mapping[str, Any], wf: Workflow | None = None) -> dict[str, Any]:
+def public_run(run: WorkflowRun, wf: Workflow | None = None) -> dict[str, Any]:
     """A run as callers see it; with its workflow ``wf``, ``retry`` is the policy in force
     (for the step that failed last, else the run's: every key, defaults filled in)."""
-    out = {name: run.get(name) for name in RUN_FIELDS}
+    out = {name: getattr(run, name) for name in RUN_FIELDS}
     out["attempt"] = out["attempt"] or 1
-    out["steps"] = [{k: s.get(k) for k in STEP_FIELDS} for s in run.get("steps") or []]
+    out["steps"] = [{k: s.get(k) for k in STEP_FIELDS} for s in run.steps]
     out["retry"] = None
     if wf is not None:
-        failed = [s.get("id") for s in run.get("steps") or [] if s.get("status") == "failed"]
-        policy = policy_of(wf.retry_for(failed[-1] if failed else None, run.get("schedule_id")))
+        failed = [s.get("id") for s in run.steps if s.get("status") == "failed"]
+        policy = policy_of(wf.retry_for(failed[-1] if failed else None, run.schedule_id))
         out["retry"] = None if policy is None else as_written(policy)
-    started, ended = run.get("started_at"), run.get("ended_at")
+    started, ended = run.started_at, run.ended_at
     out["duration_ms"] = (
         round((ended - started).total_seconds() * 1000) if started and ended else None
     )
