@@ -199,13 +199,9 @@ def alert_failed(
         log.exception("on_failure of workflow run %s could not run", run_id)
 
 
-def success_events(run: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _success_events(workflow_id: str, schedule_id: str | None) -> list[tuple[str, str]]:
     """The events of a run's success (SPEC §13): ``workflow_succeeded`` and, for a run a
     schedule fired, ``schedule_succeeded``; written with the run's final status."""
-    return _success_events(str(run["workflow_id"]), run.get("schedule_id"))
-
-
-def _success_events(workflow_id: str, schedule_id: str | None) -> list[tuple[str, str]]:
     events = [("workflow_succeeded", workflow_id)]
     if schedule_id:
         events.append(("schedule_succeeded", str(schedule_id)))
@@ -299,5 +295,4 @@ __all__ = [
     "executed_view",
     "run_limits",
     "run_to_end",
-    "success_events",
 ]
