@@ -56,17 +56,17 @@ def keyed_access_only(tx: Tx) -> None:
     For a transaction whose every read is a page of an ordered index or a lookup by key (the
     tick's schedule pass: the due claim, the overlap fence, the ledger, the updates by id) over
     a burst of rows the statistics have not seen yet."""
-    # EXPLAIN ANALYZE, 2026-12-03, PostgreSQL 16, a fresh schema (never analyzed), 10,000 due
-    # schedules (bench/plan_switches.py), after 5 pages of 1,000
-    # fired:
-    #   the due claim ``ORDER BY next_fire_at, id LIMIT 1000``: without the switches a Bitmap
-    #     Heap Scan of ix_workflow_schedules_due → Sort of 5,000: 8.2 ms; with them an Index Scan
-    #     that stops at 1,000: 1.2 ms (the first page: the same Index Scan either way, 0.7 ms)
+    # EXPLAIN ANALYZE, 2026-12-04, PostgreSQL 15, a fresh schema (never analyzed), 10,000 due
+    # schedules (bench/plan_switches.py), first page / after 5 pages of 1,000 fired:
     #   the advance ``UPDATE workflow_schedules … FROM unnest(…) WHERE id = v.sid`` (1,000 ids):
-    #     without, a Hash Join over a Seq Scan of all 10,000: join 11.3 ms, statement 43.3 ms;
-    #     with, a Nested Loop on pk_workflow_schedules: join 2.6 ms, statement 27.5 ms
-    #   the overlap fence (1,000 schedule ids among 5,000 pending runs): 1.3 ms bitmap, 1.9 ms
-    #     index scan: the switches do not help it, nor hurt it much
+    #     without the switches a Hash Join over a Seq Scan of all 10,000 schedules, 9.0 / 8.4 ms
+    #     (the scan grows with the table, not the page); with them a Nested Loop on
+    #     pk_workflow_schedules, 8.1 / 7.1 ms
+    #   the overlap fence (1,000 schedule ids among 5,000 pending runs): a Bitmap Heap Scan,
+    #     1.4 ms, against an index scan, 1.1 ms
+    #   the due claim ``ORDER BY next_fire_at, id LIMIT 1000``: an Index Scan of
+    #     ix_workflow_schedules_due that stops at 1,000 either way, 0.7 / 0.6 ms (on 2026-12-03
+    #     it was a Bitmap Heap Scan and a Sort of 5,000 without the switches, 8.2 ms)
     tx.conn.exec_driver_sql(_KEYED_ONLY)
 
 
