@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from sqlalchemy import event
@@ -42,6 +42,33 @@ def make_table(store: Store, **overrides: Any) -> Table:
     fields.update(overrides)
     with store.begin() as tx:
         return insert_table(tx, **fields)
+
+
+T = TypeVar("T")
+
+
+def plans_of(
+    store: Store, matches: Callable[[str], bool], probe: Callable[[Tx], T]
+) -> tuple[list[str], T]:
+    """The plans of the statements ``probe(tx)`` executes that ``matches``, each planned on its
+    own cursor as it is sent (in the probe's transaction, under its settings: PostgreSQL
+    ``EXPLAIN``, SQLite ``EXPLAIN QUERY PLAN``, a plan's lines joined), and what ``probe``
+    answered."""
+    plans: list[str] = []
+    explain = "EXPLAIN" if store.is_postgres else "EXPLAIN QUERY PLAN"
+
+    def capture(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
+        if matches(statement):
+            cursor.execute(f"{explain} {statement}", params)
+            plans.append("\n".join(str(row[-1]) for row in cursor.fetchall()))
+
+    event.listen(store.engine, "before_cursor_execute", capture)
+    try:
+        with store.begin() as tx:
+            answer = probe(tx)
+    finally:
+        event.remove(store.engine, "before_cursor_execute", capture)
+    return plans, answer
 
 
 def query_plan(store: Store, probe: Callable[[Tx], object], *, scans_off: bool = True) -> str:

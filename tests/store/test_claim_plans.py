@@ -12,7 +12,7 @@ import re
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import event, insert
+from sqlalchemy import insert
 
 from tocsin.core.model import Table
 from tocsin.engine.schedules import new_run
@@ -23,7 +23,7 @@ from tocsin.store.dialects import ordered_scans_only
 from tocsin.store.runs import active_clock_triggers, claim_next_runs, claim_scoped_runs
 from tocsin.store.schema import runs, staged_changes
 
-from .helpers import NOW, PG_ONLY, new_id, query_plan
+from .helpers import NOW, PG_ONLY, new_id, plans_of, query_plan
 from .test_execution_claim import _pending_runs
 
 PENDING = 4000
@@ -41,17 +41,11 @@ def _pending(store: Store) -> None:
 def _claim_plans(store: Store, **kw: Any) -> tuple[list[str], int]:
     """The plans of the one claim's statement, planned under its own transaction's settings,
     and how many runs it claimed."""
-    plans: list[str] = []
-
-    @event.listens_for(store.engine, "before_cursor_execute")
-    def explain(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
-        if "fwd(scope" in statement:
-            cursor.execute(f"EXPLAIN {statement}", params)
-            plans.append("\n".join(str(row[0]) for row in cursor.fetchall()))
-
-    with store.begin() as tx:
-        claimed = claim_scoped_runs(tx, now=NOW + timedelta(seconds=1), **kw)
-    event.remove(store.engine, "before_cursor_execute", explain)
+    plans, claimed = plans_of(
+        store,
+        lambda statement: "fwd(scope" in statement,
+        lambda tx: claim_scoped_runs(tx, now=NOW + timedelta(seconds=1), **kw),
+    )
     return plans, len(claimed)
 
 
@@ -78,17 +72,11 @@ def test_the_claim_walks_the_ordered_index_and_the_hint_ends_with_its_transactio
 @PG_ONLY
 def test_the_table_run_claim_walks_its_ordered_index_too(store: Store, table: Table) -> None:
     _pending_runs(store, table.id, PENDING)
-    plans: list[str] = []
-
-    @event.listens_for(store.engine, "before_cursor_execute")
-    def explain(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
-        if "fwd(scope" in statement:  # the claim itself, planned under the same settings
-            cursor.execute(f"EXPLAIN {statement}", params)
-            plans.append("\n".join(str(row[0]) for row in cursor.fetchall()))
-
-    with store.begin() as tx:
-        claimed = claim_next_runs(tx, now=NOW + timedelta(seconds=5), limit=10)
-    event.remove(store.engine, "before_cursor_execute", explain)
+    plans, claimed = plans_of(  # the claim itself, planned under the same settings
+        store,
+        lambda statement: "fwd(scope" in statement,
+        lambda tx: claim_next_runs(tx, now=NOW + timedelta(seconds=5), limit=10),
+    )
     assert len(claimed) == 10 and len(plans) == 1
     # fair (the scopes in turn): the scopes and each one's oldest runs are index probes of
     # ix_runs_pending_scope; what is sorted is the few candidates, never a scan of the pending
@@ -123,18 +111,11 @@ def test_active_clock_runs_are_read_through_the_partial_index(store: Store, tabl
     with store.begin() as tx:
         if store.is_postgres:
             tx.conn.exec_driver_sql("ANALYZE runs")
-    plans: list[str] = []
-    explain_ = "EXPLAIN" if store.is_postgres else "EXPLAIN QUERY PLAN"
-
-    @event.listens_for(store.engine, "before_cursor_execute")
-    def explain(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
-        if "uq_runs_one_active_clock" in statement or "LATERAL" in statement:
-            cursor.execute(f"{explain_} {statement}", params)
-            plans.append("\n".join(str(row[-1]) for row in cursor.fetchall()))
-
-    with store.read() as tx:
-        found = active_clock_triggers(tx, table_ids=[table.id, "no-such-table"])
-    event.remove(store.engine, "before_cursor_execute", explain)
+    plans, found = plans_of(
+        store,
+        lambda statement: "uq_runs_one_active_clock" in statement or "LATERAL" in statement,
+        lambda tx: active_clock_triggers(tx, table_ids=[table.id, "no-such-table"]),
+    )
     assert found == {(table.id, "trg_hourly")}
     [plan] = plans
     assert "uq_runs_one_active_clock" in plan and "ix_runs_table_created" not in plan, plan

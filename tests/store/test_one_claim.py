@@ -13,7 +13,6 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import event
 
 from tocsin.core.model import Table
 from tocsin.engine.schedules import new_run
@@ -36,6 +35,7 @@ from .helpers import (
     make_table,
     new_id,
     pending_table_runs,
+    plans_of,
 )
 
 LATER = CLAIM_AT
@@ -311,18 +311,11 @@ def test_racing_claimers_never_pass_the_limits(store: Store, nested: bool) -> No
 def _claim_plan(store: Store, **kw: Any) -> tuple[str, list[str]]:
     """The plan of the one claim's statement (PostgreSQL ``EXPLAIN``, SQLite ``EXPLAIN QUERY
     PLAN``), planned in the claim's own transaction (its settings), and the scopes it took."""
-    plans: list[str] = []
-    explain = "EXPLAIN" if store.is_postgres else "EXPLAIN QUERY PLAN"
-
-    @event.listens_for(store.engine, "before_cursor_execute")
-    def capture(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
-        if "fwd(scope" in statement:
-            cursor.execute(f"{explain} {statement}", params)
-            plans.append("\n".join(str(row[-1]) for row in cursor.fetchall()))
-
-    with store.begin() as tx:
-        claimed = claim_scoped_runs(tx, now=LATER, **kw)
-    event.remove(store.engine, "before_cursor_execute", capture)
+    plans, claimed = plans_of(
+        store,
+        lambda statement: "fwd(scope" in statement,
+        lambda tx: claim_scoped_runs(tx, now=LATER, **kw),
+    )
     assert len(plans) == 1
     return plans[0], [scope for _, scope in claimed]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import event, inspect
+from sqlalchemy import inspect
 
 from support.claims import claimed_runs
 from tocsin.engine.schedules import fire_due_schedules, new_run
@@ -25,8 +25,9 @@ from tocsin.store import workflow_runs as store_runs
 from tocsin.store.bulk import instant_binder, with_columns
 from tocsin.store.runs import finish_runs
 from tocsin.store.trigger_events import claim_due_trigger_schedules, lock_trigger_schedules
+from tocsin.store.tx import Tx
 
-from .helpers import NOW, PG_ONLY, SQLITE_ONLY, new_id
+from .helpers import NOW, PG_ONLY, SQLITE_ONLY, new_id, plans_of
 
 BURST = 2000
 INPUT = {"user_id": "u7", "tags": ["a", "é"], "n": 1.5, "nested": {"ok": True, "none": None}}
@@ -77,17 +78,11 @@ def test_the_due_claim_walks_its_ordered_index_and_the_settings_end_with_it(
     store: Store,
 ) -> None:
     _schedules(store, BURST)
-    plans: list[str] = []
-
-    @event.listens_for(store.engine, "before_cursor_execute")
-    def explain(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
-        if "FROM workflow_schedules WHERE paused_at IS NULL" in statement:
-            cursor.execute(f"EXPLAIN {statement}", params)
-            plans.append("\n".join(str(row[0]) for row in cursor.fetchall()))
-
-    with store.begin() as tx:
-        claimed = store_schedules.claim_due_schedules(tx, now=NOW, limit=50)
-    event.remove(store.engine, "before_cursor_execute", explain)
+    plans, claimed = plans_of(
+        store,
+        lambda statement: "FROM workflow_schedules WHERE paused_at IS NULL" in statement,
+        lambda tx: store_schedules.claim_due_schedules(tx, now=NOW, limit=50),
+    )
     assert [r.id for r in claimed] == [f"sch_{i:06d}" for i in range(50)]
     assert len(plans) == 1 and "ix_workflow_schedules_due" in plans[0]
     assert "Sort" not in plans[0] and "Seq Scan" not in plans[0] and "Bitmap" not in plans[0]
@@ -130,19 +125,16 @@ def test_sqlite_plans_the_fence_on_its_index_beside_many_active_runs(store: Stor
         }
         for i in range(BURST)
     ]
-    plans: list[str] = []
+    wanted = [f"sch_{i}" for i in range(300)] + ["busy_7"]
 
-    @event.listens_for(store.engine, "before_cursor_execute")
-    def explain(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
-        if statement.startswith("SELECT schedule_id FROM runs"):
-            rows = cursor.execute(f"EXPLAIN QUERY PLAN {statement}", params).fetchall()
-            plans.append(" ".join(str(r[-1]) for r in rows))
-
-    with store.begin() as tx:
+    def probe(tx: Tx) -> set[str]:
         store_runs.insert_runs(tx, rows=runs)
-        wanted = [f"sch_{i}" for i in range(300)] + ["busy_7"]
-        assert store_runs.active_schedule_ids(tx, schedule_ids=wanted) == {"busy_7"}
-    event.remove(store.engine, "before_cursor_execute", explain)
+        return store_runs.active_schedule_ids(tx, schedule_ids=wanted)
+
+    plans, active = plans_of(
+        store, lambda statement: statement.startswith("SELECT schedule_id FROM runs"), probe
+    )
+    assert active == {"busy_7"}
     assert plans and all(
         "ix_runs_workflow_schedule (schedule_id=? AND status=?)" in plan for plan in plans
     )
@@ -153,19 +145,14 @@ def test_the_compound_pass_reads_the_tree_schedules_only(store: Store) -> None:
     its other read ``ix_workflow_schedules_trees``, beside many due plain schedules the due index
     holds (PostgreSQL: without statistics, under keyed_access_only)."""
     _schedules(store, BURST)
-    plans: list[str] = []
-    prefix = "EXPLAIN" if store.is_postgres else "EXPLAIN QUERY PLAN"
 
-    @event.listens_for(store.engine, "before_cursor_execute")
-    def explain(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
-        if "workflow_schedules.trigger_tree IS NOT NULL" in statement:
-            cursor.execute(f"{prefix} {statement}", params)
-            plans.append(" ".join(str(row[-1]) for row in cursor.fetchall()))
-
-    with store.begin() as tx:
+    def probe(tx: Tx) -> None:
         assert claim_due_trigger_schedules(tx, now=NOW, limit=50) == []
         assert lock_trigger_schedules(tx, events=[("workflow_succeeded", "wf")], now=NOW) == []
-    event.remove(store.engine, "before_cursor_execute", explain)
+
+    plans, _ = plans_of(
+        store, lambda statement: "workflow_schedules.trigger_tree IS NOT NULL" in statement, probe
+    )
     assert len(plans) == 2
     due = [plan for plan in plans if "next_fire_at" in plan and "TEMP B-TREE" not in plan]
     assert any("ix_workflow_schedules_tree_due" in plan and "Sort" not in plan for plan in due), (

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from alembic import command
-from sqlalchemy import Index, event, inspect, select, text
+from sqlalchemy import Index, inspect, select, text
 
 from tocsin.core.model import Table
 from tocsin.engine.schedules import new_run
@@ -28,7 +28,7 @@ from tocsin.store.runs import RunLimits, claim_scoped_runs, finish_runs, requeue
 from tocsin.store.schema import RUN_KINDS, runs
 from tocsin.store.tx import Tx
 
-from .helpers import NOW, new_id, query_plan
+from .helpers import NOW, new_id, plans_of, query_plan
 
 BEFORE = "0034_runsidx"  # the revision before 0035_wfqueue
 NAIVE = NOW.replace(tzinfo=None)
@@ -302,22 +302,14 @@ def test_a_workflow_run_enters_its_own_indexes_only_over_its_life(store: Store) 
 def _plans(store: Store, probe: Callable[[Tx], object], prefix: str) -> list[str]:
     """The plans of the statements starting with ``prefix`` that ``probe(tx)`` executes
     (PostgreSQL: sequential and bitmap scans off, so on tiny tables any usable index wins)."""
-    plans: list[str] = []
-    explain = "EXPLAIN" if store.is_postgres else "EXPLAIN QUERY PLAN"
 
-    @event.listens_for(store.engine, "before_cursor_execute")
-    def capture(conn: Any, cursor: Any, statement: str, params: Any, *_: Any) -> None:
-        if statement.startswith(prefix):
-            cursor.execute(f"{explain} {statement}", params)
-            plans.append("\n".join(str(row[-1]) for row in cursor.fetchall()))
-
-    with store.begin() as tx:
+    def scans_off(tx: Tx) -> object:
         if tx.is_postgres:
             tx.conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
             tx.conn.exec_driver_sql("SET LOCAL enable_bitmapscan = off")
-        probe(tx)
-    event.remove(store.engine, "before_cursor_execute", capture)
-    return plans
+        return probe(tx)
+
+    return plans_of(store, lambda statement: statement.startswith(prefix), scans_off)[0]
 
 
 def test_each_side_reads_its_own_partial_indexes(store: Store, table: Table) -> None:
