@@ -13,7 +13,8 @@ from typing import Any
 from tocsin.store.coltypes import UTCDateTime
 from tocsin.store.tx import Tx
 
-ROWS_PER_STATEMENT = 1000  # SQLite: x at most 9 parameters, under its limit of 32766
+ROWS_PER_STATEMENT = 1000  # SQLite: rows per statement at most (fewer for many columns)
+SQLITE_PARAMETERS = 32766  # SQLite: bound parameters per statement at most
 FETCH_ROWS = 256  # driver rows fetched at a time (driver_rows)
 Column = tuple[str, str]  # (name in v, PostgreSQL type: text | timestamp)
 
@@ -52,34 +53,32 @@ def instant_reader() -> Callable[[Any], datetime | None]:
 def with_rows(
     tx: Tx, columns: Sequence[Column], body: str, rows: Sequence[tuple[Any, ...]]
 ) -> list[tuple[Any, ...]]:
-    """``WITH v(columns) AS (rows) <body>``, per chunk of rows; what RETURNING gave back."""
-    if tx.is_postgres:  # one statement, one array per column, whatever the number of rows
-        arrays = [list(c) for c in zip(*rows, strict=True)]
-        return with_columns(tx, columns, body, arrays) if rows else []
-    names = ", ".join(name for name, _ in columns)
-    row_sql = "(" + ", ".join("?" for _ in columns) + ")"
-    out: list[tuple[Any, ...]] = []
-    for start in range(0, len(rows), ROWS_PER_STATEMENT):
-        chunk = rows[start : start + ROWS_PER_STATEMENT]
-        source = "VALUES " + ", ".join([row_sql] * len(chunk))
-        params = tuple(chain.from_iterable(chunk))
-        out += driver_rows(tx.conn.exec_driver_sql(f"WITH v({names}) AS ({source}) {body}", params))
-    return out
+    """``WITH v(columns) AS (rows) <body>`` (:func:`with_columns`, given the rows one at a time);
+    what RETURNING gave back."""
+    if not rows:
+        return []
+    return with_columns(tx, columns, body, [list(c) for c in zip(*rows, strict=True)])
 
 
 def with_columns(
     tx: Tx, columns: Sequence[Column], body: str, values: Sequence[list[Any]]
 ) -> list[tuple[Any, ...]]:
-    """:func:`with_rows` given the rows a column at a time. PostgreSQL: ``unnest`` of one typed
-    array per column (psycopg adapts a list, in binary), but a column holding one value in every
-    row (a batch's instant, status…) goes once, as a scalar (at least one array stays, for the
-    row count)."""
-    if not tx.is_postgres:
-        return with_rows(tx, columns, body, list(zip(*values, strict=True)))
-    count = len(values[0])
+    """``WITH v(columns) AS (rows) <body>``, the rows given a column at a time; what RETURNING
+    gave back. A column holding one value in every row (a batch's instant, status…) goes once,
+    as a scalar (at least one column stays per row, for the row count); the others, PostgreSQL:
+    ``unnest`` of one typed array per column (psycopg adapts a list, in binary), one statement
+    whatever the number of rows; SQLite: a multi-row ``VALUES`` list of those columns alone, per
+    chunk of rows under its bound-parameter limit (one statement per chunk: its indexes opened
+    once, not once per row as an executemany's)."""
+    count = len(values[0]) if values else 0
+    if not count:
+        return []
     same = [count > 1 and column.count(column[0]) == count for column in values]
     if all(same):
         same[0] = False
+    names = ", ".join(name for name, _ in columns)
+    if not tx.is_postgres:
+        return _sqlite_with_columns(tx, names, body, values, same)
     picks, scalars, arrays = [], [], []  # arrays: (name, SQL making it, its parameter)
     for (name, kind), column, one in zip(columns, values, same, strict=True):
         picks.append(f"CAST(%b AS {kind})" if one else f"u.{name}")
@@ -87,10 +86,39 @@ def with_columns(
             scalars.append(column[0])
             continue
         arrays.append((name, f"CAST(%b AS {kind}[])", column))
-    names = ", ".join(name for name, _ in columns)
     source = f"SELECT {', '.join(picks)} FROM unnest({', '.join(a[1] for a in arrays)})"
     sql = f"WITH v({names}) AS ({source} AS u({', '.join(a[0] for a in arrays)})) {body}"
     return list(driver_rows(tx.conn.exec_driver_sql(sql, (*scalars, *(a[2] for a in arrays)))))
+
+
+def _sqlite_with_columns(
+    tx: Tx, names: str, body: str, values: Sequence[list[Any]], same: list[bool]
+) -> list[tuple[Any, ...]]:
+    """SQLite's :func:`with_columns`: ``WITH v(names) AS (SELECT ?, column1, … FROM (VALUES
+    (…), …)) <body>``, the scalars bound once (``?`` in the SELECT), the other columns in the
+    ``VALUES`` rows (``column1``…, SQLite's names for them)."""
+    picks: list[str] = []
+    scalars: list[Any] = []
+    varying: list[list[Any]] = []
+    for column, one in zip(values, same, strict=True):
+        if one:
+            picks.append("?")
+            scalars.append(column[0])
+        else:
+            varying.append(column)
+            picks.append(f"column{len(varying)}")
+    select_ = f"WITH v({names}) AS (SELECT {', '.join(picks)} FROM (VALUES "
+    row_sql = "(" + ", ".join("?" * len(varying)) + ")"
+    step = min(ROWS_PER_STATEMENT, (SQLITE_PARAMETERS - len(scalars)) // len(varying))
+    count = len(varying[0])
+    out: list[tuple[Any, ...]] = []
+    for start in range(0, count, step):
+        rows = zip(*(c[start : start + step] for c in varying), strict=True)
+        params = (*scalars, *chain.from_iterable(rows))
+        source = ", ".join([row_sql] * min(step, count - start))
+        sql = f"{select_}{source})) {body}"
+        out += driver_rows(tx.conn.exec_driver_sql(sql, params))
+    return out
 
 
 def driver_rows(result: Any) -> Iterator[tuple[Any, ...]]:

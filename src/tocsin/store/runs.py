@@ -52,7 +52,13 @@ from sqlalchemy.types import NullType
 from tocsin import messages
 from tocsin.core.model import RUN_TRANSITIONS, QueueEntry, Run, RunStatus
 from tocsin.errors import TransientStoreError
-from tocsin.store.bulk import instant_binder, instant_reader, update_rows, with_rows
+from tocsin.store.bulk import (
+    instant_binder,
+    instant_reader,
+    update_rows,
+    with_columns,
+    with_rows,
+)
 from tocsin.store.coltypes import UTCDateTime
 from tocsin.store.dialects import ordered_scans_only, upsert_insert
 from tocsin.store.errors import map_db_errors
@@ -850,25 +856,25 @@ class FinishRow(NamedTuple):
 _ENDS = frozenset({"done", "success", "failed"})  # the final statuses a finish writes
 _FINISH_STATUSES = _ENDS | {"suspended", "pending"}
 
-# one run by its key, in the parameters' order; SQLite: every run of a finish (an executemany),
-# without the workflow runs' columns when no row names an attempt (SQLite binds each parameter
-# of each row: a table run's finish then sends 7 of them, not 11)
+# one run by its key, in the parameters' order (a finish of one run)
 _FINISH_ONE = (
     "UPDATE runs SET status = ?, action_results = COALESCE(?, action_results), error = ?,"
-    " updated_at = ?, finished_at = ?{} WHERE id = ? AND status = 'running' AND attempts = ?"
+    " updated_at = ?, finished_at = ?, output = ?, suspend_payload = ?, next_attempt_at = ?,"
+    " attempt = ? WHERE id = ? AND status = 'running' AND attempts = ?"
 )
-_WORKFLOW_SET = ", output = ?, suspend_payload = ?, next_attempt_at = ?, attempt = ?"
-_SQLITE_FINISH = _FINISH_ONE.format("")
-_SQLITE_FINISH_WORKFLOW = _FINISH_ONE.format(_WORKFLOW_SET)
-_PG_FINISH_ONE = _SQLITE_FINISH_WORKFLOW.replace("?", "%s")
+_PG_FINISH_ONE = _FINISH_ONE.replace("?", "%s")
+# more runs: ``UPDATE … FROM`` the rows (``bulk.with_columns``; a value alike in every row, as a
+# batch's status, fence attempts or NULL output usually is, sent once); ``finished_at`` is the
+# row's instant when its status ends the run, so the instant travels once per row
 _FINISH_FROM_V = (
-    "UPDATE runs SET status = v.st,"
-    " action_results = COALESCE(CAST(v.sp AS json), runs.action_results), error = v.e,"
-    " updated_at = v.u, finished_at = v.en, output = CAST(v.o AS json),"
-    " suspend_payload = CAST(v.su AS json), next_attempt_at = v.nx, attempt = v.n"
-    " FROM v WHERE runs.id = v.rid AND runs.status = 'running' AND runs.attempts = v.att{}"
+    "UPDATE runs SET status = v.st, action_results = COALESCE({sp}, runs.action_results),"
+    " error = v.e, updated_at = v.u,"
+    f" finished_at = CASE WHEN v.st IN ({', '.join(map(repr, sorted(_ENDS)))}) THEN v.u END,"
+    " output = {o}, suspend_payload = {su}, next_attempt_at = v.nx, attempt = v.n"
+    " FROM v WHERE runs.id = v.rid AND runs.status = 'running' AND runs.attempts = v.att{kind}"
     " RETURNING runs.id"
 )
+_SQLITE_FINISH = _FINISH_FROM_V.format(sp="v.sp", o="v.o", su="v.su", kind="")
 # PostgreSQL: the kind said in SQL text when every row is of one (a planner's hint: the fence
 # names the row), so the planner reads that kind's running runs from its partial index
 # (``ix_runs_workflow_status``; a table run's ``ix_runs_stuck``) and hashes them. Without it,
@@ -876,15 +882,15 @@ _FINISH_FROM_V = (
 # scan of every run, once per row: 22,000 runs claimed, ~200 ms per 500 rows instead of ~8 ms.
 # (``dialects.keyed_access_only`` instead forced a nested loop, which on the worker bench's small
 # table put the scan of every run outside: its group finishes took 5-10x as long.)
-_PG_FINISH = _FINISH_FROM_V.format("")
-_PG_FINISH_TABLE_RUNS = _FINISH_FROM_V.format(" AND runs.kind <> 'workflow'")
-_PG_FINISH_WORKFLOWS = _FINISH_FROM_V.format(" AND runs.kind = 'workflow'")
-_FINISH_COLUMNS = (  # in the order of _PG_FINISH_ONE's parameters
+_PG_JSON = {"sp": "CAST(v.sp AS json)", "o": "CAST(v.o AS json)", "su": "CAST(v.su AS json)"}
+_PG_FINISH = _FINISH_FROM_V.format(**_PG_JSON, kind="")
+_PG_FINISH_TABLE_RUNS = _FINISH_FROM_V.format(**_PG_JSON, kind=" AND runs.kind <> 'workflow'")
+_PG_FINISH_WORKFLOWS = _FINISH_FROM_V.format(**_PG_JSON, kind=" AND runs.kind = 'workflow'")
+_FINISH_COLUMNS = (  # in the order of _FINISH_ONE's parameters, but ``finished_at``'s
     ("st", "text"),
     ("sp", "text"),
     ("e", "text"),
     ("u", "timestamp"),
-    ("en", "timestamp"),
     ("o", "text"),
     ("su", "text"),
     ("nx", "timestamp"),
@@ -900,12 +906,10 @@ def finish_runs(tx: Tx, *, rows: Sequence[FinishRow]) -> set[str]:
     its kind. Each row's values are written as :class:`FinishRow` says: ``updated_at`` its
     instant, ``finished_at`` too for a final status (else NULL).
 
-    PostgreSQL: one run by its key; more, ``UPDATE … FROM`` the rows (``bulk.with_rows``), saying
-    the kind when all are of one (a workflow run names an ``attempt``, a table trigger's run
-    none). SQLite: one executemany. Returns the ids the fence let through (PostgreSQL:
-    RETURNING; SQLite, whose executemany returns no rows: all of them when it changed as many
-    rows as it was given, else those now at their finish's status and attempts, read in the same
-    transaction)."""
+    One run: by its key. More: ``UPDATE … FROM`` the rows (``bulk.with_columns``: PostgreSQL, one
+    statement; SQLite, one per chunk of rows), PostgreSQL saying the kind when all are of one (a
+    workflow run names an ``attempt``, a table trigger's run none). Returns the ids the fence
+    let through (RETURNING; one run: whether it changed a row)."""
     tx.require_writable()
     if not rows:
         return set()
@@ -913,52 +917,31 @@ def finish_runs(tx: Tx, *, rows: Sequence[FinishRow]) -> set[str]:
     if wrong:
         raise ValueError(messages.finish_status_invalid(sorted(wrong)[0]))
     bind = instant_binder(tx)
-    named = sum(1 for row in rows if row.attempt is not None)  # workflow runs
-    params: list[tuple[Any, ...]]
-    if named or tx.is_postgres:
-        params = [
-            (
-                st,
-                sp,
-                e,
-                bind(at),
-                bind(at) if st in _ENDS else None,
-                o,
-                su,
-                None if nx is None else bind(nx),
-                n,
-                rid,
-                att,
-            )
-            for rid, att, st, at, sp, e, o, su, nx, n in rows
-        ]
-    else:
-        params = [
-            (st, sp, e, bind(at), bind(at) if st in _ENDS else None, rid, att)
-            for rid, att, st, at, sp, e, _o, _su, _nx, _n in rows
-        ]
     with map_db_errors():
-        if tx.is_postgres and len(params) == 1:
-            moved = tx.conn.exec_driver_sql(_PG_FINISH_ONE, params[0]).rowcount == 1
-            return {rows[0].run_id} if moved else set()
+        if len(rows) == 1:
+            r = rows[0]
+            at = bind(r.at)
+            one = (
+                *(r.status, r.steps, r.error, at, at if r.status in _ENDS else None, r.output),
+                *(
+                    r.suspend_payload,
+                    None if r.next_attempt_at is None else bind(r.next_attempt_at),
+                ),
+                *(r.attempt, r.run_id, r.attempts),
+            )
+            sql = _PG_FINISH_ONE if tx.is_postgres else _FINISH_ONE
+            return {r.run_id} if tx.conn.exec_driver_sql(sql, one).rowcount == 1 else set()
+        cells: list[list[Any]] = [list(c) for c in zip(*rows, strict=True)]  # FinishRow's order
+        rid, att, st, ats, sp, e, o, su, nx, n = cells
+        u = list(map(bind, ats))
+        nx = [None if x is None else bind(x) for x in nx] if nx.count(None) != len(nx) else nx
+        body = _SQLITE_FINISH
         if tx.is_postgres:
+            named = len(n) - n.count(None)  # workflow runs
             body = _PG_FINISH_WORKFLOWS if named == len(rows) else _PG_FINISH
             body = _PG_FINISH_TABLE_RUNS if named == 0 else body
-            return {str(r[0]) for r in with_rows(tx, _FINISH_COLUMNS, body, params)}
-        sql = _SQLITE_FINISH_WORKFLOW if named else _SQLITE_FINISH
-        changed = tx.conn.exec_driver_sql(sql, params).rowcount
-        if changed == len(params):  # each id is one row: every fence let its run through
-            return {row.run_id for row in rows}
-        wanted = {row.run_id: (row.status, row.attempts) for row in rows}
-        ids = sorted(wanted)
-        won: set[str] = set()
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            marks = ", ".join("?" * len(chunk))
-            sql = f"SELECT id, status, attempts FROM runs WHERE id IN ({marks})"
-            found = tx.conn.exec_driver_sql(sql, tuple(chunk)).fetchall()
-            won.update(str(i) for i, st, att in found if wanted[str(i)] == (st, att))
-        return won
+        columns = (st, sp, e, u, o, su, nx, n, rid, att)
+        return {str(r[0]) for r in with_columns(tx, _FINISH_COLUMNS, body, columns)}
 
 
 def schedule_retry(

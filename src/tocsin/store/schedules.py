@@ -285,21 +285,16 @@ _FIRE_INSTANTS = frozenset(("scheduled_for", "fired_at"))
 
 def insert_fires(tx: Tx, *, fires: Sequence[Mapping[str, Any]]) -> None:
     """Record fire rows (``id, schedule_id, workflow_id, scheduled_for, fired_at, run_id,
-    publish_status, error``): one executemany of a prepared driver statement."""
+    publish_status, error``): one driver statement (``bulk.with_columns``)."""
     tx.require_writable()
     if not fires:
         return
     bind = instant_binder(tx)
     columns = column_values(fires, _FIRE_COLUMNS, {n: bind for n in _FIRE_INSTANTS})
     names = ", ".join(_FIRE_COLUMNS)
-    if tx.is_postgres:  # one statement over unnest: no per-row round trip
-        select_ = ", ".join(f"c_{n}" for n in _FIRE_COLUMNS)
-        body = f"INSERT INTO schedule_fires ({names}) SELECT {select_} FROM v"
-        with_columns(tx, _FIRE_KINDS, body, columns)
-        return
-    marks = ", ".join(["?"] * len(_FIRE_COLUMNS))
-    sql = f"INSERT INTO schedule_fires ({names}) VALUES ({marks})"
-    tx.conn.exec_driver_sql(sql, list(zip(*columns, strict=True)))
+    select_ = ", ".join(f"c_{n}" for n in _FIRE_COLUMNS)
+    body = f"INSERT INTO schedule_fires ({names}) SELECT {select_} FROM v"
+    with_columns(tx, _FIRE_KINDS, body, columns)
 
 
 _FIRE_KINDS = tuple(

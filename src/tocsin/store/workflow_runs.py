@@ -158,9 +158,11 @@ def _getter(name: str, items: Sequence[Mapping[str, Any]]) -> Callable[[Any], An
 def insert_runs(
     tx: Tx, *, rows: Sequence[Mapping[str, Any]], limited: Collection[str] = ()
 ) -> None:
-    """Insert pending runs (``rows`` name every column): one driver statement (PostgreSQL: one
-    array per column; SQLite: an executemany prepared once), values converted a column at a time
-    (STYLE F3: SQLAlchemy's per-parameter processing was most of a 10,000-fire tick). A column
+    """Insert pending runs (``rows`` name every column): one driver statement
+    (``bulk.with_columns``: PostgreSQL, one array per column; SQLite, a multi-row ``VALUES``
+    list per chunk of rows; a column of one value in every row sent once), values converted a
+    column at a time (STYLE F3: SQLAlchemy's per-parameter processing was most of a 10,000-fire
+    tick). A column
     NULL in every row and NULL by default is left out (a pending run's output, error, ended_at…):
     it is NULL all the same, for fewer arrays to send and unnest.
 
@@ -193,14 +195,11 @@ def insert_runs(
     names += ", scope"
     scopes = _scopes(values[_WORKFLOW_AT], values[_SCHEDULE_AT], limited)
     columns = [values[i] for i in kept] + [scopes]
-    if tx.is_postgres:  # one statement over unnest: no per-row round trip
-        select_ = ", ".join((*(_PG_SELECT[i] for i in kept), *_PG_CONSTANTS, "c_scope"))
-        body = f"INSERT INTO runs ({names}) SELECT {select_} FROM v"
-        with_columns(tx, [*(_PG_COLUMNS[i] for i in kept), ("c_scope", "text")], body, columns)
-        return
-    marks = ", ".join((*(["?"] * (len(columns) - 1)), *_CONSTANTS, "?"))
-    sql = f"INSERT INTO runs ({names}) VALUES ({marks})"
-    tx.conn.exec_driver_sql(sql, list(zip(*columns, strict=True)))
+    picks = _PG_SELECT if tx.is_postgres else _SELECT
+    constants = _PG_CONSTANTS if tx.is_postgres else _CONSTANTS
+    select_ = ", ".join((*(picks[i] for i in kept), *constants, "c_scope"))
+    body = f"INSERT INTO runs ({names}) SELECT {select_} FROM v"
+    with_columns(tx, [*(_PG_COLUMNS[i] for i in kept), ("c_scope", "text")], body, columns)
 
 
 # the workflow and schedule columns of :func:`column_values`' lists: a run's scope's parts
@@ -219,6 +218,7 @@ _PG_COLUMNS = tuple((f"c_{n}", _pg_kind(n)) for n in _INSERT_COLUMNS)
 _PG_SELECT = tuple(
     f"CAST(c_{n} AS json)" if n in JSON_COLUMNS else f"c_{n}" for n in _INSERT_COLUMNS
 )
+_SELECT = tuple(f"c_{n}" for n in _INSERT_COLUMNS)  # SQLite: JSON is its text
 _PG_CONSTANTS = tuple(
     "CAST('{}' AS json)" if name == "payload" else value
     for name, value in zip(_CONSTANT_NAMES, _CONSTANTS, strict=True)
