@@ -216,6 +216,20 @@ def test_bulk_columns_holding_one_value_read_back_per_row(store: Store) -> None:
             assert [tuple(r) for r in got] == want
 
 
+def test_bulk_rows_past_a_statement_come_back_whole(store: Store) -> None:
+    """``bulk.with_columns``: more rows than one SQLite statement takes (by rows, and by bound
+    parameters: 40 varying columns x 1,000 rows is past its 32,766), beside a column of one
+    value sent once, each come back once, as they went."""
+    width, count = 40, 2500
+    kinds = (("i", "int"), ("same", "text"), *((f"c{k}", "int") for k in range(width)))
+    numbers = list(range(count))
+    columns = [numbers, ["s"] * count, *([n * k for n in numbers] for k in range(width))]
+    last = f"c{width - 1}"
+    with store.begin() as tx:
+        got = with_columns(tx, kinds, f"SELECT i, same, {last} FROM v ORDER BY i", columns)
+    assert [tuple(r) for r in got] == [(n, "s", n * (width - 1)) for n in numbers]
+
+
 def test_bulk_text_columns_keep_every_text_whatever_it_holds(store: Store) -> None:
     """``bulk.with_columns``: a text column of many rows travels as one typed array; NULLs, empty
     texts, a lone NULL, control characters and JSON texts come back as they went."""
