@@ -210,7 +210,7 @@ _RUN_FIELDS = tuple(f.name for f in fields(Run) if f.name not in _NOT_IN_RUN_DIC
 class WorkflowRun:
     """A workflow run (SPEC §12) as the store reads it: a ``runs`` row of kind ``workflow``
     under a workflow run's field names (``store.workflow_runs.COLUMN_OF``). What executing it
-    reads is the one claim's :class:`Run` instead (``workflows.runner.executed_view``)."""
+    reads is the one claim's :class:`Run` instead (``workflows.execute.run_stages``)."""
 
     id: str
     workflow_id: str
