@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from typing import Any, Literal, NoReturn
@@ -81,7 +81,6 @@ class Outcome:
     output: Any = None
     error: str | None = None
     suspend_payload: Any = None
-    extra: dict[str, Any] = field(default_factory=dict)
     failed_step: str | None = None  # the step that failed the run (None: the run's input…)
     retryable: bool = True  # False: a step raised NonRetryable, or the run's input / output
 
