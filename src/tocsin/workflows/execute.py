@@ -108,6 +108,9 @@ class Limits:
         return s.timeout_s, messages.step_timed_out(s.id, s.timeout_s)
 
 
+_NONE: Any = object()  # (no value: ``None`` is one)
+
+
 def run_stages(
     wf: Workflow,
     run: Run,
@@ -127,7 +130,7 @@ def run_stages(
         data = _checked(wf.input, run.input)
     except (ModelError, TypeError, ValueError) as exc:
         return Outcome("failed", steps, error=_model_error("input", exc), retryable=False)
-    dumped: Any = _NONE  # ``data`` as plain JSON, when a receipt of this pass already holds it
+    dumped: Any = _NONE  # ``data``'s dump, when a receipt of this pass holds it
     last = len(wf.stages) - 1
     for index, stage in enumerate(wf.stages):
         # what each succeeded step of the run handed on: its stored output, or as this pass
@@ -149,17 +152,17 @@ def run_stages(
             if receipt["status"] == "failed":
                 return _failed(steps, receipt)
         data = _stage_output(stage, values)
-        # a step of this pass hands on its output as checked: its receipt holds its dump
+        # a ``.then`` step run by this pass hands on its output as checked; its receipt holds
+        # that value's dump
         dumped = fresh[0][0]["output"] if fresh and not stage.parallel else _NONE
     try:
-        if dumped is not _NONE and type(data) is wf.output:  # (its dump: the same JSON)
+        # the run's output: ``data`` checked by the workflow's output model; an instance of
+        # exactly that model is dumped, which its receipt already was (the same JSON, made once)
+        if dumped is not _NONE and type(data) is wf.output:
             return Outcome("success", steps, output=dumped)
         return Outcome("success", steps, output=_dumped(wf.output, data))
     except (ModelError, TypeError, ValueError) as exc:
         return Outcome("failed", steps, error=_model_error("output", exc), retryable=False)
-
-
-_NONE: Any = object()
 
 
 def _failed(steps: list[Receipt], receipt: Receipt) -> Outcome:
