@@ -522,9 +522,12 @@ def next_turn(after: str, scopes: Iterable[str]) -> str:
 # schedules'); ``turn`` gives each scope its room (its tenant's, from ``:room`` or ``:cap``; a
 # limited trigger's scope: also its limit less its running runs; a workflow's scope: its
 # workflow's room, a limited schedule's also its limit less its running runs); ``allowed`` keeps
-# the first ``limit`` with room left; ``cand`` takes each one's oldest ready runs (PostgreSQL:
-# locked, skipping rows another claimer holds); the pick ranks them within their scope, keeps
-# each workflow, then each tenant, within its room, and takes by rank, then visiting order.
+# the first ``limit`` with room left (``shared``: its tenant or its workflow has another of
+# them); ``ranked`` takes each one's oldest ready runs, numbered by age within the scope, up to
+# its share (PostgreSQL: locked, skipping rows another claimer holds); the pick keeps each
+# workflow, then each tenant, of a shared scope within its room (a scope alone in its tenant and
+# workflow has a room no larger than theirs: its share is within it), and takes by rank, then
+# visiting order.
 _VISIT = """
 fwd(scope, n) AS (
   SELECT (SELECT scope FROM runs AS r{by} WHERE status = 'pending'
@@ -565,11 +568,16 @@ fwd(scope, n) AS (
       - (SELECT count(*) FROM runs AS x{running} WHERE {running_where} AND x.scope = t.scope)),
       t.tenant_room) END AS room
   FROM nested AS t
-), allowed AS (
+), chosen AS (
   SELECT scope, ord, tenant, tenant_room, grp, grp_room, room,
     {least}(count(*) OVER (), :scopes) AS k
   FROM turn WHERE room > 0
   ORDER BY ord LIMIT :scopes
+), allowed AS (
+  SELECT scope, ord, tenant, tenant_room, grp, grp_room, room, k,
+    CASE WHEN count(*) OVER (PARTITION BY tenant) > 1
+      OR count(*) OVER (PARTITION BY grp) > 1 THEN 1 ELSE 0 END AS shared
+  FROM chosen
 )"""
 
 # a workflow scope's room (``nested``, ``turn``): its workflow's limit less the running runs of
@@ -626,17 +634,20 @@ _COUNTS = "CASE WHEN ({is_wf}) AND (:wf = 0 OR {wf_id} NOT IN ({workflows})) THE
 # a workflow's or schedule's running runs: ``ix_runs_workflow_status``'s predicate, said so
 _HELD_WHERE = "x.kind = 'workflow' AND x.status <> 'pending' AND x.status = 'running'"
 _PER_SCOPE = "{least}(a.room, (:limit + a.k - 1) / a.k)"  # limit / scopes, rounded up
+# the pick from ``ranked`` (``NOT MATERIALIZED``: each branch reads the scopes it keeps)
 _RANKED = """
 SELECT id FROM (
-  SELECT id, rk, ord, tenant_room,
-    row_number() OVER (PARTITION BY tenant ORDER BY rk, ord) AS tk FROM (
-      SELECT id, rk, ord, tenant, tenant_room, grp_room,
-        row_number() OVER (PARTITION BY grp ORDER BY rk, ord) AS gk FROM (
-          SELECT id, ord, tenant, tenant_room, grp, grp_room{keep},
-            row_number() OVER (PARTITION BY scope ORDER BY updated_at, id) AS rk FROM cand
-        ) AS ranked{cut}
-    ) AS grouped WHERE gk <= grp_room
-) AS kept WHERE tk <= tenant_room ORDER BY rk, ord LIMIT :limit"""
+  SELECT id, rk, ord FROM ranked WHERE shared = 0
+  UNION ALL
+  SELECT id, rk, ord FROM (
+    SELECT id, rk, ord, tenant_room,
+      row_number() OVER (PARTITION BY tenant ORDER BY rk, ord) AS tk FROM (
+        SELECT id, rk, ord, tenant, tenant_room, grp_room,
+          row_number() OVER (PARTITION BY grp ORDER BY rk, ord) AS gk
+        FROM ranked WHERE shared = 1
+      ) AS grouped WHERE gk <= grp_room
+  ) AS within WHERE tk <= tenant_room
+) AS picked ORDER BY rk, ord LIMIT :limit"""
 _RUNNING_WHERE = "x.status = 'running' AND x.max_concurrent IS NOT NULL"
 
 
@@ -707,51 +718,55 @@ def _visit(postgres: bool, limited: bool) -> str:
 
 
 def _pg_pick(limited: bool) -> str:
-    """The claim's pick on PostgreSQL (``limited``: :func:`_visit`'s)."""
+    """The claim's pick on PostgreSQL (``limited``: :func:`_visit`'s): each scope's share
+    through a LATERAL limit, numbered as the index gives it."""
     return (
         "WITH RECURSIVE"
         + _visit(True, limited)
-        + """, cand AS (
-  SELECT c.id, c.updated_at, a.scope, a.ord, a.tenant, a.tenant_room, a.grp, a.grp_room
+        + """, ranked AS NOT MATERIALIZED (
+  SELECT c.id, c.rk, a.ord, a.tenant, a.tenant_room, a.grp, a.grp_room, a.shared
   FROM allowed AS a CROSS JOIN LATERAL (
-    SELECT r.id, r.updated_at FROM runs AS r
-    WHERE r.status = 'pending' AND r.scope = a.scope AND """
+    SELECT l.id, row_number() OVER (ORDER BY l.updated_at, l.id) AS rk FROM (
+      SELECT r.id, r.updated_at FROM runs AS r
+      WHERE r.status = 'pending' AND r.scope = a.scope AND """
         + _DUE
         + " AND "
         + _PG_OWN
         + """
-    ORDER BY r.updated_at, r.id LIMIT """
+      ORDER BY r.updated_at, r.id LIMIT """
         + _PER_SCOPE.format(least="least")
         + """ FOR UPDATE OF r SKIP LOCKED
+    ) AS l
   ) AS c
 )"""
-        + _RANKED.format(keep="", cut="")
+        + _RANKED
     )
 
 
 def _sqlite_pick(limited: bool) -> str:
-    """The claim's pick on SQLite: no LATERAL, and a LIMIT cannot name the outer row: cut after
-    ranking (``limited``: :func:`_visit`'s)."""
+    """The claim's pick on SQLite (``limited``: :func:`_visit`'s). No LATERAL, and a LIMIT
+    cannot name the outer row: each scope's oldest ready runs (``:limit`` at most) are
+    gathered, in the index's order, as one JSON array, whose ``json_each`` rows number them
+    (``key``: the rank less one), then cut to the scope's share."""
     return (
         "WITH RECURSIVE"
         + _visit(False, limited)
-        + """, cand AS (
-  SELECT c.id, c.updated_at, c.scope, a.ord, a.tenant, a.tenant_room, a.grp, a.grp_room,
-    a.room, a.k
-  FROM allowed AS a JOIN runs AS c ON c.id IN (
+        + """, ranked AS NOT MATERIALIZED (
+  SELECT j.value AS id, j.key + 1 AS rk, a.ord, a.tenant, a.tenant_room, a.grp, a.grp_room,
+    a.shared
+  FROM allowed AS a, json_each((SELECT json_group_array(o.id) FROM (
     SELECT r.id FROM runs AS r INDEXED BY ix_runs_pending_scope
     WHERE r.status = 'pending' AND r.scope = a.scope AND """
         + _DUE
         + " AND "
         + _SQLITE_OWN
         + """
-    ORDER BY r.updated_at, r.id LIMIT :limit
-  )
+    ORDER BY r.updated_at, r.id LIMIT :limit) AS o)) AS j
+  WHERE j.key < """
+        + _PER_SCOPE.format(least="min")
+        + """
 )"""
-        + _RANKED.format(
-            keep=", room, k",
-            cut=" WHERE rk <= " + _PER_SCOPE.format(least="min").replace("a.", ""),
-        )
+        + _RANKED
     )
 
 
