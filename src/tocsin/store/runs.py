@@ -53,7 +53,7 @@ from sqlalchemy.types import NullType
 from tocsin import messages
 from tocsin.core.model import RUN_TRANSITIONS, QueueEntry, Run, RunStatus, run_of
 from tocsin.errors import TransientStoreError
-from tocsin.store.bulk import instant_binder, instant_reader, update_rows, with_rows
+from tocsin.store.bulk import driver_rows, instant_binder, instant_reader, update_rows, with_rows
 from tocsin.store.coltypes import UTCDateTime
 from tocsin.store.dialects import ordered_scans_only, upsert_insert
 from tocsin.store.errors import map_db_errors
@@ -228,6 +228,8 @@ _INSTANT_AT = tuple(
 )
 _CLOCK_AT, _RESULTS_AT = (_RETURNED.index(name) for name in ("clock", "action_results"))
 _WIDTH = len(_RETURNED)
+# then the claim's own columns (:func:`_claim_next`): the run's scope and its ``max_concurrent``
+_SCOPE_AT, _LIMIT_AT, _KIND_AT = _WIDTH, _WIDTH + 1, _RETURNED.index("kind")
 # a claimed row's values followed by those of :data:`_SET_BY_CLAIM`, in :class:`Run`'s field order
 _IN_RUN_ORDER = itemgetter(
     *(
@@ -450,12 +452,14 @@ def claim_scoped_runs(
         if tx.is_postgres:
             ordered_scans_only(tx)  # index probes, never a bitmap scan of the pending runs
         statement = _claim_next(tx.is_postgres, CLAIM_COLUMNS, bool(limited_scopes))
-        rows = tx.conn.execute(statement, params).all()
-        limited = {str(row.scope): int(row.max_concurrent) for row in rows if row.max_concurrent}
+        rows = list(driver_rows(tx.conn.execute(statement, params)))  # no Row made per row
+        limited = {str(row[_SCOPE_AT]): int(row[_LIMIT_AT]) for row in rows if row[_LIMIT_AT]}
         held = _workflow_keys(rows, limited_scopes)
         if (limited or held) and tx.is_postgres:
             _recount(tx, limited, held)
-        claimed = list(zip(_claimed_runs(rows, now), [str(row.scope) for row in rows], strict=True))
+        claimed = list(
+            zip(_claimed_runs(rows, now), [str(row[_SCOPE_AT]) for row in rows], strict=True)
+        )
     return sorted(claimed, key=_claim_order)
 
 
@@ -472,8 +476,9 @@ def _workflow_keys(rows: Sequence[Any], limits: Mapping[str, int]) -> dict[str, 
         return {}
     keys = {}
     for row in rows:
-        if row.kind == WORKFLOW_KIND:
-            for key in {workflow_of(str(row.scope)), str(row.scope)}:
+        if row[_KIND_AT] == WORKFLOW_KIND:
+            scope = str(row[_SCOPE_AT])
+            for key in {workflow_of(scope), scope}:
                 if key in limits:
                     keys[key] = limits[key]
     return keys
