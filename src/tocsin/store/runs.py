@@ -228,7 +228,8 @@ _INSTANT_AT = tuple(
 )
 _CLOCK_AT, _RESULTS_AT = (_RETURNED.index(name) for name in ("clock", "action_results"))
 _WIDTH = len(_RETURNED)
-# then the claim's own columns (:func:`_claim_next`): the run's scope and its ``max_concurrent``
+# a claimed row's ``kind``, then the claim's own columns (:func:`_claim_next`): the run's scope
+# and its ``max_concurrent``
 _SCOPE_AT, _LIMIT_AT, _KIND_AT = _WIDTH, _WIDTH + 1, _RETURNED.index("kind")
 # a claimed row's values followed by those of :data:`_SET_BY_CLAIM`, in :class:`Run`'s field order
 _IN_RUN_ORDER = itemgetter(
