@@ -23,8 +23,9 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from functools import cache
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from sqlalchemy import (
@@ -50,13 +51,13 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.types import NullType
 
 from tocsin import messages
-from tocsin.core.model import RUN_TRANSITIONS, QueueEntry, Run, RunStatus
+from tocsin.core.model import RUN_TRANSITIONS, QueueEntry, Run, RunStatus, run_of
 from tocsin.errors import TransientStoreError
-from tocsin.store.bulk import instant_binder, instant_reader, update_rows, with_rows
+from tocsin.store.bulk import driver_rows, instant_binder, instant_reader, update_rows, with_rows
 from tocsin.store.coltypes import UTCDateTime
 from tocsin.store.dialects import ordered_scans_only, upsert_insert
 from tocsin.store.errors import map_db_errors
-from tocsin.store.jsontext import json_value
+from tocsin.store.jsontext import json_values_at
 from tocsin.store.schema import (
     ACTIVE_STATUSES,
     ONE_ACTIVE_CLOCK_WHERE,
@@ -194,11 +195,16 @@ _READ: dict[str, ColumnElement[Any]] = {"definition": _DEFINITION, "payload": PA
 RUN_COLUMNS = tuple(_READ[name] if name in _READ else runs.c[name] for name in RUN_FIELDS)
 
 
-# what a claim returns: :data:`RUN_COLUMNS` as the driver gives them, decoded by
-# :func:`_claimed_runs` without SQLAlchemy's result processing: the JSON ones as their text
-# (``jsontext.json_value``: ``{}`` and ``[]`` made without the parser; the driver's JSON loader
-# per value was a third of a 500-run claim's time), the instants raw (``bulk.instant_reader``,
-# memoized: a claim's rows share their stamps), ``clock`` as stored (SQLite: 0 or 1)
+# what a claim returns: :data:`RUN_COLUMNS` as the driver gives them, but for what the claim
+# itself sets (``status`` running, ``updated_at`` its ``now``, ``finished_at`` and
+# ``next_attempt_at`` NULL: :data:`_SET_BY_CLAIM`, filled in by :func:`_claimed_runs`), decoded
+# there without SQLAlchemy's result processing: the JSON ones as their text
+# (``jsontext.json_values_at``: ``{}`` and ``[]`` made without the parser, NULL without a call;
+# the driver's JSON loader per value was a third of a 500-run claim's time), the instants raw
+# (``bulk.instant_reader``, memoized: a claim's rows share their stamps), ``clock`` as stored
+# (SQLite: 0 or 1)
+_SET_BY_CLAIM = ("status", "updated_at", "finished_at", "next_attempt_at")
+_RETURNED = tuple(name for name in RUN_FIELDS if name not in _SET_BY_CLAIM)
 _JSON_FIELDS = frozenset(
     name for name, col in zip(RUN_FIELDS, RUN_COLUMNS, strict=True) if isinstance(col.type, JSON)
 )
@@ -214,30 +220,43 @@ CLAIM_COLUMNS = tuple(
     if name in _RAW_FIELDS
     else col
     for name, col in zip(RUN_FIELDS, RUN_COLUMNS, strict=True)
+    if name in _RETURNED
 )
-_JSON_AT = tuple(i for i, name in enumerate(RUN_FIELDS) if name in _JSON_FIELDS)
-_INSTANT_AT = tuple(i for i, col in enumerate(RUN_COLUMNS) if isinstance(col.type, UTCDateTime))
-_CLOCK_AT, _STATUS_AT, _RESULTS_AT = (
-    RUN_FIELDS.index(name) for name in ("clock", "status", "action_results")
+_JSON_AT = tuple(i for i, name in enumerate(_RETURNED) if name in _JSON_FIELDS)
+_INSTANT_AT = tuple(
+    i for i, name in enumerate(_RETURNED) if isinstance(runs.c[name].type, UTCDateTime)
 )
-_WIDTH = len(RUN_FIELDS)
+_CLOCK_AT, _RESULTS_AT = (_RETURNED.index(name) for name in ("clock", "action_results"))
+_WIDTH = len(_RETURNED)
+# a claimed row's ``kind``, then the claim's own columns (:func:`_claim_next`): the run's scope
+# and its ``max_concurrent``
+_SCOPE_AT, _LIMIT_AT, _KIND_AT = _WIDTH, _WIDTH + 1, _RETURNED.index("kind")
+# a claimed row's values followed by those of :data:`_SET_BY_CLAIM`, in :class:`Run`'s field order
+_IN_RUN_ORDER = itemgetter(
+    *(
+        _WIDTH + _SET_BY_CLAIM.index(name) if name in _SET_BY_CLAIM else _RETURNED.index(name)
+        for name in RUN_FIELDS
+    )
+)
 
 
-def _claimed_runs(rows: Sequence[Any]) -> list[Run]:
-    """Claimed rows (:data:`CLAIM_COLUMNS` first) as :class:`Run` values, built by position:
-    JSON decoded, instants aware, ``status`` running (the claim's), ``action_results`` a list."""
+def _claimed_runs(rows: Sequence[Any], now: datetime) -> list[Run]:
+    """Claimed rows (:data:`CLAIM_COLUMNS` first) of a claim at ``now`` as :class:`Run` values
+    (``core.model.run_of``): JSON decoded, instants aware, ``action_results`` a list, and what
+    the claim set: ``status`` running, ``updated_at`` ``now``, no ``finished_at`` nor
+    ``next_attempt_at``."""
     instant = instant_reader()
+    set_by_claim = (RunStatus.RUNNING, now.astimezone(UTC), None, None)  # _SET_BY_CLAIM's
     out = []
     for row in rows:
         values = list(row[:_WIDTH])
-        for i in _JSON_AT:
-            values[i] = json_value(values[i])
+        json_values_at(values, _JSON_AT)
         for i in _INSTANT_AT:
             values[i] = instant(values[i])
         values[_CLOCK_AT] = bool(values[_CLOCK_AT])
-        values[_STATUS_AT] = RunStatus.RUNNING
         values[_RESULTS_AT] = values[_RESULTS_AT] or []
-        out.append(Run(*values))
+        values += set_by_claim
+        out.append(run_of(_IN_RUN_ORDER(values)))
     return out
 
 
@@ -434,12 +453,14 @@ def claim_scoped_runs(
         if tx.is_postgres:
             ordered_scans_only(tx)  # index probes, never a bitmap scan of the pending runs
         statement = _claim_next(tx.is_postgres, CLAIM_COLUMNS, bool(limited_scopes))
-        rows = tx.conn.execute(statement, params).all()
-        limited = {str(row.scope): int(row.max_concurrent) for row in rows if row.max_concurrent}
+        rows = list(driver_rows(tx.conn.execute(statement, params)))  # no Row made per row
+        limited = {str(row[_SCOPE_AT]): int(row[_LIMIT_AT]) for row in rows if row[_LIMIT_AT]}
         held = _workflow_keys(rows, limited_scopes)
         if (limited or held) and tx.is_postgres:
             _recount(tx, limited, held)
-        claimed = list(zip(_claimed_runs(rows), [str(row.scope) for row in rows], strict=True))
+        claimed = list(
+            zip(_claimed_runs(rows, now), [str(row[_SCOPE_AT]) for row in rows], strict=True)
+        )
     return sorted(claimed, key=_claim_order)
 
 
@@ -456,8 +477,9 @@ def _workflow_keys(rows: Sequence[Any], limits: Mapping[str, int]) -> dict[str, 
         return {}
     keys = {}
     for row in rows:
-        if row.claimed_kind == WORKFLOW_KIND:
-            for key in {workflow_of(str(row.scope)), str(row.scope)}:
+        if row[_KIND_AT] == WORKFLOW_KIND:
+            scope = str(row[_SCOPE_AT])
+            for key in {workflow_of(scope), scope}:
                 if key in limits:
                     keys[key] = limits[key]
     return keys
@@ -784,9 +806,7 @@ def _claim_next(postgres: bool, columns: tuple[ColumnElement[Any], ...], limited
     else:
         where = f"runs.id IN ({_sqlite_pick(limited)}) AND +runs.status = 'pending'"
     claim = update(runs).where(text(where).bindparams(at)).values(**_claim_values(at))
-    return claim.returning(
-        *columns, runs.c.scope, runs.c.max_concurrent, runs.c.kind.label("claimed_kind")
-    )
+    return claim.returning(*columns, runs.c.scope, runs.c.max_concurrent)
 
 
 def _attempt_due(now: datetime | BindParameter[Any]) -> ColumnElement[bool]:
