@@ -10,7 +10,7 @@ function); the views build the dicts the facade and HTTP have always answered fr
 - :class:`Run`: a ``runs`` row, ``status`` a :class:`RunStatus`; built by
   ``store.runs.run_value`` (``get_run``, ``insert_run``, ``store.run_queries.list_runs``,
   ``claim_run``, ``reset_for_retry``), the one claim's (``claim_scoped_runs``) from its returned
-  rows by :func:`run_of`. Actions still read the run and its table as mappings
+  rows by position. Actions still read the run and its table as mappings
   (``ActionContext.run`` / ``.table`` are the ``as_dict()`` of these).
 - :class:`TriggerState`: one durable row per schedule trigger id — the scheduler's memory
   (anchor and last consumed window of clock kinds, the date cursor, ``next_due_at``); built by
@@ -57,11 +57,11 @@ Left untyped on purpose (bulk paths of the tick): the tick's claimed tables
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, fields, make_dataclass
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, cast
+from typing import Any
 
 from tocsin.core.schedules.identity import dedup_key
 
@@ -204,26 +204,6 @@ _NOT_IN_RUN_DICT = frozenset(
     ("kind", "schedule_id", "input", "initial_state", "request_context", "resume_data", "attempt")
 )
 _RUN_FIELDS = tuple(f.name for f in fields(Run) if f.name not in _NOT_IN_RUN_DICT)  # SPEC §8
-
-# Run's slots, made from its fields (in their order), on a class without the frozen
-# ``__setattr__``: its ``__init__`` fills them by plain slot stores, then the instance becomes a
-# Run (``run_of``); Python allows that class change between classes of one layout only (same
-# base, same slots), which this one has by construction.
-_RunSlots = make_dataclass(
-    "_RunSlots",
-    [(f.name, f.type) for f in fields(Run)],
-    namespace={"__module__": __name__},
-    slots=True,
-)
-assert not hasattr(Run, "__post_init__")  # run_of does not call Run.__init__
-
-
-def run_of(values: Sequence[Any]) -> Run:
-    """``Run(*values)`` (every field, in field order), built without the frozen ``__init__``'s
-    ``object.__setattr__`` per field (2.7 us of a claimed run's 5): the same frozen Run."""
-    run = _RunSlots(*values)
-    run.__class__ = Run
-    return cast(Run, run)
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,7 +51,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.types import NullType
 
 from tocsin import messages
-from tocsin.core.model import RUN_TRANSITIONS, QueueEntry, Run, RunStatus, run_of
+from tocsin.core.model import RUN_TRANSITIONS, QueueEntry, Run, RunStatus
 from tocsin.errors import TransientStoreError
 from tocsin.store.bulk import driver_rows, instant_binder, instant_reader, update_rows, with_rows
 from tocsin.store.coltypes import UTCDateTime
@@ -242,7 +242,7 @@ _IN_RUN_ORDER = itemgetter(
 
 def _claimed_runs(rows: Sequence[Any], now: datetime) -> list[Run]:
     """Claimed rows (:data:`CLAIM_COLUMNS` first) of a claim at ``now`` as :class:`Run` values
-    (``core.model.run_of``): JSON decoded, instants aware, ``action_results`` a list, and what
+    built by position: JSON decoded, instants aware, ``action_results`` a list, and what
     the claim set: ``status`` running, ``updated_at`` ``now``, no ``finished_at`` nor
     ``next_attempt_at``."""
     instant = instant_reader()
@@ -256,7 +256,7 @@ def _claimed_runs(rows: Sequence[Any], now: datetime) -> list[Run]:
         values[_CLOCK_AT] = bool(values[_CLOCK_AT])
         values[_RESULTS_AT] = values[_RESULTS_AT] or []
         values += set_by_claim
-        out.append(run_of(_IN_RUN_ORDER(values)))
+        out.append(Run(*_IN_RUN_ORDER(values)))
     return out
 
 
