@@ -8,33 +8,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 _FRESH: dict[str, Callable[[], Any]] = {"[]": list, "{}": dict}  # as common as they are cheap
-_ENCODER = json.JSONEncoder(check_circular=False)  # json.dumps' text, without its cycle check
-
-
-def _c_encode() -> Callable[[Any], str] | None:
-    """``_ENCODER.encode`` as the C encoder it makes on each call (with the arguments
-    ``JSONEncoder.iterencode`` gives it), made once; None where there is none (the pure-Python
-    encoder is used)."""
-    try:
-        from _json import make_encoder
-    except ImportError:  # pragma: no cover - CPython has it
-        return None
-    e = _ENCODER
-    chunks = make_encoder(
-        None,  # no cycle check (``check_circular=False``)
-        e.default,
-        json.encoder.encode_basestring_ascii,  # ``ensure_ascii``
-        None,
-        e.key_separator,
-        e.item_separator,
-        e.sort_keys,
-        e.skipkeys,
-        e.allow_nan,
-    )
-    return lambda value: "".join(chunks(value, 0))
-
-
-_ENCODE = _c_encode() or _ENCODER.encode
+_ENCODE = json.JSONEncoder(check_circular=False).encode  # json.dumps' text, without its cycle check
 
 
 def json_text(value: object) -> str | None:

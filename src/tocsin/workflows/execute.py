@@ -108,9 +108,6 @@ class Limits:
         return s.timeout_s, messages.step_timed_out(s.id, s.timeout_s)
 
 
-_NONE: Any = object()  # (no value: ``None`` is one)
-
-
 def run_stages(
     wf: Workflow,
     run: Run,
@@ -130,7 +127,6 @@ def run_stages(
         data = _checked(wf.input, run.input)
     except (ModelError, TypeError, ValueError) as exc:
         return Outcome("failed", steps, error=_model_error("input", exc), retryable=False)
-    dumped: Any = _NONE  # ``data``'s dump, when a receipt of this pass holds it
     last = len(wf.stages) - 1
     for index, stage in enumerate(wf.stages):
         # what each succeeded step of the run handed on: its stored output, or as this pass
@@ -152,14 +148,7 @@ def run_stages(
             if receipt["status"] == "failed":
                 return _failed(steps, receipt)
         data = _stage_output(stage, values)
-        # a ``.then`` step run by this pass hands on its output as checked; its receipt holds
-        # that value's dump
-        dumped = fresh[0][0]["output"] if fresh and not stage.parallel else _NONE
     try:
-        # the run's output: ``data`` checked by the workflow's output model; an instance of
-        # exactly that model is dumped, which its receipt already was (the same JSON, made once)
-        if dumped is not _NONE and type(data) is wf.output:
-            return Outcome("success", steps, output=dumped)
         return Outcome("success", steps, output=_dumped(wf.output, data))
     except (ModelError, TypeError, ValueError) as exc:
         return Outcome("failed", steps, error=_model_error("output", exc), retryable=False)
