@@ -80,6 +80,21 @@ def test_a_limited_triggers_runs_have_a_scope_within_their_tenants(
     assert len(claimed) == 5 and len(claim_ids(store, 10)) == 0  # the other 3 wait for a slot
 
 
+def test_a_tenants_scopes_in_one_claim_share_its_room(store: Store, table: Table) -> None:
+    """A tenant with two scopes in one claim (a limited trigger's and its own) gets no more than
+    its room between them, each scope's oldest first; a tenant alone in its scope its share."""
+    other = make_table(store)
+    trigger = {"id": "five", "on": "created", "max_concurrent": 5, "actions": []}
+    limited = pending_table_runs(store, table, 4, trigger=trigger)
+    plain = pending_table_runs(store, table, 4)
+    others = pending_table_runs(store, other, 4)
+    claimed = claim_ids(store, 12, held={_scope(table): 4}, cap=7)  # the tenant's room: 3
+    mine = [run_id for run_id, scope in claimed if tenant_of(scope) == _scope(table)]
+    assert len(mine) == 3
+    assert {limited[0], plain[0]} <= set(mine) <= {*limited[:2], *plain[:2]}
+    assert {run_id for run_id, scope in claimed if scope == _scope(other)} == set(others)
+
+
 @PG_ONLY
 def test_two_claimers_at_once_never_pass_a_triggers_limit(store: Store, table: Table) -> None:
     """A claims its trigger's 2 and holds its transaction open; B, meanwhile, skips A's locked

@@ -7,25 +7,35 @@ PostgreSQL claimers at once included; the pick reads the pending index, never a 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
+from sqlalchemy import insert, select
 
-from tocsin.core.model import Table
+from tocsin.core.model import Run, RunStatus, Table
 from tocsin.engine.schedules import new_run
 from tocsin.errors import TransientStoreError
 from tocsin.store import Store
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.runs import (
+    RUN_COLUMNS,
+    RUN_FIELDS,
+    NewRun,
     RunLimits,
     claim_scoped_runs,
     finish_runs,
+    get_run,
+    insert_runs,
     next_turn,
+    put_definitions,
+    run_value,
     tenant_of,
 )
+from tocsin.store.schema import runs
 
 from .helpers import (
     CLAIM_AT,
@@ -112,6 +122,64 @@ def test_the_claim_takes_the_runs_of_its_workflows_only_oldest_first(
     assert claim_ids(store, 10, workflows=["wf_a"], now=LATER + timedelta(minutes=2)) == [
         (mine[2], "app/wf:wf_a")  # its backoff passed
     ]
+
+
+def test_a_claimed_run_is_the_run_read_back_of_every_kind(store: Store, table: Table) -> None:
+    """A claimed run of each kind (a row-event run; a clock run of a stored definition with a
+    row snapshot; a workflow run; a lane attempt claimed again after a finish and a backoff) is,
+    field for field and type for type, the run read back after the claim: what the claim sets
+    and does not return (status, ``updated_at`` its ``now``, given here in another zone than
+    UTC, no ``finished_at`` nor ``next_attempt_at``) included. The value is a frozen Run."""
+    row_event = pending_table_runs(store, table, 1)[0]
+    clock_run = NewRun(
+        id=new_id(), table_id=table.id, trigger_id="sch", record_id="rec_1", source="schedule",
+        clock=True, payload={"name": "a", "n": 1}, definition=None, identity="i",
+        scheduled_for=NOW, definition_hash="h1",
+    )  # fmt: skip
+    lane = new_id()
+    with store.begin() as tx:
+        put_definitions(tx, definitions={"h1": {"id": "sch", "on": "schedule", "actions": []}})
+        insert_runs(tx, runs_=[clock_run], now=NOW)
+        tx.conn.execute(
+            insert(runs).values(
+                id=lane, kind="lane", table_id="", trigger_id="intake", source="lane",
+                clock=False, status="pending", attempts=1, error="timed out",
+                action_results=[{"ok": False}], payload={}, created_at=NOW, updated_at=NOW,
+                started_at=NOW, finished_at=NOW, next_attempt_at=NOW + timedelta(seconds=1),
+                scheduled_for=NOW, scope="app",
+            )
+        )  # fmt: skip
+    flow = _workflow_runs(store, "wf", 1)[0]
+    at = LATER.astimezone(timezone(timedelta(hours=2)))
+    with store.begin() as tx:
+        claimed = claim_scoped_runs(tx, now=at, limit=10, own=["intake"], workflows=["wf"])
+        picked = select(*RUN_COLUMNS).where(runs.c.id.in_([row_event, clock_run.id, lane, flow]))
+        read = {row.id: run_value(row._mapping) for row in tx.conn.execute(picked)}
+        table_run = get_run(tx, run_id=row_event)
+    got = {run.id: run for run, _scope in claimed}
+    assert set(got) == set(read) and len(got) == 4
+    assert {run.kind for run in got.values()} == {"actions", "workflow", "lane"}
+    for run_id, run in got.items():
+        assert run == read[run_id]
+        for name in RUN_FIELDS:
+            value, expected = getattr(run, name), getattr(read[run_id], name)
+            assert type(value) is type(expected), name
+            if isinstance(value, datetime):
+                assert value.tzinfo is expected.tzinfo is UTC, name
+    assert got[row_event] == table_run
+    assert got[clock_run.id].payload == {"name": "a", "n": 1}
+    assert got[clock_run.id].definition == {"id": "sch", "on": "schedule", "actions": []}
+    assert (got[lane].attempts, got[lane].error, got[lane].action_results) == (
+        2, "timed out", [{"ok": False}]
+    )  # fmt: skip
+    assert (got[lane].status, got[lane].updated_at, got[lane].started_at) == ("running", at, NOW)
+    assert (got[lane].finished_at, got[lane].next_attempt_at) == (None, None)
+    run = got[flow]
+    assert type(run) is Run and dataclasses.is_dataclass(run)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        run.status = RunStatus.DONE  # type: ignore[misc]
+    retried = dataclasses.replace(run, attempts=3)
+    assert type(retried) is Run and retried.attempts == 3 and retried.input == run.input
 
 
 def test_workflow_scopes_take_turns_with_the_tenants(store: Store, table: Table) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_serializer
 
 from tocsin import StepContext, step, workflow
 from tocsin.service import Tocsin
@@ -76,6 +76,49 @@ def test_a_wider_output_instance_is_reduced_to_the_declared_model(tocsin: Tocsin
     run = _run(tocsin, wf, {"n": 7})
     assert run["steps"][0]["output"] == {"n": 7}
     assert (run["status"], run["output"]) == ("success", {"n": 7})
+
+
+class Doubled(BaseModel):
+    n: int
+
+    @field_serializer("n")
+    def _twice(self, n: int) -> int:
+        return 2 * n
+
+
+def test_the_runs_output_is_its_last_steps_as_dumped_when_of_the_workflows_model(
+    tocsin: Tocsin,
+) -> None:
+    @step(id="double", input=Box, output=Doubled)
+    def double(data: Box, ctx: StepContext) -> Doubled:
+        return Doubled(n=data.n)
+
+    wf = workflow(id="double", input=Box, output=Doubled).then(double).commit()
+    run = _run(tocsin, wf, {"n": 3})
+    assert run["steps"][0]["output"] == {"n": 12}  # (checked from its dump {"n": 6}: n is 6)
+    assert (run["status"], run["output"]) == ("success", run["steps"][0]["output"])
+
+
+def test_the_runs_output_is_checked_by_the_workflows_model_when_its_last_step_has_another(
+    tocsin: Tocsin,
+) -> None:
+    @step(id="negate", input=Box, output=Box)
+    def negate(data: Box, ctx: StepContext) -> Box:
+        return Box(n=-data.n)
+
+    wf = workflow(id="negate", input=Box, output=Count).then(negate).commit()
+    run = _run(tocsin, wf, {"n": 3})
+    assert run["steps"][0] | {"started_at": 0, "ended_at": 0} == {
+        "id": "negate",
+        "status": "success",
+        "output": {"n": -3},
+        "error": None,
+        "started_at": 0,
+        "ended_at": 0,
+    }
+    assert run["status"] == "failed" and run["output"] is None
+    assert "workflow output invalid" in run["error"]
+    assert "greater than or equal to 0" in run["error"]
 
 
 def test_each_parallel_step_gets_an_input_instance_of_its_own(tocsin: Tocsin) -> None:

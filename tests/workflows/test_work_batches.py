@@ -123,10 +123,34 @@ def test_nothing_listens_nothing_is_written(tocsin: Tocsin) -> None:
 def test_receipts_keep_the_offset_of_the_instant_they_were_given() -> None:
     from datetime import timezone
 
+    from tocsin.core.model import Run, RunStatus
     from tocsin.workflows.execute import run_stages
 
     wf = every_minute()
-    run = {"id": "r", "workflow_id": wf.id, "input": {"user_id": "u"}, "steps": []}
+    run = Run(  # claimed: a workflow run of the one queue (its workflow is ``trigger_id``)
+        id="r",
+        table_id="",
+        trigger_id=wf.id,
+        record_id=None,
+        source="manual",
+        clock=False,
+        status=RunStatus.RUNNING,
+        attempts=1,
+        error=None,
+        action_results=[],
+        payload=None,
+        definition=None,
+        identity=None,
+        scheduled_for=None,
+        enqueued_at=None,
+        created_at=NOW,
+        updated_at=NOW,
+        started_at=NOW,
+        finished_at=None,
+        next_attempt_at=None,
+        kind="workflow",
+        input={"user_id": "u"},
+    )
     shanghai = NOW.astimezone(timezone(timedelta(hours=8)))  # the same instant
     for at in (NOW, shanghai, NOW):
         stamp = run_stages(wf, run, now=at, save=lambda steps: True).steps[0]["started_at"]

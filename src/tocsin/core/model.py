@@ -8,10 +8,10 @@ function); the views build the dicts the facade and HTTP have always answered fr
   ``store.records.table_value`` (``get_table``, ``list_tables``, ``page_tables``,
   ``lock_table``, ``insert_table``). The facade answers ``service.data.public_table(table)``.
 - :class:`Run`: a ``runs`` row, ``status`` a :class:`RunStatus`; built by
-  ``store.runs.run_value`` (``get_run``, ``insert_run``, ``store.run_queries.list_runs``, and
-  ``claim_run`` / ``claim_next_runs`` / ``reset_for_retry``). Actions
-  still read the run and its table as mappings (``ActionContext.run`` / ``.table`` are the
-  ``as_dict()`` of these).
+  ``store.runs.run_value`` (``get_run``, ``insert_run``, ``store.run_queries.list_runs``,
+  ``claim_run``, ``reset_for_retry``), the one claim's (``claim_scoped_runs``) from its returned
+  rows by position. Actions still read the run and its table as mappings
+  (``ActionContext.run`` / ``.table`` are the ``as_dict()`` of these).
 - :class:`TriggerState`: one durable row per schedule trigger id — the scheduler's memory
   (anchor and last consumed window of clock kinds, the date cursor, ``next_due_at``); built by
   ``store.state.state_value``, for typed rows and the tick's raw driver rows alike.
@@ -210,7 +210,7 @@ _RUN_FIELDS = tuple(f.name for f in fields(Run) if f.name not in _NOT_IN_RUN_DIC
 class WorkflowRun:
     """A workflow run (SPEC §12) as the store reads it: a ``runs`` row of kind ``workflow``
     under a workflow run's field names (``store.workflow_runs.COLUMN_OF``). What executing it
-    reads is the one claim's :class:`Run` instead (``workflows.runner.executed_view``)."""
+    reads is the one claim's :class:`Run` instead (``workflows.execute.run_stages``)."""
 
     id: str
     workflow_id: str

@@ -4,7 +4,7 @@ which bypass SQLAlchemy's JSON type): one encode per value written, one decode p
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 _FRESH: dict[str, Callable[[], Any]] = {"[]": list, "{}": dict}  # as common as they are cheap
@@ -29,4 +29,14 @@ def json_value(text: str | None) -> Any:
     return fresh() if fresh is not None else json.loads(text)
 
 
-__all__ = ["json_text", "json_value"]
+def json_values_at(values: list[Any], at: Iterable[int]) -> None:
+    """:func:`json_value` of ``values[i]`` for each ``i`` of ``at``, in place (a row's JSON
+    columns): a NULL is left as it is, without a call."""
+    for i in at:
+        text = values[i]
+        if text is not None:
+            fresh = _FRESH.get(text)
+            values[i] = fresh() if fresh is not None else json.loads(text)
+
+
+__all__ = ["json_text", "json_value", "json_values_at"]

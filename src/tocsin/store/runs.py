@@ -23,8 +23,9 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from functools import cache
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from sqlalchemy import (
@@ -53,6 +54,7 @@ from tocsin import messages
 from tocsin.core.model import RUN_TRANSITIONS, QueueEntry, Run, RunStatus
 from tocsin.errors import TransientStoreError
 from tocsin.store.bulk import (
+    driver_rows,
     instant_binder,
     instant_reader,
     update_rows,
@@ -62,7 +64,7 @@ from tocsin.store.bulk import (
 from tocsin.store.coltypes import UTCDateTime
 from tocsin.store.dialects import ordered_scans_only, upsert_insert
 from tocsin.store.errors import map_db_errors
-from tocsin.store.jsontext import json_value
+from tocsin.store.jsontext import json_values_at
 from tocsin.store.schema import (
     ACTIVE_STATUSES,
     ONE_ACTIVE_CLOCK_WHERE,
@@ -200,11 +202,16 @@ _READ: dict[str, ColumnElement[Any]] = {"definition": _DEFINITION, "payload": PA
 RUN_COLUMNS = tuple(_READ[name] if name in _READ else runs.c[name] for name in RUN_FIELDS)
 
 
-# what a claim returns: :data:`RUN_COLUMNS` as the driver gives them, decoded by
-# :func:`_claimed_runs` without SQLAlchemy's result processing: the JSON ones as their text
-# (``jsontext.json_value``: ``{}`` and ``[]`` made without the parser; the driver's JSON loader
-# per value was a third of a 500-run claim's time), the instants raw (``bulk.instant_reader``,
-# memoized: a claim's rows share their stamps), ``clock`` as stored (SQLite: 0 or 1)
+# what a claim returns: :data:`RUN_COLUMNS` as the driver gives them, but for what the claim
+# itself sets (``status`` running, ``updated_at`` its ``now``, ``finished_at`` and
+# ``next_attempt_at`` NULL: :data:`_SET_BY_CLAIM`, filled in by :func:`_claimed_runs`), decoded
+# there without SQLAlchemy's result processing: the JSON ones as their text
+# (``jsontext.json_values_at``: ``{}`` and ``[]`` made without the parser, NULL without a call;
+# the driver's JSON loader per value was a third of a 500-run claim's time), the instants raw
+# (``bulk.instant_reader``, memoized: a claim's rows share their stamps), ``clock`` as stored
+# (SQLite: 0 or 1)
+_SET_BY_CLAIM = ("status", "updated_at", "finished_at", "next_attempt_at")
+_RETURNED = tuple(name for name in RUN_FIELDS if name not in _SET_BY_CLAIM)
 _JSON_FIELDS = frozenset(
     name for name, col in zip(RUN_FIELDS, RUN_COLUMNS, strict=True) if isinstance(col.type, JSON)
 )
@@ -220,30 +227,43 @@ CLAIM_COLUMNS = tuple(
     if name in _RAW_FIELDS
     else col
     for name, col in zip(RUN_FIELDS, RUN_COLUMNS, strict=True)
+    if name in _RETURNED
 )
-_JSON_AT = tuple(i for i, name in enumerate(RUN_FIELDS) if name in _JSON_FIELDS)
-_INSTANT_AT = tuple(i for i, col in enumerate(RUN_COLUMNS) if isinstance(col.type, UTCDateTime))
-_CLOCK_AT, _STATUS_AT, _RESULTS_AT = (
-    RUN_FIELDS.index(name) for name in ("clock", "status", "action_results")
+_JSON_AT = tuple(i for i, name in enumerate(_RETURNED) if name in _JSON_FIELDS)
+_INSTANT_AT = tuple(
+    i for i, name in enumerate(_RETURNED) if isinstance(runs.c[name].type, UTCDateTime)
 )
-_WIDTH = len(RUN_FIELDS)
+_CLOCK_AT, _RESULTS_AT = (_RETURNED.index(name) for name in ("clock", "action_results"))
+_WIDTH = len(_RETURNED)
+# a claimed row's ``kind``, then the claim's own columns (:func:`_claim_next`): the run's scope
+# and its ``max_concurrent``
+_SCOPE_AT, _LIMIT_AT, _KIND_AT = _WIDTH, _WIDTH + 1, _RETURNED.index("kind")
+# a claimed row's values followed by those of :data:`_SET_BY_CLAIM`, in :class:`Run`'s field order
+_IN_RUN_ORDER = itemgetter(
+    *(
+        _WIDTH + _SET_BY_CLAIM.index(name) if name in _SET_BY_CLAIM else _RETURNED.index(name)
+        for name in RUN_FIELDS
+    )
+)
 
 
-def _claimed_runs(rows: Sequence[Any]) -> list[Run]:
-    """Claimed rows (:data:`CLAIM_COLUMNS` first) as :class:`Run` values, built by position:
-    JSON decoded, instants aware, ``status`` running (the claim's), ``action_results`` a list."""
+def _claimed_runs(rows: Sequence[Any], now: datetime) -> list[Run]:
+    """Claimed rows (:data:`CLAIM_COLUMNS` first) of a claim at ``now`` as :class:`Run` values
+    built by position: JSON decoded, instants aware, ``action_results`` a list, and what
+    the claim set: ``status`` running, ``updated_at`` ``now``, no ``finished_at`` nor
+    ``next_attempt_at``."""
     instant = instant_reader()
+    set_by_claim = (RunStatus.RUNNING, now.astimezone(UTC), None, None)  # _SET_BY_CLAIM's
     out = []
     for row in rows:
         values = list(row[:_WIDTH])
-        for i in _JSON_AT:
-            values[i] = json_value(values[i])
+        json_values_at(values, _JSON_AT)
         for i in _INSTANT_AT:
             values[i] = instant(values[i])
         values[_CLOCK_AT] = bool(values[_CLOCK_AT])
-        values[_STATUS_AT] = RunStatus.RUNNING
         values[_RESULTS_AT] = values[_RESULTS_AT] or []
-        out.append(Run(*values))
+        values += set_by_claim
+        out.append(Run(*_IN_RUN_ORDER(values)))
     return out
 
 
@@ -440,12 +460,14 @@ def claim_scoped_runs(
         if tx.is_postgres:
             ordered_scans_only(tx)  # index probes, never a bitmap scan of the pending runs
         statement = _claim_next(tx.is_postgres, CLAIM_COLUMNS, bool(limited_scopes))
-        rows = tx.conn.execute(statement, params).all()
-        limited = {str(row.scope): int(row.max_concurrent) for row in rows if row.max_concurrent}
+        rows = list(driver_rows(tx.conn.execute(statement, params)))  # no Row made per row
+        limited = {str(row[_SCOPE_AT]): int(row[_LIMIT_AT]) for row in rows if row[_LIMIT_AT]}
         held = _workflow_keys(rows, limited_scopes)
         if (limited or held) and tx.is_postgres:
             _recount(tx, limited, held)
-        claimed = list(zip(_claimed_runs(rows), [str(row.scope) for row in rows], strict=True))
+        claimed = list(
+            zip(_claimed_runs(rows, now), [str(row[_SCOPE_AT]) for row in rows], strict=True)
+        )
     return sorted(claimed, key=_claim_order)
 
 
@@ -462,8 +484,9 @@ def _workflow_keys(rows: Sequence[Any], limits: Mapping[str, int]) -> dict[str, 
         return {}
     keys = {}
     for row in rows:
-        if row.claimed_kind == WORKFLOW_KIND:
-            for key in {workflow_of(str(row.scope)), str(row.scope)}:
+        if row[_KIND_AT] == WORKFLOW_KIND:
+            scope = str(row[_SCOPE_AT])
+            for key in {workflow_of(scope), scope}:
                 if key in limits:
                     keys[key] = limits[key]
     return keys
@@ -528,9 +551,12 @@ def next_turn(after: str, scopes: Iterable[str]) -> str:
 # schedules'); ``turn`` gives each scope its room (its tenant's, from ``:room`` or ``:cap``; a
 # limited trigger's scope: also its limit less its running runs; a workflow's scope: its
 # workflow's room, a limited schedule's also its limit less its running runs); ``allowed`` keeps
-# the first ``limit`` with room left; ``cand`` takes each one's oldest ready runs (PostgreSQL:
-# locked, skipping rows another claimer holds); the pick ranks them within their scope, keeps
-# each workflow, then each tenant, within its room, and takes by rank, then visiting order.
+# the first ``limit`` with room left (``shared``: its tenant or its workflow has another of
+# them); ``ranked`` takes each one's oldest ready runs, numbered by age within the scope, up to
+# its share (PostgreSQL: locked, skipping rows another claimer holds); the pick keeps each
+# workflow, then each tenant, of a shared scope within its room (a scope alone in its tenant and
+# workflow has a room no larger than theirs: its share is within it), and takes by rank, then
+# visiting order.
 _VISIT = """
 fwd(scope, n) AS (
   SELECT (SELECT scope FROM runs AS r{by} WHERE status = 'pending'
@@ -571,11 +597,16 @@ fwd(scope, n) AS (
       - (SELECT count(*) FROM runs AS x{running} WHERE {running_where} AND x.scope = t.scope)),
       t.tenant_room) END AS room
   FROM nested AS t
-), allowed AS (
+), chosen AS (
   SELECT scope, ord, tenant, tenant_room, grp, grp_room, room,
     {least}(count(*) OVER (), :scopes) AS k
   FROM turn WHERE room > 0
   ORDER BY ord LIMIT :scopes
+), allowed AS (
+  SELECT scope, ord, tenant, tenant_room, grp, grp_room, room, k,
+    CASE WHEN count(*) OVER (PARTITION BY tenant) > 1
+      OR count(*) OVER (PARTITION BY grp) > 1 THEN 1 ELSE 0 END AS shared
+  FROM chosen
 )"""
 
 # a workflow scope's room (``nested``, ``turn``): its workflow's limit less the running runs of
@@ -632,17 +663,20 @@ _COUNTS = "CASE WHEN ({is_wf}) AND (:wf = 0 OR {wf_id} NOT IN ({workflows})) THE
 # a workflow's or schedule's running runs: ``ix_runs_workflow_status``'s predicate, said so
 _HELD_WHERE = "x.kind = 'workflow' AND x.status <> 'pending' AND x.status = 'running'"
 _PER_SCOPE = "{least}(a.room, (:limit + a.k - 1) / a.k)"  # limit / scopes, rounded up
+# the pick from ``ranked`` (``NOT MATERIALIZED``: each branch reads the scopes it keeps)
 _RANKED = """
 SELECT id FROM (
-  SELECT id, rk, ord, tenant_room,
-    row_number() OVER (PARTITION BY tenant ORDER BY rk, ord) AS tk FROM (
-      SELECT id, rk, ord, tenant, tenant_room, grp_room,
-        row_number() OVER (PARTITION BY grp ORDER BY rk, ord) AS gk FROM (
-          SELECT id, ord, tenant, tenant_room, grp, grp_room{keep},
-            row_number() OVER (PARTITION BY scope ORDER BY updated_at, id) AS rk FROM cand
-        ) AS ranked{cut}
-    ) AS grouped WHERE gk <= grp_room
-) AS kept WHERE tk <= tenant_room ORDER BY rk, ord LIMIT :limit"""
+  SELECT id, rk, ord FROM ranked WHERE shared = 0
+  UNION ALL
+  SELECT id, rk, ord FROM (
+    SELECT id, rk, ord, tenant_room,
+      row_number() OVER (PARTITION BY tenant ORDER BY rk, ord) AS tk FROM (
+        SELECT id, rk, ord, tenant, tenant_room, grp_room,
+          row_number() OVER (PARTITION BY grp ORDER BY rk, ord) AS gk
+        FROM ranked WHERE shared = 1
+      ) AS grouped WHERE gk <= grp_room
+  ) AS within WHERE tk <= tenant_room
+) AS picked ORDER BY rk, ord LIMIT :limit"""
 _RUNNING_WHERE = "x.status = 'running' AND x.max_concurrent IS NOT NULL"
 
 
@@ -713,51 +747,55 @@ def _visit(postgres: bool, limited: bool) -> str:
 
 
 def _pg_pick(limited: bool) -> str:
-    """The claim's pick on PostgreSQL (``limited``: :func:`_visit`'s)."""
+    """The claim's pick on PostgreSQL (``limited``: :func:`_visit`'s): each scope's share
+    through a LATERAL limit, numbered as the index gives it."""
     return (
         "WITH RECURSIVE"
         + _visit(True, limited)
-        + """, cand AS (
-  SELECT c.id, c.updated_at, a.scope, a.ord, a.tenant, a.tenant_room, a.grp, a.grp_room
+        + """, ranked AS NOT MATERIALIZED (
+  SELECT c.id, c.rk, a.ord, a.tenant, a.tenant_room, a.grp, a.grp_room, a.shared
   FROM allowed AS a CROSS JOIN LATERAL (
-    SELECT r.id, r.updated_at FROM runs AS r
-    WHERE r.status = 'pending' AND r.scope = a.scope AND """
+    SELECT l.id, row_number() OVER (ORDER BY l.updated_at, l.id) AS rk FROM (
+      SELECT r.id, r.updated_at FROM runs AS r
+      WHERE r.status = 'pending' AND r.scope = a.scope AND """
         + _DUE
         + " AND "
         + _PG_OWN
         + """
-    ORDER BY r.updated_at, r.id LIMIT """
+      ORDER BY r.updated_at, r.id LIMIT """
         + _PER_SCOPE.format(least="least")
         + """ FOR UPDATE OF r SKIP LOCKED
+    ) AS l
   ) AS c
 )"""
-        + _RANKED.format(keep="", cut="")
+        + _RANKED
     )
 
 
 def _sqlite_pick(limited: bool) -> str:
-    """The claim's pick on SQLite: no LATERAL, and a LIMIT cannot name the outer row: cut after
-    ranking (``limited``: :func:`_visit`'s)."""
+    """The claim's pick on SQLite (``limited``: :func:`_visit`'s). No LATERAL, and a LIMIT
+    cannot name the outer row: each scope's oldest ready runs (``:limit`` at most) are
+    gathered, in the index's order, as one JSON array, whose ``json_each`` rows number them
+    (``key``: the rank less one), then cut to the scope's share."""
     return (
         "WITH RECURSIVE"
         + _visit(False, limited)
-        + """, cand AS (
-  SELECT c.id, c.updated_at, c.scope, a.ord, a.tenant, a.tenant_room, a.grp, a.grp_room,
-    a.room, a.k
-  FROM allowed AS a JOIN runs AS c ON c.id IN (
+        + """, ranked AS NOT MATERIALIZED (
+  SELECT j.value AS id, j.key + 1 AS rk, a.ord, a.tenant, a.tenant_room, a.grp, a.grp_room,
+    a.shared
+  FROM allowed AS a, json_each((SELECT json_group_array(o.id) FROM (
     SELECT r.id FROM runs AS r INDEXED BY ix_runs_pending_scope
     WHERE r.status = 'pending' AND r.scope = a.scope AND """
         + _DUE
         + " AND "
         + _SQLITE_OWN
         + """
-    ORDER BY r.updated_at, r.id LIMIT :limit
-  )
+    ORDER BY r.updated_at, r.id LIMIT :limit) AS o)) AS j
+  WHERE j.key < """
+        + _PER_SCOPE.format(least="min")
+        + """
 )"""
-        + _RANKED.format(
-            keep=", room, k",
-            cut=" WHERE rk <= " + _PER_SCOPE.format(least="min").replace("a.", ""),
-        )
+        + _RANKED
     )
 
 
@@ -775,9 +813,7 @@ def _claim_next(postgres: bool, columns: tuple[ColumnElement[Any], ...], limited
     else:
         where = f"runs.id IN ({_sqlite_pick(limited)}) AND +runs.status = 'pending'"
     claim = update(runs).where(text(where).bindparams(at)).values(**_claim_values(at))
-    return claim.returning(
-        *columns, runs.c.scope, runs.c.max_concurrent, runs.c.kind.label("claimed_kind")
-    )
+    return claim.returning(*columns, runs.c.scope, runs.c.max_concurrent)
 
 
 def _attempt_due(now: datetime | BindParameter[Any]) -> ColumnElement[bool]:

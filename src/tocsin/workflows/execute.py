@@ -20,9 +20,10 @@ import inspect
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from typing import Any, Literal, NoReturn
@@ -32,8 +33,9 @@ from pydantic import ValidationError as ModelError
 
 from tocsin import messages
 from tocsin.core.config.receipts import truncate_error
+from tocsin.core.model import Run
 from tocsin.errors import NonRetryable
-from tocsin.runs.clock import PassClock, elapsed_reader, iso_reader, pass_clock
+from tocsin.runs.clock import PassClock, iso_reader, pass_clock
 from tocsin.workflows.definition import Stage, Step, Workflow
 
 Receipt = dict[str, Any]
@@ -79,7 +81,6 @@ class Outcome:
     output: Any = None
     error: str | None = None
     suspend_payload: Any = None
-    extra: dict[str, Any] = field(default_factory=dict)
     failed_step: str | None = None  # the step that failed the run (None: the run's input…)
     retryable: bool = True  # False: a step raised NonRetryable, or the run's input / output
 
@@ -88,38 +89,42 @@ class StepTimedOut(Exception):
     """A step ran past its ``timeout_s`` or its run's."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Limits:
-    """A pass's time limits: the workflow's ``timeout_s``, of which ``elapsed()`` is spent."""
+    """A pass's time limits: the workflow's ``timeout_s``, counted on the monotonic clock from
+    ``started`` (an execution budget, not scheduling time)."""
 
     workflow_id: str
     run_s: float | None
-    elapsed: Callable[[], float]
+    started: float
 
     def of(self, s: Step) -> tuple[float | None, str]:
-        """Seconds ``s`` may take now, and the text it fails with past them."""
-        left = None if self.run_s is None else self.run_s - self.elapsed()
+        """Seconds ``s`` may take now (None: no limit), and the text it fails with past them."""
+        left = None if self.run_s is None else self.run_s - (time.monotonic() - self.started)
         if left is not None and (s.timeout_s is None or left < s.timeout_s):
             return left, messages.run_timed_out(s.id, self.workflow_id, float(self.run_s or 0))
-        return s.timeout_s, messages.step_timed_out(s.id, s.timeout_s or 0.0)
+        if s.timeout_s is None:
+            return None, ""  # (no limit: nothing to fail with)
+        return s.timeout_s, messages.step_timed_out(s.id, s.timeout_s)
 
 
 def run_stages(
     wf: Workflow,
-    run: Mapping[str, Any],
+    run: Run,
     *,
     now: datetime,
     save: SaveFn,
     clock: PassClock | None = None,
 ) -> Outcome:
-    """Execute every stage of ``wf`` that has not succeeded yet for ``run``. Steps see ``now``;
-    their receipts' ``started_at``/``ended_at`` are read from ``clock`` when each really starts
-    and ends (default: ``now`` plus the time elapsed since this call)."""
+    """Execute every stage of ``wf`` that has not succeeded yet for ``run`` (the one claim's
+    run: its workflow is ``trigger_id``, its step receipts ``action_results``). Steps see
+    ``now``; their receipts' ``started_at``/``ended_at`` are read from ``clock`` when each really
+    starts and ends (default: ``now`` plus the time elapsed since this call)."""
     stamp = iso_reader(clock or pass_clock(now))
-    limits = Limits(wf.id, wf.timeout_s, elapsed_reader())
-    steps: list[Receipt] = [dict(r) for r in run.get("steps") or []]
+    limits = Limits(wf.id, wf.timeout_s, time.monotonic())
+    steps: list[Receipt] = [dict(r) for r in run.action_results]
     try:
-        data = _checked(wf.input, run.get("input"))
+        data = _checked(wf.input, run.input)
     except (ModelError, TypeError, ValueError) as exc:
         return Outcome("failed", steps, error=_model_error("input", exc), retryable=False)
     last = len(wf.stages) - 1
@@ -177,7 +182,7 @@ Ran = tuple[Receipt, Any]
 def _run_group(
     todo: list[Step],
     data: Any,
-    run: Mapping[str, Any],
+    run: Run,
     now: datetime,
     stamp: Stamp,
     limits: Limits,
@@ -189,27 +194,25 @@ def _run_group(
         return list(pool.map(lambda s: _run_step(s, data, run, now, stamp, limits), todo))
 
 
-def _context(s: Step, run: Mapping[str, Any], now: datetime) -> StepContext:
-    receipts = run.get("steps")
+def _context(s: Step, run: Run, now: datetime) -> StepContext:
+    receipts = run.action_results
     previous = next((r for r in receipts if r.get("id") == s.id), None) if receipts else None
     resuming = previous is not None and previous.get("status") == "suspended"
     return StepContext(
-        run_id=str(run["id"]),
-        workflow_id=str(run["workflow_id"]),
+        run_id=str(run.id),
+        workflow_id=str(run.trigger_id),
         step_id=s.id,
         now=now,
-        attempt=int(run.get("attempt") or run.get("attempts") or 1),
-        schedule_id=run.get("schedule_id"),
-        scheduled_for=run.get("scheduled_for"),
-        initial_state=run.get("initial_state"),
-        request_context=run.get("request_context"),
-        resume_data=run.get("resume_data") if resuming else None,
+        attempt=int(run.attempt or run.attempts or 1),
+        schedule_id=run.schedule_id,
+        scheduled_for=run.scheduled_for,
+        initial_state=run.initial_state,
+        request_context=run.request_context,
+        resume_data=run.resume_data if resuming else None,
     )
 
 
-def _run_step(
-    s: Step, data: Any, run: Mapping[str, Any], now: datetime, stamp: Stamp, limits: Limits
-) -> Ran:
+def _run_step(s: Step, data: Any, run: Run, now: datetime, stamp: Stamp, limits: Limits) -> Ran:
     receipt: Receipt = {"id": s.id, "status": "running", "output": None, "error": None}
     receipt["started_at"] = stamp()
     value = None

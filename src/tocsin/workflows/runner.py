@@ -220,7 +220,6 @@ def run_to_end(
     claim was lost meanwhile (canceled…: nothing more is written). Never raises because of the
     run: an unexpected error fails it."""
     attempt = run.attempt or 1
-    view = executed_view(run)
 
     def save(steps: list[dict[str, Any]]) -> bool:
         with store.begin() as tx:
@@ -229,16 +228,14 @@ def run_to_end(
             )
 
     wf = registry.get(run.trigger_id)
-    steps = list(run.action_results)
     if wf is None:
         error = messages.workflow_not_registered_here(run.trigger_id)
-        return {**_KEEP, "steps": steps, "status": "failed", "error": error, "attempt": attempt}
+        return _failed(run, error, attempt)
     try:
-        outcome = run_stages(wf, view, now=now, save=save, clock=clock)
+        outcome = run_stages(wf, run, now=now, save=save, clock=clock)
     except Exception as exc:  # a store error mid-run: fail the run, keep going
         log.exception("workflow run failed", extra={"run_id": run.id})
-        error = truncate_error(str(exc) or type(exc).__name__)
-        return {**_KEEP, "steps": steps, "status": "failed", "error": error, "attempt": attempt}
+        return _failed(run, truncate_error(str(exc) or type(exc).__name__), attempt)
     if outcome.status == "lost":
         return None
     values = {
@@ -250,41 +247,29 @@ def run_to_end(
         "attempt": attempt,
     }
     if outcome.status == "failed":
-        values.update(_retried(wf, view, outcome, attempt, now))
+        values.update(_retried(wf, run, outcome, attempt, now))
     return values
 
 
-def executed_view(run: Run) -> dict[str, Any]:
-    """What executing a workflow run reads (``workflows.execute``), in its words: the workflow
-    (``trigger_id``), its step receipts (``action_results``)."""
-    return {
-        "id": run.id,
-        "workflow_id": run.trigger_id,
-        "schedule_id": run.schedule_id,
-        "attempts": run.attempts,
-        "input": run.input,
-        "steps": list(run.action_results),
-        "initial_state": run.initial_state,
-        "request_context": run.request_context,
-        "resume_data": run.resume_data,
-        "scheduled_for": run.scheduled_for,
-        "attempt": run.attempt,
-    }
+def _failed(run: Run, error: str, attempt: int) -> dict[str, Any]:
+    """The finish of a run failed before its stages decided: its receipts kept."""
+    steps = list(run.action_results)
+    return {**_KEEP, "steps": steps, "status": "failed", "error": error, "attempt": attempt}
 
 
 def _retried(
-    wf: Workflow, run: Mapping[str, Any], outcome: Outcome, attempt: int, now: datetime
+    wf: Workflow, run: Run, outcome: Outcome, attempt: int, now: datetime
 ) -> dict[str, Any]:
     """A failed attempt's finish under the retry policy in force (the failed step's, else the
     workflow's, else its schedule's): back to ``pending`` until ``next_attempt_at`` while
     attempts remain (``core.retry_policy``), else nothing changes (``failed``)."""
     if not outcome.retryable:
         return {}
-    policy = policy_of(wf.retry_for(outcome.failed_step, run.get("schedule_id")))
-    at = None if policy is None else policy.next_attempt_at(attempt, str(run["id"]), now)
+    policy = policy_of(wf.retry_for(outcome.failed_step, run.schedule_id))
+    at = None if policy is None else policy.next_attempt_at(attempt, str(run.id), now)
     if at is None:
         return {}
-    log.info("workflow run %s attempt %s failed; retrying at %s", run["id"], attempt, at)
+    log.info("workflow run %s attempt %s failed; retrying at %s", run.id, attempt, at)
     return {"status": "pending", "next_attempt_at": at, "attempt": attempt + 1}
 
 
@@ -292,7 +277,6 @@ __all__ = [
     "WorkflowExecutor",
     "WorkflowGroup",
     "alert_failed",
-    "executed_view",
     "run_limits",
     "run_to_end",
 ]
