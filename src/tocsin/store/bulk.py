@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from functools import cache, lru_cache
 from itertools import chain
+from operator import itemgetter
 from typing import Any
 
 from tocsin.store.coltypes import UTCDateTime
@@ -57,7 +58,10 @@ def with_rows(
     what RETURNING gave back."""
     if not rows:
         return []
-    return with_columns(tx, columns, body, [list(c) for c in zip(*rows, strict=True)])
+    # a column at a time (no iterator per row, as zip(*rows) makes)
+    return with_columns(
+        tx, columns, body, [list(map(itemgetter(k), rows)) for k in range(len(columns))]
+    )
 
 
 def with_columns(

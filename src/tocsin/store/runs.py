@@ -974,7 +974,10 @@ def finish_runs(tx: Tx, *, rows: Sequence[FinishRow]) -> set[str]:
             )
             sql = _PG_FINISH_ONE if tx.is_postgres else _FINISH_ONE
             return {r.run_id} if tx.conn.exec_driver_sql(sql, one).rowcount == 1 else set()
-        cells: list[list[Any]] = [list(c) for c in zip(*rows, strict=True)]  # FinishRow's order
+        # a column per field, in FinishRow's order (no iterator per row, as zip(*rows) makes)
+        cells: list[list[Any]] = [
+            list(map(itemgetter(k), rows)) for k in range(len(FinishRow._fields))
+        ]
         rid, att, st, ats, sp, e, o, su, nx, n = cells
         u = list(map(bind, ats))
         nx = [None if x is None else bind(x) for x in nx] if nx.count(None) != len(nx) else nx
