@@ -3,7 +3,9 @@
 - :class:`DripReceiver` reads a request, then answers its status line and headers one byte every
   ``every_s`` seconds (``body=True``: the headers at once, then the body one byte at a time),
   for as long as the client stays. It records, per connection, when the request arrived and
-  when the client went away, and the most connections it held at once.
+  when the client went away, and the most connections it held at once: counted as a request
+  arrives, over the connections whose client has not closed its end by then (a drip thread
+  notices a close only when it next wakes, after the client may have sent its next request).
 - :class:`FastReceiver` answers 200 at once and records when each request arrived.
 
 Times are ``time.monotonic()`` readings of this process, so a test orders events across the
@@ -12,6 +14,7 @@ two receivers without sleeping for a scheduler.
 
 from __future__ import annotations
 
+import select
 import socket
 import threading
 import time
@@ -36,6 +39,7 @@ class DripReceiver:
     exchanges: list[Exchange] = field(default_factory=list)
     holding: int = 0
     most_held: int = 0
+    open_conns: set[socket.socket] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
     arrived: threading.Event = field(default_factory=threading.Event)
     closing: threading.Event = field(default_factory=threading.Event)
@@ -68,7 +72,9 @@ class DripReceiver:
         with self.lock:
             self.exchanges.append(exchange)
             self.holding += 1
-            self.most_held = max(self.most_held, self.holding)
+            self.open_conns.add(conn)
+            still = sum(1 for held in self.open_conns if not _closed_now(held))
+            self.most_held = max(self.most_held, still)
         self.arrived.set()
         try:
             if self.body:
@@ -87,6 +93,7 @@ class DripReceiver:
             exchange.left = time.monotonic()
             with self.lock:
                 self.holding -= 1
+                self.open_conns.discard(conn)
             conn.close()
 
 
@@ -109,6 +116,13 @@ def _read_request(conn: socket.socket) -> None:
         if not chunk:
             return
         body += chunk
+
+
+def _closed_now(conn: socket.socket) -> bool:
+    """Whether the client closed its end already: its FIN is there to read (``select`` without
+    waiting, then a peek that takes no byte: the socket's own thread may be reading it)."""
+    readable, _, _ = select.select([conn], [], [], 0)
+    return bool(readable) and conn.recv(1, socket.MSG_PEEK) == b""
 
 
 def _gone(conn: socket.socket, wait_s: float) -> bool:

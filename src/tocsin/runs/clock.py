@@ -57,6 +57,13 @@ class Stopwatch:
         return text
 
 
+def elapsed_reader() -> Callable[[], float]:
+    """Seconds elapsed since this call, read from the monotonic clock (a step's or a run's time
+    limit: an execution budget, not scheduling time)."""
+    start = time.monotonic()
+    return lambda: time.monotonic() - start
+
+
 def pass_clock(now: datetime) -> Stopwatch:
     """``now`` advanced by the monotonic time elapsed since this call (:class:`Stopwatch`)."""
     return Stopwatch(now)
@@ -87,6 +94,7 @@ __all__ = [
     "PassClock",
     "Stopwatch",
     "TimedReceipt",
+    "elapsed_reader",
     "iso_reader",
     "pass_clock",
     "timed_receipt",

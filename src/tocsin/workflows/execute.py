@@ -20,7 +20,6 @@ import inspect
 import json
 import logging
 import threading
-import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -35,7 +34,7 @@ from tocsin import messages
 from tocsin.core.config.receipts import truncate_error
 from tocsin.core.model import Run
 from tocsin.errors import NonRetryable
-from tocsin.runs.clock import PassClock, iso_reader, pass_clock
+from tocsin.runs.clock import PassClock, elapsed_reader, iso_reader, pass_clock
 from tocsin.workflows.definition import Stage, Step, Workflow
 
 Receipt = dict[str, Any]
@@ -89,18 +88,18 @@ class StepTimedOut(Exception):
     """A step ran past its ``timeout_s`` or its run's."""
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Limits:
-    """A pass's time limits: the workflow's ``timeout_s``, counted on the monotonic clock from
-    ``started`` (an execution budget, not scheduling time)."""
+    """A pass's time limits: the workflow's ``timeout_s``, of which ``elapsed()`` is spent (the
+    monotonic clock: an execution budget, not scheduling time)."""
 
     workflow_id: str
     run_s: float | None
-    started: float
+    elapsed: Callable[[], float]
 
     def of(self, s: Step) -> tuple[float | None, str]:
         """Seconds ``s`` may take now (None: no limit), and the text it fails with past them."""
-        left = None if self.run_s is None else self.run_s - (time.monotonic() - self.started)
+        left = None if self.run_s is None else self.run_s - self.elapsed()
         if left is not None and (s.timeout_s is None or left < s.timeout_s):
             return left, messages.run_timed_out(s.id, self.workflow_id, float(self.run_s or 0))
         if s.timeout_s is None:
@@ -121,7 +120,7 @@ def run_stages(
     ``now``; their receipts' ``started_at``/``ended_at`` are read from ``clock`` when each really
     starts and ends (default: ``now`` plus the time elapsed since this call)."""
     stamp = iso_reader(clock or pass_clock(now))
-    limits = Limits(wf.id, wf.timeout_s, time.monotonic())
+    limits = Limits(wf.id, wf.timeout_s, elapsed_reader())
     steps: list[Receipt] = [dict(r) for r in run.action_results]
     try:
         data = _checked(wf.input, run.input)
