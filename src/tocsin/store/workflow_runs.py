@@ -162,9 +162,8 @@ def insert_runs(
     (``bulk.with_columns``: PostgreSQL, one array per column; SQLite, a multi-row ``VALUES``
     list per chunk of rows; a column of one value in every row sent once), values converted a
     column at a time (STYLE F3: SQLAlchemy's per-parameter processing was most of a 10,000-fire
-    tick). A column
-    NULL in every row and NULL by default is left out (a pending run's output, error, ended_at…):
-    it is NULL all the same, for fewer arrays to send and unnest.
+    tick). A column NULL in every row and NULL by default is left out (a pending run's output,
+    error, ended_at…): it is NULL all the same, for fewer arrays to send and unnest.
 
     A run's ``scope`` is its workflow's, ``app/wf:<workflow>`` (one turn of the one claim for all
     its runs, however many schedules fire it); a run of one of the ``limited`` schedules (the
