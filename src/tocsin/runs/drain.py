@@ -12,9 +12,12 @@ workflow runs are finished together; before a run that may take a while (an outb
 command, a lane attempt, a workflow run: the app's code), the slot hands the rest of its queue
 to another slot of that scope when one is free, so slow runs still go side by side, one slot
 each, up to the scope's share. While a tenant's queue holds runs, the claim gives that tenant
-nothing more. With a pool or without, a claimed run not started within a quarter of the stale
-window (``TOCSIN_STUCK_AFTER_S``) goes back to pending, with the rest of its queue; with a pool,
-what its slots hold is leased and renewed meanwhile (``runs.leases``).
+nothing more; a claim that took runs of fewer scopes than it could visit saw every scope with a
+ready run, so the claimer waits for a slot to end or a queue to empty before it claims again (a
+claim right away could only find runs written since: one claim in two found nothing, a
+transaction each). With a pool or without, a claimed run not started within a quarter of the
+stale window (``TOCSIN_STUCK_AFTER_S``) goes back to pending, with the rest of its queue; with
+a pool, what its slots hold is leased and renewed meanwhile (``runs.leases``).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from tocsin import messages
 from tocsin.runs.batch import Claimed, execute_batch
 from tocsin.runs.pool import RunPool, SlotQueue
 from tocsin.runs.worker import Worker
+from tocsin.store.runs import tenant_of
 
 GROUP_BATCH = 500
 """Without a pool: runs claimed in one statement and executed by ``runs.batch`` (those whose
@@ -90,24 +94,32 @@ def _drain_into(worker: Worker, pool: RunPool, *, now: datetime, limit: int | No
             break  # the pass used its time
         if not pool.wait_for_slot(SLOT_POLL_S):
             continue  # every slot busy: look at the stop flag, then wait again
-        seen = pool.changes()
-        want = pool.free() * max(1, worker.per_slot)
+        seen, free = pool.changes(), pool.free()
+        want = free * max(1, worker.per_slot)
         want = want if limit is None else min(want, limit - started)
         at = worker.time(now)
         batch = worker.claim(now=at, limit=want, pool=pool)
+        if batch:
+            seen = pool.changes()  # (a slot that ended meanwhile freed what this claim saw)
+            pool.leases.add((run for run, _table, _scope in batch), at)
+            by_tenant = sorted(batch, key=lambda c: tenant_of(c[2]))
+            for tenant, runs in groupby(by_tenant, key=lambda c: tenant_of(c[2])):
+                queue: Queue = SlotQueue(pool, tenant, [(run, table) for run, table, _s in runs])
+                _start(worker, pool, queue, now=now, first=True)
+            started += len(batch)
+            if len({scope for _run, _table, scope in batch}) >= min(free, want) or pool.pass_over():
+                continue  # the claim may have left scopes unvisited: claim again (or end)
+        # nothing claimed, or every scope with a ready run was visited (each gave what it had
+        # or what its room allowed; their tenants' queues now hold runs): another claim now
+        # could only find runs written since, so the claimer first waits for a change
+        if pool.spreadable():  # runs wait in queues that may take a slot more: until a
+            _watch(worker, pool, seen, now=now, renew=renew)  # slot ends or a queue
+            continue  # empties, a slot more for those whose slots took none for a look
+        if pool.in_pass() and not pool.pass_over() and pool.active:
+            pool.wait_for_change(seen, SLOT_POLL_S)  # a slot or a queue may free a scope
+            continue
         if not batch:
-            if pool.spreadable():  # runs wait in queues that may take a slot more: until a
-                _watch(worker, pool, seen, now=now, renew=renew)  # slot ends or a queue
-                continue  # empties, a slot more for those whose slots took none for a look
-            if pool.in_pass() and not pool.pass_over() and pool.active:
-                pool.wait_for_change(seen, SLOT_POLL_S)  # a slot or a queue may free a scope
-                continue
             break
-        pool.leases.add((run for run, _table, _scope in batch), at)
-        for scope, runs in groupby(sorted(batch, key=lambda c: c[2]), key=lambda c: c[2]):
-            queue: Queue = SlotQueue(pool, scope, [(run, table) for run, table, _s in runs])
-            _start(worker, pool, queue, now=now, first=True)
-        started += len(batch)
     return started
 
 

@@ -113,7 +113,6 @@ from tocsin.store.runs import (
     release_run,
     save_receipt,
     schedule_retry,
-    tenant_of,
     touch_run,
 )
 from tocsin.store.tx import Tx
@@ -192,8 +191,9 @@ class Worker:
         self, *, now: datetime, limit: int = 1, pool: RunPool | None = None
     ) -> list[tuple[Run, Table | None, str]]:
         """Claim up to ``limit`` pending runs, each with its table (read in the same transaction)
-        and its tenant's scope (``store.runs.tenant_of``), the scopes in turn
-        (``store.runs.claim_scoped_runs``); with ``pool``, from the pool's turn, of as many
+        and its scope (``runs.scope``, within its tenant's: ``store.runs.tenant_of``), the
+        scopes in turn (``store.runs.claim_scoped_runs``); with ``pool``, from the pool's turn,
+        of as many
         scopes as it has free slots, ``per_slot`` runs for each slot a tenant may still take
         (``pool.per_scope`` minus its slots busy here), none of a tenant whose queue here still
         holds runs (``RunPool.queued``).
@@ -235,7 +235,7 @@ class Worker:
             self.after = after
         else:
             pool.after = after
-        return [(run, tables.get(run.table_id), tenant_of(scope)) for run, scope in claimed]
+        return [(run, tables.get(run.table_id), scope) for run, scope in claimed]
 
     def execute(self, run: Run, table: Table | None, *, now: datetime) -> str:
         """Run a claimed run to its outcome: ``done|failed|retrying|released|lost``. Never
