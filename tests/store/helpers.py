@@ -124,4 +124,4 @@ def claim_ids(store: Store, limit: int, **kw: Any) -> list[tuple[str, str]]:
     and scopes."""
     with store.begin() as tx:
         claimed = claim_scoped_runs(tx, now=kw.pop("now", CLAIM_AT), limit=limit, **kw)
-    return [(run.id, scope) for run, scope in claimed]
+    return [(run.id, run.scope) for run in claimed]

@@ -32,8 +32,8 @@ def _claimed(store: Store, table: Table, tables: int) -> tuple[list[str], list[s
     with store.begin() as tx:
         store_wf.insert_runs(tx, rows=rows)
         claimed = claim_scoped_runs(tx, now=CLAIM_AT, limit=10, workflows=["wf"])
-    assert {run.id for run, _ in claimed} == {*table_ids, *(r["id"] for r in rows)}
-    assert {run.attempts for run, _ in claimed} == {1}
+    assert {run.id for run in claimed} == {*table_ids, *(r["id"] for r in rows)}
+    assert {run.attempts for run in claimed} == {1}
     return table_ids, [r["id"] for r in rows]
 
 

@@ -421,7 +421,7 @@ def test_lane_attempts_move_into_the_one_queue_both_ways(store: Store, table: Ta
     ]
     with store.begin() as tx:
         claimed = claim_scoped_runs(tx, now=NOW, limit=5, own=["intake"])
-    assert [(run.id, run.kind, scope) for run, scope in claimed] == [
+    assert [(run.id, run.kind, run.scope) for run in claimed] == [
         ("attempt_" + "0" * 31 + "2", "lane", "app")
     ]
     with store.begin() as tx:

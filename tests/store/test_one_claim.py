@@ -104,10 +104,10 @@ def test_the_claim_takes_the_runs_of_its_workflows_only_oldest_first(
         )  # fmt: skip
         assert moved
         claimed = claim_scoped_runs(tx, now=LATER, limit=10, workflows=["wf_a"])
-    assert [run.id for run, _ in claimed] == [*mine[:2], *tables]  # by creation
-    runs = {run.id: (run, scope) for run, scope in claimed}
-    first, scope = runs[mine[0]]
-    assert scope == "app/wf:wf_a" and tenant_of(scope) == "app"
+    assert [run.id for run in claimed] == [*mine[:2], *tables]  # by creation
+    runs = {run.id: run for run in claimed}
+    first = runs[mine[0]]
+    assert first.scope == "app/wf:wf_a" and tenant_of(first.scope) == "app"
     assert (first.kind, first.trigger_id, first.table_id, first.source) == (
         "workflow", "wf_a", "", "manual"
     )  # fmt: skip
@@ -115,7 +115,7 @@ def test_the_claim_takes_the_runs_of_its_workflows_only_oldest_first(
         {"n": 0}, {"s": 0}, {"user": "u"}
     )  # fmt: skip
     assert (first.attempts, first.attempt, first.action_results) == (1, 1, [])
-    assert {runs[t][0].kind for t in tables} == {"actions"}
+    assert {runs[t].kind for t in tables} == {"actions"}
     with store.read() as tx:
         found = [store_runs.get_run(tx, run_id=i) for i in theirs]
     assert [run.status if run else None for run in found] == ["pending"] * len(theirs)
@@ -156,7 +156,7 @@ def test_a_claimed_run_is_the_run_read_back_of_every_kind(store: Store, table: T
         picked = select(*RUN_COLUMNS).where(runs.c.id.in_([row_event, clock_run.id, lane, flow]))
         read = {row.id: run_value(row._mapping) for row in tx.conn.execute(picked)}
         table_run = get_run(tx, run_id=row_event)
-    got = {run.id: run for run, _scope in claimed}
+    got = {run.id: run for run in claimed}
     assert set(got) == set(read) and len(got) == 4
     assert {run.kind for run in got.values()} == {"actions", "workflow", "lane"}
     for run_id, run in got.items():
@@ -362,7 +362,7 @@ def test_racing_claimers_never_pass_the_limits(store: Store, nested: bool) -> No
                 continue
             with lock:
                 peaks.append(running())
-            _finish(store, [run.id for run, _ in got])
+            _finish(store, [run.id for run in got])
 
     threads = [threading.Thread(target=worker) for _ in range(4)]
     for t in threads:
@@ -385,7 +385,7 @@ def _claim_plan(store: Store, **kw: Any) -> tuple[str, list[str]]:
         lambda tx: claim_scoped_runs(tx, now=LATER, **kw),
     )
     assert len(plans) == 1
-    return plans[0], [scope for _, scope in claimed]
+    return plans[0], [run.scope for run in claimed]
 
 
 def test_the_claim_reads_the_pending_index_on_a_backlog(store: Store, table: Table) -> None:

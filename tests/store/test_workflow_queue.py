@@ -203,8 +203,8 @@ def test_stored_workflow_runs_move_into_runs_and_back(store: Store, table: Table
             workflow_claim = claim_scoped_runs(
                 tx, now=NOW, limit=10, actions=False, workflows=["wf_a", "wf_b"]
             )
-        assert [run.id for run, _scope in table_claim] == ["table-run"]
-        assert [(r.id, r.kind, r.input, r.initial_state) for r, _ in workflow_claim] == [
+        assert [run.id for run in table_claim] == ["table-run"]
+        assert [(r.id, r.kind, r.input, r.initial_state) for r in workflow_claim] == [
             ("wf-run-1-pending", "workflow", {"n": 1}, {"s": 1})  # 5 waits its retry
         ]
         with store.begin() as tx:
@@ -406,7 +406,7 @@ def test_0036_gives_workflow_runs_their_scopes_and_its_downgrade_the_apps(store:
     assert scopes() == want and "kind" not in _claim_index_where(store)
     with store.begin() as tx:
         claimed = claim_scoped_runs(tx, now=NOW, limit=5, actions=False, workflows=["wf"])
-    assert {scope for _, scope in claimed} == set(want.values())
+    assert {run.scope for run in claimed} == set(want.values())
 
 
 def _claim_index_where(store: Store) -> str:

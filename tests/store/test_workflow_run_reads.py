@@ -56,7 +56,7 @@ def test_every_read_answers_the_typed_run_with_its_fields_decoded(store: Store) 
     assert (fresh[0].status, fresh[0].attempts, fresh[0].attempt) == ("pending", 0, 1)
     assert fresh[0].steps == [] and isinstance(fresh[0].steps, list)
     with store.begin() as tx:
-        (claimed, _scope), = claim_scoped_runs(
+        (claimed,) = claim_scoped_runs(
             tx, now=NOW, limit=1, actions=False, workflows=["wf"]
         )  # fmt: skip
         assert store_runs.save_steps(tx, run_id=row["id"], attempts=1, steps=RECEIPTS, now=LATER)

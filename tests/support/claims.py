@@ -22,5 +22,5 @@ def claimed_runs(tx: Tx, *, workflow_ids: Sequence[str], **kwargs: Any) -> list[
             "resume_data": run.resume_data, "scheduled_for": run.scheduled_for,
             "created_at": run.created_at, "updated_at": run.updated_at, "attempt": run.attempt,
         }
-        for run, _scope in claimed
+        for run in claimed
     ]  # fmt: skip

@@ -179,6 +179,9 @@ class Run:
     request_context: Any = None
     resume_data: Any = None
     attempt: int | None = None  # the automatic retry's attempt number (SPEC §12)
+    # its turn in the one claim (``runs.scope``): its table's tenant ``scope:scope_id`` (a limited
+    # trigger's runs: a scope within it), the app's ``app`` or a workflow's ``app/wf:…``
+    scope: str = ""
 
     @property
     def dedup_key(self) -> str | None:
@@ -201,7 +204,16 @@ class Run:
 
 
 _NOT_IN_RUN_DICT = frozenset(
-    ("kind", "schedule_id", "input", "initial_state", "request_context", "resume_data", "attempt")
+    (
+        "kind",
+        "schedule_id",
+        "input",
+        "initial_state",
+        "request_context",
+        "resume_data",
+        "attempt",
+        "scope",
+    )
 )
 _RUN_FIELDS = tuple(f.name for f in fields(Run) if f.name not in _NOT_IN_RUN_DICT)  # SPEC §8
 

@@ -71,7 +71,7 @@ def drain(
         batch = [] if worker.should_stop() else worker.claim(now=worker.time(now), limit=want)
         if not batch:
             break
-        items = iter([(run, table) for run, table, _scope in batch])
+        items = iter(batch)
         count += execute_batch(worker, _taken(worker, partial(next, items, None), now), now=now)
         if worker.should_stop():
             break
@@ -101,13 +101,12 @@ def _drain_into(worker: Worker, pool: RunPool, *, now: datetime, limit: int | No
         batch = worker.claim(now=at, limit=want, pool=pool)
         if batch:
             seen = pool.changes()  # (a slot that ended meanwhile freed what this claim saw)
-            pool.leases.add((run for run, _table, _scope in batch), at)
-            by_tenant = sorted(batch, key=lambda c: tenant_of(c[2]))
-            for tenant, runs in groupby(by_tenant, key=lambda c: tenant_of(c[2])):
-                queue: Queue = SlotQueue(pool, tenant, [(run, table) for run, table, _s in runs])
+            pool.leases.add((run for run, _table in batch), at)
+            for tenant, claimed in groupby(sorted(batch, key=_tenant), key=_tenant):
+                queue: Queue = SlotQueue(pool, tenant, claimed)
                 _start(worker, pool, queue, now=now, first=True)
             started += len(batch)
-            if len({scope for _run, _table, scope in batch}) >= min(free, want) or pool.pass_over():
+            if len({run.scope for run, _table in batch}) >= min(free, want) or pool.pass_over():
                 continue  # the claim may have left scopes unvisited: claim again (or end)
         # nothing claimed, or every scope with a ready run was visited (each gave what it had
         # or what its room allowed; their tenants' queues now hold runs): another claim now
@@ -121,6 +120,11 @@ def _drain_into(worker: Worker, pool: RunPool, *, now: datetime, limit: int | No
         if not batch:
             break
     return started
+
+
+def _tenant(claimed: Claimed) -> str:
+    """The tenant scope of a claimed run (its queue's)."""
+    return tenant_of(claimed[0].scope)
 
 
 def _watch(

@@ -189,11 +189,10 @@ class Worker:
 
     def claim(
         self, *, now: datetime, limit: int = 1, pool: RunPool | None = None
-    ) -> list[tuple[Run, Table | None, str]]:
-        """Claim up to ``limit`` pending runs, each with its table (read in the same transaction)
-        and its scope (``runs.scope``, within its tenant's: ``store.runs.tenant_of``), the
-        scopes in turn (``store.runs.claim_scoped_runs``); with ``pool``, from the pool's turn,
-        of as many
+    ) -> list[tuple[Run, Table | None]]:
+        """Claim up to ``limit`` pending runs, each with its table (read in the same
+        transaction), the scopes in turn (``store.runs.claim_scoped_runs``; ``Run.scope``); with
+        ``pool``, from the pool's turn, of as many
         scopes as it has free slots, ``per_slot`` runs for each slot a tenant may still take
         (``pool.per_scope`` minus its slots busy here), none of a tenant whose queue here still
         holds runs (``RunPool.queued``).
@@ -204,7 +203,7 @@ class Worker:
 
     def _claim(
         self, *, now: datetime, limit: int, pool: RunPool | None
-    ) -> list[tuple[Run, Table | None, str]]:
+    ) -> list[tuple[Run, Table | None]]:
         tables: dict[str, Table | None] = {}
         after = self.after if pool is None else pool.after
         held, cap = (None, None) if pool is None else (pool.held(), pool.per_scope)
@@ -228,14 +227,14 @@ class Worker:
                 limits=self.limits,
                 **pooled,
             )
-            for table_id in {run.table_id for run, _scope in claimed if run.kind == "actions"}:
+            for table_id in {run.table_id for run in claimed if run.kind == "actions"}:
                 tables[table_id] = get_table(tx, table_id=table_id, include_trashed=True)
-        after = next_turn(after, {scope for _run, scope in claimed})
+        after = next_turn(after, {run.scope for run in claimed})
         if pool is None:
             self.after = after
         else:
             pool.after = after
-        return [(run, tables.get(run.table_id), scope) for run, scope in claimed]
+        return [(run, tables.get(run.table_id)) for run in claimed]
 
     def execute(self, run: Run, table: Table | None, *, now: datetime) -> str:
         """Run a claimed run to its outcome: ``done|failed|retrying|released|lost``. Never

@@ -235,9 +235,9 @@ _INSTANT_AT = tuple(
 )
 _CLOCK_AT, _RESULTS_AT = (_RETURNED.index(name) for name in ("clock", "action_results"))
 _WIDTH = len(_RETURNED)
-# a claimed row's ``kind``, then the claim's own columns (:func:`_claim_next`): the run's scope
-# and its ``max_concurrent``
-_SCOPE_AT, _LIMIT_AT, _KIND_AT = _WIDTH, _WIDTH + 1, _RETURNED.index("kind")
+# a claimed row's ``kind`` and ``scope``, then the claim's own column (:func:`_claim_next`): the
+# run's ``max_concurrent``
+_KIND_AT, _SCOPE_AT, _LIMIT_AT = _RETURNED.index("kind"), _RETURNED.index("scope"), _WIDTH
 # a claimed row's values followed by those of :data:`_SET_BY_CLAIM`, in :class:`Run`'s field order
 _IN_RUN_ORDER = itemgetter(
     *(
@@ -371,8 +371,8 @@ def workflow_of(scope: str) -> str:
 
 
 def claim_next_runs(tx: Tx, *, now: datetime, limit: int = 1, after: str = "") -> list[Run]:
-    """:func:`claim_scoped_runs` without a cap: the runs only."""
-    return [run for run, _scope in claim_scoped_runs(tx, now=now, limit=limit, after=after)]
+    """:func:`claim_scoped_runs` without a cap."""
+    return claim_scoped_runs(tx, now=now, limit=limit, after=after)
 
 
 def claim_scoped_runs(
@@ -390,7 +390,7 @@ def claim_scoped_runs(
     scopes: int | None = None,
     workflows: Sequence[str] = (),
     limits: RunLimits | None = None,
-) -> list[tuple[Run, str]]:
+) -> list[Run]:
     """Claim up to ``limit`` pending runs of every kind, the scopes in turn: ``pending →
     running``, ``attempts + 1``: the one claim of the one queue. A table trigger's runs (kind
     ``actions``) are always claimable; the app's own runs (a lane attempt) only when their
@@ -433,7 +433,8 @@ def claim_scoped_runs(
     On PostgreSQL rows locked by another claimer are skipped (``FOR UPDATE SKIP LOCKED``), on
     SQLite the caller holds ``BEGIN IMMEDIATE``. The outer ``status = 'pending'`` predicate is
     the fence either way. Returns the claimed runs as :class:`Run` values (a workflow run's JSON
-    fields decoded) with their scopes, in creation order (empty when none is claimable).
+    fields decoded; ``Run.scope`` the turn each was claimed in), in creation order (empty when
+    none is claimable).
     """
     tx.require_writable()
     room = {s: max(0, cap - n) * share for s, n in (held or {}).items()} if cap else {}
@@ -465,15 +466,12 @@ def claim_scoped_runs(
         held = _workflow_keys(rows, limited_scopes)
         if (limited or held) and tx.is_postgres:
             _recount(tx, limited, held)
-        claimed = list(
-            zip(_claimed_runs(rows, now), [str(row[_SCOPE_AT]) for row in rows], strict=True)
-        )
+        claimed = _claimed_runs(rows, now)
     return sorted(claimed, key=_claim_order)
 
 
-def _claim_order(claim: tuple[Run, str]) -> tuple[datetime, datetime, str]:
+def _claim_order(run: Run) -> tuple[datetime, datetime, str]:
     """Creation order; lane attempts created together (one tick's) by their run's instant."""
-    run = claim[0]
     due = run.scheduled_for if run.kind == "lane" and run.scheduled_for else run.created_at
     return run.created_at, due, run.id
 
@@ -813,7 +811,7 @@ def _claim_next(postgres: bool, columns: tuple[ColumnElement[Any], ...], limited
     else:
         where = f"runs.id IN ({_sqlite_pick(limited)}) AND +runs.status = 'pending'"
     claim = update(runs).where(text(where).bindparams(at)).values(**_claim_values(at))
-    return claim.returning(*columns, runs.c.scope, runs.c.max_concurrent)
+    return claim.returning(*columns, runs.c.max_concurrent)
 
 
 def _attempt_due(now: datetime | BindParameter[Any]) -> ColumnElement[bool]:
