@@ -20,7 +20,7 @@ from tocsin.store import Store
 from tocsin.store import workflow_runs as store_runs
 from tocsin.store.approvals import requeue_changes
 from tocsin.store.dialects import ordered_scans_only
-from tocsin.store.runs import active_clock_triggers, claim_next_runs, claim_scoped_runs
+from tocsin.store.runs import active_clock_triggers, claim_scoped_runs
 from tocsin.store.schema import runs, staged_changes
 
 from .helpers import NOW, PG_ONLY, new_id, plans_of, query_plan
@@ -75,7 +75,7 @@ def test_the_table_run_claim_walks_its_ordered_index_too(store: Store, table: Ta
     plans, claimed = plans_of(  # the claim itself, planned under the same settings
         store,
         lambda statement: "fwd(scope" in statement,
-        lambda tx: claim_next_runs(tx, now=NOW + timedelta(seconds=5), limit=10),
+        lambda tx: claim_scoped_runs(tx, now=NOW + timedelta(seconds=5), limit=10),
     )
     assert len(claimed) == 10 and len(plans) == 1
     # fair (the scopes in turn): the scopes and each one's oldest runs are index probes of

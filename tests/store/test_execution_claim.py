@@ -1,4 +1,4 @@
-"""The worker's batch claim (SPEC §9.1): ``claim_next_runs`` takes at most ``limit`` runs.
+"""The worker's batch claim (SPEC §9.1): ``claim_scoped_runs`` takes at most ``limit`` runs.
 
 On PostgreSQL ``UPDATE … WHERE id IN (SELECT … LIMIT n FOR UPDATE SKIP LOCKED)`` may be planned
 as a semi-join that re-runs the limited subquery and claims every pending run; the claim must
@@ -15,7 +15,7 @@ from sqlalchemy import insert
 from tocsin.core.model import Table
 from tocsin.store import Store
 from tocsin.store.run_queries import count_runs
-from tocsin.store.runs import claim_next_runs
+from tocsin.store.runs import claim_scoped_runs
 from tocsin.store.schema import runs
 
 from .helpers import NOW, new_id
@@ -50,7 +50,7 @@ def _pending_runs(store: Store, table_id: str, count: int) -> list[str]:
 def test_a_claim_of_ten_out_of_a_thousand_takes_exactly_ten(store: Store, table: Table) -> None:
     ids = _pending_runs(store, table.id, PENDING)
     with store.begin() as tx:
-        claimed = claim_next_runs(tx, now=NOW + timedelta(seconds=5), limit=10)
+        claimed = claim_scoped_runs(tx, now=NOW + timedelta(seconds=5), limit=10)
     assert len(claimed) == 10
     assert {run.id for run in claimed} == set(ids[:10])  # the oldest updated_at first
     assert all(run.status == "running" and run.attempts == 1 for run in claimed)
@@ -64,7 +64,7 @@ def test_repeated_claims_never_take_more_than_their_limit(store: Store, table: T
     taken: set[str] = set()
     for _ in range(20):
         with store.begin() as tx:
-            batch = claim_next_runs(tx, now=NOW + timedelta(seconds=5), limit=7)
+            batch = claim_scoped_runs(tx, now=NOW + timedelta(seconds=5), limit=7)
         assert 1 <= len(batch) <= 7
         assert not taken & {run.id for run in batch}
         taken |= {run.id for run in batch}

@@ -30,7 +30,6 @@ from tocsin.store.migrate import (
 )
 from tocsin.store.runs import (
     active_clock_trigger_ids,
-    claim_next_runs,
     claim_scoped_runs,
     get_run,
     insert_run,
@@ -367,7 +366,7 @@ def test_stored_runs_get_their_tables_scope_both_ways(store: Store, table: Table
         scopes = dict(tx.conn.execute(select(runs.c.id, runs.c.scope)).all())
     assert scopes == {"mine": f"{table.scope}:{table.scope_id}", "gone": ""}
     with store.begin() as tx:
-        claimed = claim_next_runs(tx, now=NOW, limit=5)
+        claimed = claim_scoped_runs(tx, now=NOW, limit=5)
     assert sorted(run.id for run in claimed) == ["gone", "mine"]
     with store.begin() as tx:
         command.downgrade(alembic_config(tx.conn), "0028_e")

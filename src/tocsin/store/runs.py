@@ -116,7 +116,7 @@ class NewRun(NamedTuple):
 
 _ENCODE = json.JSONEncoder(check_circular=False).encode  # json.dumps' output, plain JSON
 
-# a new run's scope: its table's ``scope:scope_id`` (the fair claim's key, ``claim_next_runs``);
+# a new run's scope: its table's ``scope:scope_id`` (the fair claim's key, ``claim_scoped_runs``);
 # a run of a trigger with ``max_concurrent``: a scope of its own within it (``/table/trigger``)
 RUN_SCOPE = (
     "coalesce((SELECT t.scope || ':' || t.scope_id FROM tables AS t WHERE t.id = tab), '')"
@@ -368,11 +368,6 @@ def workflow_of(scope: str) -> str:
     """The scope of the workflow of a workflow run's ``scope`` (``app/wf:<workflow>``): the
     first two steps of its path."""
     return "/".join(scope.split("/", 2)[:2])
-
-
-def claim_next_runs(tx: Tx, *, now: datetime, limit: int = 1, after: str = "") -> list[Run]:
-    """:func:`claim_scoped_runs` without a cap."""
-    return claim_scoped_runs(tx, now=now, limit=limit, after=after)
 
 
 def claim_scoped_runs(
