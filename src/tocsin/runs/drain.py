@@ -22,6 +22,7 @@ a pool, what its slots hold is leased and renewed meanwhile (``runs.leases``).
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from functools import partial
@@ -68,11 +69,12 @@ def drain(
     count = 0
     while limit is None or count < limit:
         want = GROUP_BATCH if limit is None else min(GROUP_BATCH, limit - count)
-        batch = [] if worker.should_stop() else worker.claim(now=worker.time(now), limit=want)
-        if not batch:
+        claimed = [] if worker.should_stop() else worker.claim(now=worker.time(now), limit=want)
+        if not claimed:
             break
-        items = iter(batch)
-        count += execute_batch(worker, _taken(worker, partial(next, items, None), now), now=now)
+        batch = deque(claimed)  # taken as they start: a run is let go as it ends
+        del claimed
+        count += execute_batch(worker, _taken(worker, partial(_popleft, batch), now), now=now)
         if worker.should_stop():
             break
     return count
@@ -99,14 +101,17 @@ def _drain_into(worker: Worker, pool: RunPool, *, now: datetime, limit: int | No
         want = want if limit is None else min(want, limit - started)
         at = worker.time(now)
         batch = worker.claim(now=at, limit=want, pool=pool)
-        if batch:
+        took = len(batch)
+        if took:
             seen = pool.changes()  # (a slot that ended meanwhile freed what this claim saw)
             pool.leases.add((run for run, _table in batch), at)
+            visited = len({run.scope for run, _table in batch})
             for tenant, claimed in groupby(sorted(batch, key=_tenant), key=_tenant):
                 queue: Queue = SlotQueue(pool, tenant, claimed)
                 _start(worker, pool, queue, now=now, first=True)
-            started += len(batch)
-            if len({run.scope for run, _table in batch}) >= min(free, want) or pool.pass_over():
+            del batch, claimed  # the queues hold the runs: each is let go as it ends
+            started += took
+            if visited >= min(free, want) or pool.pass_over():
                 continue  # the claim may have left scopes unvisited: claim again (or end)
         # nothing claimed, or every scope with a ready run was visited (each gave what it had
         # or what its room allowed; their tenants' queues now hold runs): another claim now
@@ -117,9 +122,13 @@ def _drain_into(worker: Worker, pool: RunPool, *, now: datetime, limit: int | No
         if pool.in_pass() and not pool.pass_over() and pool.active:
             pool.wait_for_change(seen, SLOT_POLL_S)  # a slot or a queue may free a scope
             continue
-        if not batch:
+        if not took:
             break
     return started
+
+
+def _popleft(batch: deque[Claimed]) -> Claimed | None:
+    return batch.popleft() if batch else None
 
 
 def _tenant(claimed: Claimed) -> str:
