@@ -58,6 +58,23 @@ def test_workflow_runs_of_a_pass_over_its_time_are_claimed_once(tocsin: Tocsin) 
     assert tocsin.workflow_runs(status="success")["total"] == 9
 
 
+@with_settings(run_claim_chunk=2)  # 2 slots x 2 per claim
+def test_a_pool_pass_bounded_by_limit_takes_its_last_claim_whole(tocsin: Tocsin) -> None:
+    """With a pool, ``limit`` bounds what a pass claims by whole claims: the claim that reaches
+    it takes what the free slots may hold (here 4 for a limit of 3), not the few runs left below
+    it (``tocsin worker``'s passes of ``batch`` runs each ended with such a claim: a statement
+    and a transaction for a rest)."""
+    tocsin.register_workflows([workflow(id="noop", input=Empty, output=Empty).then(noop).commit()])
+    for _ in range(9):
+        tocsin.start_workflow("noop", {}, now=NOW, wait=False)
+    pool = RunPool(2)
+    pool.start_pass(lambda: False)
+    assert tocsin.work(now=NOW, limit=3, pool=pool) == 4
+    assert pool.wait_idle(WAIT_S)
+    assert tocsin.workflow_runs(status="success")["total"] == 4
+    assert tocsin.workflow_runs(status="pending")["total"] == 5
+
+
 def test_one_claim_takes_table_runs_and_workflow_runs_both(tocsin: Tocsin) -> None:
     """With backlogs of both kinds, each claim takes some of each: the one claim visits the
     table's tenant scope and the workflow's (``app/wf:noop``) in turn, each up to its share of

@@ -58,8 +58,10 @@ def drain(
     (whatever their outcome).
 
     Every claim takes the scopes in turn (``store.runs.claim_scoped_runs``). With ``pool``, runs
-    are claimed as slots free up into queues that slots execute (module docstring); this
-    returns without waiting for them, with how many runs it claimed. In a pass
+    are claimed as slots free up into queues that slots execute (module docstring), until
+    ``limit`` runs were claimed (each claim whole: the one that reaches ``limit`` may pass it,
+    rather than a claim of the few runs left below it, one statement and transaction more a
+    pass); this returns without waiting for them, with how many runs it claimed. In a pass
     (``RunPool.start_pass``), a claim that finds nothing while the pool's slots hold some
     scope's share waits for a slot to end or a queue to empty and claims again, until the pass
     is over.
@@ -97,8 +99,7 @@ def _drain_into(worker: Worker, pool: RunPool, *, now: datetime, limit: int | No
         if not pool.wait_for_slot(SLOT_POLL_S):
             continue  # every slot busy: look at the stop flag, then wait again
         seen, free = pool.changes(), pool.free()
-        want = free * max(1, worker.per_slot)
-        want = want if limit is None else min(want, limit - started)
+        want = free * max(1, worker.per_slot)  # whole, past ``limit`` too: no claim of a rest
         at = worker.time(now)
         batch = worker.claim(now=at, limit=want, pool=pool)
         took = len(batch)

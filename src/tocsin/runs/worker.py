@@ -561,11 +561,11 @@ def serve_worker(
     (``Tocsin.work(clock=…)``), so a long pass stamps claims and receipts with the current time
     and its runs never look stale while they progress.
 
-    A pass (one ``work`` call) starts at most ``batch`` runs and claims nothing more once
-    ``pass_s`` has passed (``RunPool.start_pass``; each of its claimers still claims once, and
-    what they claimed still starts): every pass looks for approved changes and table runs
-    first, so a backlog of workflow runs holds them for about ``pass_s`` at most, plus the
-    start of what was already claimed.
+    A pass (one ``work`` call) claims nothing more once it claimed ``batch`` runs (each claim
+    whole: the last may pass it) or ``pass_s`` has passed (``RunPool.start_pass``; each of its
+    claimers still claims once, and what they claimed still starts): every pass looks for
+    approved changes and table runs first, so a backlog of workflow runs holds them for about
+    ``pass_s`` at most, plus the start of what was already claimed.
 
     Sleeps ``poll_interval`` only when a pass started nothing (``idle``: how, else on the stop).
     A pass that meets a database outage is reported to ``outage`` (the store's: two lines an

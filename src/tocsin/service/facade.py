@@ -156,8 +156,9 @@ class Tocsin:
         pool: RunPool | None = None,
     ) -> int:
         """Approved staged changes and the one queue's runs (table runs, lane attempts and
-        workflow runs, the scopes in turn) through the one worker: at most ``limit``; returns
-        how many ran (with ``pool``: started). A given ``now`` stamps the pass; else ``clock``
+        workflow runs, the scopes in turn) through the one worker: at most ``limit`` (with
+        ``pool``: claims until ``limit`` runs were claimed, each claim whole); returns how many
+        ran (with ``pool``: started). A given ``now`` stamps the pass; else ``clock``
         (default: the real one) is read before each claim."""
         return self._runs.work(now, limit, should_stop=should_stop, clock=clock, pool=pool)
 
