@@ -4,8 +4,8 @@ A fresh PostgreSQL schema (never analyzed, as after a burst), bench/workflow_ben
 due schedules: the schedule pass's statements (the due claim, the overlap fence, the advance by
 id) before and after 5 pages fired, with and without ``keyed_access_only``'s switches; then every
 schedule fired into 10,000 pending runs: the one claim of the run queue (the statement of
-``store.runs.claim_scoped_runs`` as a worker without a pool sends it: up to 500 runs of the
-workflow ``noop``), with and without ``ordered_scans_only``'s switch.
+``store.runs.claim_scoped_runs`` as a worker without a pool sends it: up to ``GROUP_BATCH`` runs of
+the workflow ``noop``), with and without ``ordered_scans_only``'s switch.
 
 Run: ``PYTHONPATH=src .venv/bin/python bench/plan_switches.py`` (``BENCH_PG_URL``, default
 ``postgresql://postgres@127.0.0.1:5432/test``). Prints each plan, one line per node.
@@ -24,6 +24,7 @@ from sqlalchemy.dialects import postgresql
 
 import workflow_bench as wb
 from tocsin import Tocsin
+from tocsin.runs.drain import GROUP_BATCH
 from tocsin.settings import Settings
 from tocsin.store.runs import _claim_next
 from tocsin.store.schema import runs
@@ -51,11 +52,12 @@ ADVANCE = (
 
 def claim_statement(now: Any) -> tuple[str, dict[str, Any]]:
     """The one claim's UPDATE (``store.runs._claim_next``, returning the ids) as driver text, with
-    the parameters ``claim_scoped_runs`` sends for a claim of 500 runs of ``noop``."""
+    the parameters ``claim_scoped_runs`` sends for a claim of ``GROUP_BATCH`` runs of ``noop``."""
     statement = _claim_next(True, (runs.c.id,), False)
     compiled = statement.compile(dialect=postgresql.dialect(paramstyle="pyformat"))
-    params = {"now": now, "limit": 500, "scopes": 500, "after": "", "room": "{}", "cap": 500}
-    params |= {"visit": 500, "own": "[]", "actions": 1, "workflows": '["noop"]', "wf": 1}
+    n = GROUP_BATCH
+    params = {"now": now, "limit": n, "scopes": n, "after": "", "room": "{}", "cap": n}
+    params |= {"visit": n, "own": "[]", "actions": 1, "workflows": '["noop"]', "wf": 1}
     params |= {"limits": "{}"}
     return str(compiled), compiled.construct_params(params)
 
@@ -102,7 +104,7 @@ def main() -> None:
             while t.tick(now=now)["schedules_fired"]:
                 pass
             claim, params = claim_statement(naive)
-            for stage in ("10,000 pending", "after 2 claims of 500"):
+            for stage in ("10,000 pending", "after 2 claims"):
                 if stage != "10,000 pending":
                     t.work(now=now, limit=1000)
                 print(f"===== the one claim, {stage}")

@@ -4,10 +4,10 @@
 a fresh PostgreSQL schema): ``tick`` until every fire row is recorded (a tick fires every due
 schedule, 1,000 set-based per transaction: one claim of the due rows, one ledger claim for the
 batch, bulk inserts of fire rows and pending workflow runs, one bulk ``next_fire_at`` update),
-then ``work`` until every (one-step, no-op) run is ``success`` (500 runs claimed in one
-statement, executed, then finished together in one transaction: one fenced UPDATE for the batch
-and one INSERT of the success events somebody listens to, and the claim of the next 500; the
-same loop on both backends). The clock starts at the first tick and is read at both milestones.
+then ``work`` until every (one-step, no-op) run is ``success`` (``runs.drain.GROUP_BATCH``,
+1,000 runs, claimed in one statement, executed, then finished together in one transaction: one
+fenced UPDATE for the batch and one INSERT of the success events somebody listens to; the same
+loop on both backends). The clock starts at the first tick and is read at both milestones.
 
 Each backend is also run as ``tocsin worker`` and ``serve`` run the runs ("worker pool"): the
 fires recorded as above, then the worker's own loop (``runs.worker.serve_worker``, as the CLI
@@ -72,6 +72,7 @@ from pydantic import BaseModel
 
 from tocsin import StepContext, step, workflow
 from tocsin.cli.processes import WORKER_POLL_S
+from tocsin.runs.drain import GROUP_BATCH
 from tocsin.runs.worker import serve_worker
 from tocsin.service import Tocsin
 from tocsin.settings import Settings
@@ -278,7 +279,7 @@ def bench_processes(url: str) -> tuple[float, float]:
 
 
 # ── the plain-driver baseline ──────────────────────────────────────────────────────────────
-PLAIN_PAGE, PLAIN_BATCH = 1000, 500  # tocsin's page of fires and batch of runs
+PLAIN_PAGE, PLAIN_BATCH = 1000, GROUP_BATCH  # tocsin's page of fires and batch of runs
 
 
 def bench_plain(url: str) -> tuple[float, float]:
@@ -286,8 +287,8 @@ def bench_plain(url: str) -> tuple[float, float]:
     schema (tables and indexes made by ``Tocsin.open``) and the same seeded schedules, plain
     driver calls (psycopg / sqlite3) claim each page of due schedules and write its ledger rows
     (the conflict check kept), pending runs, fire rows and schedule advances in one transaction;
-    then claim runs 500 at a time and finish each batch ``success`` in the next claim's
-    transaction. No validation, receipts or events; plain statements, not tuned further (on
+    then claim runs ``PLAIN_BATCH`` at a time and finish each batch ``success`` in the next
+    claim's transaction. No validation, receipts or events; plain statements, not tuned further (on
     SQLite tocsin's own multi-row statements beat it in some runs). Seconds until every fire is
     written and until every run is ``success``."""
     t = Tocsin.open(url, settings=Settings(database_url=url), workflows=[NOOP])

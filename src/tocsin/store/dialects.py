@@ -31,13 +31,14 @@ def ordered_scans_only(tx: Tx) -> None:
     A burst of runs the statistics have not seen yet is estimated at a few rows, and the planner
     bitmap-scans every pending run and sorts them all for each claim. ``SET LOCAL`` ends with
     the transaction: nothing outside it, nor any other connection, is affected."""
-    # EXPLAIN ANALYZE, 2026-12-04, PostgreSQL 15, a fresh schema (never analyzed), 10,000 pending
-    # workflow runs, the one claim's statement for 500 runs (bench/plan_switches.py):
+    # EXPLAIN ANALYZE, 2026-12-05, PostgreSQL 15, a fresh schema (never analyzed), 10,000 pending
+    # workflow runs, the one claim's statement for 1,000 runs (``runs.drain.GROUP_BATCH``;
+    # bench/plan_switches.py):
     #   no switch: the visit's first probe (``wrap``) is a Bitmap Heap Scan of all 10,000 pending
-    #     runs and a sort for one row, the UPDATE a bitmap scan of pk_runs: 19.3 ms (16.2 ms with
+    #     runs and a sort for one row, the UPDATE a bitmap scan of runs: 15.8 ms (18.1 ms with
     #     9,000 left)
     #   enable_bitmapscan = off: every probe an Index Scan of ix_runs_pending_scope that stops at
-    #     its LIMIT: 8.0 ms (9.3 ms)
+    #     its LIMIT: 12.3 ms (12.3 ms)
     tx.conn.exec_driver_sql("SET LOCAL enable_bitmapscan = off")
 
 
