@@ -120,7 +120,8 @@ class Settings:
     Studio history shows (with the skips of its share of time).
     ``backfill_max_instants``: the most instants a forced backfill takes.
     ``run_claim_chunk``: runs of every kind a pool's claim takes per free slot (per slot a
-    tenant may still take), into the queue its slots share (``runs.drain``);
+    tenant may still take), into the queue its slots share (None: ``runs.drain.slot_share``,
+    a claim batch of 1,000 shared by the pool's slots);
     ``slot_look_s``: a queue none of whose runs a slot took for this long gets another slot of
     its scope, when one is free (``runs.drain``).
     ``sqlite_max_bytes`` (None: no cap) is the most a SQLite database file may grow to: past
@@ -160,7 +161,7 @@ class Settings:
     studio_signins_per_minute: int = 10
     studio_fires_per_page: int = 20
     backfill_max_instants: int = 1_000_000
-    run_claim_chunk: int = 64
+    run_claim_chunk: int | None = None  # None: runs.drain.slot_share(worker_concurrency)
     slot_look_s: float = 0.01
     sqlite_max_bytes: int | None = None
     db_backoff_max_s: float = 30.0
@@ -205,7 +206,7 @@ class Settings:
             studio_signins_per_minute=_count(env, "TOCSIN_STUDIO_SIGNINS_PER_MINUTE", 10),
             studio_fires_per_page=_count(env, "TOCSIN_STUDIO_FIRES_PER_PAGE", 20),
             backfill_max_instants=_count(env, "TOCSIN_BACKFILL_MAX_INSTANTS", 1_000_000),
-            run_claim_chunk=_count(env, "TOCSIN_RUN_CLAIM_CHUNK", 64),
+            run_claim_chunk=_count(env, "TOCSIN_RUN_CLAIM_CHUNK", 0) or None,
             slot_look_s=_positive(env, "TOCSIN_SLOT_LOOK_S", "0.01"),
             sqlite_max_bytes=_count(env, "TOCSIN_SQLITE_MAX_BYTES", 0) or None,
             db_backoff_max_s=_positive(env, "TOCSIN_DB_BACKOFF_MAX_S", "30"),

@@ -75,6 +75,26 @@ def test_a_pool_pass_bounded_by_limit_takes_its_last_claim_whole(tocsin: Tocsin)
     assert tocsin.workflow_runs(status="pending")["total"] == 5
 
 
+def test_a_pool_claims_its_share_of_a_claim_batch_per_slot_by_default(tocsin: Tocsin) -> None:
+    """Without ``TOCSIN_RUN_CLAIM_CHUNK`` a pool's claim takes ``GROUP_BATCH`` (1,000) shared by
+    its slots per slot a tenant may take: 5 in a pool of 200 whose tenants may take one slot
+    each (a fixed 64 would take all 14 runs), 8 in a pool of 125."""
+    tocsin.register_workflows([workflow(id="noop", input=Empty, output=Empty).then(noop).commit()])
+    for _ in range(14):
+        tocsin.start_workflow("noop", {}, now=NOW, wait=False)
+
+    def one_claim(size: int) -> int:
+        pool = RunPool(size, per_scope=1)
+        pool.start_pass(lambda: True)  # over before the first claim: that claim still goes
+        claimed = tocsin.work(now=NOW, pool=pool)
+        assert pool.wait_idle(WAIT_S)
+        return claimed
+
+    assert one_claim(200) == 5
+    assert one_claim(125) == 8
+    assert tocsin.workflow_runs(status="pending")["total"] == 1
+
+
 def test_one_claim_takes_table_runs_and_workflow_runs_both(tocsin: Tocsin) -> None:
     """With backlogs of both kinds, each claim takes some of each: the one claim visits the
     table's tenant scope and the workflow's (``app/wf:noop``) in turn, each up to its share of

@@ -41,6 +41,23 @@ fires. Each claim costs a transaction and a fair visit of the scopes, whatever i
 claims of 500, 10,000 workflow runs took 0.56-0.58 s on PostgreSQL and 0.38-0.39 s on SQLite,
 with 1,000 0.51 s and 0.37 s (``bench/workflow_bench.py``'s work phase, medians of six, two
 alternated runs each, 2026-12-05)."""
+
+
+def slot_share(size: int) -> int:
+    """Runs a claim of a pool of ``size`` slots takes per free slot when
+    ``TOCSIN_RUN_CLAIM_CHUNK`` is not set: ``GROUP_BATCH`` shared by the slots, so a claim with
+    every slot free takes about as many runs as one without a pool (125 a slot in a pool of 8).
+    A claim's transaction and fair visit cost the same whatever its size: with 64 a slot (384
+    runs a claim in a pool of 8 whose eighth slot finishes the last claim's runs: 28 claims
+    per 10,000 runs), ``tocsin worker`` ran 10,000 workflow runs beside ``tocsin scheduler``
+    in 0.73-0.74 s on PostgreSQL, with 125 (750 a claim, 14 claims) in 0.67-0.69 s
+    (``bench/workflow_bench.py``'s processes leg, medians of three, two alternated runs each,
+    2026-12-05). Slow runs are no worse off: a queue whose
+    slots took none of its runs for a look gets another slot of its scope, and a run not
+    started within a quarter of the stale window goes back to pending (:data:`HOLD_SHARE`)."""
+    return max(1, GROUP_BATCH // size)
+
+
 SLOT_POLL_S = 0.2
 """How often a claimer waiting for a free slot of a full pool looks at the stop flag."""
 

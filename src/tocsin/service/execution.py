@@ -15,7 +15,7 @@ from tocsin.engine.sweeps import requeue_staged_changes
 from tocsin.errors import NotFound, ValidationError
 from tocsin.runs.approvals import apply_approved, decide
 from tocsin.runs.clock import pass_clock
-from tocsin.runs.drain import drain
+from tocsin.runs.drain import drain, slot_share
 from tocsin.runs.pool import RunPool
 from tocsin.runs.retry import TransientPolicy, retry_run
 from tocsin.runs.worker import KindExecutor, Worker
@@ -179,7 +179,7 @@ class RunsService(Service):
             workflows=flows,
             limits=limits,
             actions=actions,
-            per_slot=self.settings.run_claim_chunk,
+            per_slot=self.settings.run_claim_chunk or slot_share(pool.size if pool else 1),
             look_s=self.settings.slot_look_s,
         )
         if should_stop is not None:
