@@ -50,11 +50,12 @@ def slot_share(size: int) -> int:
     A claim's transaction and fair visit cost the same whatever its size: with 64 a slot (384
     runs a claim in a pool of 8 whose eighth slot finishes the last claim's runs: 28 claims
     per 10,000 runs), ``tocsin worker`` ran 10,000 workflow runs beside ``tocsin scheduler``
-    in 0.73-0.74 s on PostgreSQL, with 125 (750 a claim, 14 claims) in 0.67-0.69 s
-    (``bench/workflow_bench.py``'s processes leg, medians of three, two alternated runs each,
-    2026-12-05). Slow runs are no worse off: a queue whose
-    slots took none of its runs for a look gets another slot of its scope, and a run not
-    started within a quarter of the stale window goes back to pending (:data:`HOLD_SHARE`)."""
+    in 0.73-0.74 s on PostgreSQL, with 125 (750 a claim, 14 claims) in 0.67-0.69 s; in one
+    process, the worker pool's work phase took 0.53 s, then 0.50 s (``bench/workflow_bench.py``'s
+    processes and pool legs, medians of three and four, two alternated runs each, 2026-12-05).
+    Slow runs are no worse off: a queue whose slots took none of its runs for a look gets
+    another slot of its scope, and a run not started within a quarter of the stale window goes
+    back to pending (:data:`HOLD_SHARE`)."""
     return max(1, GROUP_BATCH // size)
 
 
