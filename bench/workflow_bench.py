@@ -12,9 +12,9 @@ loop on both backends). The clock starts at the first tick and is read at both m
 Each backend is also run as ``tocsin worker`` and ``serve`` run the runs ("worker pool"): the
 fires recorded as above, then the worker's own loop (``runs.worker.serve_worker``, as the CLI
 starts it: a pool of ``TOCSIN_WORKER_CONCURRENCY`` threads, default 8; passes of 2,000 runs
-by whole claims, each claim taking up to 64 runs per free slot (per slot a tenant may still
-take) into a queue that one slot starts on, each slot finishing what it ran in one
-transaction) until every run is
+by whole claims, each claim taking up to ``runs.drain.slot_share`` runs per free slot (125
+for 8; per slot a tenant may still take) into a queue that one slot starts on, each slot
+finishing what it ran in one transaction) until every run is
 ``success`` (whether a run is left is read every 20 ms: the resolution).
 
 And as the two-process deployment (``bench_processes``): the real ``tocsin scheduler`` and
