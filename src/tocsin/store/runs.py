@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import cache
 from operator import itemgetter
@@ -85,7 +85,7 @@ QUEUE_RUN = runs.c.kind != literal_column(repr(WORKFLOW_KIND))
 # (``schema.TABLE_RUN_WHERE``)
 TABLE_RUN = runs.c.table_id != literal_column("''")
 
-RUN_FIELDS = tuple(f.name for f in fields(Run))  # its columns: the value's fields
+RUN_FIELDS = Run._fields  # its columns: the value's fields
 
 
 def run_value(row: Mapping[Any, Any]) -> Run:
@@ -263,7 +263,7 @@ def _claimed_runs(rows: Sequence[Any], now: datetime) -> list[Run]:
         values[_CLOCK_AT] = bool(values[_CLOCK_AT])
         values[_RESULTS_AT] = values[_RESULTS_AT] or []
         values += set_by_claim
-        out.append(Run(*_IN_RUN_ORDER(values)))
+        out.append(Run._make(_IN_RUN_ORDER(values)))
     return out
 
 
