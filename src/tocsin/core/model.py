@@ -1,9 +1,10 @@
 """Typed values the store hands out (SPEC §1, §5.1, §8, §12–§15). Pure.
 
-Each is a frozen, slotted dataclass built in exactly one place in the store (its row → value
-function), but :class:`Run`, an immutable ``NamedTuple`` (a claim builds a thousand at a
-time); the views build the dicts the facade and HTTP have always answered from them
-(``as_dict()`` where that dict is the row's), so no caller of the facade sees a typed value:
+Each is immutable and built in exactly one place in the store (its row → value function): a
+frozen, slotted dataclass, but :class:`Run`, a ``NamedTuple`` (the one claim builds a thousand
+at a time: a tuple is made whole, a frozen dataclass field by field); the views build the dicts
+the facade and HTTP have always answered from them (``as_dict()`` where that dict is the row's),
+so no caller of the facade sees a typed value:
 
 - :class:`Table`: a ``tables`` row (its triggers / SCP configs as stored JSON); built by
   ``store.records.table_value`` (``get_table``, ``list_tables``, ``page_tables``,
