@@ -150,7 +150,7 @@ class Run(NamedTuple):
 
     Immutable like the dataclasses here, a ``NamedTuple`` because the one claim builds a
     thousand at a time: a frozen dataclass's ``__init__`` sets each of its 28 fields through
-    ``object.__setattr__`` (2.5 µs a run on this machine, half of a claimed row's decoding), a
+    ``object.__setattr__`` (2.5 µs a run on this machine, most of a claimed row's decoding), a
     tuple is made whole (0.3 µs). ``Run._fields`` are its fields, ``run._replace(…)`` a copy
     with some changed."""
 
