@@ -1,4 +1,4 @@
-"""What compound triggers (issue 14) cost the paths they touch, as ratios against a baseline
+"""What compound triggers cost the paths they touch, as ratios against a baseline
 measured in the same process on the same database.
 
 Run: ``.venv/bin/python bench/compound_bench.py [--backend sqlite|postgresql|both]

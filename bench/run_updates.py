@@ -1,4 +1,4 @@
-"""What a workflow run's writes cost on PostgreSQL, by the indexes they touch (issue 12).
+"""What a workflow run's writes cost on PostgreSQL, by the indexes they touch.
 
 A run is inserted pending, claimed (``pending -> running``: status, attempts, started_at,
 updated_at) and finished (``running -> success``: status, steps, output, updated_at,

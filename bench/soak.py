@@ -1,4 +1,4 @@
-"""Soak: a real ``tocsin serve`` under steady load for a few minutes (issue 11). Local only.
+"""Soak: a real ``tocsin serve`` under steady load for a few minutes. Local only.
 
 - 2,000 tables (``--tables``) in 200 chatrooms, each with one ``interval`` trigger every 60 s
   whose ``webhook`` goes to one of four receivers this script serves on 127.0.0.1: good (200 at

@@ -1,4 +1,4 @@
-"""Studio's pages with 10,000 schedules and 100,000 fires (issue 13's Bar: each page <= 200 ms).
+"""Studio's pages with 10,000 schedules and 100,000 fires (target: each page <= 200 ms).
 
 Seeds one database (a fresh SQLite file, then a fresh PostgreSQL schema when the server
 answers) directly through the store (one transaction per 10,000 rows): 10 registered workflows,

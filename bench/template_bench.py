@@ -1,4 +1,4 @@
-"""Benchmark template rendering over a wide row (issue 11 item 4: linear rendering).
+"""Benchmark template rendering over a wide row (target: time linear in the template).
 
 Run: ``.venv/bin/python bench/template_bench.py`` (or ``make bench``). Options: ``--columns N``
 (default 3000), ``--tokens N`` (default 200000), ``--repeat N`` (default 3).

@@ -1,4 +1,4 @@
-"""The tick benchmark of issue 3's Bar, on SQLite and PostgreSQL.
+"""The tick benchmark and its targets, on SQLite and PostgreSQL.
 
 Run: ``.venv/bin/python bench/tick_bench.py`` (or ``make bench``). Options: ``--tables N``
 (default 10,000), ``--records N`` (default 1,000,000), ``--backend sqlite|postgresql|both``,
@@ -20,7 +20,7 @@ PostgreSQL schema (dropped at the end).
     10,000: each tick reads the first page plus 10 more (SPEC §6); records classified per
     second over 3 ticks.
 
-Issue 10's Bar (``--parts`` picks among ``abc`` (the three above), ``idle`` and ``procs``):
+Two more parts (``--parts`` picks among ``abc`` (the three above), ``idle`` and ``procs``):
 
 (b') idle at scale: ``--idle-tables`` tables (default 20,000) x 5 clock (interval) triggers =
      100,000 triggers, none due, on a fresh database: time of one tick (median of 7).
@@ -91,7 +91,7 @@ BATCH = 1000
 
 def note(*, chatroom: bool = False) -> list[dict[str, Any]]:
     """A notify action; triggers post to their own table's chatroom (no ``chatroom_id``: a
-    foreign one is refused since issue 11.3). The raw baseline keeps the id it always had."""
+    foreign one is refused). The raw baseline keeps the id it always had."""
     action: dict[str, Any] = {"type": "notify", "message": "x"}
     return [{**action, "chatroom_id": str(uuid.uuid4())} if chatroom else action]
 

@@ -1,4 +1,4 @@
-"""Garbage-collector work during bench (a)'s all-due tick, per backend (issue 10's tick path).
+"""Garbage-collector work during bench (a)'s all-due tick, per backend.
 
 Run: ``.venv/bin/python bench/tick_gc.py [--backend sqlite|postgresql|both] [--tables N]``.
 Builds (a)'s store (``--tables`` tables x 5 interval triggers, all due; default 10,000), then ticks

@@ -1,4 +1,4 @@
-"""``make run`` installs runtime dependencies only; test/lint/bench add the dev tools (issue 18).
+"""``make run`` installs runtime dependencies only; test/lint/bench add the dev tools.
 
 Checked with ``make -n`` (print, do not run) in a copy of the Makefile and pyproject without a
 virtualenv: what a fresh clone would do."""

@@ -1,4 +1,4 @@
-"""Library code leaves interpreter-wide state alone (issue 10, Deliver 3).
+"""Library code leaves interpreter-wide state alone.
 
 tocsin is embedded in applications (uvicorn, the worker threads, a host's own code): switching
 the garbage collector off, freezing it, changing its thresholds or the thread switch interval

@@ -1,4 +1,4 @@
-"""Issue 11: an outbound action has ONE total deadline (connect + headers + body), enforced
+"""An outbound action has ONE total deadline (connect + headers + body), enforced
 on the socket even while a receiver drips its answer, against real servers on 127.0.0.1."""
 
 from __future__ import annotations

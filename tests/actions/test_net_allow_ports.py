@@ -1,4 +1,4 @@
-"""Issue 11.10: ``TOCSIN_OUTBOUND_ALLOW`` entries may name a port.
+"""``TOCSIN_OUTBOUND_ALLOW`` entries may name a port.
 
 Allowing a local receiver (``127.0.0.1:9000``) must not open every local port, tocsin's own API
 among them; an entry without a port keeps admitting every port.

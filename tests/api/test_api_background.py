@@ -66,7 +66,7 @@ def test_the_lifespan_records_a_clean_stop(tocsin: Tocsin) -> None:
 
 
 def test_a_background_whose_run_will_not_stop_says_so(tocsin: Tocsin) -> None:
-    """Issue 11: a registered command that never returns cannot be interrupted; the stop gives
+    """A registered command that never returns cannot be interrupted; the stop gives
     up after its timeout and answers False (``tocsin serve`` then exits 1)."""
     entered, release = threading.Event(), threading.Event()
 

@@ -1,5 +1,5 @@
-"""Issue 11 through the HTTP API: body caps and early auth (11.2), an unreachable database
-(11.8), token expiry and revocation, the metrics token and port (11.10).
+"""Hardening through the HTTP API: body caps and early auth, an unreachable database (503),
+token expiry and revocation, the metrics token and port.
 
 The 50 MB body against a real server (memory measured) is in ``tests/e2e/test_e2e_hardening.py``;
 PostgreSQL stopped and restarted under a running server in ``tests/e2e/test_e2e_pg_outage.py``.
@@ -47,7 +47,7 @@ def big_record(size: int) -> bytes:
     return json.dumps({"data": {"Title": "x" * size}}).encode()
 
 
-# ---- 11.2: size cap, auth before the body, short 422s ----
+# ---- size cap, auth before the body, short 422s ----
 
 
 def test_a_body_over_the_cap_is_413_from_its_content_length(
@@ -193,7 +193,7 @@ def test_the_cap_is_a_setting() -> None:
     assert Settings.from_environ({"TOCSIN_MAX_BODY_BYTES": "2048"}).max_body_bytes == 2048
 
 
-# ---- 11.8: an unreachable database is a 503, /readyz says so ----
+# ---- an unreachable database is a 503, /readyz says so ----
 
 
 def test_healthz_and_readyz_answer_200_while_the_database_answers(client: TestClient) -> None:
@@ -229,7 +229,7 @@ def test_store_unavailable_is_a_503_error() -> None:
     assert StoreUnavailable("x").status == 503
 
 
-# ---- 11.10: token expiry and revocation ----
+# ---- token expiry and revocation ----
 
 
 def test_an_expired_token_is_401(
@@ -268,7 +268,7 @@ def test_a_revoked_token_is_401_from_then_on(
     assert resp.headers["WWW-Authenticate"] == "Bearer"
 
 
-# ---- 11.10: /metrics behind a token, or on a port of its own ----
+# ---- /metrics behind a token, or on a port of its own ----
 
 
 def test_metrics_require_the_metrics_token_when_set(tocsin: Tocsin) -> None:

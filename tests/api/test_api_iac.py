@@ -1,5 +1,5 @@
 """Infrastructure as code over HTTP (SPEC §11, §15): export as JSON Lines, plan, apply; and the
-PUT …/triggers adoption of id-less triggers (issue 15)."""
+PUT …/triggers adoption of id-less triggers."""
 
 from __future__ import annotations
 
@@ -108,7 +108,7 @@ def test_iac_routes_need_a_moderator_of_the_scope(
 def test_re_put_without_ids_keeps_ids_and_does_not_fire_again(
     client: TestClient, tenant: Tenant, table: dict[str, Any], tocsin: Tocsin
 ) -> None:
-    """Issue 15: an unchanged config re-sent without ids must not retire its triggers and fire
+    """An unchanged config re-sent without ids must not retire its triggers and fire
     every already-fired reminder again under new ids."""
     record = client.post(
         table_url(tenant, table, "/records"),
@@ -152,7 +152,7 @@ def test_ids_of_the_wrong_type_are_400_never_500(
 def test_the_scope_routes_refuse_schedule_documents(
     client: TestClient, tenant: Tenant, table: dict[str, Any]
 ) -> None:
-    """Schedules are not scoped: a moderator of one scope cannot manage them here (issue 14)."""
+    """Schedules are not scoped: a moderator of one scope cannot manage them here."""
     schedule = {"workflow": "daily-report", "cron": "0 9 * * *", "timezone": "UTC"}
     for route in ("plan", "apply"):
         resp = client.post(

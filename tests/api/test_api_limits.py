@@ -1,4 +1,4 @@
-"""Issue 11 items 3 and 4 over HTTP: clear 400s at save and write, and capped renders."""
+"""Size and count limits over HTTP: clear 400s at save and write, and capped renders."""
 
 from __future__ import annotations
 

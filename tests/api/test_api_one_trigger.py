@@ -1,5 +1,5 @@
-"""One trigger at a time, a scope's tables, run filters, strict query strings, the feed order
-(issue 18), over HTTP on both backends."""
+"""One trigger at a time, a scope's tables, run filters, strict query strings, the feed order,
+over HTTP on both backends."""
 
 from __future__ import annotations
 

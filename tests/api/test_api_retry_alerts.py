@@ -1,4 +1,4 @@
-"""Automatic retries and failure alerts over HTTP (issue 18; SPEC §8, §9 extended).
+"""Automatic retries and failure alerts over HTTP (SPEC §8, §9 extended).
 
 A trigger's ``retry`` policy keeps a run whose action fails ``pending`` with ``next_attempt_at``
 until its attempts are spent, resuming at the failed action (SPEC §9.2); ``on_failure`` actions

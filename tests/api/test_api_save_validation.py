@@ -1,4 +1,4 @@
-"""Validation at save, not at run time (issue 18), over HTTP: the SPEC texts stay exact and the
+"""Validation at save, not at run time, over HTTP: the SPEC texts stay exact and the
 help (the table's columns, the nearest zone names) is appended after them."""
 
 from __future__ import annotations

@@ -221,7 +221,7 @@ def test_a_workflow_run_answers_the_same_json_from_its_start_its_read_and_its_li
 def test_permission_tokens_expire_and_are_revoked_like_any_token(
     client: TestClient, tocsin: Tocsin, tenant: Tenant
 ) -> None:
-    """Issue 11 x issue 12: a token may carry permissions and an expiry (and a scope); an
+    """A token may carry permissions and an expiry (and a scope); an
     expired or revoked one is 401 on ``/api/…`` as on the tenant routes."""
     now = datetime.now(UTC)
     expired = tocsin.create_token(

@@ -1,4 +1,4 @@
-"""Signed webhooks (issue 18): every webhook carries ``X-Tocsin-Timestamp`` and
+"""Signed webhooks: every webhook carries ``X-Tocsin-Timestamp`` and
 ``X-Tocsin-Signature: v1=<hex HMAC-SHA256 of "<timestamp>.<body>">`` keyed with the scope's
 secret, and ``User-Agent: tocsin/<version>``. Verified here with the standard library's hmac,
 against a real receiver on 127.0.0.1, never with tocsin's own signing code."""

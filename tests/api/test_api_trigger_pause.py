@@ -1,4 +1,4 @@
-"""Pause and resume of a table's schedule trigger over HTTP (issue 12): ``POST
+"""Pause and resume of a table's schedule trigger over HTTP: ``POST
 …/tables/{id}/triggers/{trigger_id}/pause|resume``, moderator only, kept across ``PUT
 …/triggers``, shown in the schedule preview."""
 

@@ -1,4 +1,4 @@
-"""The OpenAPI schema describes triggers with real models (issue 18): discriminated unions per
+"""The OpenAPI schema describes triggers with real models: discriminated unions per
 schedule kind and action type, and it accepts every trigger example the README and the guide
 show (and the demo seeds), while refusing malformed ones. Validation itself is unchanged: the
 SPEC's 400 texts still come from the core (tests/api/test_api_triggers.py)."""

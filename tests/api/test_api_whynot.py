@@ -1,4 +1,4 @@
-"""Issue 17 over HTTP: skips, next fires and run-now of a trigger; schedule skips, next fires and
+"""Why-not over HTTP: skips, next fires and run-now of a trigger; schedule skips, next fires and
 backfill; GET /root/due (admin)."""
 
 from __future__ import annotations

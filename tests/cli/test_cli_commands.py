@@ -150,7 +150,7 @@ def test_a_failing_tick_is_an_error_line_not_a_traceback(
 
 
 def test_tokens_expire_list_without_secrets_and_revoke(env: dict[str, str], tocsin: Tocsin) -> None:
-    """Issue 11.10: ``--expires-in``, ``tokens list`` (ids, no secret) and ``tokens revoke``."""
+    """``--expires-in``, ``tokens list`` (ids, no secret) and ``tokens revoke``."""
     scope = f"chatroom:{uuid.uuid4()}"
     made = invoke("tokens", "create", "--scope", scope, "--expires-in", "12h")
     assert made.exit_code == 0, made.output

@@ -1,4 +1,4 @@
-"""``tocsin tables|triggers|messages`` and ``runs list`` filters (issue 18), through Typer's
+"""``tocsin tables|triggers|messages`` and ``runs list`` filters, through Typer's
 runner on both backends; ids printed whole at a narrow width; no accidental database."""
 
 from __future__ import annotations

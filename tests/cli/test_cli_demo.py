@@ -71,7 +71,7 @@ def test_a_wildcard_bind_is_reached_on_loopback() -> None:
 def test_a_second_demo_refuses_while_the_first_one_serves(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 11.9: ``make run PORT=8001`` next to a running demo (as the port error advised) used
+    """``make run PORT=8001`` next to a running demo (as the port error advised) used
     to delete the first demo's ``tocsin-demo.db*`` and overwrite its ``tocsin-demo.env``."""
     first_port = free_port()
     env = {**os.environ, "TOCSIN_ADMIN_TOKEN": "demo-admin-token-0123456789abcdef"}

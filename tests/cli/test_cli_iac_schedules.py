@@ -1,4 +1,4 @@
-"""``tocsin export --schedules | plan | apply`` with schedule documents (SPEC §11, §13, issue 14).
+"""``tocsin export --schedules | plan | apply`` with schedule documents (SPEC §11, §13).
 
 Exit codes as for trigger documents: 0 no changes, 2 changes, 1 error. Runs on SQLite and
 PostgreSQL (the conftest ``store_url``); the workflows come from ``--app``.

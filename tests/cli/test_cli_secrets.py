@@ -1,5 +1,5 @@
-"""``tocsin secrets rotate --scope chatroom:<uuid>`` (issue 18): a new signing secret, in force at
-once, printed alone on the last line."""
+"""``tocsin secrets rotate --scope chatroom:<uuid>``: a new signing secret, in force at once,
+printed alone on the last line."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``tocsin due``, ``tocsin triggers fires|skips|next|run``, ``tocsin schedules
-skips|next|backfill`` through Typer's runner (issue 17)."""
+skips|next|backfill`` through Typer's runner."""
 
 from __future__ import annotations
 

@@ -58,8 +58,8 @@ def reference_run(
     (and may fire at once); a time leaf holds only at its minutes; a fire resets every latch. A
     tick after downtime sees only the latest minute since the previous tick at which the tree
     could fire (would hold with every event latched): the older ones are coalesced. A minute looked
-    at that does not fire but would with every event leaf latched is *unsatisfied* (issue 17:
-    it passed waiting for events)."""
+    at that does not fire but would with every event leaf latched is *unsatisfied* (it passed
+    waiting for events)."""
     leaves = _ref_leaves(ref)
     every_event = {path for path, (kind, _) in leaves if kind == "E"}
     latched: set[str] = set()

@@ -1,4 +1,4 @@
-"""The template renderer as it was before the linear rewrite (issue 11 item 4): the oracle.
+"""The template renderer as it was before the linear rewrite: the oracle.
 
 ``reference_render`` is the old per-column implementation, kept verbatim so a Hypothesis property
 can check that ``tocsin.core.config.templates.render`` substitutes exactly as it did (it is

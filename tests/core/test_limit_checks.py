@@ -1,4 +1,4 @@
-"""The pure checks of issue 11: sizes and counts (core.config.limits), notify targets
+"""The pure checks of sizes and counts (core.config.limits) and of notify targets
 (core.config.targets)."""
 
 from __future__ import annotations

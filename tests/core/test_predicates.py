@@ -36,7 +36,7 @@ def test_unknown_column() -> None:
     with pytest.raises(ConfigError) as info:
         validate_when([p("Nope", "eq", 1)], COLUMNS)
     assert info.value.code == "when_column_missing"
-    # the SPEC text, exactly, then the table's columns (issue 18)
+    # the SPEC text, exactly, then the table's columns
     seed = "when predicate column 'Nope' does not exist on this table"
     assert seed == messages.when_column_missing("Nope")
     assert info.value.detail == f"{seed}. columns: {', '.join(COLUMNS)}"

@@ -1,4 +1,4 @@
-"""The automatic-retry policy (issue 18): validation, backoff, cap, deterministic jitter. Pure."""
+"""The automatic-retry policy: validation, backoff, cap, deterministic jitter. Pure."""
 
 from __future__ import annotations
 

@@ -90,7 +90,7 @@ def test_column_missing(column: object) -> None:
     raw = {"type": "date_column_reached", "column": column}
     error = refused(raw, "schedule_column_missing")
     seed = f"date_column_reached column '{column}' does not exist on this table"
-    # the SPEC text, exactly, then the table's columns (issue 18)
+    # the SPEC text, exactly, then the table's columns
     assert error.detail == f"{seed}. columns: {', '.join(COLUMNS)}"
 
 

@@ -1,4 +1,4 @@
-"""The linear renderer and the rendered-size cap (issue 11 item 4).
+"""The linear renderer and the rendered-size cap.
 
 ``render`` must substitute exactly as the old per-column renderer did (``template_reference``,
 checked by a Hypothesis property), reading the row's columns once per render (not tokens x

@@ -511,7 +511,7 @@ def test_validation_is_total(raw: object, previous: object) -> None:
 @pytest.mark.parametrize("kind", ["webhook", "api_call"])
 @pytest.mark.parametrize("seconds", [1, 2.5, 0.1, 3600])
 def test_outbound_actions_take_a_positive_timeout(kind: str, seconds: float) -> None:
-    """Issue 11: ``timeout_s`` is the action's total deadline (capped at run time)."""
+    """``timeout_s`` is the action's total deadline (capped at run time)."""
     action = {"type": kind, "method": "GET", "url": "https://x.example", "timeout_s": seconds}
     if kind == "webhook":
         del action["method"]

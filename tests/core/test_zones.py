@@ -85,7 +85,7 @@ def test_non_string_timezone(value: object) -> None:
 def test_unknown_timezone(name: str) -> None:
     with pytest.raises(ConfigError) as info:
         get_zone(name)
-    # the SPEC text, exactly, then the nearest valid names when some are close (issue 18)
+    # the SPEC text, exactly, then the nearest valid names when some are close
     assert unknown_text(name) == messages.daily_timezone_unknown(name)
     assert info.value.detail == unknown_text(name) + messages.did_you_mean(suggest(name))
     assert info.value.code == "timezone_invalid"

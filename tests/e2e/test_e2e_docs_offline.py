@@ -1,4 +1,4 @@
-"""``/docs`` (Swagger UI) and ``/redoc`` render with the network blocked (issue 18).
+"""``/docs`` (Swagger UI) and ``/redoc`` render with the network blocked.
 
 A real ``tocsin serve`` process; the system Chromium through Playwright, every request to a host
 other than 127.0.0.1 aborted and recorded. The pages must render (Swagger UI lists the API's

@@ -1,10 +1,10 @@
-"""Issue 11 against a real ``tocsin serve`` process.
+"""Hardening checks against a real ``tocsin serve`` process.
 
-- 11.2: a 50 MB unauthenticated JSON body is refused without being parsed. Measured in the server
+- A 50 MB unauthenticated JSON body is refused without being parsed. Measured in the server
   process (``VmHWM`` of ``/proc/<pid>/status``): it adds under 20 MB to the peak (128 MB in all;
-  the 100 MB of issue 11 no longer holds for the idle server since issues 12-18). Before the
-  fix the same request took seconds and over a gigabyte before its 401.
-- 11.10: ``tocsin serve`` refuses an admin token shorter than 24 characters, in one line.
+  the idle server has outgrown the former 100 MB memory ceiling). Before the fix the same
+  request took seconds and over a gigabyte before its 401.
+- ``tocsin serve`` refuses an admin token shorter than 24 characters, in one line.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 11.8: a PostgreSQL outage answers 503, not 500, and tocsin recovers by itself.
+"""A PostgreSQL outage answers 503, not 500, and tocsin recovers by itself.
 
 The test starts a PRIVATE PostgreSQL cluster (``initdb`` and ``pg_ctl`` from
 ``/usr/lib/postgresql/15/bin``, or ``TOCSIN_TEST_PG_BIN``) in a temporary directory on a port of

@@ -1,4 +1,4 @@
-"""README's "first minute" examples work as written (issue 5): the shell blocks that follow
+"""README's "first minute" examples work as written: the shell blocks that follow
 "In a second shell" (curl) and "The same operations from the command line" run, unchanged,
 with ``bash -e -o pipefail`` against ``tocsin demo``.
 

@@ -1,4 +1,4 @@
-"""Issue 11: SIGTERM while an outbound action is wedged on a receiver that drips its answer.
+"""Graceful stop: SIGTERM while an outbound action is wedged on a receiver that drips its answer.
 
 ``tocsin serve`` (embedded worker) and ``tocsin worker`` as real processes: the stop abandons
 the action at its deadline, leaves the run ``pending`` with the receipts of the actions before

@@ -1,5 +1,5 @@
-"""Issue 17 for compound workflow schedules, through the facade on SQLite and PostgreSQL: a
-time instant of an AND tree that passes before its events occurred is a
+"""Why-not (skips, due, next fires) for compound workflow schedules, through the facade on
+SQLite and PostgreSQL: a time instant of an AND tree that passes before its events occurred is a
 ``compound_unsatisfied`` skip; consecutive ones are one range."""
 
 from __future__ import annotations

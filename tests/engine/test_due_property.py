@@ -1,4 +1,4 @@
-"""The global dry run is the tick, read-only (issue 17): for random stores and instants, what
+"""The global dry run is the tick, read-only: for random stores and instants, what
 ``t.due(at=now)`` says fires is exactly what ``t.tick(now=now)`` then creates, per trigger and
 per workflow schedule, and every other trigger and schedule is explained with a reason.
 
@@ -134,7 +134,7 @@ def test_due_is_what_the_tick_creates_and_explains_the_rest(
         last = 0
         for delta, outcome, pausing in sorted(pre_ticks, key=lambda p: p[0]):
             at = NOW + timedelta(minutes=delta)
-            if pausing is not None:  # issue 12: paused table triggers are explained too
+            if pausing is not None:  # paused table triggers are explained too
                 for table_id in table_ids:
                     _pause_or_resume(tocsin, table_id, pausing, at)
             tocsin.tick(now=at, record_limit=limit)

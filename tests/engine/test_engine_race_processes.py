@@ -1,4 +1,4 @@
-"""Racing tick *processes* on PostgreSQL (issue 3 Bar, DESIGN §6) and on a SQLite file, in
+"""Racing tick *processes* on PostgreSQL (DESIGN §6) and on a SQLite file, in
 batches of 8 tables (``tick.BATCH_TABLES``): several batches per tick, other processes' commits
 between them.
 

@@ -1,4 +1,4 @@
-"""Schedule and manual runs name their frozen definition by hash (SPEC §8, §9.3; issue 10.4).
+"""Schedule and manual runs name their frozen definition by hash (SPEC §8, §9.3).
 
 Saving a triggers config stores each schedule trigger's definition once in
 ``trigger_definitions`` and points its state row at it; the tick (and "run now") writes that

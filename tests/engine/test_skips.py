@@ -1,4 +1,4 @@
-"""The skip ledger of table triggers (issue 17), on SQLite and PostgreSQL: one test per reason
+"""The skip ledger of table triggers, on SQLite and PostgreSQL: one test per reason
 the tick (or a restore) records, with the range compaction shown."""
 
 from __future__ import annotations
@@ -189,7 +189,7 @@ def test_the_store_merges_adjacent_ranges_and_never_counts_twice(tocsin: Tocsin)
 
 
 def test_a_paused_table_trigger_records_its_windows_at_resume(tocsin: Tocsin) -> None:
-    """Issue 12 x 17: the windows a pause kept from firing are one ``paused`` range."""
+    """The windows a pause kept from firing are one ``paused`` range."""
     table_id = make_table(tocsin)
     [saved] = tocsin.set_triggers(table_id, [interval(60)], now=NOW)
     assert tocsin.tick(now=NOW)["runs_created"] == 1

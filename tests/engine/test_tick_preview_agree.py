@@ -1,11 +1,11 @@
 """The tick and the preview share one evaluator, so they cannot disagree (STYLE R3, SPEC §7).
 
 Through the facade only (``Tocsin.tick``, ``Tocsin.preview``), on both backends, for tables with
-clock triggers only, date triggers only, and both (issue 10: the property must reach every kind
-of table the planner sees). Each example builds one or two tables of its shape (so a tick plans
-several tables at once), generated records and schedules, and earlier ticks whose runs ended
-``done``, ``failed`` or stayed pending, some with triggers paused or resumed before them (issue
-12). Then, at one instant, for every trigger:
+clock triggers only, date triggers only, and both (the property must reach every kind of table
+the planner sees). Each example builds one or two tables of its shape (so a tick plans several
+tables at once), generated records and schedules, and earlier ticks whose runs ended ``done``,
+``failed`` or stayed pending, some with triggers paused or resumed before them. Then, at one
+instant, for every trigger:
 
 - clock arm: the tick creates exactly ``int(due_now)`` runs (none when nothing is due);
 - date arm: when ``due_now`` > 0 the tick creates exactly that many (it stops at the page the
@@ -61,7 +61,7 @@ PRE_TICKS = st.lists(
     st.tuples(
         st.integers(0, 2 * 24 * 60),
         st.sampled_from(["done", "failed", None]),
-        st.sampled_from([None, None, "pause", "resume"]),  # issue 12: paused triggers agree too
+        st.sampled_from([None, None, "pause", "resume"]),  # paused triggers agree too
     ),
     max_size=3,
 )

@@ -73,7 +73,7 @@ def test_stop_interrupts_the_wait_at_once() -> None:
 
 
 def test_an_iteration_ticks_pages_at_one_instant_until_no_backlog_is_left() -> None:
-    """Issue 11.6: one tick takes at most ``table_limit`` tables; the iteration keeps ticking at
+    """One tick takes at most ``table_limit`` tables; the iteration keeps ticking at
     the same instant while due tables were not reached, and sums the counts."""
     seen: list[datetime] = []
     left = iter([2, 1, 0])
@@ -114,8 +114,8 @@ def test_a_backlog_left_at_the_end_of_the_period_is_logged_and_reported(
 
 @pytest.mark.slow
 def test_two_thousand_one_minute_tables_keep_up_at_the_default_period(tmp_path: Path) -> None:
-    """Issue 11.6 Bar: 2,000 tables on one-minute intervals, the default 30 s period, one
-    iteration per period: every window fires (none coalesced away), minute after minute."""
+    """The bounded tick keeps up: 2,000 tables on one-minute intervals, the default 30 s period,
+    one iteration per period: every window fires (none coalesced away), minute after minute."""
     url = f"sqlite:///{tmp_path}/tocsin.db"
     t = Tocsin.open(url, settings=Settings(database_url=url))
     try:

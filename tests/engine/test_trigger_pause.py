@@ -1,4 +1,4 @@
-"""Pause and resume of table schedule triggers through the facade (issue 12; engine.pause).
+"""Pause and resume of table schedule triggers through the facade (engine.pause).
 
 Pause → nothing fires at the next tick and the table is not even claimed → a triggers config
 save keeps it paused → resume from ``now`` fires nothing backlogged → the next window fires. The

@@ -1,4 +1,4 @@
-"""Issue 17 for workflow schedules on SQLite and PostgreSQL: catch-up policies after a week of
+"""Why-not for workflow schedules on SQLite and PostgreSQL: catch-up policies after a week of
 downtime, skip ranges (coalesced, active_run, paused), next fires, backfill."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 17 for table triggers on SQLite and PostgreSQL: next fires, run-now, the dry run."""
+"""Why-not for table triggers on SQLite and PostgreSQL: next fires, run-now, the dry run."""
 
 from __future__ import annotations
 

@@ -292,7 +292,7 @@ def test_one_id_in_two_tables_documents_is_one_trigger_each(scope: Scope, tocsin
 
 
 def test_re_put_without_ids_keeps_the_ids_and_fires_nothing_again(tocsin: Tocsin) -> None:
-    """Issue 15: re-sending an unchanged config without ids used to retire every trigger and
+    """Re-sending an unchanged config without ids used to retire every trigger and
     fire every already-fired record again under new ids."""
     table_id = Scope(tocsin).table("Cases")
     tocsin.insert_record(table_id, {"Due": "2026-08-27T01:00", "Status": "Open"}, now=NOW)

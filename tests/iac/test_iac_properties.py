@@ -1,4 +1,4 @@
-"""Hypothesis: IaC converges over generated valid configs (issue 15 Bar, SPEC §11).
+"""Hypothesis: IaC converges over generated valid configs (SPEC §11).
 
 Configs mix all four schedule kinds (date_column_reached, interval, daily, cron), row-event
 triggers, ``when`` predicates and several action types, with explicit defaults written in at

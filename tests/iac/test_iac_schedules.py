@@ -1,5 +1,5 @@
 """Schedule documents: imperative workflow schedules (cron or a trigger tree) in ``export`` /
-``plan`` / ``apply`` (SPEC §11, §12, §13, issue 14).
+``plan`` / ``apply`` (SPEC §11, §12, §13).
 
 Every test runs on SQLite and PostgreSQL (the conftest ``tocsin`` fixture). Time is explicit.
 """

@@ -1,4 +1,4 @@
-"""Real HTTP receivers on 127.0.0.1 for the deadline and concurrency tests (issue 11).
+"""Real HTTP receivers on 127.0.0.1 for the deadline and concurrency tests.
 
 - :class:`DripReceiver` reads a request, then answers its status line and headers one byte every
   ``every_s`` seconds (``body=True``: the headers at once, then the body one byte at a time),

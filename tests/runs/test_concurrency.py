@@ -1,4 +1,4 @@
-"""Issue 11: one slow tenant does not stop the others. The worker process executes runs of
+"""One slow tenant does not stop the others. The worker process executes runs of
 different tables side by side on a bounded pool, and a receiver that drips its answer costs
 its own run its deadline, not everyone's (SPEC §8, §9; real receivers on 127.0.0.1)."""
 

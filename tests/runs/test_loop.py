@@ -95,7 +95,7 @@ def test_a_failing_pass_is_logged_and_retried(caplog: Any) -> None:
 
 
 def test_stop_during_a_dripping_action_hands_the_run_back_at_its_deadline(tocsin: Tocsin) -> None:
-    """Issue 11: the stop cannot wait forever on a receiver that drips its answer; the action
+    """The stop cannot wait forever on a receiver that drips its answer; the action
     is abandoned at its deadline without a receipt and the run goes back to pending with the
     receipts of the actions before it."""
     stop, result = threading.Event(), []

@@ -1,6 +1,6 @@
 """The facade's public API is frozen: every public name of ``tocsin.Tocsin`` as it stood before
-the facade was composed from services (issue 10) still exists, of the same kind, with an
-identical signature (parameters, defaults, keyword-only markers, annotations).
+the facade was composed from services still exists, of the same kind, with an identical
+signature (parameters, defaults, keyword-only markers, annotations).
 
 ``facade_api.json`` was captured from the mixin-built class before the change.
 """

@@ -1,4 +1,4 @@
-"""Field-change conditions on row-event triggers (SPEC §13, issue 14), through the facade on
+"""Field-change conditions on row-event triggers (SPEC §13), through the facade on
 SQLite and PostgreSQL: ``changed`` fires only when a listed column's value actually changed;
 ``{"column", "was"}`` tests the value before the update; both validated with exact texts."""
 

@@ -1,4 +1,4 @@
-"""Issue 11 items 3 and 4 through the facade: no tenant reaches another's chatroom, and no
+"""Tenant isolation and size limits through the facade: no tenant reaches another's chatroom, and no
 tenant can make tocsin store or build without bound (sizes, counts, rendered values)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The facade's one-trigger edits keep the SPEC §5.2 state rules (issue 18), both backends."""
+"""The facade's one-trigger edits keep the SPEC §5.2 state rules, both backends."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The tick's workflow-schedule pass at the store (SPEC §12; issue 12's bench, migration 0022).
+"""The tick's workflow-schedule pass at the store (SPEC §12; the workflow bench, migration 0022).
 
 - The due claim hands each JSON column over as its value: the fired run is written with it and
   reads back as the schedule's value.

@@ -1,4 +1,4 @@
-"""Studio in a real browser against a real ``tocsin serve`` (SPEC §16, issue 13).
+"""Studio in a real browser against a real ``tocsin serve`` (SPEC §16).
 
 Time is driven explicitly: the server ticks once an hour on the real clock and every schedule
 fires once a year, so fires happen only when a test calls ``fire_schedules`` / ``tick`` with an
@@ -397,7 +397,7 @@ def test_lanes_list_detail_and_the_decision_filter(page: Any, world: World) -> N
 
 
 def test_a_paused_schedules_skipped_instants_show_in_its_history(page: Any, world: World) -> None:
-    """Issue 17: pause from the page, two yearly instants pass (ticks with an explicit now),
+    """Pause from the page, two yearly instants pass (ticks with an explicit now),
     resume: the history shows one ``paused`` skip row for both; the next fire is listed above
     it (one time-ordered history)."""
     sid = "wf_report__morning"

@@ -1,4 +1,4 @@
-"""Studio's lane pages without a browser (both backends; SPEC §14, §16, issue 16): the lane
+"""Studio's lane pages without a browser (both backends; SPEC §14, §16): the lane
 list, one lane's runs with their three layers and decision badges, the ``?decision=`` filter,
 pagination, rights (``schedules:read``) and bad input as 4xx."""
 

@@ -1,4 +1,4 @@
-"""Studio's schedule pages for compound triggers (SPEC §13, issue 14), both backends: the tree
+"""Studio's schedule pages for compound triggers (SPEC §13), both backends: the tree
 in words with each event leaf's latch ("waiting" / "satisfied since …"), its time leaves with
 their zone, DST policy and next instant, the whole tree's next instant and "satisfied now", and
 the list's summary in words. The page's clock is the app's ``studio_clock``; events and ticks

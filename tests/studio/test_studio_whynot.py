@@ -1,4 +1,4 @@
-"""Issue 17 in Studio (both backends, no browser): a schedule's skipped occurrences interleaved
+"""Why-not in Studio (both backends, no browser): a schedule's skipped occurrences interleaved
 with its fires in one history (paged by the fires), its next fires, and per table trigger its
 recent skips and next fires."""
 

@@ -1,4 +1,4 @@
-"""``Tocsin.work`` / ``Tocsin.tick`` span the services the facade is composed of (issue 10): one
+"""``Tocsin.work`` / ``Tocsin.tick`` span the services the facade is composed of: one
 ``limit`` is shared by table runs, then workflow runs; the tick reports every pass's counts."""
 
 from __future__ import annotations
