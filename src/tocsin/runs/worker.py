@@ -180,9 +180,9 @@ class Worker:
     workflows: tuple[str, ...] = ()  # the registered workflows: their runs are claimed too
     limits: RunLimits | None = None  # their ``max_concurrent`` (``store.runs.RunLimits``)
     actions: bool = True  # False: claims runs of ``own`` only (``Tocsin.lanes.work``)
-    # with a pool: runs a claim takes per free slot (``Tocsin.work`` gives
-    # ``TOCSIN_RUN_CLAIM_CHUNK``, else ``runs.drain.slot_share`` of its pool)
-    per_slot: int = 64
+    # with a pool: runs a claim takes per free slot, no default of its own (``Tocsin.work``
+    # gives ``TOCSIN_RUN_CLAIM_CHUNK``, else ``runs.drain.slot_share`` of its pool)
+    per_slot: int
     look_s: float = 0.01  # with a pool: a queue no run was taken from this long gets a slot more
 
     def time(self, fallback: datetime) -> datetime:
